@@ -1,0 +1,45 @@
+"""LLQM core: engine-agnostic runs, tasks, profiles, spans and the profile store.
+
+    import llqm_core as llqm
+
+    with llqm.run("ghz sweep"):
+        with llqm.task("build", stage="generate") as t:
+            t.annotate(qubits=5)
+
+Nothing here imports Qiskit, Mitiq or Prefect: those arrive as plugins.
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from .api import ActiveRun, TaskHandle, annotate, current_run, current_task, finish_task, run, start_task, task
+from .errors import PluginError, StoreError, UserError
+from .hookspecs import hookimpl
+from .model import (
+    GateCalibration,
+    GpuProfile,
+    HardwareSnapshot,
+    PolicyDecision,
+    Profile,
+    QubitCalibration,
+    RunRecord,
+    RunStatus,
+    TaskRecord,
+    TaskStatus,
+)
+from .plugins import configure_plugins, plugins
+from .sampler import set_sample_interval
+from .store import ProfileStore, default_store_path, open_store
+from .telemetry import configure_exporters, flush
+
+try:
+    __version__ = version("llqm")
+except PackageNotFoundError:  # running from a source tree that was not installed
+    __version__ = "0+unknown"
+
+__all__ = [
+    "ActiveRun", "GateCalibration", "GpuProfile", "HardwareSnapshot", "PluginError", "PolicyDecision", "Profile",
+    "ProfileStore", "QubitCalibration", "RunRecord", "RunStatus", "StoreError", "TaskHandle", "TaskRecord",
+    "TaskStatus", "UserError", "annotate", "configure_exporters", "configure_plugins", "current_run", "current_task",
+    "default_store_path", "finish_task", "flush", "hookimpl", "open_store", "plugins", "run", "set_sample_interval",
+    "start_task", "task", "__version__",
+]

@@ -1,0 +1,388 @@
+"""Profiling any code without a workflow engine: ``run`` opens a Run, ``task`` makes a Task.
+
+``start_task`` / ``finish_task`` are the same machinery split in two, for adapters whose
+engine reports a task's start and end in separate callbacks.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import socket
+import time
+import uuid
+from contextlib import contextmanager
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+import psutil
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace import Status, StatusCode
+
+from .attributes import check_metrics, run_attributes, task_attributes, task_start_attributes
+from .measure import Measurement
+from .model import HardwareSnapshot, PolicyDecision, RunRecord, RunStatus, TaskRecord, TaskStatus
+from .plugins import plugins
+from .sampler import set_sample_interval
+from .store import ProfileStore, open_store
+from .telemetry import telemetry
+
+_current_run: ContextVar["ActiveRun | None"] = ContextVar("llqm_current_run", default=None)
+_current_task: ContextVar["TaskHandle | None"] = ContextVar("llqm_current_task", default=None)
+
+StoreArg = ProfileStore | str | os.PathLike | None | bool
+
+
+def _hex(value: int, width: int) -> str:
+    return format(value, f"0{width}x")
+
+
+def _resolve_store(store: StoreArg) -> ProfileStore | None:
+    if store is False:
+        return None
+    if isinstance(store, ProfileStore):
+        return store
+    if store is None or store is True:
+        return open_store()
+    return open_store(Path(store))
+
+
+def _status_for(exc: BaseException | None) -> str:
+    if exc is None:
+        return "completed"
+    return "failed" if isinstance(exc, Exception) else "interrupted"
+
+
+def _describe_error(exc: BaseException) -> tuple[str, str]:
+    kind = type(exc)
+    name = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+    return name, str(exc) or name
+
+
+class ActiveRun:
+    """A run that is open in this process: tasks started while it is current belong to it."""
+
+    def __init__(self, name: str, store: StoreArg = None, config: dict[str, Any] | None = None) -> None:
+        self.name = name
+        self.store = _resolve_store(store)
+        self.config = dict(config or {})
+        self.record: RunRecord | None = None
+
+    @property
+    def id(self) -> str:
+        return self.record.id
+
+    @property
+    def trace_id(self) -> str:
+        return self.record.trace_id
+
+    def start(self) -> "ActiveRun":
+        tel = telemetry()
+        parent = trace.get_current_span().get_span_context()
+        start_ns = time.time_ns()
+        self.span = tel.tracer.start_span(self.name, start_time=start_ns)
+        context = self.span.get_span_context()
+        me = psutil.Process()
+        self.record = RunRecord(
+            id=uuid.uuid4().hex, name=self.name, status=RunStatus.RUNNING, start_ns=start_ns,
+            trace_id=_hex(context.trace_id, 32), span_id=_hex(context.span_id, 16),
+            parent_span_id=_hex(parent.span_id, 16) if parent.is_valid else None,
+            config=self.config, resource=tel.resource_attributes, pid=me.pid, host=socket.gethostname(),
+            process_started=me.create_time(),
+        )
+        self.span.set_attributes(run_attributes(self.record))
+        if self.store is not None:
+            self.store.insert_run(self.record)
+        plugins().call_each("llqm_run_started", run=self.record)
+        return self
+
+    def finish(self, exc: BaseException | None = None) -> None:
+        record = self.record
+        record.status = RunStatus(_status_for(exc))
+        if exc is not None:
+            kind, message = _describe_error(exc)
+            record.error = f"{kind}: {message}"
+            self.span.set_status(Status(StatusCode.ERROR, record.error))
+        record.end_ns = time.time_ns()
+        self.span.end(end_time=record.end_ns)
+        if self.store is not None:
+            self.store.finish_run(record)
+        plugins().call_each("llqm_run_finished", run=record)
+
+    def record_decision(self, decision: PolicyDecision) -> PolicyDecision:
+        """Keep a policy's decision with this run (and with the current task, if any)."""
+        decision.run_id = self.id
+        if decision.task_id is None and (current := _current_task.get()) is not None and current.run is self:
+            decision.task_id = current.id
+        if self.store is not None:
+            self.store.save_decision(decision)
+        return decision
+
+
+class TaskHandle:
+    """The face of a running task: add metrics, usage, hardware and dependencies to it."""
+
+    def __init__(self, run: ActiveRun, record: TaskRecord, span: trace.Span, owns_run: bool) -> None:
+        self.run = run
+        self.record = record
+        self.span = span
+        self.owns_run = owns_run
+        self.measurement = Measurement()
+        self._tokens: tuple | None = None
+
+    @property
+    def id(self) -> str:
+        return self.record.id
+
+    def annotate(self, metrics: dict[str, Any] | None = None, /, **more: Any) -> "TaskHandle":
+        """Record domain metrics: ``annotate(shots=4000)`` or ``annotate({"circuit.qubits": 5})``."""
+        values = check_metrics({**(metrics or {}), **more})
+        self.record.metrics.update(values)
+        return self
+
+    def describe(self, value: Any) -> dict[str, Any]:
+        """Record the metrics that plugins know for ``value`` (a circuit, a result, ...)."""
+        metrics = plugins().describe_value(value)
+        if metrics:
+            self.annotate(metrics)
+        return metrics
+
+    def record_usage(self, *, qpu_s: float | None = None, queue_s: float | None = None) -> None:
+        """Add QPU or queue seconds that a backend reported for work done in this task."""
+        profile = self.record.profile
+        for field, value in (("qpu_s", qpu_s), ("queue_s", queue_s)):
+            if value is None:
+                continue
+            if value < 0:
+                raise ValueError(f"{field} must be 0 or more seconds, not {value!r}.")
+            setattr(profile, field, (getattr(profile, field) or 0.0) + float(value))
+
+    def use_hardware(self, snapshot: HardwareSnapshot) -> str:
+        """Name the calibration this task depended on; the snapshot is kept in the store once."""
+        fingerprint = snapshot.fingerprint
+        if self.run.store is not None:
+            self.run.store.save_snapshot(snapshot)
+        self.record.hardware = fingerprint
+        return fingerprint
+
+    def add_dependency(self, *tasks: "TaskHandle | str") -> None:
+        """Record that this task consumed the output of ``tasks``."""
+        for dep in _task_ids(tasks):
+            if dep not in self.record.depends_on:
+                self.record.depends_on.append(dep)
+
+
+def _task_ids(tasks: Iterable["TaskHandle | str"]) -> list[str]:
+    ids = []
+    for item in tasks:
+        if isinstance(item, TaskHandle):
+            ids.append(item.id)
+        elif isinstance(item, str) and item:
+            ids.append(item)
+        else:
+            raise TypeError(f"depends_on takes task handles or task id strings, not {type(item).__name__}.")
+    return ids
+
+
+def start_task(
+    name: str,
+    stage: str | None = None,
+    depends_on: Iterable["TaskHandle | str"] = (),
+    *,
+    parent: TaskHandle | None = None,
+    run: ActiveRun | None = None,
+    activate: bool = True,
+) -> TaskHandle:
+    """Open a task and start measuring it; pair with ``finish_task``.
+
+    With ``activate`` the task becomes the current one (tasks started inside it are its
+    children, and its span is the current OpenTelemetry span); leave it False when the task
+    will be finished from another thread or callback than the one that started it.
+    """
+    if not name:
+        raise ValueError("a task needs a non-empty name.")
+    owns_run = False
+    if run is None:
+        run = _current_run.get()
+    if run is None:
+        run, owns_run = ActiveRun(name).start(), True
+    if parent is None and (current := _current_task.get()) is not None and current.run is run:
+        parent = current
+    current_span = trace.get_current_span().get_span_context()
+    if current_span.is_valid and _hex(current_span.trace_id, 32) == run.trace_id and parent is None:
+        span_parent = otel_context.get_current()
+    else:
+        span_parent = trace.set_span_in_context(parent.span if parent is not None else run.span)
+    start_ns = time.time_ns()
+    record = TaskRecord(
+        id=uuid.uuid4().hex[:16], run_id=run.id, name=name, stage=stage or name, status=TaskStatus.RUNNING,
+        start_ns=start_ns, trace_id=run.trace_id, span_id="", parent_id=parent.id if parent is not None else None,
+        depends_on=_task_ids(depends_on),
+    )
+    span = telemetry().tracer.start_span(name, context=span_parent, start_time=start_ns, attributes=task_start_attributes(record))
+    context = span.get_span_context()
+    record.span_id = _hex(context.span_id, 16)
+    parent_span = trace.get_current_span(span_parent).get_span_context()
+    record.parent_span_id = _hex(parent_span.span_id, 16) if parent_span.is_valid else None
+    handle = TaskHandle(run, record, span, owns_run)
+    if run.store is not None:
+        run.store.save_task(record)
+    if activate:
+        handle._tokens = (otel_context.attach(trace.set_span_in_context(span)), _current_task.set(handle),
+                          _current_run.set(run))
+    handle.measurement.start()
+    return handle
+
+
+def finish_task(handle: TaskHandle, exc: BaseException | None = None) -> TaskRecord:
+    """Stop measuring, end the span and keep the finished task in the store."""
+    measured = handle.measurement.stop()
+    record = handle.record
+    measured.qpu_s, measured.queue_s = record.profile.qpu_s, record.profile.queue_s
+    record.profile = measured
+    record.end_ns = time.time_ns()
+    record.status = TaskStatus(_status_for(exc))
+    if exc is not None:
+        record.error_type, record.error = _describe_error(exc)
+    if handle._tokens is not None:
+        token_context, token_task, token_run = handle._tokens
+        _current_run.reset(token_run)
+        _current_task.reset(token_task)
+        otel_context.detach(token_context)
+        handle._tokens = None
+    span = handle.span
+    span.set_attributes(task_attributes(record))
+    if exc is not None:
+        span.record_exception(exc)
+        span.set_status(Status(StatusCode.ERROR, f"{record.error_type}: {record.error}"))
+    span.end(end_time=record.end_ns)
+    if handle.run.store is not None:
+        handle.run.store.save_task(record)
+    plugins().call_each("llqm_task_finished", task=record)
+    if handle.owns_run:
+        handle.run.finish(exc)
+    return record
+
+
+class TaskSpec:
+    """What ``task(...)`` returns: a context manager, and a decorator making each call a task."""
+
+    def __init__(self, name: str | None, stage: str | None, depends_on: Iterable["TaskHandle | str"]) -> None:
+        self.name = name
+        self.stage = stage
+        self.depends_on = list(depends_on)
+        self._open: list[TaskHandle] = []
+
+    def __enter__(self) -> TaskHandle:
+        name = self.name or self.stage
+        if not name:
+            raise ValueError("task() used as a context manager needs a name (or a stage).")
+        handle = start_task(name, self.stage, self.depends_on)
+        self._open.append(handle)
+        return handle
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        finish_task(self._open.pop(), exc)
+
+    def __call__(self, fn: Callable) -> Callable:
+        name = self.name or getattr(fn, "__qualname__", None) or repr(fn)
+        stage, depends_on = self.stage, self.depends_on
+
+        if inspect.iscoroutinefunction(fn):
+
+            @functools.wraps(fn)
+            async def run_async_task(*args: Any, **kwargs: Any) -> Any:
+                handle = start_task(name, stage, depends_on)
+                try:
+                    result = await fn(*args, **kwargs)
+                    handle.describe(result)
+                except BaseException as exc:
+                    finish_task(handle, exc)
+                    raise
+                finish_task(handle)
+                return result
+
+            return run_async_task
+
+        @functools.wraps(fn)
+        def run_task(*args: Any, **kwargs: Any) -> Any:
+            handle = start_task(name, stage, depends_on)
+            try:
+                result = fn(*args, **kwargs)
+                handle.describe(result)
+            except BaseException as exc:
+                finish_task(handle, exc)
+                raise
+            finish_task(handle)
+            return result
+
+        return run_task
+
+
+def task(name: str | Callable | None = None, *, stage: str | None = None, depends_on: Iterable["TaskHandle | str"] = ()) -> Any:
+    """Make a block (``with task("fold", stage="mitigate.zne.fold") as t:``) or every call of a
+    function (``@task`` / ``@task(stage="transpile")``) an LLQM task.
+
+    ``stage`` is a dotted name such as ``transpile.layout`` (default: the task's name);
+    ``depends_on`` lists the tasks (handles or ids) whose outputs this one consumes. Outside
+    any open run, the task opens a run of its own. A decorated function's return value is
+    described by the plugins (``llqm_describe_value``) and its metrics kept.
+    """
+    if callable(name):
+        return TaskSpec(None, stage, depends_on)(name)
+    return TaskSpec(name, stage, depends_on)
+
+
+@contextmanager
+def run(
+    name: str,
+    store: StoreArg = None,
+    *,
+    config: dict[str, Any] | None = None,
+    sample_interval: float | None = None,
+) -> Iterator[ActiveRun]:
+    """Open a Run: every task started inside belongs to it, and it ends completed, failed or interrupted.
+
+    ``store`` is a path, a ``ProfileStore``, None for the default store (``LLQM_STORE`` or
+    ``~/.local/share/llqm/profiles.sqlite``), or False to keep nothing but the spans.
+    """
+    if not name:
+        raise ValueError("a run needs a non-empty name.")
+    if sample_interval is not None:
+        set_sample_interval(sample_interval)
+    active = ActiveRun(name, store, config).start()
+    tokens = (otel_context.attach(trace.set_span_in_context(active.span)), _current_run.set(active), _current_task.set(None))
+    try:
+        yield active
+    except BaseException as exc:
+        _restore(tokens)
+        active.finish(exc)
+        raise
+    _restore(tokens)
+    active.finish()
+
+
+def _restore(tokens: tuple) -> None:
+    token_context, token_run, token_task = tokens
+    _current_task.reset(token_task)
+    _current_run.reset(token_run)
+    otel_context.detach(token_context)
+
+
+def current_run() -> ActiveRun | None:
+    return _current_run.get()
+
+
+def current_task() -> TaskHandle | None:
+    return _current_task.get()
+
+
+def annotate(metrics: dict[str, Any] | None = None, /, **more: Any) -> None:
+    """Add metrics to the current task, from any depth of the code it calls."""
+    handle = _current_task.get()
+    if handle is None:
+        raise RuntimeError("llqm_core.annotate() was called outside any task; wrap the code in llqm_core.task(...).")
+    handle.annotate(metrics, **more)

@@ -1,0 +1,171 @@
+"""The ``llqm`` command.
+
+User errors (a bad option, an unknown run, an unreadable store) print one sentence on
+standard error and exit with status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, Sequence
+
+from rich.console import Console
+from rich.table import Table
+
+from . import __version__
+from .errors import UserError
+from .otlp_json import run_spans, spans_to_otlp_json
+from .plugins import configure_plugins
+from .report import build_report, iso_time, render_report, run_summary
+from .store import ProfileStore, default_store_path
+
+EXIT_USER_ERROR = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse would print the whole usage first
+        raise UserError(f"{message} (see `{self.prog} --help`).")
+
+
+def _common_options() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--store", default=argparse.SUPPRESS, metavar="PATH",
+                        help=f"profile store file (default: $LLQM_STORE or {default_store_path()})")
+    common.add_argument("--plugins", default=argparse.SUPPRESS, metavar="NAMES",
+                        help="load only these plugins (comma-separated entry-point names; env LLQM_PLUGINS)")
+    common.add_argument("--disable-plugins", default=argparse.SUPPRESS, metavar="NAMES",
+                        help="skip these plugins (comma-separated; env LLQM_DISABLE_PLUGINS)")
+    return common
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _common_options()
+    parser = _Parser(prog="llqm", description="Profile quantum-classical pipelines task by task.", parents=[common])
+    parser.add_argument("--version", action="version", version=f"llqm {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands.required = True
+
+    runs = commands.add_parser("runs", parents=[common], help="list the runs in the store, newest first")
+    runs.add_argument("--json", action="store_true", help="print a JSON list of {id, name, status, started}")
+    runs.add_argument("--limit", type=_positive_int, default=None, help="show at most this many runs")
+    runs.set_defaults(handler=cmd_runs)
+
+    report = commands.add_parser("report", parents=[common], help="profile of one run (default: the latest)")
+    report.add_argument("run", nargs="?", default=None, help="run id or a unique prefix of it")
+    report.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    report.set_defaults(handler=cmd_report)
+
+    trace = commands.add_parser("trace", parents=[common], help="the spans of one run for trace tools")
+    trace.add_argument("run", nargs="?", default=None, help="run id or a unique prefix of it")
+    trace.add_argument("--format", choices=["otlp-json"], default="otlp-json",
+                       help="otlp-json: an OTLP/JSON ExportTraceServiceRequest")
+    trace.add_argument("-o", "--output", default=None, metavar="FILE", help="write to FILE instead of standard output")
+    trace.set_defaults(handler=cmd_trace)
+
+    plugins = commands.add_parser("plugins", parents=[common], help="list plugins and what they register")
+    plugins.add_argument("--json", action="store_true", help="print a JSON list")
+    plugins.set_defaults(handler=cmd_plugins)
+    return parser
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
+    return value
+
+
+def _store(args: argparse.Namespace) -> ProfileStore:
+    return ProfileStore(getattr(args, "store", None), readonly=True)
+
+
+def _print_json(data: Any) -> None:
+    print(json.dumps(data, indent=2, default=str))
+
+
+def cmd_runs(args: argparse.Namespace, console: Console) -> None:
+    store = _store(args)
+    runs = store.runs(limit=args.limit)
+    if args.json:
+        _print_json([run_summary(r) for r in runs])
+        return
+    if not runs:
+        console.print(f"No runs in {store.path} yet.")
+        return
+    table = Table(title=f"Runs in {store.path}", title_justify="left")
+    for column in ("id", "name", "status", "started", "wall"):
+        table.add_column(column)
+    for run in runs:
+        wall = "-" if run.wall_s is None else f"{run.wall_s:.2f} s"
+        table.add_row(run.id[:12], run.name, run.status.value, iso_time(run.start_ns), wall)
+    console.print(table)
+
+
+def cmd_report(args: argparse.Namespace, console: Console) -> None:
+    report = build_report(_store(args), args.run)
+    if args.json:
+        _print_json(report)
+    else:
+        render_report(report, console)
+
+
+def cmd_trace(args: argparse.Namespace, console: Console) -> None:
+    store = _store(args)
+    run = store.run(args.run)
+    document = json.dumps(spans_to_otlp_json(run_spans(run, store.tasks(run.id))), indent=2)
+    if args.output is None:
+        print(document)
+        return
+    try:
+        with open(args.output, "w", encoding="utf-8") as out:
+            out.write(document + "\n")
+    except OSError as exc:
+        raise UserError(f"cannot write the trace to {args.output}: {exc.strerror}.") from None
+
+
+def cmd_plugins(args: argparse.Namespace, console: Console) -> None:
+    from .plugins import plugins
+
+    loaded = plugins()
+    rows = []
+    for info in loaded.info:
+        hooks = sorted(
+            impl_hook for impl_hook, impls in loaded.manager.hook.__dict__.items()
+            if hasattr(impls, "get_hookimpls") and any(i.plugin_name == info.name for i in impls.get_hookimpls())
+        ) if info.status == "loaded" else []
+        rows.append({"name": info.name, "package": info.package, "module": info.module, "status": info.status,
+                     "hooks": hooks, "error": info.error})
+    if args.json:
+        _print_json(rows)
+        return
+    table = Table(title="Plugins (entry-point group 'llqm')", title_justify="left")
+    for column in ("name", "package", "module", "status", "hooks"):
+        table.add_column(column)
+    for row in rows:
+        status = row["status"] if row["error"] is None else f"{row['status']}: {row['error']}"
+        table.add_row(row["name"], row["package"] or "-", row["module"], status, ", ".join(row["hooks"]))
+    console.print(table)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    console = Console() if sys.stdout.isatty() else Console(width=160)
+    try:
+        args = build_parser().parse_args(argv)
+        if hasattr(args, "plugins") or hasattr(args, "disable_plugins"):
+            configure_plugins(getattr(args, "plugins", None), getattr(args, "disable_plugins", None))
+        args.handler(args, console)
+    except UserError as exc:
+        print(f"llqm: error: {exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except BrokenPipeError:
+        return 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,64 @@
+"""The built-in span exporters, registered through the same hook a third-party exporter uses."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from typing import Sequence
+
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from .hookspecs import hookimpl
+from .otlp_json import spans_to_otlp_json
+
+JSON_FILE_ENV = "LLQM_SPANS_FILE"
+DEFAULT_JSON_FILE = "llqm-spans.jsonl"
+
+_memory = InMemorySpanExporter()
+
+
+def memory_exporter() -> InMemorySpanExporter:
+    """The process-wide exporter behind the ``memory`` name: its ``get_finished_spans()`` are the spans."""
+    return _memory
+
+
+class JsonLinesSpanExporter(SpanExporter):
+    """Appends each batch as one OTLP/JSON line, the format of the collector's file exporter."""
+
+    def __init__(self, path: str | None = None) -> None:
+        self.path = path or os.environ.get(JSON_FILE_ENV) or DEFAULT_JSON_FILE
+        self._lock = threading.Lock()
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        line = json.dumps(spans_to_otlp_json(spans), separators=(",", ":"))
+        try:
+            with self._lock, open(self.path, "a", encoding="utf-8") as out:
+                out.write(line + "\n")
+        except OSError:
+            return SpanExportResult.FAILURE
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        return None
+
+
+def _otlp_http() -> SpanExporter:
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    return OTLPSpanExporter()
+
+
+@hookimpl
+def llqm_register_exporters(register) -> None:
+    register("console", lambda: ConsoleSpanExporter(out=sys.stderr), batched=False,
+             description="each span as JSON on standard error")
+    register("otlp", _otlp_http,
+             description="OTLP over HTTP/protobuf to OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT (default http://localhost:4318)")
+    register("jsonfile", JsonLinesSpanExporter,
+             description=f"OTLP/JSON lines appended to ${JSON_FILE_ENV} (default ./{DEFAULT_JSON_FILE})")
+    register("memory", memory_exporter, batched=False,
+             description="kept in this process (tests and notebooks): llqm_core.exporters.memory_exporter()")

@@ -1,0 +1,73 @@
+"""The LLQM plugin API: every hook a plugin may implement.
+
+A plugin is a module (or object) named by an entry point in the ``llqm`` group::
+
+    [project.entry-points.llqm]
+    my_plugin = "my_package.llqm_plugin"
+
+and implements any of these hooks with ``@llqm_core.hookimpl``. The built-in plugins are
+registered the same way, so they are also examples. Hooks that ``register`` something hand
+the plugin a callback; hooks that observe a run must not raise: if one does, LLQM warns
+naming the plugin and goes on.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pluggy
+
+PROJECT = "llqm"
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+@hookspec
+def llqm_register_exporters(register: Callable[..., None]) -> None:
+    """Add span exporters: call ``register(name, factory, batched=True, description="")``.
+
+    ``factory()`` returns an OpenTelemetry ``SpanExporter``; it is called only when the user
+    selects ``name`` (``LLQM_EXPORTERS`` or ``OTEL_TRACES_EXPORTER``). ``batched`` exporters
+    run behind a ``BatchSpanProcessor`` so a slow destination never holds up a task.
+    """
+
+
+@hookspec
+def llqm_register_stages(register: Callable[..., None]) -> None:
+    """Add pipeline stages: call ``register(name, stage, description="")`` for each."""
+
+
+@hookspec
+def llqm_register_backends(register: Callable[..., None]) -> None:
+    """Add execution backends: call ``register(name, factory, description="")`` for each."""
+
+
+@hookspec
+def llqm_register_policies(register: Callable[..., None]) -> None:
+    """Add optimisation policies: call ``register(name, policy, description="")`` for each."""
+
+
+@hookspec
+def llqm_describe_value(value: Any) -> dict[str, Any] | None:
+    """Return domain metrics of ``value`` (a task's result), or None if it is not yours.
+
+    Keys are dotted metric names such as ``circuit.qubits``; values are bool, int, float,
+    str or lists of one of those. They become the span attributes ``llqm.<key>``. This is
+    how the core learns about circuits and results without importing any quantum SDK.
+    """
+
+
+@hookspec
+def llqm_run_started(run: Any) -> None:
+    """Observe a run that has just started (an ``llqm_core.RunRecord``)."""
+
+
+@hookspec
+def llqm_task_finished(task: Any) -> None:
+    """Observe a task that has just ended (an ``llqm_core.TaskRecord`` with its profile)."""
+
+
+@hookspec
+def llqm_run_finished(run: Any) -> None:
+    """Observe a run that has just ended, whatever its status."""

@@ -1,0 +1,118 @@
+"""Measuring one task from inside its own process.
+
+Wall and CPU time are read at start and end; peak RSS comes from the shared sampler and,
+on Linux, from the kernel's high-water mark (``VmHWM``), which catches a peak that fell
+between two samples whenever it set a new high for the process.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import psutil
+
+from .model import GpuProfile, Profile
+from .sampler import shared_sampler
+
+_STATUS_PATH = "/proc/self/status"
+_active: dict[int, "Measurement"] = {}
+_active_lock = threading.Lock()
+_process = psutil.Process()
+_process_pid = os.getpid()
+
+
+def _rss() -> int:
+    global _process, _process_pid
+    if _process_pid != os.getpid():
+        _process, _process_pid = psutil.Process(), os.getpid()
+    return _process.memory_info().rss
+
+
+def _high_water_mark() -> int | None:
+    """The process's peak RSS so far in bytes, where the OS tells it."""
+    try:
+        with open(_STATUS_PATH, "rb") as status:
+            for line in status:
+                if line.startswith(b"VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+class Measurement:
+    """Start it, run the task, stop it: the result is the task's ``Profile``."""
+
+    def __init__(self) -> None:
+        self.concurrent = False
+        self._thread = threading.get_ident()
+
+    def start(self) -> "Measurement":
+        with _active_lock:
+            for other in _active.values():
+                if other._thread != self._thread:
+                    other.concurrent = True
+                    self.concurrent = True
+            _active[id(self)] = self
+        self._sampler = shared_sampler()
+        self._watch = self._sampler.watch()
+        self._start_rss = _rss()
+        self._watch.fold(self._start_rss, self._sampler.gpu.read())
+        self._start_hwm = _high_water_mark()
+        self._start_times = os.times()
+        self._start_process_cpu = time.process_time()
+        self._start_thread_cpu = time.thread_time()
+        self._start_wall = time.perf_counter()
+        return self
+
+    def stop(self) -> Profile:
+        wall = time.perf_counter() - self._start_wall
+        thread_cpu = time.thread_time() - self._start_thread_cpu
+        process_cpu = time.process_time() - self._start_process_cpu
+        end_times = os.times()
+        end_rss = _rss()
+        end_hwm = _high_water_mark()
+        self._sampler.unwatch(self._watch)
+        self._watch.fold(end_rss, self._sampler.gpu.read())
+        with _active_lock:
+            _active.pop(id(self), None)
+        start = self._start_times
+        children_cpu = (end_times.children_user - start.children_user) + (
+            end_times.children_system - start.children_system
+        )
+        peak = self._watch.max_rss
+        if end_hwm is not None and self._start_hwm is not None and end_hwm > self._start_hwm:
+            peak = max(peak, end_hwm)
+        if self.concurrent:
+            scope, cpu = "thread", thread_cpu + children_cpu
+        else:
+            scope, cpu = "process", process_cpu + children_cpu
+        return Profile(
+            wall_s=wall,
+            cpu_s=cpu,
+            cpu_scope=scope,
+            thread_cpu_s=thread_cpu,
+            process_cpu_s=process_cpu,
+            children_cpu_s=children_cpu,
+            start_rss_bytes=self._start_rss,
+            end_rss_bytes=end_rss,
+            peak_rss_bytes=peak,
+            rss_growth_bytes=end_rss - self._start_rss,
+            samples=self._watch.samples,
+            gpu=self._gpu_profile(),
+        )
+
+    def _gpu_profile(self) -> GpuProfile:
+        probe = self._sampler.gpu
+        if not probe.available:
+            return GpuProfile(available=False, reason=probe.reason)
+        w = self._watch
+        return GpuProfile(
+            available=True,
+            devices=probe.devices,
+            utilization_max_pct=w.gpu_util_max,
+            utilization_mean_pct=(w.gpu_util_sum / w.gpu_readings) if w.gpu_readings else None,
+            memory_peak_bytes=w.gpu_memory_max,
+        )

@@ -1,0 +1,204 @@
+"""The core vocabulary as plain data.
+
+These records are what the store keeps and the report reads; they know nothing of
+any workflow engine or quantum SDK, so every plugin can share them.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+class RunStatus(str, enum.Enum):
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+
+
+class TaskStatus(str, enum.Enum):
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+
+
+RESOURCES = ("cpu", "gpu", "memory", "qpu", "queue")
+
+
+@dataclass
+class GpuProfile:
+    """GPU use during a task; ``available`` is False (with the reason) where no GPU was seen."""
+
+    available: bool
+    reason: str | None = None
+    devices: int = 0
+    utilization_max_pct: float | None = None
+    utilization_mean_pct: float | None = None
+    memory_peak_bytes: int | None = None
+
+
+@dataclass
+class Profile:
+    """What was measured for one task.
+
+    ``cpu_s`` is the task's own CPU time. When the task ran alone in its process it is the
+    process's CPU (all threads, plus child processes it waited for): native libraries that
+    spawn helper threads are counted. When other tasks ran at the same time in other
+    threads, it is the CPU of the task's own thread plus its waited-for children, so
+    concurrent tasks are not charged for each other; ``cpu_scope`` says which was used.
+    """
+
+    wall_s: float = 0.0
+    cpu_s: float = 0.0
+    cpu_scope: str = "process"
+    thread_cpu_s: float = 0.0
+    process_cpu_s: float = 0.0
+    children_cpu_s: float = 0.0
+    start_rss_bytes: int = 0
+    end_rss_bytes: int = 0
+    peak_rss_bytes: int = 0
+    rss_growth_bytes: int = 0
+    samples: int = 0
+    gpu: GpuProfile = field(default_factory=lambda: GpuProfile(available=False, reason="not measured"))
+    qpu_s: float | None = None
+    queue_s: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Profile":
+        data = dict(data)
+        data["gpu"] = GpuProfile(**data.get("gpu") or {"available": False, "reason": "not measured"})
+        known = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass
+class RunRecord:
+    """One execution of a pipeline; times are Unix epoch nanoseconds, as in OpenTelemetry."""
+
+    id: str
+    name: str
+    status: RunStatus
+    start_ns: int
+    trace_id: str
+    span_id: str
+    parent_span_id: str | None = None
+    end_ns: int | None = None
+    error: str | None = None
+    config: dict[str, Any] = field(default_factory=dict)
+    resource: dict[str, Any] = field(default_factory=dict)
+    pid: int | None = None
+    host: str | None = None
+    process_started: float | None = None
+
+    @property
+    def started(self) -> float:
+        return self.start_ns / 1e9
+
+    @property
+    def wall_s(self) -> float | None:
+        return None if self.end_ns is None else (self.end_ns - self.start_ns) / 1e9
+
+
+@dataclass
+class TaskRecord:
+    """One fine-grained unit of work and, once it ends, its profile."""
+
+    id: str
+    run_id: str
+    name: str
+    stage: str
+    status: TaskStatus
+    start_ns: int
+    trace_id: str
+    span_id: str
+    parent_id: str | None = None
+    parent_span_id: str | None = None
+    depends_on: list[str] = field(default_factory=list)
+    end_ns: int | None = None
+    error: str | None = None
+    error_type: str | None = None
+    profile: Profile = field(default_factory=Profile)
+    metrics: dict[str, Any] = field(default_factory=dict)
+    hardware: str | None = None
+
+
+@dataclass(frozen=True)
+class QubitCalibration:
+    t1_s: float | None = None
+    t2_s: float | None = None
+    readout_error: float | None = None
+    frequency_hz: float | None = None
+
+
+@dataclass(frozen=True)
+class GateCalibration:
+    gate: str
+    qubits: tuple[int, ...]
+    error: float | None = None
+    duration_s: float | None = None
+
+
+@dataclass
+class HardwareSnapshot:
+    """A backend's calibration at one moment, identified by a fingerprint of its content.
+
+    Two snapshots with the same calibration have the same fingerprint whatever the time
+    they were taken, so tasks that ran against unchanged hardware share one snapshot.
+    """
+
+    backend: str
+    num_qubits: int
+    taken_at: float = field(default_factory=time.time)
+    qubits: dict[int, QubitCalibration] = field(default_factory=dict)
+    gates: list[GateCalibration] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "backend": self.backend,
+            "num_qubits": self.num_qubits,
+            "taken_at": self.taken_at,
+            "qubits": {str(q): asdict(c) for q, c in sorted(self.qubits.items())},
+            "gates": [asdict(g) | {"qubits": list(g.qubits)} for g in self.gates],
+            "extra": self.extra,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "HardwareSnapshot":
+        return cls(
+            backend=data["backend"],
+            num_qubits=data["num_qubits"],
+            taken_at=data.get("taken_at", 0.0),
+            qubits={int(q): QubitCalibration(**c) for q, c in data.get("qubits", {}).items()},
+            gates=[GateCalibration(**(g | {"qubits": tuple(g["qubits"])})) for g in data.get("gates", [])],
+            extra=data.get("extra", {}),
+        )
+
+    @property
+    def fingerprint(self) -> str:
+        content = self.to_dict()
+        del content["taken_at"]
+        canonical = json.dumps(content, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+@dataclass
+class PolicyDecision:
+    """A choice a policy made, with what it saw and why, so its effect can be measured later."""
+
+    policy: str
+    choice: dict[str, Any]
+    rationale: str
+    inputs: dict[str, Any] = field(default_factory=dict)
+    run_id: str | None = None
+    task_id: str | None = None
+    made_at: float = field(default_factory=time.time)

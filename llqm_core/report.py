@@ -1,0 +1,141 @@
+"""Turning a stored run into a report: a JSON object for machines, tables for people."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from .model import RunRecord, TaskRecord
+from .store import ProfileStore
+
+
+def iso_time(ns: int | None) -> str | None:
+    if ns is None:
+        return None
+    return datetime.fromtimestamp(ns / 1e9, tz=timezone.utc).isoformat(timespec="microseconds")
+
+
+def run_summary(run: RunRecord) -> dict[str, Any]:
+    return {"id": run.id, "name": run.name, "status": run.status.value, "started": iso_time(run.start_ns)}
+
+
+def task_entry(task: TaskRecord) -> dict[str, Any]:
+    p = task.profile
+    return {
+        "id": task.id,
+        "name": task.name,
+        "stage": task.stage,
+        "status": task.status.value,
+        "parent_id": task.parent_id,
+        "depends_on": list(task.depends_on),
+        "start": iso_time(task.start_ns),
+        "end": iso_time(task.end_ns),
+        "wall_s": p.wall_s if task.end_ns is not None else None,
+        "cpu_s": p.cpu_s if task.end_ns is not None else None,
+        "cpu_scope": p.cpu_scope,
+        "peak_rss_bytes": p.peak_rss_bytes if task.end_ns is not None else None,
+        "rss_growth_bytes": p.rss_growth_bytes if task.end_ns is not None else None,
+        "gpu": {k: v for k, v in p.gpu.__dict__.items()},
+        "qpu_s": p.qpu_s,
+        "queue_s": p.queue_s,
+        "span_id": task.span_id,
+        "hardware": task.hardware,
+        "metrics": dict(task.metrics),
+        "error": None if task.error is None else f"{task.error_type}: {task.error}",
+    }
+
+
+def stage_totals(tasks: list[TaskRecord]) -> dict[str, dict[str, Any]]:
+    totals: dict[str, dict[str, Any]] = {}
+    for task in tasks:
+        entry = totals.setdefault(task.stage, {"tasks": 0, "wall_s": 0.0, "cpu_s": 0.0})
+        entry["tasks"] += 1
+        if task.end_ns is not None:
+            entry["wall_s"] += task.profile.wall_s
+            entry["cpu_s"] += task.profile.cpu_s
+    return totals
+
+
+def build_report(store: ProfileStore, run_id: str | None = None) -> dict[str, Any]:
+    """The report of one run (the latest when ``run_id`` is None) as plain JSON-ready data."""
+    run = store.run(run_id)
+    tasks = store.tasks(run.id)
+    return {
+        "run": run_summary(run)
+        | {
+            "trace_id": run.trace_id,
+            "ended": iso_time(run.end_ns),
+            "wall_s": run.wall_s,
+            "error": run.error,
+            "config": run.config,
+            "host": run.host,
+            "pid": run.pid,
+        },
+        "tasks": [task_entry(t) for t in tasks],
+        "stages": stage_totals(tasks),
+        "decisions": [d.__dict__ for d in store.decisions(run.id)],
+    }
+
+
+def _seconds(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value * 1000:.1f} ms" if value < 1 else f"{value:.2f} s"
+
+
+def _bytes(value: int | None) -> str:
+    if value is None:
+        return "-"
+    sign = "-" if value < 0 else ""
+    value = abs(value)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{sign}{value:.0f} {unit}" if unit == "B" else f"{sign}{value:.1f} {unit}"
+        value /= 1024
+    return str(value)
+
+
+def _depths(tasks: list[dict[str, Any]]) -> dict[str, int]:
+    parents = {t["id"]: t["parent_id"] for t in tasks}
+    depths: dict[str, int] = {}
+    for task_id in parents:
+        depth, node = 0, parents.get(task_id)
+        while node is not None and node in parents and depth < 64:
+            depth, node = depth + 1, parents[node]
+        depths[task_id] = depth
+    return depths
+
+
+def render_report(report: dict[str, Any], console: Console) -> None:
+    run = report["run"]
+    console.print(
+        f"[bold]{run['name']}[/bold]  run {run['id']}  [bold]{run['status']}[/bold]  "
+        f"started {run['started']}  wall {_seconds(run['wall_s'])}  trace {run['trace_id']}"
+    )
+    if run.get("error"):
+        console.print(f"[red]error:[/red] {run['error']}")
+    depths = _depths(report["tasks"])
+    table = Table(title="Tasks", title_justify="left")
+    for column, justify in (("task", "left"), ("stage", "left"), ("status", "left"), ("wall", "right"),
+                            ("cpu", "right"), ("peak RSS", "right"), ("RSS growth", "right"), ("metrics", "left")):
+        table.add_column(column, justify=justify)
+    for task in report["tasks"]:
+        metrics = ", ".join(f"{k}={v}" for k, v in list(task["metrics"].items())[:4])
+        if len(task["metrics"]) > 4:
+            metrics += ", ..."
+        style = "red" if task["status"] in ("failed", "interrupted") else None
+        table.add_row(
+            "  " * depths[task["id"]] + task["name"], task["stage"], task["status"], _seconds(task["wall_s"]),
+            _seconds(task["cpu_s"]), _bytes(task["peak_rss_bytes"]), _bytes(task["rss_growth_bytes"]), metrics,
+            style=style,
+        )
+    console.print(table)
+    stages = Table(title="Stages", title_justify="left")
+    for column in ("stage", "tasks", "wall", "cpu"):
+        stages.add_column(column, justify="left" if column == "stage" else "right")
+    for stage, totals in sorted(report["stages"].items(), key=lambda item: -item[1]["wall_s"]):
+        stages.add_row(stage, str(totals["tasks"]), _seconds(totals["wall_s"]), _seconds(totals["cpu_s"]))
+    console.print(stages)

@@ -1,0 +1,298 @@
+"""The profile store: one SQLite file that keeps every run, task, snapshot and decision.
+
+Each task is written when it starts and again when it ends, in its own transaction, so a
+crash or a kill keeps everything that finished before it (and names what was running).
+WAL mode lets several processes write runs into one store while reports read it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import sqlite3
+import threading
+import warnings
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from .errors import StoreError
+from .model import HardwareSnapshot, PolicyDecision, Profile, RunRecord, RunStatus, TaskRecord, TaskStatus
+
+STORE_ENV = "LLQM_STORE"
+BUSY_TIMEOUT_MS = 30_000
+
+#: Each entry upgrades the schema by one version; ``PRAGMA user_version`` says how many ran.
+MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE runs (
+        id TEXT PRIMARY KEY, name TEXT NOT NULL, status TEXT NOT NULL,
+        start_ns INTEGER NOT NULL, end_ns INTEGER,
+        trace_id TEXT NOT NULL, span_id TEXT NOT NULL, parent_span_id TEXT,
+        error TEXT, config TEXT NOT NULL DEFAULT '{}', resource TEXT NOT NULL DEFAULT '{}',
+        pid INTEGER, host TEXT, process_started REAL
+    );
+    CREATE INDEX runs_by_start ON runs(start_ns);
+    CREATE TABLE tasks (
+        id TEXT PRIMARY KEY, run_id TEXT NOT NULL REFERENCES runs(id),
+        name TEXT NOT NULL, stage TEXT NOT NULL, status TEXT NOT NULL,
+        parent_id TEXT, depends_on TEXT NOT NULL DEFAULT '[]',
+        start_ns INTEGER NOT NULL, end_ns INTEGER,
+        trace_id TEXT NOT NULL, span_id TEXT NOT NULL, parent_span_id TEXT,
+        error TEXT, error_type TEXT,
+        profile TEXT, metrics TEXT NOT NULL DEFAULT '{}', hardware TEXT
+    );
+    CREATE INDEX tasks_by_run ON tasks(run_id, start_ns);
+    CREATE TABLE hardware_snapshots (
+        fingerprint TEXT PRIMARY KEY, backend TEXT NOT NULL, taken_at REAL NOT NULL, data TEXT NOT NULL
+    );
+    CREATE TABLE decisions (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT, task_id TEXT, policy TEXT NOT NULL,
+        choice TEXT NOT NULL, inputs TEXT NOT NULL, rationale TEXT NOT NULL, made_at REAL NOT NULL
+    );
+    CREATE INDEX decisions_by_run ON decisions(run_id);
+    """,
+]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def default_store_path() -> Path:
+    """``$LLQM_STORE``, else ``$XDG_DATA_HOME/llqm/profiles.sqlite`` (``~/.local/share/llqm/...``)."""
+    if os.environ.get(STORE_ENV):
+        return Path(os.environ[STORE_ENV]).expanduser()
+    data_home = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(data_home) / "llqm" / "profiles.sqlite"
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), default=str)
+
+
+class ProfileStore:
+    """A connection to one store file; safe to share between the threads of a process."""
+
+    def __init__(self, path: str | os.PathLike | None = None, *, readonly: bool = False) -> None:
+        self.path = Path(path).expanduser() if path is not None else default_store_path()
+        self.readonly = readonly
+        self._lock = threading.RLock()
+        self._write_failed = False
+        self._pid = os.getpid()
+        try:
+            self._conn = self._connect()
+            self._check_schema()
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path} is not a readable LLQM profile store (SQLite says: {exc}).") from None
+
+    def _connect(self) -> sqlite3.Connection:
+        if self.readonly:
+            if not self.path.is_file():
+                raise StoreError(
+                    f"there is no profile store at {self.path}; run a pipeline first, or point --store or {STORE_ENV} at an existing store."
+                )
+            conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+        else:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                if not self.path.exists():
+                    os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
+            except OSError as exc:
+                raise StoreError(f"cannot create the profile store at {self.path}: {exc.strerror}.") from None
+            conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.row_factory = sqlite3.Row
+        return conn
+
+    def _check_schema(self) -> None:
+        version = self._conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path} has store schema version {version}, newer than this llqm understands ({SCHEMA_VERSION}); upgrade llqm to read it."
+            )
+        if version == SCHEMA_VERSION:
+            return
+        if self.readonly:
+            if version == 0 and not self._conn.execute("SELECT name FROM sqlite_master").fetchall():
+                raise StoreError(f"{self.path} is an empty file, not an LLQM profile store yet; run a pipeline into it first.")
+            raise StoreError(f"{self.path} has store schema version {version}; open it once with write access to upgrade it to {SCHEMA_VERSION}.")
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                version = self._conn.execute("PRAGMA user_version").fetchone()[0]
+                if version == 0 and self._conn.execute("SELECT name FROM sqlite_master").fetchall():
+                    raise StoreError(f"{self.path} is an SQLite database but not an LLQM profile store; choose another file.")
+                for step in range(version, SCHEMA_VERSION):
+                    for statement in MIGRATIONS[step].split(";"):
+                        if statement.strip():
+                            self._conn.execute(statement)
+                self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    # -- writing -----------------------------------------------------------------------
+
+    def _write(self, sql: str, params: tuple) -> None:
+        """One statement in its own transaction; a failure warns once and the pipeline goes on."""
+        if self._write_failed:
+            return
+        try:
+            with self._lock:
+                self._conn.execute(sql, params)
+        except sqlite3.Error as exc:
+            self._write_failed = True
+            warnings.warn(f"profiles are no longer being kept in {self.path}: {exc}", stacklevel=3)
+
+    def insert_run(self, run: RunRecord) -> None:
+        self._write(
+            "INSERT INTO runs (id, name, status, start_ns, end_ns, trace_id, span_id, parent_span_id, error, config,"
+            " resource, pid, host, process_started) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (run.id, run.name, run.status.value, run.start_ns, run.end_ns, run.trace_id, run.span_id,
+             run.parent_span_id, run.error, _dumps(run.config), _dumps(run.resource), run.pid, run.host,
+             run.process_started),
+        )
+
+    def finish_run(self, run: RunRecord) -> None:
+        self._write(
+            "UPDATE runs SET status = ?, end_ns = ?, error = ? WHERE id = ?",
+            (run.status.value, run.end_ns, run.error, run.id),
+        )
+
+    def save_task(self, task: TaskRecord) -> None:
+        """Insert or replace the task's row: called when it starts and again when it ends."""
+        self._write(
+            "INSERT OR REPLACE INTO tasks (id, run_id, name, stage, status, parent_id, depends_on, start_ns, end_ns,"
+            " trace_id, span_id, parent_span_id, error, error_type, profile, metrics, hardware)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (task.id, task.run_id, task.name, task.stage, task.status.value, task.parent_id,
+             _dumps(task.depends_on), task.start_ns, task.end_ns, task.trace_id, task.span_id,
+             task.parent_span_id, task.error, task.error_type,
+             _dumps(task.profile.to_dict()) if task.end_ns is not None else None,
+             _dumps(task.metrics), task.hardware),
+        )
+
+    def save_snapshot(self, snapshot: HardwareSnapshot) -> str:
+        fingerprint = snapshot.fingerprint
+        self._write(
+            "INSERT OR IGNORE INTO hardware_snapshots (fingerprint, backend, taken_at, data) VALUES (?,?,?,?)",
+            (fingerprint, snapshot.backend, snapshot.taken_at, _dumps(snapshot.to_dict())),
+        )
+        return fingerprint
+
+    def save_decision(self, decision: PolicyDecision) -> None:
+        self._write(
+            "INSERT INTO decisions (run_id, task_id, policy, choice, inputs, rationale, made_at) VALUES (?,?,?,?,?,?,?)",
+            (decision.run_id, decision.task_id, decision.policy, _dumps(decision.choice), _dumps(decision.inputs),
+             decision.rationale, decision.made_at),
+        )
+
+    # -- reading -----------------------------------------------------------------------
+
+    def _query(self, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
+        try:
+            with self._lock:
+                return self._conn.execute(sql, params).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path} could not be read (SQLite says: {exc}).") from None
+
+    def runs(self, limit: int | None = None) -> list[RunRecord]:
+        sql = "SELECT * FROM runs ORDER BY start_ns DESC" + (" LIMIT ?" if limit else "")
+        return [self._run(row) for row in self._query(sql, (limit,) if limit else ())]
+
+    def run(self, run_id: str | None = None) -> RunRecord:
+        """The run with this id (or unique id prefix); the latest run when ``run_id`` is None."""
+        if run_id is None:
+            rows = self._query("SELECT * FROM runs ORDER BY start_ns DESC LIMIT 1")
+            if not rows:
+                raise StoreError(f"the profile store {self.path} holds no runs yet; run a pipeline first.")
+            return self._run(rows[0])
+        rows = []
+        if re.fullmatch(r"[0-9a-f]+", run_id):
+            rows = self._query("SELECT * FROM runs WHERE id LIKE ? ORDER BY start_ns DESC LIMIT 2", (run_id + "%",))
+        if not rows:
+            raise StoreError(f"there is no run with id {run_id!r} in {self.path}; `llqm runs` lists the run ids.")
+        if len(rows) > 1:
+            raise StoreError(f"run id prefix {run_id!r} matches more than one run in {self.path}; give more of the id.")
+        return self._run(rows[0])
+
+    def tasks(self, run_id: str) -> list[TaskRecord]:
+        run = self.run(run_id)
+        return [self._task(row, run.status) for row in self._query("SELECT * FROM tasks WHERE run_id = ? ORDER BY start_ns, rowid", (run.id,))]
+
+    def snapshot(self, fingerprint: str) -> HardwareSnapshot | None:
+        rows = self._query("SELECT data FROM hardware_snapshots WHERE fingerprint = ?", (fingerprint,))
+        return HardwareSnapshot.from_dict(json.loads(rows[0]["data"])) if rows else None
+
+    def decisions(self, run_id: str) -> list[PolicyDecision]:
+        rows = self._query("SELECT * FROM decisions WHERE run_id = ? ORDER BY id", (run_id,))
+        return [
+            PolicyDecision(policy=r["policy"], choice=json.loads(r["choice"]), rationale=r["rationale"],
+                           inputs=json.loads(r["inputs"]), run_id=r["run_id"], task_id=r["task_id"], made_at=r["made_at"])
+            for r in rows
+        ]
+
+    def _run(self, row: sqlite3.Row) -> RunRecord:
+        run = RunRecord(
+            id=row["id"], name=row["name"], status=RunStatus(row["status"]), start_ns=row["start_ns"],
+            end_ns=row["end_ns"], trace_id=row["trace_id"], span_id=row["span_id"],
+            parent_span_id=row["parent_span_id"], error=row["error"], config=json.loads(row["config"]),
+            resource=json.loads(row["resource"]), pid=row["pid"], host=row["host"],
+            process_started=row["process_started"],
+        )
+        if run.status is RunStatus.RUNNING and _owner_is_gone(run):
+            run.status = RunStatus.INTERRUPTED
+        return run
+
+    @staticmethod
+    def _task(row: sqlite3.Row, run_status: RunStatus) -> TaskRecord:
+        status = TaskStatus(row["status"])
+        if status is TaskStatus.RUNNING and run_status is RunStatus.INTERRUPTED:
+            status = TaskStatus.INTERRUPTED
+        return TaskRecord(
+            id=row["id"], run_id=row["run_id"], name=row["name"], stage=row["stage"], status=status,
+            start_ns=row["start_ns"], end_ns=row["end_ns"], trace_id=row["trace_id"], span_id=row["span_id"],
+            parent_id=row["parent_id"], parent_span_id=row["parent_span_id"], depends_on=json.loads(row["depends_on"]),
+            error=row["error"], error_type=row["error_type"],
+            profile=Profile.from_dict(json.loads(row["profile"])) if row["profile"] else Profile(),
+            metrics=json.loads(row["metrics"]), hardware=row["hardware"],
+        )
+
+
+def _owner_is_gone(run: RunRecord) -> bool:
+    """True when the process that was running ``run`` on this host no longer exists."""
+    if run.host != socket.gethostname() or run.pid is None:
+        return False
+    try:
+        process = psutil.Process(run.pid)
+        if run.process_started is not None and abs(process.create_time() - run.process_started) > 1.0:
+            return True  # the pid was reused by another process
+        return process.status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+    except psutil.Error:
+        return False
+
+
+_stores: dict[Path, ProfileStore] = {}
+_stores_lock = threading.Lock()
+
+
+def open_store(path: str | os.PathLike | None = None) -> ProfileStore:
+    """A writable store for ``path`` (default location when None), shared within the process."""
+    resolved = (Path(path).expanduser() if path is not None else default_store_path()).resolve()
+    with _stores_lock:
+        store = _stores.get(resolved)
+        if store is None or store._pid != os.getpid():
+            store = ProfileStore(resolved)
+            _stores[resolved] = store
+        return store

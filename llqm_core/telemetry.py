@@ -1,0 +1,182 @@
+"""OpenTelemetry set-up: one tracer provider, exporters chosen by name, bounded shutdown.
+
+If the application already installed an SDK ``TracerProvider`` as the global one, LLQM adds
+its exporters to it; otherwise LLQM installs its own (resource from ``OTEL_SERVICE_NAME`` and
+``OTEL_RESOURCE_ATTRIBUTES``), so spans of the workflow engine and of LLQM share one trace.
+
+Exporters are chosen, first match wins, by ``configure_exporters(...)``, by ``LLQM_EXPORTERS``
+(comma-separated names), by the standard ``OTEL_TRACES_EXPORTER``, or else ``otlp`` when an
+``OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT`` is set and none otherwise. Spans always reach the
+profile store, whatever is exported.
+
+An exporter can never fail or stall the pipeline: batched exporters work in a background
+thread, a raising exporter is warned about once, and at exit LLQM waits at most
+``LLQM_EXPORT_TIMEOUT`` seconds (default 2) for pending spans before giving up on them.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+import time
+import warnings
+from typing import Sequence
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter
+
+from .errors import UserError
+from .plugins import plugins
+
+EXPORTERS_ENV = "LLQM_EXPORTERS"
+EXPORT_TIMEOUT_ENV = "LLQM_EXPORT_TIMEOUT"
+DEFAULT_EXPORT_TIMEOUT_S = 2.0
+TRACER_NAME = "llqm"
+
+
+def export_timeout_s() -> float:
+    raw = os.environ.get(EXPORT_TIMEOUT_ENV)
+    if raw is None:
+        return DEFAULT_EXPORT_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if value < 0:
+        raise UserError(f"{EXPORT_TIMEOUT_ENV}={raw!r} is not allowed; give a number of seconds of 0 or more.")
+    return value
+
+
+class ExporterHub(SpanProcessor):
+    """The one processor LLQM adds to the provider; the exporters behind it can be swapped."""
+
+    def __init__(self) -> None:
+        self._processors: list[tuple[str, SpanProcessor]] = []
+        self._warned: set[str] = set()
+
+    @property
+    def names(self) -> list[str]:
+        return [name for name, _ in self._processors]
+
+    def replace(self, processors: list[tuple[str, SpanProcessor]]) -> None:
+        old, self._processors = self._processors, processors
+        _bounded(lambda: [p.shutdown() for _, p in old], export_timeout_s())
+
+    def on_start(self, span: Span, parent_context: otel_context.Context | None = None) -> None:
+        return None
+
+    def on_end(self, span: ReadableSpan) -> None:
+        for name, processor in self._processors:
+            try:
+                processor.on_end(span)
+            except Exception as exc:
+                if name not in self._warned:
+                    self._warned.add(name)
+                    warnings.warn(f"span exporter {name!r} failed and its spans are dropped: {exc}", stacklevel=2)
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        deadline = time.monotonic() + timeout_millis / 1000
+        ok = True
+        for _, processor in self._processors:
+            remaining = max(0, int((deadline - time.monotonic()) * 1000))
+            ok = processor.force_flush(remaining) and ok
+        return ok
+
+    def shutdown(self) -> None:
+        self.replace([])
+
+
+def _bounded(action, timeout_s: float) -> bool:
+    """Run ``action`` in a daemon thread and wait for it at most ``timeout_s``."""
+    worker = threading.Thread(target=action, name="llqm-export-shutdown", daemon=True)
+    worker.start()
+    worker.join(timeout_s)
+    return not worker.is_alive()
+
+
+def _selected_names() -> list[str]:
+    for variable in (EXPORTERS_ENV, "OTEL_TRACES_EXPORTER"):
+        raw = os.environ.get(variable)
+        if raw is not None and raw.strip():
+            return [n.strip() for n in raw.split(",") if n.strip()]
+    if os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
+        return ["otlp"]
+    return []
+
+
+class Telemetry:
+    def __init__(self) -> None:
+        self.hub = ExporterHub()
+        current = trace.get_tracer_provider()
+        self._owns_provider = not isinstance(current, TracerProvider)
+        if self._owns_provider:
+            self.provider = TracerProvider(resource=Resource.create(), shutdown_on_exit=False)
+        else:
+            self.provider = current
+        self.tracer = self.provider.get_tracer(TRACER_NAME)
+
+    def install(self) -> None:
+        """Attach the exporters to the provider and make it the global one if none was set."""
+        self.provider.add_span_processor(self.hub)
+        if self._owns_provider and isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+            trace.set_tracer_provider(self.provider)
+        atexit.register(self.close)
+
+    def configure(self, names: Sequence[str], exporters: Sequence[SpanExporter] = ()) -> list[str]:
+        available = plugins().registry("llqm_register_exporters")
+        chosen = [name for name in names if name != "none"]
+        for name in chosen:
+            if name not in available:
+                raise UserError(f"unknown span exporter {name!r}; available exporters are: {', '.join(sorted(available) + ['none'])}.")
+        processors: list[tuple[str, SpanProcessor]] = []
+        for name in chosen:
+            entry = available[name]
+            exporter = entry["object"]()
+            batched = entry.get("batched", True)
+            processors.append((name, BatchSpanProcessor(exporter) if batched else SimpleSpanProcessor(exporter)))
+        for exporter in exporters:
+            processors.append((type(exporter).__name__, SimpleSpanProcessor(exporter)))
+        self.hub.replace(processors)
+        return self.hub.names
+
+    def flush(self, timeout_s: float | None = None) -> bool:
+        timeout = export_timeout_s() if timeout_s is None else timeout_s
+        return self.hub.force_flush(int(timeout * 1000))
+
+    def close(self) -> None:
+        """Hand pending spans to the exporters, waiting no longer than the export timeout."""
+        _bounded(self.hub.shutdown, export_timeout_s())
+
+    @property
+    def resource_attributes(self) -> dict:
+        return dict(self.provider.resource.attributes)
+
+
+_telemetry: Telemetry | None = None
+_lock = threading.Lock()
+
+
+def telemetry() -> Telemetry:
+    """The process's telemetry, set up on first use from the environment."""
+    global _telemetry
+    with _lock:
+        if _telemetry is None:
+            candidate = Telemetry()
+            candidate.configure(_selected_names())
+            candidate.install()
+            _telemetry = candidate
+        return _telemetry
+
+
+def configure_exporters(names: Sequence[str] = (), exporters: Sequence[SpanExporter] = ()) -> list[str]:
+    """Export spans to the named exporters and to the given exporter objects, replacing the previous ones."""
+    return telemetry().configure(names, exporters)
+
+
+def flush(timeout_s: float | None = None) -> bool:
+    """Push pending spans out now; True when every exporter finished in time."""
+    return telemetry().flush(timeout_s)

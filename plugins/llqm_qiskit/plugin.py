@@ -1,0 +1,1 @@
+from llqm_core import hookimpl
