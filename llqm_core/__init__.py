@@ -11,7 +11,19 @@ Nothing here imports Qiskit, Mitiq or Prefect: those arrive as plugins.
 
 from importlib.metadata import PackageNotFoundError, version
 
-from .api import ActiveRun, TaskHandle, annotate, current_run, current_task, finish_task, run, start_task, task
+from .api import (
+    ActiveRun,
+    TaskHandle,
+    annotate,
+    current_run,
+    current_task,
+    finish_task,
+    run,
+    run_context,
+    start_task,
+    task,
+)
+from .gpu import gpu_probe
 from .errors import PluginError, StoreError, UserError
 from .hookspecs import hookimpl
 from .model import (
@@ -40,6 +52,6 @@ __all__ = [
     "ActiveRun", "GateCalibration", "GpuProfile", "HardwareSnapshot", "PluginError", "PolicyDecision", "Profile",
     "ProfileStore", "QubitCalibration", "RunRecord", "RunStatus", "StoreError", "TaskHandle", "TaskRecord",
     "TaskStatus", "UserError", "annotate", "configure_exporters", "configure_plugins", "current_run", "current_task",
-    "default_store_path", "finish_task", "flush", "hookimpl", "open_store", "plugins", "run", "set_sample_interval",
+    "default_store_path", "finish_task", "flush", "hookimpl", "open_store", "plugins", "run", "run_context", "set_sample_interval", "gpu_probe",
     "start_task", "task", "__version__",
 ]

@@ -12,6 +12,7 @@ import os
 import socket
 import time
 import uuid
+import weakref
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -70,6 +71,7 @@ class ActiveRun:
         self.store = _resolve_store(store)
         self.config = dict(config or {})
         self.record: RunRecord | None = None
+        self._outputs: dict[int, tuple[weakref.ref, str]] = {}
 
     @property
     def id(self) -> str:
@@ -112,6 +114,30 @@ class ActiveRun:
             self.store.finish_run(record)
         plugins().call_each("llqm_run_finished", run=record)
 
+    def note_output(self, value: Any, task_id: str) -> None:
+        """Remember that ``task_id`` produced ``value`` (or each item of a returned list, tuple or dict)."""
+        for item in _flatten(value):
+            key = id(item)
+
+            def forget(dead: weakref.ref, key: int = key) -> None:
+                if self._outputs.get(key, (None,))[0] is dead:
+                    self._outputs.pop(key, None)
+
+            try:
+                self._outputs[key] = (weakref.ref(item, forget), task_id)
+            except TypeError:  # ints, strings and other values that cannot be tracked
+                continue
+
+    def producers(self, values: Iterable[Any]) -> list[str]:
+        """The tasks whose outputs appear among ``values`` (looking one level into lists, tuples and dicts)."""
+        found: list[str] = []
+        for value in values:
+            for item in _flatten(value):
+                entry = self._outputs.get(id(item))
+                if entry is not None and entry[0]() is item and entry[1] not in found:
+                    found.append(entry[1])
+        return found
+
     def record_decision(self, decision: PolicyDecision) -> PolicyDecision:
         """Keep a policy's decision with this run (and with the current task, if any)."""
         decision.run_id = self.id
@@ -120,6 +146,15 @@ class ActiveRun:
         if self.store is not None:
             self.store.save_decision(decision)
         return decision
+
+
+def _flatten(value: Any) -> list[Any]:
+    """The value itself and, for a list, tuple or dict, its items: what a task may hand on."""
+    if isinstance(value, (list, tuple)):
+        return [value, *value]
+    if isinstance(value, dict):
+        return [value, *value.values()]
+    return [value]
 
 
 class TaskHandle:
@@ -220,7 +255,7 @@ def start_task(
     record = TaskRecord(
         id=uuid.uuid4().hex[:16], run_id=run.id, name=name, stage=stage or name, status=TaskStatus.RUNNING,
         start_ns=start_ns, trace_id=run.trace_id, span_id="", parent_id=parent.id if parent is not None else None,
-        depends_on=_task_ids(depends_on),
+        depends_on=list(dict.fromkeys(_task_ids(depends_on))),
     )
     span = telemetry().tracer.start_span(name, context=span_parent, start_time=start_ns, attributes=task_start_attributes(record))
     context = span.get_span_context()
@@ -288,17 +323,17 @@ class TaskSpec:
         finish_task(self._open.pop(), exc)
 
     def __call__(self, fn: Callable) -> Callable:
-        name = self.name or getattr(fn, "__qualname__", None) or repr(fn)
+        name = self.name or getattr(fn, "__name__", None) or repr(fn)
         stage, depends_on = self.stage, self.depends_on
 
         if inspect.iscoroutinefunction(fn):
 
             @functools.wraps(fn)
             async def run_async_task(*args: Any, **kwargs: Any) -> Any:
-                handle = start_task(name, stage, depends_on)
+                handle = _start_call(name, stage, depends_on, args, kwargs)
                 try:
                     result = await fn(*args, **kwargs)
-                    handle.describe(result)
+                    _end_call(handle, result)
                 except BaseException as exc:
                     finish_task(handle, exc)
                     raise
@@ -309,10 +344,10 @@ class TaskSpec:
 
         @functools.wraps(fn)
         def run_task(*args: Any, **kwargs: Any) -> Any:
-            handle = start_task(name, stage, depends_on)
+            handle = _start_call(name, stage, depends_on, args, kwargs)
             try:
                 result = fn(*args, **kwargs)
-                handle.describe(result)
+                _end_call(handle, result)
             except BaseException as exc:
                 finish_task(handle, exc)
                 raise
@@ -320,6 +355,18 @@ class TaskSpec:
             return result
 
         return run_task
+
+
+def _start_call(name: str, stage: str | None, depends_on: list, args: tuple, kwargs: dict) -> TaskHandle:
+    """Start a decorated call; arguments that earlier tasks of the run returned become dependencies."""
+    active = _current_run.get()
+    found = active.producers([*args, *kwargs.values()]) if active is not None else []
+    return start_task(name, stage, [*depends_on, *found])
+
+
+def _end_call(handle: TaskHandle, result: Any) -> None:
+    handle.describe(result)
+    handle.run.note_output(result, handle.id)
 
 
 def task(name: str | Callable | None = None, *, stage: str | None = None, depends_on: Iterable["TaskHandle | str"] = ()) -> Any:
@@ -354,15 +401,23 @@ def run(
     if sample_interval is not None:
         set_sample_interval(sample_interval)
     active = ActiveRun(name, store, config).start()
+    try:
+        with run_context(active):
+            yield active
+    except BaseException as exc:
+        active.finish(exc)
+        raise
+    active.finish()
+
+
+@contextmanager
+def run_context(active: ActiveRun) -> Iterator[ActiveRun]:
+    """Make an open run current in this thread (threads do not inherit it), e.g. in a worker thread."""
     tokens = (otel_context.attach(trace.set_span_in_context(active.span)), _current_run.set(active), _current_task.set(None))
     try:
         yield active
-    except BaseException as exc:
+    finally:
         _restore(tokens)
-        active.finish(exc)
-        raise
-    _restore(tokens)
-    active.finish()
 
 
 def _restore(tokens: tuple) -> None:

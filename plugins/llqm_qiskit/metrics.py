@@ -1,0 +1,66 @@
+"""Domain metrics of Qiskit objects, named as the span schema expects (``circuit.*``, ``result.*``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from qiskit import QuantumCircuit
+from qiskit.primitives import PrimitiveResult
+from qiskit.result import Counts, Result
+
+_NON_GATES = {"measure", "barrier", "reset", "delay"}
+
+
+def circuit_metrics(circuit: QuantumCircuit) -> dict[str, Any]:
+    """Size, depth, and gate counts of a circuit; two-qubit gates are what noise and routing cost."""
+    ops = circuit.count_ops()
+    two_qubit = sum(1 for inst in circuit.data if inst.operation.num_qubits == 2 and inst.operation.name not in _NON_GATES)
+    metrics: dict[str, Any] = {
+        "circuit.name": circuit.name,
+        "circuit.qubits": circuit.num_qubits,
+        "circuit.clbits": circuit.num_clbits,
+        "circuit.size": circuit.size(),
+        "circuit.depth": circuit.depth(),
+        "circuit.two_qubit_gates": two_qubit,
+        "circuit.measurements": int(ops.get("measure", 0)),
+    }
+    for name, count in ops.items():
+        metrics[f"circuit.ops.{name}"] = int(count)
+    return metrics
+
+
+def _circuits_metrics(circuits: list[QuantumCircuit]) -> dict[str, Any]:
+    each = [circuit_metrics(c) for c in circuits]
+    return {
+        "circuits": len(circuits),
+        "circuit.qubits": max(m["circuit.qubits"] for m in each),
+        "circuit.size": sum(m["circuit.size"] for m in each),
+        "circuit.depth": max(m["circuit.depth"] for m in each),
+        "circuit.two_qubit_gates": sum(m["circuit.two_qubit_gates"] for m in each),
+    }
+
+
+def _counts_metrics(counts: dict[str, int]) -> dict[str, Any]:
+    return {"result.shots": int(sum(counts.values())), "result.outcomes": len(counts)}
+
+
+def describe(value: Any) -> dict[str, Any] | None:
+    """The metrics of a Qiskit value, or None when the value is not one this plugin knows."""
+    if isinstance(value, QuantumCircuit):
+        return circuit_metrics(value)
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, QuantumCircuit) for v in value):
+        return _circuits_metrics(list(value))
+    if isinstance(value, Counts):
+        return _counts_metrics(value)
+    if isinstance(value, Result):
+        metrics: dict[str, Any] = {"result.experiments": len(value.results), "result.success": bool(value.success)}
+        shots = sum(int(getattr(r, "shots", 0) or 0) for r in value.results)
+        if shots:
+            metrics["result.shots"] = shots
+        time_taken = getattr(value, "time_taken", None)
+        if time_taken is not None:
+            metrics["result.backend_time_s"] = float(time_taken)
+        return metrics
+    if isinstance(value, PrimitiveResult):
+        return {"result.pubs": len(value)}
+    return None

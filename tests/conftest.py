@@ -1,0 +1,64 @@
+"""Shared test set-up: every test writes into its own store and sees its own spans."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+_home = tempfile.mkdtemp(prefix="llqm-tests-")
+os.environ.setdefault("MPLCONFIGDIR", os.path.join(_home, "matplotlib"))
+os.environ.setdefault("PREFECT_HOME", os.path.join(_home, "prefect"))
+os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
+os.environ["LLQM_EXPORTERS"] = "none"
+os.environ["LLQM_STORE"] = os.path.join(_home, "default-store.sqlite")
+
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
+
+import llqm_core  # noqa: E402
+from llqm_core import plugins as plugins_module  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def store_path(tmp_path, monkeypatch) -> Path:
+    path = tmp_path / "profiles.sqlite"
+    monkeypatch.setenv("LLQM_STORE", str(path))
+    return path
+
+
+@pytest.fixture
+def spans():
+    """An in-memory exporter that receives the spans of this test only."""
+    exporter = InMemorySpanExporter()
+    llqm_core.configure_exporters(exporters=[exporter])
+    yield exporter
+    llqm_core.configure_exporters()
+
+
+@pytest.fixture
+def fresh_plugins():
+    """Plugins reloaded for this test, and restored afterwards."""
+    plugins_module.reset_plugins()
+    yield
+    plugins_module.reset_plugins()
+
+
+def run_python(code: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run ``code`` in a fresh interpreter (for process-wide state: global tracer, kills, exit)."""
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout,
+        env={**os.environ, **(env or {})}, cwd=ROOT,
+    )
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "llqm_core.cli", *args], capture_output=True, text=True, timeout=timeout,
+        env={**os.environ, **(env or {})}, cwd=ROOT,
+    )

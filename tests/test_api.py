@@ -1,0 +1,191 @@
+"""The public face of the core: runs, tasks, nesting, dependencies, failure."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+import llqm_core as llqm
+
+
+def stored(store_path, run):
+    store = llqm.ProfileStore(store_path)
+    return store.run(run.id), {t.name: t for t in store.tasks(run.id)}
+
+
+def test_nested_tasks_get_parent_ids_and_nested_spans(store_path, spans):
+    with llqm.run("nesting") as run:
+        with llqm.task("outer", stage="transpile") as outer:
+            with llqm.task("inner", stage="transpile.layout") as inner:
+                pass
+        with llqm.task("sibling"):
+            pass
+    _, tasks = stored(store_path, run)
+    assert tasks["inner"].parent_id == outer.id
+    assert tasks["outer"].parent_id is None and tasks["sibling"].parent_id is None
+    assert tasks["inner"].stage == "transpile.layout" and tasks["sibling"].stage == "sibling"
+
+    by_name = {s.name: s for s in spans.get_finished_spans()}
+    run_span = by_name["nesting"]
+    assert by_name["inner"].parent.span_id == by_name["outer"].context.span_id
+    assert by_name["outer"].parent.span_id == run_span.context.span_id
+    assert {s.context.trace_id for s in by_name.values()} == {run_span.context.trace_id}
+    assert format(by_name["inner"].context.span_id, "016x") == tasks["inner"].span_id
+    assert by_name["inner"].attributes["llqm.task.id"] == inner.id
+    assert by_name["inner"].attributes["llqm.stage"] == "transpile.layout"
+    assert all(key.startswith("llqm.") for key in by_name["inner"].attributes)
+
+
+def test_depends_on_takes_handles_and_ids(store_path):
+    with llqm.run("deps") as run:
+        with llqm.task("a") as a:
+            pass
+        with llqm.task("b") as b:
+            pass
+        with llqm.task("c", depends_on=[a, b.id]):
+            pass
+    _, tasks = stored(store_path, run)
+    assert tasks["c"].depends_on == [a.id, b.id]
+    with pytest.raises(TypeError, match="depends_on takes task handles or task id strings"):
+        with llqm.run("bad deps"):
+            with llqm.task("d", depends_on=[42]):
+                pass
+
+
+def test_decorated_tasks_record_data_dependencies_from_their_arguments(store_path):
+    class Circuit:  # any object that can be weakly referenced is tracked
+        pass
+
+    @llqm.task(stage="generate")
+    def make() -> Circuit:
+        return Circuit()
+
+    @llqm.task(stage="transpile")
+    def compile_(circuit: Circuit) -> list[Circuit]:
+        return [Circuit(), Circuit()]
+
+    @llqm.task
+    def run_all(circuits: list[Circuit]) -> int:
+        return len(circuits)
+
+    with llqm.run("data deps") as run:
+        made = make()
+        compiled = compile_(made)
+        run_all(compiled)
+        run_all([compiled[0]])
+    store = llqm.ProfileStore(store_path)
+    tasks = store.tasks(run.id)
+    ids = {t.name: t.id for t in tasks}
+    make_task, compile_task, first, second = tasks
+    assert compile_task.depends_on == [ids["make"]]
+    assert first.depends_on == [ids["compile_"]] and second.depends_on == [ids["compile_"]]
+    assert first.stage == "run_all" and first.name.endswith("run_all")
+
+
+def test_a_task_outside_any_run_opens_an_implicit_run(store_path):
+    @llqm.task(stage="generate")
+    def lonely() -> int:
+        return 1
+
+    assert llqm.current_run() is None
+    lonely()
+    store = llqm.ProfileStore(store_path)
+    run = store.run()
+    assert run.name.endswith("lonely") and run.status is llqm.RunStatus.COMPLETED
+    assert [t.stage for t in store.tasks(run.id)] == ["generate"]
+    assert llqm.current_run() is None
+
+
+def test_failing_task_marks_task_span_and_run_failed_and_keeps_what_was_measured(store_path, spans):
+    with pytest.raises(ZeroDivisionError):
+        with llqm.run("fails") as run:
+            with llqm.task("ok") as ok:
+                ok.annotate(shots=10)
+            with llqm.task("boom", stage="execute"):
+                1 / 0
+    record, tasks = stored(store_path, run)
+    assert record.status is llqm.RunStatus.FAILED and "ZeroDivisionError" in record.error
+    assert tasks["ok"].status is llqm.TaskStatus.COMPLETED and tasks["ok"].metrics == {"shots": 10}
+    assert tasks["boom"].status is llqm.TaskStatus.FAILED
+    assert tasks["boom"].error_type == "ZeroDivisionError" and "division by zero" in tasks["boom"].error
+    assert tasks["boom"].profile.wall_s > 0
+    boom = next(s for s in spans.get_finished_spans() if s.name == "boom")
+    assert boom.status.status_code.name == "ERROR"
+    assert any(e.name == "exception" for e in boom.events)
+    run_span = next(s for s in spans.get_finished_spans() if s.name == "fails")
+    assert run_span.status.status_code.name == "ERROR"
+
+
+def test_keyboard_interrupt_ends_the_run_interrupted(store_path):
+    with pytest.raises(KeyboardInterrupt):
+        with llqm.run("ctrl-c") as run:
+            with llqm.task("waiting"):
+                raise KeyboardInterrupt
+    record, tasks = stored(store_path, run)
+    assert record.status is llqm.RunStatus.INTERRUPTED
+    assert tasks["waiting"].status is llqm.TaskStatus.INTERRUPTED
+
+
+def test_annotate_rejects_values_that_cannot_be_span_attributes(store_path):
+    with llqm.run("metrics"):
+        with llqm.task("t") as t:
+            t.annotate({"circuit.qubits": 5}, shots=100, labels=["a", "b"])
+            with pytest.raises(ValueError, match="metric 'bad' has a value of type dict"):
+                t.annotate(bad={"x": 1})
+            with pytest.raises(ValueError, match="reserved"):
+                t.annotate({"cpu.time_s": 1.0})
+            llqm.annotate(depth=3)
+    assert t.record.metrics == {"circuit.qubits": 5, "shots": 100, "labels": ["a", "b"], "depth": 3}
+    with pytest.raises(RuntimeError, match="outside any task"):
+        llqm.annotate(x=1)
+
+
+def test_async_functions_can_be_tasks(store_path):
+    @llqm.task(stage="execute")
+    async def job(x: int) -> int:
+        await asyncio.sleep(0.01)
+        return x * 2
+
+    with llqm.run("async") as run:
+        assert asyncio.run(job(21)) == 42
+    _, tasks = stored(store_path, run)
+    assert list(tasks.values())[0].profile.wall_s >= 0.01
+
+
+def test_usage_hardware_and_decisions_are_kept(store_path):
+    snapshot = llqm.HardwareSnapshot(
+        backend="toy", num_qubits=2, qubits={0: llqm.QubitCalibration(t1_s=1e-4), 1: llqm.QubitCalibration(t1_s=2e-4)},
+        gates=[llqm.GateCalibration("cz", (0, 1), error=0.01, duration_s=8e-8)],
+    )
+    with llqm.run("usage") as run:
+        with llqm.task("execute") as t:
+            t.record_usage(qpu_s=1.5, queue_s=10)
+            t.record_usage(qpu_s=0.5)
+            fingerprint = t.use_hardware(snapshot)
+            run.record_decision(llqm.PolicyDecision(policy="layout", choice={"qubits": [0, 1]}, rationale="lowest cz error"))
+            with pytest.raises(ValueError, match="qpu_s must be 0 or more"):
+                t.record_usage(qpu_s=-1)
+    store = llqm.ProfileStore(store_path)
+    task = store.tasks(run.id)[0]
+    assert task.profile.qpu_s == 2.0 and task.profile.queue_s == 10.0
+    assert task.hardware == fingerprint == snapshot.fingerprint
+    assert store.snapshot(fingerprint).gates[0].qubits == (0, 1)
+    decision = store.decisions(run.id)[0]
+    assert decision.policy == "layout" and decision.task_id == task.id and decision.choice == {"qubits": [0, 1]}
+
+
+def test_snapshot_fingerprint_follows_calibration_not_time():
+    one = llqm.HardwareSnapshot(backend="b", num_qubits=1, taken_at=1.0, qubits={0: llqm.QubitCalibration(t1_s=1e-4)})
+    later = llqm.HardwareSnapshot(backend="b", num_qubits=1, taken_at=2.0, qubits={0: llqm.QubitCalibration(t1_s=1e-4)})
+    drifted = llqm.HardwareSnapshot(backend="b", num_qubits=1, taken_at=2.0, qubits={0: llqm.QubitCalibration(t1_s=9e-5)})
+    assert one.fingerprint == later.fingerprint != drifted.fingerprint
+    assert llqm.HardwareSnapshot.from_dict(drifted.to_dict()) == drifted
+
+
+def test_store_false_keeps_only_spans(spans):
+    with llqm.run("no store", store=False) as run:
+        with llqm.task("t"):
+            pass
+    assert run.store is None
+    assert {s.name for s in spans.get_finished_spans()} == {"no store", "t"}

@@ -1,0 +1,110 @@
+"""The profiler measures what a task really used: CPU, memory, children, concurrency, GPU."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+
+import llqm_core as llqm
+
+
+def busy(seconds: float) -> None:
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+
+
+def finished(store_path, run) -> dict[str, llqm.TaskRecord]:
+    return {t.name: t for t in llqm.ProfileStore(store_path).tasks(run.id)}
+
+
+def test_cpu_bound_task_reports_cpu_close_to_wall_and_sleeping_task_near_zero(store_path):
+    with llqm.run("cpu vs sleep") as run:
+        with llqm.task("spin"):
+            busy(0.3)
+        with llqm.task("nap"):
+            time.sleep(0.3)
+    tasks = finished(store_path, run)
+    spin, nap = tasks["spin"].profile, tasks["nap"].profile
+    assert spin.wall_s >= 0.29
+    assert 0.8 * spin.wall_s <= spin.cpu_s <= 1.2 * spin.wall_s
+    assert nap.wall_s >= 0.29
+    assert nap.cpu_s < 0.05
+
+
+def test_task_allocating_300_mb_reports_peak_rss_300_mb_above_its_start(store_path):
+    with llqm.run("allocate") as run:
+        with llqm.task("alloc"):
+            block = bytearray(300 * 1024 * 1024)
+            block[:: 4096] = b"x" * len(block[:: 4096])  # touch every page so it is resident
+            del block
+    profile = finished(store_path, run)["alloc"].profile
+    assert profile.peak_rss_bytes - profile.start_rss_bytes >= 300 * 1024 * 1024
+    assert profile.end_rss_bytes < profile.peak_rss_bytes
+
+
+def test_concurrent_threads_each_get_their_own_cpu_time(store_path):
+    with llqm.run("threads") as run:
+        started = threading.Barrier(2)
+
+        def work(name: str, seconds: float) -> None:
+            with llqm.run_context(run):
+                with llqm.task(name):
+                    started.wait()
+                    busy(seconds)
+
+        threads = [threading.Thread(target=work, args=("short", 0.1)), threading.Thread(target=work, args=("long", 0.3))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    tasks = finished(store_path, run)
+    short, long_ = tasks["short"].profile, tasks["long"].profile
+    assert short.cpu_scope == "thread" and long_.cpu_scope == "thread"
+    assert 0.08 <= short.cpu_s <= 0.15
+    assert 0.25 <= long_.cpu_s <= 0.4
+
+
+def test_cpu_of_child_processes_the_task_waited_for_is_counted(store_path):
+    with llqm.run("children") as run:
+        with llqm.task("spawn"):
+            subprocess.run(
+                [sys.executable, "-c", "import time\nend = time.process_time() + 0.4\nwhile time.process_time() < end: pass"],
+                check=True,
+            )
+    profile = finished(store_path, run)["spawn"].profile
+    assert profile.children_cpu_s >= 0.3
+    assert profile.cpu_s >= profile.children_cpu_s
+    assert profile.thread_cpu_s < 0.2
+
+
+def test_without_a_gpu_the_profile_says_so_and_nothing_fails(store_path, spans):
+    with llqm.run("gpu") as run:
+        with llqm.task("no gpu"):
+            pass
+    gpu = finished(store_path, run)["no gpu"].profile.gpu
+    probe = llqm.gpu_probe()
+    assert gpu.available is probe.available
+    if not gpu.available:
+        assert gpu.reason
+        span = next(s for s in spans.get_finished_spans() if s.name == "no gpu")
+        assert span.attributes["llqm.gpu.available"] is False
+        assert span.attributes["llqm.gpu.unavailable_reason"] == gpu.reason
+
+
+def test_sampler_interval_is_configurable_and_one_sampler_serves_all_tasks(store_path):
+    llqm.set_sample_interval(0.005)
+    try:
+        with llqm.run("sampler") as run:
+            with llqm.task("outer"):
+                with llqm.task("inner"):
+                    time.sleep(0.2)
+        tasks = finished(store_path, run)
+        assert tasks["inner"].profile.samples >= 10
+        assert tasks["outer"].profile.samples >= tasks["inner"].profile.samples
+        names = [t.name for t in threading.enumerate()]
+        assert names.count("llqm-sampler") == 1
+    finally:
+        llqm.set_sample_interval(0.02)
