@@ -57,7 +57,7 @@ def _parent(trace_id: str, span_id: str | None) -> SpanContext | None:
 
 
 def run_spans(run: RunRecord, tasks: Sequence[TaskRecord]) -> list[ReadableSpan]:
-    """The spans of a stored run: the run's own span (once it ended) and each ended task's."""
+    """The spans of a stored run, in the order they ended (as they were exported live)."""
     resource = Resource(run.resource)
     spans = []
     if run.end_ns is not None:
@@ -85,4 +85,4 @@ def run_spans(run: RunRecord, tasks: Sequence[TaskRecord]) -> list[ReadableSpan]
                 start_time=task.start_ns, end_time=task.end_ns, instrumentation_scope=SCOPE,
             )
         )
-    return spans
+    return sorted(spans, key=lambda span: span.end_time)

@@ -30,12 +30,12 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerPro
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter
 
 from .errors import UserError
+from .otlp_json import SCOPE
 from .plugins import plugins
 
 EXPORTERS_ENV = "LLQM_EXPORTERS"
 EXPORT_TIMEOUT_ENV = "LLQM_EXPORT_TIMEOUT"
 DEFAULT_EXPORT_TIMEOUT_S = 2.0
-TRACER_NAME = "llqm"
 
 
 def export_timeout_s() -> float:
@@ -117,7 +117,7 @@ class Telemetry:
             self.provider = TracerProvider(resource=Resource.create(), shutdown_on_exit=False)
         else:
             self.provider = current
-        self.tracer = self.provider.get_tracer(TRACER_NAME)
+        self.tracer = self.provider.get_tracer(SCOPE.name, SCOPE.version)
 
     def install(self) -> None:
         """Attach the exporters to the provider and make it the global one if none was set."""
@@ -131,7 +131,7 @@ class Telemetry:
         chosen = [name for name in names if name != "none"]
         for name in chosen:
             if name not in available:
-                raise UserError(f"unknown span exporter {name!r}; available exporters are: {', '.join(sorted(available) + ['none'])}.")
+                raise UserError(f"unknown span exporter {name!r}; available exporters are: {', '.join(sorted([*available, 'none']))}.")
         processors: list[tuple[str, SpanProcessor]] = []
         for name in chosen:
             entry = available[name]

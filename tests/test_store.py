@@ -1,0 +1,128 @@
+"""The store survives what real runs do to it: kills, old and new schemas, many writers."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import llqm_core as llqm
+from llqm_core.store import SCHEMA_VERSION
+
+from conftest import ROOT, run_python
+
+
+def test_store_is_created_on_first_use_in_wal_mode_owner_only_with_a_schema_version(tmp_path):
+    path = tmp_path / "sub" / "store.sqlite"
+    with llqm.run("first", store=path):
+        pass
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+def test_a_killed_run_leaves_a_readable_store_with_finished_tasks_and_reads_interrupted(tmp_path):
+    path = tmp_path / "killed.sqlite"
+    code = textwrap.dedent(
+        f"""
+        import os, signal
+        import llqm_core as llqm
+        with llqm.run("doomed", store={str(path)!r}):
+            for i in range(3):
+                with llqm.task(f"done-{{i}}", stage="work") as t:
+                    t.annotate(index=i)
+            with llqm.task("in flight", stage="work"):
+                os.kill(os.getpid(), signal.SIGKILL)
+        """
+    )
+    result = run_python(code)
+    assert result.returncode == -9
+    store = llqm.ProfileStore(path, readonly=True)
+    run = store.run()
+    assert run.name == "doomed" and run.status is llqm.RunStatus.INTERRUPTED
+    tasks = store.tasks(run.id)
+    assert [t.name for t in tasks] == ["done-0", "done-1", "done-2", "in flight"]
+    assert all(t.status is llqm.TaskStatus.COMPLETED and t.profile.wall_s > 0 for t in tasks[:3])
+    assert [t.metrics["index"] for t in tasks[:3]] == [0, 1, 2]
+    assert tasks[3].status is llqm.TaskStatus.INTERRUPTED
+
+
+def test_a_store_from_a_newer_llqm_is_refused_with_a_clear_sentence(tmp_path):
+    path = tmp_path / "future.sqlite"
+    with llqm.run("now", store=path):
+        pass
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.commit()
+    conn.close()
+    with pytest.raises(llqm.StoreError, match=f"schema version {SCHEMA_VERSION + 1}, newer than this llqm understands"):
+        llqm.ProfileStore(path, readonly=True)
+
+
+def test_a_corrupt_or_foreign_file_is_refused_and_left_untouched(tmp_path):
+    corrupt = tmp_path / "corrupt.sqlite"
+    corrupt.write_bytes(b"this is not sqlite" * 100)
+    before = corrupt.read_bytes()
+    with pytest.raises(llqm.StoreError, match="is not a readable LLQM profile store"):
+        llqm.ProfileStore(corrupt)
+    assert corrupt.read_bytes() == before
+
+    foreign = tmp_path / "foreign.sqlite"
+    conn = sqlite3.connect(foreign)
+    conn.execute("CREATE TABLE other (x)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(llqm.StoreError, match="not an LLQM profile store"):
+        llqm.ProfileStore(foreign)
+
+
+def test_unknown_and_ambiguous_run_ids_are_user_errors(store_path):
+    with llqm.run("only"):
+        pass
+    store = llqm.ProfileStore(store_path)
+    with pytest.raises(llqm.StoreError, match="there is no run with id 'nope'"):
+        store.run("nope")
+    run = store.run()
+    assert store.run(run.id[:6]).id == run.id
+
+
+def test_a_store_that_cannot_be_written_warns_once_and_the_run_completes(tmp_path, spans):
+    path = tmp_path / "ro.sqlite"
+    store = llqm.ProfileStore(path)
+    os.chmod(path, 0o400)
+    store._conn.execute("PRAGMA query_only = ON")  # root ignores file modes; make the connection refuse writes
+    with pytest.warns(UserWarning, match="profiles are no longer being kept in"):
+        with llqm.run("unwritable", store=store):
+            with llqm.task("still measured"):
+                pass
+    assert {s.name for s in spans.get_finished_spans()} == {"unwritable", "still measured"}
+
+
+def test_several_processes_write_runs_into_one_store_at_once(tmp_path):
+    path = tmp_path / "shared.sqlite"
+    code = textwrap.dedent(
+        f"""
+        import sys
+        import llqm_core as llqm
+        with llqm.run("writer " + sys.argv[1], store={str(path)!r}):
+            for i in range(40):
+                with llqm.task(f"t{{i}}"):
+                    pass
+        """
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, str(n)], cwd=ROOT, stderr=subprocess.PIPE, text=True)
+        for n in range(4)
+    ]
+    errors = [p.communicate(timeout=120)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0, 0], errors
+    store = llqm.ProfileStore(path, readonly=True)
+    runs = store.runs()
+    assert len(runs) == 4 and all(r.status is llqm.RunStatus.COMPLETED for r in runs)
+    assert all(len(store.tasks(r.id)) == 40 for r in runs)

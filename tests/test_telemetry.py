@@ -1,0 +1,119 @@
+"""Spans reach OpenTelemetry tooling, and no exporter can fail or stall a pipeline."""
+
+from __future__ import annotations
+
+import base64
+import json
+import socket
+import textwrap
+import time
+
+import pytest
+from google.protobuf.json_format import ParseDict
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+import llqm_core as llqm
+from llqm_core.otlp_json import run_spans, spans_to_otlp_json
+
+from conftest import run_cli, run_python
+
+PIPELINE = textwrap.dedent(
+    """
+    import time
+    import llqm_core as llqm
+    with llqm.run("exported") as run:
+        for i in range(20):
+            with llqm.task(f"t{i}", stage="work") as t:
+                t.annotate(index=i)
+    print("RUN", run.id, time.monotonic(), flush=True)
+    """
+)
+
+
+def _finish_to_exit(result) -> float:
+    """Seconds between the end of the run and the end of the process."""
+    line = next(l for l in result.stdout.splitlines() if l.startswith("RUN"))
+    return time.monotonic() - float(line.split()[2])
+
+
+@pytest.mark.parametrize("endpoint_kind", ["refused", "silent"])
+def test_unreachable_otlp_endpoint_neither_fails_nor_stalls_the_run(tmp_path, endpoint_kind):
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)  # accepts connections and never answers
+    port = silent.getsockname()[1]
+    if endpoint_kind == "refused":
+        silent.close()
+    store = tmp_path / "s.sqlite"
+    try:
+        result = run_python(
+            PIPELINE,
+            env={"LLQM_EXPORTERS": "", "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{port}",
+                 "LLQM_EXPORT_TIMEOUT": "1", "LLQM_STORE": str(store)},
+        )
+        after_run = _finish_to_exit(result)
+    finally:
+        silent.close()
+    assert result.returncode == 0, result.stderr
+    assert after_run < 4.0
+    run = llqm.ProfileStore(store, readonly=True).run()
+    assert run.status is llqm.RunStatus.COMPLETED
+
+
+def test_json_file_exporter_and_service_name_from_standard_variables(tmp_path):
+    spans_file = tmp_path / "spans.jsonl"
+    store = tmp_path / "s.sqlite"
+    result = run_python(
+        PIPELINE,
+        env={"LLQM_EXPORTERS": "", "OTEL_TRACES_EXPORTER": "jsonfile", "LLQM_SPANS_FILE": str(spans_file),
+             "OTEL_SERVICE_NAME": "ghz-lab", "LLQM_STORE": str(store)},
+    )
+    assert result.returncode == 0, result.stderr
+    batches = [json.loads(line) for line in spans_file.read_text().splitlines()]
+    resource_spans = [rs for batch in batches for rs in batch["resourceSpans"]]
+    services = {a["value"]["stringValue"] for rs in resource_spans for a in rs["resource"]["attributes"] if a["key"] == "service.name"}
+    assert services == {"ghz-lab"}
+    names = {s["name"] for rs in resource_spans for ss in rs["scopeSpans"] for s in ss["spans"]}
+    assert names == {"exported"} | {f"t{i}" for i in range(20)}
+
+    traced = run_cli("trace", "--format", "otlp-json", env={"LLQM_STORE": str(store)})
+    assert traced.returncode == 0, traced.stderr
+    stored = json.loads(traced.stdout)
+    stored_spans = {s["spanId"]: s for rs in stored["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"]}
+    live_spans = {s["spanId"]: s for rs in resource_spans for ss in rs["scopeSpans"] for s in ss["spans"]}
+    assert stored_spans == live_spans
+
+
+def test_unknown_exporter_name_is_a_user_error_naming_the_choices():
+    with pytest.raises(llqm.UserError, match=r"unknown span exporter 'zipkinn'; available exporters are: console, jsonfile, memory, none, otlp"):
+        llqm.configure_exporters(["zipkinn"])
+
+
+def _to_protobuf_json(document: dict) -> dict:
+    """OTLP/JSON carries ids as hex; protobuf's JSON mapping wants base64."""
+    def walk(node):
+        if isinstance(node, dict):
+            return {k: (base64.b64encode(bytes.fromhex(v)).decode() if k in ("traceId", "spanId", "parentSpanId") else walk(v)) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+    return walk(document)
+
+
+def test_stored_run_encodes_to_the_same_otlp_json_as_the_live_spans(store_path, spans):
+    with llqm.run("round trip") as run:
+        with llqm.task("outer", stage="transpile") as t:
+            t.annotate({"circuit.qubits": 100, "labels": ["a", "b"], "ok": True, "ratio": 0.5})
+            with llqm.task("inner", stage="transpile.routing"):
+                pass
+    store = llqm.ProfileStore(store_path)
+    rebuilt = spans_to_otlp_json(run_spans(store.run(run.id), store.tasks(run.id)))
+    live = spans_to_otlp_json(spans.get_finished_spans())
+    assert rebuilt == live
+    span = next(s for s in rebuilt["resourceSpans"][0]["scopeSpans"][0]["spans"] if s["name"] == "outer")
+    assert len(span["traceId"]) == 32 and len(span["spanId"]) == 16
+    attributes = {a["key"]: a["value"] for a in span["attributes"]}
+    assert attributes["llqm.circuit.qubits"] == {"intValue": "100"}
+    assert attributes["llqm.stage"] == {"stringValue": "transpile"}
+    message = ParseDict(_to_protobuf_json(rebuilt), ExportTraceServiceRequest())
+    assert len(message.resource_spans[0].scope_spans[0].spans) == 3
