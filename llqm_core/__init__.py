@@ -38,7 +38,7 @@ from .model import (
     TaskRecord,
     TaskStatus,
 )
-from .plugins import configure_plugins, plugins
+from .plugins import configure_plugins, loaded_plugins
 from .sampler import set_sample_interval
 from .store import ProfileStore, default_store_path, open_store
 from .telemetry import configure_exporters, flush
@@ -52,6 +52,6 @@ __all__ = [
     "ActiveRun", "GateCalibration", "GpuProfile", "HardwareSnapshot", "PluginError", "PolicyDecision", "Profile",
     "ProfileStore", "QubitCalibration", "RunRecord", "RunStatus", "StoreError", "TaskHandle", "TaskRecord",
     "TaskStatus", "UserError", "annotate", "configure_exporters", "configure_plugins", "current_run", "current_task",
-    "default_store_path", "finish_task", "flush", "hookimpl", "open_store", "plugins", "run", "run_context", "set_sample_interval", "gpu_probe",
+    "default_store_path", "finish_task", "flush", "hookimpl", "open_store", "loaded_plugins", "run", "run_context", "set_sample_interval", "gpu_probe",
     "start_task", "task", "__version__",
 ]

@@ -26,7 +26,7 @@ from opentelemetry.trace import Status, StatusCode
 from .attributes import check_metrics, run_attributes, task_attributes, task_start_attributes
 from .measure import Measurement
 from .model import HardwareSnapshot, PolicyDecision, RunRecord, RunStatus, TaskRecord, TaskStatus
-from .plugins import plugins
+from .plugins import loaded_plugins
 from .sampler import set_sample_interval
 from .store import ProfileStore, open_store
 from .telemetry import telemetry
@@ -98,7 +98,7 @@ class ActiveRun:
         self.span.set_attributes(run_attributes(self.record))
         if self.store is not None:
             self.store.insert_run(self.record)
-        plugins().call_each("llqm_run_started", run=self.record)
+        loaded_plugins().call_each("llqm_run_started", run=self.record)
         return self
 
     def finish(self, exc: BaseException | None = None) -> None:
@@ -112,7 +112,7 @@ class ActiveRun:
         self.span.end(end_time=record.end_ns)
         if self.store is not None:
             self.store.finish_run(record)
-        plugins().call_each("llqm_run_finished", run=record)
+        loaded_plugins().call_each("llqm_run_finished", run=record)
 
     def note_output(self, value: Any, task_id: str) -> None:
         """Remember that ``task_id`` produced ``value`` (or each item of a returned list, tuple or dict)."""
@@ -180,7 +180,7 @@ class TaskHandle:
 
     def describe(self, value: Any) -> dict[str, Any]:
         """Record the metrics that plugins know for ``value`` (a circuit, a result, ...)."""
-        metrics = plugins().describe_value(value)
+        metrics = loaded_plugins().describe_value(value)
         if metrics:
             self.annotate(metrics)
         return metrics
@@ -296,7 +296,7 @@ def finish_task(handle: TaskHandle, exc: BaseException | None = None) -> TaskRec
     span.end(end_time=record.end_ns)
     if handle.run.store is not None:
         handle.run.store.save_task(record)
-    plugins().call_each("llqm_task_finished", task=record)
+    loaded_plugins().call_each("llqm_task_finished", task=record)
     if handle.owns_run:
         handle.run.finish(exc)
     return record

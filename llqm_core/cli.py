@@ -129,9 +129,9 @@ def cmd_trace(args: argparse.Namespace, console: Console) -> None:
 
 
 def cmd_plugins(args: argparse.Namespace, console: Console) -> None:
-    from .plugins import plugins
+    from .plugins import loaded_plugins
 
-    loaded = plugins()
+    loaded = loaded_plugins()
     rows = []
     for info in loaded.info:
         hooks = sorted(

@@ -125,7 +125,7 @@ _current: PluginSet | None = None
 _current_lock = threading.Lock()
 
 
-def plugins() -> PluginSet:
+def loaded_plugins() -> PluginSet:
     """The process's plugins, loaded on first use from the environment's selection."""
     global _current
     with _current_lock:

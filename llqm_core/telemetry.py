@@ -31,7 +31,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcess
 
 from .errors import UserError
 from .otlp_json import SCOPE
-from .plugins import plugins
+from .plugins import loaded_plugins
 
 EXPORTERS_ENV = "LLQM_EXPORTERS"
 EXPORT_TIMEOUT_ENV = "LLQM_EXPORT_TIMEOUT"
@@ -127,7 +127,7 @@ class Telemetry:
         atexit.register(self.close)
 
     def configure(self, names: Sequence[str], exporters: Sequence[SpanExporter] = ()) -> list[str]:
-        available = plugins().registry("llqm_register_exporters")
+        available = loaded_plugins().registry("llqm_register_exporters")
         chosen = [name for name in names if name != "none"]
         for name in chosen:
             if name not in available:

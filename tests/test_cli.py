@@ -1,0 +1,127 @@
+"""The ``llqm`` command: listings, reports, traces, plugins, and one-sentence errors."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+import llqm_core as llqm
+from llqm_core.cli import main
+
+from conftest import run_cli
+
+
+@pytest.fixture
+def two_runs(store_path):
+    with llqm.run("first") as first:
+        with llqm.task("only"):
+            pass
+    time.sleep(0.01)
+    with llqm.run("second", config={"shots": 100}) as second:
+        with llqm.task("gen", stage="generate") as gen:
+            gen.annotate({"circuit.qubits": 3})
+            with llqm.task("child", stage="generate.sub"):
+                time.sleep(0.01)
+        with llqm.task("use", stage="execute", depends_on=[gen]):
+            pass
+    return first, second
+
+
+def cli_json(capsys, *args):
+    assert main(list(args)) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_runs_json_lists_newest_first(two_runs, capsys):
+    first, second = two_runs
+    runs = cli_json(capsys, "runs", "--json")
+    assert [r["id"] for r in runs] == [second.id, first.id]
+    assert set(runs[0]) == {"id", "name", "status", "started"}
+    assert runs[0]["status"] == "completed" and runs[0]["name"] == "second"
+    assert cli_json(capsys, "runs", "--json", "--limit", "1")[0]["id"] == second.id
+
+
+def test_report_json_has_run_tasks_and_stage_totals(two_runs, capsys):
+    _, second = two_runs
+    report = cli_json(capsys, "report", "--json")
+    assert report["run"]["id"] == second.id and report["run"]["trace_id"] == second.trace_id
+    assert report["run"]["status"] == "completed" and report["run"]["wall_s"] > 0
+    tasks = {t["name"]: t for t in report["tasks"]}
+    required = {"id", "name", "stage", "status", "parent_id", "depends_on", "start", "end", "wall_s", "cpu_s",
+                "peak_rss_bytes", "span_id", "metrics"}
+    assert all(required <= set(t) for t in report["tasks"])
+    assert tasks["child"]["parent_id"] == tasks["gen"]["id"]
+    assert tasks["use"]["depends_on"] == [tasks["gen"]["id"]]
+    assert tasks["gen"]["metrics"] == {"circuit.qubits": 3}
+    assert report["stages"]["generate.sub"]["tasks"] == 1
+    assert report["stages"]["generate.sub"]["wall_s"] == pytest.approx(tasks["child"]["wall_s"])
+    assert set(report["stages"]["execute"]) == {"tasks", "wall_s", "cpu_s"}
+    by_prefix = cli_json(capsys, "report", second.id[:8], "--json")
+    assert by_prefix["run"]["id"] == second.id
+
+
+def test_human_report_shows_the_tasks_and_stages(two_runs, capsys):
+    assert main(["report"]) == 0
+    out = capsys.readouterr().out
+    for text in ("second", "gen", "child", "generate.sub", "Stages", "completed"):
+        assert text in out
+
+
+def test_trace_writes_otlp_json_to_a_file(two_runs, tmp_path, capsys):
+    out = tmp_path / "trace.json"
+    assert main(["trace", "--format", "otlp-json", "-o", str(out)]) == 0
+    document = json.loads(out.read_text())
+    names = {s["name"] for s in document["resourceSpans"][0]["scopeSpans"][0]["spans"]}
+    assert names == {"second", "gen", "child", "use"}
+
+
+def test_plugins_lists_built_in_plugins_from_their_package(capsys, fresh_plugins):
+    rows = {row["name"]: row for row in cli_json(capsys, "plugins", "--json")}
+    assert rows["exporters"]["package"] == "llqm" and rows["exporters"]["status"] == "loaded"
+    assert "llqm_register_exporters" in rows["exporters"]["hooks"]
+    assert rows["qiskit"]["module"] == "llqm_qiskit.plugin"
+    assert "llqm_describe_value" in rows["qiskit"]["hooks"]
+    rows = {row["name"]: row for row in cli_json(capsys, "--disable-plugins", "qiskit", "plugins", "--json")}
+    assert rows["qiskit"]["status"] == "disabled"
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["report", "feedface"], "there is no run with id 'feedface'"),
+        (["report", "--bogus"], "unrecognized arguments: --bogus"),
+        (["runs", "--limit", "0"], "'0' is not a positive whole number"),
+        (["trace", "--format", "zipkin"], "invalid choice: 'zipkin'"),
+        (["--plugins", "nope", "plugins"], "unknown plugin 'nope'"),
+        (["frobnicate"], "invalid choice: 'frobnicate'"),
+    ],
+)
+def test_user_errors_print_one_sentence_and_exit_2(two_runs, capsys, args, message, fresh_plugins):
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("llqm: error: ") and message in captured.err
+    assert captured.err.count("\n") == 1
+
+
+def test_missing_or_corrupt_store_is_a_user_error_without_traceback_and_is_not_created(tmp_path):
+    missing = tmp_path / "missing.sqlite"
+    result = run_cli("--store", str(missing), "report")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "there is no profile store at" in result.stderr
+    assert not missing.exists()
+    corrupt = tmp_path / "corrupt.sqlite"
+    corrupt.write_text("not a database at all")
+    result = run_cli("runs", env={"LLQM_STORE": str(corrupt)})
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "is not a readable LLQM profile store" in result.stderr
+    assert corrupt.read_text() == "not a database at all"
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"llqm {llqm.__version__}"
