@@ -23,7 +23,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode
 
-from .attributes import check_metrics, run_attributes, task_attributes, task_start_attributes
+from .attributes import DEPENDS_ON, check_metrics, run_attributes, task_end_attributes, task_start_attributes
 from .measure import Measurement
 from .model import HardwareSnapshot, PolicyDecision, RunRecord, RunStatus, TaskRecord, TaskStatus
 from .plugins import loaded_plugins
@@ -264,7 +264,7 @@ def start_task(
     record.parent_span_id = _hex(parent_span.span_id, 16) if parent_span.is_valid else None
     handle = TaskHandle(run, record, span, owns_run)
     if run.store is not None:
-        run.store.save_task(record)
+        run.store.start_task(record)
     if activate:
         handle._tokens = (otel_context.attach(trace.set_span_in_context(span)), _current_task.set(handle),
                           _current_run.set(run))
@@ -289,13 +289,15 @@ def finish_task(handle: TaskHandle, exc: BaseException | None = None) -> TaskRec
         otel_context.detach(token_context)
         handle._tokens = None
     span = handle.span
-    span.set_attributes(task_attributes(record))
+    if record.depends_on:
+        span.set_attribute(DEPENDS_ON, list(record.depends_on))  # dependencies may be added while the task runs
+    span.set_attributes(task_end_attributes(record))
     if exc is not None:
         span.record_exception(exc)
         span.set_status(Status(StatusCode.ERROR, f"{record.error_type}: {record.error}"))
     span.end(end_time=record.end_ns)
     if handle.run.store is not None:
-        handle.run.store.save_task(record)
+        handle.run.store.finish_task(record)
     loaded_plugins().call_each("llqm_task_finished", task=record)
     if handle.owns_run:
         handle.run.finish(exc)

@@ -93,8 +93,13 @@ def task_start_attributes(task: TaskRecord) -> dict[str, Any]:
 
 def task_attributes(task: TaskRecord) -> dict[str, Any]:
     """All attributes of a finished task's span: identity, profile and domain metrics."""
+    return task_start_attributes(task) | task_end_attributes(task)
+
+
+def task_end_attributes(task: TaskRecord) -> dict[str, Any]:
+    """What a task's span learns when the task ends: its profile and domain metrics."""
     p = task.profile
-    attrs = task_start_attributes(task)
+    attrs: dict[str, Any] = {}
     attrs.update(
         {
             STATUS: task.status.value,

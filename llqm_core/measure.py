@@ -1,8 +1,8 @@
 """Measuring one task from inside its own process.
 
-Wall and CPU time are read at start and end; peak RSS comes from the shared sampler and,
-on Linux, from the kernel's high-water mark (``VmHWM``), which catches a peak that fell
-between two samples whenever it set a new high for the process.
+Wall and CPU time are read at start and end; peak RSS comes from the shared sampler and
+from the kernel's high-water mark (``ru_maxrss``), which catches a peak that fell between
+two samples whenever it set a new high for the process.
 """
 
 from __future__ import annotations
@@ -11,35 +11,12 @@ import os
 import threading
 import time
 
-import psutil
-
+from .memory import current_rss, peak_rss
 from .model import GpuProfile, Profile
 from .sampler import shared_sampler
 
-_STATUS_PATH = "/proc/self/status"
 _active: dict[int, "Measurement"] = {}
 _active_lock = threading.Lock()
-_process = psutil.Process()
-_process_pid = os.getpid()
-
-
-def _rss() -> int:
-    global _process, _process_pid
-    if _process_pid != os.getpid():
-        _process, _process_pid = psutil.Process(), os.getpid()
-    return _process.memory_info().rss
-
-
-def _high_water_mark() -> int | None:
-    """The process's peak RSS so far in bytes, where the OS tells it."""
-    try:
-        with open(_STATUS_PATH, "rb") as status:
-            for line in status:
-                if line.startswith(b"VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        return None
-    return None
 
 
 class Measurement:
@@ -58,9 +35,9 @@ class Measurement:
             _active[id(self)] = self
         self._sampler = shared_sampler()
         self._watch = self._sampler.watch()
-        self._start_rss = _rss()
+        self._start_rss = current_rss()
         self._watch.fold(self._start_rss, self._sampler.gpu.read())
-        self._start_hwm = _high_water_mark()
+        self._start_hwm = peak_rss()
         self._start_times = os.times()
         self._start_process_cpu = time.process_time()
         self._start_thread_cpu = time.thread_time()
@@ -72,8 +49,8 @@ class Measurement:
         thread_cpu = time.thread_time() - self._start_thread_cpu
         process_cpu = time.process_time() - self._start_process_cpu
         end_times = os.times()
-        end_rss = _rss()
-        end_hwm = _high_water_mark()
+        end_rss = current_rss()
+        end_hwm = peak_rss()
         self._sampler.unwatch(self._watch)
         self._watch.fold(end_rss, self._sampler.gpu.read())
         with _active_lock:

@@ -70,7 +70,7 @@ class Profile:
     queue_s: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**self.__dict__, "gpu": dict(self.gpu.__dict__)}  # asdict() deep-copies: too slow per task
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Profile":

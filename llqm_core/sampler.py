@@ -2,7 +2,7 @@
 
 A thread per task would multiply the sampling cost by the concurrency; instead each
 running task registers a ``Watch`` and the single sampler thread folds every reading into
-all watches. The thread sleeps (no readings, no CPU) while no task is running.
+all watches. The thread parks (no readings, no CPU) once no task has run for a second.
 """
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ import os
 import threading
 import time
 
-import psutil
-
 from .errors import UserError
 from .gpu import gpu_probe
+from .memory import current_rss
 
-DEFAULT_INTERVAL_S = 0.02
+DEFAULT_INTERVAL_S = 0.05
 INTERVAL_ENV = "LLQM_SAMPLE_INTERVAL"
+IDLE_PARK_S = 1.0
 
 
 def checked_interval(value: float, source: str = "sample interval") -> float:
@@ -65,7 +65,6 @@ class Watch:
 class ResourceSampler:
     def __init__(self, interval_s: float = DEFAULT_INTERVAL_S) -> None:
         self.interval_s = interval_s
-        self._process = psutil.Process()
         self.gpu = gpu_probe()
         self._watches: set[Watch] = set()
         self._lock = threading.Lock()
@@ -73,13 +72,14 @@ class ResourceSampler:
         self._thread: threading.Thread | None = None
 
     def read(self) -> tuple[int, tuple[float, int] | None]:
-        return self._process.memory_info().rss, self.gpu.read()
+        return current_rss(), self.gpu.read()
 
     def watch(self) -> Watch:
         watch = Watch()
         with self._lock:
             self._watches.add(watch)
-            self._busy.set()
+            if not self._busy.is_set():
+                self._busy.set()
             if self._thread is None:
                 self._thread = threading.Thread(target=self._loop, name="llqm-sampler", daemon=True)
                 self._thread.start()
@@ -88,20 +88,31 @@ class ResourceSampler:
     def unwatch(self, watch: Watch) -> None:
         with self._lock:
             self._watches.discard(watch)
-            if not self._watches:
-                self._busy.clear()
 
     def _loop(self) -> None:
+        """Tick while tasks come and go; park only after ``IDLE_PARK_S`` without any, so short
+        tasks in a row do not wake the thread (and contend for the GIL) once each."""
+        idle_s = 0.0
         while True:
             self._busy.wait()
+            time.sleep(self.interval_s)
+            with self._lock:
+                watching = bool(self._watches)
+                if not watching:
+                    idle_s += self.interval_s
+                    if idle_s >= IDLE_PARK_S:
+                        self._busy.clear()
+                        idle_s = 0.0
+            if not watching:
+                continue
+            idle_s = 0.0
             try:
                 rss, gpu = self.read()
-            except psutil.Error:
-                rss, gpu = 0, None
+            except OSError:
+                continue
             with self._lock:
                 for watch in self._watches:
                     watch.fold(rss, gpu)
-            time.sleep(self.interval_s)
 
 
 _sampler: ResourceSampler | None = None

@@ -1,7 +1,8 @@
 """The profile store: one SQLite file that keeps every run, task, snapshot and decision.
 
-Each task is written when it starts and again when it ends, in its own transaction, so a
-crash or a kill keeps everything that finished before it (and names what was running).
+Each task is committed when it ends, before control returns to the caller, so a crash or a
+kill keeps everything that finished before it; a running task's row is kept moments after it
+starts, so a dead run also names what was in flight.
 WAL mode lets several processes write runs into one store while reports read it.
 """
 
@@ -13,9 +14,10 @@ import re
 import socket
 import sqlite3
 import threading
+import time
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import psutil
 
@@ -24,6 +26,8 @@ from .model import HardwareSnapshot, PolicyDecision, Profile, RunRecord, RunStat
 
 STORE_ENV = "LLQM_STORE"
 BUSY_TIMEOUT_MS = 30_000
+CHECKPOINT_INTERVAL_S = 2.0
+START_ROW_DELAY_S = 0.05
 
 #: Each entry upgrades the schema by one version; ``PRAGMA user_version`` says how many ran.
 MIGRATIONS: list[str] = [
@@ -59,6 +63,21 @@ MIGRATIONS: list[str] = [
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
+_TASK_ROW_SQL = (
+    "INSERT {verb} INTO tasks (id, run_id, name, stage, status, parent_id, depends_on, start_ns, end_ns,"
+    " trace_id, span_id, parent_span_id, error, error_type, profile, metrics, hardware)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+
+
+def _task_row(task: TaskRecord) -> tuple:
+    return (
+        task.id, task.run_id, task.name, task.stage, task.status.value, task.parent_id, _dumps(task.depends_on),
+        task.start_ns, task.end_ns, task.trace_id, task.span_id, task.parent_span_id, task.error, task.error_type,
+        _dumps(task.profile.to_dict()) if task.end_ns is not None else None, _dumps(task.metrics), task.hardware,
+    )
+
+
 def default_store_path() -> Path:
     """``$LLQM_STORE``, else ``$XDG_DATA_HOME/llqm/profiles.sqlite`` (``~/.local/share/llqm/...``)."""
     if os.environ.get(STORE_ENV):
@@ -80,6 +99,11 @@ class ProfileStore:
         self._lock = threading.RLock()
         self._write_failed = False
         self._pid = os.getpid()
+        self._pending: dict[str, tuple] = {}  # task id -> start row not yet written
+        self._dirty = False
+        self._wake = threading.Event()
+        self._writer: threading.Thread | None = None
+        self._closed = False
         try:
             self._conn = self._connect()
             self._check_schema()
@@ -104,6 +128,7 @@ class ProfileStore:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA wal_autocheckpoint = 0")  # checkpoints run off the hot path, see _checkpoint_loop
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.row_factory = sqlite3.Row
         return conn
@@ -138,20 +163,84 @@ class ProfileStore:
 
     def close(self) -> None:
         with self._lock:
+            self._flush_pending()
+            self._closed = True
+            self._wake.set()
             self._conn.close()
+
+    def _start_writer(self) -> None:
+        if self._writer is None:
+            self._writer = threading.Thread(target=self._writer_loop, name="llqm-store-writer", daemon=True)
+            self._writer.start()
+
+    def _writer_loop(self) -> None:
+        """Keep queued start rows and checkpoint the WAL, off the tasks' own path.
+
+        Start rows wait ``START_ROW_DELAY_S`` so that a short task's finish row, written in the
+        same transaction, replaces them without a commit of their own. A checkpoint writes and
+        syncs many pages at once: left to SQLite, it would fall on whichever task commits then."""
+        checkpoints = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        checkpoints.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        last_checkpoint = time.monotonic()
+        try:
+            while not self._closed:
+                self._wake.wait(CHECKPOINT_INTERVAL_S)
+                time.sleep(START_ROW_DELAY_S)
+                self._wake.clear()
+                with self._lock:
+                    if self._closed:
+                        break
+                    self._guarded(self._flush_pending_in_transaction)
+                if self._dirty and time.monotonic() - last_checkpoint >= CHECKPOINT_INTERVAL_S:
+                    self._dirty = False
+                    last_checkpoint = time.monotonic()
+                    try:
+                        checkpoints.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                    except sqlite3.Error:
+                        pass  # another process holds the lock; the next round or another writer checkpoints
+        finally:
+            checkpoints.close()
 
     # -- writing -----------------------------------------------------------------------
 
-    def _write(self, sql: str, params: tuple) -> None:
-        """One statement in its own transaction; a failure warns once and the pipeline goes on."""
+    def _guarded(self, action: Callable[[], None]) -> None:
+        """Run a write; a failure warns once and the pipeline goes on without the store."""
         if self._write_failed:
             return
         try:
-            with self._lock:
-                self._conn.execute(sql, params)
+            action()
+            self._dirty = True
         except sqlite3.Error as exc:
             self._write_failed = True
-            warnings.warn(f"profiles are no longer being kept in {self.path}: {exc}", stacklevel=3)
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+            warnings.warn(f"profiles are no longer being kept in {self.path}: {exc}", stacklevel=4)
+
+    def _write(self, sql: str, params: tuple) -> None:
+        """One statement, with any queued start rows, in one transaction."""
+        def write() -> None:
+            if not self._pending:
+                self._conn.execute(sql, params)
+                return
+            self._conn.execute("BEGIN")
+            self._conn.execute(sql, params)
+            self._flush_pending()
+            self._conn.execute("COMMIT")
+
+        with self._lock:
+            self._guarded(write)
+            self._start_writer()
+
+    def _flush_pending(self) -> None:
+        rows, self._pending = self._pending, {}
+        if rows:
+            self._conn.executemany(_TASK_ROW_SQL.format(verb="OR IGNORE"), rows.values())
+
+    def _flush_pending_in_transaction(self) -> None:
+        if self._pending:
+            self._conn.execute("BEGIN")
+            self._flush_pending()
+            self._conn.execute("COMMIT")
 
     def insert_run(self, run: RunRecord) -> None:
         self._write(
@@ -168,18 +257,19 @@ class ProfileStore:
             (run.status.value, run.end_ns, run.error, run.id),
         )
 
-    def save_task(self, task: TaskRecord) -> None:
-        """Insert or replace the task's row: called when it starts and again when it ends."""
-        self._write(
-            "INSERT OR REPLACE INTO tasks (id, run_id, name, stage, status, parent_id, depends_on, start_ns, end_ns,"
-            " trace_id, span_id, parent_span_id, error, error_type, profile, metrics, hardware)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (task.id, task.run_id, task.name, task.stage, task.status.value, task.parent_id,
-             _dumps(task.depends_on), task.start_ns, task.end_ns, task.trace_id, task.span_id,
-             task.parent_span_id, task.error, task.error_type,
-             _dumps(task.profile.to_dict()) if task.end_ns is not None else None,
-             _dumps(task.metrics), task.hardware),
-        )
+    def start_task(self, task: TaskRecord) -> None:
+        """Queue the running task's row: the writer thread keeps it within moments, so a crash
+        shows what was in flight, without a commit on the task's own path."""
+        with self._lock:
+            self._pending[task.id] = _task_row(task)
+            self._start_writer()
+        self._wake.set()
+
+    def finish_task(self, task: TaskRecord) -> None:
+        """Keep the ended task with its profile, committed before the task returns."""
+        with self._lock:
+            self._pending.pop(task.id, None)  # the finished row supersedes the running one
+        self._write(_TASK_ROW_SQL.format(verb="OR REPLACE"), _task_row(task))
 
     def save_snapshot(self, snapshot: HardwareSnapshot) -> str:
         fingerprint = snapshot.fingerprint

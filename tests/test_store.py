@@ -31,13 +31,14 @@ def test_a_killed_run_leaves_a_readable_store_with_finished_tasks_and_reads_inte
     path = tmp_path / "killed.sqlite"
     code = textwrap.dedent(
         f"""
-        import os, signal
+        import os, signal, time
         import llqm_core as llqm
         with llqm.run("doomed", store={str(path)!r}):
             for i in range(3):
                 with llqm.task(f"done-{{i}}", stage="work") as t:
                     t.annotate(index=i)
             with llqm.task("in flight", stage="work"):
+                time.sleep(0.5)
                 os.kill(os.getpid(), signal.SIGKILL)
         """
     )
