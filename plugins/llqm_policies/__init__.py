@@ -1,1 +1,1 @@
-"""placeholder"""
+"""Optimisation policies driven by stored profiles (issue #6)."""

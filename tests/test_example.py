@@ -1,0 +1,32 @@
+"""The README's main job runs end to end on the embedded default and leaves a full profile."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from conftest import ROOT, run_cli
+
+
+def test_ghz_example_profiles_every_stage_on_fake_fez(tmp_path):
+    store = tmp_path / "example.sqlite"
+    result = subprocess.run(
+        [sys.executable, "examples/ghz_pipeline.py", "--qubits", "6", "--shots", "500", "--store", str(store)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "P(ideal GHZ outcome)" in result.stdout
+
+    report = json.loads(run_cli("--store", str(store), "report", "--json").stdout)
+    assert report["run"]["status"] == "completed"
+    tasks = {t["stage"]: t for t in report["tasks"]}
+    assert {"backend.snapshot", "backend.noise_model", "generate", "transpile", "execute", "postprocess"} <= set(tasks)
+    assert tasks["backend.snapshot"]["hardware"]
+    assert tasks["transpile"]["depends_on"] == [tasks["generate"]["id"]]
+    assert tasks["execute"]["depends_on"] == [tasks["transpile"]["id"]]
+    assert tasks["postprocess"]["depends_on"] == [tasks["execute"]["id"]]
+    assert tasks["generate"]["metrics"]["circuit.qubits"] == 6
+    assert tasks["transpile"]["metrics"]["circuit.qubits"] == 156  # laid out on the whole device
+    assert tasks["execute"]["metrics"]["result.shots"] == 500
+    assert 0.5 < tasks["postprocess"]["metrics"]["fidelity.p_ideal"] <= 1.0
