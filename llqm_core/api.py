@@ -66,8 +66,11 @@ def _describe_error(exc: BaseException) -> tuple[str, str]:
 class ActiveRun:
     """A run that is open in this process: tasks started while it is current belong to it."""
 
-    def __init__(self, name: str, store: StoreArg = None, config: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, name: str, store: StoreArg = None, config: dict[str, Any] | None = None, *, adopt_span: bool = False
+    ) -> None:
         self.name = name
+        self.adopt_span = adopt_span
         self.store = _resolve_store(store)
         self.config = dict(config or {})
         self.record: RunRecord | None = None
@@ -83,17 +86,21 @@ class ActiveRun:
 
     def start(self) -> "ActiveRun":
         tel = telemetry()
-        parent = trace.get_current_span().get_span_context()
+        current = trace.get_current_span()
+        parent = current.get_span_context()
         start_ns = time.time_ns()
-        self.span = tel.tracer.start_span(self.name, start_time=start_ns)
+        adopted = self.adopt_span and parent.is_valid
+        self.span = current if adopted else tel.tracer.start_span(self.name, start_time=start_ns)
         context = self.span.get_span_context()
+        if adopted:
+            parent = getattr(current, "parent", None) or trace.INVALID_SPAN_CONTEXT
         me = psutil.Process()
         self.record = RunRecord(
             id=uuid.uuid4().hex, name=self.name, status=RunStatus.RUNNING, start_ns=start_ns,
             trace_id=_hex(context.trace_id, 32), span_id=_hex(context.span_id, 16),
             parent_span_id=_hex(parent.span_id, 16) if parent.is_valid else None,
-            config=self.config, resource=tel.resource_attributes, pid=me.pid, host=socket.gethostname(),
-            process_started=me.create_time(),
+            span_owned=not adopted, config=self.config, resource=tel.resource_attributes, pid=me.pid,
+            host=socket.gethostname(), process_started=me.create_time(),
         )
         self.span.set_attributes(run_attributes(self.record))
         if self.store is not None:
@@ -107,9 +114,11 @@ class ActiveRun:
         if exc is not None:
             kind, message = _describe_error(exc)
             record.error = f"{kind}: {message}"
-            self.span.set_status(Status(StatusCode.ERROR, record.error))
+            if record.span_owned:
+                self.span.set_status(Status(StatusCode.ERROR, record.error))
         record.end_ns = time.time_ns()
-        self.span.end(end_time=record.end_ns)
+        if record.span_owned:
+            self.span.end(end_time=record.end_ns)
         if self.store is not None:
             self.store.finish_run(record)
         loaded_plugins().call_each("llqm_run_finished", run=record)
@@ -392,17 +401,20 @@ def run(
     *,
     config: dict[str, Any] | None = None,
     sample_interval: float | None = None,
+    adopt_span: bool = False,
 ) -> Iterator[ActiveRun]:
     """Open a Run: every task started inside belongs to it, and it ends completed, failed or interrupted.
 
     ``store`` is a path, a ``ProfileStore``, None for the default store (``LLQM_STORE`` or
-    ``~/.local/share/llqm/profiles.sqlite``), or False to keep nothing but the spans.
+    ``~/.local/share/llqm/profiles.sqlite``), or False to keep nothing but the spans. With
+    ``adopt_span`` a workflow engine's current span (a Prefect flow run's) stands for the run
+    instead of a span of LLQM's own, so the trace holds no duplicate of it.
     """
     if not name:
         raise ValueError("a run needs a non-empty name.")
     if sample_interval is not None:
         set_sample_interval(sample_interval)
-    active = ActiveRun(name, store, config).start()
+    active = ActiveRun(name, store, config, adopt_span=adopt_span).start()
     try:
         with run_context(active):
             yield active

@@ -93,6 +93,7 @@ class RunRecord:
     parent_span_id: str | None = None
     end_ns: int | None = None
     error: str | None = None
+    span_owned: bool = True  # False when the run's span is a workflow engine's (e.g. Prefect's flow run span)
     config: dict[str, Any] = field(default_factory=dict)
     resource: dict[str, Any] = field(default_factory=dict)
     pid: int | None = None

@@ -57,10 +57,13 @@ def _parent(trace_id: str, span_id: str | None) -> SpanContext | None:
 
 
 def run_spans(run: RunRecord, tasks: Sequence[TaskRecord]) -> list[ReadableSpan]:
-    """The spans of a stored run, in the order they ended (as they were exported live)."""
+    """The spans of a stored run, in the order they ended (as they were exported live).
+
+    A run whose span belongs to a workflow engine (Prefect's flow run span) contributes only
+    its tasks' spans: the engine exported its own."""
     resource = Resource(run.resource)
     spans = []
-    if run.end_ns is not None:
+    if run.end_ns is not None and run.span_owned:
         failed = run.status is RunStatus.FAILED
         spans.append(
             ReadableSpan(

@@ -36,7 +36,8 @@ MIGRATIONS: list[str] = [
         id TEXT PRIMARY KEY, name TEXT NOT NULL, status TEXT NOT NULL,
         start_ns INTEGER NOT NULL, end_ns INTEGER,
         trace_id TEXT NOT NULL, span_id TEXT NOT NULL, parent_span_id TEXT,
-        error TEXT, config TEXT NOT NULL DEFAULT '{}', resource TEXT NOT NULL DEFAULT '{}',
+        error TEXT, span_owned INTEGER NOT NULL DEFAULT 1,
+        config TEXT NOT NULL DEFAULT '{}', resource TEXT NOT NULL DEFAULT '{}',
         pid INTEGER, host TEXT, process_started REAL
     );
     CREATE INDEX runs_by_start ON runs(start_ns);
@@ -244,11 +245,11 @@ class ProfileStore:
 
     def insert_run(self, run: RunRecord) -> None:
         self._write(
-            "INSERT INTO runs (id, name, status, start_ns, end_ns, trace_id, span_id, parent_span_id, error, config,"
-            " resource, pid, host, process_started) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO runs (id, name, status, start_ns, end_ns, trace_id, span_id, parent_span_id, error, span_owned,"
+            " config, resource, pid, host, process_started) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (run.id, run.name, run.status.value, run.start_ns, run.end_ns, run.trace_id, run.span_id,
-             run.parent_span_id, run.error, _dumps(run.config), _dumps(run.resource), run.pid, run.host,
-             run.process_started),
+             run.parent_span_id, run.error, int(run.span_owned), _dumps(run.config), _dumps(run.resource), run.pid,
+             run.host, run.process_started),
         )
 
     def finish_run(self, run: RunRecord) -> None:
@@ -335,7 +336,8 @@ class ProfileStore:
         run = RunRecord(
             id=row["id"], name=row["name"], status=RunStatus(row["status"]), start_ns=row["start_ns"],
             end_ns=row["end_ns"], trace_id=row["trace_id"], span_id=row["span_id"],
-            parent_span_id=row["parent_span_id"], error=row["error"], config=json.loads(row["config"]),
+            parent_span_id=row["parent_span_id"], error=row["error"], span_owned=bool(row["span_owned"]),
+            config=json.loads(row["config"]),
             resource=json.loads(row["resource"]), pid=row["pid"], host=row["host"],
             process_started=row["process_started"],
         )

@@ -1,0 +1,122 @@
+"""``@profiled``: one decorator above Prefect's ``@flow`` makes each flow run an LLQM run."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import warnings
+from typing import Any, Callable
+
+from prefect import Flow
+from prefect.context import FlowRunContext
+
+import llqm_core
+from llqm_core.report import build_report
+from llqm_core.telemetry import telemetry
+
+from .artifact import profile_markdown
+from .instrument import PrefectInstrumentor, bind_run, forget_run
+
+
+def profiled(
+    flow: Flow | None = None,
+    *,
+    store: Any = None,
+    stages: dict[str, str] | None = None,
+    artifact: bool = True,
+) -> Any:
+    """Profile every task run of a Prefect flow as an LLQM task of one LLQM run per flow run.
+
+    Place it above ``@flow``::
+
+        @profiled(stages={"transpile_circuit": "transpile"})
+        @flow
+        def pipeline(): ...
+
+    ``store`` is where profiles go (as for ``llqm_core.run``); ``stages`` maps task names to
+    stages (a task tagged ``llqm.stage:NAME`` takes ``NAME``; otherwise its name is its stage);
+    with ``artifact`` the flow run gets a markdown artifact ``llqm-profile`` with the profile
+    summary, shown in the Prefect UI. Subflows called inside the flow belong to the same run.
+    """
+    if flow is None:
+        return lambda f: profiled(f, store=store, stages=stages, artifact=artifact)
+    if not isinstance(flow, Flow):
+        raise TypeError(f"@profiled goes above Prefect's @flow; it was given {type(flow).__name__} instead of a Flow.")
+    PrefectInstrumentor().instrument()
+    telemetry()  # Prefect's flow and task spans must reach the same tracer provider as LLQM's
+    options = {"store": store, "stages": dict(stages or {}), "artifact": artifact}
+    wrapped = flow.with_options()
+    wrapped.fn = _async_flow_fn(flow.fn, flow.name, options) if flow.isasync else _flow_fn(flow.fn, flow.name, options)
+    return wrapped
+
+
+def _open_run(flow_name: str, options: dict[str, Any]) -> llqm_core.ActiveRun | None:
+    """The LLQM run of this flow run, or None inside a run already open (a subflow)."""
+    if llqm_core.current_run() is not None:
+        return None
+    context = FlowRunContext.get()
+    flow_run = context.flow_run if context is not None else None
+    config = {"engine": "prefect", "prefect.flow": flow_name}
+    if flow_run is not None:
+        config |= {"prefect.flow_run_id": str(flow_run.id), "prefect.flow_run": flow_run.name}
+    name = f"{flow_name}/{flow_run.name}" if flow_run is not None else flow_name
+    active = llqm_core.ActiveRun(name, options["store"], config, adopt_span=True).start()
+    bind_run(active, options["stages"])
+    return active
+
+
+def _close_run(active: llqm_core.ActiveRun, options: dict[str, Any], exc: BaseException | None) -> None:
+    active.finish(exc)
+    forget_run(active)
+    if options["artifact"] and active.store is not None:
+        _publish(active)
+
+
+def _publish(active: llqm_core.ActiveRun) -> None:
+    from prefect.artifacts import create_markdown_artifact
+
+    try:
+        create_markdown_artifact(
+            profile_markdown(build_report(active.store, active.id)),
+            key="llqm-profile",
+            description=f"LLQM profile of run {active.id}",
+        )
+    except Exception as exc:  # the profile is in the store; the UI copy is a convenience
+        warnings.warn(f"could not publish the LLQM profile as a Prefect artifact: {exc}", stacklevel=2)
+
+
+def _flow_fn(fn: Callable[..., Any], flow_name: str, options: dict[str, Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def profiled_flow(*args: Any, **kwargs: Any) -> Any:
+        active = _open_run(flow_name, options)
+        if active is None:
+            return fn(*args, **kwargs)
+        try:
+            with llqm_core.run_context(active):
+                result = fn(*args, **kwargs)
+        except BaseException as exc:
+            _close_run(active, options, exc)
+            raise
+        _close_run(active, options, None)
+        return result
+
+    return profiled_flow
+
+
+def _async_flow_fn(fn: Callable[..., Any], flow_name: str, options: dict[str, Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    async def profiled_flow(*args: Any, **kwargs: Any) -> Any:
+        active = _open_run(flow_name, options)
+        if active is None:
+            return await fn(*args, **kwargs)
+        try:
+            with llqm_core.run_context(active):
+                result = await fn(*args, **kwargs)
+        except BaseException as exc:
+            _close_run(active, options, exc)
+            raise
+        _close_run(active, options, None)
+        return result
+
+    assert inspect.iscoroutinefunction(profiled_flow)
+    return profiled_flow

@@ -1,0 +1,134 @@
+"""Every Prefect task run as an LLQM task, without touching the task's code.
+
+Prefect's task engine calls each attempt of a task through
+``prefect.task_engine.call_with_parameters(task.fn, parameters)``, inside the task run's
+context and with Prefect's task span current. ``PrefectInstrumentor.instrument()`` wraps
+that one function, as OpenTelemetry instrumentations wrap a library's entry point;
+``uninstrument()`` puts it back. Both are idempotent.
+
+A wrapped call is profiled only when an LLQM run is current (``llqm_prefect.profiled`` opens
+one around the flow); otherwise it runs untouched.
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+from typing import Any, Callable
+
+import prefect.task_engine
+from prefect.client.schemas.objects import TaskRunResult
+from prefect.context import TaskRunContext
+
+import llqm_core
+
+STAGE_TAG_PREFIX = "llqm.stage:"
+
+class FlowBinding:
+    """What the adapter keeps for one profiled flow run: its stage names and, for each Prefect
+    task run, the LLQM task of its latest attempt (so that a task receiving another task's
+    result or future, as Prefect's ``task_run.task_inputs`` tells, records the dependency)."""
+
+    def __init__(self, stages: dict[str, str]) -> None:
+        self.stages = stages
+        self.llqm_ids: dict[str, str] = {}
+        self.lock = threading.Lock()
+
+
+_bindings: dict[str, FlowBinding] = {}
+
+
+def bind_run(run: llqm_core.ActiveRun, stages: dict[str, str]) -> None:
+    _bindings[run.id] = FlowBinding(stages)
+
+
+def forget_run(run: llqm_core.ActiveRun) -> None:
+    _bindings.pop(run.id, None)
+
+
+def stage_of(task_run_tags: list[str], task_name: str, stages: dict[str, str]) -> str:
+    """A task's stage: its ``llqm.stage:NAME`` tag, else the flow decorator's ``stages`` map, else its name."""
+    for tag in task_run_tags:
+        if tag.startswith(STAGE_TAG_PREFIX) and len(tag) > len(STAGE_TAG_PREFIX):
+            return tag[len(STAGE_TAG_PREFIX):]
+    return stages.get(task_name, task_name)
+
+
+def _start(context: TaskRunContext, active: llqm_core.ActiveRun, parameters: dict[str, Any]) -> llqm_core.TaskHandle:
+    task_run = context.task_run
+    binding = _bindings.get(active.id) or FlowBinding({})
+    with binding.lock:
+        upstream = [
+            binding.llqm_ids[str(item.id)]
+            for inputs in (task_run.task_inputs or {}).values()
+            for item in inputs
+            if isinstance(item, TaskRunResult) and str(item.id) in binding.llqm_ids
+        ]
+    stage = stage_of(list(task_run.tags or []), context.task.name, binding.stages)
+    # Named after the task, not the task run: its span sits under Prefect's span of the task run.
+    handle = llqm_core.start_task(context.task.name, stage, upstream + active.producers(parameters.values()), run=active)
+    handle.annotate({"prefect.task_run_id": str(task_run.id), "prefect.task_run": task_run.name,
+                     "prefect.attempt": int(task_run.run_count or 1)})
+    with binding.lock:
+        binding.llqm_ids[str(task_run.id)] = handle.id
+    return handle
+
+
+def _finish(handle: llqm_core.TaskHandle, result: Any = None, exc: BaseException | None = None) -> None:
+    if exc is None:
+        handle.describe(result)
+        handle.run.note_output(result, handle.id)
+    llqm_core.finish_task(handle, exc)
+
+
+def _profiled_call(original: Callable[..., Any]) -> Callable[..., Any]:
+    def call_with_parameters(fn: Callable[..., Any], parameters: dict[str, Any]) -> Any:
+        context = TaskRunContext.get()
+        active = llqm_core.current_run()
+        if context is None or active is None or fn is not context.task.fn:
+            return original(fn, parameters)
+        if inspect.iscoroutinefunction(fn):
+            return _async_call(original, fn, parameters, context, active)
+        handle = _start(context, active, parameters)
+        try:
+            result = original(fn, parameters)
+        except BaseException as exc:
+            _finish(handle, exc=exc)
+            raise
+        _finish(handle, result)
+        return result
+
+    call_with_parameters.__wrapped__ = original  # type: ignore[attr-defined]
+    call_with_parameters._llqm_instrumented = True  # type: ignore[attr-defined]
+    return call_with_parameters
+
+
+async def _async_call(original, fn, parameters, context, active) -> Any:
+    handle = _start(context, active, parameters)
+    try:
+        result = await original(fn, parameters)
+    except BaseException as exc:
+        _finish(handle, exc=exc)
+        raise
+    _finish(handle, result)
+    return result
+
+
+class PrefectInstrumentor:
+    """``instrument()`` / ``uninstrument()`` Prefect's task engine for this process."""
+
+    _lock = threading.Lock()
+
+    @property
+    def is_instrumented(self) -> bool:
+        return getattr(prefect.task_engine.call_with_parameters, "_llqm_instrumented", False)
+
+    def instrument(self) -> None:
+        with self._lock:
+            if not self.is_instrumented:
+                prefect.task_engine.call_with_parameters = _profiled_call(prefect.task_engine.call_with_parameters)
+
+    def uninstrument(self) -> None:
+        with self._lock:
+            if self.is_instrumented:
+                prefect.task_engine.call_with_parameters = prefect.task_engine.call_with_parameters.__wrapped__

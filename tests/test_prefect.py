@@ -1,0 +1,220 @@
+"""The Prefect adapter: a profiled flow's task runs become LLQM tasks in the flow run's trace."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from prefect import flow, task
+from prefect.testing.utilities import prefect_test_harness
+from qiskit import QuantumCircuit
+
+import llqm_core as llqm
+from llqm_prefect import PrefectInstrumentor, profiled
+
+
+@pytest.fixture(scope="session", autouse=True)
+def prefect_server():
+    with prefect_test_harness(server_startup_timeout=180):
+        yield
+
+
+def busy(seconds: float) -> None:
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+
+
+@task(tags=["llqm.stage:generate"])
+def make_ghz(n: int) -> QuantumCircuit:
+    circuit = QuantumCircuit(n)
+    circuit.h(0)
+    for q in range(1, n):
+        circuit.cx(q - 1, q)
+    return circuit
+
+
+@task
+def count_gates(circuit: QuantumCircuit) -> int:
+    return circuit.size()
+
+
+ATTEMPTS = {"n": 0}
+
+
+@task(retries=2, retry_delay_seconds=0)
+def flaky(x: int) -> int:
+    ATTEMPTS["n"] += 1
+    if ATTEMPTS["n"] == 1:
+        raise RuntimeError("transient backend error")
+    return x + 1
+
+
+@task
+def square(x: int) -> int:
+    return x * x
+
+
+@flow
+def inner(x: int) -> int:
+    return square(x)
+
+
+@profiled(stages={"count_gates": "postprocess", "square": "compute"})
+@flow
+def pipeline(n: int = 4) -> int:
+    circuit = make_ghz.submit(n)
+    gates = count_gates(circuit)
+    bumped = flaky(gates)
+    squares = [f.result() for f in square.map([1, 2, 3])]
+    return inner(bumped) + sum(squares)
+
+
+def run_tasks(store_path):
+    store = llqm.ProfileStore(store_path)
+    run = store.run()
+    return run, store.tasks(run.id)
+
+
+def test_every_task_run_of_a_profiled_flow_is_an_llqm_task(store_path, spans):
+    ATTEMPTS["n"] = 0
+    assert pipeline(4) == (4 + 1) ** 2 + 14  # 4 gates, +1, squared in the subflow; plus 1 + 4 + 9
+    run, tasks = run_tasks(store_path)
+    assert run.status is llqm.RunStatus.COMPLETED and run.name.startswith("pipeline/")
+    assert run.config["engine"] == "prefect" and run.config["prefect.flow_run_id"]
+    names = [t.name for t in tasks]
+    assert names.count("square") == 4  # three mapped, one in the subflow
+    by_name = {t.name: t for t in tasks}
+
+    make, count = by_name["make_ghz"], by_name["count_gates"]
+    assert make.stage == "generate" and count.stage == "postprocess" and by_name["square"].stage == "compute"
+    assert make.metrics["circuit.qubits"] == 4 and make.metrics["circuit.two_qubit_gates"] == 3
+    assert count.depends_on == [make.id]  # a future passed to a task
+    assert all(t.profile.wall_s > 0 and t.span_id for t in tasks)
+
+    attempts = [t for t in tasks if t.name == "flaky"]
+    assert [(t.metrics["prefect.attempt"], t.status) for t in attempts] == [
+        (1, llqm.TaskStatus.FAILED), (2, llqm.TaskStatus.COMPLETED)]
+    assert "transient backend error" in attempts[0].error
+    assert attempts[0].metrics["prefect.task_run_id"] == attempts[1].metrics["prefect.task_run_id"]
+
+
+def test_llqm_spans_sit_under_prefect_spans_in_the_flow_run_trace(store_path, spans):
+    ATTEMPTS["n"] = 0
+    pipeline(3)
+    run, tasks = run_tasks(store_path)
+    finished = spans.get_finished_spans()
+    by_id = {s.context.span_id: s for s in finished}
+    llqm_spans = [s for s in finished if "llqm.task.id" in (s.attributes or {})]
+    assert len(llqm_spans) == len(tasks)
+    assert {format(s.context.trace_id, "032x") for s in finished} == {run.trace_id}
+    flow_span = by_id[int(run.span_id, 16)]  # the run is Prefect's flow run span, not a duplicate of it
+    assert flow_span.attributes["llqm.run.id"] == run.id
+    for span in llqm_spans:
+        parent = by_id[span.parent.span_id]  # no orphans: the parent was exported too
+        assert "llqm.task.id" not in parent.attributes
+        assert parent.attributes["prefect.run.id"] == span.attributes["llqm.prefect.task_run_id"]
+    assert not [s for s in finished if s.name == run.name]
+
+
+def test_a_failing_task_fails_its_llqm_task_and_run_and_keeps_what_ran_before(store_path):
+    @task
+    def fine() -> int:
+        return 1
+
+    @task
+    def broken(x: int) -> int:
+        raise ValueError("calibration out of range")
+
+    @profiled
+    @flow
+    def failing() -> int:
+        return broken(fine())
+
+    with pytest.raises(ValueError, match="calibration out of range"):
+        failing()
+    run, tasks = run_tasks(store_path)
+    assert run.status is llqm.RunStatus.FAILED and "calibration out of range" in run.error
+    assert [(t.name, t.status) for t in tasks] == [("fine", llqm.TaskStatus.COMPLETED), ("broken", llqm.TaskStatus.FAILED)]
+    assert tasks[1].error_type == "ValueError"
+
+
+def test_tasks_running_in_parallel_threads_each_report_their_own_cpu(store_path):
+    @task
+    def spin(seconds: float) -> float:
+        busy(seconds)
+        return seconds
+
+    @profiled
+    @flow
+    def parallel() -> list[float]:
+        futures = [spin.submit(0.4), spin.submit(0.4)]
+        return [f.result() for f in futures]
+
+    parallel()
+    _, tasks = run_tasks(store_path)
+    assert len(tasks) == 2
+    assert tasks[0].start_ns < tasks[1].end_ns and tasks[1].start_ns < tasks[0].end_ns  # they overlapped
+    for t in tasks:
+        assert t.profile.cpu_scope == "thread"
+        assert 0.35 <= t.profile.cpu_s <= 0.55
+
+
+def test_async_flows_and_tasks_are_profiled(store_path):
+    @task
+    async def wait(x: int) -> int:
+        return x
+
+    @profiled
+    @flow
+    async def asynchronous() -> int:
+        return await wait(5)
+
+    import asyncio
+
+    assert asyncio.run(asynchronous()) == 5
+    _, tasks = run_tasks(store_path)
+    assert [t.name for t in tasks] == ["wait"]
+
+
+def test_the_profile_summary_is_published_as_a_prefect_artifact(store_path):
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+    ATTEMPTS["n"] = 0
+    pipeline(3)
+    run, _ = run_tasks(store_path)
+    with get_client(sync_client=True) as client:
+        artifacts = client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["llqm-profile"])))
+    mine = [a for a in artifacts if str(a.flow_run_id) == run.config["prefect.flow_run_id"]]
+    assert len(mine) == 1
+    assert run.id in mine[0].data and "| make_ghz | generate | completed |" in mine[0].data
+
+
+def test_flows_without_the_decorator_are_left_alone(store_path):
+    @flow
+    def plain() -> int:
+        return square(3)
+
+    assert plain() == 9
+    assert not store_path.exists() or not llqm.ProfileStore(store_path).runs()
+
+
+def test_instrumentation_is_symmetrical_and_idempotent():
+    import prefect.task_engine
+
+    instrumentor = PrefectInstrumentor()
+    instrumentor.instrument()
+    patched = prefect.task_engine.call_with_parameters
+    instrumentor.instrument()
+    assert prefect.task_engine.call_with_parameters is patched and instrumentor.is_instrumented
+    instrumentor.uninstrument()
+    instrumentor.uninstrument()
+    assert not instrumentor.is_instrumented
+    assert not getattr(prefect.task_engine.call_with_parameters, "_llqm_instrumented", False)
+    instrumentor.instrument()
+
+
+def test_profiled_refuses_anything_but_a_prefect_flow():
+    with pytest.raises(TypeError, match="@profiled goes above Prefect's @flow"):
+        profiled(lambda: None)
