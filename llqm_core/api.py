@@ -84,6 +84,23 @@ class ActiveRun:
     def trace_id(self) -> str:
         return self.record.trace_id
 
+    @classmethod
+    def attach(cls, run_id: str, store: StoreArg = None) -> "ActiveRun":
+        """Join a run that another process opened (a worker running some of its tasks).
+
+        Tasks started here belong to that run and its trace; the run is ended by its owner."""
+        resolved = _resolve_store(store)
+        if resolved is None:
+            raise ValueError("attaching to a run needs the store that holds it.")
+        record = resolved.run(run_id)
+        joined = cls(record.name, resolved, record.config)
+        joined.record = record
+        joined.span = trace.NonRecordingSpan(
+            trace.SpanContext(int(record.trace_id, 16), int(record.span_id, 16), is_remote=True,
+                              trace_flags=trace.TraceFlags(trace.TraceFlags.SAMPLED))
+        )
+        return joined
+
     def start(self) -> "ActiveRun":
         tel = telemetry()
         current = trace.get_current_span()

@@ -42,6 +42,8 @@ GPU_UTILIZATION_MEAN = "llqm.gpu.utilization_mean_pct"
 GPU_MEMORY_PEAK = "llqm.gpu.memory_peak_bytes"
 QPU_TIME = "llqm.qpu.time_s"
 QUEUE_TIME = "llqm.queue.time_s"
+PROCESS_PID = "llqm.process.pid"
+HOST_NAME = "llqm.host.name"
 
 #: Attribute names that domain metrics may not take, since the profile owns them.
 RESERVED = frozenset(v for k, v in dict(globals()).items() if k.isupper() and isinstance(v, str) and v != PREFIX)
@@ -132,6 +134,10 @@ def task_end_attributes(task: TaskRecord) -> dict[str, Any]:
         attrs[QPU_TIME] = p.qpu_s
     if p.queue_s is not None:
         attrs[QUEUE_TIME] = p.queue_s
+    if p.pid is not None:
+        attrs[PROCESS_PID] = p.pid
+    if p.host is not None:
+        attrs[HOST_NAME] = p.host
     if task.hardware:
         attrs[HARDWARE_SNAPSHOT] = task.hardware
     for key, value in task.metrics.items():

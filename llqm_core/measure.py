@@ -8,6 +8,7 @@ two samples whenever it set a new high for the process.
 from __future__ import annotations
 
 import os
+import socket
 import threading
 import time
 
@@ -15,6 +16,7 @@ from .memory import current_rss, peak_rss
 from .model import GpuProfile, Profile
 from .sampler import shared_sampler
 
+HOST = socket.gethostname()
 _active: dict[int, "Measurement"] = {}
 _active_lock = threading.Lock()
 
@@ -79,6 +81,8 @@ class Measurement:
             rss_growth_bytes=end_rss - self._start_rss,
             samples=self._watch.samples,
             gpu=self._gpu_profile(),
+            pid=os.getpid(),
+            host=HOST,
         )
 
     def _gpu_profile(self) -> GpuProfile:

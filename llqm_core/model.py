@@ -68,6 +68,8 @@ class Profile:
     gpu: GpuProfile = field(default_factory=lambda: GpuProfile(available=False, reason="not measured"))
     qpu_s: float | None = None
     queue_s: float | None = None
+    pid: int | None = None  # where the task ran: a worker's process may not be the run's
+    host: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.__dict__, "gpu": dict(self.gpu.__dict__)}  # asdict() deep-copies: too slow per task

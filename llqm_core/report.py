@@ -41,6 +41,8 @@ def task_entry(task: TaskRecord) -> dict[str, Any]:
         "gpu": {k: v for k, v in p.gpu.__dict__.items()},
         "qpu_s": p.qpu_s,
         "queue_s": p.queue_s,
+        "pid": p.pid,
+        "host": p.host,
         "span_id": task.span_id,
         "hardware": task.hardware,
         "metrics": dict(task.metrics),

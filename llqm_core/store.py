@@ -320,6 +320,18 @@ class ProfileStore:
         run = self.run(run_id)
         return [self._task(row, run.status) for row in self._query("SELECT * FROM tasks WHERE run_id = ? ORDER BY start_ns, rowid", (run.id,))]
 
+    def task_ids_by_metric(self, run_id: str, key: str, values: list[str]) -> dict[str, str]:
+        """For each value, the latest task of the run whose metric ``key`` has it (e.g. an engine's task run id)."""
+        if not values:
+            return {}
+        marks = ",".join("?" * len(values))
+        rows = self._query(
+            f"SELECT id, json_extract(metrics, ?) AS value FROM tasks WHERE run_id = ? AND json_extract(metrics, ?)"
+            f" IN ({marks}) ORDER BY start_ns",
+            (f'$."{key}"', run_id, f'$."{key}"', *values),
+        )
+        return {row["value"]: row["id"] for row in rows}
+
     def snapshot(self, fingerprint: str) -> HardwareSnapshot | None:
         rows = self._query("SELECT data FROM hardware_snapshots WHERE fingerprint = ?", (fingerprint,))
         return HardwareSnapshot.from_dict(json.loads(rows[0]["data"])) if rows else None

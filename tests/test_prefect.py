@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -218,3 +219,36 @@ def test_instrumentation_is_symmetrical_and_idempotent():
 def test_profiled_refuses_anything_but_a_prefect_flow():
     with pytest.raises(TypeError, match="@profiled goes above Prefect's @flow"):
         profiled(lambda: None)
+
+
+def check_distributed_run(store_path):
+    run, tasks = run_tasks(store_path)
+    assert run.status is llqm.RunStatus.COMPLETED
+    crunched = [t for t in tasks if t.name == "crunch"]
+    gather = next(t for t in tasks if t.name == "gather")
+    assert len(crunched) == 4 and all(t.stage == "compute" for t in crunched)
+    assert all(t.profile.pid != os.getpid() for t in crunched)  # profiled in the worker that ran it
+    assert len({t.profile.pid for t in crunched}) in (1, 2)  # one or both of the two workers
+    assert all(0.15 <= t.profile.cpu_s <= 0.4 for t in crunched)
+    assert {t.trace_id for t in tasks} == {run.trace_id}  # one trace
+    assert all(t.parent_span_id not in (None, run.span_id) for t in tasks)  # under Prefect's task spans
+    assert sorted(gather.depends_on) == sorted(t.id for t in crunched)
+
+
+def test_process_pool_workers_profile_their_tasks_into_the_same_run(store_path):
+    from prefect.task_runners import ProcessPoolTaskRunner
+
+    from workflows import distributed_flow
+
+    assert distributed_flow(ProcessPoolTaskRunner(max_workers=2), store_path)(4) == 0 + 1 + 4 + 9
+    check_distributed_run(store_path)
+
+
+def test_dask_local_cluster_workers_profile_their_tasks_into_the_same_run(store_path):
+    from prefect_dask import DaskTaskRunner
+
+    from workflows import distributed_flow
+
+    runner = DaskTaskRunner(cluster_kwargs={"n_workers": 2, "threads_per_worker": 1, "processes": True})
+    assert distributed_flow(runner, store_path)(4) == 0 + 1 + 4 + 9
+    check_distributed_run(store_path)

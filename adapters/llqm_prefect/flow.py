@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import functools
-import inspect
 import warnings
 from typing import Any, Callable
 
-from prefect import Flow
+from prefect import Flow, tags
 from prefect.context import FlowRunContext
 
 import llqm_core
@@ -16,6 +15,7 @@ from llqm_core.telemetry import telemetry
 
 from .artifact import profile_markdown
 from .instrument import PrefectInstrumentor, bind_run, forget_run
+from .workers import instrument_task_runner, run_tags
 
 
 def profiled(
@@ -62,6 +62,8 @@ def _open_run(flow_name: str, options: dict[str, Any]) -> llqm_core.ActiveRun | 
     name = f"{flow_name}/{flow_run.name}" if flow_run is not None else flow_name
     active = llqm_core.ActiveRun(name, options["store"], config, adopt_span=True).start()
     bind_run(active, options["stages"])
+    if context is not None:
+        instrument_task_runner(context.task_runner)
     return active
 
 
@@ -80,6 +82,7 @@ def _publish(active: llqm_core.ActiveRun) -> None:
             profile_markdown(build_report(active.store, active.id)),
             key="llqm-profile",
             description=f"LLQM profile of run {active.id}",
+            _sync=True,  # also from an async flow: the artifact is written before the flow run ends
         )
     except Exception as exc:  # the profile is in the store; the UI copy is a convenience
         warnings.warn(f"could not publish the LLQM profile as a Prefect artifact: {exc}", stacklevel=2)
@@ -92,7 +95,7 @@ def _flow_fn(fn: Callable[..., Any], flow_name: str, options: dict[str, Any]) ->
         if active is None:
             return fn(*args, **kwargs)
         try:
-            with llqm_core.run_context(active):
+            with llqm_core.run_context(active), tags(*run_tags(active)):
                 result = fn(*args, **kwargs)
         except BaseException as exc:
             _close_run(active, options, exc)
@@ -110,7 +113,7 @@ def _async_flow_fn(fn: Callable[..., Any], flow_name: str, options: dict[str, An
         if active is None:
             return await fn(*args, **kwargs)
         try:
-            with llqm_core.run_context(active):
+            with llqm_core.run_context(active), tags(*run_tags(active)):
                 result = await fn(*args, **kwargs)
         except BaseException as exc:
             _close_run(active, options, exc)
@@ -118,5 +121,4 @@ def _async_flow_fn(fn: Callable[..., Any], flow_name: str, options: dict[str, An
         _close_run(active, options, None)
         return result
 
-    assert inspect.iscoroutinefunction(profiled_flow)
     return profiled_flow

@@ -17,10 +17,13 @@ import threading
 from typing import Any, Callable
 
 import prefect.task_engine
+import prefect.task_runners
 from prefect.client.schemas.objects import TaskRunResult
 from prefect.context import TaskRunContext
 
 import llqm_core
+
+from .workers import attached_run
 
 STAGE_TAG_PREFIX = "llqm.stage:"
 
@@ -57,13 +60,13 @@ def stage_of(task_run_tags: list[str], task_name: str, stages: dict[str, str]) -
 def _start(context: TaskRunContext, active: llqm_core.ActiveRun, parameters: dict[str, Any]) -> llqm_core.TaskHandle:
     task_run = context.task_run
     binding = _bindings.get(active.id) or FlowBinding({})
+    upstream_runs = [str(item.id) for inputs in (task_run.task_inputs or {}).values() for item in inputs
+                     if isinstance(item, TaskRunResult)]
     with binding.lock:
-        upstream = [
-            binding.llqm_ids[str(item.id)]
-            for inputs in (task_run.task_inputs or {}).values()
-            for item in inputs
-            if isinstance(item, TaskRunResult) and str(item.id) in binding.llqm_ids
-        ]
+        upstream = [binding.llqm_ids[i] for i in upstream_runs if i in binding.llqm_ids]
+    elsewhere = [i for i in upstream_runs if i not in binding.llqm_ids]
+    if elsewhere and active.store is not None:  # upstream tasks that ran in other processes
+        upstream += active.store.task_ids_by_metric(active.id, "prefect.task_run_id", elsewhere).values()
     stage = stage_of(list(task_run.tags or []), context.task.name, binding.stages)
     # Named after the task, not the task run: its span sits under Prefect's span of the task run.
     handle = llqm_core.start_task(context.task.name, stage, upstream + active.producers(parameters.values()), run=active)
@@ -84,8 +87,10 @@ def _finish(handle: llqm_core.TaskHandle, result: Any = None, exc: BaseException
 def _profiled_call(original: Callable[..., Any]) -> Callable[..., Any]:
     def call_with_parameters(fn: Callable[..., Any], parameters: dict[str, Any]) -> Any:
         context = TaskRunContext.get()
-        active = llqm_core.current_run()
-        if context is None or active is None or fn is not context.task.fn:
+        if context is None or fn is not context.task.fn:
+            return original(fn, parameters)
+        active = llqm_core.current_run() or attached_run(list(context.task_run.tags or []))
+        if active is None:
             return original(fn, parameters)
         if inspect.iscoroutinefunction(fn):
             return _async_call(original, fn, parameters, context, active)
@@ -124,11 +129,15 @@ class PrefectInstrumentor:
         return getattr(prefect.task_engine.call_with_parameters, "_llqm_instrumented", False)
 
     def instrument(self) -> None:
+        from . import workers
+
         with self._lock:
             if not self.is_instrumented:
                 prefect.task_engine.call_with_parameters = _profiled_call(prefect.task_engine.call_with_parameters)
+                prefect.task_runners._run_task_in_subprocess = workers.run_task_in_subprocess
 
     def uninstrument(self) -> None:
         with self._lock:
             if self.is_instrumented:
                 prefect.task_engine.call_with_parameters = prefect.task_engine.call_with_parameters.__wrapped__
+                prefect.task_runners._run_task_in_subprocess = prefect.task_runners._run_task_in_subprocess.__wrapped__
