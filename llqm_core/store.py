@@ -320,6 +320,14 @@ class ProfileStore:
         run = self.run(run_id)
         return [self._task(row, run.status) for row in self._query("SELECT * FROM tasks WHERE run_id = ? ORDER BY start_ns, rowid", (run.id,))]
 
+    def find_run(self, config_key: str, value: str) -> RunRecord | None:
+        """The latest run whose configuration has ``config_key`` equal to ``value`` (e.g. an engine's run id)."""
+        rows = self._query(
+            "SELECT * FROM runs WHERE json_extract(config, ?) = ? ORDER BY start_ns DESC LIMIT 1",
+            (f'$."{config_key}"', value),
+        )
+        return self._run(rows[0]) if rows else None
+
     def task_ids_by_metric(self, run_id: str, key: str, values: list[str]) -> dict[str, str]:
         """For each value, the latest task of the run whose metric ``key`` has it (e.g. an engine's task run id)."""
         if not values:

@@ -6,7 +6,7 @@ import functools
 import warnings
 from typing import Any, Callable
 
-from prefect import Flow, tags
+from prefect import Flow
 from prefect.context import FlowRunContext
 
 import llqm_core
@@ -15,7 +15,7 @@ from llqm_core.telemetry import telemetry
 
 from .artifact import profile_markdown
 from .instrument import PrefectInstrumentor, bind_run, forget_run
-from .workers import instrument_task_runner, run_tags
+from .workers import OPTIONS_ATTRIBUTE, instrument_task_runner
 
 
 def profiled(
@@ -44,9 +44,14 @@ def profiled(
         raise TypeError(f"@profiled goes above Prefect's @flow; it was given {type(flow).__name__} instead of a Flow.")
     PrefectInstrumentor().instrument()
     telemetry()  # Prefect's flow and task spans must reach the same tracer provider as LLQM's
+    if isinstance(store, llqm_core.ProfileStore):
+        store = str(store.path)  # the options travel to worker processes with the flow: keep them picklable
+    elif store not in (None, False):
+        store = str(store)
     options = {"store": store, "stages": dict(stages or {}), "artifact": artifact}
     wrapped = flow.with_options()
     wrapped.fn = _async_flow_fn(flow.fn, flow.name, options) if flow.isasync else _flow_fn(flow.fn, flow.name, options)
+    setattr(wrapped.fn, OPTIONS_ATTRIBUTE, options)
     return wrapped
 
 
@@ -95,7 +100,7 @@ def _flow_fn(fn: Callable[..., Any], flow_name: str, options: dict[str, Any]) ->
         if active is None:
             return fn(*args, **kwargs)
         try:
-            with llqm_core.run_context(active), tags(*run_tags(active)):
+            with llqm_core.run_context(active):
                 result = fn(*args, **kwargs)
         except BaseException as exc:
             _close_run(active, options, exc)
@@ -113,7 +118,7 @@ def _async_flow_fn(fn: Callable[..., Any], flow_name: str, options: dict[str, An
         if active is None:
             return await fn(*args, **kwargs)
         try:
-            with llqm_core.run_context(active), tags(*run_tags(active)):
+            with llqm_core.run_context(active):
                 result = await fn(*args, **kwargs)
         except BaseException as exc:
             _close_run(active, options, exc)

@@ -19,7 +19,7 @@ from typing import Any, Callable
 import prefect.task_engine
 import prefect.task_runners
 from prefect.client.schemas.objects import TaskRunResult
-from prefect.context import TaskRunContext
+from prefect.context import FlowRunContext, TaskRunContext
 
 import llqm_core
 
@@ -89,7 +89,7 @@ def _profiled_call(original: Callable[..., Any]) -> Callable[..., Any]:
         context = TaskRunContext.get()
         if context is None or fn is not context.task.fn:
             return original(fn, parameters)
-        active = llqm_core.current_run() or attached_run(list(context.task_run.tags or []))
+        active = llqm_core.current_run() or attached_run(FlowRunContext.get())
         if active is None:
             return original(fn, parameters)
         if inspect.iscoroutinefunction(fn):

@@ -1,9 +1,11 @@
 """Profiling task runs that Prefect sends to other processes: its process pool and Dask workers.
 
-A worker process has none of the flow's in-process state, so what it needs travels with the
-task run itself: the profiled flow tags every task run ``llqm.run:<id>`` (and
-``llqm.store:<path>`` when the store is not the default one), and the worker joins that run
-(``ActiveRun.attach``) in the store, under the task's Prefect span, in the flow run's trace.
+A worker process has none of the flow's in-process state, but Prefect hands every task run
+its flow run's context, flow included: the profiled flow's function carries its LLQM options
+(``__llqm_options__``: store, stages), and the flow run's id finds its LLQM run in that store,
+which the worker joins (``ActiveRun.attach``) under the task's Prefect span, in the flow
+run's trace. Nothing is added to the task runs themselves (a tag would cost Prefect a
+concurrency-slot round trip per task run).
 
 Instrumentation reaches the workers by reference: the process pool pickles the function it
 runs in the child by name, so the parent swaps Prefect's for ``run_task_in_subprocess``
@@ -19,18 +21,15 @@ from typing import Any
 import prefect.task_engine
 import prefect.task_runners
 from opentelemetry import trace
-from prefect.context import TagsContext
+from prefect.context import FlowRunContext
 
 import llqm_core
 from llqm_core.telemetry import telemetry
 
-RUN_TAG_PREFIX = "llqm.run:"
-STORE_TAG_PREFIX = "llqm.store:"
-
 _ORIGINAL_RUN_IN_SUBPROCESS = getattr(
     prefect.task_runners._run_task_in_subprocess, "__wrapped__", prefect.task_runners._run_task_in_subprocess
 )
-_attached: dict[tuple[str, str | None], llqm_core.ActiveRun] = {}
+_attached: dict[tuple[str, Any], llqm_core.ActiveRun] = {}
 _attached_lock = threading.Lock()
 
 
@@ -54,11 +53,10 @@ def _flow_trace(context: dict[str, Any] | None) -> Any:
     Prefect does not carry the trace into its process-pool and Dask workers (its task span
     there would start a trace of its own); with the flow's span current, Prefect's task span
     and LLQM's under it join the flow run's trace."""
-    tags = ((context or {}).get("tags_context") or {}).get("current_tags")
-    if tags is None:  # the process pool hydrates Prefect's context before calling the engine
-        current = TagsContext.get()
-        tags = current.current_tags if current is not None else ()
-    joined = attached_run(list(tags))
+    if context is not None:  # Dask hands the engine Prefect's context serialized
+        joined = attached_run((context or {}).get("flow_run_context"))
+    else:  # the process pool has hydrated it already
+        joined = attached_run(FlowRunContext.get())
     if joined is None or trace.get_current_span().get_span_context().is_valid:
         return nullcontext()
     return trace.use_span(joined.span, end_on_exit=False)
@@ -87,24 +85,39 @@ def run_task_in_subprocess(*args: Any, **kwargs: Any) -> Any:
 run_task_in_subprocess.__wrapped__ = _ORIGINAL_RUN_IN_SUBPROCESS  # type: ignore[attr-defined]
 
 
-def run_tags(run: llqm_core.ActiveRun) -> list[str]:
-    """The tags that let a worker find ``run``."""
-    tags = [RUN_TAG_PREFIX + run.id]
-    if run.store is not None and run.store.path.resolve() != llqm_core.default_store_path().resolve():
-        tags.append(STORE_TAG_PREFIX + str(run.store.path.resolve()))
-    return tags
+OPTIONS_ATTRIBUTE = "__llqm_options__"
 
 
-def attached_run(tags: list[str]) -> llqm_core.ActiveRun | None:
-    """The run a worker's task run belongs to, from its tags; None for a task of no profiled flow."""
-    run_id = next((t[len(RUN_TAG_PREFIX):] for t in tags if t.startswith(RUN_TAG_PREFIX)), None)
-    if run_id is None:
+def _flow_run_parts(context: Any) -> tuple[Any, Any]:
+    """The flow and flow run id of a Prefect flow run context, hydrated or serialized."""
+    if context is None:
+        return None, None
+    if isinstance(context, dict):
+        flow, flow_run = context.get("flow"), context.get("flow_run")
+    else:
+        flow, flow_run = getattr(context, "flow", None), getattr(context, "flow_run", None)
+    flow_run_id = flow_run.get("id") if isinstance(flow_run, dict) else getattr(flow_run, "id", None)
+    return flow, flow_run_id
+
+
+def attached_run(flow_run_context: Any) -> llqm_core.ActiveRun | None:
+    """The LLQM run of a profiled flow run, joined from a worker; None for any other flow."""
+    flow, flow_run_id = _flow_run_parts(flow_run_context)
+    options = getattr(getattr(flow, "fn", None), OPTIONS_ATTRIBUTE, None)
+    if options is None or flow_run_id is None or options["store"] is False:
         return None
-    store = next((t[len(STORE_TAG_PREFIX):] for t in tags if t.startswith(STORE_TAG_PREFIX)), None)
+    key = (str(flow_run_id), options["store"])
     with _attached_lock:
-        key = (run_id, store)
         if key not in _attached:
-            _attached[key] = llqm_core.ActiveRun.attach(run_id, store)
+            store = llqm_core.open_store(options["store"])
+            run = store.find_run("prefect.flow_run_id", str(flow_run_id))
+            if run is None:
+                return None
+            joined = llqm_core.ActiveRun.attach(run.id, store)
+            from .instrument import bind_run
+
+            bind_run(joined, options["stages"])
+            _attached[key] = joined
         return _attached[key]
 
 
