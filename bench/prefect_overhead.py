@@ -43,7 +43,8 @@ def bare_flow(n: int) -> int:
     return steps(n)
 
 
-def timed(pipeline, n: int) -> float:
+def timed(pipeline, n: int, settle_s: float = 0.0) -> float:
+    time.sleep(settle_s)  # let the server's background services drain the previous flow's events
     start = time.perf_counter()
     pipeline(n)
     return time.perf_counter() - start
@@ -52,7 +53,8 @@ def timed(pipeline, n: int) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description="Overhead of @profiled on a Prefect flow.")
     parser.add_argument("--tasks", type=int, default=200)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--settle", type=float, default=5.0, help="seconds of quiet before each flow")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         profiled_flow = profiled(store=os.path.join(scratch, "bench.sqlite"), artifact=True)(
@@ -62,8 +64,8 @@ def main() -> int:
         timed(profiled_flow, 5)
         pairs = []
         for repeat in range(args.repeats):
-            bare = timed(bare_flow, args.tasks)
-            llqm = timed(profiled_flow, args.tasks)
+            bare = timed(bare_flow, args.tasks, args.settle)
+            llqm = timed(profiled_flow, args.tasks, args.settle)
             pairs.append((bare, llqm))
             print(f"repeat {repeat + 1}: plain Prefect {bare:.2f} s, with @profiled {llqm:.2f} s, ratio {llqm / bare:.4f}")
     ratio = statistics.median(llqm / bare for bare, llqm in pairs)

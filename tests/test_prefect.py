@@ -252,3 +252,24 @@ def test_dask_local_cluster_workers_profile_their_tasks_into_the_same_run(store_
     runner = DaskTaskRunner(cluster_kwargs={"n_workers": 2, "threads_per_worker": 1, "processes": True})
     assert distributed_flow(runner, store_path)(4) == 0 + 1 + 4 + 9
     check_distributed_run(store_path)
+
+
+def test_the_prefect_example_flow_profiles_each_quantum_stage(store_path):
+    import importlib.util
+
+    from conftest import ROOT
+
+    spec = importlib.util.spec_from_file_location("prefect_ghz_flow", ROOT / "examples" / "prefect_ghz_flow.py")
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    fractions = example.ghz_on_fez([3, 5], shots=300)
+    assert set(fractions) == {3, 5} and all(0.5 < f <= 1.0 for f in fractions.values())
+    _, tasks = run_tasks(store_path)
+    stages = {}
+    for t in tasks:
+        stages.setdefault(t.stage, []).append(t)
+    assert {s: len(ts) for s, ts in stages.items()} == {"generate": 2, "transpile": 2, "execute": 2, "postprocess": 2}
+    assert all(t.metrics["circuit.qubits"] == 156 for t in stages["transpile"])
+    by_id = {t.id: t for t in tasks}
+    for t in stages["postprocess"]:
+        assert [by_id[d].stage for d in t.depends_on] == ["execute"]
