@@ -17,19 +17,14 @@ from qiskit_aer.noise import NoiseModel
 from qiskit_ibm_runtime import fake_provider
 
 import llqm_core as llqm
-from llqm_qiskit import hardware_snapshot
+from llqm_qiskit import ghz, ghz_success, hardware_snapshot
 
 BACKENDS = {"fake_fez": "FakeFez", "fake_marrakesh": "FakeMarrakesh", "fake_kingston": "FakeKingston"}
 
 
 @llqm.task(stage="generate")
-def ghz(qubits: int) -> QuantumCircuit:
-    circuit = QuantumCircuit(qubits, name=f"ghz_{qubits}")
-    circuit.h(0)
-    for q in range(1, qubits):
-        circuit.cx(q - 1, q)
-    circuit.measure_all()
-    return circuit
+def build_ghz(qubits: int) -> QuantumCircuit:
+    return ghz(qubits)
 
 
 @llqm.task(stage="transpile")
@@ -46,11 +41,9 @@ def execute(circuit: QuantumCircuit, simulator: AerSimulator, shots: int, seed: 
 
 
 @llqm.task(stage="postprocess")
-def ideal_probability(counts: dict[str, int], qubits: int) -> float:
-    shots = sum(counts.values())
-    good = counts.get("0" * qubits, 0) + counts.get("1" * qubits, 0)
-    probability = good / shots
-    llqm.annotate({"fidelity.p_ideal": probability, "result.shots": shots})
+def ideal_probability(counts: dict[str, int]) -> float:
+    probability = ghz_success(counts)
+    llqm.annotate({"fidelity.p_ideal": probability, "result.shots": sum(counts.values())})
     return probability
 
 
@@ -75,10 +68,10 @@ def main() -> None:
             noise = NoiseModel.from_backend(backend, thermal_relaxation=False)
             simulator = AerSimulator(noise_model=noise, method="automatic")
             t.annotate({"noise.instructions": len(noise.noise_instructions)})
-        circuit = ghz(args.qubits)
+        circuit = build_ghz(args.qubits)
         compiled = transpile_for(circuit, backend, args.optimization_level, args.seed)
         counts = execute(compiled, simulator, args.shots, args.seed)
-        probability = ideal_probability(counts, args.qubits)
+        probability = ideal_probability(counts)
     print(f"P(ideal GHZ outcome) = {probability:.3f} on {args.backend}; run {run.id}")
     print("See the profile with: llqm report" + (f" --store {args.store}" if args.store else ""))
 

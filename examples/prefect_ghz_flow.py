@@ -20,16 +20,12 @@ from qiskit_aer.noise import NoiseModel
 from qiskit_ibm_runtime.fake_provider import FakeFez
 
 from llqm_prefect import profiled
+from llqm_qiskit import ghz, ghz_success
 
 
 @task(tags=["llqm.stage:generate"])
 def build_ghz(qubits: int) -> QuantumCircuit:
-    circuit = QuantumCircuit(qubits, name=f"ghz_{qubits}")
-    circuit.h(0)
-    for q in range(1, qubits):
-        circuit.cx(q - 1, q)
-    circuit.measure_all()
-    return circuit
+    return ghz(qubits)
 
 
 @task(tags=["llqm.stage:transpile"])
@@ -46,8 +42,7 @@ def run_noisy(circuit: QuantumCircuit, shots: int, seed: int) -> dict[str, int]:
 
 @task(tags=["llqm.stage:postprocess"])
 def ideal_fraction(counts: dict[str, int]) -> float:
-    width = len(next(iter(counts)))
-    return (counts.get("0" * width, 0) + counts.get("1" * width, 0)) / sum(counts.values())
+    return ghz_success(counts)
 
 
 @profiled

@@ -11,30 +11,18 @@ import os
 import threading
 import time
 
-from .errors import UserError
+from .settings import seconds_from_env, seconds_in_range
 from .gpu import gpu_probe
 from .memory import current_rss
 
 DEFAULT_INTERVAL_S = 0.05
 INTERVAL_ENV = "LLQM_SAMPLE_INTERVAL"
 IDLE_PARK_S = 1.0
-
-
-def checked_interval(value: float, source: str = "sample interval") -> float:
-    if not 0.001 <= value <= 60:
-        raise UserError(f"{source} {value!r} is out of range; allowed is 0.001 to 60 seconds.")
-    return value
+MIN_INTERVAL_S, MAX_INTERVAL_S = 0.001, 60.0
 
 
 def interval_from_env() -> float:
-    raw = os.environ.get(INTERVAL_ENV)
-    if raw is None:
-        return DEFAULT_INTERVAL_S
-    try:
-        value = float(raw)
-    except ValueError:
-        raise UserError(f"{INTERVAL_ENV}={raw!r} is not a number; give the sampling interval in seconds, e.g. 0.02.") from None
-    return checked_interval(value, INTERVAL_ENV)
+    return seconds_from_env(INTERVAL_ENV, DEFAULT_INTERVAL_S, MIN_INTERVAL_S, MAX_INTERVAL_S)
 
 
 class Watch:
@@ -132,4 +120,4 @@ def shared_sampler() -> ResourceSampler:
 
 def set_sample_interval(seconds: float) -> None:
     """Change the shared sampler's interval; takes effect at its next reading."""
-    shared_sampler().interval_s = checked_interval(seconds)
+    shared_sampler().interval_s = seconds_in_range(seconds, "sample interval", MIN_INTERVAL_S, MAX_INTERVAL_S)

@@ -32,6 +32,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcess
 from .errors import UserError
 from .otlp_json import SCOPE
 from .plugins import loaded_plugins
+from .settings import seconds_from_env
 
 EXPORTERS_ENV = "LLQM_EXPORTERS"
 EXPORT_TIMEOUT_ENV = "LLQM_EXPORT_TIMEOUT"
@@ -39,16 +40,7 @@ DEFAULT_EXPORT_TIMEOUT_S = 2.0
 
 
 def export_timeout_s() -> float:
-    raw = os.environ.get(EXPORT_TIMEOUT_ENV)
-    if raw is None:
-        return DEFAULT_EXPORT_TIMEOUT_S
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if value < 0:
-        raise UserError(f"{EXPORT_TIMEOUT_ENV}={raw!r} is not allowed; give a number of seconds of 0 or more.")
-    return value
+    return seconds_from_env(EXPORT_TIMEOUT_ENV, DEFAULT_EXPORT_TIMEOUT_S, 0.0)
 
 
 class ExporterHub(SpanProcessor):

@@ -10,6 +10,8 @@ from prefect import flow, task
 from prefect.testing.utilities import prefect_test_harness
 from qiskit import QuantumCircuit
 
+from llqm_qiskit import circuits
+
 import llqm_core as llqm
 from llqm_prefect import PrefectInstrumentor, profiled
 
@@ -28,11 +30,7 @@ def busy(seconds: float) -> None:
 
 @task(tags=["llqm.stage:generate"])
 def make_ghz(n: int) -> QuantumCircuit:
-    circuit = QuantumCircuit(n)
-    circuit.h(0)
-    for q in range(1, n):
-        circuit.cx(q - 1, q)
-    return circuit
+    return circuits.ghz(n, measure=False)
 
 
 @task

@@ -109,3 +109,22 @@ def test_sampler_interval_is_configurable_and_one_sampler_serves_all_tasks(store
         assert names.count("llqm-sampler") == 1
     finally:
         llqm.set_sample_interval(0.02)
+
+
+def test_bad_sampling_and_export_settings_are_refused_in_one_sentence(monkeypatch):
+    import pytest
+
+    from llqm_core.sampler import interval_from_env
+    from llqm_core.telemetry import export_timeout_s
+
+    monkeypatch.setenv("LLQM_SAMPLE_INTERVAL", "fast")
+    with pytest.raises(llqm.UserError, match=r"LLQM_SAMPLE_INTERVAL='fast' is not a number of seconds\."):
+        interval_from_env()
+    monkeypatch.setenv("LLQM_SAMPLE_INTERVAL", "0")
+    with pytest.raises(llqm.UserError, match=r"out of range; allowed is 0\.001 to 60 seconds\."):
+        interval_from_env()
+    with pytest.raises(llqm.UserError, match="sample interval -1 is out of range"):
+        llqm.set_sample_interval(-1)
+    monkeypatch.setenv("LLQM_EXPORT_TIMEOUT", "-2")
+    with pytest.raises(llqm.UserError, match=r"allowed is 0 seconds or more\."):
+        export_timeout_s()

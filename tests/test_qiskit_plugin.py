@@ -5,17 +5,14 @@ from __future__ import annotations
 import pytest
 from qiskit import QuantumCircuit
 
+from llqm_qiskit import circuits
+
 import llqm_core as llqm
 from llqm_qiskit import circuit_metrics, hardware_snapshot
 
 
 def ghz(n: int) -> QuantumCircuit:
-    circuit = QuantumCircuit(n)
-    circuit.h(0)
-    for q in range(1, n):
-        circuit.cx(q - 1, q)
-    circuit.measure_all()
-    return circuit
+    return circuits.ghz(n)
 
 
 def test_circuit_metrics_count_qubits_gates_and_two_qubit_gates():
@@ -54,3 +51,13 @@ def test_snapshot_of_fake_fez_has_its_156_qubits_and_couplers(fez):
     assert len(cz) == 352
     assert any(g.error == 1.0 for g in cz)  # the broken couplers a hardware-aware layout must avoid
     assert snapshot.fingerprint == hardware_snapshot(fez).fingerprint
+
+
+def test_ghz_builder_and_its_success_fraction():
+    from llqm_qiskit import ghz_success
+
+    assert ghz(3).count_ops()["cx"] == 2 and ghz(3).num_clbits == 3
+    assert circuits.ghz(3, measure=False).num_clbits == 0
+    assert ghz_success({"000": 45, "111": 45, "010": 10}) == 0.9
+    with pytest.raises(ValueError, match="at least 2 qubits"):
+        circuits.ghz(1)

@@ -4,7 +4,8 @@ Loaded through the ``llqm`` entry point ``qiskit`` (``llqm_qiskit.plugin``), as 
 third-party plugin would be.
 """
 
+from .circuits import ghz, ghz_success
 from .metrics import circuit_metrics, describe
 from .snapshot import hardware_snapshot
 
-__all__ = ["circuit_metrics", "describe", "hardware_snapshot"]
+__all__ = ["circuit_metrics", "describe", "ghz", "ghz_success", "hardware_snapshot"]
