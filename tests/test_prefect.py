@@ -271,3 +271,15 @@ def test_the_prefect_example_flow_profiles_each_quantum_stage(store_path):
     by_id = {t.id: t for t in tasks}
     for t in stages["postprocess"]:
         assert [by_id[d].stage for d in t.depends_on] == ["execute"]
+
+
+def test_an_existing_dask_cluster_given_by_address_works_the_same_way(store_path):
+    from distributed import LocalCluster
+    from prefect_dask import DaskTaskRunner
+
+    from workflows import distributed_flow
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        runner = DaskTaskRunner(address=cluster.scheduler_address)
+        assert distributed_flow(runner, store_path)(4) == 0 + 1 + 4 + 9
+    check_distributed_run(store_path)

@@ -14,7 +14,9 @@ below, which instruments the child first; Dask workers get a ``WorkerPlugin``.
 
 from __future__ import annotations
 
+import socket
 import threading
+import warnings
 from contextlib import nullcontext
 from typing import Any
 
@@ -31,6 +33,7 @@ _ORIGINAL_RUN_IN_SUBPROCESS = getattr(
 )
 _attached: dict[tuple[str, Any], llqm_core.ActiveRun] = {}
 _attached_lock = threading.Lock()
+_missing: set[tuple[str, Any]] = set()
 
 
 _ORIGINAL_RUN_SYNC = getattr(prefect.task_engine.run_task_sync, "__wrapped__", prefect.task_engine.run_task_sync)
@@ -112,6 +115,14 @@ def attached_run(flow_run_context: Any) -> llqm_core.ActiveRun | None:
             store = llqm_core.open_store(options["store"])
             run = store.find_run("prefect.flow_run_id", str(flow_run_id))
             if run is None:
+                if key not in _missing:
+                    _missing.add(key)
+                    warnings.warn(
+                        f"the LLQM run of Prefect flow run {flow_run_id} is not in the store {store.path} on "
+                        f"{socket.gethostname()}, so its tasks that run here are not profiled; workers need the "
+                        "flow's store on a file system they share.",
+                        stacklevel=2,
+                    )
                 return None
             joined = llqm_core.ActiveRun.attach(run.id, store)
             from .instrument import bind_run
