@@ -1,7 +1,7 @@
 """A small profiled pipeline on the embedded default: a GHZ circuit on a fake IBM Heron r2.
 
-Generate -> transpile -> execute (Aer, noise from the backend's calibration) -> postprocess,
-each step an LLQM task. Run it, then look at the profile:
+Generate -> transpile (a task per pass-manager stage) -> execute (Aer, noise from the
+backend's calibration) -> postprocess, each step an LLQM task. Run it, then look at the profile:
 
     python examples/ghz_pipeline.py --qubits 20 --shots 4000
     llqm report
@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import argparse
 
-from qiskit import QuantumCircuit, transpile
+from qiskit import QuantumCircuit
 from qiskit_aer import AerSimulator
 from qiskit_aer.noise import NoiseModel
 from qiskit_ibm_runtime import fake_provider
 
 import llqm_core as llqm
-from llqm_qiskit import ghz, ghz_success, hardware_snapshot
+from llqm_qiskit import ghz, ghz_success, hardware_snapshot, profiled_transpile
 
 BACKENDS = {"fake_fez": "FakeFez", "fake_marrakesh": "FakeMarrakesh", "fake_kingston": "FakeKingston"}
 
@@ -25,11 +25,6 @@ BACKENDS = {"fake_fez": "FakeFez", "fake_marrakesh": "FakeMarrakesh", "fake_king
 @llqm.task(stage="generate")
 def build_ghz(qubits: int) -> QuantumCircuit:
     return ghz(qubits)
-
-
-@llqm.task(stage="transpile")
-def transpile_for(circuit: QuantumCircuit, backend, optimization_level: int, seed: int) -> QuantumCircuit:
-    return transpile(circuit, backend=backend, optimization_level=optimization_level, seed_transpiler=seed)
 
 
 @llqm.task(stage="execute")
@@ -69,7 +64,8 @@ def main() -> None:
             simulator = AerSimulator(noise_model=noise, method="automatic")
             t.annotate({"noise.instructions": len(noise.noise_instructions)})
         circuit = build_ghz(args.qubits)
-        compiled = transpile_for(circuit, backend, args.optimization_level, args.seed)
+        # A "transpile" task with one child task per pass-manager stage (transpile.layout, ...).
+        compiled = profiled_transpile(circuit, backend, optimization_level=args.optimization_level, seed_transpiler=args.seed)
         counts = execute(compiled, simulator, args.shots, args.seed)
         probability = ideal_probability(counts)
     print(f"P(ideal GHZ outcome) = {probability:.3f} on {args.backend}; run {run.id}")

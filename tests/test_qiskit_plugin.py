@@ -61,3 +61,34 @@ def test_ghz_builder_and_its_success_fraction():
     assert ghz_success({"000": 45, "111": 45, "010": 10}) == 0.9
     with pytest.raises(ValueError, match="at least 2 qubits"):
         circuits.ghz(1)
+
+
+def test_transpile_is_profiled_stage_by_stage_with_pass_times(store_path, fez):
+    from llqm_qiskit import profiled_transpile
+
+    with llqm.run("transpile stages") as run:
+        compiled = profiled_transpile(ghz(12), fez, optimization_level=1, seed_transpiler=5)
+    assert compiled.num_qubits == 156 and set(compiled.count_ops()) <= {"cz", "rz", "sx", "x", "measure", "barrier"}
+    tasks = llqm.ProfileStore(store_path).tasks(run.id)
+    parent = tasks[0]
+    assert parent.stage == "transpile" and parent.metrics["transpile.optimization_level"] == 1
+    stages = [t for t in tasks[1:]]
+    assert [t.stage for t in stages] == [f"transpile.{s}" for s in
+                                         ("init", "layout", "routing", "translation", "optimization", "scheduling")]
+    assert all(t.parent_id == parent.id for t in stages)
+    assert sum(t.profile.wall_s for t in stages) <= parent.profile.wall_s
+    layout = next(t for t in stages if t.stage == "transpile.layout")
+    assert layout.metrics["circuit.qubits"] == 156  # after layout the circuit spans the device
+    translation = next(t for t in stages if t.stage == "transpile.translation")
+    assert translation.metrics["transpile.pass.BasisTranslator.calls"] == 1
+    assert translation.metrics["transpile.pass.BasisTranslator.time_s"] > 0
+    assert stages[-1].metrics["circuit.two_qubit_gates"] == compiled.count_ops().get("cz", 0)
+
+
+def test_transpile_refuses_bad_options_in_one_sentence(fez):
+    from llqm_qiskit import profiled_transpile
+
+    with pytest.raises(ValueError, match="optimization_level 4 is not allowed; use one of 0, 1, 2, 3."):
+        profiled_transpile(ghz(3), fez, optimization_level=4)
+    with pytest.raises(ValueError, match="has 200 qubits, more than the 156 of backend 'fake_fez'"):
+        profiled_transpile(QuantumCircuit(200, name="wide"), fez)

@@ -1,4 +1,4 @@
-"""Qiskit for LLQM: circuit and result metrics, and hardware snapshots of backends.
+"""Qiskit for LLQM: circuit and result metrics, stage-by-stage transpile profiles, hardware snapshots.
 
 Loaded through the ``llqm`` entry point ``qiskit`` (``llqm_qiskit.plugin``), as any
 third-party plugin would be.
@@ -7,5 +7,6 @@ third-party plugin would be.
 from .circuits import ghz, ghz_success
 from .metrics import circuit_metrics, describe
 from .snapshot import hardware_snapshot
+from .transpile import profiled_transpile
 
-__all__ = ["circuit_metrics", "describe", "ghz", "ghz_success", "hardware_snapshot"]
+__all__ = ["circuit_metrics", "describe", "ghz", "ghz_success", "hardware_snapshot", "profiled_transpile"]

@@ -1,0 +1,148 @@
+"""Transpilation profiled at the grain of Qiskit's pass-manager stages.
+
+A preset pass manager runs the stages init, layout, routing, translation, optimization and
+scheduling. ``profiled_transpile`` makes each stage its own LLQM task (``transpile.layout``,
+...) under one ``transpile`` task, and records on each stage every pass's time (from the
+pass manager's ``callback``) and the circuit's size, depth and two-qubit gates after it.
+
+The stage boundaries come from a marker pass put at the front of each stage (in its
+``pre_`` slot); the user's pass manager itself is left unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from qiskit import QuantumCircuit
+from qiskit.dagcircuit import DAGCircuit
+from qiskit.providers import BackendV2
+from qiskit.transpiler import PassManager, StagedPassManager
+from qiskit.transpiler.basepasses import AnalysisPass
+from qiskit.transpiler.preset_passmanagers import generate_preset_pass_manager
+
+import llqm_core
+
+from .metrics import circuit_metrics
+from .snapshot import backend_name
+
+STAGE = "transpile"
+OPTIMIZATION_LEVELS = (0, 1, 2, 3)
+
+
+class _StageMarker(AnalysisPass):
+    """Does nothing to the circuit: tells the profiler that ``stage`` begins."""
+
+    def __init__(self, stage: str, profiler: "_StageProfiler") -> None:
+        super().__init__()
+        self.stage = stage
+        self.profiler = profiler
+
+    def run(self, dag: DAGCircuit) -> None:
+        self.profiler.enter(self.stage, dag)
+
+
+def _dag_metrics(dag: DAGCircuit) -> dict[str, Any]:
+    return {
+        "circuit.qubits": dag.num_qubits(),
+        "circuit.size": dag.size(),
+        "circuit.depth": dag.depth(),
+        "circuit.two_qubit_gates": len(dag.two_qubit_ops()),
+    }
+
+
+class _StageProfiler:
+    def __init__(self, parent: llqm_core.TaskHandle) -> None:
+        self.parent = parent
+        self.current: llqm_core.TaskHandle | None = None
+        self.passes: dict[str, list[float]] = {}
+
+    def enter(self, stage: str, dag: DAGCircuit) -> None:
+        self.close(_dag_metrics(dag))
+        name = f"{STAGE}.{stage}"
+        self.current = llqm_core.start_task(name, name, parent=self.parent, run=self.parent.run)
+
+    def on_pass(self, pass_: Any, time: float, **_: Any) -> None:
+        if isinstance(pass_, _StageMarker) or self.current is None:
+            return
+        entry = self.passes.setdefault(pass_.name(), [0, 0.0])
+        entry[0] += 1
+        entry[1] += time
+
+    def close(self, after: dict[str, Any] | None, exc: BaseException | None = None) -> None:
+        """End the running stage's task with what its passes did and the circuit they left."""
+        if self.current is None:
+            return
+        metrics: dict[str, Any] = {"transpile.passes": sum(int(n) for n, _ in self.passes.values())}
+        for name, (calls, seconds) in self.passes.items():
+            metrics[f"transpile.pass.{name}.calls"] = int(calls)
+            metrics[f"transpile.pass.{name}.time_s"] = seconds
+        self.current.annotate(metrics | (after or {}))
+        llqm_core.finish_task(self.current, exc)
+        self.current, self.passes = None, {}
+
+
+def _with_markers(pass_manager: StagedPassManager, profiler: _StageProfiler) -> StagedPassManager:
+    slots = {name: getattr(pass_manager, name) for name in pass_manager.expanded_stages}
+    for stage in pass_manager.stages:
+        marker = PassManager([_StageMarker(stage, profiler)])
+        existing = slots.get(f"pre_{stage}")
+        slots[f"pre_{stage}"] = marker + existing if existing is not None else marker
+    return StagedPassManager(stages=pass_manager.stages, **slots)
+
+
+def _check(circuits: Sequence[QuantumCircuit], backend: BackendV2 | None, optimization_level: int) -> None:
+    if optimization_level not in OPTIMIZATION_LEVELS:
+        raise ValueError(f"optimization_level {optimization_level!r} is not allowed; use one of 0, 1, 2, 3.")
+    for circuit in circuits:
+        if not isinstance(circuit, QuantumCircuit):
+            raise TypeError(f"profiled_transpile takes QuantumCircuits, not {type(circuit).__name__}.")
+        if backend is not None and circuit.num_qubits > backend.num_qubits:
+            raise ValueError(
+                f"circuit {circuit.name!r} has {circuit.num_qubits} qubits, more than the {backend.num_qubits} "
+                f"of backend {backend_name(backend)!r}."
+            )
+
+
+def profiled_transpile(
+    circuits: QuantumCircuit | Sequence[QuantumCircuit],
+    backend: BackendV2 | None = None,
+    *,
+    optimization_level: int = 1,
+    seed_transpiler: int | None = None,
+    layout_method: str | None = None,
+    pass_manager: StagedPassManager | None = None,
+) -> QuantumCircuit | list[QuantumCircuit]:
+    """Transpile like ``qiskit.transpile``, as a ``transpile`` task with one child task per stage.
+
+    Either give ``backend`` (and the preset options) or a ready ``pass_manager``. Circuits of
+    a list are transpiled one after another, each with its own stage tasks.
+    """
+    batch = [circuits] if isinstance(circuits, QuantumCircuit) else list(circuits)
+    _check(batch, backend, optimization_level)
+    if pass_manager is None:
+        pass_manager = generate_preset_pass_manager(
+            optimization_level=optimization_level, backend=backend, seed_transpiler=seed_transpiler,
+            layout_method=layout_method,
+        )
+    results = []
+    with llqm_core.task(STAGE, stage=STAGE) as parent:
+        parent.add_dependency(*parent.run.producers(batch))
+        parent.annotate({
+            "transpile.optimization_level": optimization_level,
+            "transpile.seed": -1 if seed_transpiler is None else seed_transpiler,
+            "transpile.layout_method": layout_method or "default",
+            "transpile.backend": backend_name(backend) if backend is not None else "none",
+        })
+        for circuit in batch:
+            profiler = _StageProfiler(parent)
+            try:
+                compiled = _with_markers(pass_manager, profiler).run(circuit, callback=profiler.on_pass)
+            except BaseException as exc:
+                profiler.close(None, exc)
+                raise
+            profiler.close(circuit_metrics(compiled))
+            results.append(compiled)
+        output = results[0] if isinstance(circuits, QuantumCircuit) else results
+        parent.describe(output)
+        parent.run.note_output(output, parent.id)
+    return output
