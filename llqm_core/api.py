@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import random
 import socket
 import time
 import uuid
@@ -279,7 +280,7 @@ def start_task(
         span_parent = trace.set_span_in_context(parent.span if parent is not None else run.span)
     start_ns = time.time_ns()
     record = TaskRecord(
-        id=uuid.uuid4().hex[:16], run_id=run.id, name=name, stage=stage or name, status=TaskStatus.RUNNING,
+        id=f"{random.getrandbits(64):016x}", run_id=run.id, name=name, stage=stage or name, status=TaskStatus.RUNNING,
         start_ns=start_ns, trace_id=run.trace_id, span_id="", parent_id=parent.id if parent is not None else None,
         depends_on=list(dict.fromkeys(_task_ids(depends_on))),
     )

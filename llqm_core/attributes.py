@@ -94,7 +94,10 @@ def task_start_attributes(task: TaskRecord) -> dict[str, Any]:
 
 
 def task_attributes(task: TaskRecord) -> dict[str, Any]:
-    """All attributes of a finished task's span: identity, profile and domain metrics."""
+    """All attributes of a finished task's span: identity, profile and domain metrics.
+
+    The span carries the figures people look at; the store keeps the whole profile (thread
+    and process CPU apart, RSS at start and end, sample counts)."""
     return task_start_attributes(task) | task_end_attributes(task)
 
 
@@ -108,14 +111,8 @@ def task_end_attributes(task: TaskRecord) -> dict[str, Any]:
             WALL_TIME: p.wall_s,
             CPU_TIME: p.cpu_s,
             CPU_SCOPE: p.cpu_scope,
-            CPU_THREAD_TIME: p.thread_cpu_s,
-            CPU_PROCESS_TIME: p.process_cpu_s,
-            CPU_CHILDREN_TIME: p.children_cpu_s,
-            MEMORY_START_RSS: p.start_rss_bytes,
-            MEMORY_END_RSS: p.end_rss_bytes,
             MEMORY_PEAK_RSS: p.peak_rss_bytes,
             MEMORY_RSS_GROWTH: p.rss_growth_bytes,
-            SAMPLER_SAMPLES: p.samples,
             GPU_AVAILABLE: p.gpu.available,
         }
     )
@@ -130,6 +127,8 @@ def task_end_attributes(task: TaskRecord) -> dict[str, Any]:
                 attrs[name] = value
     elif p.gpu.reason:
         attrs[GPU_UNAVAILABLE_REASON] = p.gpu.reason
+    if p.children_cpu_s:
+        attrs[CPU_CHILDREN_TIME] = p.children_cpu_s
     if p.qpu_s is not None:
         attrs[QPU_TIME] = p.qpu_s
     if p.queue_s is not None:

@@ -71,6 +71,14 @@ _TASK_ROW_SQL = (
 )
 
 
+def _running_row(task: TaskRecord) -> tuple:
+    """The row of a task that has started: only what is fixed by then, so building it later is safe."""
+    return (
+        task.id, task.run_id, task.name, task.stage, "running", task.parent_id, _dumps(task.depends_on),
+        task.start_ns, None, task.trace_id, task.span_id, task.parent_span_id, None, None, None, "{}", None,
+    )
+
+
 def _task_row(task: TaskRecord) -> tuple:
     return (
         task.id, task.run_id, task.name, task.stage, task.status.value, task.parent_id, _dumps(task.depends_on),
@@ -87,8 +95,7 @@ def default_store_path() -> Path:
     return Path(data_home) / "llqm" / "profiles.sqlite"
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), default=str)
+_dumps = json.JSONEncoder(separators=(",", ":"), default=str).encode  # one encoder: json.dumps builds one a call
 
 
 class ProfileStore:
@@ -100,7 +107,7 @@ class ProfileStore:
         self._lock = threading.RLock()
         self._write_failed = False
         self._pid = os.getpid()
-        self._pending: dict[str, tuple] = {}  # task id -> start row not yet written
+        self._pending: dict[str, TaskRecord] = {}  # started tasks whose running row is not written yet
         self._dirty = False
         self._wake = threading.Event()
         self._writer: threading.Thread | None = None
@@ -233,9 +240,9 @@ class ProfileStore:
             self._start_writer()
 
     def _flush_pending(self) -> None:
-        rows, self._pending = self._pending, {}
-        if rows:
-            self._conn.executemany(_TASK_ROW_SQL.format(verb="OR IGNORE"), rows.values())
+        tasks, self._pending = self._pending, {}
+        if tasks:
+            self._conn.executemany(_TASK_ROW_SQL.format(verb="OR IGNORE"), [_running_row(t) for t in tasks.values()])
 
     def _flush_pending_in_transaction(self) -> None:
         if self._pending:
@@ -262,7 +269,7 @@ class ProfileStore:
         """Queue the running task's row: the writer thread keeps it within moments, so a crash
         shows what was in flight, without a commit on the task's own path."""
         with self._lock:
-            self._pending[task.id] = _task_row(task)
+            self._pending[task.id] = task
             self._start_writer()
         self._wake.set()
 
