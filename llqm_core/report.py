@@ -38,7 +38,7 @@ def task_entry(task: TaskRecord) -> dict[str, Any]:
         "cpu_scope": p.cpu_scope,
         "peak_rss_bytes": p.peak_rss_bytes if task.end_ns is not None else None,
         "rss_growth_bytes": p.rss_growth_bytes if task.end_ns is not None else None,
-        "gpu": {k: v for k, v in p.gpu.__dict__.items()},
+        "gpu": dict(p.gpu.__dict__),
         "qpu_s": p.qpu_s,
         "queue_s": p.queue_s,
         "pid": p.pid,
@@ -47,6 +47,7 @@ def task_entry(task: TaskRecord) -> dict[str, Any]:
         "hardware": task.hardware,
         "metrics": dict(task.metrics),
         "error": None if task.error is None else f"{task.error_type}: {task.error}",
+        "profile": p.to_dict() if task.end_ns is not None else None,
     }
 
 

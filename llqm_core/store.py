@@ -8,6 +8,7 @@ WAL mode lets several processes write runs into one store while reports read it.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import re
@@ -16,6 +17,7 @@ import sqlite3
 import threading
 import time
 import warnings
+import weakref
 from pathlib import Path
 from typing import Any, Callable
 
@@ -117,6 +119,8 @@ class ProfileStore:
             self._check_schema()
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path} is not a readable LLQM profile store (SQLite says: {exc}).") from None
+        if not readonly:
+            _writable.add(self)
 
     def _connect(self) -> sqlite3.Connection:
         if self.readonly:
@@ -170,10 +174,25 @@ class ProfileStore:
                 raise
 
     def close(self) -> None:
+        """Write what is queued, fold the WAL into the database file and close it.
+
+        Run at exit for every writable store, so that the store is one self-contained file
+        again (a copy of it alone holds every run)."""
+        if self._closed:
+            return
         with self._lock:
-            self._flush_pending()
+            if not self.readonly:
+                self._guarded(self._flush_pending_in_transaction)
             self._closed = True
-            self._wake.set()
+        self._wake.set()
+        if self._writer is not None:
+            self._writer.join(timeout=2.0)
+        with self._lock:
+            if not self.readonly:
+                try:
+                    self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                except sqlite3.Error:
+                    pass  # another process is using the store; it will checkpoint later
             self._conn.close()
 
     def _start_writer(self) -> None:
@@ -400,6 +419,18 @@ def _owner_is_gone(run: RunRecord) -> bool:
         return True
     except psutil.Error:
         return False
+
+
+_writable: "weakref.WeakSet[ProfileStore]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_writable_stores() -> None:
+    for store in list(_writable):
+        try:
+            store.close()
+        except Exception:  # at exit, a store that cannot close cleanly is left to SQLite's recovery
+            pass
 
 
 _stores: dict[Path, ProfileStore] = {}

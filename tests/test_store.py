@@ -127,3 +127,17 @@ def test_several_processes_write_runs_into_one_store_at_once(tmp_path):
     runs = store.runs()
     assert len(runs) == 4 and all(r.status is llqm.RunStatus.COMPLETED for r in runs)
     assert all(len(store.tasks(r.id)) == 40 for r in runs)
+
+
+def test_after_the_process_exits_the_store_is_one_self_contained_file(tmp_path):
+    path = tmp_path / "whole.sqlite"
+    result = run_python(
+        f"import llqm_core as llqm\nwith llqm.run('whole', store={str(path)!r}):\n    with llqm.task('t'):\n        pass\n"
+    )
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["whole.sqlite"]
+    copy = tmp_path / "copy" / "whole.sqlite"
+    copy.parent.mkdir()
+    copy.write_bytes(path.read_bytes())
+    store = llqm.ProfileStore(copy, readonly=True)
+    assert [t.name for t in store.tasks(store.run().id)] == ["t"]
