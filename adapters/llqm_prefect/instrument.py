@@ -6,8 +6,9 @@ context and with Prefect's task span current. ``PrefectInstrumentor.instrument()
 that one function, as OpenTelemetry instrumentations wrap a library's entry point;
 ``uninstrument()`` puts it back. Both are idempotent.
 
-A wrapped call is profiled only when an LLQM run is current (``llqm_prefect.profiled`` opens
-one around the flow); otherwise it runs untouched.
+A wrapped call is profiled only when it belongs to an LLQM run: the current one
+(``llqm_prefect.profiled`` opens one around the flow) or, in a worker process, the run of
+the profiled flow it came from (see ``workers``); otherwise it runs untouched.
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ from prefect.context import FlowRunContext, TaskRunContext
 
 import llqm_core
 
+from . import workers
 from .workers import attached_run
 
 STAGE_TAG_PREFIX = "llqm.stage:"
+
 
 class FlowBinding:
     """What the adapter keeps for one profiled flow run: its stage names and, for each Prefect
@@ -129,8 +132,6 @@ class PrefectInstrumentor:
         return getattr(prefect.task_engine.call_with_parameters, "_llqm_instrumented", False)
 
     def instrument(self) -> None:
-        from . import workers
-
         with self._lock:
             if not self.is_instrumented:
                 prefect.task_engine.call_with_parameters = _profiled_call(prefect.task_engine.call_with_parameters)
