@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import functools
+from contextlib import contextmanager
 import warnings
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from prefect import Flow
 from prefect.context import FlowRunContext
@@ -93,20 +94,27 @@ def _publish(active: llqm_core.ActiveRun) -> None:
         warnings.warn(f"could not publish the LLQM profile as a Prefect artifact: {exc}", stacklevel=2)
 
 
+@contextmanager
+def _flow_run_as_llqm_run(flow_name: str, options: dict[str, Any]) -> Iterator[None]:
+    """The body of a flow run, as the current LLQM run (unless one is open already: a subflow)."""
+    active = _open_run(flow_name, options)
+    if active is None:
+        yield
+        return
+    try:
+        with llqm_core.run_context(active):
+            yield
+    except BaseException as exc:
+        _close_run(active, options, exc)
+        raise
+    _close_run(active, options, None)
+
+
 def _flow_fn(fn: Callable[..., Any], flow_name: str, options: dict[str, Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
     def profiled_flow(*args: Any, **kwargs: Any) -> Any:
-        active = _open_run(flow_name, options)
-        if active is None:
+        with _flow_run_as_llqm_run(flow_name, options):
             return fn(*args, **kwargs)
-        try:
-            with llqm_core.run_context(active):
-                result = fn(*args, **kwargs)
-        except BaseException as exc:
-            _close_run(active, options, exc)
-            raise
-        _close_run(active, options, None)
-        return result
 
     return profiled_flow
 
@@ -114,16 +122,7 @@ def _flow_fn(fn: Callable[..., Any], flow_name: str, options: dict[str, Any]) ->
 def _async_flow_fn(fn: Callable[..., Any], flow_name: str, options: dict[str, Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
     async def profiled_flow(*args: Any, **kwargs: Any) -> Any:
-        active = _open_run(flow_name, options)
-        if active is None:
+        with _flow_run_as_llqm_run(flow_name, options):
             return await fn(*args, **kwargs)
-        try:
-            with llqm_core.run_context(active):
-                result = await fn(*args, **kwargs)
-        except BaseException as exc:
-            _close_run(active, options, exc)
-            raise
-        _close_run(active, options, None)
-        return result
 
     return profiled_flow
