@@ -4,9 +4,12 @@ Loaded through the ``llqm`` entry point ``qiskit`` (``llqm_qiskit.plugin``), as 
 third-party plugin would be.
 """
 
-from .circuits import ghz, ghz_success
+from .circuits import generate, ghz, ghz_success, load_qasm, mirror, qaoa_maxcut, qft, random_layered
 from .metrics import circuit_metrics, describe
 from .snapshot import hardware_snapshot
 from .transpile import profiled_transpile
 
-__all__ = ["circuit_metrics", "describe", "ghz", "ghz_success", "hardware_snapshot", "profiled_transpile"]
+__all__ = [
+    "circuit_metrics", "describe", "generate", "ghz", "ghz_success", "hardware_snapshot", "load_qasm", "mirror",
+    "profiled_transpile", "qaoa_maxcut", "qft", "random_layered",
+]
