@@ -14,7 +14,7 @@ from typing import Any, Sequence
 from rich.console import Console
 from rich.table import Table
 
-from . import __version__
+from . import __version__, hardware
 from .errors import UserError
 from .otlp_json import run_spans, spans_to_otlp_json
 from .plugins import configure_plugins
@@ -63,6 +63,23 @@ def build_parser() -> argparse.ArgumentParser:
                        help="otlp-json: an OTLP/JSON ExportTraceServiceRequest")
     trace.add_argument("-o", "--output", default=None, metavar="FILE", help="write to FILE instead of standard output")
     trace.set_defaults(handler=cmd_trace)
+
+    hardware = commands.add_parser("hardware", parents=[common], help="hardware snapshots kept in the store")
+    hardware_commands = hardware.add_subparsers(dest="hardware_command", metavar="ACTION", parser_class=_Parser)
+    hardware_commands.required = True
+    listing = hardware_commands.add_parser("list", parents=[common], help="stored snapshots, newest first")
+    listing.add_argument("--backend", default=None, help="only this backend's snapshots")
+    listing.add_argument("--json", action="store_true", help="print a JSON list")
+    listing.set_defaults(handler=cmd_hardware_list)
+    show = hardware_commands.add_parser("show", parents=[common], help="one snapshot: faulty qubits and couplers, each qubit")
+    show.add_argument("snapshot", help="a backend name (its latest snapshot) or a fingerprint (or a unique prefix)")
+    show.add_argument("--json", action="store_true", help="print the snapshot summary as JSON")
+    show.set_defaults(handler=cmd_hardware_show)
+    compare = hardware_commands.add_parser("diff", parents=[common], help="what changed between two snapshots of a backend")
+    compare.add_argument("before", help="fingerprint (or backend name: its latest snapshot)")
+    compare.add_argument("after", help="fingerprint (or backend name: its latest snapshot)")
+    compare.add_argument("--json", action="store_true", help="print the differences as JSON")
+    compare.set_defaults(handler=cmd_hardware_diff)
 
     plugins = commands.add_parser("plugins", parents=[common], help="list plugins and what they register")
     plugins.add_argument("--json", action="store_true", help="print a JSON list")
@@ -126,6 +143,65 @@ def cmd_trace(args: argparse.Namespace, console: Console) -> None:
             out.write(document + "\n")
     except OSError as exc:
         raise UserError(f"cannot write the trace to {args.output}: {exc.strerror}.") from None
+
+
+def cmd_hardware_list(args: argparse.Namespace, console: Console) -> None:
+    rows = [{"fingerprint": fp, "backend": backend, "taken_at": iso_time(int(taken * 1e9))}
+            for fp, backend, taken in _store(args).snapshots(args.backend)]
+    if args.json:
+        _print_json(rows)
+        return
+    table = Table(title="Hardware snapshots", title_justify="left")
+    for column in ("fingerprint", "backend", "taken_at"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(row["fingerprint"], row["backend"], row["taken_at"])
+    console.print(table)
+
+
+def cmd_hardware_show(args: argparse.Namespace, console: Console) -> None:
+    snapshot = hardware.summary(_store(args).find_snapshot(args.snapshot))
+    if args.json:
+        _print_json(snapshot)
+        return
+    console.print(f"[bold]{snapshot['backend']}[/bold]  {snapshot['num_qubits']} qubits  snapshot {snapshot['fingerprint']}"
+                  f"  taken {iso_time(int(snapshot['taken_at'] * 1e9))}")
+    console.print(f"faulty qubits: {snapshot['faulty_qubits'] or 'none'}")
+    console.print(f"faulty couplers: {[tuple(p) for p in snapshot['faulty_couplers']] or 'none'}")
+    table = Table(title="Qubits", title_justify="left")
+    for column in ("qubit", "T1 us", "T2 us", "readout error"):
+        table.add_column(column, justify="right")
+    for q in snapshot["qubits"]:
+        table.add_row(str(q["qubit"]), _micro(q["t1_s"]), _micro(q["t2_s"]),
+                      "-" if q["readout_error"] is None else f"{q['readout_error']:.4f}")
+    console.print(table)
+
+
+def _micro(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds * 1e6:.1f}"
+
+
+def cmd_hardware_diff(args: argparse.Namespace, console: Console) -> None:
+    store = _store(args)
+    try:
+        changes = hardware.diff(store.find_snapshot(args.before), store.find_snapshot(args.after))
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    data = changes.to_dict()
+    if args.json:
+        _print_json(data)
+        return
+    console.print(f"snapshot {data['before']} -> {data['after']}: {len(data['qubits'])} qubits and "
+                  f"{len(data['gates'])} gates changed")
+    for label in ("newly_faulty_qubits", "repaired_qubits", "newly_faulty_couplers", "repaired_couplers"):
+        if data[label]:
+            console.print(f"{label.replace('_', ' ')}: {data[label]}")
+    table = Table(title="Largest relative change", title_justify="left")
+    table.add_column("field")
+    table.add_column("max |change|", justify="right")
+    for name, value in data["max_relative_change"].items():
+        table.add_row(name, f"{value * 100:.1f}%")
+    console.print(table)
 
 
 def cmd_plugins(args: argparse.Namespace, console: Console) -> None:

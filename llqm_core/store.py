@@ -370,6 +370,30 @@ class ProfileStore:
         rows = self._query("SELECT data FROM hardware_snapshots WHERE fingerprint = ?", (fingerprint,))
         return HardwareSnapshot.from_dict(json.loads(rows[0]["data"])) if rows else None
 
+    def snapshots(self, backend: str | None = None) -> list[tuple[str, str, float]]:
+        """(fingerprint, backend, taken_at) of the stored snapshots, newest first."""
+        rows = self._query(
+            "SELECT fingerprint, backend, taken_at FROM hardware_snapshots"
+            + (" WHERE backend = ?" if backend else "") + " ORDER BY taken_at DESC",
+            (backend,) if backend else (),
+        )
+        return [(r["fingerprint"], r["backend"], r["taken_at"]) for r in rows]
+
+    def find_snapshot(self, name: str) -> HardwareSnapshot:
+        """A stored snapshot by fingerprint (or a unique prefix of it), or the latest of a backend by its name."""
+        latest = self.snapshots(backend=name)
+        if latest:
+            return self.snapshot(latest[0][0])
+        matches = [fp for fp, _, _ in self.snapshots() if fp.startswith(name)] if name else []
+        if len(matches) == 1:
+            return self.snapshot(matches[0])
+        if len(matches) > 1:
+            raise StoreError(f"snapshot prefix {name!r} matches {len(matches)} snapshots in {self.path}; give more of the fingerprint.")
+        raise StoreError(
+            f"there is no hardware snapshot {name!r} (a backend name or fingerprint) in {self.path}; "
+            "`llqm hardware list` shows the stored ones."
+        )
+
     def decisions(self, run_id: str) -> list[PolicyDecision]:
         rows = self._query("SELECT * FROM decisions WHERE run_id = ? ORDER BY id", (run_id,))
         return [

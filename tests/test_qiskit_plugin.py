@@ -92,3 +92,10 @@ def test_transpile_refuses_bad_options_in_one_sentence(fez):
         profiled_transpile(ghz(3), fez, optimization_level=4)
     with pytest.raises(ValueError, match="has 200 qubits, more than the 156 of backend 'fake_fez'"):
         profiled_transpile(QuantumCircuit(200, name="wide"), fez)
+
+
+def test_fake_fez_faulty_couplers_are_found_from_its_calibration(fez):
+    from llqm_core import hardware
+
+    couplers = hardware.faulty_couplers(hardware_snapshot(fez))
+    assert {(27, 28), (31, 32), (32, 33), (68, 69), (80, 81), (106, 107), (139, 155)} <= set(couplers)

@@ -1,0 +1,75 @@
+"""Hardware snapshots: what is broken, what drifted, and the `llqm hardware` commands."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+import llqm_core as llqm
+from llqm_core import hardware
+from llqm_core.cli import main
+
+
+def device(t1_q0: float = 100e-6, cz_01: float = 0.01, readout_q2: float = 0.02, taken_at: float = 1.0) -> llqm.HardwareSnapshot:
+    return llqm.HardwareSnapshot(
+        backend="toy", num_qubits=3, taken_at=taken_at,
+        qubits={0: llqm.QubitCalibration(t1_s=t1_q0, t2_s=80e-6, readout_error=0.01),
+                1: llqm.QubitCalibration(t1_s=120e-6, t2_s=90e-6, readout_error=0.02),
+                2: llqm.QubitCalibration(t1_s=110e-6, t2_s=70e-6, readout_error=readout_q2)},
+        gates=[llqm.GateCalibration("cz", (0, 1), error=cz_01, duration_s=8.4e-8),
+               llqm.GateCalibration("cz", (1, 0), error=cz_01, duration_s=8.4e-8),
+               llqm.GateCalibration("cz", (1, 2), error=0.005, duration_s=8.4e-8),
+               llqm.GateCalibration("sx", (2,), error=2e-4, duration_s=3.6e-8)],
+    )
+
+
+def test_faulty_qubits_and_couplers_are_the_out_of_service_ones():
+    healthy = device()
+    assert hardware.faulty_qubits(healthy) == [] and hardware.faulty_couplers(healthy) == []
+    broken = device(cz_01=1.0, readout_q2=0.5)
+    assert hardware.faulty_couplers(broken) == [(0, 1)]
+    assert hardware.faulty_qubits(broken) == [2]
+    summary = hardware.summary(broken)
+    assert summary["faulty_couplers"] == [[0, 1]] and summary["fingerprint"] == broken.fingerprint
+    assert summary["qubits"][0] == {"qubit": 0, "t1_s": 100e-6, "t2_s": 80e-6, "readout_error": 0.01, "frequency_hz": None}
+
+
+def test_diff_reports_each_changed_field_and_what_broke_or_was_repaired():
+    before, after = device(), device(t1_q0=50e-6, cz_01=1.0, taken_at=2.0)
+    changes = hardware.diff(before, after)
+    assert set(changes.qubits) == {0}
+    assert changes.qubits[0]["t1_s"].relative == pytest.approx(-0.5)
+    assert set(changes.gates) == {("cz", (0, 1)), ("cz", (1, 0))}
+    assert changes.newly_faulty_couplers == [(0, 1)] and changes.repaired_couplers == []
+    assert changes.max_relative_change("t1_s") == pytest.approx(0.5)
+    assert hardware.diff(after, before).repaired_couplers == [(0, 1)]
+    assert json.loads(json.dumps(changes.to_dict()))["qubits"]["0"]["t1_s"]["after"] == 50e-6
+    with pytest.raises(ValueError, match="cannot compare snapshots of different backends"):
+        hardware.diff(before, replace(after, backend="other"))
+
+
+def test_hardware_commands_list_show_and_diff_stored_snapshots(store_path, capsys):
+    before, after = device(), device(t1_q0=60e-6, taken_at=2.0)
+    with llqm.run("calibrations"):
+        with llqm.task("morning") as t:
+            t.use_hardware(before)
+        with llqm.task("evening") as t:
+            t.use_hardware(after)
+
+    assert main(["hardware", "list", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [row["fingerprint"] for row in listed] == [after.fingerprint, before.fingerprint]
+
+    assert main(["hardware", "show", "toy", "--json"]) == 0  # a backend name means its latest snapshot
+    shown = json.loads(capsys.readouterr().out)
+    assert {"backend", "num_qubits", "fingerprint", "faulty_qubits", "faulty_couplers"} <= set(shown)
+    assert shown["fingerprint"] == after.fingerprint and shown["qubits"][0]["t1_s"] == 60e-6
+
+    assert main(["hardware", "diff", before.fingerprint[:8], after.fingerprint, "--json"]) == 0
+    changes = json.loads(capsys.readouterr().out)
+    assert list(changes["qubits"]) == ["0"] and changes["max_relative_change"]["t1_s"] == pytest.approx(0.4)
+
+    assert main(["hardware", "show", "nowhere"]) == 2
+    assert "there is no hardware snapshot 'nowhere'" in capsys.readouterr().err
