@@ -1,7 +1,8 @@
 """A small profiled pipeline on the embedded default: a GHZ circuit on a fake IBM Heron r2.
 
-Generate -> transpile (a task per pass-manager stage) -> execute (Aer, noise from the
-backend's calibration) -> postprocess, each step an LLQM task. Run it, then look at the profile:
+Generate -> transpile (a task per pass-manager stage) -> execute (Aer's stabilizer method,
+Pauli noise from the backend's calibration written into the circuit) -> postprocess, each
+step an LLQM task. Run it, then look at the profile:
 
     python examples/ghz_pipeline.py --qubits 20 --shots 4000
     llqm report
@@ -13,11 +14,11 @@ import argparse
 
 from qiskit import QuantumCircuit
 from qiskit_aer import AerSimulator
-from qiskit_aer.noise import NoiseModel
 from qiskit_ibm_runtime import fake_provider
 
 import llqm_core as llqm
 from llqm_qiskit import ghz, ghz_success, hardware_snapshot, profiled_transpile
+from llqm_qiskit.noise import PauliNoise
 
 BACKENDS = {"fake_fez": "FakeFez", "fake_marrakesh": "FakeMarrakesh", "fake_kingston": "FakeKingston"}
 
@@ -28,8 +29,10 @@ def build_ghz(qubits: int) -> QuantumCircuit:
 
 
 @llqm.task(stage="execute")
-def execute(circuit: QuantumCircuit, simulator: AerSimulator, shots: int, seed: int) -> dict[str, int]:
-    result = simulator.run(circuit, shots=shots, seed_simulator=seed).result()
+def execute(circuit: QuantumCircuit, noise: PauliNoise, shots: int, seed: int) -> dict[str, int]:
+    noisy = noise.apply(circuit)
+    llqm.annotate({"noise.channels": noisy.count_ops().get("quantum_channel", 0)})
+    result = AerSimulator(method="stabilizer").run(noisy, shots=shots, seed_simulator=seed).result()
     llqm.current_task().describe(result)
     llqm.annotate({"execute.method": result.results[0].metadata.get("method", "unknown")})
     return result.get_counts()
@@ -57,16 +60,16 @@ def main() -> None:
 
     with llqm.run(f"ghz-{args.qubits} on {args.backend}", store=args.store, config=vars(args)) as run:
         with llqm.task("calibration snapshot", stage="backend.snapshot") as t:
-            t.use_hardware(hardware_snapshot(backend))
+            snapshot = hardware_snapshot(backend)
+            t.use_hardware(snapshot)
         with llqm.task("noise model", stage="backend.noise_model") as t:
-            # Without thermal relaxation the noise is Pauli, so Clifford circuits run on the stabilizer method.
-            noise = NoiseModel.from_backend(backend, thermal_relaxation=False)
-            simulator = AerSimulator(noise_model=noise, method="automatic")
-            t.annotate({"noise.instructions": len(noise.noise_instructions)})
+            # Pauli channels from the calibration, written into the circuit: fast on the stabilizer method.
+            noise = PauliNoise(snapshot)
+            t.annotate({"noise.gates_with_error": noise.noisy_gates})
         circuit = build_ghz(args.qubits)
         # A "transpile" task with one child task per pass-manager stage (transpile.layout, ...).
         compiled = profiled_transpile(circuit, backend, optimization_level=args.optimization_level, seed_transpiler=args.seed)
-        counts = execute(compiled, simulator, args.shots, args.seed)
+        counts = execute(compiled, noise, args.shots, args.seed)
         probability = ideal_probability(counts)
     print(f"P(ideal GHZ outcome) = {probability:.3f} on {args.backend}; run {run.id}")
     print("See the profile with: llqm report" + (f" --store {args.store}" if args.store else ""))
