@@ -122,3 +122,16 @@ def test_the_core_imports_no_quantum_sdk_or_workflow_engine():
     result = run_python(code)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_the_hook_reference_in_docs_is_generated_from_the_hookspecs():
+    from llqm_core import hookspecs
+    from llqm_core.hookdoc import hook_reference
+
+    from conftest import ROOT
+
+    reference = hook_reference()
+    assert (ROOT / "docs" / "hooks.md").read_text() == reference, "run: python -m llqm_core.hookdoc > docs/hooks.md"
+    for name in dir(hookspecs):
+        if name.startswith("llqm_"):
+            assert f"## `{name}(" in reference
