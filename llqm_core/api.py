@@ -12,6 +12,7 @@ import os
 import random
 import socket
 import time
+import traceback
 import uuid
 import weakref
 from contextlib import contextmanager
@@ -29,6 +30,7 @@ from .measure import Measurement
 from .model import HardwareSnapshot, PolicyDecision, RunRecord, RunStatus, TaskRecord, TaskStatus
 from .plugins import loaded_plugins
 from .sampler import set_sample_interval
+from .secrets import redact, redact_text
 from .store import ProfileStore, open_store
 from .telemetry import telemetry
 
@@ -61,7 +63,7 @@ def _status_for(exc: BaseException | None) -> str:
 def _describe_error(exc: BaseException) -> tuple[str, str]:
     kind = type(exc)
     name = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
-    return name, str(exc) or name
+    return name, redact_text(str(exc)) or name
 
 
 class ActiveRun:
@@ -73,7 +75,7 @@ class ActiveRun:
         self.name = name
         self.adopt_span = adopt_span
         self.store = _resolve_store(store)
-        self.config = dict(config or {})
+        self.config = redact(dict(config or {}))
         self.record: RunRecord | None = None
         self._outputs: dict[int, tuple[weakref.ref, str]] = {}
 
@@ -117,7 +119,7 @@ class ActiveRun:
             id=uuid.uuid4().hex, name=self.name, status=RunStatus.RUNNING, start_ns=start_ns,
             trace_id=_hex(context.trace_id, 32), span_id=_hex(context.span_id, 16),
             parent_span_id=_hex(parent.span_id, 16) if parent.is_valid else None,
-            span_owned=not adopted, config=self.config, resource=tel.resource_attributes, pid=me.pid,
+            span_owned=not adopted, config=self.config, resource=redact(tel.resource_attributes), pid=me.pid,
             host=socket.gethostname(), process_started=me.create_time(),
         )
         self.span.set_attributes(run_attributes(self.record))
@@ -201,7 +203,7 @@ class TaskHandle:
 
     def annotate(self, metrics: dict[str, Any] | None = None, /, **more: Any) -> "TaskHandle":
         """Record domain metrics: ``annotate(shots=4000)`` or ``annotate({"circuit.qubits": 5})``."""
-        values = check_metrics({**(metrics or {}), **more})
+        values = redact(check_metrics({**(metrics or {}), **more}))
         self.record.metrics.update(values)
         return self
 
@@ -320,7 +322,11 @@ def finish_task(handle: TaskHandle, exc: BaseException | None = None) -> TaskRec
         span.set_attribute(DEPENDS_ON, list(record.depends_on))  # dependencies may be added while the task runs
     span.set_attributes(task_end_attributes(record))
     if exc is not None:
-        span.record_exception(exc)
+        span.add_event("exception", {  # as record_exception() would, with secrets cut out
+            "exception.type": record.error_type, "exception.message": record.error,
+            "exception.stacktrace": redact_text("".join(traceback.format_exception(exc))),
+            "exception.escaped": False,
+        })
         span.set_status(Status(StatusCode.ERROR, f"{record.error_type}: {record.error}"))
     span.end(end_time=record.end_ns)
     if handle.run.store is not None:

@@ -1,0 +1,61 @@
+"""A token given through configuration or the environment never reaches spans, the store or a report."""
+
+from __future__ import annotations
+
+import textwrap
+
+from llqm_core.secrets import REDACTED, redact
+
+from conftest import run_cli, run_python
+
+ENV_TOKEN = "envtoken-0123456789abcdef"
+CONFIG_TOKEN = "cfgtoken-fedcba9876543210"
+
+
+def test_secrets_never_reach_spans_store_or_reports(tmp_path):
+    store, spans = tmp_path / "s.sqlite", tmp_path / "spans.jsonl"
+    code = textwrap.dedent(
+        f"""
+        import llqm_core as llqm
+        with llqm.run("secret run", config={{"ibm_token": {CONFIG_TOKEN!r}, "shots": 10}}):
+            with llqm.task("uses token") as t:
+                t.annotate(note="connected with {ENV_TOKEN}", channel="ibm_quantum")
+            try:
+                with llqm.task("fails"):
+                    raise PermissionError("token {ENV_TOKEN} was refused")
+            except PermissionError:
+                pass
+        """
+    )
+    env = {"QISKIT_IBM_TOKEN": ENV_TOKEN, "LLQM_STORE": str(store), "LLQM_EXPORTERS": "jsonfile",
+           "LLQM_SPANS_FILE": str(spans)}
+    result = run_python(code, env=env)
+    assert result.returncode == 0, result.stderr
+    outputs = {
+        "store": store.read_bytes().decode("latin-1"),
+        "spans": spans.read_text(),
+        "report": run_cli("report", "--json", env=env).stdout,
+        "human report": run_cli("report", env=env).stdout,
+        "trace": run_cli("trace", env=env).stdout,
+        "stderr": result.stderr,
+    }
+    for where, text in outputs.items():
+        assert ENV_TOKEN not in text and CONFIG_TOKEN not in text, f"a secret reached the {where}"
+    assert '"shots": 10' in outputs["report"] and REDACTED in outputs["report"]
+    assert "was refused" in outputs["report"]  # the error is kept, the token cut out of it
+
+
+def test_redact_replaces_secret_keys_at_any_depth_and_keeps_the_rest():
+    data = {"backend": "fake_fez", "service": {"api_key": "k" * 12, "apiToken": "t" * 12, "url": "https://x"},
+            "tokens_used": 3, "author": "ada", "db-password": "p" * 12}
+    assert redact(data) == {"backend": "fake_fez", "service": {"api_key": REDACTED, "apiToken": REDACTED, "url": "https://x"},
+                            "tokens_used": 3, "author": "ada", "db-password": REDACTED}
+
+
+def test_secret_names_are_told_apart_from_ordinary_ones():
+    from llqm_core.secrets import names_a_secret
+
+    for name in ("QISKIT_IBM_TOKEN", "ibm_token", "IBM_CLOUD_API_KEY", "apiKey", "client-secret", "PASSWORD"):
+        assert names_a_secret(name), name
+    for name in ("tokens_used", "author", "shots", "QISKIT_IBM_CHANNEL", "keyboard"):
+        assert not names_a_secret(name), name
