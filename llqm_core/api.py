@@ -201,6 +201,19 @@ class TaskHandle:
     def id(self) -> str:
         return self.record.id
 
+    def __enter__(self) -> "TaskHandle":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        """``with start_task(...) as handle:`` finishes the task, failed if the block raised."""
+        finish_task(self, exc)
+
+    def record_output(self, value: Any) -> None:
+        """Describe the task's result through the plugins, and remember it so that the tasks
+        it is handed to record this one in their ``depends_on``."""
+        self.describe(value)
+        self.run.note_output(value, self.id)
+
     def annotate(self, metrics: dict[str, Any] | None = None, /, **more: Any) -> "TaskHandle":
         """Record domain metrics: ``annotate(shots=4000)`` or ``annotate({"circuit.qubits": 5})``."""
         values = redact(check_metrics({**(metrics or {}), **more}))
@@ -260,7 +273,8 @@ def start_task(
     run: ActiveRun | None = None,
     activate: bool = True,
 ) -> TaskHandle:
-    """Open a task and start measuring it; pair with ``finish_task``.
+    """Open a task and start measuring it; pair with ``finish_task`` (or use the handle in a
+    ``with`` block, which finishes it).
 
     With ``activate`` the task becomes the current one (tasks started inside it are its
     children, and its span is the current OpenTelemetry span); leave it False when the task
@@ -365,28 +379,18 @@ class TaskSpec:
 
             @functools.wraps(fn)
             async def run_async_task(*args: Any, **kwargs: Any) -> Any:
-                handle = _start_call(name, stage, depends_on, args, kwargs)
-                try:
+                with _start_call(name, stage, depends_on, args, kwargs) as handle:
                     result = await fn(*args, **kwargs)
-                    _end_call(handle, result)
-                except BaseException as exc:
-                    finish_task(handle, exc)
-                    raise
-                finish_task(handle)
+                    handle.record_output(result)
                 return result
 
             return run_async_task
 
         @functools.wraps(fn)
         def run_task(*args: Any, **kwargs: Any) -> Any:
-            handle = _start_call(name, stage, depends_on, args, kwargs)
-            try:
+            with _start_call(name, stage, depends_on, args, kwargs) as handle:
                 result = fn(*args, **kwargs)
-                _end_call(handle, result)
-            except BaseException as exc:
-                finish_task(handle, exc)
-                raise
-            finish_task(handle)
+                handle.record_output(result)
             return result
 
         return run_task
@@ -397,11 +401,6 @@ def _start_call(name: str, stage: str | None, depends_on: list, args: tuple, kwa
     active = _current_run.get()
     found = active.producers([*args, *kwargs.values()]) if active is not None else []
     return start_task(name, stage, [*depends_on, *found])
-
-
-def _end_call(handle: TaskHandle, result: Any) -> None:
-    handle.describe(result)
-    handle.run.note_output(result, handle.id)
 
 
 def task(name: str | Callable | None = None, *, stage: str | None = None, depends_on: Iterable["TaskHandle | str"] = ()) -> Any:

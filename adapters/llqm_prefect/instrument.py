@@ -80,13 +80,6 @@ def _start(context: TaskRunContext, active: llqm_core.ActiveRun, parameters: dic
     return handle
 
 
-def _finish(handle: llqm_core.TaskHandle, result: Any = None, exc: BaseException | None = None) -> None:
-    if exc is None:
-        handle.describe(result)
-        handle.run.note_output(result, handle.id)
-    llqm_core.finish_task(handle, exc)
-
-
 def _profiled_call(original: Callable[..., Any]) -> Callable[..., Any]:
     def call_with_parameters(fn: Callable[..., Any], parameters: dict[str, Any]) -> Any:
         context = TaskRunContext.get()
@@ -97,13 +90,9 @@ def _profiled_call(original: Callable[..., Any]) -> Callable[..., Any]:
             return original(fn, parameters)
         if inspect.iscoroutinefunction(fn):
             return _async_call(original, fn, parameters, context, active)
-        handle = _start(context, active, parameters)
-        try:
+        with _start(context, active, parameters) as handle:
             result = original(fn, parameters)
-        except BaseException as exc:
-            _finish(handle, exc=exc)
-            raise
-        _finish(handle, result)
+            handle.record_output(result)
         return result
 
     call_with_parameters.__wrapped__ = original  # type: ignore[attr-defined]
@@ -112,13 +101,9 @@ def _profiled_call(original: Callable[..., Any]) -> Callable[..., Any]:
 
 
 async def _async_call(original, fn, parameters, context, active) -> Any:
-    handle = _start(context, active, parameters)
-    try:
+    with _start(context, active, parameters) as handle:
         result = await original(fn, parameters)
-    except BaseException as exc:
-        _finish(handle, exc=exc)
-        raise
-    _finish(handle, result)
+        handle.record_output(result)
     return result
 
 

@@ -143,6 +143,5 @@ def profiled_transpile(
             profiler.close(circuit_metrics(compiled))
             results.append(compiled)
         output = results[0] if isinstance(circuits, QuantumCircuit) else results
-        parent.describe(output)
-        parent.run.note_output(output, parent.id)
+        parent.record_output(output)
     return output
