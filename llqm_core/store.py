@@ -71,6 +71,8 @@ _TASK_ROW_SQL = (
     " trace_id, span_id, parent_span_id, error, error_type, profile, metrics, hardware)"
     " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
+_KEEP_RUNNING_ROWS = _TASK_ROW_SQL.format(verb="OR IGNORE")  # never over a finished row
+_KEEP_FINISHED_ROW = _TASK_ROW_SQL.format(verb="OR REPLACE")
 
 
 def _running_row(task: TaskRecord) -> tuple:
@@ -81,11 +83,11 @@ def _running_row(task: TaskRecord) -> tuple:
     )
 
 
-def _task_row(task: TaskRecord) -> tuple:
+def _finished_row(task: TaskRecord) -> tuple:
     return (
         task.id, task.run_id, task.name, task.stage, task.status.value, task.parent_id, _dumps(task.depends_on),
         task.start_ns, task.end_ns, task.trace_id, task.span_id, task.parent_span_id, task.error, task.error_type,
-        _dumps(task.profile.to_dict()) if task.end_ns is not None else None, _dumps(task.metrics), task.hardware,
+        _dumps(task.profile.to_dict()), _dumps(task.metrics), task.hardware,
     )
 
 
@@ -182,7 +184,7 @@ class ProfileStore:
             return
         with self._lock:
             if not self.readonly:
-                self._guarded(self._flush_pending_in_transaction)
+                self._guarded(self._commit)
             self._closed = True
         self._wake.set()
         if self._writer is not None:
@@ -217,7 +219,7 @@ class ProfileStore:
                 with self._lock:
                     if self._closed:
                         break
-                    self._guarded(self._flush_pending_in_transaction)
+                    self._guarded(self._commit)
                 if self._dirty and time.monotonic() - last_checkpoint >= CHECKPOINT_INTERVAL_S:
                     self._dirty = False
                     last_checkpoint = time.monotonic()
@@ -244,30 +246,22 @@ class ProfileStore:
             warnings.warn(f"profiles are no longer being kept in {self.path}: {exc}", stacklevel=4)
 
     def _write(self, sql: str, params: tuple) -> None:
-        """One statement, with any queued start rows, in one transaction."""
-        def write() -> None:
-            if not self._pending:
-                self._conn.execute(sql, params)
-                return
-            self._conn.execute("BEGIN")
-            self._conn.execute(sql, params)
-            self._flush_pending()
-            self._conn.execute("COMMIT")
-
         with self._lock:
-            self._guarded(write)
+            self._guarded(lambda: self._commit(sql, params))
             self._start_writer()
 
-    def _flush_pending(self) -> None:
+    def _commit(self, sql: str | None = None, params: tuple = ()) -> None:
+        """One statement (if any) and the queued running rows, committed together; call with the lock held."""
         tasks, self._pending = self._pending, {}
-        if tasks:
-            self._conn.executemany(_TASK_ROW_SQL.format(verb="OR IGNORE"), [_running_row(t) for t in tasks.values()])
-
-    def _flush_pending_in_transaction(self) -> None:
-        if self._pending:
-            self._conn.execute("BEGIN")
-            self._flush_pending()
-            self._conn.execute("COMMIT")
+        if not tasks:
+            if sql is not None:
+                self._conn.execute(sql, params)
+            return
+        self._conn.execute("BEGIN")
+        if sql is not None:
+            self._conn.execute(sql, params)
+        self._conn.executemany(_KEEP_RUNNING_ROWS, [_running_row(t) for t in tasks.values()])
+        self._conn.execute("COMMIT")
 
     def insert_run(self, run: RunRecord) -> None:
         self._write(
@@ -296,7 +290,7 @@ class ProfileStore:
         """Keep the ended task with its profile, committed before the task returns."""
         with self._lock:
             self._pending.pop(task.id, None)  # the finished row supersedes the running one
-        self._write(_TASK_ROW_SQL.format(verb="OR REPLACE"), _task_row(task))
+        self._write(_KEEP_FINISHED_ROW, _finished_row(task))
 
     def save_snapshot(self, snapshot: HardwareSnapshot) -> str:
         fingerprint = snapshot.fingerprint
