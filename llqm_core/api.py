@@ -88,14 +88,15 @@ class ActiveRun:
         return self.record.trace_id
 
     @classmethod
-    def attach(cls, run_id: str, store: StoreArg = None) -> "ActiveRun":
-        """Join a run that another process opened (a worker running some of its tasks).
+    def attach(cls, run: "RunRecord | str", store: StoreArg = None) -> "ActiveRun":
+        """Join a run that another process opened (a worker running some of its tasks), given
+        its record or its id in ``store``.
 
         Tasks started here belong to that run and its trace; the run is ended by its owner."""
         resolved = _resolve_store(store)
         if resolved is None:
             raise ValueError("attaching to a run needs the store that holds it.")
-        record = resolved.run(run_id)
+        record = run if isinstance(run, RunRecord) else resolved.run(run)
         joined = cls(record.name, resolved, record.config)
         joined.record = record
         joined.span = trace.NonRecordingSpan(

@@ -16,7 +16,7 @@ from llqm_core.telemetry import telemetry
 
 from .artifact import profile_markdown
 from .instrument import PrefectInstrumentor, bind_run, forget_run
-from .workers import OPTIONS_ATTRIBUTE, instrument_task_runner
+from .workers import FLOW_RUN_ID, OPTIONS_ATTRIBUTE, instrument_task_runner
 
 
 def profiled(
@@ -64,7 +64,7 @@ def _open_run(flow_name: str, options: dict[str, Any]) -> llqm_core.ActiveRun | 
     flow_run = context.flow_run if context is not None else None
     config = {"engine": "prefect", "prefect.flow": flow_name}
     if flow_run is not None:
-        config |= {"prefect.flow_run_id": str(flow_run.id), "prefect.flow_run": flow_run.name}
+        config |= {FLOW_RUN_ID: str(flow_run.id), "prefect.flow_run": flow_run.name}
     name = f"{flow_name}/{flow_run.name}" if flow_run is not None else flow_name
     active = llqm_core.ActiveRun(name, options["store"], config, adopt_span=True).start()
     bind_run(active, options["stages"])

@@ -69,11 +69,11 @@ def _start(context: TaskRunContext, active: llqm_core.ActiveRun, parameters: dic
         upstream = [binding.llqm_ids[i] for i in upstream_runs if i in binding.llqm_ids]
     elsewhere = [i for i in upstream_runs if i not in binding.llqm_ids]
     if elsewhere and active.store is not None:  # upstream tasks that ran in other processes
-        upstream += active.store.task_ids_by_metric(active.id, "prefect.task_run_id", elsewhere).values()
+        upstream += active.store.task_ids_by_metric(active.id, workers.TASK_RUN_ID, elsewhere).values()
     stage = stage_of(list(task_run.tags or []), context.task.name, binding.stages)
     # Named after the task, not the task run: its span sits under Prefect's span of the task run.
     handle = llqm_core.start_task(context.task.name, stage, upstream + active.producers(parameters.values()), run=active)
-    handle.annotate({"prefect.task_run_id": str(task_run.id), "prefect.task_run": task_run.name,
+    handle.annotate({workers.TASK_RUN_ID: str(task_run.id), "prefect.task_run": task_run.name,
                      "prefect.attempt": int(task_run.run_count or 1)})
     with binding.lock:
         binding.llqm_ids[str(task_run.id)] = handle.id

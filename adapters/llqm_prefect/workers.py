@@ -89,6 +89,9 @@ run_task_in_subprocess.__wrapped__ = _ORIGINAL_RUN_IN_SUBPROCESS  # type: ignore
 
 
 OPTIONS_ATTRIBUTE = "__llqm_options__"
+#: Keys under which the adapter records Prefect's ids: in a run's config, in a task's metrics.
+FLOW_RUN_ID = "prefect.flow_run_id"
+TASK_RUN_ID = "prefect.task_run_id"
 
 
 def _flow_run_parts(context: Any) -> tuple[Any, Any]:
@@ -113,7 +116,7 @@ def attached_run(flow_run_context: Any) -> llqm_core.ActiveRun | None:
     with _attached_lock:
         if key not in _attached:
             store = llqm_core.open_store(options["store"])
-            run = store.find_run("prefect.flow_run_id", str(flow_run_id))
+            run = store.find_run(FLOW_RUN_ID, str(flow_run_id))
             if run is None:
                 if key not in _missing:
                     _missing.add(key)
@@ -124,7 +127,7 @@ def attached_run(flow_run_context: Any) -> llqm_core.ActiveRun | None:
                         stacklevel=2,
                     )
                 return None
-            joined = llqm_core.ActiveRun.attach(run.id, store)
+            joined = llqm_core.ActiveRun.attach(run, store)
             from .instrument import bind_run
 
             bind_run(joined, options["stages"])
