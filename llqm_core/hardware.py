@@ -17,7 +17,7 @@ FAULTY_ERROR = 1.0
 #: A readout this bad carries no information about the qubit's state.
 FAULTY_READOUT = 0.5
 
-QUBIT_FIELDS = ("t1_s", "t2_s", "readout_error", "frequency_hz")
+QUBIT_FIELDS = ("t1_s", "t2_s", "readout_error", "frequency_hz", "readout_duration_s")
 GATE_FIELDS = ("error", "duration_s")
 
 

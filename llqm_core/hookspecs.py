@@ -40,7 +40,13 @@ def llqm_register_stages(register: Callable[..., None]) -> None:
 
 @hookspec
 def llqm_register_backends(register: Callable[..., None]) -> None:
-    """Add execution backends: call ``register(name, factory, description="")`` for each."""
+    """Add execution backends: call ``register(name, factory, description="")`` for each.
+
+    ``factory(**options)`` builds the backend from the options a pipeline file gives
+    (keyword-only parameters with defaults, so LLQM can name an unknown option); it raises
+    ``ValueError`` with one sentence for a bad value. The Qiskit plugin's backends subclass
+    ``llqm_qiskit.QuantumBackend`` (``execute(circuits, shots, seed=)``, ``snapshot()``).
+    """
 
 
 @hookspec

@@ -140,6 +140,7 @@ class QubitCalibration:
     t2_s: float | None = None
     readout_error: float | None = None
     frequency_hz: float | None = None
+    readout_duration_s: float | None = None
 
 
 @dataclass(frozen=True)

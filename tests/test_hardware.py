@@ -33,7 +33,8 @@ def test_faulty_qubits_and_couplers_are_the_out_of_service_ones():
     assert hardware.faulty_qubits(broken) == [2]
     summary = hardware.summary(broken)
     assert summary["faulty_couplers"] == [[0, 1]] and summary["fingerprint"] == broken.fingerprint
-    assert summary["qubits"][0] == {"qubit": 0, "t1_s": 100e-6, "t2_s": 80e-6, "readout_error": 0.01, "frequency_hz": None}
+    assert summary["qubits"][0] == {"qubit": 0, "t1_s": 100e-6, "t2_s": 80e-6, "readout_error": 0.01, "frequency_hz": None,
+                                     "readout_duration_s": None}
 
 
 def test_diff_reports_each_changed_field_and_what_broke_or_was_repaired():

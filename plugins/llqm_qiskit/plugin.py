@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from llqm_core import hookimpl
 
+from .aer import AerBackend
 from .metrics import describe
+from .modelled import ModelledQPU
 
 
 @hookimpl
 def llqm_describe_value(value: Any) -> dict[str, Any] | None:
     """Circuits, lists of circuits, counts and results get ``circuit.*`` / ``result.*`` metrics."""
     return describe(value)
+
+
+@hookimpl
+def llqm_register_backends(register: Callable[..., None]) -> None:
+    register(AerBackend.kind, AerBackend,
+             description="embedded default: Aer simulation of a fake IBM device with noise from its calibration")
+    register(ModelledQPU.kind, ModelledQPU,
+             description="the embedded simulation with QPU time from gate durations and a modelled queue")

@@ -22,18 +22,19 @@ def backend_name(backend: BackendV2) -> str:
 def hardware_snapshot(backend: BackendV2) -> HardwareSnapshot:
     target = backend.target
     qubits: dict[int, QubitCalibration] = {}
-    readout: dict[int, float | None] = {}
+    readout: dict[int, tuple[float | None, float | None]] = {}
     if "measure" in target.operation_names:
         for qargs, props in target["measure"].items():
             if qargs is not None and props is not None:
-                readout[qargs[0]] = props.error
+                readout[qargs[0]] = (props.error, props.duration)
     for q in range(target.num_qubits):
         props = target.qubit_properties[q] if target.qubit_properties else None
         qubits[q] = QubitCalibration(
             t1_s=getattr(props, "t1", None),
             t2_s=getattr(props, "t2", None),
-            readout_error=readout.get(q),
+            readout_error=readout.get(q, (None, None))[0],
             frequency_hz=getattr(props, "frequency", None),
+            readout_duration_s=readout.get(q, (None, None))[1],
         )
     gates = []
     for name in sorted(target.operation_names):

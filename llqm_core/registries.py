@@ -1,0 +1,63 @@
+"""Named things plugins register (backends, stages, policies), found by name with clear errors.
+
+A pipeline file or a CLI option names a backend or a policy; these functions turn the name
+into the registered object, and the options into a call, with one sentence for a name or
+an option that is not known. Built-in and third-party entries are found the same way.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from .errors import UserError
+from .plugins import loaded_plugins
+
+KINDS = {
+    "backend": "llqm_register_backends",
+    "stage": "llqm_register_stages",
+    "policy": "llqm_register_policies",
+}
+
+
+def registered(kind: str) -> dict[str, dict[str, Any]]:
+    """Every entry of one kind (``backend``, ``stage``, ``policy``), by name."""
+    return loaded_plugins().registry(KINDS[kind])
+
+
+def lookup(kind: str, name: str) -> Any:
+    """The object registered as ``name``, or a UserError that lists what is registered."""
+    entries = registered(kind)
+    if name not in entries:
+        known = ", ".join(sorted(entries)) or "none (is the plugin that provides it installed and enabled?)"
+        raise UserError(f"unknown {kind} {name!r}; registered {kind} names are: {known}.")
+    return entries[name]["object"]
+
+
+def create(kind: str, name: str, **options: Any) -> Any:
+    """Call the factory registered as ``name`` with ``options``, refusing options it does not take."""
+    factory = lookup(kind, name)
+    check_options(factory, options, f"{kind} {name!r}")
+    try:
+        return factory(**options)
+    except ValueError as exc:  # factories refuse bad option values with ValueError, by convention
+        raise UserError(f"{kind} {name!r}: {exc}") from None
+
+
+def check_options(factory: Any, options: dict[str, Any], what: str) -> None:
+    """One sentence naming an option that ``factory`` does not take, and the ones it does."""
+    try:
+        parameters = inspect.signature(factory).parameters
+    except (TypeError, ValueError):  # a builtin without a signature: let the call decide
+        return
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return
+    allowed = [n for n, p in parameters.items() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    for option in options:
+        if option not in allowed:
+            raise UserError(f"{what} has no option {option!r}; its options are: {', '.join(allowed) or 'none'}.")
+    missing = [n for n, p in parameters.items()
+               if p.default is inspect.Parameter.empty and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+               and n not in options]
+    if missing:
+        raise UserError(f"{what} needs the option {missing[0]!r}.")

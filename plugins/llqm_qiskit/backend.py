@@ -1,0 +1,117 @@
+"""The one interface every execution backend implements, built in or from a third party.
+
+A backend owns a device (a Qiskit ``BackendV2`` that circuits are transpiled for), tells its
+current calibration as a ``HardwareSnapshot``, and runs a job: circuits and shots in,
+counts out, with the QPU and queue seconds the job cost. ``execute`` wraps a job in an
+``execute`` task, so every backend is profiled the same way: the task names the snapshot it
+ran against and carries ``llqm.qpu.time_s`` and ``llqm.queue.time_s``.
+
+A plugin adds a backend by registering a factory (usually the class) through
+``llqm_register_backends``; a pipeline file picks it by that name and passes its options as
+keyword arguments.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Sequence
+
+from qiskit import QuantumCircuit
+from qiskit.providers import BackendV2
+
+import llqm_core
+from llqm_core import HardwareSnapshot
+
+from .snapshot import backend_name, hardware_snapshot
+
+MAX_SHOTS = 10_000_000
+_ALWAYS_ALLOWED = {"barrier", "measure", "delay", "reset", "quantum_channel"}
+
+
+@dataclass
+class JobOutcome:
+    """What a job gave back: counts per circuit, and what it cost where the backend knows."""
+
+    counts: list[dict[str, int]]
+    qpu_s: float | None = None
+    queue_s: float | None = None
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+
+def check_shots(shots: Any) -> int:
+    if not isinstance(shots, int) or isinstance(shots, bool) or not 1 <= shots <= MAX_SHOTS:
+        raise ValueError(f"shots must be a whole number from 1 to {MAX_SHOTS:,}, not {shots!r}.")
+    return shots
+
+
+class QuantumBackend(abc.ABC):
+    """Subclass and implement ``run_job``; set ``kind`` to the name you register it under."""
+
+    kind: ClassVar[str] = "backend"
+
+    def __init__(self, device: BackendV2) -> None:
+        self.device = device
+        self._snapshot: HardwareSnapshot | None = None
+
+    @property
+    def device_name(self) -> str:
+        return backend_name(self.device)
+
+    @property
+    def name(self) -> str:
+        return f"{self.kind}:{self.device_name}"
+
+    @property
+    def num_qubits(self) -> int:
+        return self.device.num_qubits
+
+    def snapshot(self) -> HardwareSnapshot:
+        """The calibration the next job runs against (read once from the device's target)."""
+        if self._snapshot is None:
+            self._snapshot = hardware_snapshot(self.device)
+        return self._snapshot
+
+    def calibration_for_job(self) -> HardwareSnapshot:
+        """The calibration a job now starting sees; backends with drift move it on here."""
+        return self.snapshot()
+
+    @abc.abstractmethod
+    def run_job(self, circuits: list[QuantumCircuit], shots: int, seed: int | None,
+                snapshot: HardwareSnapshot) -> JobOutcome:
+        """Run ``circuits`` (already checked to fit the device) and return their counts."""
+
+    def check_circuits(self, circuits: Sequence[QuantumCircuit]) -> None:
+        allowed = set(self.device.target.operation_names) | _ALWAYS_ALLOWED
+        for circuit in circuits:
+            if not isinstance(circuit, QuantumCircuit):
+                raise TypeError(f"{self.name} runs QuantumCircuits, not {type(circuit).__name__}.")
+            if circuit.num_qubits > self.num_qubits:
+                raise ValueError(f"circuit {circuit.name!r} has {circuit.num_qubits} qubits, more than the "
+                                 f"{self.num_qubits} of {self.device_name}.")
+            foreign = sorted(set(circuit.count_ops()) - allowed)
+            if foreign:
+                raise ValueError(f"circuit {circuit.name!r} uses {', '.join(foreign)}, which {self.device_name} does not "
+                                 f"run (its gates: {', '.join(sorted(self.device.target.operation_names))}); "
+                                 "transpile it for the device first.")
+
+    def execute(self, circuits: QuantumCircuit | Sequence[QuantumCircuit], shots: int, *,
+                seed: int | None = None) -> dict[str, int] | list[dict[str, int]]:
+        """Run one job as an ``execute`` task; counts for one circuit, or a list for a list."""
+        batch = [circuits] if isinstance(circuits, QuantumCircuit) else list(circuits)
+        check_shots(shots)
+        if not batch:
+            raise ValueError("execute needs at least one circuit.")
+        self.check_circuits(batch)
+        with llqm_core.task("execute", stage="execute") as handle:
+            handle.add_dependency(*handle.run.producers(batch))
+            snapshot = self.calibration_for_job()
+            handle.use_hardware(snapshot)
+            handle.annotate({"backend.name": self.name, "backend.device": self.device_name,
+                             "execute.circuits": len(batch), "execute.shots": shots, "result.shots": shots * len(batch)})
+            outcome = self.run_job(batch, shots, seed, snapshot)
+            handle.record_usage(qpu_s=outcome.qpu_s, queue_s=outcome.queue_s)
+            handle.annotate(outcome.metrics)
+            output = outcome.counts[0] if isinstance(circuits, QuantumCircuit) else outcome.counts
+            handle.run.note_output(output, handle.id)
+        return output

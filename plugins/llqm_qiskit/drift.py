@@ -1,0 +1,94 @@
+"""Calibration drift for local runs: a seeded model that moves a snapshot through time.
+
+Real devices drift between calibrations: T1 and T2 wander, gate and readout errors grow and
+shrink, and now and then a coupler goes out of service. The model, per elapsed hour ``h``:
+
+- every qubit's T1 and T2 and every gate's and readout's error is multiplied by
+  ``exp(N(0, sigma * sqrt(h)))`` (a geometric random walk; ``coherence_sigma`` for T1/T2,
+  ``error_sigma`` for errors), errors capped at 1.0 and readout errors at 0.5;
+- each working coupler fails (its two-qubit gate error becomes 1.0, as IBM marks it) with
+  probability ``1 - exp(-coupler_failure_rate * h)``; a failed coupler stays failed.
+
+The walk is seeded, so two runs with the same seed see the same drift. It is a tool to
+exercise drift-aware decisions without hardware, not a physical model of any device.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from dataclasses import dataclass, field, replace
+
+from llqm_core import HardwareSnapshot
+
+
+@dataclass
+class CalibrationDrift:
+    seed: int = 0
+    coherence_sigma: float = 0.05
+    error_sigma: float = 0.10
+    coupler_failure_rate: float = 0.0005
+    hours_per_job: float = 1.0
+    elapsed_h: float = field(default=0.0, init=False)
+    _rng: random.Random = field(init=False, repr=False)
+    _log_factors: dict[tuple, float] = field(default_factory=dict, init=False, repr=False)
+    _failed: set[tuple[int, ...]] = field(default_factory=set, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for name in ("coherence_sigma", "error_sigma", "coupler_failure_rate", "hours_per_job"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"drift {name} must be a number of 0 or more, not {value!r}.")
+        self._rng = random.Random(self.seed)
+
+    def advance(self, base: HardwareSnapshot, hours: float | None = None) -> HardwareSnapshot:
+        """Let ``hours`` (default ``hours_per_job``) pass and return ``base`` as it has drifted by now."""
+        hours = self.hours_per_job if hours is None else hours
+        if hours < 0:
+            raise ValueError(f"time only moves forward: hours must be 0 or more, not {hours!r}.")
+        if hours:
+            self._step(base, hours)
+        self.elapsed_h += hours
+        return self.apply(base)
+
+    def _step(self, base: HardwareSnapshot, hours: float) -> None:
+        root = math.sqrt(hours)
+        for q in sorted(base.qubits):
+            for name, sigma in (("t1_s", self.coherence_sigma), ("t2_s", self.coherence_sigma), ("readout_error", self.error_sigma)):
+                key = ("qubit", q, name)
+                self._log_factors[key] = self._log_factors.get(key, 0.0) + self._rng.gauss(0.0, sigma * root)
+        for gate in base.gates:
+            key = ("gate", gate.gate, gate.qubits)
+            self._log_factors[key] = self._log_factors.get(key, 0.0) + self._rng.gauss(0.0, self.error_sigma * root)
+        failure = 1 - math.exp(-self.coupler_failure_rate * hours)
+        for coupler in sorted({tuple(sorted(g.qubits)) for g in base.gates if len(g.qubits) == 2} - self._failed):
+            if self._rng.random() < failure:
+                self._failed.add(coupler)
+
+    def _scaled(self, key: tuple, value: float | None, cap: float | None = None) -> float | None:
+        if value is None:
+            return None
+        scaled = value * math.exp(self._log_factors.get(key, 0.0))
+        return min(scaled, cap) if cap is not None else scaled
+
+    def apply(self, base: HardwareSnapshot) -> HardwareSnapshot:
+        """``base`` with the drift accumulated so far."""
+        qubits = {
+            q: replace(
+                c,
+                t1_s=self._scaled(("qubit", q, "t1_s"), c.t1_s),
+                t2_s=self._scaled(("qubit", q, "t2_s"), c.t2_s),
+                readout_error=self._scaled(("qubit", q, "readout_error"), c.readout_error, 0.5),
+            )
+            for q, c in base.qubits.items()
+        }
+        gates = []
+        for g in base.gates:
+            error = self._scaled(("gate", g.gate, g.qubits), g.error, 1.0)
+            if len(g.qubits) == 2 and tuple(sorted(g.qubits)) in self._failed:
+                error = 1.0
+            gates.append(replace(g, error=error))
+        extra = dict(base.extra) | {"drift": {"seed": self.seed, "elapsed_h": self.elapsed_h, "base": base.fingerprint}}
+        return HardwareSnapshot(backend=base.backend, num_qubits=base.num_qubits, taken_at=time.time(),
+                                qubits=qubits, gates=gates, extra=extra)

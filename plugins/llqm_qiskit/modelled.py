@@ -1,0 +1,79 @@
+"""``modelled_qpu``: the embedded simulation, timed and queued as a real QPU would be.
+
+The counts come from the same Aer simulation as ``aer``. What changes is the cost: the job's
+QPU seconds follow IBM's usage estimate from the calibration's gate durations and the shots
+(``qpu_time.py``), and before it runs the job waits in a modelled queue, behind other users
+and behind this process's own jobs (``queue_model.py``). Both waits happen for real, scaled
+by ``time_scale`` (real seconds per modelled second), so a pipeline that submits many small
+jobs is measurably slower than one that batches them; the profile records modelled seconds:
+``llqm.qpu.time_s`` and ``llqm.queue.time_s`` on the execute task, whose ``execute.queue``
+child is the wait itself.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from qiskit import QuantumCircuit
+
+import llqm_core
+from llqm_core import HardwareSnapshot
+
+from .aer import AerBackend
+from .backend import JobOutcome
+from .devices import DEFAULT_DEVICE
+from .drift import CalibrationDrift
+from .qpu_time import QpuTimeModel
+from .queue_model import Device, QueueModel, sleep_modelled
+
+
+class ModelledQPU(AerBackend):
+    """Options of ``aer`` plus the usage model (``job_overhead_s``, ``rep_delay_s``), the queue
+    (``queue_utilisation``, ``queue_mean_job_s``, ``queue_seed``) and ``time_scale``."""
+
+    kind = "modelled_qpu"
+
+    def __init__(self, *, device: str = DEFAULT_DEVICE, method: str = "automatic", noise: bool = True,
+                 drift: dict[str, Any] | CalibrationDrift | None = None, job_overhead_s: float = 2.0,
+                 rep_delay_s: float = 250e-6, queue_utilisation: float = 0.0, queue_mean_job_s: float = 60.0,
+                 queue_seed: int | None = 0, time_scale: float = 0.01) -> None:
+        super().__init__(device=device, method=method, noise=noise, drift=drift)
+        if not isinstance(time_scale, (int, float)) or isinstance(time_scale, bool) or not 0 <= time_scale <= 1:
+            raise ValueError(f"time_scale must be a number from 0 to 1 (real seconds per modelled second), not {time_scale!r}.")
+        self.usage = QpuTimeModel(job_overhead_s=job_overhead_s, rep_delay_s=rep_delay_s)
+        self.queue = QueueModel(utilisation=queue_utilisation, mean_job_s=queue_mean_job_s, seed=queue_seed)
+        self.time_scale = float(time_scale)
+        self.modelled_device = Device.named(self.name)
+
+    def _wait_in_queue(self) -> float:
+        """Wait behind other users, then for the device itself; returns modelled seconds waited."""
+        with llqm_core.task("queue", stage="execute.queue") as waiting:
+            others = self.queue.others_wait_s()
+            sleep_modelled(others, self.time_scale)
+            own = 0.0
+            if not self.modelled_device.lock.acquire(blocking=False):  # another job of ours holds the device
+                started = time.monotonic()
+                self.modelled_device.lock.acquire()
+                own = (time.monotonic() - started) / self.time_scale if self.time_scale else 0.0
+            waiting.annotate({"queue.others_s": others, "queue.own_jobs_s": own, "queue.utilisation": self.queue.utilisation})
+        return others + own
+
+    def run_job(self, circuits: list[QuantumCircuit], shots: int, seed: int | None,
+                snapshot: HardwareSnapshot) -> JobOutcome:
+        qpu_s, durations, unknown = self.usage.job_seconds(circuits, shots, snapshot)
+        queue_s = self._wait_in_queue()
+        try:
+            started = time.monotonic()
+            outcome = super().run_job(circuits, shots, seed, snapshot)
+            sleep_modelled(qpu_s - (time.monotonic() - started) / self.time_scale if self.time_scale else 0.0, self.time_scale)
+        finally:
+            self.modelled_device.lock.release()
+        outcome.metrics |= {
+            "qpu.model.job_overhead_s": self.usage.job_overhead_s,
+            "qpu.model.rep_delay_s": self.usage.rep_delay_s,
+            "qpu.model.circuit_duration_s": max(durations),
+            "qpu.model.unknown_durations": unknown,
+            "qpu.model.time_scale": self.time_scale,
+        }
+        return JobOutcome(counts=outcome.counts, qpu_s=qpu_s, queue_s=queue_s, metrics=outcome.metrics)

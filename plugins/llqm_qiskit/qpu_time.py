@@ -1,0 +1,79 @@
+"""How long a QPU would be busy with a job, from the calibration's gate durations.
+
+A circuit's duration is its as-soon-as-possible schedule: each instruction starts when all
+its qubits are free and lasts the calibrated duration of that gate on those qubits (``rz``
+is virtual and takes no time; a barrier lines its qubits up; a measurement takes the
+qubit's readout duration). A job then costs, as IBM documents its usage estimate::
+
+    job_overhead_s + sum over circuits of shots * (rep_delay_s + circuit duration)
+
+with a per-job overhead of about 2 s and the default repetition delay of 250 us of IBM's
+devices. Not modelled: dynamic rep delays, parallel sub-jobs, session or batch discounts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from qiskit import QuantumCircuit
+
+from llqm_core import HardwareSnapshot
+
+_TIMELESS = {"barrier", "rz"}
+_DELAY_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "ps": 1e-12}
+
+
+class DurationTable:
+    """Gate and readout durations of one snapshot, looked up per instruction."""
+
+    def __init__(self, snapshot: HardwareSnapshot) -> None:
+        self.gates = {(g.gate, g.qubits): g.duration_s or 0.0 for g in snapshot.gates}
+        self.readout = {q: c.readout_duration_s or 0.0 for q, c in snapshot.qubits.items()}
+        self.unknown = 0  # instructions with no calibrated duration (counted as 0 s)
+
+    def duration(self, name: str, qubits: tuple[int, ...], operation) -> float:
+        if name in _TIMELESS:
+            return 0.0
+        if name == "measure":
+            return self.readout.get(qubits[0], 0.0)
+        if name == "delay" and operation.unit in _DELAY_UNITS:
+            return float(operation.duration or 0.0) * _DELAY_UNITS[operation.unit]
+        if (name, qubits) not in self.gates:
+            self.unknown += 1
+            return 0.0
+        return self.gates[(name, qubits)]
+
+
+def circuit_duration(circuit: QuantumCircuit, durations: DurationTable) -> float:
+    """Seconds from the first gate to the last, scheduled as soon as possible."""
+    free_at = [0.0] * circuit.num_qubits
+    for instruction in circuit.data:
+        qubits = tuple(circuit.find_bit(q).index for q in instruction.qubits)
+        if not qubits:
+            continue
+        start = max(free_at[q] for q in qubits)
+        end = start + durations.duration(instruction.operation.name, qubits, instruction.operation)
+        for q in qubits:
+            free_at[q] = end
+    return max(free_at, default=0.0)
+
+
+@dataclass(frozen=True)
+class QpuTimeModel:
+    """The documented usage estimate; change the figures to model another device or contract."""
+
+    job_overhead_s: float = 2.0
+    rep_delay_s: float = 250e-6
+
+    def __post_init__(self) -> None:
+        for name in ("job_overhead_s", "rep_delay_s"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"{name} must be a number of seconds of 0 or more, not {value!r}.")
+
+    def job_seconds(self, circuits: Sequence[QuantumCircuit], shots: int, snapshot: HardwareSnapshot) -> tuple[float, list[float], int]:
+        """The job's QPU seconds, each circuit's duration, and how many instructions had no duration."""
+        table = DurationTable(snapshot)
+        each = [circuit_duration(c, table) for c in circuits]
+        return self.job_overhead_s + sum(shots * (self.rep_delay_s + d) for d in each), each, table.unknown

@@ -1,0 +1,67 @@
+"""Waiting for a shared QPU: other users' load as a queue, and this process's own jobs in line.
+
+Other users are modelled as an M/M/1 queue in front of the device: their jobs keep it busy
+a fraction ``utilisation`` of the time, each lasting ``mean_job_s`` on average. A job that
+arrives then waits 0 s with probability ``1 - utilisation``, and otherwise an exponential
+time with mean ``mean_job_s / (1 - utilisation)`` (the M/M/1 waiting-time law; mean wait
+``utilisation * mean_job_s / (1 - utilisation)``). Draws are seeded, so a run repeats.
+
+Jobs of this process also wait for each other: the device runs one job at a time. The wait
+is real: the calling thread sleeps ``time_scale`` real seconds per modelled second, so queue
+time is a measured dependency of the pipeline (and of its critical path), while the profile
+records modelled seconds.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from dataclasses import dataclass, field
+
+
+@dataclass
+class QueueModel:
+    utilisation: float = 0.0
+    mean_job_s: float = 60.0
+    seed: int | None = 0
+    _rng: random.Random = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.utilisation, (int, float)) or not 0 <= self.utilisation < 1:
+            raise ValueError(f"queue utilisation must be at least 0 and below 1, not {self.utilisation!r}.")
+        if not isinstance(self.mean_job_s, (int, float)) or self.mean_job_s <= 0:
+            raise ValueError(f"queue mean_job_s must be a positive number of seconds, not {self.mean_job_s!r}.")
+        self._rng = random.Random(self.seed)
+
+    @property
+    def mean_wait_s(self) -> float:
+        return self.utilisation * self.mean_job_s / (1 - self.utilisation)
+
+    def others_wait_s(self) -> float:
+        """Modelled seconds the next job waits behind other users' jobs."""
+        if self._rng.random() >= self.utilisation:
+            return 0.0
+        return self._rng.expovariate((1 - self.utilisation) / self.mean_job_s)
+
+
+class Device:
+    """One modelled QPU in this process: runs one job at a time, in real (scaled) time."""
+
+    _devices: dict[str, "Device"] = {}
+    _devices_lock = threading.Lock()
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.lock = threading.Lock()
+
+    @classmethod
+    def named(cls, name: str) -> "Device":
+        with cls._devices_lock:
+            return cls._devices.setdefault(name, cls(name))
+
+
+def sleep_modelled(seconds: float, time_scale: float) -> None:
+    """Spend ``seconds`` of modelled time as ``seconds * time_scale`` of real time."""
+    if seconds > 0 and time_scale > 0:
+        time.sleep(seconds * time_scale)
