@@ -35,7 +35,13 @@ def llqm_register_exporters(register: Callable[..., None]) -> None:
 
 @hookspec
 def llqm_register_stages(register: Callable[..., None]) -> None:
-    """Add pipeline stages: call ``register(name, stage, description="")`` for each."""
+    """Add pipeline stages: call ``register(name, stage, description="")`` for each.
+
+    ``stage(data, **options)`` is a callable that reads what earlier steps of the pipeline
+    left in the dict ``data`` (``circuit``, ``compiled``, ``counts``, ``value``, ...) and
+    returns a dict of new entries, or None. ``llqm_core.registries.run_stage`` runs it as
+    its own task (stage ``name``); a pipeline file runs it by name with its options.
+    """
 
 
 @hookspec

@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from .api import task
 from .errors import UserError
 from .plugins import loaded_plugins
 
@@ -42,6 +43,27 @@ def create(kind: str, name: str, **options: Any) -> Any:
         return factory(**options)
     except ValueError as exc:  # factories refuse bad option values with ValueError, by convention
         raise UserError(f"{kind} {name!r}: {exc}") from None
+
+
+def run_stage(name: str, data: dict[str, Any], **options: Any) -> dict[str, Any]:
+    """Run the stage registered as ``name`` as its own task (stage ``name``) on the pipeline's data.
+
+    A stage is a callable ``stage(data, **options)`` that reads what earlier steps left in
+    ``data`` (``circuit``, ``compiled``, ``counts``, ...) and returns a dict of new entries
+    (or None); the returned entries are merged into ``data`` and described on the task.
+    """
+    stage = lookup("stage", name)
+    check_options(stage, {"data": data, **options}, f"stage {name!r}")
+    with task(name, stage=name) as handle:
+        added = stage(data, **options) or {}
+        if not isinstance(added, dict):
+            raise TypeError(f"stage {name!r} returned {type(added).__name__}; a stage returns a dict of new entries or None.")
+        handle.annotate({f"stage.{key}": value for key, value in added.items() if _is_metric(value)})
+    return {**data, **added}
+
+
+def _is_metric(value: Any) -> bool:
+    return isinstance(value, (bool, int, float, str))
 
 
 def check_options(factory: Any, options: dict[str, Any], what: str) -> None:
