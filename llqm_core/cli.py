@@ -15,9 +15,10 @@ from rich.console import Console
 from rich.table import Table
 
 from . import __version__, hardware
-from .errors import UserError
+from .errors import StoreError, UserError
+from .model import HardwareSnapshot
 from .otlp_json import run_spans, spans_to_otlp_json
-from .plugins import configure_plugins
+from .plugins import configure_plugins, loaded_plugins
 from .report import build_report, iso_time, render_report, run_summary
 from .store import ProfileStore, default_store_path
 
@@ -72,7 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("--json", action="store_true", help="print a JSON list")
     listing.set_defaults(handler=cmd_hardware_list)
     show = hardware_commands.add_parser("show", parents=[common], help="one snapshot: faulty qubits and couplers, each qubit")
-    show.add_argument("snapshot", help="a backend name (its latest snapshot) or a fingerprint (or a unique prefix)")
+    show.add_argument("snapshot", help="a backend name (its latest snapshot, or its current calibration if none is "
+                      "stored) or a fingerprint (or a unique prefix)")
     show.add_argument("--json", action="store_true", help="print the snapshot summary as JSON")
     show.set_defaults(handler=cmd_hardware_show)
     compare = hardware_commands.add_parser("diff", parents=[common], help="what changed between two snapshots of a backend")
@@ -159,13 +161,25 @@ def cmd_hardware_list(args: argparse.Namespace, console: Console) -> None:
     console.print(table)
 
 
+def _snapshot_to_show(args: argparse.Namespace) -> tuple[HardwareSnapshot, str]:
+    """The stored snapshot named, or else the device's current calibration from a plugin."""
+    try:
+        return _store(args).find_snapshot(args.snapshot), "stored"
+    except StoreError as exc:
+        live = loaded_plugins().manager.hook.llqm_device_snapshot(device=args.snapshot)
+        if live is None:
+            raise UserError(f"{exc} No installed plugin knows a device called {args.snapshot!r} either.") from None
+        return live, "live from the device, not stored"
+
+
 def cmd_hardware_show(args: argparse.Namespace, console: Console) -> None:
-    snapshot = hardware.summary(_store(args).find_snapshot(args.snapshot))
+    found, origin = _snapshot_to_show(args)
+    snapshot = hardware.summary(found) | {"origin": origin}
     if args.json:
         _print_json(snapshot)
         return
     console.print(f"[bold]{snapshot['backend']}[/bold]  {snapshot['num_qubits']} qubits  snapshot {snapshot['fingerprint']}"
-                  f"  taken {iso_time(int(snapshot['taken_at'] * 1e9))}")
+                  f"  taken {iso_time(int(snapshot['taken_at'] * 1e9))} ({origin})")
     console.print(f"faulty qubits: {snapshot['faulty_qubits'] or 'none'}")
     console.print(f"faulty couplers: {[tuple(p) for p in snapshot['faulty_couplers']] or 'none'}")
     table = Table(title="Qubits", title_justify="left")
@@ -205,8 +219,6 @@ def cmd_hardware_diff(args: argparse.Namespace, console: Console) -> None:
 
 
 def cmd_plugins(args: argparse.Namespace, console: Console) -> None:
-    from .plugins import loaded_plugins
-
     loaded = loaded_plugins()
     rows = []
     for info in loaded.info:

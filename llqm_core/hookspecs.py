@@ -55,6 +55,16 @@ def llqm_register_backends(register: Callable[..., None]) -> None:
     """
 
 
+@hookspec(firstresult=True)
+def llqm_device_snapshot(device: str) -> Any:
+    """Return the current calibration of the device called ``device`` as an
+    ``llqm_core.HardwareSnapshot``, or None if you do not know that name.
+
+    ``llqm hardware show DEVICE`` asks this when the store holds no snapshot of ``DEVICE``,
+    so a user can look at a device before running anything on it.
+    """
+
+
 @hookspec
 def llqm_register_policies(register: Callable[..., None]) -> None:
     """Add optimisation policies: call ``register(name, policy, description="")`` for each."""

@@ -74,3 +74,14 @@ def test_hardware_commands_list_show_and_diff_stored_snapshots(store_path, capsy
 
     assert main(["hardware", "show", "nowhere"]) == 2
     assert "there is no hardware snapshot 'nowhere'" in capsys.readouterr().err
+
+
+def test_hardware_show_reads_a_device_never_run_on_from_its_plugin(store_path, capsys):
+    assert main(["--store", str(store_path), "hardware", "show", "fake_fez", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["backend"] == "fake_fez" and shown["num_qubits"] == 156 and shown["origin"].startswith("live")
+    assert [27, 28] in shown["faulty_couplers"] and [139, 155] in shown["faulty_couplers"]
+    assert {"t1_s", "t2_s", "readout_error"} <= set(shown["qubits"][0])
+    assert not store_path.exists()  # looking is not recording
+    assert main(["--store", str(store_path), "hardware", "show", "fake_nowhere"]) == 2
+    assert "No installed plugin knows a device called 'fake_nowhere'" in capsys.readouterr().err

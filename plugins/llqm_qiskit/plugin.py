@@ -7,8 +7,10 @@ from typing import Any, Callable
 from llqm_core import hookimpl
 
 from .aer import AerBackend
+from .devices import fake_device, fake_device_names
 from .metrics import describe
 from .modelled import ModelledQPU
+from .snapshot import hardware_snapshot
 
 
 @hookimpl
@@ -23,3 +25,11 @@ def llqm_register_backends(register: Callable[..., None]) -> None:
              description="embedded default: Aer simulation of a fake IBM device with noise from its calibration")
     register(ModelledQPU.kind, ModelledQPU,
              description="the embedded simulation with QPU time from gate durations and a modelled queue")
+
+
+@hookimpl
+def llqm_device_snapshot(device: str) -> Any:
+    """The calibration of a fake device of qiskit-ibm-runtime, read from its target."""
+    if device not in fake_device_names():
+        return None
+    return hardware_snapshot(fake_device(device))
