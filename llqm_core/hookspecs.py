@@ -35,12 +35,14 @@ def llqm_register_exporters(register: Callable[..., None]) -> None:
 
 @hookspec
 def llqm_register_stages(register: Callable[..., None]) -> None:
-    """Add pipeline stages: call ``register(name, stage, description="")`` for each.
+    """Add pipeline stages: call ``register(name, factory, description="")`` for each.
 
-    ``stage(data, **options)`` is a callable that reads what earlier steps of the pipeline
-    left in the dict ``data`` (``circuit``, ``compiled``, ``counts``, ``value``, ...) and
-    returns a dict of new entries, or None. ``llqm_core.registries.run_stage`` runs it as
-    its own task (stage ``name``); a pipeline file runs it by name with its options.
+    ``factory(**options)`` checks the options a pipeline file gives (keyword-only, with
+    defaults; ``ValueError`` with one sentence for a bad value) and returns the step: a
+    callable ``step(data)`` that reads what earlier steps left in the dict ``data``
+    (``circuit``, ``compiled``, ``counts``, ``value``, ...) and returns a dict of new
+    entries, or None. ``llqm_core.registries.run_stage(name, data, **options)`` runs it as
+    its own task (stage ``name``).
     """
 
 

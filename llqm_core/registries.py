@@ -46,16 +46,20 @@ def create(kind: str, name: str, **options: Any) -> Any:
 
 
 def run_stage(name: str, data: dict[str, Any], **options: Any) -> dict[str, Any]:
-    """Run the stage registered as ``name`` as its own task (stage ``name``) on the pipeline's data.
+    """Build the stage registered as ``name`` with ``options`` and run it on ``data`` as its own task."""
+    return run_step(name, create("stage", name, **options), data)
 
-    A stage is a callable ``stage(data, **options)`` that reads what earlier steps left in
+
+def run_step(name: str, step: Any, data: dict[str, Any]) -> dict[str, Any]:
+    """Run a built stage as a task (stage ``name``); its new entries are merged into ``data``.
+
+    A stage's factory checks its options when the pipeline is read, so that bad input is
+    refused before anything runs; the step it returns reads what earlier steps left in
     ``data`` (``circuit``, ``compiled``, ``counts``, ...) and returns a dict of new entries
-    (or None); the returned entries are merged into ``data`` and described on the task.
+    or None. Plain numbers and strings among them are recorded on the task as ``stage.*``.
     """
-    stage = lookup("stage", name)
-    check_options(stage, {"data": data, **options}, f"stage {name!r}")
     with task(name, stage=name) as handle:
-        added = stage(data, **options) or {}
+        added = step(data) or {}
         if not isinstance(added, dict):
             raise TypeError(f"stage {name!r} returned {type(added).__name__}; a stage returns a dict of new entries or None.")
         handle.annotate({f"stage.{key}": value for key, value in added.items() if _is_metric(value)})
