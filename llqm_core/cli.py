@@ -12,12 +12,14 @@ import sys
 from typing import Any, Sequence
 
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from . import __version__, hardware
 from .errors import StoreError, UserError
 from .model import HardwareSnapshot
 from .otlp_json import run_spans, spans_to_otlp_json
+from .pipeline import load_pipeline, run_pipeline
 from .plugins import configure_plugins, loaded_plugins
 from .report import build_report, iso_time, render_report, run_summary
 from .store import ProfileStore, default_store_path
@@ -47,6 +49,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"llqm {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     commands.required = True
+
+    run = commands.add_parser("run", parents=[common], help="run a pipeline file (TOML) and report its profile")
+    run.add_argument("pipeline", help="the pipeline file; see docs/pipelines.md for its format")
+    run.add_argument("--json", action="store_true", help="print the run's report as JSON instead of tables")
+    run.add_argument("--check", action="store_true", help="only check the file, run nothing")
+    run.set_defaults(handler=cmd_run)
 
     runs = commands.add_parser("runs", parents=[common], help="list the runs in the store, newest first")
     runs.add_argument("--json", action="store_true", help="print a JSON list of {id, name, status, started}")
@@ -105,6 +113,28 @@ def _store(args: argparse.Namespace) -> ProfileStore:
 
 def _print_json(data: Any) -> None:
     print(json.dumps(data, indent=2, default=str))
+
+
+def cmd_run(args: argparse.Namespace, console: Console) -> None:
+    pipeline = load_pipeline(args.pipeline)
+    if args.check:
+        console.print(f"{args.pipeline}: ok ({len(pipeline.steps)} steps: {', '.join(s.name for s in pipeline.steps)})")
+        return
+    store = getattr(args, "store", None) or pipeline.store
+    progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), console=Console(stderr=True), transient=False, disable=args.json)
+    with progress:
+        bar = progress.add_task(pipeline.name, total=len(pipeline.steps))
+
+        def on_step(index: int, total: int, name: str) -> None:
+            progress.update(bar, completed=index, description=f"{pipeline.name}: {name}")
+
+        run_id, _ = run_pipeline(pipeline, store=store, on_step=on_step)
+    report = build_report(ProfileStore(store, readonly=True), run_id)
+    if args.json:
+        _print_json(report)
+    else:
+        render_report(report, console)
 
 
 def cmd_runs(args: argparse.Namespace, console: Console) -> None:

@@ -73,6 +73,17 @@ def llqm_register_policies(register: Callable[..., None]) -> None:
 
 
 @hookspec
+def llqm_register_engines(register: Callable[..., None]) -> None:
+    """Add workflow engines for pipeline files: call ``register(name, run_pipeline, description="")``.
+
+    ``run_pipeline(pipeline, store=..., on_step=...)`` runs an ``llqm_core.pipeline.Pipeline``
+    (its checked steps, in order, each through ``llqm_core.registries.run_step``) as the
+    engine's own workflow, and returns ``(run_id, data)``. ``[run] engine = "<name>"`` in a
+    pipeline file picks it; the built-in ``local`` engine runs the steps in-process.
+    """
+
+
+@hookspec
 def llqm_describe_value(value: Any) -> dict[str, Any] | None:
     """Return domain metrics of ``value`` (a task's result), or None if it is not yours.
 

@@ -18,6 +18,7 @@ KINDS = {
     "backend": "llqm_register_backends",
     "stage": "llqm_register_stages",
     "policy": "llqm_register_policies",
+    "engine": "llqm_register_engines",
 }
 
 
@@ -35,7 +36,7 @@ def lookup(kind: str, name: str) -> Any:
     return entries[name]["object"]
 
 
-def create(kind: str, name: str, **options: Any) -> Any:
+def create(kind: str, name: str, /, **options: Any) -> Any:
     """Call the factory registered as ``name`` with ``options``, refusing options it does not take."""
     factory = lookup(kind, name)
     check_options(factory, options, f"{kind} {name!r}")
@@ -45,7 +46,7 @@ def create(kind: str, name: str, **options: Any) -> Any:
         raise UserError(f"{kind} {name!r}: {exc}") from None
 
 
-def run_stage(name: str, data: dict[str, Any], **options: Any) -> dict[str, Any]:
+def run_stage(name: str, data: dict[str, Any], /, **options: Any) -> dict[str, Any]:
     """Build the stage registered as ``name`` with ``options`` and run it on ``data`` as its own task."""
     return run_step(name, create("stage", name, **options), data)
 

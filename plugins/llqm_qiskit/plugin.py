@@ -11,6 +11,7 @@ from .devices import fake_device, fake_device_names
 from .metrics import describe
 from .modelled import ModelledQPU
 from .snapshot import hardware_snapshot
+from .stages import generate, observable, transpile
 
 
 @hookimpl
@@ -33,3 +34,10 @@ def llqm_device_snapshot(device: str) -> Any:
     if device not in fake_device_names():
         return None
     return hardware_snapshot(fake_device(device))
+
+
+@hookimpl
+def llqm_register_stages(register: Callable[..., None]) -> None:
+    register("generate", generate, description="a benchmark circuit (ghz, mirror, random, qaoa, qft) or a QASM file")
+    register("observable", observable, description="what the run measures, with its exact ideal value")
+    register("transpile", transpile, description="transpile for the backend's device, a task per pass-manager stage")

@@ -1,0 +1,243 @@
+"""Pipeline files: a TOML description of a pipeline, checked whole before anything runs.
+
+The file names registered things and their options; the core composes them and knows
+nothing of what they do::
+
+    name = "ghz-100 with ZNE"
+    [circuit]      # stage "generate": kind, qubits, depth, seed, or qasm = "file.qasm"
+    [observable]   # stage "observable": what the run measures and its exact ideal value
+    [backend]      # name = a registered backend, the rest are its options
+    [transpile]    # stage "transpile": optimization_level, seed, layout_method
+    [mitigation]   # technique = "zne" | "pec" | "rem" | "rem+zne" | "none" ...;
+                   # [mitigation.zne] etc. hold each technique's options
+    [execution]    # shots, seed
+    [[stages]]     # extra registered stages run after mitigation: name = "...", options
+    [policies]     # names = [registered policies]
+    [output]       # store = "profiles.sqlite"
+    [run]          # engine = "local" | a registered engine such as "prefect"
+
+A step may carry a ``preflight(data)`` that checks it against the rest of the file (a circuit
+wider than the backend) while the file is read. The steps run in order, each its own task: ``generate``, ``observable``, ``transpile``,
+``mitigate.<technique>`` (for ``a+b``, every technique but the last is built with
+``inner=True``: it prepares, such as a readout calibration, and the last one executes),
+the extra stages, and ``postprocess``, which sets the fidelity figures: the ideal,
+unmitigated and mitigated values, their absolute errors and the error-reduction factor.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from . import registries
+from .api import annotate, run
+from .errors import UserError
+
+SECTIONS = ("name", "circuit", "observable", "backend", "transpile", "mitigation", "execution", "stages",
+            "policies", "output", "run")
+MAX_SHOTS = 10_000_000
+LOCAL_ENGINE = "local"
+
+#: ``on_step(index, total, name)`` is called before each step, and once with ``index == total`` at the end.
+StepCallback = Callable[[int, int, str], None]
+
+
+@dataclass
+class Step:
+    name: str  # the stage name, which is also the task's stage
+    section: str  # where in the file its options came from, for error messages
+    run: Callable[[dict[str, Any]], dict[str, Any] | None]
+
+
+@dataclass
+class Pipeline:
+    name: str
+    steps: list[Step]
+    backend: Any
+    shots: int
+    seed: int | None
+    store: str | None
+    engine: str
+    policies: list[Any] = field(default_factory=list)
+    config: dict[str, Any] = field(default_factory=dict)
+
+    def initial_data(self) -> dict[str, Any]:
+        return {"backend": self.backend, "shots": self.shots, "seed": self.seed, "policies": self.policies, "warnings": []}
+
+
+def _table(config: dict[str, Any], key: str) -> dict[str, Any]:
+    value = config.get(key, {})
+    if not isinstance(value, dict):
+        raise UserError(f"[{key}] must be a table of options, not {type(value).__name__}.")
+    return dict(value)
+
+
+def _whole(section: str, key: str, value: Any, low: int, high: int | None = None) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < low or (high is not None and value > high):
+        allowed = f"from {low:,} to {high:,}" if high is not None else f"of {low} or more"
+        raise UserError(f"[{section}] {key} must be a whole number {allowed}, not {value!r}.")
+    return value
+
+
+def _stage(section: str, name: str, options: dict[str, Any]) -> Step:
+    try:
+        return Step(name, section, registries.create("stage", name, **options))
+    except UserError as exc:
+        raise UserError(f"in [{section}]: {exc}") from None
+
+
+def _only(section: str, table: dict[str, Any], allowed: tuple[str, ...]) -> None:
+    for key in table:
+        if key not in allowed:
+            raise UserError(f"[{section}] has no key {key!r}; its keys are: {', '.join(allowed)}.")
+
+
+def _mitigation_steps(table: dict[str, Any]) -> list[Step]:
+    technique = table.pop("technique", "none")
+    if not isinstance(technique, str) or not technique.strip():
+        raise UserError(f"[mitigation] technique must be a name such as \"zne\" or \"rem+zne\", not {technique!r}.")
+    parts = [part.strip() for part in technique.split("+")]
+    for key, value in table.items():
+        if key not in parts:
+            raise UserError(f"[mitigation] has options for {key!r}, which is not part of technique {technique!r}.")
+        if not isinstance(value, dict):
+            raise UserError(f"[mitigation.{key}] must be a table of options, not {type(value).__name__}.")
+    steps = []
+    for position, part in enumerate(parts):
+        options = dict(table.get(part, {}))
+        if position < len(parts) - 1:
+            options["inner"] = True
+        steps.append(_stage(f"mitigation.{part}", f"mitigate.{part}", options))
+    return steps
+
+
+def _extra_steps(entries: Any) -> list[Step]:
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise UserError("[[stages]] must be an array of tables, each with a name and the stage's options.")
+    steps = []
+    for number, entry in enumerate(entries, start=1):
+        options = dict(entry)
+        name = options.pop("name", None)
+        if not isinstance(name, str):
+            raise UserError(f"[[stages]] entry {number} needs name = \"<registered stage>\".")
+        steps.append(_stage(f"stages #{number}", name, options))
+    return steps
+
+
+def _backend(table: dict[str, Any]) -> Any:
+    name = table.pop("name", "aer")
+    if not isinstance(name, str):
+        raise UserError(f"[backend] name must be the name of a registered backend, not {name!r}.")
+    try:
+        return registries.create("backend", name, **table)
+    except UserError as exc:
+        raise UserError(f"in [backend]: {exc}") from None
+
+
+def parse_pipeline(config: dict[str, Any], source: str = "pipeline") -> Pipeline:
+    """Check a whole pipeline description and build its steps; nothing runs yet."""
+    for key in config:
+        if key not in SECTIONS:
+            raise UserError(f"{source} has an unknown section or key {key!r}; the allowed ones are: {', '.join(SECTIONS)}.")
+    name = config.get("name", Path(source).stem)
+    if not isinstance(name, str) or not name:
+        raise UserError(f"name must be a non-empty string, not {name!r}.")
+    execution = _table(config, "execution")
+    _only("execution", execution, ("shots", "seed"))
+    shots = _whole("execution", "shots", execution.get("shots", 4000), 1, MAX_SHOTS)
+    seed = execution.get("seed")
+    if seed is not None:
+        _whole("execution", "seed", seed, 0)
+    output = _table(config, "output")
+    _only("output", output, ("store",))
+    store = output.get("store")
+    if store is not None and not isinstance(store, str):
+        raise UserError(f"[output] store must be a file path, not {store!r}.")
+    run_options = _table(config, "run")
+    _only("run", run_options, ("engine",))
+    engine = run_options.get("engine", LOCAL_ENGINE)
+    if engine != LOCAL_ENGINE:
+        registries.lookup("engine", engine)
+    policy_table = _table(config, "policies")
+    _only("policies", policy_table, ("names",))
+    policies = [registries.lookup("policy", name) for name in policy_table.get("names", [])]
+    backend = _backend(_table(config, "backend"))
+    steps = [
+        _stage("circuit", "generate", _table(config, "circuit")),
+        _stage("observable", "observable", _table(config, "observable")),
+        _stage("transpile", "transpile", _table(config, "transpile")),
+        *_mitigation_steps(_table(config, "mitigation")),
+        *_extra_steps(config.get("stages", [])),
+        Step("postprocess", "postprocess", postprocess),
+    ]
+    pipeline = Pipeline(name=name, steps=steps, backend=backend, shots=shots, seed=seed, store=store, engine=engine,
+                        policies=policies, config=config)
+    for step in steps:  # checks that need more than one section, such as a circuit wider than the backend
+        preflight = getattr(step.run, "preflight", None)
+        if preflight is not None:
+            try:
+                preflight(pipeline.initial_data())
+            except ValueError as exc:
+                raise UserError(f"in [{step.section}]: {exc}") from None
+    return pipeline
+
+
+def load_pipeline(path: str | Path) -> Pipeline:
+    """Read and check a pipeline file: one sentence for the first thing wrong in it."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"cannot read pipeline file {path}: {exc.strerror}.") from None
+    try:
+        config = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"{path} is not valid TOML: {exc}.") from None
+    return parse_pipeline(config, str(path))
+
+
+def postprocess(data: dict[str, Any]) -> dict[str, Any]:
+    """The fidelity figures of the run, from the values the earlier steps left."""
+    ideal, raw, mitigated = data.get("ideal_value"), data.get("unmitigated"), data.get("value")
+    figures: dict[str, Any] = {}
+    for key, value in (("ideal", ideal), ("unmitigated", raw), ("mitigated", mitigated)):
+        if isinstance(value, (int, float)):
+            figures[f"fidelity.{key}"] = float(value)
+    if isinstance(ideal, (int, float)):
+        for key, value in (("unmitigated", raw), ("mitigated", mitigated)):
+            if isinstance(value, (int, float)):
+                figures[f"fidelity.error_{key}"] = abs(float(value) - float(ideal))
+        raw_error, mitigated_error = figures.get("fidelity.error_unmitigated"), figures.get("fidelity.error_mitigated")
+        if raw_error is not None and mitigated_error is not None:
+            figures["fidelity.error_reduction"] = raw_error / mitigated_error if mitigated_error else math.inf
+    if data["warnings"]:
+        figures["pipeline.warnings"] = list(data["warnings"])
+    annotate(figures)
+    return {"fidelity": figures}
+
+
+def run_steps(pipeline: Pipeline, on_step: StepCallback | None = None) -> dict[str, Any]:
+    """Run the steps in order in the current run, each its own task."""
+    data = pipeline.initial_data()
+    total = len(pipeline.steps)
+    for index, step in enumerate(pipeline.steps):
+        if on_step is not None:
+            on_step(index, total, step.name)
+        data = registries.run_step(step.name, step.run, data)
+    if on_step is not None:
+        on_step(total, total, "done")
+    return data
+
+
+def run_pipeline(pipeline: Pipeline, store: Any = None, on_step: StepCallback | None = None) -> tuple[str, dict[str, Any]]:
+    """Run a checked pipeline on its engine; returns the run's id and the final data."""
+    store = store if store is not None else pipeline.store
+    if pipeline.engine != LOCAL_ENGINE:
+        return registries.lookup("engine", pipeline.engine)(pipeline, store=store, on_step=on_step)
+    with run(pipeline.name, store=store, config=pipeline.config) as active:
+        data = run_steps(pipeline, on_step)
+    return active.id, data
+

@@ -1,0 +1,16 @@
+"""The ``mitiq`` entry point of the ``llqm`` group: mitigation techniques as pipeline stages."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from llqm_core import hookimpl
+
+from .unmitigated import unmitigated
+from .zne import zne
+
+
+@hookimpl
+def llqm_register_stages(register: Callable[..., None]) -> None:
+    register("mitigate.none", unmitigated, description="no mitigation: execute once and read the observable")
+    register("mitigate.zne", zne, description="zero-noise extrapolation: fold, transpile, execute, extrapolate (Mitiq)")

@@ -1,0 +1,18 @@
+"""``mitigate.none``: the baseline every technique is measured against, run the same way."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .common import evaluate, last_only, raw_value
+
+
+def unmitigated(*, inner: bool = False) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    last_only("none", inner)
+
+    def step(data: dict[str, Any]) -> dict[str, Any]:
+        counts = data["backend"].execute(data["compiled"], data["shots"], seed=data["seed"])
+        return {"counts": counts, "unmitigated": raw_value(data, counts), "value": evaluate(data, counts),
+                "circuits_executed": 1}
+
+    return step

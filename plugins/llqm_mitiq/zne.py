@@ -1,0 +1,124 @@
+"""``mitigate.zne``: zero-noise extrapolation as fold -> transpile -> execute -> extrapolate tasks.
+
+Noise is scaled by Mitiq's folding (``global``: the whole circuit, ``random``: gates at random,
+``all``: every gate, odd integer scale factors only; ``identity``: identity layers
+inserted) and extrapolated by Mitiq's factories (``richardson``, ``linear``, ``poly`` with
+``order``, ``exp``). Mitiq 1.x no longer ships folding from the left. Every folded circuit is
+transpiled with the pipeline's options, and all of them run as one batched job.
+
+A transpiler at optimization level 1 or more cancels folded gate pairs, so the noise is
+silently not scaled. After transpiling, each folded circuit's two-qubit gate count is
+compared with what its scale factor promises; a shortfall is a warning on the task, in the
+run's warnings and in the report.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable, Sequence
+
+from mitiq.zne.inference import ExpFactory, LinearFactory, PolyFactory, RichardsonFactory
+from mitiq.zne.scaling import fold_all, fold_gates_at_random, fold_global, insert_id_layers
+
+import llqm_core
+
+from .common import check_whole, evaluate, last_only, raw_value
+
+FOLDING = {
+    "global": lambda circuit, scale, seed: fold_global(circuit, scale),
+    "random": lambda circuit, scale, seed: fold_gates_at_random(circuit, scale, seed=seed),
+    "all": lambda circuit, scale, seed: fold_all(circuit, scale),
+    "identity": lambda circuit, scale, seed: insert_id_layers(circuit, scale),
+}
+FACTORIES = ("richardson", "linear", "poly", "exp")
+#: A folded circuit is flagged when its two-qubit gates grew by less than this share of its scale factor.
+FOLD_CHECK_TOLERANCE = 0.9
+
+
+def _check_scale_factors(scale_factors: Any, folding: str) -> list[float]:
+    if (not isinstance(scale_factors, (list, tuple)) or len(scale_factors) < 2
+            or not all(isinstance(s, (int, float)) and not isinstance(s, bool) for s in scale_factors)):
+        raise ValueError(f"scale_factors must be a list of at least two numbers of 1 or more, not {scale_factors!r}.")
+    if any(s < 1 for s in scale_factors):
+        raise ValueError(f"scale factors must be 1 or more (1 is the unscaled circuit), not {scale_factors!r}.")
+    if len(set(scale_factors)) != len(scale_factors):
+        raise ValueError(f"scale factors must differ from each other, not {scale_factors!r}.")
+    if folding == "all" and any(s != int(s) or int(s) % 2 == 0 for s in scale_factors):
+        raise ValueError(f"folding \"all\" takes odd whole scale factors (1, 3, 5, ...), not {scale_factors!r}.")
+    return [float(s) for s in scale_factors]
+
+
+def extrapolation(factory: str, order: int | None, asymptote: float | None,
+                  points: int) -> Callable[[Sequence[float], Sequence[float]], float]:
+    """The zero-noise limit by Mitiq's factory ``factory``, checked against the number of points."""
+    if factory not in FACTORIES:
+        raise ValueError(f"unknown factory {factory!r}; choose one of: {', '.join(FACTORIES)}.")
+    if order is not None and factory != "poly":
+        raise ValueError("order belongs to the poly factory.")
+    if asymptote is not None and factory != "exp":
+        raise ValueError("asymptote belongs to the exp factory.")
+    if factory == "poly":
+        check_whole("order", order if order is not None else 0, 1)
+        if points < order + 1:
+            raise ValueError(f"a poly factory of order {order} needs at least {order + 1} scale factors, not {points}.")
+        return lambda s, v: PolyFactory.extrapolate(s, v, order=order)
+    if factory == "exp":
+        if asymptote is None and points < 3:
+            raise ValueError(f"an exp factory without an asymptote needs at least 3 scale factors, not {points}.")
+        return lambda s, v: ExpFactory.extrapolate(s, v, asymptote=asymptote)
+    return (RichardsonFactory if factory == "richardson" else LinearFactory).extrapolate
+
+
+def two_qubit_gates(circuit) -> int:
+    return sum(1 for instruction in circuit.data
+               if instruction.operation.num_qubits == 2 and instruction.operation.name != "barrier")
+
+
+def fold_shortfalls(scale_factors: Sequence[float], compiled: Sequence[Any]) -> list[str]:
+    """A sentence for each folded circuit whose two-qubit gates did not grow as its scale factor says."""
+    base = two_qubit_gates(compiled[scale_factors.index(min(scale_factors))]) or 1
+    problems = []
+    for scale, circuit in zip(scale_factors, compiled):
+        growth = two_qubit_gates(circuit) / base
+        expected = scale / min(scale_factors)
+        if growth < FOLD_CHECK_TOLERANCE * expected:
+            problems.append(f"ZNE scale factor {scale:g} left {growth:.2f}x the two-qubit gates after transpiling "
+                            f"(expected {expected:.2f}x): the transpiler cancelled the folds, so the noise was not "
+                            "scaled; transpile at optimization_level 0, or fold after transpiling.")
+    return problems
+
+
+def zne(*, scale_factors: Sequence[float] = (1, 3, 5), folding: str = "global", factory: str = "richardson",
+        order: int | None = None, asymptote: float | None = None, seed: int | None = None,
+        inner: bool = False) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    last_only("zne", inner)
+    if folding not in FOLDING:
+        raise ValueError(f"unknown folding {folding!r}; choose one of: {', '.join(FOLDING)}.")
+    scales = _check_scale_factors(list(scale_factors), folding)
+    extrapolate = extrapolation(factory, order, asymptote, len(scales))
+    fold = FOLDING[folding]
+
+    def step(data: dict[str, Any]) -> dict[str, Any]:
+        folded = []
+        for scale in scales:
+            with llqm_core.task(f"fold x{scale:g}", stage="mitigate.zne.fold") as handle:
+                circuit = fold(data["circuit"], scale, seed)
+                handle.annotate({"zne.scale_factor": scale, "zne.folding": folding})
+                handle.record_output(circuit)
+            folded.append(circuit)
+        compiled = [data["compile"]([circuit])[0] for circuit in folded]
+        problems = fold_shortfalls(scales, compiled)
+        for problem in problems:
+            warnings.warn(problem, stacklevel=2)
+        counts = data["backend"].execute(compiled, data["shots"], seed=data["seed"])
+        with llqm_core.task("extrapolate", stage="mitigate.zne.extrapolate") as handle:
+            handle.add_dependency(*handle.run.producers([counts]))
+            values = [evaluate(data, c) for c in counts]
+            mitigated = float(extrapolate(scales, values))
+            handle.annotate({"zne.scale_factors": scales, "zne.values": values, "zne.factory": factory,
+                             "zne.mitigated": mitigated, "zne.fold_check_failed": bool(problems)})
+        base = scales.index(min(scales))
+        return {"value": mitigated, "unmitigated": raw_value(data, counts[base]), "counts": counts[base],
+                "zne_values": values, "circuits_executed": len(compiled), "warnings": data["warnings"] + problems}
+
+    return step

@@ -1,0 +1,162 @@
+"""What a pipeline measures: an expectation value read from counts, with its exact ideal value.
+
+Observables here are diagonal in the computational basis and given over classical bits:
+a sum of terms ``c * prod_i f_i(bit_i)``. Two kinds cover the benchmark circuits:
+
+- ``ideal_outcomes``: the probability of the outcomes a noiseless run gives (GHZ: all zeros
+  or all ones; mirror circuits: all zeros). Its ideal value is 1.
+- ``parity``: the expectation of ``Z`` on the given bits, ``(-1)`` to the parity of the bits.
+
+Product terms are what readout mitigation needs: the tensored (per-qubit) inverse confusion
+matrices apply term by term without ever building a 2^n matrix, so it scales to 100 qubits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+from qiskit import QuantumCircuit
+from qiskit.quantum_info import Pauli, StabilizerState, Statevector
+from qiskit_aer import AerSimulator
+
+MAX_IDEAL_OUTCOMES = 64
+STATEVECTOR_MAX_QUBITS = 20
+
+# f_i as (value when the bit reads 0, value when it reads 1)
+_PROJECT = {"0": (1.0, 0.0), "1": (0.0, 1.0)}
+_Z = (1.0, -1.0)
+
+
+@dataclass(frozen=True)
+class Term:
+    coefficient: float
+    factors: tuple[tuple[int, tuple[float, float]], ...]  # (bit, f) for the bits the term depends on
+
+
+def _bits_of(key: str) -> str:
+    """A Qiskit counts key with bit 0 first (Qiskit writes bit 0 last, registers space-separated)."""
+    return key.replace(" ", "")[::-1]
+
+
+class DiagonalObservable:
+    def __init__(self, label: str, terms: Sequence[Term], ideal: float | None = None) -> None:
+        self.label = label
+        self.terms = list(terms)
+        self.ideal = ideal
+
+    def expectation(self, counts: Mapping[str, int]) -> float:
+        """The observable's mean over the shots of ``counts``."""
+        return self.mitigated_expectation(counts, {})
+
+    def mitigated_expectation(self, counts: Mapping[str, int], inverse_confusion: Mapping[int, np.ndarray]) -> float:
+        """The expectation after undoing readout error with per-bit inverse confusion matrices.
+
+        ``inverse_confusion[bit]`` is the 2x2 inverse of that bit's confusion matrix
+        ``A[measured, prepared]`` (bits not in it are taken as read perfectly). For a product
+        term, ``sum_x f(x) (A^-1 p)(x)`` factorises into ``sum_y p(y) prod_i (f_i A_i^-1)[y_i]``:
+        linear in the outcomes seen, so 100-bit readouts cost no 2^100 matrix.
+        """
+        if not counts or not sum(counts.values()):
+            raise ValueError("cannot take an expectation value from counts with no shots.")
+        keys = [_bits_of(key) for key in counts]
+        readouts = np.frombuffer("".join(keys).encode(), dtype=np.uint8).reshape(len(keys), -1) - ord("0")
+        shots = np.fromiter(counts.values(), dtype=float, count=len(keys))
+        value = np.zeros(len(keys))
+        for term in self.terms:
+            product = np.full(len(keys), term.coefficient)
+            for bit, f in term.factors:
+                weights = np.asarray(f) @ inverse_confusion[bit] if bit in inverse_confusion else np.asarray(f)
+                product *= weights[readouts[:, bit]]
+            value += product
+        return float(shots @ value / shots.sum())
+
+    def bits(self) -> list[int]:
+        return sorted({b for t in self.terms for b, _ in t.factors})
+
+
+def parity(bits: Sequence[int]) -> DiagonalObservable:
+    if not bits or any(not isinstance(b, int) or isinstance(b, bool) or b < 0 for b in bits):
+        raise ValueError(f"parity needs a non-empty list of classical bit indices, not {bits!r}.")
+    return DiagonalObservable(f"parity{list(bits)}", [Term(1.0, tuple((b, _Z) for b in sorted(set(bits))))])
+
+
+def outcomes(bitstrings: Sequence[str]) -> DiagonalObservable:
+    """The probability of reading any of ``bitstrings`` (Qiskit's order: bit 0 last)."""
+    terms = [Term(1.0, tuple((i, _PROJECT[c]) for i, c in enumerate(_bits_of(s)))) for s in sorted(set(bitstrings))]
+    return DiagonalObservable(f"P({' or '.join(sorted(set(bitstrings)))})" if len(bitstrings) <= 2 else
+                              f"P(one of {len(set(bitstrings))} ideal outcomes)", terms, ideal=1.0)
+
+
+def _unitary_part(circuit: QuantumCircuit) -> tuple[QuantumCircuit, dict[int, int]]:
+    """The circuit without its final measurements, and which qubit each classical bit reads."""
+    body = circuit.remove_final_measurements(inplace=False)
+    readout = {}
+    for instruction in circuit.data:
+        if instruction.operation.name == "measure":
+            readout[circuit.find_bit(instruction.clbits[0]).index] = circuit.find_bit(instruction.qubits[0]).index
+    return body, readout
+
+
+def _noiseless_support(body: QuantumCircuit, readout: dict[int, int], name: str) -> tuple[list[str], float]:
+    """Outcomes (bit 0 first) a noiseless run gives, and their total ideal probability."""
+    order = [readout[b] for b in sorted(readout)]
+    if body.num_qubits <= STATEVECTOR_MAX_QUBITS:
+        probabilities = Statevector(body).probabilities(qargs=order)  # index bit j is qubit order[j]
+        support = np.flatnonzero(probabilities > 1e-12)
+        if len(support) > MAX_IDEAL_OUTCOMES:
+            raise ValueError(f"circuit {name!r} has {len(support)} ideal outcomes, more than {MAX_IDEAL_OUTCOMES}; "
+                             "score it with a parity observable instead.")
+        return [format(i, f"0{len(order)}b")[::-1] for i in support], float(probabilities[support].sum())
+    try:
+        StabilizerState(body)
+    except Exception:
+        raise ValueError(f"circuit {name!r} is neither Clifford nor small (<= {STATEVECTOR_MAX_QUBITS} qubits), so its "
+                         "ideal outcomes cannot be computed; use a parity observable.") from None
+    # A Clifford state's outcomes are uniform over 2^r strings: enough noiseless shots see them all.
+    sampler = body.copy()
+    sampler.measure_all()
+    shots = 64 * MAX_IDEAL_OUTCOMES
+    counts = AerSimulator(method="stabilizer").run(sampler, shots=shots, seed_simulator=1).result().get_counts()
+    support = sorted({"".join(k.replace(" ", "")[::-1][q] for q in order) for k in counts})
+    if len(support) > MAX_IDEAL_OUTCOMES // 2 or len(support) & (len(support) - 1):
+        raise ValueError(f"circuit {name!r} has too many ideal outcomes (over {MAX_IDEAL_OUTCOMES // 2}) to score them "
+                         "one by one; use a parity observable instead.")
+    return support, 1.0
+
+
+def ideal_outcomes(circuit: QuantumCircuit) -> DiagonalObservable:
+    """The outcomes of a noiseless run of ``circuit`` (a Clifford or a small one), as an observable."""
+    body, readout = _unitary_part(circuit)
+    if not readout:
+        raise ValueError(f"circuit {circuit.name!r} measures nothing, so it has no outcomes to score.")
+    support, probability = _noiseless_support(body, readout, circuit.name)
+    width, measured = circuit.num_clbits, sorted(readout)
+    keys = []
+    for outcome in support:
+        bits = ["0"] * width
+        for position, clbit in enumerate(measured):
+            bits[clbit] = outcome[position]
+        keys.append("".join(bits)[::-1])
+    observable = outcomes(keys)
+    observable.ideal = probability
+    return observable
+
+
+def ideal_parity(circuit: QuantumCircuit, bits: Sequence[int]) -> float | None:
+    """The exact noiseless value of ``parity(bits)``: stabilizer for Clifford circuits, statevector when small."""
+    body, readout = _unitary_part(circuit)
+    missing = [b for b in bits if b not in readout]
+    if missing:
+        raise ValueError(f"bit {missing[0]} of the parity is not measured by circuit {circuit.name!r}.")
+    label = ["I"] * body.num_qubits
+    for b in bits:
+        label[readout[b]] = "Z"
+    pauli = Pauli("".join(label)[::-1])
+    try:
+        return float(StabilizerState(body).expectation_value(pauli))
+    except Exception:
+        if body.num_qubits > STATEVECTOR_MAX_QUBITS:
+            return None
+        return float(np.real(Statevector(body).expectation_value(pauli)))

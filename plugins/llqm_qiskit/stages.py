@@ -1,0 +1,102 @@
+"""The Qiskit steps of a pipeline file: ``generate``, ``observable`` and ``transpile``.
+
+Each is a stage factory (see ``llqm_register_stages``): it checks its options when the file
+is read, and returns the step that runs later on the pipeline's data.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from qiskit import QuantumCircuit
+
+from .circuits import KINDS, generate as generate_circuit, load_qasm
+from .observables import ideal_outcomes, ideal_parity, parity
+from .transpile import OPTIMIZATION_LEVELS, profiled_transpile
+
+Step = Callable[[dict[str, Any]], dict[str, Any]]
+LAYOUT_METHODS = ("default", "dense", "sabre", "trivial")
+OBSERVABLES = ("ideal_outcomes", "parity")
+
+
+def _whole(name: str, value: Any, least: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < least:
+        raise ValueError(f"{name} must be a whole number of {least} or more, not {value!r}.")
+
+
+def generate(*, kind: str = "ghz", qubits: int = 5, depth: int = 1, seed: int | None = None,
+             qasm: str | None = None) -> Step:
+    """A benchmark circuit by ``kind`` (ghz, mirror, random, qaoa, qft), or a QASM file read now."""
+    if qasm is not None:
+        if not isinstance(qasm, str):
+            raise ValueError(f"qasm must be a file path, not {qasm!r}.")
+        circuit = load_qasm(Path(qasm))  # read and parsed before anything runs: invalid QASM is bad input
+        return _with_width_check(lambda data: {"circuit": circuit}, circuit.num_qubits, circuit.name)
+    if kind not in KINDS:
+        raise ValueError(f"unknown circuit kind {kind!r}; choose one of: {', '.join(sorted(KINDS))}, or give qasm = \"file\".")
+    _whole("qubits", qubits, 1)
+    _whole("depth", depth, 1)
+    if seed is not None:
+        _whole("seed", seed, 0)
+    generate_circuit(kind, min(qubits, 3) if kind != "qaoa" else qubits, depth, seed)  # fails now on bad sizes
+    return _with_width_check(lambda data: {"circuit": generate_circuit(kind, qubits, depth, seed)}, qubits, f"{kind} circuit")
+
+
+def _with_width_check(step: Step, qubits: int, what: str) -> Step:
+    """Give the step a ``preflight`` that refuses a circuit wider than the run's backend before anything runs."""
+
+    def preflight(context: dict[str, Any]) -> None:
+        backend = context["backend"]
+        if qubits > backend.num_qubits:
+            raise ValueError(f"the {what} has {qubits} qubits, more than the {backend.num_qubits} of backend {backend.name}.")
+
+    step.preflight = preflight
+    return step
+
+
+def observable(*, kind: str = "ideal_outcomes", bits: Sequence[int] | None = None) -> Step:
+    """What the run measures (``ideal_outcomes`` or ``parity`` of ``bits``) and its exact ideal value."""
+    if kind not in OBSERVABLES:
+        raise ValueError(f"unknown observable kind {kind!r}; choose one of: {', '.join(OBSERVABLES)}.")
+    if kind == "ideal_outcomes" and bits is not None:
+        raise ValueError("bits belongs to the parity observable; ideal_outcomes takes no bits.")
+    if kind == "parity":
+        if bits is None:
+            raise ValueError("a parity observable needs bits = [classical bit indices].")
+        parity(bits)
+
+    def step(data: dict[str, Any]) -> dict[str, Any]:
+        circuit = data["circuit"]
+        if kind == "ideal_outcomes":
+            measured = ideal_outcomes(circuit)
+            return {"observable": measured, "ideal_value": measured.ideal, "observable_label": measured.label}
+        measured = parity(bits)
+        return {"observable": measured, "ideal_value": ideal_parity(circuit, bits), "observable_label": measured.label}
+
+    return step
+
+
+def transpile(*, optimization_level: int = 1, seed: int | None = None, layout_method: str = "default") -> Step:
+    """Transpile for the run's backend, a task per pass-manager stage; later steps reuse ``compile``."""
+    if optimization_level not in OPTIMIZATION_LEVELS:
+        raise ValueError(f"optimization_level must be one of 0, 1, 2, 3, not {optimization_level!r}.")
+    if seed is not None:
+        _whole("seed", seed, 0)
+    if layout_method not in LAYOUT_METHODS:
+        raise ValueError(f"unknown layout_method {layout_method!r}; choose one of: {', '.join(LAYOUT_METHODS)}.")
+
+    def step(data: dict[str, Any]) -> dict[str, Any]:
+        device = data["backend"].device
+
+        def compile_circuits(circuits: Sequence[QuantumCircuit]) -> list[QuantumCircuit]:
+            return profiled_transpile(list(circuits), device, optimization_level=optimization_level,
+                                      seed_transpiler=seed, layout_method=None if layout_method == "default" else layout_method)
+
+        circuit = data["circuit"]
+        if circuit.num_qubits > device.num_qubits:
+            raise ValueError(f"circuit {circuit.name!r} has {circuit.num_qubits} qubits, more than the "
+                             f"{device.num_qubits} of {data['backend'].name}.")
+        return {"compile": compile_circuits, "compiled": compile_circuits([circuit])[0]}
+
+    return step
