@@ -8,6 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from .analysis import bottleneck, fidelity, step_costs
 from .model import RunRecord, TaskRecord
 from .store import ProfileStore
 
@@ -79,6 +80,10 @@ def build_report(store: ProfileStore, run_id: str | None = None) -> dict[str, An
         },
         "tasks": [task_entry(t) for t in tasks],
         "stages": stage_totals(tasks),
+        "bottleneck": bottleneck(tasks, run.wall_s),
+        "fidelity": fidelity(tasks),
+        "costs": step_costs(tasks),
+        "warnings": [w for t in tasks for w in t.metrics.get("pipeline.warnings", [])],
         "decisions": [d.__dict__ for d in store.decisions(run.id)],
     }
 
@@ -142,3 +147,33 @@ def render_report(report: dict[str, Any], console: Console) -> None:
     for stage, totals in sorted(report["stages"].items(), key=lambda item: -item[1]["wall_s"]):
         stages.add_row(stage, str(totals["tasks"]), _seconds(totals["wall_s"]), _seconds(totals["cpu_s"]))
     console.print(stages)
+    render_outcome(report, console)
+
+
+def _number(value: Any) -> str:
+    return "-" if value is None else f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def render_outcome(report: dict[str, Any], console: Console) -> None:
+    """The bottleneck, the cost of each step, and the fidelity figures: the answer at a glance."""
+    found = report.get("bottleneck")
+    if found:
+        console.print(f"[bold]Bottleneck:[/bold] stage [bold]{found['stage']}[/bold] on [bold]{found['resource']}[/bold], "
+                      f"{found['share'] * 100:.0f}% of the run's wall time ({_seconds(found['seconds'])})")
+    costs = Table(title="Cost per step", title_justify="left")
+    for column in ("step", "wall", "cpu", "circuits", "shots", "QPU", "queue", "peak RSS"):
+        costs.add_column(column, justify="left" if column == "step" else "right")
+    for row in report.get("costs", []):
+        costs.add_row(row["stage"], _seconds(row["wall_s"]), _seconds(row["cpu_s"]), str(row["circuits"]), str(row["shots"]),
+                      _seconds(row["qpu_s"]), _seconds(row["queue_s"]), _bytes(row["peak_rss_bytes"]))
+    console.print(costs)
+    figures = report.get("fidelity") or {}
+    if figures:
+        table = Table(title="Fidelity", title_justify="left")
+        for column in ("ideal", "unmitigated", "mitigated", "error unmitigated", "error mitigated", "error reduction"):
+            table.add_column(column, justify="right")
+        table.add_row(*(_number(figures.get(k)) for k in ("ideal", "unmitigated", "mitigated", "error_unmitigated",
+                                                           "error_mitigated", "error_reduction")))
+        console.print(table)
+    for warning in report.get("warnings", []):
+        console.print(f"[yellow]warning:[/yellow] {warning}")

@@ -1,0 +1,103 @@
+"""What a run's tasks add up to: time a task spent outside its children, the bottleneck,
+and the fidelity and cost of each pipeline step.
+
+Nested tasks overlap in time (``execute`` contains ``execute.simulate``), so sums of wall
+time double-count. A task's *exclusive* time is its wall time minus its children's, the time
+only it accounts for; the bottleneck is the stage with the most exclusive time, and its
+resource is what that time was spent on.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from .model import TaskRecord
+
+FIDELITY_PREFIX = "fidelity."
+
+
+def _children(tasks: list[TaskRecord]) -> dict[str | None, list[TaskRecord]]:
+    children: dict[str | None, list[TaskRecord]] = defaultdict(list)
+    for task in tasks:
+        children[task.parent_id].append(task)
+    return children
+
+
+def exclusive_times(tasks: list[TaskRecord]) -> dict[str, tuple[float, float]]:
+    """Each ended task's (wall, cpu) seconds not spent in its child tasks."""
+    children = _children(tasks)
+    times = {}
+    for task in tasks:
+        if task.end_ns is None:
+            continue
+        ended = [c for c in children.get(task.id, []) if c.end_ns is not None]
+        wall = task.profile.wall_s - sum(c.profile.wall_s for c in ended)
+        cpu = task.profile.cpu_s - sum(c.profile.cpu_s for c in ended if c.profile.pid == task.profile.pid)
+        times[task.id] = (max(wall, 0.0), max(cpu, 0.0))
+    return times
+
+
+def _resource(tasks: list[TaskRecord], wall: float, cpu: float) -> str:
+    if any(t.stage.endswith("queue") for t in tasks) or (any(t.profile.queue_s for t in tasks) and wall > 2 * cpu):
+        return "queue"
+    if any(t.profile.qpu_s for t in tasks) and wall > 2 * cpu:
+        return "qpu"
+    if any((t.profile.gpu.utilization_mean_pct or 0) > 50 for t in tasks):
+        return "gpu"
+    return "cpu" if cpu >= 0.5 * wall else "wait"
+
+
+def bottleneck(tasks: list[TaskRecord], run_wall_s: float | None) -> dict[str, Any] | None:
+    """The stage with the most exclusive time, the resource it spent it on, and its share of the run."""
+    times = exclusive_times(tasks)
+    by_stage: dict[str, list[TaskRecord]] = defaultdict(list)
+    for task in tasks:
+        if task.id in times:
+            by_stage[task.stage].append(task)
+    if not by_stage:
+        return None
+    stage, members = max(by_stage.items(), key=lambda item: sum(times[t.id][0] for t in item[1]))
+    wall = sum(times[t.id][0] for t in members)
+    cpu = sum(times[t.id][1] for t in members)
+    total = run_wall_s or sum(w for w, _ in times.values()) or 1.0
+    return {"stage": stage, "resource": _resource(members, wall, cpu), "share": wall / total, "seconds": wall}
+
+
+def _subtree(task: TaskRecord, children: dict[str | None, list[TaskRecord]]) -> list[TaskRecord]:
+    found, pending = [], [task]
+    while pending:
+        node = pending.pop()
+        found.append(node)
+        pending.extend(children.get(node.id, []))
+    return found
+
+
+def step_costs(tasks: list[TaskRecord]) -> list[dict[str, Any]]:
+    """Per top-level task (a pipeline step): circuits and shots run, QPU and queue seconds,
+    CPU seconds, and peak memory, over everything it did."""
+    children = _children(tasks)
+    costs = []
+    for top in children.get(None, []):
+        members = _subtree(top, children)
+        executed = [t for t in members if t.stage == "execute"]
+        costs.append({
+            "task": top.name,
+            "stage": top.stage,
+            "wall_s": top.profile.wall_s if top.end_ns is not None else None,
+            "cpu_s": sum(t.profile.cpu_s for t in members if t.parent_id is None or t.profile.pid != top.profile.pid),
+            "circuits": sum(int(t.metrics.get("execute.circuits", 0)) for t in executed),
+            "shots": sum(int(t.metrics.get("result.shots", 0)) for t in executed),
+            "qpu_s": sum(t.profile.qpu_s or 0.0 for t in members),
+            "queue_s": sum(t.profile.queue_s or 0.0 for t in members),
+            "peak_rss_bytes": max((t.profile.peak_rss_bytes for t in members), default=0),
+        })
+    return costs
+
+
+def fidelity(tasks: list[TaskRecord]) -> dict[str, Any]:
+    """The fidelity figures a pipeline's postprocess step recorded (empty for other runs)."""
+    figures: dict[str, Any] = {}
+    for task in tasks:
+        figures.update({k.removeprefix(FIDELITY_PREFIX): v for k, v in task.metrics.items() if k.startswith(FIDELITY_PREFIX)})
+    return figures

@@ -1,0 +1,92 @@
+"""ZNE as tasks gives Mitiq's own answer, notices cancelled folds, and refuses bad parameters."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+from mitiq.zne import execute_with_zne
+from mitiq.zne.inference import RichardsonFactory
+from mitiq.zne.scaling import fold_gates_at_random, fold_global
+from qiskit import transpile
+
+import llqm_core as llqm
+from llqm_core import registries
+from llqm_core.errors import UserError
+from llqm_qiskit import ghz
+from llqm_qiskit.aer import AerBackend
+from llqm_qiskit.observables import ideal_outcomes
+
+SHOTS, SEED = 2000, 17
+
+
+@pytest.fixture(scope="module")
+def backend():
+    return AerBackend(device="fake_fez")
+
+
+def pipeline_data(backend, circuit, optimization_level=0):
+    def compile_circuits(circuits):
+        return transpile(list(circuits), backend.device, optimization_level=optimization_level, seed_transpiler=3,
+                         initial_layout=list(range(10, 10 + circuit.num_qubits)))
+
+    return {"circuit": circuit, "backend": backend, "compile": compile_circuits, "observable": ideal_outcomes(circuit),
+            "shots": SHOTS, "seed": SEED, "warnings": []}
+
+
+def test_zne_as_tasks_gives_the_value_of_mitiqs_execute_with_zne(store_path, backend):
+    circuit = ghz(3)
+    data = pipeline_data(backend, circuit)
+    step = registries.create("stage", "mitigate.zne", scale_factors=[1, 3, 5], folding="global", factory="richardson")
+    with llqm.run("zne vs mitiq") as run:
+        ours = step(data)
+
+    def batched_executor(circuits) -> list[float]:  # one job for all folded circuits, as LLQM runs them
+        counts = backend.execute(data["compile"](circuits), SHOTS, seed=SEED)
+        return [data["observable"].expectation(c) for c in counts]
+
+    theirs = execute_with_zne(circuit, batched_executor, factory=RichardsonFactory([1, 3, 5]), scale_noise=fold_global)
+    assert ours["value"] == pytest.approx(theirs, abs=1e-12)
+    assert ours["unmitigated"] == ours["zne_values"][0] and ours["circuits_executed"] == 3
+    assert abs(ours["value"] - 1.0) < abs(ours["unmitigated"] - 1.0)  # it helped on this circuit
+    stages = [t.stage for t in llqm.ProfileStore(store_path).tasks(run.id)]
+    assert stages.count("mitigate.zne.fold") == 3 and stages.count("execute") == 1
+    assert stages.count("mitigate.zne.extrapolate") == 1
+
+
+def test_folds_cancelled_by_the_transpiler_are_reported(store_path, backend):
+    circuit = ghz(3)
+    step = registries.create("stage", "mitigate.zne", scale_factors=[1, 3], factory="linear")
+    with pytest.warns(UserWarning, match="scale factor 3 left 1.00x the two-qubit gates"):
+        cancelled = step(pipeline_data(backend, circuit, optimization_level=1))
+    assert len(cancelled["warnings"]) == 1 and "optimization_level 0" in cancelled["warnings"][0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        kept = step(pipeline_data(backend, circuit, optimization_level=0))
+    assert kept["warnings"] == []
+
+
+def test_random_folding_repeats_with_its_seed(backend):
+    circuit = ghz(4)
+    assert fold_gates_at_random(circuit, 2.0, seed=5) == fold_gates_at_random(circuit, 2.0, seed=5)
+    step = registries.create("stage", "mitigate.zne", scale_factors=[1, 2, 3], folding="random", seed=5)
+    assert step(pipeline_data(backend, circuit))["zne_values"] == step(pipeline_data(backend, circuit))["zne_values"]
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"scale_factors": [0.5, 1]}, "scale factors must be 1 or more"),
+    ({"scale_factors": [1]}, "scale_factors must be a list of at least two numbers"),
+    ({"scale_factors": [1, 1, 3]}, "scale factors must differ"),
+    ({"scale_factors": "1,3"}, "scale_factors must be a list"),
+    ({"factory": "poly", "order": 3}, "a poly factory of order 3 needs at least 4 scale factors, not 3"),
+    ({"factory": "exp", "scale_factors": [1, 3]}, "an exp factory without an asymptote needs at least 3"),
+    ({"factory": "cubic"}, "unknown factory 'cubic'; choose one of: richardson, linear, poly, exp"),
+    ({"folding": "left"}, "unknown folding 'left'; choose one of: global, random, all, identity"),
+    ({"folding": "all", "scale_factors": [1, 2]}, "folding \"all\" takes odd whole scale factors"),
+    ({"order": 2}, "order belongs to the poly factory"),
+    ({"inner": True}, "zne executes its circuits, so it must come last"),
+    ({"scales": [1, 3]}, "stage 'mitigate.zne' has no option 'scales'"),
+])
+def test_bad_zne_parameters_get_one_sentence(options, message):
+    with pytest.raises(UserError, match=message):
+        registries.create("stage", "mitigate.zne", **options)
