@@ -100,6 +100,11 @@ def _mitigation_steps(table: dict[str, Any]) -> list[Step]:
     if not isinstance(technique, str) or not technique.strip():
         raise UserError(f"[mitigation] technique must be a name such as \"zne\" or \"rem+zne\", not {technique!r}.")
     parts = [part.strip() for part in technique.split("+")]
+    known = sorted(name.removeprefix("mitigate.") for name in registries.registered("stage") if name.startswith("mitigate."))
+    for part in parts:
+        if part not in known:
+            raise UserError(f"[mitigation] technique {technique!r} names {part!r}, which is not a registered technique; "
+                            f"the registered ones are: {', '.join(known)} (combine them as \"rem+zne\").")
     for key, value in table.items():
         if key not in parts:
             raise UserError(f"[mitigation] has options for {key!r}, which is not part of technique {technique!r}.")

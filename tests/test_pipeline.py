@@ -1,0 +1,152 @@
+"""Pipeline files: checked whole before anything runs, run step by step, reported with their fidelity."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import llqm_core as llqm
+from llqm_core.errors import UserError
+from llqm_core.pipeline import load_pipeline, parse_pipeline, run_pipeline
+
+from conftest import ROOT, run_cli
+
+GOOD = {
+    "name": "ghz-4 zne",
+    "circuit": {"kind": "ghz", "qubits": 4},
+    "backend": {"name": "aer", "device": "fake_fez"},
+    "transpile": {"optimization_level": 0, "layout_method": "sabre", "seed": 7},
+    "mitigation": {"technique": "zne", "zne": {"scale_factors": [1, 3], "factory": "linear"}},
+    "execution": {"shots": 1000, "seed": 1},
+}
+
+
+def with_changes(**sections):
+    config = json.loads(json.dumps(GOOD))
+    for section, value in sections.items():
+        if value is None:
+            config.pop(section, None)
+        elif isinstance(value, dict) and isinstance(config.get(section), dict):
+            config[section] = {**config[section], **value}
+        else:
+            config[section] = value
+    return config
+
+
+def test_a_pipeline_runs_its_steps_as_tasks_and_records_its_fidelity(store_path):
+    run_id, data = run_pipeline(parse_pipeline(GOOD), store=store_path)
+    store = llqm.ProfileStore(store_path)
+    assert store.run(run_id).status.value == "completed"
+    tops = [t for t in store.tasks(run_id) if t.parent_id is None]
+    assert [t.stage for t in tops] == ["generate", "observable", "transpile", "mitigate.zne", "postprocess"]
+    figures = tops[-1].metrics
+    assert figures["fidelity.ideal"] == pytest.approx(1.0)
+    assert 0.5 < figures["fidelity.unmitigated"] < 1.0
+    assert figures["fidelity.error_unmitigated"] == pytest.approx(1.0 - figures["fidelity.unmitigated"])
+    assert data["fidelity"]["fidelity.mitigated"] == figures["fidelity.mitigated"]
+
+
+BAD = [
+    (with_changes(extra={"x": 1}), "unknown section or key 'extra'; the allowed ones are: name, circuit"),
+    (with_changes(execution={"shots": 0}), r"\[execution\] shots must be a whole number from 1 to 10,000,000, not 0"),
+    (with_changes(execution={"shots": "many"}), r"\[execution\] shots must be a whole number"),
+    (with_changes(execution={"shots": 1.5}), r"\[execution\] shots must be a whole number"),
+    (with_changes(execution={"shots": 10**8}), r"\[execution\] shots must be a whole number from 1 to 10,000,000"),
+    (with_changes(execution={"seed": -1}), r"\[execution\] seed must be a whole number of 0 or more"),
+    (with_changes(execution={"repeat": 2}), r"\[execution\] has no key 'repeat'; its keys are: shots, seed"),
+    (with_changes(circuit={"kind": "bell"}), r"in \[circuit\]: stage 'generate': unknown circuit kind 'bell'"),
+    (with_changes(circuit={"qubits": 0}), r"in \[circuit\]: stage 'generate': qubits must be a whole number of 1 or more"),
+    (with_changes(circuit={"qubits": "four"}), r"qubits must be a whole number of 1 or more, not 'four'"),
+    (with_changes(circuit={"depth": -2}), r"depth must be a whole number of 1 or more, not -2"),
+    (with_changes(circuit={"qubits": 200}), r"in \[circuit\]: the ghz circuit has 200 qubits, more than the 156 of backend aer:fake_fez"),
+    (with_changes(circuit={"width": 4}), r"stage 'generate' has no option 'width'; its options are: kind, qubits, depth, seed, qasm"),
+    (with_changes(backend={"name": "ibm_quantum_9"}), r"in \[backend\]: unknown backend 'ibm_quantum_9'; registered backend names are:"),
+    (with_changes(backend={"device": "fake_atlantis"}), r"in \[backend\]: backend 'aer': unknown device 'fake_atlantis'"),
+    (with_changes(backend={"method": "magic"}), r"unknown simulation method 'magic'"),
+    (with_changes(backend={"qubits": 5}), r"backend 'aer' has no option 'qubits'"),
+    (with_changes(transpile={"optimization_level": 4}), r"optimization_level must be one of 0, 1, 2, 3, not 4"),
+    (with_changes(transpile={"layout_method": "magic"}), r"unknown layout_method 'magic'"),
+    (with_changes(mitigation={"technique": "cdr"}), r"\[mitigation\] technique 'cdr' names 'cdr', which is not a registered technique; the registered ones are: none, pec, rem, zne"),
+    (with_changes(mitigation={"technique": 3}), r"\[mitigation\] technique must be a name"),
+    (with_changes(mitigation={"technique": "zne", "pec": {"samples": 3}}), r"\[mitigation\] has options for 'pec', which is not part of technique 'zne'"),
+    (with_changes(mitigation={"zne": {"scale_factors": [0.5, 1]}}), r"scale factors must be 1 or more"),
+    (with_changes(mitigation={"zne": {"scale_factors": [1, 3], "factory": "poly", "order": 2}}), r"needs at least 3 scale factors, not 2"),
+    (with_changes(mitigation="zne"), r"\[mitigation\] must be a table of options, not str"),
+    (with_changes(observable={"kind": "energy"}), r"unknown observable kind 'energy'; choose one of: ideal_outcomes, parity"),
+    (with_changes(observable={"kind": "parity"}), r"a parity observable needs bits"),
+    (with_changes(observable={"kind": "parity", "bits": [-1]}), r"parity needs a non-empty list of classical bit indices"),
+    (with_changes(policies={"names": ["telepathy"]}), r"unknown policy 'telepathy'; registered policy names are"),
+    (with_changes(run={"engine": "airflow"}), r"unknown engine 'airflow'; registered engine names are"),
+    (with_changes(output={"store": 5}), r"\[output\] store must be a file path, not 5"),
+    (with_changes(stages=[{"options": 1}]), r"\[\[stages\]\] entry 1 needs name"),
+    (with_changes(stages=[{"name": "sample.nothing"}]), r"unknown stage 'sample.nothing'"),
+    (with_changes(name=""), r"name must be a non-empty string"),
+]
+
+
+@pytest.mark.parametrize("config, message", BAD, ids=[m for _, m in BAD])
+def test_bad_pipeline_files_get_one_sentence_before_anything_runs(config, message, store_path):
+    with pytest.raises(UserError, match=message) as refused:
+        parse_pipeline(config)
+    text = str(refused.value)
+    assert "\n" not in text and text.endswith(".")
+    assert not store_path.exists()
+
+
+def test_unreadable_and_malformed_files_and_invalid_qasm(tmp_path):
+    with pytest.raises(UserError, match="cannot read pipeline file .*missing.toml"):
+        load_pipeline(tmp_path / "missing.toml")
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[circuit\nkind = 'ghz'\n")
+    with pytest.raises(UserError, match="broken.toml is not valid TOML: .*line 1"):
+        load_pipeline(broken)
+    qasm = tmp_path / "bad.qasm"
+    qasm.write_text("OPENQASM 2.0;\nqreg q[2];\nfoo q[0];\n")
+    with pytest.raises(UserError, match=r"in \[circuit\]: stage 'generate': .*bad.qasm is not valid OpenQASM"):
+        parse_pipeline(with_changes(circuit={"qasm": str(qasm), "kind": "ghz"}))
+
+
+def test_the_cli_runs_a_pipeline_file_and_refuses_a_bad_one_with_exit_2(tmp_path):
+    store = tmp_path / "p.sqlite"
+    small = tmp_path / "small.toml"  # the example, narrowed to 4 qubits to keep the test quick
+    small.write_text((ROOT / "examples/pipelines/ghz_modelled_qpu.toml").read_text().replace("qubits = 20", "qubits = 4"))
+    done = run_cli("--store", str(store), "run", str(small), "--json", timeout=300)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["run"]["status"] == "completed"
+    assert set(report["fidelity"]) >= {"ideal", "unmitigated", "mitigated", "error_reduction"}
+    zne = next(c for c in report["costs"] if c["stage"] == "mitigate.zne")
+    assert zne["circuits"] == 3 and zne["shots"] == 6000 and zne["qpu_s"] > 2.0  # one job: one 2 s overhead
+    assert report["bottleneck"]["stage"] and 0 < report["bottleneck"]["share"] <= 1
+    bad = tmp_path / "bad.toml"
+    bad.write_text(small.read_text().replace("shots = 2000", "shots = -3"))
+    refused = run_cli("--store", str(store), "run", str(bad))
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert refused.stderr.strip() == ("llqm: error: [execution] shots must be a whole number from 1 to 10,000,000, not -3.")
+    assert len(llqm.ProfileStore(store, readonly=True).runs()) == 1  # nothing recorded for the refused file
+
+
+def test_every_example_pipeline_file_is_valid():
+    for path in sorted((ROOT / "examples/pipelines").glob("*.toml")):
+        assert load_pipeline(path).steps, path
+
+
+toml_values = st.one_of(st.integers(-5, 10**9), st.floats(allow_nan=False), st.text(max_size=5), st.booleans(),
+                        st.lists(st.integers(-2, 6), max_size=4), st.none())
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(section=st.sampled_from(["circuit", "execution", "transpile", "observable"]),
+       key=st.sampled_from(["qubits", "depth", "shots", "seed", "optimization_level", "kind", "bits", "other"]),
+       value=toml_values)
+def test_any_value_in_a_pipeline_file_is_accepted_or_refused_with_one_sentence(section, key, value):
+    config = with_changes(**{section: {key: value}}) if value is not None else with_changes()
+    try:
+        pipeline = parse_pipeline(config)
+    except UserError as exc:
+        assert "\n" not in str(exc) and str(exc)
+    else:
+        assert pipeline.shots >= 1 and pipeline.steps
