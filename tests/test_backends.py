@@ -53,11 +53,14 @@ def test_the_embedded_default_runs_a_noisy_ghz_and_profiles_the_job(store_path, 
     backend = AerBackend(device="fake_fez")
     with llqm.run("aer ghz") as run:
         counts = backend.execute(ghz5, shots=2000, seed=11)
+        with llqm.task("read counts", stage="postprocess") as reader:
+            reader.add_dependency(*run.producers([counts]))
     assert sum(counts.values()) == 2000
     assert 0.8 < ghz_success(counts) < 0.999  # noisy, but mostly right
     stages = tasks_by_stage(store_path, run.id)
     execute = stages["execute"][0]
     assert execute.hardware == backend.snapshot().fingerprint
+    assert stages["postprocess"][0].depends_on == [execute.id]  # the counts lead back to the job
     assert execute.metrics["execute.method"] == "density_matrix"  # 5 active qubits: exact
     assert execute.metrics["backend.name"] == "aer:fake_fez" and execute.metrics["result.shots"] == 2000
     assert execute.profile.qpu_s > 0 and execute.profile.queue_s is None

@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Sequence
 
 from qiskit import QuantumCircuit
 from qiskit.providers import BackendV2
+from qiskit.result import Counts
 
 import llqm_core
 from llqm_core import HardwareSnapshot
@@ -112,6 +113,7 @@ class QuantumBackend(abc.ABC):
             outcome = self.run_job(batch, shots, seed, snapshot)
             handle.record_usage(qpu_s=outcome.qpu_s, queue_s=outcome.queue_s)
             handle.annotate(outcome.metrics)
-            output = outcome.counts[0] if isinstance(circuits, QuantumCircuit) else outcome.counts
+            counts = [Counts(c) for c in outcome.counts]  # a dict that can be tracked: later tasks depend on this one
+            output = counts[0] if isinstance(circuits, QuantumCircuit) else counts
             handle.run.note_output(output, handle.id)
         return output

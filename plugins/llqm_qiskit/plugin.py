@@ -8,6 +8,7 @@ from llqm_core import hookimpl
 
 from .aer import AerBackend
 from .devices import fake_device, fake_device_names
+from .ibm import IBMRuntimeBackend
 from .metrics import describe
 from .modelled import ModelledQPU
 from .snapshot import hardware_snapshot
@@ -26,6 +27,8 @@ def llqm_register_backends(register: Callable[..., None]) -> None:
              description="embedded default: Aer simulation of a fake IBM device with noise from its calibration")
     register(ModelledQPU.kind, ModelledQPU,
              description="the embedded simulation with QPU time from gate durations and a modelled queue")
+    register(IBMRuntimeBackend.kind, IBMRuntimeBackend,
+             description="IBM Quantum through qiskit-ibm-runtime SamplerV2 jobs, or its local testing mode (local=True)")
 
 
 @hookimpl

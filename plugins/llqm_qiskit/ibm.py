@@ -1,0 +1,379 @@
+"""``ibm_runtime``: jobs through qiskit-ibm-runtime's ``SamplerV2``, on IBM Quantum or locally.
+
+On IBM Quantum (``local=False``) the account comes from ``QiskitRuntimeService``: a saved
+account (``QiskitRuntimeService.save_account``, chosen by ``name``) or the environment
+(``QISKIT_IBM_TOKEN``, ``QISKIT_IBM_INSTANCE``). This backend never keeps or records the
+token: it looks at secret environment values only to cut them out of its error messages,
+which are single sentences raised without the client's traceback. A job's cost is what the service tells about it: ``queue_s`` is
+``running - created`` of the job's metrics timestamps, ``qpu_s`` its usage
+(``usage.quantum_seconds``, or ``usage.qpu_charge_time_seconds`` as newer services name it,
+or ``job.usage()``), and the result's execution spans become ``ibm.execution_spans.*``
+metrics; ``usage_from_metrics`` and ``spans_summary`` are the pure functions that read them.
+
+IBM's cloud cannot be reached from where this was written, so the cloud path is tested only
+through qiskit-ibm-runtime's local testing mode (which runs the same SamplerV2 / job /
+metrics calls), through payloads shaped as IBM documents ``RuntimeJobV2.metrics()`` and
+``ExecutionSpans``, and with stand-ins for the service and the sampler; no test has run a job
+on IBM's service. ``SamplerV2`` is deprecated since qiskit-ibm-runtime 0.50 (in favour of
+``qiskit_ibm_runtime.executor_sampler.Sampler``) and says so when a sampler is made.
+
+Local mode (``local=True``) is qiskit-ibm-runtime's local testing mode: ``SamplerV2`` with a
+simulator as its mode, no account, no network. Its job reports the same metrics shape with
+nothing charged, so a local execute task records ``qpu_s = 0.0`` (``qpu_charge_time_seconds``
+is 0) and a ``queue_s`` of microseconds (the local job stamps ``created`` and ``running``
+when it is built); it has no execution spans. The noise, option ``noise``:
+
+- ``"pauli"`` (default): the calibration's Pauli channels written into the circuits, as the
+  ``aer`` backend does, run by ``SamplerV2(mode=AerSimulator(...))``: seconds per job;
+- ``"device"``: ``SamplerV2(mode=fake_device(device))``, the fake backend's own Aer noise
+  model (with relaxation), exactly what qiskit-ibm-runtime's local mode does; it is slow on
+  the 156-qubit devices (about a minute per job on ``fake_fez`` with qiskit-ibm-runtime 0.51,
+  which builds the device's noise model and deep-copies the backend for every job);
+- ``"none"``: an ideal simulation.
+
+qiskit-ibm-runtime's local mode ignores ``seed=0`` (it tests the seed for truth), so use a
+non-zero seed for repeatable local counts; on IBM Quantum the seed has no effect.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+from datetime import datetime, timezone
+from typing import Any, Iterable
+
+from qiskit import QuantumCircuit
+
+import llqm_core
+from llqm_core import HardwareSnapshot
+from llqm_core.secrets import MIN_SECRET_LENGTH, REDACTED, names_a_secret, redact_text
+
+from .aer import choose_method
+from .backend import JobOutcome, QuantumBackend
+from .devices import DEFAULT_DEVICE, fake_device
+from .noise import PauliNoise
+
+CHANNELS = ("ibm_quantum_platform", "ibm_cloud")
+LOCAL_NOISE = ("pauli", "device", "none")
+NO_ACCOUNT = ("no IBM Quantum account: save one with QiskitRuntimeService.save_account(token=..., instance=...) "
+              "or set QISKIT_IBM_TOKEN (and QISKIT_IBM_INSTANCE), or pass local=True to run on a fake device.")
+#: A job's usage may still be ``pending`` when it finishes; look again this many times, a second apart.
+USAGE_POLLS = 5
+USAGE_POLL_S = 1.0
+#: The fields that name a job's QPU usage, in the order they are believed: the documented API
+#: field first, then the one qiskit-ibm-runtime's ``job.usage()`` reads, then the billed seconds.
+USAGE_FIELDS = ("quantum_seconds", "qpu_charge_time_seconds", "seconds")
+_EXACT_MAX_QUBITS, _STATEVECTOR_MAX_QUBITS = 10, 28  # as the ``aer`` backend's defaults
+
+
+def _parse_time(value: Any) -> datetime | None:
+    """An ISO 8601 timestamp of the service (``2022-06-20T12:55:20.268427Z``) as an aware datetime."""
+    if isinstance(value, datetime):
+        moment = value
+    elif isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    else:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return None
+
+
+def usage_from_metrics(metrics: Any) -> tuple[float | None, float | None, dict[str, Any]]:
+    """``(queue_s, qpu_s, details)`` from a job's ``RuntimeJobV2.metrics()`` payload.
+
+    The payload is shaped as IBM documents it (``GET /jobs/{id}/metrics``): ``timestamps``
+    {``created``, ``running``, ``finished``} as ISO 8601 UTC strings, ``usage``
+    {``quantum_seconds``, ``seconds``} (newer services and local mode:
+    {``qpu_charge_time_seconds``, ``status``}), and optionally ``position_in_queue``,
+    ``position_in_provider``, ``estimated_start_time``, ``estimated_completion_time``.
+    ``queue_s`` is ``running - created``; ``qpu_s`` the first usage field present, or None
+    while the usage ``status`` is ``pending`` (not final yet). ``details`` are ``ibm.*``
+    metrics. Missing or unreadable fields give None and no detail: a job that already ran is
+    never failed for what its metrics lack.
+    """
+    metrics = metrics if isinstance(metrics, dict) else {}
+    stamps = metrics.get("timestamps") if isinstance(metrics.get("timestamps"), dict) else {}
+    created, running, finished = (_parse_time(stamps.get(k)) for k in ("created", "running", "finished"))
+    details: dict[str, Any] = {}
+    for key, moment in (("created", created), ("running", running), ("finished", finished)):
+        if moment is not None:
+            details[f"ibm.{key}"] = _iso(moment)
+    queue_s = max(0.0, (running - created).total_seconds()) if created and running else None
+    if running and finished:
+        details["ibm.run_s"] = max(0.0, (finished - running).total_seconds())
+
+    usage = metrics.get("usage") if isinstance(metrics.get("usage"), dict) else {}
+    status = usage.get("status")
+    if isinstance(status, str):
+        details["ibm.usage_status"] = status
+    qpu_s = None
+    if status != "pending":
+        for field in USAGE_FIELDS:
+            qpu_s = _number(usage.get(field))
+            if qpu_s is not None:
+                details["ibm.usage_field"] = field
+                break
+
+    for source, name in (("position_in_queue", "ibm.queue_position"),
+                         ("position_in_provider", "ibm.queue_position_in_provider")):
+        if isinstance(metrics.get(source), int) and not isinstance(metrics.get(source), bool):
+            details[name] = metrics[source]
+    for source in ("estimated_start_time", "estimated_completion_time"):
+        moment = _parse_time(metrics.get(source))
+        if moment is not None:
+            details[f"ibm.{source}"] = _iso(moment)
+    return queue_s, qpu_s, details
+
+
+def spans_summary(spans: Iterable[Any] | None) -> dict[str, Any]:
+    """``ibm.execution_spans.*`` metrics from ``result.metadata["execution"]["execution_spans"]``.
+
+    ``spans`` is qiskit-ibm-runtime's ``ExecutionSpans`` (or any iterable of its
+    ``SliceSpan`` / ``DoubleSliceSpan`` / ``TwirledSliceSpan``): each span has ``start`` and
+    ``stop`` (UTC datetimes) and ``size`` (the shots that depend on it). They tell when the QPU
+    actually ran the job's shots, inside the ``running`` - ``finished`` window of its metrics.
+    """
+    rows = []
+    for span in spans or ():
+        start, stop = _parse_time(getattr(span, "start", None)), _parse_time(getattr(span, "stop", None))
+        if start is None or stop is None:
+            continue
+        size = getattr(span, "size", None)
+        rows.append((start, stop, int(size) if size is not None else 0))
+    if not rows:
+        return {}
+    rows.sort()
+    first, last = min(r[0] for r in rows), max(r[1] for r in rows)
+    return {
+        "ibm.execution_spans": len(rows),
+        "ibm.execution_spans.start": _iso(first),
+        "ibm.execution_spans.stop": _iso(last),
+        "ibm.execution_spans.duration_s": (last - first).total_seconds(),
+        "ibm.execution_spans.busy_s": sum((stop - start).total_seconds() for start, stop, _ in rows),
+        "ibm.execution_spans.shots": [size for _, _, size in rows],
+    }
+
+
+def counts_from_pub(data: Any, circuit: QuantumCircuit) -> dict[str, int]:
+    """Counts of one SamplerV2 pub result, keyed as Aer's ``get_counts`` keys them.
+
+    ``data`` holds one ``BitArray`` per classical register, named as the register. One
+    register (the usual case, ``meas`` after ``measure_all``) gives its own ``get_counts()``;
+    several are joined per shot, last register first, separated by spaces (``"10 1"``), as
+    Qiskit's ``Result.get_counts`` writes them.
+    """
+    arrays = [getattr(data, register.name) for register in circuit.cregs if register.size]
+    if len(arrays) == 1:
+        return {key: int(n) for key, n in arrays[0].get_counts().items()}
+    columns = [array.get_bitstrings() for array in reversed(arrays)]
+    return dict(Counter(" ".join(bits) for bits in zip(*columns)))
+
+
+def _scrub(text: str) -> str:
+    """``text`` without any secret value of the environment as it is now (a token set after
+    ``llqm_core.secrets`` first looked is cut out too)."""
+    text = redact_text(text)
+    for key, value in os.environ.items():
+        if names_a_secret(key) and len(value) >= MIN_SECRET_LENGTH and value in text:
+            text = text.replace(value, REDACTED)
+    return text
+
+
+def _reason(exc: BaseException) -> str:
+    """The first sentence of an error of qiskit-ibm-runtime, secrets cut out, to quote in ours."""
+    text = str(getattr(exc, "message", None) or exc).strip()  # QiskitError's str() wraps it in quotes
+    first = text.splitlines()[0].split(". ")[0].strip().rstrip(".") if text else type(exc).__name__
+    return _scrub(first)
+
+
+def connect(device: str, *, channel: str | None = None, instance: str | None = None, name: str | None = None) -> Any:
+    """The ``IBMBackend`` called ``device`` of the account ``QiskitRuntimeService`` finds.
+
+    Every failure is one sentence (a ValueError for what the user can fix, a ConnectionError
+    when the service cannot be reached), raised without the chain, so no traceback or message
+    of the client can carry the token out.
+    """
+    from qiskit.providers.exceptions import QiskitBackendNotFoundError
+    from qiskit_ibm_runtime import QiskitRuntimeService
+    from qiskit_ibm_runtime.accounts import AccountNotFoundError, InvalidAccountError
+    from qiskit_ibm_runtime.exceptions import IBMError, IBMNotAuthorizedError
+
+    try:
+        service = QiskitRuntimeService(channel=channel, instance=instance, name=name)
+    except AccountNotFoundError:
+        if name is not None:
+            raise ValueError(f"no IBM Quantum account named {name!r}: save one with "
+                             f"QiskitRuntimeService.save_account(name={name!r}, token=..., instance=...).") from None
+        raise ValueError(NO_ACCOUNT) from None
+    except (InvalidAccountError, IBMNotAuthorizedError, ValueError) as exc:
+        raise ValueError(f"IBM Quantum did not accept the account ({_reason(exc)}): check its token and instance, "
+                         "and that IBM Quantum can be reached from here.") from None
+    except IBMError as exc:
+        raise ConnectionError(f"could not reach IBM Quantum ({_reason(exc)}).") from None
+    try:
+        return service.backend(device)
+    except QiskitBackendNotFoundError:
+        try:
+            known = ", ".join(sorted(b.name for b in service.backends())) or "none"
+        except Exception:  # the list only helps the message; the sentence stands without it
+            known = "unknown (the service did not list them)"
+        raise ValueError(f"unknown device {device!r} for this IBM Quantum account; its devices are: {known}.") from None
+    except IBMError as exc:
+        raise ConnectionError(f"could not read device {device!r} from IBM Quantum ({_reason(exc)}).") from None
+
+
+class IBMRuntimeBackend(QuantumBackend):
+    """``ibm_runtime``: SamplerV2 jobs on IBM Quantum, or in qiskit-ibm-runtime's local mode.
+
+    Options (keyword-only): ``device`` (an IBM device such as ``ibm_fez``; in local mode a fake
+    one, default ``fake_fez``), ``local`` (True: local testing mode, no account), ``channel``
+    (``ibm_quantum_platform`` or ``ibm_cloud``), ``instance`` (CRN or name), ``name`` (a saved
+    account's name), ``noise`` (local mode only: ``pauli``, ``device`` or ``none``) and
+    ``max_wait_s`` (give up, and cancel the job, after this many seconds in queue and running;
+    None waits as long as it takes).
+    """
+
+    kind = "ibm_runtime"
+
+    def __init__(self, *, device: str | None = None, local: bool = False, channel: str | None = None,
+                 instance: str | None = None, name: str | None = None, noise: str | None = None,
+                 max_wait_s: float | None = None) -> None:
+        if device is not None and not isinstance(device, str):
+            raise ValueError(f"device must be a device name such as 'ibm_fez' or 'fake_fez', not {device!r}.")
+        if not isinstance(local, bool):
+            raise ValueError(f"local must be true or false, not {local!r}.")
+        if channel is not None and channel not in CHANNELS:
+            raise ValueError(f"unknown channel {channel!r}; choose one of: {', '.join(CHANNELS)}.")
+        for option, value in (("instance", instance), ("name", name)):
+            if value is not None and (not isinstance(value, str) or not value):
+                raise ValueError(f"{option} must be a non-empty string, not {value!r}.")
+        if max_wait_s is not None and (not isinstance(max_wait_s, (int, float)) or isinstance(max_wait_s, bool)
+                                       or not max_wait_s > 0):
+            raise ValueError(f"max_wait_s must be a positive number of seconds (or None to wait), not {max_wait_s!r}.")
+        if local:
+            if channel is not None or instance is not None or name is not None:
+                raise ValueError("channel, instance and name choose an IBM Quantum account, which local mode does "
+                                 "not use; drop them or set local=False.")
+            if noise is not None and noise not in LOCAL_NOISE:
+                raise ValueError(f"unknown local noise {noise!r}; choose one of: {', '.join(LOCAL_NOISE)}.")
+            super().__init__(fake_device(device or DEFAULT_DEVICE))
+        else:
+            if noise is not None:
+                raise ValueError("noise applies to local mode only (the device itself is the noise on IBM Quantum); "
+                                 "drop it or set local=True.")
+            if device is None:
+                raise ValueError("device is needed to run on IBM Quantum: name one of your account's devices, such "
+                                 "as 'ibm_fez', or pass local=True to run on a fake device.")
+            if device.startswith("fake_"):
+                raise ValueError(f"{device!r} is a fake device, which runs in local mode only: pass local=True, "
+                                 "or name a real device such as 'ibm_fez'.")
+            super().__init__(connect(device, channel=channel, instance=instance, name=name))
+        self.local = local
+        self.noise = (noise or "pauli") if local else None
+        self.max_wait_s = max_wait_s
+        self._noise_models: dict[str, PauliNoise] = {}
+
+    def _pauli_noise(self, snapshot: HardwareSnapshot) -> PauliNoise:
+        if snapshot.fingerprint not in self._noise_models:
+            self._noise_models = {snapshot.fingerprint: PauliNoise(snapshot)}
+        return self._noise_models[snapshot.fingerprint]
+
+    def _sampler(self, circuits: list[QuantumCircuit], seed: int | None,
+                 snapshot: HardwareSnapshot) -> tuple[Any, list[QuantumCircuit], dict[str, Any]]:
+        """The SamplerV2 to run on, the circuits it runs, and the metrics that say how."""
+        from qiskit_ibm_runtime import SamplerV2
+
+        if not self.local:
+            return SamplerV2(mode=self.device), circuits, {"ibm.local": False}
+        metrics: dict[str, Any] = {"ibm.local": True, "ibm.local.noise": self.noise}
+        options = {"simulator": {"seed_simulator": seed}} if seed is not None else {}
+        if self.noise == "device":
+            return SamplerV2(mode=self.device, options=options), circuits, metrics
+        from qiskit_aer import AerSimulator
+
+        if self.noise == "pauli":
+            with llqm_core.task("noise into circuits", stage="execute.noise") as step:
+                model = self._pauli_noise(snapshot)
+                circuits = [model.apply(c) for c in circuits]
+                step.annotate({"noise.channels": sum(c.count_ops().get("quantum_channel", 0) for c in circuits)})
+        metrics["ibm.local.method"] = choose_method(circuits, _EXACT_MAX_QUBITS, _STATEVECTOR_MAX_QUBITS)
+        simulator = AerSimulator(method=metrics["ibm.local.method"])
+        return SamplerV2(mode=simulator, options=options), circuits, metrics
+
+    def _wait(self, job: Any) -> Any:
+        """The job's result, waiting at most ``max_wait_s`` (then the job is cancelled)."""
+        if self.max_wait_s is not None and hasattr(job, "wait_for_final_state"):
+            from qiskit.providers import JobTimeoutError
+
+            try:
+                job.wait_for_final_state(timeout=self.max_wait_s)
+            except JobTimeoutError:
+                try:
+                    job.cancel()
+                except Exception:  # the job may have just finished or be past cancelling; say so below
+                    pass
+                raise TimeoutError(f"IBM Quantum job {job.job_id()} did not finish within max_wait_s="
+                                   f"{self.max_wait_s} s, so it was cancelled.") from None
+        return job.result()
+
+    @staticmethod
+    def _metrics(job: Any) -> dict[str, Any]:
+        """The job's metrics payload, or {} where the job or the service gives none."""
+        try:
+            payload = job.metrics()
+        except Exception:  # older local jobs have no metrics(); a network hiccup must not lose the counts
+            return {}
+        return payload if isinstance(payload, dict) else {}
+
+    def _usage(self, job: Any) -> tuple[float | None, float | None, dict[str, Any]]:
+        """``usage_from_metrics`` of the finished job, looking again while its usage is pending."""
+        queue_s, qpu_s, details = usage_from_metrics(self._metrics(job))
+        for _ in range(USAGE_POLLS):
+            if details.get("ibm.usage_status") != "pending":
+                break
+            time.sleep(USAGE_POLL_S)
+            queue_s, qpu_s, details = usage_from_metrics(self._metrics(job))
+        if qpu_s is None and details.get("ibm.usage_status") != "pending":
+            try:
+                qpu_s = _number(job.usage())
+            except Exception:  # job.usage() is the fallback; without it the task records no QPU time
+                qpu_s = None
+            if qpu_s is not None:
+                details["ibm.usage_field"] = "job.usage()"
+        return queue_s, qpu_s, details
+
+    def run_job(self, circuits: list[QuantumCircuit], shots: int, seed: int | None,
+                snapshot: HardwareSnapshot) -> JobOutcome:
+        for circuit in circuits:
+            if not any(register.size for register in circuit.cregs):
+                raise ValueError(f"circuit {circuit.name!r} measures nothing into a classical register, and SamplerV2 "
+                                 "returns only measured registers; add measurements (measure_all).")
+            if circuit.num_parameters:
+                raise ValueError(f"circuit {circuit.name!r} has {circuit.num_parameters} unbound parameters; "
+                                 "bind them (assign_parameters) before executing.")
+        sampler, runnable, metrics = self._sampler(circuits, seed, snapshot)
+        job = sampler.run(runnable, shots=shots)
+        metrics["ibm.job_id"] = job.job_id()
+        at_submit = usage_from_metrics(self._metrics(job))[2]  # where it stands in the queue as it enters
+        result = self._wait(job)
+        queue_s, qpu_s, details = self._usage(job)
+        metrics |= details
+        metrics |= {k: v for k, v in at_submit.items() if k.startswith(("ibm.queue_position", "ibm.estimated_"))}
+        execution = result.metadata.get("execution") if isinstance(result.metadata, dict) else None
+        if isinstance(execution, dict):
+            metrics |= spans_summary(execution.get("execution_spans"))
+        counts = [counts_from_pub(pub.data, circuit) for pub, circuit in zip(result, circuits)]
+        return JobOutcome(counts=counts, qpu_s=qpu_s, queue_s=queue_s, metrics=metrics)
