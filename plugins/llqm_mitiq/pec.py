@@ -1,0 +1,386 @@
+"""``mitigate.pec``: probabilistic error cancellation as represent -> sample -> transpile -> execute -> combine.
+
+Mitiq's PEC cut into LLQM tasks; every piece of the technique is Mitiq's own:
+
+- ``mitigate.pec.represent``: a quasi-probability representation of every distinct gate of the
+  logical circuit, by Mitiq's ``represent_operation_with_local_depolarizing_noise`` (the very
+  loop of ``represent_operations_in_circuit_with_local_depolarizing_noise``, measurements left
+  out), at a noise level read from the backend's calibration unless ``noise_level`` is given.
+  Records the overhead ``pec.gamma`` (the one-norm of the whole circuit's representation, the
+  product of its gates' one-norms; the estimator's standard deviation grows with it) and the
+  noise levels and gate errors behind them.
+- ``mitigate.pec.sample``: Mitiq's ``sample_circuit`` in chunks of ``chunk_size``, one task per
+  chunk, with the number of distinct circuits drawn. Mitiq represents and samples the
+  LOGICAL circuit; its Qiskit -> Cirq -> Qiskit round trip could drop idle qubits, renumber
+  them or change the classical registers, so every sampled circuit is checked against the
+  logical one (width, registers, which qubit each bit measures) and put back on the logical
+  circuit's registers where it differs (``fit_to_logical``).
+- ``transpile``: each chunk's circuits go through the pipeline's ``compile``. A sampled circuit
+  placed on other physical qubits than the circuit itself (possible at optimization level 1
+  or more, whose layout scores the extra one-qubit gates) is a warning: the noise levels were
+  read for the circuit's own qubits.
+- ``execute``: all sampled circuits and the un-sampled compiled circuit in one batched job.
+- ``mitigate.pec.combine``: Mitiq's ``combine_results``, ``norm * mean(sign_i * value_i)``, and
+  Mitiq's error bar ``std(norm * sign_i * value_i) / sqrt(samples)``; the unmitigated value is
+  the observable on the un-sampled circuit's counts from the same job.
+
+Sampling and Mitiq. ``execute_with_pec(circuit, executor, representations=...,
+num_samples=N, random_state=seed)`` is ``sample_circuit(circuit, representations,
+random_state=RandomState(seed), num_samples=N)``, one executor call per circuit (or a batched
+executor) and ``combine_results``. Here one ``RandomState(seed)`` is handed from chunk to chunk,
+so with ``chunk_size >= samples`` the circuits, signs and estimate are exactly Mitiq's.
+With smaller chunks they are not: Mitiq draws gate by gate, all N samples of the first gate,
+then all N of the second, so chunks consume the random stream in another order. Every
+sample is still an independent draw from the same quasi-probability distribution, so the
+estimate is as good, only not the same number.
+
+Shots. A sampled circuit runs ``shots_per_sample`` shots (default: the pipeline's shots
+divided by ``samples``, at least 1), so PEC spends about the budget of the unmitigated run
+and its error bar is not flattered by extra shots; for a fixed total, more samples with
+fewer shots each gives the smaller variance. A job has one shot count for all its circuits,
+so the un-sampled circuit (the unmitigated baseline) runs as ``ceil(shots /
+shots_per_sample)`` copies in the same job, their counts summed: the baseline gets the
+pipeline's shots and costs no extra job. Mitiq's own ``execute_with_pec`` leaves shots to the
+executor and calls it once per sampled circuit; here the whole job is one backend call.
+
+Noise levels from the calibration (when ``noise_level`` is not given). Mitiq's local
+depolarizing noise of level ``p`` puts, after a ``k``-qubit gate, on each of its qubits the
+channel ``(1 - 4p/3) rho + (4p/3) I/2`` (``X``, ``Y``, ``Z`` each with probability ``p/3``; Aer's
+``depolarizing_error(4p/3)``). A device reports ``r``, the average gate infidelity
+(``1 - r = (d F_pro + 1) / (d + 1)``, ``d = 2^k``). Matching process infidelities:
+
+- one-qubit gates: ``p1 = 3 r1 / 2``, with ``r1`` the mean ``sx`` error of the physical qubits
+  the compiled circuit's layout (``compiled.layout``) puts the logical qubits on. Exact for a
+  depolarizing channel.
+- two-qubit gates: the mean error ``r2`` of the device's two-qubit gates (``cz`` on Heron) on
+  the couplers the compiled circuit uses, as compiled (physical indices, after routing). A
+  two-qubit depolarizing channel has process infidelity ``5 r2 / 4``; two local channels have
+  ``1 - (1 - p)^2``; so ``p2 = 1 - sqrt(1 - 5 r2 / 4)`` (about ``5 r2 / 8``). Same fidelity, not
+  the same channel: the device's (and the embedded simulation's) channel spreads its error
+  evenly over the 15 two-qubit Paulis, the local model weights one-qubit Paulis more, so the
+  cancellation is right in fidelity and only approximately right Pauli by Pauli.
+
+What the approximation leaves out: one noise level per gate arity (the mean over the qubits
+and couplers used, not each gate's own); one native gate per logical gate (a logical ``cx``
+becomes a ``cz`` and one-qubit gates, an ``rzz`` two ``cz``: gates that compile to several
+native ones are under-corrected); the inserted Paulis are taken as noiseless though they are
+real gates; readout error (combine with readout mitigation: ``rem+pec``), idling (T1/T2),
+coherent errors and crosstalk are not represented. A coupler out of service (error 1) gives
+no invertible channel: a noise level of 0.75 or more is refused, and a used coupler with
+error 1 is a warning.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+import cirq
+import numpy as np
+from mitiq.interface import convert_to_mitiq
+from mitiq.pec import combine_results, represent_operation_with_local_depolarizing_noise, sample_circuit
+from mitiq.pec.types import OperationRepresentation
+from qiskit import QuantumCircuit
+
+import llqm_core
+
+from .common import check_whole, evaluate, last_only, raw_value
+
+#: Mitiq's local depolarizing representation needs ``4p/3 < 1``.
+MAX_NOISE_LEVEL = 0.75
+#: The preferred one-qubit gate whose calibrated error stands for one-qubit gates.
+ONE_QUBIT_GATES = ("sx", "x")
+_NOT_GATES = {"barrier", "measure", "delay", "reset"}
+
+
+def _check_noise_level(value: Any) -> float | None:
+    if value is None:
+        return None
+    if (not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value)
+            or not 0 < value < MAX_NOISE_LEVEL):
+        raise ValueError(f"noise_level must be a number above 0 and below {MAX_NOISE_LEVEL}, not {value!r}.")
+    return float(value)
+
+
+def _check_seed(value: Any) -> int | None:
+    return None if value is None else check_whole("seed", value, 0)
+
+
+@dataclass
+class NoiseLevels:
+    """Mitiq noise levels by gate arity, and the calibration figures they came from."""
+
+    one_qubit: float
+    two_qubit: float
+    source: str  # "option" or "calibration"
+    gate_error_1q: float | None = None
+    gate_error_2q: float | None = None
+    qubits: list[int] = field(default_factory=list)
+    couplers: list[tuple[int, int]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    def for_arity(self, qubits: int) -> float:
+        return self.one_qubit if qubits == 1 else self.two_qubit
+
+    def metrics(self) -> dict[str, Any]:
+        metrics: dict[str, Any] = {"pec.noise_level_1q": self.one_qubit, "pec.noise_level_2q": self.two_qubit,
+                                   "pec.noise_source": self.source}
+        if self.gate_error_1q is not None:
+            metrics["pec.gate_error_1q"] = self.gate_error_1q
+        if self.gate_error_2q is not None:
+            metrics["pec.gate_error_2q"] = self.gate_error_2q
+        if self.qubits:
+            metrics["pec.physical_qubits"] = list(self.qubits)
+        if self.couplers:
+            metrics["pec.couplers"] = [f"{a}-{b}" for a, b in self.couplers]
+        return metrics
+
+
+def one_qubit_level(error: float) -> float:
+    """Mitiq's local depolarizing level for a one-qubit gate of average infidelity ``error``."""
+    return 1.5 * error
+
+
+def two_qubit_level(error: float) -> float:
+    """Mitiq's local depolarizing level (per qubit) with the process fidelity of a two-qubit
+    depolarizing gate of average infidelity ``error``; infinite when nothing that strong is local."""
+    remaining = 1.0 - 1.25 * error
+    return 1.0 - math.sqrt(remaining) if remaining > 0 else math.inf
+
+
+def physical_qubits(compiled: QuantumCircuit) -> list[int]:
+    """The physical qubit of each logical qubit (from ``compiled.layout``), or the touched ones without a layout."""
+    layout = getattr(compiled, "layout", None)
+    if layout is not None:
+        return list(layout.initial_index_layout(filter_ancillas=True))
+    return sorted({compiled.find_bit(q).index for i in compiled.data if i.operation.name not in _NOT_GATES
+                   for q in i.qubits})
+
+
+def calibrated_noise_levels(compiled: QuantumCircuit, snapshot: Any) -> NoiseLevels:
+    """Noise levels for the logical gates from the calibration of what ``compiled`` runs on."""
+    errors = {(g.gate, tuple(g.qubits)): g.error for g in snapshot.gates}
+    used_2q: dict[tuple[str, tuple[int, ...]], float] = {}
+    for instruction in compiled.data:
+        operation = instruction.operation
+        if operation.num_qubits == 2 and operation.name not in _NOT_GATES:
+            qubits = tuple(compiled.find_bit(q).index for q in instruction.qubits)
+            error = errors.get((operation.name, qubits))
+            if error is not None:
+                used_2q[(operation.name, qubits)] = error
+    problems = [f"PEC: circuit {compiled.name!r} uses {gate} on qubits {q[0]}-{q[1]}, whose calibrated error is "
+                f"{error:g} (out of service): no noise model can cancel that; choose another layout."
+                for (gate, q), error in sorted(used_2q.items()) if error >= 1.0]
+    r2 = float(np.mean(list(used_2q.values()))) if used_2q else None
+    qubits = physical_qubits(compiled)
+    r1 = None
+    for gate in ONE_QUBIT_GATES:
+        found = [errors[(gate, (q,))] for q in qubits if errors.get((gate, (q,))) is not None]
+        if found:
+            r1 = float(np.mean(found))
+            break
+    p1 = one_qubit_level(r1) if r1 is not None else 0.0
+    p2 = two_qubit_level(r2) if r2 is not None else 0.0
+    for arity, level, error in ((1, p1, r1), (2, p2, r2)):
+        if not level < MAX_NOISE_LEVEL:
+            raise ValueError(f"the calibration's mean {arity}-qubit gate error {error:g} on the qubits circuit "
+                             f"{compiled.name!r} uses gives a local depolarizing noise level of {level:g}, which PEC "
+                             f"cannot invert (it needs less than {MAX_NOISE_LEVEL}); choose better qubits or give noise_level.")
+    couplers = sorted({tuple(q) for _, q in used_2q})
+    return NoiseLevels(p1, p2, "calibration", r1, r2, qubits, couplers, problems)
+
+
+def represent(circuit: QuantumCircuit, levels: NoiseLevels) -> tuple[list[OperationRepresentation], float]:
+    """Mitiq's local depolarizing representation of each distinct gate of ``circuit``, and the
+    one-norm of the whole circuit's representation (gamma, the product over its gates)."""
+    converted, _ = convert_to_mitiq(circuit)
+    by_operation: dict[Any, OperationRepresentation] = {}
+    gamma = 1.0
+    for operation in converted.all_operations():
+        if cirq.is_measurement(operation):
+            continue
+        if operation not in by_operation:
+            if len(operation.qubits) > 2:
+                raise ValueError(f"PEC represents one- and two-qubit gates, and circuit {circuit.name!r} has "
+                                 f"{operation} on {len(operation.qubits)} qubits; decompose it first.")
+            by_operation[operation] = represent_operation_with_local_depolarizing_noise(
+                cirq.Circuit(operation), levels.for_arity(len(operation.qubits)))
+        gamma *= by_operation[operation].norm
+    return list(by_operation.values()), gamma
+
+
+def measurement_map(circuit: QuantumCircuit) -> dict[int, int]:
+    """For each classical bit, the qubit whose (last) measurement it holds."""
+    readout = {}
+    for instruction in circuit.data:
+        if instruction.operation.name == "measure":
+            readout[circuit.find_bit(instruction.clbits[0]).index] = circuit.find_bit(instruction.qubits[0]).index
+    return readout
+
+
+def _registers(circuit: QuantumCircuit) -> tuple:
+    return (tuple((r.name, r.size) for r in circuit.qregs), tuple((r.name, r.size) for r in circuit.cregs),
+            circuit.num_qubits, circuit.num_clbits)
+
+
+def fit_to_logical(sampled: QuantumCircuit, logical: QuantumCircuit) -> QuantumCircuit:
+    """A sampled circuit on the logical circuit's qubits, registers and measurements.
+
+    Mitiq's conversions may drop idle qubits and renumber the rest, and rename or split
+    registers; the counts would then not read as the observable expects. A circuit that
+    kept everything is returned as it is; a narrower one is put back on the qubits the
+    logical circuit uses (in order), onto the logical circuit's own registers; anything
+    else that cannot be matched is an error rather than a wrong answer."""
+    if _registers(sampled) == _registers(logical) and measurement_map(sampled) == measurement_map(logical):
+        return sampled
+    used = sorted({logical.find_bit(q).index for i in logical.data if i.operation.name != "barrier" for q in i.qubits})
+    if sampled.num_qubits == logical.num_qubits:
+        qubits = list(range(logical.num_qubits))
+    elif sampled.num_qubits == len(used):
+        qubits = used
+    else:
+        raise RuntimeError(f"Mitiq's sampling returned a circuit on {sampled.num_qubits} qubits for circuit "
+                           f"{logical.name!r} on {logical.num_qubits} ({len(used)} used), which cannot be matched.")
+    measured = sorted(measurement_map(logical))
+    if sampled.num_clbits == logical.num_clbits:
+        clbits = list(range(logical.num_clbits))
+    elif sampled.num_clbits == len(measured):
+        clbits = measured
+    else:
+        raise RuntimeError(f"Mitiq's sampling returned a circuit with {sampled.num_clbits} classical bits for circuit "
+                           f"{logical.name!r} with {logical.num_clbits}, which cannot be matched.")
+    fitted = logical.copy_empty_like(name=sampled.name or logical.name)
+    fitted.compose(sampled, qubits=qubits, clbits=clbits, inplace=True)
+    if measurement_map(fitted) != measurement_map(logical):
+        raise RuntimeError(f"Mitiq's sampling changed which qubit each classical bit of circuit {logical.name!r} "
+                           f"measures ({measurement_map(fitted)} instead of {measurement_map(logical)}).")
+    return fitted
+
+
+def circuit_key(circuit: QuantumCircuit) -> tuple:
+    """What makes two sampled circuits the same circuit: their gates, in order, on the same bits."""
+    def param(value: Any) -> Any:
+        try:
+            return round(float(value), 12)
+        except (TypeError, ValueError):
+            return str(value)
+    return tuple((i.operation.name, tuple(param(p) for p in i.operation.params),
+                  tuple(circuit.find_bit(q).index for q in i.qubits), tuple(circuit.find_bit(c).index for c in i.clbits))
+                 for i in circuit.data)
+
+
+def sample_chunk(circuit: QuantumCircuit, representations: Sequence[OperationRepresentation],
+                 random_state: np.random.RandomState, samples: int) -> tuple[list[QuantumCircuit], list[int], float]:
+    """Mitiq's ``sample_circuit`` for one chunk, each circuit fitted back on the logical registers."""
+    with warnings.catch_warnings():
+        # Measurements (and the identities Mitiq puts on idle qubits) have no representation on purpose.
+        warnings.filterwarnings("ignore", message="No representation found", category=UserWarning)
+        sampled, signs, norm = sample_circuit(circuit, representations, random_state=random_state, num_samples=samples)
+    return [fit_to_logical(c, circuit) for c in sampled], [int(s) for s in signs], float(norm)
+
+
+def sum_counts(counts: Sequence[Mapping[str, int]]) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for one in counts:
+        for key, n in one.items():
+            total[key] = total.get(key, 0) + n
+    return total
+
+
+def placement_problems(base: QuantumCircuit, compiled: Sequence[QuantumCircuit]) -> list[str]:
+    """A sentence when sampled circuits were compiled onto other physical qubits than the circuit itself."""
+    expected = physical_qubits(base)
+    moved = [c for c in compiled if physical_qubits(c) != expected]
+    if not moved:
+        return []
+    return [f"PEC: {len(moved)} of {len(compiled)} sampled circuits were compiled onto other physical qubits "
+            f"({physical_qubits(moved[0])}) than circuit {base.name!r} ({expected}), whose calibration set the noise "
+            "levels; fix the layout (transpile seed, layout_method or optimization_level 0)."]
+
+
+def pec(*, samples: int = 100, chunk_size: int = 50, noise_level: float | None = None, seed: int | None = None,
+        shots_per_sample: int | None = None, inner: bool = False) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    last_only("pec", inner)
+    check_whole("samples", samples, 1)
+    check_whole("chunk_size", chunk_size, 1)
+    noise_level = _check_noise_level(noise_level)
+    seed = _check_seed(seed)
+    if shots_per_sample is not None:
+        check_whole("shots_per_sample", shots_per_sample, 1)
+
+    def step(data: dict[str, Any]) -> dict[str, Any]:
+        circuit, compiled, backend = data["circuit"], data["compiled"], data["backend"]
+        problems: list[str] = []
+
+        with llqm_core.task("represent", stage="mitigate.pec.represent") as represent_task:
+            represent_task.add_dependency(*represent_task.run.producers([circuit, compiled]))
+            if noise_level is None:
+                snapshot = backend.snapshot()
+                represent_task.use_hardware(snapshot)
+                levels = calibrated_noise_levels(compiled, snapshot)
+                problems += levels.problems
+            else:
+                levels = NoiseLevels(noise_level, noise_level, "option")
+            representations, gamma = represent(circuit, levels)
+            represent_task.annotate({**levels.metrics(), "pec.gamma": gamma,
+                                     "pec.representations": len(representations)})
+
+        rng_seed = seed if seed is not None else data["seed"]
+        random_state = np.random.RandomState(rng_seed)
+        sampled_compiled: list[QuantumCircuit] = []
+        signs: list[int] = []
+        keys: list[tuple] = []
+        norm = gamma
+        sample_tasks = []
+        chunks = math.ceil(samples / chunk_size)
+        for index in range(chunks):
+            size = min(chunk_size, samples - index * chunk_size)
+            with llqm_core.task(f"sample {index + 1}/{chunks}", stage="mitigate.pec.sample") as sample_task:
+                sample_task.add_dependency(represent_task)
+                circuits, chunk_signs, norm = sample_chunk(circuit, representations, random_state, size)
+                chunk_keys = [circuit_key(c) for c in circuits]
+                sample_task.annotate({"pec.chunk": index, "pec.chunk_samples": size,
+                                      "pec.distinct_circuits": len(set(chunk_keys)),
+                                      "pec.negative_samples": sum(1 for s in chunk_signs if s < 0), "pec.norm": norm})
+                sample_task.record_output(circuits)
+            sample_tasks.append(sample_task)
+            sampled_compiled += data["compile"](circuits)
+            signs += chunk_signs
+            keys += chunk_keys
+        if not math.isclose(norm, gamma, rel_tol=1e-9):
+            raise RuntimeError(f"Mitiq sampled with a one-norm of {norm} where the representations give {gamma}.")
+        problems += placement_problems(compiled, sampled_compiled)
+
+        per_sample = shots_per_sample if shots_per_sample is not None else max(1, data["shots"] // samples)
+        copies = max(1, math.ceil(data["shots"] / per_sample))
+        counts = backend.execute(sampled_compiled + [compiled] * copies, per_sample, seed=data["seed"])
+        sample_counts, baseline = counts[:samples], sum_counts(counts[samples:])
+
+        with llqm_core.task("combine", stage="mitigate.pec.combine") as combine_task:
+            # The signs come from the sample tasks; the counts from the execute task, when the run can trace them.
+            combine_task.add_dependency(*sample_tasks, *combine_task.run.producers([counts]))
+            values = [evaluate(data, c) for c in sample_counts]
+            mitigated = float(combine_results(values, norm, signs))
+            estimators = [norm * s * v for s, v in zip(signs, values)]
+            error = float(np.std(estimators) / np.sqrt(samples))
+            unmitigated = raw_value(data, baseline)
+            distinct = len(set(keys))
+            combine_task.annotate({
+                "pec.value": mitigated, "pec.error": error, "pec.unmitigated": unmitigated, "pec.gamma": norm,
+                "pec.samples": samples, "pec.chunks": chunks, "pec.distinct_circuits": distinct,
+                "pec.negative_samples": sum(1 for s in signs if s < 0), "pec.circuits_executed": len(counts),
+                "pec.shots_per_sample": per_sample, "pec.baseline_copies": copies,
+                "pec.baseline_shots": per_sample * copies, "pec.seed": -1 if rng_seed is None else rng_seed,
+            })
+        for problem in problems:
+            warnings.warn(problem, stacklevel=2)
+        added = {"value": mitigated, "unmitigated": unmitigated, "counts": baseline, "circuits_executed": len(counts),
+                 "pec_gamma": norm, "pec_error": error, "pec_samples": samples, "pec_distinct_circuits": distinct,
+                 "pec_shots_per_sample": per_sample, "pec_values": values, "pec_signs": signs}
+        if problems:
+            added["warnings"] = data["warnings"] + problems
+        return added
+
+    return step

@@ -1,0 +1,225 @@
+"""``mitigate.rem``: readout-error mitigation as calibrate -> execute -> correct tasks.
+
+Readout confusion inversion as Mitiq's ``mitiq.rem`` does it, with a tensored (per-qubit)
+confusion model so that it scales to 100+ qubits:
+
+- ``mitigate.rem.calibrate``: two circuits on the device's full width and on the very
+  physical qubits the compiled circuit measures, into the same classical bits: every one
+  prepared in ``|0>``, and every one flipped to ``|1>`` by an ``x`` gate. Both run as one
+  job (its own ``execute`` task under the calibrate task, so the calibration's QPU seconds
+  are counted apart). For each bit, ``e0 = P(read 1 | prepared 0)``, ``e1 = P(read 0 |
+  prepared 1)``, the confusion matrix ``A[measured, prepared] = [[1-e0, e1], [e0, 1-e1]]``
+  and its inverse.
+- ``execute`` and ``mitigate.rem.correct``: the compiled circuit runs once, and the
+  observable is read with the inverse matrices applied term by term (the observable's
+  ``mitigated_expectation``), next to the uncorrected value.
+
+Inside a combination (``rem+zne``, built with ``inner=True``), only the calibration runs:
+the step leaves an ``evaluate`` that later techniques read their counts with (see
+``common.evaluate``), and a ``compile`` that warns when a circuit compiled later measures a
+bit on another physical qubit than the one calibrated for it (its correction would then use
+the wrong qubit's matrix).
+
+The correction is Mitiq's linear inversion ``A^-1 p`` taken into the expectation value
+exactly. Mitiq's ``mitigate_measurements`` goes on to project ``A^-1 p`` onto the closest
+probability distribution and to resample bitstrings from it (unseeded), which adds sampling
+noise and, where ``A^-1 p`` has negative entries, a small bias; LLQM leaves both out.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+import llqm_core
+
+from .common import check_flag
+
+MAX_SHOTS = 10_000_000
+#: The calibration job's simulator seed is the pipeline's plus this, so that its noise is not
+#: drawn from the same stream as the circuit's own job.
+CALIBRATION_SEED_OFFSET = 1_000_003
+
+
+def _check_calibration_shots(value: Any) -> int | None:
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_SHOTS:
+        raise ValueError(f"calibration_shots must be a whole number from 1 to {MAX_SHOTS:,}, not {value!r}.")
+    return value
+
+
+def readout_map(circuit: Any) -> dict[int, int]:
+    """For each classical bit the circuit measures into, the (physical) qubit it reads.
+
+    A bit measured more than once keeps its last measurement, the one its counts show."""
+    readout = {}
+    for instruction in circuit.data:
+        if instruction.operation.name == "measure":
+            readout[circuit.find_bit(instruction.clbits[0]).index] = circuit.find_bit(instruction.qubits[0]).index
+    return readout
+
+
+def _flip_gates(device: Any, qubits: Sequence[int]) -> list[str]:
+    """The native gates that take ``|0>`` to ``|1>`` on every one of ``qubits``: ``x``, else ``sx sx``."""
+    target = getattr(device, "target", None)
+    if target is None:
+        return ["x"]
+    for gates in (["x"], ["sx", "sx"]):
+        if all(target.instruction_supported(gates[0], (q,)) for q in qubits):
+            return gates
+    raise ValueError(f"device {getattr(device, 'name', device)!r} has neither x nor sx on every measured qubit, "
+                     "so readout calibration cannot prepare |1> natively.")
+
+
+def calibration_circuits(compiled: Any, readout: Mapping[int, int], device: Any = None) -> list[Any]:
+    """``|0...0>`` and ``|1...1>`` on the measured qubits of ``compiled``, read into the same bits.
+
+    Built from ``compiled`` itself (``copy_empty_like``), so they have the device's full width
+    and registers, and need no transpiling: ``x`` (or ``sx sx``) and ``measure`` are native."""
+    qubits = sorted(set(readout.values()))
+    flip = _flip_gates(device, qubits)
+    circuits = []
+    for prepared in (0, 1):
+        circuit = compiled.copy_empty_like(name=f"rem_calibration_{prepared}")
+        if prepared:
+            for qubit in qubits:
+                for gate in flip:
+                    getattr(circuit, gate)(qubit)
+        for clbit, qubit in sorted(readout.items()):
+            circuit.measure(qubit, clbit)
+        circuits.append(circuit)
+    return circuits
+
+
+def ones_fraction(counts: Mapping[str, int], bits: Sequence[int]) -> np.ndarray:
+    """For each of ``bits``, the share of shots that read 1 (Qiskit keys: bit 0 last)."""
+    keys = [key.replace(" ", "")[::-1] for key in counts]
+    readouts = np.frombuffer("".join(keys).encode(), dtype=np.uint8).reshape(len(keys), -1) - ord("0")
+    shots = np.fromiter(counts.values(), dtype=float, count=len(keys))
+    if not shots.sum():
+        raise ValueError("the readout calibration came back with no shots.")
+    return shots @ readouts[:, list(bits)] / shots.sum()
+
+
+def confusion_matrix(e0: float, e1: float) -> np.ndarray:
+    """``A[measured, prepared]``: column 0 is a prepared 0 (read 1 with ``e0``), column 1 a prepared 1."""
+    return np.array([[1.0 - e0, e1], [e0, 1.0 - e1]])
+
+
+Matrices = dict[int, np.ndarray]
+
+
+def fit_readout(counts0: Mapping[str, int], counts1: Mapping[str, int],
+                readout: Mapping[int, int]) -> tuple[Matrices, Matrices, np.ndarray, np.ndarray]:
+    """Per-bit confusion matrices and their inverses from the two calibration counts.
+
+    A bit whose errors add up to 1 or more (``e0 + e1 >= 1``) reads its prepared states no
+    better than chance, so its matrix cannot be inverted: that is an error naming the qubit."""
+    bits = sorted(readout)
+    e0 = ones_fraction(counts0, bits)
+    e1 = 1.0 - ones_fraction(counts1, bits)
+    matrices, inverses = {}, {}
+    for bit, p0, p1 in zip(bits, e0, e1):
+        if p0 + p1 >= 1.0:
+            raise ValueError(
+                f"readout calibration of qubit {readout[bit]} (classical bit {bit}) gave P(1|0) = {p0:.3f} and "
+                f"P(0|1) = {p1:.3f}, which add up to 1 or more: the qubit's readout is no better than a coin flip, "
+                "so its confusion matrix cannot be inverted; measure on other qubits or recalibrate the device.")
+        matrices[bit] = confusion_matrix(float(p0), float(p1))
+        inverses[bit] = np.linalg.inv(matrices[bit])
+    return matrices, inverses, e0, e1
+
+
+def _reported_readout_error(device: Any, qubits: Sequence[int]) -> float | None:
+    """The device's own mean readout error on ``qubits``, to set the measured one against."""
+    try:
+        errors = [device.target["measure"][(q,)].error for q in qubits]
+    except Exception:  # a device without a target, or without measure errors
+        return None
+    errors = [e for e in errors if e is not None]
+    return float(np.mean(errors)) if errors else None
+
+
+def _checked_compile(compile_circuits: Callable[[Sequence[Any]], list[Any]], readout: Mapping[int, int],
+                     problems: list[str]) -> Callable[[Sequence[Any]], list[Any]]:
+    """``compile`` that warns when a circuit it returns measures a bit on an uncalibrated qubit.
+
+    The warning also goes into ``problems``, the pipeline's own warnings list (appended in
+    place, since the technique that compiles returns that list), and onto the current task."""
+
+    def compile_checked(circuits: Sequence[Any]) -> list[Any]:
+        compiled = compile_circuits(circuits)
+        for circuit in compiled:
+            moved = {bit: qubit for bit, qubit in readout_map(circuit).items()
+                     if bit in readout and readout[bit] != qubit}
+            if moved:
+                bit, qubit = next(iter(sorted(moved.items())))
+                problem = (f"readout mitigation calibrated classical bit {bit} on qubit {readout[bit]}, but circuit "
+                           f"{circuit.name!r} was compiled to measure it on qubit {qubit} ({len(moved)} bit(s) moved): "
+                           "their correction uses another qubit's confusion matrix; fix the layout "
+                           "(transpile seed or layout_method).")
+                if problem not in problems:
+                    problems.append(problem)
+                    warnings.warn(problem, stacklevel=2)
+                    if (current := llqm_core.current_task()) is not None:
+                        current.annotate({"rem.layout_mismatch": True})
+        return compiled
+
+    return compile_checked
+
+
+def rem(*, calibration_shots: int | None = None, inner: bool = False) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    calibration_shots = _check_calibration_shots(calibration_shots)
+    inner = check_flag("inner", inner)
+
+    def step(data: dict[str, Any]) -> dict[str, Any]:
+        compiled, backend, observable = data["compiled"], data["backend"], data["observable"]
+        shots = calibration_shots if calibration_shots is not None else data["shots"]
+        seed = data["seed"]
+        with llqm_core.task("calibrate", stage="mitigate.rem.calibrate") as calibrate:
+            calibrate.add_dependency(*calibrate.run.producers([compiled]))
+            readout = readout_map(compiled)
+            if not readout:
+                raise ValueError(f"circuit {compiled.name!r} measures nothing, so there is no readout to calibrate.")
+            unmeasured = [bit for bit in observable.bits() if bit not in readout]
+            if unmeasured:
+                raise ValueError(f"the observable reads classical bit {unmeasured[0]}, which circuit "
+                                 f"{compiled.name!r} does not measure into.")
+            circuits = calibration_circuits(compiled, readout, backend.device)
+            counts0, counts1 = backend.execute(circuits, shots,
+                                               seed=None if seed is None else seed + CALIBRATION_SEED_OFFSET)
+            _, inverse, e0, e1 = fit_readout(counts0, counts1, readout)
+            qubits = [readout[bit] for bit in sorted(readout)]
+            worst = int(np.argmax(e0 + e1))
+            metrics = {
+                "rem.calibrated_qubits": len(qubits), "rem.calibration_shots": shots,
+                "rem.calibration_circuits": len(circuits), "rem.qubits": qubits,
+                "rem.e0_mean": float(np.mean(e0)), "rem.e0_max": float(np.max(e0)),
+                "rem.e1_mean": float(np.mean(e1)), "rem.e1_max": float(np.max(e1)),
+                "rem.worst_qubit": qubits[worst], "rem.worst_error_sum": float(e0[worst] + e1[worst]),
+            }
+            reported = _reported_readout_error(backend.device, qubits)
+            if reported is not None:
+                metrics["rem.reported_readout_error_mean"] = reported
+            calibrate.annotate(metrics)
+
+        def corrected(counts: Mapping[str, int]) -> float:
+            return observable.mitigated_expectation(counts, inverse)
+
+        added: dict[str, Any] = {"evaluate": corrected, "rem_inverse_confusion": inverse}
+        if data.get("compile") is not None:  # later techniques compile with it: check they keep the calibrated qubits
+            added["compile"] = _checked_compile(data["compile"], readout, data["warnings"])
+        if inner:
+            return added
+        counts = backend.execute(compiled, data["shots"], seed=seed)
+        with llqm_core.task("correct", stage="mitigate.rem.correct") as correct:
+            correct.add_dependency(calibrate, *correct.run.producers([counts]))
+            value, unmitigated = corrected(counts), observable.expectation(counts)
+            correct.annotate({"rem.mitigated": value, "rem.unmitigated": unmitigated})
+        return {**added, "value": value, "unmitigated": unmitigated, "counts": counts,
+                "circuits_executed": 1 + len(circuits)}
+
+    return step
