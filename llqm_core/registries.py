@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from .api import task
+from .api import annotate, task
 from .errors import UserError
 from .plugins import loaded_plugins
 
@@ -52,18 +52,24 @@ def run_stage(name: str, data: dict[str, Any], /, **options: Any) -> dict[str, A
 
 
 def run_step(name: str, step: Any, data: dict[str, Any]) -> dict[str, Any]:
-    """Run a built stage as a task (stage ``name``); its new entries are merged into ``data``.
+    """Run a built stage as its own task (stage ``name``); see ``apply_step``."""
+    with task(name, stage=name):
+        return apply_step(name, step, data)
+
+
+def apply_step(name: str, step: Any, data: dict[str, Any]) -> dict[str, Any]:
+    """Run a built stage in the current task and merge its new entries into ``data``.
 
     A stage's factory checks its options when the pipeline is read, so that bad input is
     refused before anything runs; the step it returns reads what earlier steps left in
     ``data`` (``circuit``, ``compiled``, ``counts``, ...) and returns a dict of new entries
     or None. Plain numbers and strings among them are recorded on the task as ``stage.*``.
+    A workflow engine that makes its own task of each step calls this inside it.
     """
-    with task(name, stage=name) as handle:
-        added = step(data) or {}
-        if not isinstance(added, dict):
-            raise TypeError(f"stage {name!r} returned {type(added).__name__}; a stage returns a dict of new entries or None.")
-        handle.annotate({f"stage.{key}": value for key, value in added.items() if _is_metric(value)})
+    added = step(data) or {}
+    if not isinstance(added, dict):
+        raise TypeError(f"stage {name!r} returned {type(added).__name__}; a stage returns a dict of new entries or None.")
+    annotate({f"stage.{key}": value for key, value in added.items() if _is_metric(value)})
     return {**data, **added}
 
 

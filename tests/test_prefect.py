@@ -283,3 +283,30 @@ def test_an_existing_dask_cluster_given_by_address_works_the_same_way(store_path
         runner = DaskTaskRunner(address=cluster.scheduler_address)
         assert distributed_flow(runner, store_path)(4) == 0 + 1 + 4 + 9
     check_distributed_run(store_path)
+
+
+def test_a_pipeline_file_runs_as_a_profiled_prefect_flow(store_path):
+    from llqm_core.pipeline import parse_pipeline, run_pipeline
+
+    pipeline = parse_pipeline({
+        "name": "ghz 3 on prefect",
+        "circuit": {"kind": "ghz", "qubits": 3},
+        "backend": {"name": "aer", "device": "fake_fez"},
+        "transpile": {"optimization_level": 0, "seed": 7},
+        "mitigation": {"technique": "zne", "zne": {"scale_factors": [1, 3], "factory": "linear"}},
+        "execution": {"shots": 500, "seed": 2},
+        "run": {"engine": "prefect"},
+    })
+    steps_seen = []
+    run_id, data = run_pipeline(pipeline, store=store_path, on_step=lambda i, n, name: steps_seen.append(name))
+    store = llqm.ProfileStore(store_path)
+    run = store.run(run_id)
+    assert run.status.value == "completed" and run.config["engine"] == "prefect" and run.config["prefect.flow_run_id"]
+    tasks = store.tasks(run_id)
+    tops = [t for t in tasks if t.parent_id is None]
+    assert [t.stage for t in tops] == ["generate", "observable", "transpile", "mitigate.zne", "postprocess"]
+    zne = tops[3]
+    assert {t.stage for t in tasks if t.parent_id == zne.id} >= {"mitigate.zne.fold", "execute", "mitigate.zne.extrapolate"}
+    assert tops[-1].metrics["fidelity.ideal"] == pytest.approx(1.0) and "fidelity.mitigated" in tops[-1].metrics
+    assert steps_seen == [*(s.name for s in pipeline.steps), "done"]
+    assert data["fidelity"]["fidelity.mitigated"] == tops[-1].metrics["fidelity.mitigated"]

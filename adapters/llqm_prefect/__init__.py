@@ -11,7 +11,19 @@ Task runs are profiled where they execute, under Prefect's own task spans, in th
 the flow run. ``PrefectInstrumentor`` is the underlying ``instrument()``/``uninstrument()``.
 """
 
-from .flow import profiled
-from .instrument import STAGE_TAG_PREFIX, PrefectInstrumentor
+from typing import Any
 
 __all__ = ["PrefectInstrumentor", "STAGE_TAG_PREFIX", "profiled"]
+
+
+def __getattr__(name: str) -> Any:
+    """Import Prefect (seconds) only when the adapter is used, not when LLQM loads its plugins."""
+    if name == "profiled":
+        from .flow import profiled
+
+        return profiled
+    if name in ("PrefectInstrumentor", "STAGE_TAG_PREFIX"):
+        from . import instrument
+
+        return getattr(instrument, name)
+    raise AttributeError(f"module 'llqm_prefect' has no attribute {name!r}")

@@ -140,8 +140,13 @@ def profiled_transpile(
             except BaseException as exc:
                 profiler.close(None, exc)
                 raise
-            profiler.close(circuit_metrics(compiled))
+            metrics = circuit_metrics(compiled)  # once: describing a 10^6-gate circuit is not free
+            profiler.close(metrics)
             results.append(compiled)
         output = results[0] if isinstance(circuits, QuantumCircuit) else results
-        parent.record_output(output)
+        if isinstance(circuits, QuantumCircuit):
+            parent.annotate(metrics)
+            parent.run.note_output(output, parent.id)
+        else:
+            parent.record_output(output)
     return output

@@ -1,0 +1,53 @@
+"""Pipeline files on Prefect: each step of a checked pipeline becomes a task of one flow.
+
+``[run] engine = "prefect"`` in a pipeline file (or ``pipeline_flow(pipeline)`` from Python)
+runs the steps as Prefect tasks of a flow profiled by ``@profiled``: the flow run is the
+LLQM run, each step's task run is an LLQM task with the step's stage, and everything the
+step does (folding, transpiling, executing) nests under it. The flow shows in the Prefect UI
+with its ``llqm-profile`` artifact.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+import llqm_core
+from llqm_core.pipeline import Pipeline, StepCallback
+from llqm_core.registries import apply_step
+
+
+def pipeline_flow(pipeline: Pipeline, store: Any = None, on_step: StepCallback | None = None) -> Any:
+    """A Prefect flow (already profiled) that runs ``pipeline`` and returns ``(run_id, data)``."""
+    from prefect import flow, task
+    from prefect.cache_policies import NO_CACHE
+
+    from .flow import profiled
+
+    def as_task(name: str, step: Callable[[dict[str, Any]], Any]) -> Any:
+        def run_step(data: dict[str, Any]) -> dict[str, Any]:
+            return apply_step(name, step, data)
+
+        return task(run_step, name=name, cache_policy=NO_CACHE, persist_result=False)
+
+    tasks = [(step.name, as_task(step.name, step.run)) for step in pipeline.steps]
+
+    def run_pipeline() -> tuple[str, dict[str, Any]]:
+        data = pipeline.initial_data()
+        for index, (name, step_task) in enumerate(tasks):
+            if on_step is not None:
+                on_step(index, len(tasks), name)
+            data = step_task(data)
+        if on_step is not None:
+            on_step(len(tasks), len(tasks), "done")
+        return llqm_core.current_run().id, data
+
+    flow_name = re.sub(r"[^A-Za-z0-9_.-]+", "-", pipeline.name).strip("-") or "llqm-pipeline"
+    prefect_flow = flow(run_pipeline, name=flow_name, persist_result=False, validate_parameters=False)
+    return profiled(prefect_flow, store=store if store is not None else pipeline.store,
+                    stages={step.name: step.name for step in pipeline.steps})
+
+
+def run_pipeline_on_prefect(pipeline: Pipeline, store: Any = None, on_step: StepCallback | None = None) -> tuple[str, dict[str, Any]]:
+    """The ``prefect`` engine: run the pipeline as a profiled Prefect flow."""
+    return pipeline_flow(pipeline, store, on_step)()
