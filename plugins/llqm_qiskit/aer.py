@@ -5,7 +5,10 @@ The noise is the snapshot's twirled Pauli channels written into each circuit (se
 follows the circuit unless one is asked for:
 
 - up to ``exact_max_qubits`` active qubits: ``density_matrix``, exact in the noise;
-- Clifford circuits of any width: ``stabilizer`` (noise sampled per shot);
+- Clifford circuits of any width: ``pauli_frames`` (``frames.py``: one noiseless reference
+  shot from Aer's stabilizer method, then the Pauli noise of all shots pushed through the
+  circuit at once; the same distribution as Aer's stabilizer method with the noise written
+  in, 50-100x faster), or ``stabilizer`` for an ideal run;
 - other circuits up to ``statevector_max_qubits`` active qubits: ``statevector``, with the
   noise sampled per shot (trajectories);
 - anything else is refused with the reason.
@@ -28,12 +31,13 @@ from qiskit_aer import AerSimulator
 import llqm_core
 from llqm_core import HardwareSnapshot
 
+from . import frames
 from .backend import JobOutcome, QuantumBackend
 from .devices import DEFAULT_DEVICE, fake_device
 from .drift import CalibrationDrift
 from .noise import PauliNoise
 
-METHODS = ("automatic", "density_matrix", "stabilizer", "statevector")
+METHODS = ("automatic", "density_matrix", "pauli_frames", "stabilizer", "statevector")
 _CLIFFORD = {"cx", "cz", "cy", "ecr", "swap", "h", "s", "sdg", "x", "y", "z", "sx", "sxdg", "id",
              "measure", "barrier", "reset", "delay", "quantum_channel"}
 _PHASES = {"rz", "p", "u1"}
@@ -58,12 +62,13 @@ def active_qubits(circuit: QuantumCircuit) -> int:
     return len(touched)
 
 
-def choose_method(circuits: list[QuantumCircuit], exact_max_qubits: int, statevector_max_qubits: int) -> str:
+def choose_method(circuits: list[QuantumCircuit], exact_max_qubits: int, statevector_max_qubits: int,
+                  noisy: bool = True) -> str:
     width = max(active_qubits(c) for c in circuits)
     if width <= exact_max_qubits:
         return "density_matrix"
     if all(is_clifford(c) for c in circuits):
-        return "stabilizer"
+        return "pauli_frames" if noisy and all(frames.supports(c) for c in circuits) else "stabilizer"
     if width <= statevector_max_qubits:
         return "statevector"
     raise ValueError(
@@ -106,22 +111,38 @@ class AerBackend(QuantumBackend):
 
     def run_job(self, circuits: list[QuantumCircuit], shots: int, seed: int | None,
                 snapshot: HardwareSnapshot) -> JobOutcome:
+        method = self.method
+        if method == "automatic":
+            method = choose_method(circuits, self.exact_max_qubits, self.statevector_max_qubits, noisy=self.noise)
+        if method == "pauli_frames":
+            return self._sample_frames(circuits, shots, seed, snapshot)
         if self.noise:
             with llqm_core.task("noise into circuits", stage="execute.noise") as step:
                 model = self._pauli_noise(snapshot)
                 circuits = [model.apply(c) for c in circuits]
                 step.annotate({"noise.channels": sum(c.count_ops().get("quantum_channel", 0) for c in circuits)})
-        method = self.method
-        if method == "automatic":
-            method = choose_method(circuits, self.exact_max_qubits, self.statevector_max_qubits)
         with llqm_core.task("simulate", stage="execute.simulate") as step:
             started = time.perf_counter()
             result = AerSimulator(method=method).run(circuits, shots=shots, seed_simulator=seed).result()
             elapsed = time.perf_counter() - started
             if not result.success:
                 raise RuntimeError(f"Aer failed to run the job: {result.status}")
-            metrics = {"execute.method": method, "execute.seconds_per_shot": elapsed / (shots * len(circuits)),
-                       "execute.noise": self.noise}
+            metrics = self._method_metrics(method, elapsed, shots * len(circuits))
             step.annotate(metrics)
         counts = [dict(result.get_counts(i)) for i in range(len(circuits))]
         return JobOutcome(counts=counts, qpu_s=float(result.time_taken), metrics=metrics)
+
+    def _sample_frames(self, circuits: list[QuantumCircuit], shots: int, seed: int | None,
+                       snapshot: HardwareSnapshot) -> JobOutcome:
+        with llqm_core.task("simulate", stage="execute.simulate") as step:
+            started = time.perf_counter()
+            model = self._pauli_noise(snapshot) if self.noise else None
+            counts = [frames.sample_counts(c, model, shots, None if seed is None else seed + i)
+                      for i, c in enumerate(circuits)]
+            elapsed = time.perf_counter() - started
+            metrics = self._method_metrics("pauli_frames", elapsed, shots * len(circuits))
+            step.annotate(metrics)
+        return JobOutcome(counts=counts, qpu_s=elapsed, metrics=metrics)
+
+    def _method_metrics(self, method: str, elapsed: float, shots: int) -> dict[str, Any]:
+        return {"execute.method": method, "execute.seconds_per_shot": elapsed / shots, "execute.noise": self.noise}

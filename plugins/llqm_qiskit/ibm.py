@@ -309,7 +309,8 @@ class IBMRuntimeBackend(QuantumBackend):
                 model = self._pauli_noise(snapshot)
                 circuits = [model.apply(c) for c in circuits]
                 step.annotate({"noise.channels": sum(c.count_ops().get("quantum_channel", 0) for c in circuits)})
-        metrics["ibm.local.method"] = choose_method(circuits, _EXACT_MAX_QUBITS, _STATEVECTOR_MAX_QUBITS)
+        # an Aer method for SamplerV2 (the noise, if any, is in the circuits already: no Pauli frames here)
+        metrics["ibm.local.method"] = choose_method(circuits, _EXACT_MAX_QUBITS, _STATEVECTOR_MAX_QUBITS, noisy=False)
         simulator = AerSimulator(method=metrics["ibm.local.method"])
         return SamplerV2(mode=simulator, options=options), circuits, metrics
 

@@ -53,21 +53,26 @@ class PauliNoise:
             self._channels[key] = pauli_error(terms).to_instruction()
         return self._channels[key]
 
-    def after_gate(self, gate: str, qubits: tuple[int, ...]):
+    def gate_terms(self, gate: str, qubits: tuple[int, ...]) -> list[tuple[str, float]] | None:
+        """The Pauli channel after ``gate`` on ``qubits`` (Qiskit labels: last character on the first qubit)."""
         if gate in _NOISELESS:
             return None
         error = self._gate_errors.get((gate, qubits))
-        if not error:
-            return None
-        return self._channel((gate, qubits), depolarizing_pauli_terms(error, len(qubits)))
+        return depolarizing_pauli_terms(error, len(qubits)) if error else None
 
-    def before_measure(self, qubit: int):
+    def readout_flip(self, qubit: int) -> float | None:
+        """The probability that ``qubit`` reads the wrong bit."""
         calibration = self.snapshot.qubits.get(qubit)
         flip = calibration.readout_error if calibration is not None else None
-        if not flip:
-            return None
-        flip = min(flip, 0.5)
-        return self._channel(("readout", qubit), [("I", 1 - flip), ("X", flip)])
+        return min(flip, 0.5) if flip else None
+
+    def after_gate(self, gate: str, qubits: tuple[int, ...]):
+        terms = self.gate_terms(gate, qubits)
+        return self._channel((gate, qubits), terms) if terms is not None else None
+
+    def before_measure(self, qubit: int):
+        flip = self.readout_flip(qubit)
+        return self._channel(("readout", qubit), [("I", 1 - flip), ("X", flip)]) if flip is not None else None
 
     def apply(self, circuit: QuantumCircuit) -> QuantumCircuit:
         """``circuit`` (already transpiled to the snapshot's device) with its noise written in."""

@@ -88,15 +88,21 @@ def transpile(*, optimization_level: int = 1, seed: int | None = None, layout_me
 
     def step(data: dict[str, Any]) -> dict[str, Any]:
         device = data["backend"].device
-
-        def compile_circuits(circuits: Sequence[QuantumCircuit]) -> list[QuantumCircuit]:
-            return profiled_transpile(list(circuits), device, optimization_level=optimization_level,
-                                      seed_transpiler=seed, layout_method=None if layout_method == "default" else layout_method)
-
         circuit = data["circuit"]
         if circuit.num_qubits > device.num_qubits:
             raise ValueError(f"circuit {circuit.name!r} has {circuit.num_qubits} qubits, more than the "
                              f"{device.num_qubits} of {data['backend'].name}.")
-        return {"compile": compile_circuits, "compiled": compile_circuits([circuit])[0]}
+        compiled = profiled_transpile(circuit, device, optimization_level=optimization_level, seed_transpiler=seed,
+                                      layout_method=None if layout_method == "default" else layout_method)
+        placed = compiled.layout.initial_index_layout(filter_ancillas=True) if compiled.layout is not None else None
+
+        def compile_circuits(circuits: Sequence[QuantumCircuit]) -> list[QuantumCircuit]:
+            """Variants of the circuit (folded, sampled) go on the same physical qubits as the circuit
+            itself: the same noise, scaled or cancelled, and the same readout calibration."""
+            return [profiled_transpile(c, device, optimization_level=optimization_level, seed_transpiler=seed,
+                                       initial_layout=placed if placed is not None and c.num_qubits == circuit.num_qubits
+                                       else None) for c in circuits]
+
+        return {"compile": compile_circuits, "compiled": compiled}
 
     return step

@@ -110,19 +110,21 @@ def profiled_transpile(
     optimization_level: int = 1,
     seed_transpiler: int | None = None,
     layout_method: str | None = None,
+    initial_layout: Sequence[int] | None = None,
     pass_manager: StagedPassManager | None = None,
 ) -> QuantumCircuit | list[QuantumCircuit]:
     """Transpile like ``qiskit.transpile``, as a ``transpile`` task with one child task per stage.
 
     Either give ``backend`` (and the preset options) or a ready ``pass_manager``. Circuits of
-    a list are transpiled one after another, each with its own stage tasks.
+    a list are transpiled one after another, each with its own stage tasks. ``initial_layout``
+    lists the physical qubit of each virtual one, to put circuits where another one went.
     """
     batch = [circuits] if isinstance(circuits, QuantumCircuit) else list(circuits)
     _check(batch, backend, optimization_level)
     if pass_manager is None:
         pass_manager = generate_preset_pass_manager(
             optimization_level=optimization_level, backend=backend, seed_transpiler=seed_transpiler,
-            layout_method=layout_method,
+            layout_method=layout_method, initial_layout=list(initial_layout) if initial_layout is not None else None,
         )
     results = []
     with llqm_core.task(STAGE, stage=STAGE) as parent:
@@ -130,7 +132,7 @@ def profiled_transpile(
         parent.annotate({
             "transpile.optimization_level": optimization_level,
             "transpile.seed": -1 if seed_transpiler is None else seed_transpiler,
-            "transpile.layout_method": layout_method or "default",
+            "transpile.layout_method": "pinned" if initial_layout is not None else layout_method or "default",
             "transpile.backend": backend_name(backend) if backend is not None else "none",
         })
         for circuit in batch:
