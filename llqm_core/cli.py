@@ -19,9 +19,11 @@ from . import __version__, hardware
 from .errors import StoreError, UserError
 from .model import HardwareSnapshot
 from .otlp_json import run_spans, spans_to_otlp_json
-from .pipeline import load_pipeline, run_pipeline
+from .pipeline import load_pipeline, read_pipeline_file, run_pipeline
 from .plugins import configure_plugins, loaded_plugins
-from .report import build_report, iso_time, render_report, run_summary
+from .report import build_report, format_number, format_seconds, iso_time, render_report, run_summary
+from .plots import sweep_plot
+from .sweep import grid_pipelines, parse_grid, point_summary
 from .store import ProfileStore, default_store_path
 
 EXIT_USER_ERROR = 2
@@ -54,7 +56,16 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("pipeline", help="the pipeline file; see docs/pipelines.md for its format")
     run.add_argument("--json", action="store_true", help="print the run's report as JSON instead of tables")
     run.add_argument("--check", action="store_true", help="only check the file, run nothing")
+    run.add_argument("--tasks", action="store_true", help="also list every task (as llqm report does)")
     run.set_defaults(handler=cmd_run)
+
+    sweep = commands.add_parser("sweep", parents=[common], help="run a pipeline file over a grid of values")
+    sweep.add_argument("pipeline", help="the pipeline file")
+    sweep.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2",
+                       help="a dotted key of the file and its values, e.g. circuit.qubits=4,8 (repeat for more keys)")
+    sweep.add_argument("--json", action="store_true", help="print one JSON row per point")
+    sweep.add_argument("--plot", default=None, metavar="FILE.png", help="also draw error against shots for each point")
+    sweep.set_defaults(handler=cmd_sweep)
 
     runs = commands.add_parser("runs", parents=[common], help="list the runs in the store, newest first")
     runs.add_argument("--json", action="store_true", help="print a JSON list of {id, name, status, started}")
@@ -115,15 +126,18 @@ def _print_json(data: Any) -> None:
     print(json.dumps(data, indent=2, default=str))
 
 
+def _progress(disable: bool) -> Progress:
+    return Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), console=Console(stderr=True), disable=disable)
+
+
 def cmd_run(args: argparse.Namespace, console: Console) -> None:
     pipeline = load_pipeline(args.pipeline)
     if args.check:
         console.print(f"{args.pipeline}: ok ({len(pipeline.steps)} steps: {', '.join(s.name for s in pipeline.steps)})")
         return
     store = getattr(args, "store", None) or pipeline.store
-    progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                        TimeElapsedColumn(), console=Console(stderr=True), transient=False, disable=args.json)
-    with progress:
+    with _progress(args.json) as progress:
         bar = progress.add_task(pipeline.name, total=len(pipeline.steps))
 
         def on_step(index: int, total: int, name: str) -> None:
@@ -134,7 +148,36 @@ def cmd_run(args: argparse.Namespace, console: Console) -> None:
     if args.json:
         _print_json(report)
     else:
-        render_report(report, console)
+        render_report(report, console, tasks=args.tasks)
+
+
+def cmd_sweep(args: argparse.Namespace, console: Console) -> None:
+    if not args.grid:
+        raise UserError("llqm sweep needs at least one --grid KEY=V1,V2,... (for example --grid circuit.qubits=4,8).")
+    config = read_pipeline_file(args.pipeline)
+    points = grid_pipelines(config, parse_grid(args.grid), args.pipeline)
+    rows = []
+    with _progress(args.json) as progress:
+        bar = progress.add_task("sweep", total=len(points))
+        for index, (assignment, pipeline) in enumerate(points):
+            progress.update(bar, completed=index, description=f"sweep {index + 1}/{len(points)}: {pipeline.name}")
+            store = getattr(args, "store", None) or pipeline.store
+            run_id, _ = run_pipeline(pipeline, store=store)
+            rows.append(point_summary(assignment, build_report(ProfileStore(store, readonly=True), run_id)))
+        progress.update(bar, completed=len(points), description="sweep done")
+    if args.plot:
+        sweep_plot(rows, args.plot, f"Sweep of {args.pipeline}")
+    if args.json:
+        _print_json(rows)
+        return
+    table = Table(title=f"Sweep of {args.pipeline}: error against cost", title_justify="left")
+    for column in ("point", "error unmitigated", "error mitigated", "reduction", "circuits", "shots", "QPU", "queue", "wall", "run"):
+        table.add_column(column, justify="left" if column in ("point", "run") else "right")
+    for row in rows:
+        table.add_row(", ".join(f"{k}={v}" for k, v in row["point"].items()), format_number(row["error_unmitigated"]),
+                      format_number(row["error_mitigated"]), format_number(row["error_reduction"]), str(row["circuits"]), str(row["shots"]),
+                      format_seconds(row["qpu_s"]), format_seconds(row["queue_s"]), format_seconds(row["wall_s"]), row["run"][:12])
+    console.print(table)
 
 
 def cmd_runs(args: argparse.Namespace, console: Console) -> None:

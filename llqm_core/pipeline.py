@@ -105,9 +105,10 @@ def _mitigation_steps(table: dict[str, Any]) -> list[Step]:
         if part not in known:
             raise UserError(f"[mitigation] technique {technique!r} names {part!r}, which is not a registered technique; "
                             f"the registered ones are: {', '.join(known)} (combine them as \"rem+zne\").")
-    for key, value in table.items():
-        if key not in parts:
-            raise UserError(f"[mitigation] has options for {key!r}, which is not part of technique {technique!r}.")
+    for key, value in table.items():  # tables of other registered techniques may stay (handy in sweeps)
+        if key not in known:
+            raise UserError(f"[mitigation] has options for {key!r}, which is not a registered technique; "
+                            f"the registered ones are: {', '.join(known)}.")
         if not isinstance(value, dict):
             raise UserError(f"[mitigation.{key}] must be a table of options, not {type(value).__name__}.")
     steps = []
@@ -190,18 +191,22 @@ def parse_pipeline(config: dict[str, Any], source: str = "pipeline") -> Pipeline
     return pipeline
 
 
-def load_pipeline(path: str | Path) -> Pipeline:
-    """Read and check a pipeline file: one sentence for the first thing wrong in it."""
+def read_pipeline_file(path: str | Path) -> dict[str, Any]:
+    """A pipeline file's TOML as data, or one sentence on why it cannot be read."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise UserError(f"cannot read pipeline file {path}: {exc.strerror}.") from None
     try:
-        config = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UserError(f"{path} is not valid TOML: {exc}.") from None
-    return parse_pipeline(config, str(path))
+
+
+def load_pipeline(path: str | Path) -> Pipeline:
+    """Read and check a pipeline file: one sentence for the first thing wrong in it."""
+    return parse_pipeline(read_pipeline_file(path), str(path))
 
 
 def postprocess(data: dict[str, Any]) -> dict[str, Any]:

@@ -88,13 +88,13 @@ def build_report(store: ProfileStore, run_id: str | None = None) -> dict[str, An
     }
 
 
-def _seconds(value: float | None) -> str:
+def format_seconds(value: float | None) -> str:
     if value is None:
         return "-"
     return f"{value * 1000:.1f} ms" if value < 1 else f"{value:.2f} s"
 
 
-def _bytes(value: int | None) -> str:
+def format_bytes(value: int | None) -> str:
     if value is None:
         return "-"
     sign = "-" if value < 0 else ""
@@ -117,14 +117,7 @@ def _depths(tasks: list[dict[str, Any]]) -> dict[str, int]:
     return depths
 
 
-def render_report(report: dict[str, Any], console: Console) -> None:
-    run = report["run"]
-    console.print(
-        f"[bold]{run['name']}[/bold]  run {run['id']}  [bold]{run['status']}[/bold]  "
-        f"started {run['started']}  wall {_seconds(run['wall_s'])}  trace {run['trace_id']}"
-    )
-    if run.get("error"):
-        console.print(f"[red]error:[/red] {run['error']}")
+def _render_tasks(report: dict[str, Any], console: Console) -> None:
     depths = _depths(report["tasks"])
     table = Table(title="Tasks", title_justify="left")
     for column, justify in (("task", "left"), ("stage", "left"), ("status", "left"), ("wall", "right"),
@@ -136,21 +129,33 @@ def render_report(report: dict[str, Any], console: Console) -> None:
             metrics += ", ..."
         style = "red" if task["status"] in ("failed", "interrupted") else None
         table.add_row(
-            "  " * depths[task["id"]] + task["name"], task["stage"], task["status"], _seconds(task["wall_s"]),
-            _seconds(task["cpu_s"]), _bytes(task["peak_rss_bytes"]), _bytes(task["rss_growth_bytes"]), metrics,
+            "  " * depths[task["id"]] + task["name"], task["stage"], task["status"], format_seconds(task["wall_s"]),
+            format_seconds(task["cpu_s"]), format_bytes(task["peak_rss_bytes"]), format_bytes(task["rss_growth_bytes"]), metrics,
             style=style,
         )
     console.print(table)
+
+
+def render_report(report: dict[str, Any], console: Console, tasks: bool = True) -> None:
+    run = report["run"]
+    console.print(
+        f"[bold]{run['name']}[/bold]  run {run['id']}  [bold]{run['status']}[/bold]  "
+        f"started {run['started']}  wall {format_seconds(run['wall_s'])}  trace {run['trace_id']}"
+    )
+    if run.get("error"):
+        console.print(f"[red]error:[/red] {run['error']}")
+    if tasks:
+        _render_tasks(report, console)
     stages = Table(title="Stages", title_justify="left")
     for column in ("stage", "tasks", "wall", "cpu"):
         stages.add_column(column, justify="left" if column == "stage" else "right")
     for stage, totals in sorted(report["stages"].items(), key=lambda item: -item[1]["wall_s"]):
-        stages.add_row(stage, str(totals["tasks"]), _seconds(totals["wall_s"]), _seconds(totals["cpu_s"]))
+        stages.add_row(stage, str(totals["tasks"]), format_seconds(totals["wall_s"]), format_seconds(totals["cpu_s"]))
     console.print(stages)
     render_outcome(report, console)
 
 
-def _number(value: Any) -> str:
+def format_number(value: Any) -> str:
     return "-" if value is None else f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
@@ -159,20 +164,20 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
     found = report.get("bottleneck")
     if found:
         console.print(f"[bold]Bottleneck:[/bold] stage [bold]{found['stage']}[/bold] on [bold]{found['resource']}[/bold], "
-                      f"{found['share'] * 100:.0f}% of the run's wall time ({_seconds(found['seconds'])})")
+                      f"{found['share'] * 100:.0f}% of the run's wall time ({format_seconds(found['seconds'])})")
     costs = Table(title="Cost per step", title_justify="left")
     for column in ("step", "wall", "cpu", "circuits", "shots", "QPU", "queue", "peak RSS"):
         costs.add_column(column, justify="left" if column == "step" else "right")
     for row in report.get("costs", []):
-        costs.add_row(row["stage"], _seconds(row["wall_s"]), _seconds(row["cpu_s"]), str(row["circuits"]), str(row["shots"]),
-                      _seconds(row["qpu_s"]), _seconds(row["queue_s"]), _bytes(row["peak_rss_bytes"]))
+        costs.add_row(row["stage"], format_seconds(row["wall_s"]), format_seconds(row["cpu_s"]), str(row["circuits"]), str(row["shots"]),
+                      format_seconds(row["qpu_s"]), format_seconds(row["queue_s"]), format_bytes(row["peak_rss_bytes"]))
     console.print(costs)
     figures = report.get("fidelity") or {}
     if figures:
         table = Table(title="Fidelity", title_justify="left")
         for column in ("ideal", "unmitigated", "mitigated", "error unmitigated", "error mitigated", "error reduction"):
             table.add_column(column, justify="right")
-        table.add_row(*(_number(figures.get(k)) for k in ("ideal", "unmitigated", "mitigated", "error_unmitigated",
+        table.add_row(*(format_number(figures.get(k)) for k in ("ideal", "unmitigated", "mitigated", "error_unmitigated",
                                                            "error_mitigated", "error_reduction")))
         console.print(table)
     for warning in report.get("warnings", []):

@@ -71,7 +71,7 @@ BAD = [
     (with_changes(transpile={"layout_method": "magic"}), r"unknown layout_method 'magic'"),
     (with_changes(mitigation={"technique": "cdr"}), r"\[mitigation\] technique 'cdr' names 'cdr', which is not a registered technique; the registered ones are: none, pec, rem, zne"),
     (with_changes(mitigation={"technique": 3}), r"\[mitigation\] technique must be a name"),
-    (with_changes(mitigation={"technique": "zne", "pec": {"samples": 3}}), r"\[mitigation\] has options for 'pec', which is not part of technique 'zne'"),
+    (with_changes(mitigation={"technique": "zne", "zen": {"samples": 3}}), r"\[mitigation\] has options for 'zen', which is not a registered technique"),
     (with_changes(mitigation={"zne": {"scale_factors": [0.5, 1]}}), r"scale factors must be 1 or more"),
     (with_changes(mitigation={"zne": {"scale_factors": [1, 3], "factory": "poly", "order": 2}}), r"needs at least 3 scale factors, not 2"),
     (with_changes(mitigation="zne"), r"\[mitigation\] must be a table of options, not str"),
@@ -150,3 +150,27 @@ def test_any_value_in_a_pipeline_file_is_accepted_or_refused_with_one_sentence(s
         assert "\n" not in str(exc) and str(exc)
     else:
         assert pipeline.shots >= 1 and pipeline.steps
+
+
+def test_a_sweep_runs_every_point_and_reports_error_against_cost(tmp_path):
+    pipeline = tmp_path / "sweep.toml"
+    pipeline.write_text(
+        'name = "sweep"\n[circuit]\nkind = "ghz"\nqubits = 3\n[backend]\nname = "aer"\n'
+        '[transpile]\noptimization_level = 0\nseed = 7\n[mitigation]\ntechnique = "none"\n'
+        '[mitigation.zne]\nscale_factors = [1, 3]\nfactory = "linear"\n[execution]\nshots = 500\nseed = 1\n'
+    )
+    store, plot = tmp_path / "p.sqlite", tmp_path / "sweep.png"
+    done = run_cli("--store", str(store), "sweep", str(pipeline), "--grid", "mitigation.technique=none,zne",
+                   "--grid", "circuit.qubits=2,3", "--json", "--plot", str(plot), timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)
+    assert [r["point"] for r in rows] == [
+        {"mitigation.technique": t, "circuit.qubits": q} for t in ("none", "zne") for q in (2, 3)
+    ]
+    assert all(r["error_unmitigated"] is not None and r["shots"] for r in rows)
+    assert rows[2]["circuits"] == 2 * rows[0]["circuits"] and rows[2]["shots"] == 2 * rows[0]["shots"]
+    assert plot.stat().st_size > 10_000 and plot.read_bytes()[:4] == b"\x89PNG"
+    assert len(llqm.ProfileStore(store, readonly=True).runs()) == 4
+    bad = run_cli("--store", str(store), "sweep", str(pipeline), "--grid", "circuit.qubits=2,999")
+    assert bad.returncode == 2 and "sweep point circuit.qubits=999: in [circuit]: the ghz circuit has 999 qubits" in bad.stderr
+    assert len(llqm.ProfileStore(store, readonly=True).runs()) == 4  # checked before the first point ran
