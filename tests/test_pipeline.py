@@ -138,9 +138,10 @@ toml_values = st.one_of(st.integers(-5, 10**9), st.floats(allow_nan=False), st.t
                         st.lists(st.integers(-2, 6), max_size=4), st.none())
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(section=st.sampled_from(["circuit", "execution", "transpile", "observable"]),
-       key=st.sampled_from(["qubits", "depth", "shots", "seed", "optimization_level", "kind", "bits", "other"]),
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(section=st.sampled_from(["circuit", "execution", "transpile", "observable", "backend"]),
+       key=st.sampled_from(["qubits", "depth", "shots", "seed", "optimization_level", "kind", "bits", "device",
+                            "method", "noise", "layout_method", "other"]),
        value=toml_values)
 def test_any_value_in_a_pipeline_file_is_accepted_or_refused_with_one_sentence(section, key, value):
     config = with_changes(**{section: {key: value}}) if value is not None else with_changes()

@@ -51,7 +51,7 @@ def _check_scale_factors(scale_factors: Any, folding: str) -> list[float]:
 def extrapolation(factory: str, order: int | None, asymptote: float | None,
                   points: int) -> Callable[[Sequence[float], Sequence[float]], float]:
     """The zero-noise limit by Mitiq's factory ``factory``, checked against the number of points."""
-    if factory not in FACTORIES:
+    if not isinstance(factory, str) or factory not in FACTORIES:
         raise ValueError(f"unknown factory {factory!r}; choose one of: {', '.join(FACTORIES)}.")
     if order is not None and factory != "poly":
         raise ValueError("order belongs to the poly factory.")
@@ -92,7 +92,7 @@ def zne(*, scale_factors: Sequence[float] = (1, 3, 5), folding: str = "global", 
         order: int | None = None, asymptote: float | None = None, seed: int | None = None,
         inner: bool = False) -> Callable[[dict[str, Any]], dict[str, Any]]:
     last_only("zne", inner)
-    if folding not in FOLDING:
+    if not isinstance(folding, str) or folding not in FOLDING:
         raise ValueError(f"unknown folding {folding!r}; choose one of: {', '.join(FOLDING)}.")
     scales = _check_scale_factors(list(scale_factors), folding)
     extrapolate = extrapolation(factory, order, asymptote, len(scales))

@@ -86,7 +86,7 @@ class AerBackend(QuantumBackend):
     def __init__(self, *, device: str = DEFAULT_DEVICE, method: str = "automatic", noise: bool = True,
                  drift: dict[str, Any] | CalibrationDrift | None = None, exact_max_qubits: int = 10,
                  statevector_max_qubits: int = 28) -> None:
-        if method not in METHODS:
+        if not isinstance(method, str) or method not in METHODS:
             raise ValueError(f"unknown simulation method {method!r}; choose one of: {', '.join(METHODS)}.")
         if not isinstance(noise, bool):
             raise ValueError(f"noise must be true or false, not {noise!r}.")

@@ -37,13 +37,17 @@ def fake_device_names() -> list[str]:
     return sorted(_fake_classes())
 
 
-@functools.cache
 def fake_device(name: str) -> BackendV2:
     """The fake backend called ``name`` (one shared instance: building a target takes ~0.3 s)."""
     classes = _fake_classes()
-    if name not in classes:
+    if not isinstance(name, str) or name not in classes:
         raise ValueError(
             f"unknown device {name!r}; the fake backends of qiskit-ibm-runtime are named like "
             f"{', '.join(HERON_R2)} (Heron r2, 156 qubits); all {len(classes)}: {', '.join(sorted(classes))}."
         )
-    return classes[name]()
+    return _make(name)
+
+
+@functools.cache
+def _make(name: str) -> BackendV2:
+    return _fake_classes()[name]()

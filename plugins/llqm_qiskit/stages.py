@@ -33,7 +33,7 @@ def generate(*, kind: str = "ghz", qubits: int = 5, depth: int = 1, seed: int | 
             raise ValueError(f"qasm must be a file path, not {qasm!r}.")
         circuit = load_qasm(Path(qasm))  # read and parsed before anything runs: invalid QASM is bad input
         return _with_width_check(lambda data: {"circuit": circuit}, circuit.num_qubits, circuit.name)
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         raise ValueError(f"unknown circuit kind {kind!r}; choose one of: {', '.join(sorted(KINDS))}, or give qasm = \"file\".")
     _whole("qubits", qubits, 1)
     _whole("depth", depth, 1)
@@ -57,7 +57,7 @@ def _with_width_check(step: Step, qubits: int, what: str) -> Step:
 
 def observable(*, kind: str = "ideal_outcomes", bits: Sequence[int] | None = None) -> Step:
     """What the run measures (``ideal_outcomes`` or ``parity`` of ``bits``) and its exact ideal value."""
-    if kind not in OBSERVABLES:
+    if not isinstance(kind, str) or kind not in OBSERVABLES:
         raise ValueError(f"unknown observable kind {kind!r}; choose one of: {', '.join(OBSERVABLES)}.")
     if kind == "ideal_outcomes" and bits is not None:
         raise ValueError("bits belongs to the parity observable; ideal_outcomes takes no bits.")
@@ -79,11 +79,11 @@ def observable(*, kind: str = "ideal_outcomes", bits: Sequence[int] | None = Non
 
 def transpile(*, optimization_level: int = 1, seed: int | None = None, layout_method: str = "default") -> Step:
     """Transpile for the run's backend, a task per pass-manager stage; later steps reuse ``compile``."""
-    if optimization_level not in OPTIMIZATION_LEVELS:
+    if isinstance(optimization_level, bool) or optimization_level not in OPTIMIZATION_LEVELS:
         raise ValueError(f"optimization_level must be one of 0, 1, 2, 3, not {optimization_level!r}.")
     if seed is not None:
         _whole("seed", seed, 0)
-    if layout_method not in LAYOUT_METHODS:
+    if not isinstance(layout_method, str) or layout_method not in LAYOUT_METHODS:
         raise ValueError(f"unknown layout_method {layout_method!r}; choose one of: {', '.join(LAYOUT_METHODS)}.")
 
     def step(data: dict[str, Any]) -> dict[str, Any]:
