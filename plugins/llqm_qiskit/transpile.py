@@ -32,7 +32,7 @@ OPTIMIZATION_LEVELS = (0, 1, 2, 3)
 class _StageMarker(AnalysisPass):
     """Does nothing to the circuit: tells the profiler that ``stage`` begins."""
 
-    def __init__(self, stage: str, profiler: "_StageProfiler") -> None:
+    def __init__(self, stage: str | None, profiler: "_StageProfiler") -> None:
         super().__init__()
         self.stage = stage
         self.profiler = profiler
@@ -56,8 +56,11 @@ class _StageProfiler:
         self.current: llqm_core.TaskHandle | None = None
         self.passes: dict[str, list[float]] = {}
 
-    def enter(self, stage: str, dag: DAGCircuit) -> None:
+    def enter(self, stage: str | None, dag: DAGCircuit) -> None:
+        """``stage`` begins (None: the last stage has ended); the one before ends with the circuit it left."""
         self.close(_dag_metrics(dag))
+        if stage is None:
+            return
         name = f"{STAGE}.{stage}"
         self.current = llqm_core.start_task(name, name, parent=self.parent, run=self.parent.run)
 
@@ -87,6 +90,10 @@ def _with_markers(pass_manager: StagedPassManager, profiler: _StageProfiler) -> 
         marker = PassManager([_StageMarker(stage, profiler)])
         existing = slots.get(f"pre_{stage}")
         slots[f"pre_{stage}"] = marker + existing if existing is not None else marker
+    last = pass_manager.stages[-1]
+    end = PassManager([_StageMarker(None, profiler)])  # closes the last stage on its own DAG, cheaply
+    existing = slots.get(f"post_{last}")
+    slots[f"post_{last}"] = existing + end if existing is not None else end
     return StagedPassManager(stages=pass_manager.stages, **slots)
 
 
@@ -142,8 +149,8 @@ def profiled_transpile(
             except BaseException as exc:
                 profiler.close(None, exc)
                 raise
-            metrics = circuit_metrics(compiled)  # once: describing a 10^6-gate circuit is not free
-            profiler.close(metrics)
+            profiler.close(None)  # normally closed already by the end marker
+            metrics = circuit_metrics(compiled)  # once, outside the stages: describing 10^6 gates is not free
             results.append(compiled)
         output = results[0] if isinstance(circuits, QuantumCircuit) else results
         if isinstance(circuits, QuantumCircuit):
