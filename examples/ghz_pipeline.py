@@ -1,8 +1,8 @@
-"""A small profiled pipeline on the embedded default: a GHZ circuit on a fake IBM Heron r2.
+"""A profiled GHZ pipeline written in plain Python, on the embedded default.
 
-Generate -> transpile (a task per pass-manager stage) -> execute (Aer's stabilizer method,
-Pauli noise from the backend's calibration written into the circuit) -> postprocess, each
-step an LLQM task. Run it, then look at the profile:
+Generate -> transpile (a task per pass-manager stage) -> execute (the ``aer`` backend: noise
+from fake_fez's calibration) -> postprocess, each an LLQM task, without a pipeline file or a
+workflow engine. Run it, then look at the profile:
 
     python examples/ghz_pipeline.py --qubits 20 --shots 4000
     llqm report
@@ -13,14 +13,11 @@ from __future__ import annotations
 import argparse
 
 from qiskit import QuantumCircuit
-from qiskit_aer import AerSimulator
-from qiskit_ibm_runtime import fake_provider
 
 import llqm_core as llqm
-from llqm_qiskit import ghz, ghz_success, hardware_snapshot, profiled_transpile
-from llqm_qiskit.noise import PauliNoise
-
-BACKENDS = {"fake_fez": "FakeFez", "fake_marrakesh": "FakeMarrakesh", "fake_kingston": "FakeKingston"}
+from llqm_core import registries
+from llqm_qiskit import ghz, ghz_success, profiled_transpile
+from llqm_qiskit.devices import HERON_R2
 
 
 @llqm.task(stage="generate")
@@ -28,20 +25,10 @@ def build_ghz(qubits: int) -> QuantumCircuit:
     return ghz(qubits)
 
 
-@llqm.task(stage="execute")
-def execute(circuit: QuantumCircuit, noise: PauliNoise, shots: int, seed: int) -> dict[str, int]:
-    noisy = noise.apply(circuit)
-    llqm.annotate({"noise.channels": noisy.count_ops().get("quantum_channel", 0)})
-    result = AerSimulator(method="stabilizer").run(noisy, shots=shots, seed_simulator=seed).result()
-    llqm.current_task().describe(result)
-    llqm.annotate({"execute.method": result.results[0].metadata.get("method", "unknown")})
-    return result.get_counts()
-
-
 @llqm.task(stage="postprocess")
 def ideal_probability(counts: dict[str, int]) -> float:
     probability = ghz_success(counts)
-    llqm.annotate({"fidelity.p_ideal": probability, "result.shots": sum(counts.values())})
+    llqm.annotate({"fidelity.p_ideal": probability})
     return probability
 
 
@@ -49,29 +36,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--qubits", type=int, default=20)
     parser.add_argument("--shots", type=int, default=4000)
-    parser.add_argument("--backend", choices=sorted(BACKENDS), default="fake_fez")
-    parser.add_argument("--optimization-level", type=int, choices=[0, 1], default=1)
+    parser.add_argument("--device", choices=HERON_R2, default="fake_fez")
+    parser.add_argument("--optimization-level", type=int, choices=[0, 1, 2, 3], default=1)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--store", default=None, help="profile store (default: $LLQM_STORE or ~/.local/share/llqm)")
     args = parser.parse_args()
-    backend = getattr(fake_provider, BACKENDS[args.backend])()
+    backend = registries.create("backend", "aer", device=args.device)  # as a pipeline file would name it
     if not 2 <= args.qubits <= backend.num_qubits:
-        parser.error(f"--qubits must be between 2 and {backend.num_qubits} for {args.backend}")
+        parser.error(f"--qubits must be between 2 and {backend.num_qubits} for {args.device}")
 
-    with llqm.run(f"ghz-{args.qubits} on {args.backend}", store=args.store, config=vars(args)) as run:
-        with llqm.task("calibration snapshot", stage="backend.snapshot") as t:
-            snapshot = hardware_snapshot(backend)
-            t.use_hardware(snapshot)
-        with llqm.task("noise model", stage="backend.noise_model") as t:
-            # Pauli channels from the calibration, written into the circuit: fast on the stabilizer method.
-            noise = PauliNoise(snapshot)
-            t.annotate({"noise.gates_with_error": noise.noisy_gates})
+    with llqm.run(f"ghz-{args.qubits} on {args.device}", store=args.store, config=vars(args)) as run:
         circuit = build_ghz(args.qubits)
-        # A "transpile" task with one child task per pass-manager stage (transpile.layout, ...).
-        compiled = profiled_transpile(circuit, backend, optimization_level=args.optimization_level, seed_transpiler=args.seed)
-        counts = execute(compiled, noise, args.shots, args.seed)
+        compiled = profiled_transpile(circuit, backend.device, optimization_level=args.optimization_level,
+                                      seed_transpiler=args.seed)
+        counts = backend.execute(compiled, args.shots, seed=args.seed)  # an "execute" task with its snapshot
         probability = ideal_probability(counts)
-    print(f"P(ideal GHZ outcome) = {probability:.3f} on {args.backend}; run {run.id}")
+    print(f"P(ideal GHZ outcome) = {probability:.3f} on {args.device}; run {run.id}")
     print("See the profile with: llqm report" + (f" --store {args.store}" if args.store else ""))
 
 
