@@ -99,9 +99,9 @@ def transpile(*, optimization_level: int = 1, seed: int | None = None, layout_me
         def compile_circuits(circuits: Sequence[QuantumCircuit]) -> list[QuantumCircuit]:
             """Variants of the circuit (folded, sampled) go on the same physical qubits as the circuit
             itself: the same noise, scaled or cancelled, and the same readout calibration."""
-            return [profiled_transpile(c, device, optimization_level=optimization_level, seed_transpiler=seed,
-                                       initial_layout=placed if placed is not None and c.num_qubits == circuit.num_qubits
-                                       else None) for c in circuits]
+            same_width = all(c.num_qubits == circuit.num_qubits for c in circuits)
+            return profiled_transpile(list(circuits), device, optimization_level=optimization_level, seed_transpiler=seed,
+                                      initial_layout=placed if same_width else None)
 
         return {"compile": compile_circuits, "compiled": compiled}
 
