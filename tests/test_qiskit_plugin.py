@@ -99,3 +99,16 @@ def test_fake_fez_faulty_couplers_are_found_from_its_calibration(fez):
 
     couplers = hardware.faulty_couplers(hardware_snapshot(fez))
     assert {(27, 28), (31, 32), (32, 33), (68, 69), (80, 81), (106, 107), (139, 155)} <= set(couplers)
+
+
+def test_every_pass_records_its_time_and_the_circuit_it_left(store_path, fez):
+    from llqm_qiskit import profiled_transpile
+
+    with llqm.run("per pass") as run:
+        profiled_transpile(ghz(5), fez, optimization_level=1, seed_transpiler=1)
+    stages = {t.stage: t for t in llqm.ProfileStore(store_path).tasks(run.id)}
+    translation = stages["transpile.translation"].metrics
+    assert translation["transpile.pass.BasisTranslator.calls"] == 1
+    assert translation["transpile.pass.BasisTranslator.time_s"] > 0
+    assert translation["transpile.pass.BasisTranslator.size_after"] > ghz(5).size()  # cx became cz and single-qubit gates
+    assert translation["transpile.pass.BasisTranslator.depth_after"] >= 5
