@@ -133,6 +133,25 @@ def _extra_steps(entries: Any) -> list[Step]:
     return steps
 
 
+def _policies(table: dict[str, Any]) -> list[Any]:
+    """``names = [...]`` in order of precedence, and an options table per policy that needs one."""
+    names = table.pop("names", [])
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise UserError(f"[policies] names must be a list of registered policy names, not {names!r}.")
+    for key, value in table.items():
+        if key not in names:
+            raise UserError(f"[policies] has options for {key!r}, which is not in names = {names}.")
+        if not isinstance(value, dict):
+            raise UserError(f"[policies.{key}] must be a table of options, not {type(value).__name__}.")
+    built = []
+    for name in names:
+        try:
+            built.append(registries.create("policy", name, **table.get(name, {})))
+        except UserError as exc:
+            raise UserError(f"in [policies]: {exc}") from None
+    return built
+
+
 def _backend(table: dict[str, Any]) -> Any:
     name = table.pop("name", "aer")
     if not isinstance(name, str):
@@ -167,9 +186,7 @@ def parse_pipeline(config: dict[str, Any], source: str = "pipeline") -> Pipeline
     engine = run_options.get("engine", LOCAL_ENGINE)
     if engine != LOCAL_ENGINE:
         registries.lookup("engine", engine)
-    policy_table = _table(config, "policies")
-    _only("policies", policy_table, ("names",))
-    policies = [registries.lookup("policy", name) for name in policy_table.get("names", [])]
+    policies = _policies(_table(config, "policies"))
     backend = _backend(_table(config, "backend"))
     steps = [
         _stage("circuit", "generate", _table(config, "circuit")),

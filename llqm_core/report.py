@@ -180,5 +180,19 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
         table.add_row(*(format_number(figures.get(k)) for k in ("ideal", "unmitigated", "mitigated", "error_unmitigated",
                                                            "error_mitigated", "error_reduction")))
         console.print(table)
+    decisions = report.get("decisions") or []
+    if decisions:
+        table = Table(title="Policy decisions", title_justify="left")
+        for column in ("policy", "choice", "rationale"):
+            table.add_column(column)
+        for decision in decisions:
+            choice = ", ".join(f"{k}={_short(v)}" for k, v in decision["choice"].items())
+            table.add_row(decision["policy"], choice, decision["rationale"])
+        console.print(table)
     for warning in report.get("warnings", []):
         console.print(f"[yellow]warning:[/yellow] {warning}")
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = str(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -389,7 +389,14 @@ class ProfileStore:
         )
 
     def decisions(self, run_id: str) -> list[PolicyDecision]:
-        rows = self._query("SELECT * FROM decisions WHERE run_id = ? ORDER BY id", (run_id,))
+        return self._decisions(self._query("SELECT * FROM decisions WHERE run_id = ? ORDER BY id", (run_id,)))
+
+    def policy_history(self, policy: str, limit: int = 100) -> list[PolicyDecision]:
+        """A policy's latest decisions over all runs, newest first: what a policy learns from."""
+        return self._decisions(self._query("SELECT * FROM decisions WHERE policy = ? ORDER BY id DESC LIMIT ?", (policy, limit)))
+
+    @staticmethod
+    def _decisions(rows: list[sqlite3.Row]) -> list[PolicyDecision]:
         return [
             PolicyDecision(policy=r["policy"], choice=json.loads(r["choice"]), rationale=r["rationale"],
                            inputs=json.loads(r["inputs"]), run_id=r["run_id"], task_id=r["task_id"], made_at=r["made_at"])

@@ -11,6 +11,8 @@ from typing import Any, Callable, Sequence
 
 from qiskit import QuantumCircuit
 
+from llqm_core.policies import decide
+
 from .circuits import KINDS, generate as generate_circuit, load_qasm
 from .observables import ideal_outcomes, ideal_parity, parity
 from .transpile import OPTIMIZATION_LEVELS, profiled_transpile
@@ -78,7 +80,9 @@ def observable(*, kind: str = "ideal_outcomes", bits: Sequence[int] | None = Non
 
 
 def transpile(*, optimization_level: int = 1, seed: int | None = None, layout_method: str = "default") -> Step:
-    """Transpile for the run's backend, a task per pass-manager stage; later steps reuse ``compile``."""
+    """Transpile for the run's backend, a task per pass-manager stage; later steps reuse ``compile``.
+
+    A ``layout`` policy of the pipeline (``hardware_layout``) may choose the initial layout."""
     if isinstance(optimization_level, bool) or optimization_level not in OPTIMIZATION_LEVELS:
         raise ValueError(f"optimization_level must be one of 0, 1, 2, 3, not {optimization_level!r}.")
     if seed is not None:
@@ -92,8 +96,11 @@ def transpile(*, optimization_level: int = 1, seed: int | None = None, layout_me
         if circuit.num_qubits > device.num_qubits:
             raise ValueError(f"circuit {circuit.name!r} has {circuit.num_qubits} qubits, more than the "
                              f"{device.num_qubits} of {data['backend'].name}.")
+        decision = decide(data, "layout", circuit=circuit, snapshot=data["backend"].snapshot(), device=device)
+        chosen = decision.choice["initial_layout"] if decision is not None else None
         compiled = profiled_transpile(circuit, device, optimization_level=optimization_level, seed_transpiler=seed,
-                                      layout_method=None if layout_method == "default" else layout_method)
+                                      layout_method=None if layout_method == "default" or chosen else layout_method,
+                                      initial_layout=chosen)
         placed = compiled.layout.initial_index_layout(filter_ancillas=True) if compiled.layout is not None else None
 
         def compile_circuits(circuits: Sequence[QuantumCircuit]) -> list[QuantumCircuit]:

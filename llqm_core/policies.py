@@ -1,0 +1,36 @@
+"""Asking the run's policies for a decision, and keeping what they decided.
+
+A step of a pipeline reaches a *decision point* (``layout``, ...) and asks the policies the
+pipeline file named; a policy that makes that kind of decision returns an
+``llqm_core.PolicyDecision`` (choice, rationale, inputs), which is recorded on the run and the
+current task, so the report shows it next to its measured effect. With no policy for a
+point, the step does what it would do anyway: the baseline the policy is measured against.
+
+A policy, as its factory (registered through ``llqm_register_policies``) returns it, has a
+``decides`` attribute naming its decision point and a ``decide(**context)`` method.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .api import current_run, current_task
+from .model import PolicyDecision
+
+
+def decide(data: dict[str, Any], point: str, **context: Any) -> PolicyDecision | None:
+    """The first decision a policy of ``data["policies"]`` makes at ``point``, recorded; or None."""
+    for policy in data.get("policies", []):
+        if getattr(policy, "decides", None) != point:
+            continue
+        decision = policy.decide(**context)
+        if decision is None:
+            continue
+        active = current_run()
+        if active is not None:
+            active.record_decision(decision)
+        task = current_task()
+        if task is not None:
+            task.annotate({f"policy.{decision.policy}": True})
+        return decision
+    return None

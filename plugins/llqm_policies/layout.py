@@ -1,0 +1,188 @@
+"""``hardware_layout``: put a circuit on the physical qubits its calibration says are best.
+
+Qiskit's default layout knows the coupling map and, at best, samples a few error-weighted
+candidates; every fake Heron r2 has couplers out of service (cz error 1.0) that it happily
+routes through. This policy instead:
+
+1. drops the qubits and couplers the snapshot marks out of service;
+2. enumerates embeddings of the circuit's two-qubit interaction graph into what is left
+   (subgraph isomorphism, rustworkx's VF2; up to ``candidates`` of them), so that no SWAP
+   is needed;
+3. scores each by the expected error of the gates it would use: the sum over the circuit's
+   two-qubit gates of ``-log(1 - e)`` of the coupler each lands on, over its one-qubit gates
+   of the ``sx`` error of their qubit, plus ``-log(1 - r)`` of each measured qubit's readout
+   error (minus the log of the predicted success probability; idling and crosstalk are not
+   scored);
+4. keeps the best, records it with the predicted success probability of the chosen layout
+   and of the first (unscored) embedding, and hands it to the transpiler as the initial
+   layout.
+
+It re-evaluates only when the calibration moved: the store keeps its earlier decisions; if
+one was made for the same circuit structure on the same device and the calibration has
+drifted less than ``drift_threshold`` (largest relative change of a used gate or readout
+error) with none of the chosen couplers failed, that layout is kept without a new search.
+Circuits whose interaction graph has no embedding (it needs routing) get no decision, and
+the transpiler's own layout stands.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import math
+from typing import Any
+
+import rustworkx as rx
+from qiskit import QuantumCircuit
+
+import llqm_core
+from llqm_core import HardwareSnapshot, PolicyDecision
+from llqm_core.hardware import faulty_couplers, faulty_qubits
+
+NAME = "hardware_layout"
+
+
+def interaction_graph(circuit: QuantumCircuit) -> tuple[rx.PyGraph, dict[tuple[int, int], int]]:
+    """The circuit's qubits, joined where a two-qubit gate acts, with how many gates act on each pair."""
+    graph = rx.PyGraph()
+    graph.add_nodes_from(range(circuit.num_qubits))
+    uses: dict[tuple[int, int], int] = {}
+    for instruction in circuit.data:
+        if instruction.operation.num_qubits == 2 and instruction.operation.name != "barrier":
+            a, b = sorted(circuit.find_bit(q).index for q in instruction.qubits)
+            if (a, b) not in uses:
+                graph.add_edge(a, b, None)
+            uses[(a, b)] = uses.get((a, b), 0) + 1
+    return graph, uses
+
+
+def structure_key(circuit: QuantumCircuit) -> str:
+    """The same for two circuits with the same qubits, measurements and two-qubit interactions."""
+    _, uses = interaction_graph(circuit)
+    measured = sorted(circuit.find_bit(i.qubits[0]).index for i in circuit.data if i.operation.name == "measure")
+    text = f"{circuit.num_qubits}|{sorted(uses.items())}|{measured}"
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def coupler_errors(snapshot: HardwareSnapshot) -> dict[tuple[int, int], float]:
+    """Each working coupler's two-qubit gate error (the worse direction)."""
+    broken = set(faulty_couplers(snapshot))
+    dead = set(faulty_qubits(snapshot))
+    errors: dict[tuple[int, int], float] = {}
+    for gate in snapshot.gates:
+        if len(gate.qubits) != 2 or gate.error is None:
+            continue
+        pair = tuple(sorted(gate.qubits))
+        if pair in broken or pair[0] in dead or pair[1] in dead:
+            continue
+        errors[pair] = max(errors.get(pair, 0.0), gate.error)
+    return errors
+
+
+def _cost(error: float | None) -> float:
+    return -math.log(max(1e-12, 1.0 - min(error or 0.0, 0.999999)))
+
+
+class HardwareAwareLayout:
+    decides = "layout"
+
+    def __init__(self, *, candidates: int = 5000, drift_threshold: float = 0.25) -> None:
+        if not isinstance(candidates, int) or isinstance(candidates, bool) or candidates < 1:
+            raise ValueError(f"candidates must be a whole number of 1 or more, not {candidates!r}.")
+        if not isinstance(drift_threshold, (int, float)) or isinstance(drift_threshold, bool) or drift_threshold < 0:
+            raise ValueError(f"drift_threshold must be a number of 0 or more, not {drift_threshold!r}.")
+        self.candidates = candidates
+        self.drift_threshold = float(drift_threshold)
+
+    @staticmethod
+    def score(layout: list[int], uses: dict[tuple[int, int], int], singles: dict[int, int], measured: list[int],
+              errors: dict[tuple[int, int], float], single_errors: dict[int, float], snapshot: HardwareSnapshot) -> float:
+        """``-log`` of the predicted success probability of the circuit on ``layout``."""
+        total = sum(count * _cost(errors.get(tuple(sorted((layout[a], layout[b]))), 1.0)) for (a, b), count in uses.items())
+        total += sum(count * _cost(single_errors.get(layout[q])) for q, count in singles.items())
+        return total + sum(_cost(snapshot.qubits[layout[q]].readout_error) for q in measured if layout[q] in snapshot.qubits)
+
+    def decide(self, *, circuit: QuantumCircuit, snapshot: HardwareSnapshot, **_: Any) -> PolicyDecision | None:
+        key = structure_key(circuit)
+        kept = self._still_good(key, snapshot)
+        if kept is not None:
+            return kept
+        graph, uses = interaction_graph(circuit)
+        measured = sorted({circuit.find_bit(i.qubits[0]).index for i in circuit.data if i.operation.name == "measure"})
+        singles: dict[int, int] = {}
+        for instruction in circuit.data:
+            if instruction.operation.num_qubits == 1 and instruction.operation.name not in ("measure", "barrier", "rz"):
+                q = circuit.find_bit(instruction.qubits[0]).index
+                singles[q] = singles.get(q, 0) + 1
+        single_errors = {g.qubits[0]: g.error for g in snapshot.gates if g.gate == "sx" and g.error is not None}
+        errors = coupler_errors(snapshot)
+        device = rx.PyGraph()
+        device.add_nodes_from(range(snapshot.num_qubits))
+        device.add_edges_from_no_data(list(errors))
+        best: tuple[float, list[int]] | None = None
+        first: float | None = None
+        seen = 0
+        for mapping in itertools.islice(rx.vf2_mapping(device, graph, subgraph=True, induced=False), self.candidates):
+            layout = [0] * circuit.num_qubits
+            for physical, virtual in mapping.items():
+                layout[virtual] = physical
+            cost = self.score(layout, uses, singles, measured, errors, single_errors, snapshot)
+            seen += 1
+            first = cost if first is None else first
+            if best is None or cost < best[0]:
+                best = (cost, layout)
+        if best is None:
+            return None  # no embedding without SWAPs: leave the layout to the transpiler
+        return PolicyDecision(
+            policy=NAME,
+            choice={"initial_layout": best[1]},
+            rationale=(f"best of {seen} SWAP-free embeddings that avoid the {len(faulty_couplers(snapshot))} couplers and "
+                       f"{len(faulty_qubits(snapshot))} qubits out of service: predicted success "
+                       f"{math.exp(-best[0]):.3g} against {math.exp(-first):.3g} for the first embedding found"),
+            inputs={"snapshot": snapshot.fingerprint, "backend": snapshot.backend, "structure": key,
+                    "candidates": seen, "predicted_success": math.exp(-best[0]),
+                    "predicted_success_first": math.exp(-first)},
+        )
+
+    def _still_good(self, key: str, snapshot: HardwareSnapshot) -> PolicyDecision | None:
+        """The earlier decision for this circuit structure, if the calibration has not moved much since."""
+        active = llqm_core.current_run()
+        store = active.store if active is not None else None
+        if store is None:
+            return None
+        for earlier in store.policy_history(NAME):
+            if earlier.inputs.get("structure") != key or earlier.inputs.get("backend") != snapshot.backend:
+                continue
+            before = store.snapshot(earlier.inputs.get("snapshot", ""))
+            if before is None:
+                return None
+            layout = earlier.choice["initial_layout"]
+            used = set(layout)
+            moved = _largest_change(before, snapshot, used)
+            failed = [c for c in faulty_couplers(snapshot) if c[0] in used and c[1] in used]
+            if moved > self.drift_threshold or failed:
+                return None
+            return PolicyDecision(
+                policy=NAME,
+                choice={"initial_layout": layout},
+                rationale=(f"kept the layout chosen on snapshot {before.fingerprint}: the calibration of its qubits moved "
+                           f"at most {moved * 100:.0f}% since (threshold {self.drift_threshold * 100:.0f}%)"),
+                inputs=dict(earlier.inputs) | {"snapshot": snapshot.fingerprint, "kept_from": before.fingerprint,
+                                               "largest_change": moved},
+            )
+        return None
+
+
+def _largest_change(before: HardwareSnapshot, after: HardwareSnapshot, qubits: set[int]) -> float:
+    """The largest relative change of a gate or readout error on ``qubits`` between two snapshots."""
+    old = {(g.gate, g.qubits): g.error for g in before.gates if set(g.qubits) <= qubits and g.error}
+    largest = 0.0
+    for gate in after.gates:
+        was = old.get((gate.gate, gate.qubits))
+        if was and gate.error is not None:
+            largest = max(largest, abs(gate.error - was) / was)
+    for q in qubits:
+        a, b = before.qubits.get(q), after.qubits.get(q)
+        if a is not None and b is not None and a.readout_error and b.readout_error is not None:
+            largest = max(largest, abs(b.readout_error - a.readout_error) / a.readout_error)
+    return largest

@@ -1,0 +1,15 @@
+"""The ``policies`` entry point of the ``llqm`` group: the built-in optimisation policies."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from llqm_core import hookimpl
+
+from .layout import NAME as LAYOUT, HardwareAwareLayout
+
+
+@hookimpl
+def llqm_register_policies(register: Callable[..., None]) -> None:
+    register(LAYOUT, HardwareAwareLayout,
+             description="layout: the SWAP-free embedding with the best predicted success on the latest calibration")
