@@ -90,3 +90,39 @@ def test_random_folding_repeats_with_its_seed(backend):
 def test_bad_zne_parameters_get_one_sentence(options, message):
     with pytest.raises(UserError, match=message):
         registries.create("stage", "mitigate.zne", **options)
+
+
+def test_folding_after_transpile_scales_the_two_qubit_gates_in_place(backend):
+    from llqm_mitiq.zne import fold_gates
+
+    compiled = transpile(ghz(4), backend.device, optimization_level=1, seed_transpiler=3)
+    base = compiled.count_ops()["cz"]
+    for scale in (1, 3, 5, 2):
+        folded = fold_gates(compiled, scale, {"cz"}, seed=1)
+        assert abs(folded.count_ops()["cz"] - scale * base) <= 1  # fractional scales: the nearest whole fold
+        assert folded.layout == compiled.layout and folded.count_ops()["sx"] == compiled.count_ops()["sx"]
+    ideal = AerBackend(device="fake_fez", noise=False).execute(fold_gates(compiled, 5, {"cz"}), 200, seed=1)
+    assert set(ideal) <= {"0000", "1111"}  # cz cz = identity: the folded circuit does the same
+
+
+def test_the_fold_after_transpile_policy_folds_without_transpiling_again(store_path):
+    from llqm_core.pipeline import parse_pipeline, run_pipeline
+
+    run_id, data = run_pipeline(parse_pipeline({
+        "circuit": {"kind": "ghz", "qubits": 4},
+        "backend": {"name": "aer", "device": "fake_fez"},
+        "transpile": {"optimization_level": 1, "seed": 3},  # level 1 would cancel logical folds
+        "mitigation": {"technique": "zne", "zne": {"scale_factors": [1, 3, 5], "factory": "linear"}},
+        "execution": {"shots": 2000, "seed": 1},
+        "policies": {"names": ["fold_after_transpile"]},
+    }), store=store_path)
+    store = llqm.ProfileStore(store_path)
+    (decision,) = store.decisions(run_id)
+    assert decision.choice == {"fold": "after_transpile", "gates": ["cz"]}
+    assert decision.inputs["transpiles_avoided"] == 3 and decision.inputs["transpile_s_saved_estimate"] > 0
+    tasks = store.tasks(run_id)
+    zne = next(t for t in tasks if t.stage == "mitigate.zne")
+    assert not [t for t in tasks if t.stage == "transpile" and t.parent_id == zne.id]  # nothing transpiled again
+    assert not data["warnings"]  # the folds survived: no cancelled-fold warning
+    values = data["zne_values"]
+    assert values[0] > values[1] > values[2]  # more folds, more noise

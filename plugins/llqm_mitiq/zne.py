@@ -6,6 +6,9 @@ inserted) and extrapolated by Mitiq's factories (``richardson``, ``linear``, ``p
 ``order``, ``exp``). Mitiq 1.x no longer ships folding from the left. Every folded circuit is
 transpiled with the pipeline's options, and all of them run as one batched job.
 
+With the ``fold_after_transpile`` policy, the circuit is transpiled once and its self-inverse
+two-qubit gates are folded in place (``fold_gates``) instead.
+
 A transpiler at optimization level 1 or more cancels folded gate pairs, so the noise is
 silently not scaled. After transpiling, each folded circuit's two-qubit gate count is
 compared with what its scale factor promises; a shortfall is a warning on the task, in the
@@ -14,6 +17,7 @@ run's warnings and in the report.
 
 from __future__ import annotations
 
+import random
 import warnings
 from typing import Any, Callable, Sequence
 
@@ -21,6 +25,7 @@ from mitiq.zne.inference import ExpFactory, LinearFactory, PolyFactory, Richards
 from mitiq.zne.scaling import fold_all, fold_gates_at_random, fold_global, insert_id_layers
 
 import llqm_core
+from llqm_core.policies import decide
 
 from .common import check_whole, evaluate, last_only, raw_value
 
@@ -88,6 +93,41 @@ def fold_shortfalls(scale_factors: Sequence[float], compiled: Sequence[Any]) -> 
     return problems
 
 
+SELF_INVERSE = {"cz", "cx", "ecr", "swap"}
+
+
+def fold_gates(compiled: Any, scale: float, gates: set[str], seed: int | None = None) -> Any:
+    """``compiled`` with each self-inverse gate ``G`` of ``gates`` replaced by ``G (G G)^k``.
+
+    Folding after transpiling keeps the layout and the basis, so nothing needs transpiling
+    again and no transpiler can cancel the folds. The count of those gates grows by
+    ``scale``: every gate is folded ``(scale - 1) // 2`` times, and a seeded random subset of
+    them once more to reach a fractional scale.
+    """
+    positions = [i for i, instruction in enumerate(compiled.data) if instruction.operation.name in gates]
+    whole = int((scale - 1) // 2)
+    extra = round((scale - 1 - 2 * whole) / 2 * len(positions))
+    more = set(random.Random(seed).sample(positions, extra)) if extra else set()
+    folded = compiled.copy_empty_like(name=f"{compiled.name}_fold{scale:g}")
+    for i, instruction in enumerate(compiled.data):
+        folded.append(instruction)
+        for _ in range(2 * (whole + (i in more)) if instruction.operation.name in gates else 0):
+            folded.append(instruction)
+    return folded
+
+
+def _fold_after_transpile(data: dict[str, Any], scales: list[float], gates: set[str], seed: int | None) -> list[Any]:
+    folded = []
+    for scale in scales:
+        with llqm_core.task(f"fold x{scale:g} (after transpile)", stage="mitigate.zne.fold") as handle:
+            handle.add_dependency(*handle.run.producers([data["compiled"]]))
+            circuit = fold_gates(data["compiled"], scale, gates, seed)
+            handle.annotate({"zne.scale_factor": scale, "zne.folding": "after_transpile", "zne.folded_gates": sorted(gates)})
+            handle.record_output(circuit)
+        folded.append(circuit)
+    return folded
+
+
 def zne(*, scale_factors: Sequence[float] = (1, 3, 5), folding: str = "global", factory: str = "richardson",
         order: int | None = None, asymptote: float | None = None, seed: int | None = None,
         inner: bool = False) -> Callable[[dict[str, Any]], dict[str, Any]]:
@@ -99,14 +139,19 @@ def zne(*, scale_factors: Sequence[float] = (1, 3, 5), folding: str = "global", 
     fold = FOLDING[folding]
 
     def step(data: dict[str, Any]) -> dict[str, Any]:
-        folded = []
-        for scale in scales:
-            with llqm_core.task(f"fold x{scale:g}", stage="mitigate.zne.fold") as handle:
-                circuit = fold(data["circuit"], scale, seed)
-                handle.annotate({"zne.scale_factor": scale, "zne.folding": folding})
-                handle.record_output(circuit)
-            folded.append(circuit)
-        compiled = [data["compile"]([circuit])[0] for circuit in folded]
+        decision = decide(data, "zne.folding", compiled=data.get("compiled"), scale_factors=scales,
+                          transpile_s=data.get("transpile_s"))
+        if decision is not None and decision.choice.get("fold") == "after_transpile":
+            compiled = _fold_after_transpile(data, scales, set(decision.choice["gates"]), seed)
+        else:
+            folded = []
+            for scale in scales:
+                with llqm_core.task(f"fold x{scale:g}", stage="mitigate.zne.fold") as handle:
+                    circuit = fold(data["circuit"], scale, seed)
+                    handle.annotate({"zne.scale_factor": scale, "zne.folding": folding})
+                    handle.record_output(circuit)
+                folded.append(circuit)
+            compiled = data["compile"](folded)
         problems = fold_shortfalls(scales, compiled)
         for problem in problems:
             warnings.warn(problem, stacklevel=2)

@@ -6,6 +6,7 @@ from typing import Callable
 
 from llqm_core import hookimpl
 
+from .folding import NAME as FOLDING, FoldAfterTranspile
 from .layout import NAME as LAYOUT, HardwareAwareLayout
 
 
@@ -13,3 +14,5 @@ from .layout import NAME as LAYOUT, HardwareAwareLayout
 def llqm_register_policies(register: Callable[..., None]) -> None:
     register(LAYOUT, HardwareAwareLayout,
              description="layout: the SWAP-free embedding with the best predicted success on the latest calibration")
+    register(FOLDING, FoldAfterTranspile,
+             description="zne.folding: transpile once, fold the self-inverse two-qubit gates in place")

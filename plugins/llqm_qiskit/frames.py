@@ -73,9 +73,21 @@ class _Sampler:
         return self.x[picks].T, self.z[picks].T  # (qubits of the gate, shots)
 
 
+def _snapped(circuit: QuantumCircuit) -> QuantumCircuit:
+    """``circuit`` with its ``rz`` angles set to exact multiples of pi/2 (Aer's stabilizer
+    method refuses angles a rounding error away from them, as folded or inverted circuits have)."""
+    snapped = circuit.copy_empty_like()
+    for instruction in circuit.data:
+        if instruction.operation.name == "rz":
+            snapped.rz(_quarter_turns(float(instruction.operation.params[0])) * math.pi / 2, instruction.qubits[0])
+        else:
+            snapped.append(instruction)
+    return snapped
+
+
 def _reference_shot(circuit: QuantumCircuit, seed: int | None) -> np.ndarray:
     """One noiseless outcome of ``circuit`` from Aer's stabilizer method, bit 0 first."""
-    result = AerSimulator(method="stabilizer").run(circuit, shots=1, memory=True, seed_simulator=seed).result()
+    result = AerSimulator(method="stabilizer").run(_snapped(circuit), shots=1, memory=True, seed_simulator=seed).result()
     key = result.get_memory(0)[0].replace(" ", "")
     return np.array([c == "1" for c in reversed(key)], dtype=bool)
 

@@ -21,6 +21,8 @@ from qiskit import QuantumCircuit
 from qiskit.quantum_info import Pauli, StabilizerState, Statevector
 from qiskit_aer import AerSimulator
 
+from .aer import is_clifford
+
 MAX_IDEAL_OUTCOMES = 64
 STATEVECTOR_MAX_QUBITS = 20
 
@@ -109,11 +111,9 @@ def _noiseless_support(body: QuantumCircuit, readout: dict[int, int], name: str)
             raise ValueError(f"circuit {name!r} has {len(support)} ideal outcomes, more than {MAX_IDEAL_OUTCOMES}; "
                              "score it with a parity observable instead.")
         return [format(i, f"0{len(order)}b")[::-1] for i in support], float(probabilities[support].sum())
-    try:
-        StabilizerState(body)
-    except Exception:
+    if not is_clifford(body):
         raise ValueError(f"circuit {name!r} is neither Clifford nor small (<= {STATEVECTOR_MAX_QUBITS} qubits), so its "
-                         "ideal outcomes cannot be computed; use a parity observable.") from None
+                         "ideal outcomes cannot be computed; use a parity observable.")
     # A Clifford state's outcomes are uniform over 2^r strings: enough noiseless shots see them all.
     sampler = body.copy()
     sampler.measure_all()

@@ -6,6 +6,7 @@ is read, and returns the step that runs later on the pipeline's data.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -98,9 +99,11 @@ def transpile(*, optimization_level: int = 1, seed: int | None = None, layout_me
                              f"{device.num_qubits} of {data['backend'].name}.")
         decision = decide(data, "layout", circuit=circuit, snapshot=data["backend"].snapshot(), device=device)
         chosen = decision.choice["initial_layout"] if decision is not None else None
+        started = time.perf_counter()
         compiled = profiled_transpile(circuit, device, optimization_level=optimization_level, seed_transpiler=seed,
                                       layout_method=None if layout_method == "default" or chosen else layout_method,
                                       initial_layout=chosen)
+        transpile_s = time.perf_counter() - started
         placed = compiled.layout.initial_index_layout(filter_ancillas=True) if compiled.layout is not None else None
 
         def compile_circuits(circuits: Sequence[QuantumCircuit]) -> list[QuantumCircuit]:
@@ -110,6 +113,6 @@ def transpile(*, optimization_level: int = 1, seed: int | None = None, layout_me
             return profiled_transpile(list(circuits), device, optimization_level=optimization_level, seed_transpiler=seed,
                                       initial_layout=placed if same_width else None)
 
-        return {"compile": compile_circuits, "compiled": compiled}
+        return {"compile": compile_circuits, "compiled": compiled, "transpile_s": transpile_s}
 
     return step
