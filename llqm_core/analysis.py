@@ -3,7 +3,8 @@ and the fidelity and cost of each pipeline step.
 
 Nested tasks overlap in time (``execute`` contains ``execute.simulate``), so sums of wall
 time double-count. A task's *exclusive* time is its wall time minus its children's, the time
-only it accounts for; the bottleneck is the stage with the most exclusive time, and its
+only it accounts for. The *critical path* is the chain of innermost tasks the run waited on
+(see ``critical_path``); the bottleneck is the stage with the most time on it, and its
 resource is what that time was spent on.
 """
 
@@ -48,9 +49,52 @@ def _resource(tasks: list[TaskRecord], wall: float, cpu: float) -> str:
     return "cpu" if cpu >= 0.5 * wall else "wait"
 
 
+def _chain(siblings: list[TaskRecord]) -> list[TaskRecord]:
+    """Among tasks of one parent, the chain that ends last: from the last to end, each time back to
+    the task it waited for (a data dependency if one ended before it started, else the latest such)."""
+    ended = [t for t in siblings if t.end_ns is not None]
+    if not ended:
+        return []
+    current = max(ended, key=lambda t: t.end_ns)
+    chain = [current]
+    while True:
+        before = [t for t in ended if t.end_ns <= current.start_ns and t is not current]
+        if not before:
+            break
+        consumed = [t for t in before if t.id in current.depends_on]
+        current = max(consumed or before, key=lambda t: t.end_ns)
+        chain.append(current)
+    return chain[::-1]
+
+
+def critical_path(tasks: list[TaskRecord]) -> list[TaskRecord]:
+    """The tasks, innermost first, whose time the run could not have done without: the chain that
+    ended last among the top-level tasks, each replaced by the chain of its own children."""
+    children = _children(tasks)
+
+    def expand(chain: list[TaskRecord]) -> list[TaskRecord]:
+        path: list[TaskRecord] = []
+        for task in chain:
+            inner = _chain(children.get(task.id, []))
+            path.extend(expand(inner) if inner else [task])
+        return path
+
+    return expand(_chain(children.get(None, [])))
+
+
 def bottleneck(tasks: list[TaskRecord], run_wall_s: float | None) -> dict[str, Any] | None:
-    """The stage with the most exclusive time, the resource it spent it on, and its share of the run."""
-    times = exclusive_times(tasks)
+    """The stage that dominates the critical path, the resource it spent its time on, and its share of the run.
+
+    The path's tasks count with their whole time, the tasks that contain them with the time of
+    their own (a step that decides something before it starts its children)."""
+    by_id = {t.id: t for t in tasks}
+    on_path = set()
+    for task in critical_path(tasks):
+        node: TaskRecord | None = task
+        while node is not None and node.id not in on_path:
+            on_path.add(node.id)
+            node = by_id.get(node.parent_id) if node.parent_id else None
+    times = {k: v for k, v in exclusive_times(tasks).items() if k in on_path}
     by_stage: dict[str, list[TaskRecord]] = defaultdict(list)
     for task in tasks:
         if task.id in times:

@@ -1,0 +1,64 @@
+"""The critical path follows what the run waited on, and the bottleneck names the stage and resource that dominate it."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+import llqm_core as llqm
+from llqm_core.analysis import bottleneck, critical_path, exclusive_times
+from llqm_core.report import build_report
+
+
+def busy(seconds: float) -> None:
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+
+
+def test_the_critical_path_goes_through_what_the_run_waited_for(store_path):
+    with llqm.run("paths") as run:
+        with llqm.task("load", stage="generate") as load:
+            time.sleep(0.03)
+
+        def side() -> None:  # runs between load and work, but work does not need it: not on the path
+            with llqm.run_context(run), llqm.task("side", stage="side"):
+                time.sleep(0.01)
+
+        helper = threading.Thread(target=side)
+        helper.start()
+        helper.join()
+        with llqm.task("work", stage="compute", depends_on=[load]):
+            with llqm.task("prepare", stage="compute.prepare"):
+                time.sleep(0.02)
+            with llqm.task("crunch", stage="compute.crunch"):
+                busy(0.15)
+        with llqm.task("wait for device", stage="execute.queue") as queue:
+            time.sleep(0.05)
+            queue.record_usage(queue_s=30.0)
+    tasks = llqm.ProfileStore(store_path).tasks(run.id)
+    names = [t.name for t in critical_path(tasks)]
+    assert names == ["load", "prepare", "crunch", "wait for device"]  # work consumed load's output, not side's
+    found = bottleneck(tasks, run_wall_s=sum(t.profile.wall_s for t in tasks if t.parent_id is None))
+    assert found["stage"] == "compute.crunch" and found["resource"] == "cpu"
+    assert 0.4 < found["share"] < 0.9
+    work = next(t for t in tasks if t.name == "work")
+    assert exclusive_times(tasks)[work.id][0] < 0.02  # its time is its children's
+    report = build_report(llqm.ProfileStore(store_path), run.id)
+    assert [next(t["name"] for t in report["tasks"] if t["id"] == i) for i in report["critical_path"]] == names
+
+
+def test_waiting_for_a_queue_is_named_as_such(store_path):
+    with llqm.run("queued") as run:
+        with llqm.task("compile", stage="transpile"):
+            busy(0.02)
+        with llqm.task("job", stage="execute") as job:
+            with llqm.task("queue", stage="execute.queue"):
+                time.sleep(0.2)
+            job.record_usage(queue_s=120.0)
+    tasks = llqm.ProfileStore(store_path).tasks(run.id)
+    found = bottleneck(tasks, None)
+    assert found["stage"] == "execute.queue" and found["resource"] == "queue"
+    assert found["share"] == pytest.approx(found["seconds"] / sum(t.profile.wall_s for t in tasks if t.parent_id is None), rel=0.3)
