@@ -21,7 +21,8 @@ from .model import HardwareSnapshot
 from .otlp_json import run_spans, spans_to_otlp_json
 from .pipeline import load_pipeline, read_pipeline_file, run_pipeline
 from .plugins import configure_plugins, loaded_plugins
-from .report import build_report, format_number, format_seconds, iso_time, render_report, run_summary
+from .compare import compare_runs
+from .report import build_report, format_bytes, format_number, format_seconds, iso_time, render_report, run_summary
 from .plots import sweep_plot
 from .sweep import grid_pipelines, parse_grid, point_summary
 from .store import ProfileStore, default_store_path
@@ -76,6 +77,12 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("run", nargs="?", default=None, help="run id or a unique prefix of it")
     report.add_argument("--json", action="store_true", help="print the report as one JSON object")
     report.set_defaults(handler=cmd_report)
+
+    compare = commands.add_parser("compare", parents=[common], help="two runs side by side, stage by stage")
+    compare.add_argument("run_a", help="run id (or a unique prefix)")
+    compare.add_argument("run_b", help="run id (or a unique prefix), compared against run_a")
+    compare.add_argument("--json", action="store_true", help="print the differences as JSON")
+    compare.set_defaults(handler=cmd_compare)
 
     trace = commands.add_parser("trace", parents=[common], help="the spans of one run for trace tools")
     trace.add_argument("run", nargs="?", default=None, help="run id or a unique prefix of it")
@@ -204,6 +211,41 @@ def cmd_report(args: argparse.Namespace, console: Console) -> None:
         _print_json(report)
     else:
         render_report(report, console)
+
+
+def cmd_compare(args: argparse.Namespace, console: Console) -> None:
+    result = compare_runs(_store(args), args.run_a, args.run_b)
+    if args.json:
+        _print_json(result)
+        return
+    a, b = result["a"], result["b"]
+    console.print(f"a: [bold]{a['name']}[/bold] ({a['id'][:12]}), wall {format_seconds(a['wall_s'])}, decisions "
+                  f"{result['decisions']['a'] or 'none'}")
+    console.print(f"b: [bold]{b['name']}[/bold] ({b['id'][:12]}), wall {format_seconds(b['wall_s'])}, decisions "
+                  f"{result['decisions']['b'] or 'none'}")
+    table = Table(title="Per stage, a -> b", title_justify="left")
+    table.add_column("stage")
+    for column in ("wall", "cpu", "QPU", "queue", "peak RSS"):
+        table.add_column(column, justify="right")
+
+    def cell(entry: dict[str, Any], show: Any) -> str:
+        if entry["a"] is None or entry["b"] is None:
+            return f"{show(entry['a']) if entry['a'] is not None else '-'} -> {show(entry['b']) if entry['b'] is not None else '-'}"
+        ratio = f" ({entry['ratio']:.2f}x)" if entry.get("ratio") else ""
+        return f"{show(entry['a'])} -> {show(entry['b'])}{ratio}"
+
+    for stage, fields in result["stages"].items():
+        table.add_row(stage, cell(fields["wall_s"], format_seconds), cell(fields["cpu_s"], format_seconds),
+                      cell(fields["qpu_s"], format_seconds), cell(fields["queue_s"], format_seconds),
+                      cell(fields["peak_rss_bytes"], format_bytes))
+    console.print(table)
+    if result["fidelity"]:
+        errors = Table(title="Fidelity, a -> b", title_justify="left")
+        for column in ("figure", "a", "b", "difference"):
+            errors.add_column(column, justify="left" if column == "figure" else "right")
+        for name, entry in result["fidelity"].items():
+            errors.add_row(name, format_number(entry["a"]), format_number(entry["b"]), format_number(entry.get("difference")))
+        console.print(errors)
 
 
 def cmd_trace(args: argparse.Namespace, console: Console) -> None:

@@ -53,13 +53,18 @@ def task_entry(task: TaskRecord) -> dict[str, Any]:
 
 
 def stage_totals(tasks: list[TaskRecord]) -> dict[str, dict[str, Any]]:
+    """Per stage: how many tasks, and their summed wall, CPU, QPU and queue seconds and largest peak RSS."""
     totals: dict[str, dict[str, Any]] = {}
     for task in tasks:
-        entry = totals.setdefault(task.stage, {"tasks": 0, "wall_s": 0.0, "cpu_s": 0.0})
+        entry = totals.setdefault(task.stage, {"tasks": 0, "wall_s": 0.0, "cpu_s": 0.0, "qpu_s": 0.0, "queue_s": 0.0,
+                                               "peak_rss_bytes": 0})
         entry["tasks"] += 1
         if task.end_ns is not None:
             entry["wall_s"] += task.profile.wall_s
             entry["cpu_s"] += task.profile.cpu_s
+            entry["qpu_s"] += task.profile.qpu_s or 0.0
+            entry["queue_s"] += task.profile.queue_s or 0.0
+            entry["peak_rss_bytes"] = max(entry["peak_rss_bytes"], task.profile.peak_rss_bytes)
     return totals
 
 

@@ -62,3 +62,32 @@ def test_waiting_for_a_queue_is_named_as_such(store_path):
     found = bottleneck(tasks, None)
     assert found["stage"] == "execute.queue" and found["resource"] == "queue"
     assert found["share"] == pytest.approx(found["seconds"] / sum(t.profile.wall_s for t in tasks if t.parent_id is None), rel=0.3)
+
+
+def test_compare_puts_two_runs_side_by_side_stage_by_stage(store_path):
+    from conftest import run_cli
+    import json
+
+    with llqm.run("slow version") as first:
+        with llqm.task("compile", stage="transpile"):
+            busy(0.06)
+        with llqm.task("post", stage="postprocess") as post:
+            post.annotate({"fidelity.ideal": 1.0, "fidelity.mitigated": 0.9, "fidelity.error_mitigated": 0.1})
+    with llqm.run("fast version") as second:
+        with llqm.task("compile", stage="transpile"):
+            busy(0.02)
+        with llqm.task("cache", stage="transpile.cache"):
+            pass
+        with llqm.task("post", stage="postprocess") as post:
+            post.annotate({"fidelity.ideal": 1.0, "fidelity.mitigated": 0.95, "fidelity.error_mitigated": 0.05})
+    done = run_cli("--store", str(store_path), "compare", first.id[:10], second.id, "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["a"]["id"] == first.id and result["b"]["id"] == second.id
+    transpile = result["stages"]["transpile"]["wall_s"]
+    assert transpile["b"] < transpile["a"] and transpile["ratio"] < 0.6
+    assert result["stages"]["transpile.cache"]["wall_s"]["a"] is None  # only b has it
+    assert result["fidelity"]["error_mitigated"]["difference"] == pytest.approx(-0.05)
+    table = run_cli("--store", str(store_path), "compare", first.id, second.id)
+    assert table.returncode == 0 and "Per stage, a -> b" in table.stdout and "transpile.cache" in table.stdout
+    assert run_cli("--store", str(store_path), "compare", first.id, "nope").returncode == 2
