@@ -21,6 +21,7 @@ from .model import HardwareSnapshot
 from .otlp_json import run_spans, spans_to_otlp_json
 from .pipeline import load_pipeline, read_pipeline_file, run_pipeline
 from .plugins import configure_plugins, loaded_plugins
+from .chrome_trace import chrome_trace
 from .compare import compare_runs
 from .report import build_report, format_bytes, format_number, format_seconds, iso_time, render_report, run_summary
 from .plots import sweep_plot
@@ -86,8 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     trace = commands.add_parser("trace", parents=[common], help="the spans of one run for trace tools")
     trace.add_argument("run", nargs="?", default=None, help="run id or a unique prefix of it")
-    trace.add_argument("--format", choices=["otlp-json"], default="otlp-json",
-                       help="otlp-json: an OTLP/JSON ExportTraceServiceRequest")
+    trace.add_argument("--format", choices=["otlp-json", "chrome"], default="otlp-json",
+                       help="otlp-json: an OTLP/JSON ExportTraceServiceRequest; chrome: trace-event JSON for "
+                            "chrome://tracing or ui.perfetto.dev, with memory and CPU counter tracks")
     trace.add_argument("-o", "--output", default=None, metavar="FILE", help="write to FILE instead of standard output")
     trace.set_defaults(handler=cmd_trace)
 
@@ -251,7 +253,11 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> None:
 def cmd_trace(args: argparse.Namespace, console: Console) -> None:
     store = _store(args)
     run = store.run(args.run)
-    document = json.dumps(spans_to_otlp_json(run_spans(run, store.tasks(run.id))), indent=2)
+    tasks = store.tasks(run.id)
+    if args.format == "chrome":
+        document = json.dumps(chrome_trace(run, tasks))
+    else:
+        document = json.dumps(spans_to_otlp_json(run_spans(run, tasks)), indent=2)
     if args.output is None:
         print(document)
         return

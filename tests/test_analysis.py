@@ -91,3 +91,38 @@ def test_compare_puts_two_runs_side_by_side_stage_by_stage(store_path):
     table = run_cli("--store", str(store_path), "compare", first.id, second.id)
     assert table.returncode == 0 and "Per stage, a -> b" in table.stdout and "transpile.cache" in table.stdout
     assert run_cli("--store", str(store_path), "compare", first.id, "nope").returncode == 2
+
+
+def test_a_run_exports_as_a_chrome_trace_with_lanes_and_counters(store_path, tmp_path):
+    from conftest import run_cli
+    import json
+
+    with llqm.run("for perfetto") as run:
+        def worker(name: str) -> None:
+            with llqm.run_context(run), llqm.task(name, stage="transpile"):
+                busy(0.05)
+
+        threads = [threading.Thread(target=worker, args=(f"compile {i}",)) for i in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        with llqm.task("job", stage="execute"):
+            with llqm.task("queue", stage="execute.queue"):
+                time.sleep(0.02)
+            with llqm.task("simulate", stage="execute.simulate"):
+                busy(0.02)
+    out = tmp_path / "trace.json"
+    done = run_cli("--store", str(store_path), "trace", run.id, "--format", "chrome", "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    events = json.loads(out.read_text())["traceEvents"]
+    complete = {e["name"]: e for e in events if e["ph"] == "X"}
+    assert set(complete) == {"compile 0", "compile 1", "job", "queue", "simulate"}
+    lanes = {e["tid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert complete["compile 0"]["tid"] != complete["compile 1"]["tid"]  # they overlapped
+    assert lanes[complete["queue"]["tid"]] == "queue" and complete["simulate"]["tid"] == complete["job"]["tid"]
+    job = complete["job"]
+    assert job["ts"] <= complete["simulate"]["ts"] and complete["simulate"]["ts"] + complete["simulate"]["dur"] <= job["ts"] + job["dur"] + 1
+    counters = {e["name"] for e in events if e["ph"] == "C"}
+    assert counters == {"memory (MiB)", "cpu (%)"}
+    assert max(e["args"]["cpu"] for e in events if e["name"] == "cpu (%)") > 50  # busy tasks kept a core busy
