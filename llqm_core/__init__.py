@@ -41,6 +41,7 @@ from .model import (
 from .plugins import configure_plugins, loaded_plugins
 from .sampler import set_sample_interval
 from .store import ProfileStore, default_store_path, open_store
+from .tables import dataframe
 from .telemetry import configure_exporters, flush
 
 try:
@@ -49,7 +50,7 @@ except PackageNotFoundError:  # running from a source tree that was not installe
     __version__ = "0+unknown"
 
 __all__ = [
-    "ActiveRun", "GateCalibration", "GpuProfile", "HardwareSnapshot", "PluginError", "PolicyDecision", "Profile",
+    "ActiveRun", "dataframe", "GateCalibration", "GpuProfile", "HardwareSnapshot", "PluginError", "PolicyDecision", "Profile",
     "ProfileStore", "QubitCalibration", "RunRecord", "RunStatus", "StoreError", "TaskHandle", "TaskRecord",
     "TaskStatus", "UserError", "annotate", "configure_exporters", "configure_plugins", "current_run", "current_task",
     "default_store_path", "finish_task", "flush", "hookimpl", "open_store", "loaded_plugins", "run", "run_context", "set_sample_interval", "gpu_probe",

@@ -23,6 +23,7 @@ from .pipeline import load_pipeline, read_pipeline_file, run_pipeline
 from .plugins import configure_plugins, loaded_plugins
 from .chrome_trace import chrome_trace
 from .compare import compare_runs
+from .tables import json_lines
 from .report import build_report, format_bytes, format_number, format_seconds, iso_time, render_report, run_summary
 from .plots import sweep_plot
 from .sweep import grid_pipelines, parse_grid, point_summary
@@ -77,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     report = commands.add_parser("report", parents=[common], help="profile of one run (default: the latest)")
     report.add_argument("run", nargs="?", default=None, help="run id or a unique prefix of it")
     report.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    report.add_argument("--jsonl", action="store_true", help="print one JSON object per task (flat columns)")
     report.set_defaults(handler=cmd_report)
 
     compare = commands.add_parser("compare", parents=[common], help="two runs side by side, stage by stage")
@@ -208,6 +210,10 @@ def cmd_runs(args: argparse.Namespace, console: Console) -> None:
 
 
 def cmd_report(args: argparse.Namespace, console: Console) -> None:
+    if args.jsonl:
+        for line in json_lines(_store(args), args.run):
+            print(line)
+        return
     report = build_report(_store(args), args.run)
     if args.json:
         _print_json(report)

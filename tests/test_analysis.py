@@ -126,3 +126,22 @@ def test_a_run_exports_as_a_chrome_trace_with_lanes_and_counters(store_path, tmp
     counters = {e["name"] for e in events if e["ph"] == "C"}
     assert counters == {"memory (MiB)", "cpu (%)"}
     assert max(e["args"]["cpu"] for e in events if e["name"] == "cpu (%)") > 50  # busy tasks kept a core busy
+
+
+def test_tasks_come_out_as_a_dataframe_and_as_json_lines(store_path):
+    from conftest import run_cli
+    import json
+
+    with llqm.run("tabular") as run:
+        with llqm.task("build", stage="generate") as build:
+            build.annotate({"circuit.qubits": 5})
+        with llqm.task("job", stage="execute") as job:
+            job.record_usage(qpu_s=2.5, queue_s=10.0)
+    frame = llqm.dataframe(run.id, store=store_path)
+    assert list(frame["stage"]) == ["generate", "execute"]
+    assert frame.loc[frame.stage == "execute", "qpu_s"].item() == 2.5
+    assert frame.loc[frame.stage == "generate", "metrics.circuit.qubits"].item() == 5
+    lines = run_cli("--store", str(store_path), "report", run.id, "--jsonl").stdout.splitlines()
+    rows = [json.loads(line) for line in lines]
+    assert [r["name"] for r in rows] == ["build", "job"] and rows[1]["queue_s"] == 10.0
+    assert rows[0]["metrics.circuit.qubits"] == 5 and rows[0]["run_id"] == run.id
