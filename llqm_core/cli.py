@@ -23,6 +23,7 @@ from .pipeline import load_pipeline, read_pipeline_file, run_pipeline
 from .plugins import configure_plugins, loaded_plugins
 from .chrome_trace import chrome_trace
 from .compare import compare_runs
+from .html_report import html_report
 from .tables import json_lines
 from .report import build_report, format_bytes, format_number, format_seconds, iso_time, render_report, run_summary
 from .plots import sweep_plot
@@ -79,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("run", nargs="?", default=None, help="run id or a unique prefix of it")
     report.add_argument("--json", action="store_true", help="print the report as one JSON object")
     report.add_argument("--jsonl", action="store_true", help="print one JSON object per task (flat columns)")
+    report.add_argument("--html", default=None, metavar="FILE", help="also write a self-contained HTML report with pictures")
     report.set_defaults(handler=cmd_report)
 
     compare = commands.add_parser("compare", parents=[common], help="two runs side by side, stage by stage")
@@ -215,6 +217,12 @@ def cmd_report(args: argparse.Namespace, console: Console) -> None:
             print(line)
         return
     report = build_report(_store(args), args.run)
+    if args.html:
+        try:
+            with open(args.html, "w", encoding="utf-8") as out:
+                out.write(html_report(report))
+        except OSError as exc:
+            raise UserError(f"cannot write the HTML report to {args.html}: {exc.strerror}.") from None
     if args.json:
         _print_json(report)
     else:
