@@ -12,6 +12,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from .errors import UserError
 from .hookspecs import hookimpl
 from .otlp_json import spans_to_otlp_json
 
@@ -52,12 +53,23 @@ def _otlp_http() -> SpanExporter:
     return OTLPSpanExporter()
 
 
+def _otlp_grpc() -> SpanExporter:
+    try:
+        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+    except ImportError:
+        raise UserError("the otlp-grpc exporter needs opentelemetry-exporter-otlp-proto-grpc: "
+                        "pip install 'llqm[grpc]'.") from None
+    return OTLPSpanExporter()
+
+
 @hookimpl
 def llqm_register_exporters(register) -> None:
     register("console", lambda: ConsoleSpanExporter(out=sys.stderr), batched=False,
              description="each span as JSON on standard error")
     register("otlp", _otlp_http,
              description="OTLP over HTTP/protobuf to OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT (default http://localhost:4318)")
+    register("otlp-grpc", _otlp_grpc,
+             description="OTLP over gRPC to OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT (default localhost:4317; extra 'grpc')")
     register("jsonfile", JsonLinesSpanExporter,
              description=f"OTLP/JSON lines appended to ${JSON_FILE_ENV} (default ./{DEFAULT_JSON_FILE})")
     register("memory", memory_exporter, batched=False,
