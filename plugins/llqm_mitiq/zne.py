@@ -36,8 +36,6 @@ FOLDING = {
     "identity": lambda circuit, scale, seed: insert_id_layers(circuit, scale),
 }
 FACTORIES = ("richardson", "linear", "poly", "exp")
-#: A folded circuit is flagged when its two-qubit gates grew by less than this share of its scale factor.
-FOLD_CHECK_TOLERANCE = 0.9
 
 
 def _check_scale_factors(scale_factors: Any, folding: str) -> list[float]:
@@ -86,7 +84,7 @@ def fold_shortfalls(scale_factors: Sequence[float], compiled: Sequence[Any]) -> 
     for scale, circuit in zip(scale_factors, compiled):
         growth = two_qubit_gates(circuit) / base
         expected = scale / min(scale_factors)
-        if growth < FOLD_CHECK_TOLERANCE * expected:
+        if growth < (1 + expected) / 2:  # nearer "nothing folded" than the scale factor (random folding is discrete)
             problems.append(f"ZNE scale factor {scale:g} left {growth:.2f}x the two-qubit gates after transpiling "
                             f"(expected {expected:.2f}x): the transpiler cancelled the folds, so the noise was not "
                             "scaled; transpile at optimization_level 0, or fold after transpiling.")
