@@ -10,6 +10,7 @@ resource is what that time was spent on.
 
 from __future__ import annotations
 
+import bisect
 from collections import defaultdict
 from typing import Any
 
@@ -51,19 +52,23 @@ def _resource(tasks: list[TaskRecord], wall: float, cpu: float) -> str:
 
 def _chain(siblings: list[TaskRecord]) -> list[TaskRecord]:
     """Among tasks of one parent, the chain that ends last: from the last to end, each time back to
-    the task it waited for (a data dependency if one ended before it started, else the latest such)."""
-    ended = [t for t in siblings if t.end_ns is not None]
+    the task it waited for (a data dependency if one ended before it started, else the latest such).
+    Sorted by end time and searched by bisection, so 10,000 siblings take milliseconds."""
+    ended = sorted((t for t in siblings if t.end_ns is not None), key=lambda t: t.end_ns)
     if not ended:
         return []
-    current = max(ended, key=lambda t: t.end_ns)
-    chain = [current]
+    ends = [t.end_ns for t in ended]
+    position = {t.id: i for i, t in enumerate(ended)}
+    index = len(ended) - 1
+    chain = [ended[index]]
     while True:
-        before = [t for t in ended if t.end_ns <= current.start_ns and t is not current]
-        if not before:
+        current = ended[index]
+        limit = min(bisect.bisect_right(ends, current.start_ns), index)  # strictly earlier: the walk ends
+        if limit == 0:
             break
-        consumed = [t for t in before if t.id in current.depends_on]
-        current = max(consumed or before, key=lambda t: t.end_ns)
-        chain.append(current)
+        consumed = [position[d] for d in current.depends_on if d in position and position[d] < limit]
+        index = max(consumed) if consumed else limit - 1
+        chain.append(ended[index])
     return chain[::-1]
 
 

@@ -19,7 +19,7 @@ from . import __version__, hardware
 from .errors import StoreError, UserError
 from .model import HardwareSnapshot
 from .otlp_json import run_spans, spans_to_otlp_json
-from .pipeline import load_pipeline, read_pipeline_file, run_pipeline
+from .pipeline import PipelineFailed, load_pipeline, read_pipeline_file, run_pipeline
 from .plugins import configure_plugins, loaded_plugins
 from .chrome_trace import chrome_trace
 from .compare import compare_runs
@@ -31,6 +31,7 @@ from .sweep import grid_pipelines, parse_grid, point_summary
 from .store import ProfileStore, default_store_path
 
 EXIT_USER_ERROR = 2
+EXIT_RUN_FAILED = 1
 
 
 class _Parser(argparse.ArgumentParser):
@@ -385,6 +386,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserError as exc:
         print(f"llqm: error: {exc}", file=sys.stderr)
         return EXIT_USER_ERROR
+    except PipelineFailed as failed:
+        where = f" in step {failed.step}" if failed.step else ""
+        kept = f"; run {failed.run_id} is in the store as failed (llqm report {failed.run_id[:12]})" if failed.run_id else ""
+        print(f"llqm: the pipeline failed{where}: {failed}{kept}", file=sys.stderr)
+        return EXIT_RUN_FAILED
     except BrokenPipeError:
         return 0
     return 0

@@ -259,12 +259,34 @@ def run_steps(pipeline: Pipeline, on_step: StepCallback | None = None) -> dict[s
     return data
 
 
+class PipelineFailed(Exception):
+    """A step of a pipeline raised: the run is recorded as failed, with everything measured before."""
+
+    def __init__(self, run_id: str | None, step: str | None, error: BaseException) -> None:
+        super().__init__(f"{type(error).__name__}: {error}")
+        self.run_id, self.step, self.error = run_id, step, error
+
+
 def run_pipeline(pipeline: Pipeline, store: Any = None, on_step: StepCallback | None = None) -> tuple[str, dict[str, Any]]:
-    """Run a checked pipeline on its engine; returns the run's id and the final data."""
+    """Run a checked pipeline on its engine; returns the run's id and the final data.
+
+    A failing step raises ``PipelineFailed`` (with the run id and the step) on the local engine;
+    the run is in the store as failed, with every task that ended before the failure."""
     store = store if store is not None else pipeline.store
     if pipeline.engine != LOCAL_ENGINE:
         return registries.lookup("engine", pipeline.engine)(pipeline, store=store, on_step=on_step)
-    with run(pipeline.name, store=store, config=pipeline.config) as active:
-        data = run_steps(pipeline, on_step)
+    current: list[str] = []
+
+    def track(index: int, total: int, name: str) -> None:
+        current[:] = [name]
+        if on_step is not None:
+            on_step(index, total, name)
+
+    active = None
+    try:
+        with run(pipeline.name, store=store, config=pipeline.config) as active:
+            data = run_steps(pipeline, track)
+    except Exception as exc:
+        raise PipelineFailed(active.id if active is not None else None, current[0] if current else None, exc) from exc
     return active.id, data
 

@@ -37,12 +37,21 @@ def test_secrets_never_reach_spans_store_or_reports(tmp_path):
         "report": run_cli("report", "--json", env=env).stdout,
         "human report": run_cli("report", env=env).stdout,
         "trace": run_cli("trace", env=env).stdout,
+        "chrome trace": run_cli("trace", "--format", "chrome", env=env).stdout,
+        "json lines": run_cli("report", "--jsonl", env=env).stdout,
+        "html report": _html(tmp_path, env),
         "stderr": result.stderr,
     }
     for where, text in outputs.items():
         assert ENV_TOKEN not in text and CONFIG_TOKEN not in text, f"a secret reached the {where}"
     assert '"shots": 10' in outputs["report"] and REDACTED in outputs["report"]
     assert "was refused" in outputs["report"]  # the error is kept, the token cut out of it
+
+
+def _html(tmp_path, env) -> str:
+    page = tmp_path / "report.html"
+    assert run_cli("report", "--html", str(page), env=env).returncode == 0
+    return page.read_text()
 
 
 def test_redact_replaces_secret_keys_at_any_depth_and_keeps_the_rest():

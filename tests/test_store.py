@@ -12,6 +12,7 @@ import textwrap
 import pytest
 
 import llqm_core as llqm
+from llqm_core.report import build_report
 from llqm_core.store import SCHEMA_VERSION
 
 from conftest import ROOT, run_python
@@ -105,7 +106,7 @@ def test_a_store_that_cannot_be_written_warns_once_and_the_run_completes(tmp_pat
     assert {s.name for s in spans.get_finished_spans()} == {"unwritable", "still measured"}
 
 
-def test_several_processes_write_runs_into_one_store_at_once(tmp_path):
+def test_eight_processes_write_runs_into_one_store_at_once(tmp_path):
     path = tmp_path / "shared.sqlite"
     code = textwrap.dedent(
         f"""
@@ -119,14 +120,18 @@ def test_several_processes_write_runs_into_one_store_at_once(tmp_path):
     )
     procs = [
         subprocess.Popen([sys.executable, "-c", code, str(n)], cwd=ROOT, stderr=subprocess.PIPE, text=True)
-        for n in range(4)
+        for n in range(8)
     ]
-    errors = [p.communicate(timeout=120)[1] for p in procs]
-    assert [p.returncode for p in procs] == [0, 0, 0, 0], errors
+    errors = [p.communicate(timeout=240)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0] * 8, errors
+    assert not any("locked" in e for e in errors), errors
     store = llqm.ProfileStore(path, readonly=True)
     runs = store.runs()
-    assert len(runs) == 4 and all(r.status is llqm.RunStatus.COMPLETED for r in runs)
+    assert len(runs) == 8 and all(r.status is llqm.RunStatus.COMPLETED for r in runs)
     assert all(len(store.tasks(r.id)) == 40 for r in runs)
+    for run in runs:  # every report adds up
+        report = build_report(store, run.id)
+        assert sum(s["tasks"] for s in report["stages"].values()) == 40 and report["run"]["status"] == "completed"
 
 
 def test_after_the_process_exits_the_store_is_one_self_contained_file(tmp_path):

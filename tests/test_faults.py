@@ -1,0 +1,78 @@
+"""Faults survived: what ran before a failure, an abrupt exit or a failing backend job is kept, and says what happened."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from qiskit import transpile
+
+import llqm_core as llqm
+from llqm_core.pipeline import PipelineFailed, parse_pipeline, run_pipeline
+from llqm_qiskit import random_layered
+from llqm_qiskit.aer import AerBackend
+
+from conftest import ROOT, run_cli, run_python
+
+
+def test_a_task_process_that_exits_abruptly_leaves_its_run_interrupted_and_earlier_tasks_kept(tmp_path):
+    path = tmp_path / "exit.sqlite"
+    result = run_python(textwrap.dedent(f"""
+        import os
+        import llqm_core as llqm
+        with llqm.run("dies", store={str(path)!r}):
+            for i in range(3):
+                with llqm.task(f"done {{i}}", stage="work"):
+                    pass
+            with llqm.task("in flight", stage="work"):
+                os._exit(3)
+    """))
+    assert result.returncode == 3
+    store = llqm.ProfileStore(path, readonly=True)
+    run = store.runs()[0]
+    assert run.status is llqm.RunStatus.INTERRUPTED
+    tasks = {t.name: t for t in store.tasks(run.id)}
+    assert all(tasks[f"done {i}"].status is llqm.TaskStatus.COMPLETED for i in range(3))
+    assert all(tasks[f"done {i}"].profile.wall_s > 0 for i in range(3))
+
+
+def test_a_failing_backend_job_fails_its_execute_task_and_the_run(store_path):
+    backend = AerBackend(device="fake_fez", method="stabilizer")  # forced: it cannot run rotations
+    compiled = transpile(random_layered(3, 2, seed=1), backend.device, optimization_level=1, seed_transpiler=1)
+    with pytest.raises(RuntimeError, match="Aer failed to run the job"):
+        with llqm.run("job fails") as run:
+            with llqm.task("prepare", stage="generate"):
+                pass
+            backend.execute(compiled, 100, seed=1)
+    store = llqm.ProfileStore(store_path)
+    assert store.run(run.id).status is llqm.RunStatus.FAILED
+    tasks = {t.stage: t for t in store.tasks(run.id)}
+    assert tasks["generate"].status is llqm.TaskStatus.COMPLETED
+    assert tasks["execute"].status is llqm.TaskStatus.FAILED and "Aer failed" in tasks["execute"].error
+    assert tasks["execute.simulate"].status is llqm.TaskStatus.FAILED
+    assert tasks["execute"].hardware  # it still names the calibration it was sent against
+
+
+def test_a_failing_pipeline_step_is_reported_with_its_run_and_the_cli_exits_1(tmp_path, store_path):
+    config = {
+        "name": "bound to fail",
+        "circuit": {"kind": "random", "qubits": 3, "depth": 2, "seed": 1},
+        "observable": {"kind": "parity", "bits": [0]},
+        "backend": {"name": "aer", "device": "fake_fez", "method": "stabilizer"},
+        "transpile": {"optimization_level": 1, "seed": 1},
+        "execution": {"shots": 100, "seed": 1},
+    }
+    with pytest.raises(PipelineFailed) as failed:
+        run_pipeline(parse_pipeline(config), store=store_path)
+    assert failed.value.step == "mitigate.none" and failed.value.run_id
+    store = llqm.ProfileStore(store_path)
+    assert store.run(failed.value.run_id).status is llqm.RunStatus.FAILED
+    done_steps = [t.stage for t in store.tasks(failed.value.run_id) if t.parent_id is None and t.status.value == "completed"]
+    assert done_steps == ["generate", "observable", "transpile"]
+    path = tmp_path / "fails.toml"
+    path.write_text('[circuit]\nkind = "random"\nqubits = 3\ndepth = 2\nseed = 1\n[observable]\nkind = "parity"\n'
+                    'bits = [0]\n[backend]\nname = "aer"\nmethod = "stabilizer"\n[execution]\nshots = 100\n')
+    cli = run_cli("--store", str(tmp_path / "cli.sqlite"), "run", str(path))
+    assert cli.returncode == 1 and "Traceback" not in cli.stderr
+    assert "the pipeline failed in step mitigate.none: RuntimeError: Aer failed to run the job" in cli.stderr
+    assert "is in the store as failed" in cli.stderr
