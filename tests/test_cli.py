@@ -57,7 +57,9 @@ def test_report_json_has_run_tasks_and_stage_totals(two_runs, capsys):
     assert tasks["gen"]["metrics"] == {"circuit.qubits": 3}
     assert report["stages"]["generate.sub"]["tasks"] == 1
     assert report["stages"]["generate.sub"]["wall_s"] == pytest.approx(tasks["child"]["wall_s"])
-    assert set(report["stages"]["execute"]) == {"tasks", "wall_s", "cpu_s"}
+    assert set(report["stages"]["execute"]) == {"tasks", "wall_s", "cpu_s", "qpu_s", "queue_s", "peak_rss_bytes"}
+    names = {t["id"]: t["name"] for t in report["tasks"]}
+    assert [names[i] for i in report["critical_path"]] == ["child", "use"]
     by_prefix = cli_json(capsys, "report", second.id[:8], "--json")
     assert by_prefix["run"]["id"] == second.id
 
@@ -96,14 +98,33 @@ def test_plugins_lists_built_in_plugins_from_their_package(capsys, fresh_plugins
         (["trace", "--format", "zipkin"], "invalid choice: 'zipkin'"),
         (["--plugins", "nope", "plugins"], "unknown plugin 'nope'"),
         (["frobnicate"], "invalid choice: 'frobnicate'"),
+        (["compare", "feedface", "deadbeef"], "there is no run with id 'feedface'"),
+        (["trace", "feedface", "--format", "chrome"], "there is no run with id 'feedface'"),
+        (["report", "--html", "/nonexistent-dir/r.html"], "cannot write the HTML report to /nonexistent-dir/r.html"),
+        (["trace", "-o", "/nonexistent-dir/t.json"], "cannot write the trace to /nonexistent-dir/t.json"),
+        (["hardware", "show", "fake_atlantis"], "No installed plugin knows a device called 'fake_atlantis'"),
+        (["hardware", "diff", "fake_fez", "nowhere"], "there is no hardware snapshot"),
+        (["run", "/nonexistent/pipeline.toml"], "cannot read pipeline file /nonexistent/pipeline.toml"),
+        (["sweep", "examples/pipelines/pec_small.toml"], "llqm sweep needs at least one --grid"),
+        (["sweep", "examples/pipelines/pec_small.toml", "--grid", "circuit.qubits"], "must be KEY=V1,V2"),
+        (["sweep", "examples/pipelines/pec_small.toml", "--grid", "execution.shots=0,10"], "sweep point execution.shots=0"),
+        (["run", "examples/pipelines/pec_small.toml", "--bogus"], "unrecognized arguments: --bogus"),
+        (["--disable-plugins", "nothing", "runs"], "unknown plugin 'nothing'"),
     ],
 )
 def test_user_errors_print_one_sentence_and_exit_2(two_runs, capsys, args, message, fresh_plugins):
+    before = _store_content()
     assert main(args) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.startswith("llqm: error: ") and message in captured.err
-    assert captured.err.count("\n") == 1
+    assert captured.err.count("\n") == 1 and "Traceback" not in captured.err
+    assert _store_content() == before  # nothing recorded, nothing changed
+
+
+def _store_content() -> list:
+    store = llqm.ProfileStore(readonly=True)  # $LLQM_STORE, the test's own store
+    return [(r.id, r.status, r.end_ns, [(t.id, t.status, t.end_ns) for t in store.tasks(r.id)]) for r in store.runs()]
 
 
 def test_missing_or_corrupt_store_is_a_user_error_without_traceback_and_is_not_created(tmp_path):
