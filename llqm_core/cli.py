@@ -26,7 +26,7 @@ from .compare import compare_runs
 from .html_report import html_report
 from .tables import json_lines
 from .report import build_report, format_bytes, format_number, format_seconds, iso_time, render_report, run_summary
-from .plots import sweep_plot
+from .plots import device_map_png, drift_map_png, sweep_plot
 from .sweep import grid_pipelines, parse_grid, point_summary
 from .store import ProfileStore, default_store_path
 
@@ -109,11 +109,14 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("snapshot", help="a backend name (its latest snapshot, or its current calibration if none is "
                       "stored) or a fingerprint (or a unique prefix)")
     show.add_argument("--json", action="store_true", help="print the snapshot summary as JSON")
+    show.add_argument("--plot", default=None, metavar="FILE.png", help="draw the coupling map coloured by calibration")
+    show.add_argument("--field", default="readout_error", help="qubit field for --plot: readout_error, t1_s or t2_s")
     show.set_defaults(handler=cmd_hardware_show)
     compare = hardware_commands.add_parser("diff", parents=[common], help="what changed between two snapshots of a backend")
     compare.add_argument("before", help="fingerprint (or backend name: its latest snapshot)")
     compare.add_argument("after", help="fingerprint (or backend name: its latest snapshot)")
     compare.add_argument("--json", action="store_true", help="print the differences as JSON")
+    compare.add_argument("--plot", default=None, metavar="FILE.png", help="draw the coupling map coloured by the drift")
     compare.set_defaults(handler=cmd_hardware_diff)
 
     plugins = commands.add_parser("plugins", parents=[common], help="list plugins and what they register")
@@ -310,6 +313,8 @@ def _snapshot_to_show(args: argparse.Namespace) -> tuple[HardwareSnapshot, str]:
 
 def cmd_hardware_show(args: argparse.Namespace, console: Console) -> None:
     found, origin = _snapshot_to_show(args)
+    if args.plot:
+        _write_png(args.plot, device_map_png(found, args.field))
     snapshot = hardware.summary(found) | {"origin": origin}
     if args.json:
         _print_json(snapshot)
@@ -333,10 +338,13 @@ def _micro(seconds: float | None) -> str:
 
 def cmd_hardware_diff(args: argparse.Namespace, console: Console) -> None:
     store = _store(args)
+    before, after = store.find_snapshot(args.before), store.find_snapshot(args.after)
     try:
-        changes = hardware.diff(store.find_snapshot(args.before), store.find_snapshot(args.after))
+        changes = hardware.diff(before, after)
     except ValueError as exc:
         raise UserError(str(exc)) from None
+    if args.plot:
+        _write_png(args.plot, drift_map_png(before, after))
     data = changes.to_dict()
     if args.json:
         _print_json(data)
@@ -352,6 +360,14 @@ def cmd_hardware_diff(args: argparse.Namespace, console: Console) -> None:
     for name, value in data["max_relative_change"].items():
         table.add_row(name, f"{value * 100:.1f}%")
     console.print(table)
+
+
+def _write_png(path: str, png: bytes) -> None:
+    try:
+        with open(path, "wb") as out:
+            out.write(png)
+    except OSError as exc:
+        raise UserError(f"cannot write the picture to {path}: {exc.strerror}.") from None
 
 
 def cmd_plugins(args: argparse.Namespace, console: Console) -> None:

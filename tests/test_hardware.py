@@ -85,3 +85,24 @@ def test_hardware_show_reads_a_device_never_run_on_from_its_plugin(store_path, c
     assert not store_path.exists()  # looking is not recording
     assert main(["--store", str(store_path), "hardware", "show", "fake_nowhere"]) == 2
     assert "No installed plugin knows a device called 'fake_nowhere'" in capsys.readouterr().err
+
+
+def test_coupling_maps_draw_a_calibration_and_a_drift(store_path, tmp_path, capsys):
+    from llqm_qiskit.aer import AerBackend
+    from llqm_qiskit.drift import CalibrationDrift
+
+    base = AerBackend(device="fake_fez").snapshot()
+    moved = CalibrationDrift(seed=2, coupler_failure_rate=0.01).advance(base, 24)
+    with llqm.run("snapshots") as run:
+        with llqm.task("a") as t:
+            t.use_hardware(base)
+        with llqm.task("b") as t:
+            t.use_hardware(moved)
+    shown, drifted = tmp_path / "map.png", tmp_path / "drift.png"
+    assert main(["hardware", "show", base.fingerprint, "--plot", str(shown), "--field", "t1_s"]) == 0
+    assert main(["hardware", "diff", base.fingerprint, moved.fingerprint, "--plot", str(drifted)]) == 0
+    for picture in (shown, drifted):
+        assert picture.read_bytes()[:4] == b"\x89PNG" and picture.stat().st_size > 20_000
+    capsys.readouterr()
+    assert main(["hardware", "show", base.fingerprint, "--plot", str(shown), "--field", "colour"]) == 2
+    assert "unknown calibration field 'colour'" in capsys.readouterr().err
