@@ -150,3 +150,18 @@ def fidelity(tasks: list[TaskRecord]) -> dict[str, Any]:
     for task in tasks:
         figures.update({k.removeprefix(FIDELITY_PREFIX): v for k, v in task.metrics.items() if k.startswith(FIDELITY_PREFIX)})
     return figures
+
+
+def concurrency(tasks: list[TaskRecord], run_wall_s: float | None) -> dict[str, Any]:
+    """How parallel the run really was: the most innermost tasks running at once, and the busy
+    cores on average (CPU seconds of the innermost tasks over the run's wall time)."""
+    children = _children(tasks)
+    leaves = [t for t in tasks if t.end_ns is not None and not children.get(t.id)]
+    events = sorted([(t.start_ns, 1) for t in leaves] + [(t.end_ns, -1) for t in leaves])
+    running = most = 0
+    for _, change in events:
+        running += change
+        most = max(most, running)
+    wall = run_wall_s or 0.0
+    return {"max_parallel_tasks": most,
+            "mean_busy_cores": sum(t.profile.cpu_s for t in leaves) / wall if wall else None}

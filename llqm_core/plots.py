@@ -10,21 +10,19 @@ from .errors import UserError
 
 def sweep_plot(rows: list[dict[str, Any]], path: str | Path, title: str) -> Path:
     """Error against cost for each point of a sweep: mitigated (filled) and unmitigated (hollow)
-    errors against the shots each point spent, one labelled marker per point."""
-    import matplotlib
-
-    matplotlib.use("Agg")  # files only: no display needed
-    import matplotlib.pyplot as plt
-
+    errors against the QPU seconds each point spent (or its shots, on a backend that reports
+    no QPU time), one labelled marker per point."""
+    plt = _pyplot()
     figure, axes = plt.subplots(figsize=(7, 4.5))
+    cost, axis_label = ("qpu_s", "QPU seconds (all jobs)") if any(r["qpu_s"] for r in rows) else ("shots", "shots spent (all circuits)")
     for row in rows:
         label = ", ".join(f"{k.split('.')[-1]}={v}" for k, v in row["point"].items())
         if row["error_unmitigated"] is not None:
-            axes.scatter(row["shots"], row["error_unmitigated"], facecolors="none", edgecolors="grey")
+            axes.scatter(row[cost], row["error_unmitigated"], facecolors="none", edgecolors="grey")
         if row["error_mitigated"] is not None:
-            axes.scatter(row["shots"], row["error_mitigated"])
-            axes.annotate(label, (row["shots"], row["error_mitigated"]), fontsize=7, xytext=(4, 4), textcoords="offset points")
-    axes.set_xlabel("shots spent (all circuits)")
+            axes.scatter(row[cost], row["error_mitigated"])
+            axes.annotate(label, (row[cost], row["error_mitigated"]), fontsize=7, xytext=(4, 4), textcoords="offset points")
+    axes.set_xlabel(axis_label)
     axes.set_ylabel("absolute error against the ideal value")
     axes.set_title(title, fontsize=10)
     axes.grid(alpha=0.3)

@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from .analysis import bottleneck, critical_path, fidelity, step_costs
+from .analysis import bottleneck, concurrency, critical_path, fidelity, step_costs
 from .model import RunRecord, TaskRecord
 from .store import ProfileStore
 
@@ -87,6 +87,7 @@ def build_report(store: ProfileStore, run_id: str | None = None) -> dict[str, An
         "stages": stage_totals(tasks),
         "critical_path": [t.id for t in critical_path(tasks)],
         "bottleneck": bottleneck(tasks, run.wall_s),
+        "concurrency": concurrency(tasks, run.wall_s),
         "fidelity": fidelity(tasks),
         "costs": step_costs(tasks),
         "warnings": [w for t in tasks for w in t.metrics.get("pipeline.warnings", [])],
@@ -172,6 +173,10 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
         console.print(f"[bold]Bottleneck:[/bold] stage [bold]{found['stage']}[/bold] on [bold]{found['resource']}[/bold], "
                       f"{found['share'] * 100:.0f}% of the run's wall time ({format_seconds(found['seconds'])}) on the critical "
                       f"path of {len(report.get('critical_path', []))} tasks")
+    parallel = report.get("concurrency") or {}
+    if parallel.get("mean_busy_cores") is not None:
+        console.print(f"Concurrency: up to {parallel['max_parallel_tasks']} tasks at once, "
+                      f"{parallel['mean_busy_cores']:.2f} busy cores on average")
     costs = Table(title="Cost per step", title_justify="left")
     for column in ("step", "wall", "cpu", "circuits", "shots", "QPU", "queue", "peak RSS"):
         costs.add_column(column, justify="left" if column == "step" else "right")

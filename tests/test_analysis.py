@@ -123,6 +123,8 @@ def test_a_run_exports_as_a_chrome_trace_with_lanes_and_counters(store_path, tmp
     assert lanes[complete["queue"]["tid"]] == "queue" and complete["simulate"]["tid"] == complete["job"]["tid"]
     job = complete["job"]
     assert job["ts"] <= complete["simulate"]["ts"] and complete["simulate"]["ts"] + complete["simulate"]["dur"] <= job["ts"] + job["dur"] + 1
+    parallel = build_report(llqm.ProfileStore(store_path), run.id)["concurrency"]
+    assert parallel["max_parallel_tasks"] == 2 and 0.5 < parallel["mean_busy_cores"] <= 2.5
     counters = {e["name"] for e in events if e["ph"] == "C"}
     assert counters == {"memory (MiB)", "cpu (%)"}
     assert max(e["args"]["cpu"] for e in events if e["name"] == "cpu (%)") > 50  # busy tasks kept a core busy
