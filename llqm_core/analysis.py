@@ -165,3 +165,22 @@ def concurrency(tasks: list[TaskRecord], run_wall_s: float | None) -> dict[str, 
     wall = run_wall_s or 0.0
     return {"max_parallel_tasks": most,
             "mean_busy_cores": sum(t.profile.cpu_s for t in leaves) / wall if wall else None}
+
+
+def prediction_errors(decisions: list[Any], stages: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Stage times a policy predicted before the run (a decision whose choice holds ``stages``)
+    beside what the run measured, with the relative error of each."""
+    rows = []
+    for decision in decisions:
+        predicted = decision.choice.get("stages") if isinstance(decision.choice, dict) else None
+        if not isinstance(predicted, dict):
+            continue
+        for stage, guess in sorted(predicted.items()):
+            measured = stages.get(stage)
+            if measured is None:
+                continue
+            actual = measured["wall_s"]
+            rows.append({"policy": decision.policy, "stage": stage, "predicted_wall_s": guess["wall_s"],
+                         "measured_wall_s": actual,
+                         "relative_error": abs(guess["wall_s"] - actual) / actual if actual else None})
+    return rows

@@ -19,7 +19,8 @@ from . import __version__, hardware
 from .errors import StoreError, UserError
 from .model import HardwareSnapshot
 from .otlp_json import run_spans, spans_to_otlp_json
-from .pipeline import PipelineFailed, load_pipeline, read_pipeline_file, run_pipeline
+from . import registries
+from .pipeline import PipelineFailed, features, load_pipeline, read_pipeline_file, run_pipeline
 from .plugins import configure_plugins, loaded_plugins
 from .chrome_trace import chrome_trace
 from .compare import compare_runs
@@ -63,6 +64,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--check", action="store_true", help="only check the file, run nothing")
     run.add_argument("--tasks", action="store_true", help="also list every task (as llqm report does)")
     run.set_defaults(handler=cmd_run)
+
+    predict = commands.add_parser("predict", parents=[common], help="each stage's time and memory for a pipeline file, "
+                                  "predicted from stored profiles")
+    predict.add_argument("pipeline", help="the pipeline file")
+    predict.add_argument("--model", default="cost_model", help="the registered policy that predicts (default cost_model)")
+    predict.add_argument("--json", action="store_true", help="print the predictions as JSON")
+    predict.set_defaults(handler=cmd_predict)
 
     sweep = commands.add_parser("sweep", parents=[common], help="run a pipeline file over a grid of values")
     sweep.add_argument("pipeline", help="the pipeline file")
@@ -166,6 +174,30 @@ def cmd_run(args: argparse.Namespace, console: Console) -> None:
         _print_json(report)
     else:
         render_report(report, console, tasks=args.tasks)
+
+
+def cmd_predict(args: argparse.Namespace, console: Console) -> None:
+    pipeline = load_pipeline(args.pipeline)
+    data = pipeline.initial_data()
+    generate = next((s for s in pipeline.steps if s.name == "generate"), None)
+    if generate is not None:
+        data.update(generate.run(data) or {})  # the circuit only: nothing runs, nothing is recorded
+    model = registries.create("policy", args.model)
+    if not hasattr(model, "predict"):
+        raise UserError(f"policy {args.model!r} does not predict costs; use a cost model such as cost_model.")
+    store = getattr(args, "store", None) or pipeline.store
+    stages, used = model.predict(features(data), ProfileStore(store, readonly=True))
+    if not used:
+        raise UserError("the store holds no completed pipeline runs to learn from; run some pipelines first (llqm run).")
+    if args.json:
+        _print_json({"features": features(data), "runs_used": used, "stages": stages})
+        return
+    table = Table(title=f"Predicted for {args.pipeline} from {used} earlier runs", title_justify="left")
+    for column in ("stage", "wall", "peak RSS"):
+        table.add_column(column, justify="left" if column == "stage" else "right")
+    for stage, guess in sorted(stages.items(), key=lambda item: -item[1]["wall_s"]):
+        table.add_row(stage, format_seconds(guess["wall_s"]), format_bytes(int(guess["peak_rss_bytes"])))
+    console.print(table)
 
 
 def cmd_sweep(args: argparse.Namespace, console: Console) -> None:

@@ -35,6 +35,8 @@ from typing import Any, Callable
 from . import registries
 from .api import annotate, run
 from .errors import UserError
+from .plugins import loaded_plugins
+from .policies import decide
 
 SECTIONS = ("name", "circuit", "observable", "backend", "transpile", "mitigation", "execution", "stages",
             "policies", "output", "run")
@@ -246,6 +248,13 @@ def postprocess(data: dict[str, Any]) -> dict[str, Any]:
     return {"fidelity": figures}
 
 
+def features(data: dict[str, Any]) -> dict[str, Any]:
+    """What a cost model predicts from: the circuit's metrics (through the plugins) and the shots."""
+    described = loaded_plugins().describe_value(data["circuit"]) if "circuit" in data else {}
+    keys = ("circuit.size", "circuit.qubits", "circuit.depth", "circuit.two_qubit_gates")
+    return {k: described.get(k) for k in keys} | {"shots": data.get("shots")}
+
+
 def run_steps(pipeline: Pipeline, on_step: StepCallback | None = None) -> dict[str, Any]:
     """Run the steps in order in the current run, each its own task."""
     data = pipeline.initial_data()
@@ -254,6 +263,8 @@ def run_steps(pipeline: Pipeline, on_step: StepCallback | None = None) -> dict[s
         if on_step is not None:
             on_step(index, total, step.name)
         data = registries.run_step(step.name, step.run, data)
+        if step.name == "generate":  # the circuit is known: a cost model may now predict the rest
+            decide(data, "predict", features=features(data))
     if on_step is not None:
         on_step(total, total, "done")
     return data

@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from .api import annotate, task
+from .api import annotate, current_task, task
 from .errors import UserError
 from .plugins import loaded_plugins
 
@@ -63,13 +63,19 @@ def apply_step(name: str, step: Any, data: dict[str, Any]) -> dict[str, Any]:
     A stage's factory checks its options when the pipeline is read, so that bad input is
     refused before anything runs; the step it returns reads what earlier steps left in
     ``data`` (``circuit``, ``compiled``, ``counts``, ...) and returns a dict of new entries
-    or None. Plain numbers and strings among them are recorded on the task as ``stage.*``.
+    or None. Plain numbers and strings among them are recorded on the task as ``stage.*``; the
+    other values (circuits, counts) are described by the plugins and tracked as the task's outputs.
     A workflow engine that makes its own task of each step calls this inside it.
     """
     added = step(data) or {}
     if not isinstance(added, dict):
         raise TypeError(f"stage {name!r} returned {type(added).__name__}; a stage returns a dict of new entries or None.")
     annotate({f"stage.{key}": value for key, value in added.items() if _is_metric(value)})
+    handle = current_task()
+    if handle is not None:
+        for value in added.values():  # circuits, counts...: described by the plugins, tracked as outputs
+            if not _is_metric(value) and not callable(value):
+                handle.record_output(value)
     return {**data, **added}
 
 

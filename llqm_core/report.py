@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from .analysis import bottleneck, concurrency, critical_path, fidelity, step_costs
+from .analysis import bottleneck, concurrency, critical_path, fidelity, prediction_errors, step_costs
 from .model import RunRecord, TaskRecord
 from .store import ProfileStore
 
@@ -72,6 +72,8 @@ def build_report(store: ProfileStore, run_id: str | None = None) -> dict[str, An
     """The report of one run (the latest when ``run_id`` is None) as plain JSON-ready data."""
     run = store.run(run_id)
     tasks = store.tasks(run.id)
+    decisions = store.decisions(run.id)
+    stages = stage_totals(tasks)
     return {
         "run": run_summary(run)
         | {
@@ -84,14 +86,15 @@ def build_report(store: ProfileStore, run_id: str | None = None) -> dict[str, An
             "pid": run.pid,
         },
         "tasks": [task_entry(t) for t in tasks],
-        "stages": stage_totals(tasks),
+        "stages": stages,
         "critical_path": [t.id for t in critical_path(tasks)],
         "bottleneck": bottleneck(tasks, run.wall_s),
         "concurrency": concurrency(tasks, run.wall_s),
         "fidelity": fidelity(tasks),
         "costs": step_costs(tasks),
         "warnings": [w for t in tasks for w in t.metrics.get("pipeline.warnings", [])],
-        "decisions": [d.__dict__ for d in store.decisions(run.id)],
+        "decisions": [d.__dict__ for d in decisions],
+        "predictions": prediction_errors(decisions, stages),
     }
 
 
@@ -192,13 +195,22 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
         table.add_row(*(format_number(figures.get(k)) for k in ("ideal", "unmitigated", "mitigated", "error_unmitigated",
                                                            "error_mitigated", "error_reduction")))
         console.print(table)
+    predictions = report.get("predictions") or []
+    if predictions:
+        table = Table(title="Predicted before the run vs measured", title_justify="left")
+        for column in ("stage", "predicted", "measured", "error"):
+            table.add_column(column, justify="left" if column == "stage" else "right")
+        for row in predictions:
+            error = "-" if row["relative_error"] is None else f"{row['relative_error'] * 100:.0f}%"
+            table.add_row(row["stage"], format_seconds(row["predicted_wall_s"]), format_seconds(row["measured_wall_s"]), error)
+        console.print(table)
     decisions = report.get("decisions") or []
     if decisions:
         table = Table(title="Policy decisions", title_justify="left")
         for column in ("policy", "choice", "rationale"):
             table.add_column(column)
         for decision in decisions:
-            choice = ", ".join(f"{k}={_short(v)}" for k, v in decision["choice"].items())
+            choice = ", ".join(f"{k}={_short(v)}" for k, v in decision["choice"].items() if k != "stages") or "stage predictions"
             table.add_row(decision["policy"], choice, decision["rationale"])
         console.print(table)
     for warning in report.get("warnings", []):

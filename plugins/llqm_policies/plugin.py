@@ -8,6 +8,7 @@ from llqm_core import hookimpl
 
 from .folding import NAME as FOLDING, FoldAfterTranspile
 from .layout import NAME as LAYOUT, HardwareAwareLayout
+from .predict import NAME as PREDICT, CostModel
 
 
 @hookimpl
@@ -16,3 +17,4 @@ def llqm_register_policies(register: Callable[..., None]) -> None:
              description="layout: the SWAP-free embedding with the best predicted success on the latest calibration")
     register(FOLDING, FoldAfterTranspile,
              description="zne.folding: transpile once, fold the self-inverse two-qubit gates in place")
+    register(PREDICT, CostModel, description="predict: each stage's time and memory from stored profiles (log-linear fit)")
