@@ -7,6 +7,7 @@ any workflow engine or quantum SDK, so every plugin can share them.
 from __future__ import annotations
 
 import enum
+import functools
 import hashlib
 import json
 import time
@@ -156,7 +157,8 @@ class HardwareSnapshot:
     """A backend's calibration at one moment, identified by a fingerprint of its content.
 
     Two snapshots with the same calibration have the same fingerprint whatever the time
-    they were taken, so tasks that ran against unchanged hardware share one snapshot.
+    they were taken, so tasks that ran against unchanged hardware share one snapshot. A
+    snapshot is a value: derive a changed one with ``dataclasses.replace``, never edit it.
     """
 
     backend: str
@@ -187,8 +189,9 @@ class HardwareSnapshot:
             extra=data.get("extra", {}),
         )
 
-    @property
+    @functools.cached_property
     def fingerprint(self) -> str:
+        """A hash of the content (computed once: a snapshot is a value, changed only by making a new one)."""
         content = self.to_dict()
         del content["taken_at"]
         canonical = json.dumps(content, sort_keys=True, separators=(",", ":"))

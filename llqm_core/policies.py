@@ -18,19 +18,29 @@ from .api import current_run, current_task
 from .model import PolicyDecision
 
 
+def policy_for(data: dict[str, Any], point: str) -> Any:
+    """The first of the run's policies that serves ``point`` (for policies that act, such as a
+    cache, rather than only choose), or None."""
+    return next((p for p in data.get("policies", []) if getattr(p, "decides", None) == point), None)
+
+
+def record(decision: PolicyDecision) -> PolicyDecision:
+    """Keep a decision a policy made while acting, on the current run and task."""
+    active = current_run()
+    if active is not None:
+        active.record_decision(decision)
+    task = current_task()
+    if task is not None:
+        task.annotate({f"policy.{decision.policy}": True})
+    return decision
+
+
 def decide(data: dict[str, Any], point: str, **context: Any) -> PolicyDecision | None:
     """The first decision a policy of ``data["policies"]`` makes at ``point``, recorded; or None."""
     for policy in data.get("policies", []):
         if getattr(policy, "decides", None) != point:
             continue
         decision = policy.decide(**context)
-        if decision is None:
-            continue
-        active = current_run()
-        if active is not None:
-            active.record_decision(decision)
-        task = current_task()
-        if task is not None:
-            task.annotate({f"policy.{decision.policy}": True})
-        return decision
+        if decision is not None:
+            return record(decision)
     return None

@@ -6,6 +6,7 @@ from typing import Callable
 
 from llqm_core import hookimpl
 
+from .cache import NAME as CACHE, TranspileCache
 from .folding import NAME as FOLDING, FoldAfterTranspile
 from .layout import NAME as LAYOUT, HardwareAwareLayout
 from .predict import NAME as PREDICT, CostModel
@@ -17,4 +18,6 @@ def llqm_register_policies(register: Callable[..., None]) -> None:
              description="layout: the SWAP-free embedding with the best predicted success on the latest calibration")
     register(FOLDING, FoldAfterTranspile,
              description="zne.folding: transpile once, fold the self-inverse two-qubit gates in place")
+    register(CACHE, TranspileCache,
+             description="transpile.cache: transpile each distinct circuit once while its calibration holds")
     register(PREDICT, CostModel, description="predict: each stage's time and memory from stored profiles (log-linear fit)")

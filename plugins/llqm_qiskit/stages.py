@@ -12,7 +12,7 @@ from typing import Any, Callable, Sequence
 
 from qiskit import QuantumCircuit
 
-from llqm_core.policies import decide
+from llqm_core.policies import decide, policy_for, record
 
 from .circuits import KINDS, generate as generate_circuit, load_qasm
 from .observables import ideal_outcomes, ideal_parity, parity
@@ -110,8 +110,19 @@ def transpile(*, optimization_level: int = 1, seed: int | None = None, layout_me
             """Variants of the circuit (folded, sampled) go on the same physical qubits as the circuit
             itself: the same noise, scaled or cancelled, and the same readout calibration."""
             same_width = all(c.num_qubits == circuit.num_qubits for c in circuits)
-            return profiled_transpile(list(circuits), device, optimization_level=optimization_level, seed_transpiler=seed,
-                                      initial_layout=placed if same_width else None)
+            layout = placed if same_width else None
+
+            def run(batch: list[QuantumCircuit]) -> list[QuantumCircuit]:
+                return profiled_transpile(batch, device, optimization_level=optimization_level, seed_transpiler=seed,
+                                          initial_layout=layout)
+
+            cache = policy_for(data, "transpile.cache")
+            if cache is None:
+                return run(list(circuits))
+            context = (data["backend"].device_name, optimization_level, seed, tuple(layout) if layout else None)
+            results, decision = cache.compile(list(circuits), context, data["backend"].snapshot(), run)
+            record(decision)
+            return results
 
         return {"compile": compile_circuits, "compiled": compiled, "transpile_s": transpile_s}
 

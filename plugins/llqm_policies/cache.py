@@ -1,0 +1,90 @@
+"""``transpile_cache``: transpile a circuit once, and reuse the result while the target holds.
+
+A circuit's key is its structure (every operation, its parameters and the bits it acts on),
+the device, the transpile options and the initial layout. A stored result is reused for the
+same key while the calibration it was made on has not drifted: on the same snapshot, or on one
+whose largest relative change of a gate or readout error on the qubits the result uses stays
+under ``drift_threshold``; otherwise it is transpiled again. PEC samples many copies of the
+same circuit, and sweeps and repeated runs transpile the same circuits again: those become
+hits. The cache lives in the process (``max_entries``, least recently used out first); each
+use is recorded as a decision with its hits and misses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from typing import Any, Callable, Sequence
+
+from llqm_core import HardwareSnapshot, PolicyDecision
+
+from .layout import _largest_change
+
+NAME = "transpile_cache"
+_ENTRIES: "OrderedDict[str, tuple[Any, HardwareSnapshot]]" = OrderedDict()
+
+
+def structure_key(circuit: Any, context: tuple) -> str:
+    """The same for two circuits that would transpile the same way in ``context``."""
+    digest = hashlib.sha256(repr(context).encode())
+    digest.update(f"{circuit.num_qubits}/{circuit.num_clbits}".encode())
+    for instruction in circuit.data:
+        operation = instruction.operation
+        qubits = tuple(circuit.find_bit(q).index for q in instruction.qubits)
+        clbits = tuple(circuit.find_bit(c).index for c in instruction.clbits)
+        digest.update(repr((operation.name, tuple(float(p) if hasattr(p, "__float__") else str(p)
+                                                  for p in operation.params), qubits, clbits)).encode())
+    return digest.hexdigest()
+
+
+class TranspileCache:
+    decides = "transpile.cache"
+
+    def __init__(self, *, drift_threshold: float = 0.25, max_entries: int = 10_000) -> None:
+        if not isinstance(drift_threshold, (int, float)) or isinstance(drift_threshold, bool) or drift_threshold < 0:
+            raise ValueError(f"drift_threshold must be a number of 0 or more, not {drift_threshold!r}.")
+        if not isinstance(max_entries, int) or isinstance(max_entries, bool) or max_entries < 1:
+            raise ValueError(f"max_entries must be a whole number of 1 or more, not {max_entries!r}.")
+        self.drift_threshold = float(drift_threshold)
+        self.max_entries = max_entries
+
+    def _usable(self, entry: tuple[Any, HardwareSnapshot], snapshot: HardwareSnapshot) -> bool:
+        compiled, made_on = entry
+        if made_on.fingerprint == snapshot.fingerprint:
+            return True
+        used = {compiled.find_bit(q).index for i in compiled.data for q in i.qubits}
+        return _largest_change(made_on, snapshot, used) <= self.drift_threshold
+
+    def compile(self, circuits: Sequence[Any], context: tuple, snapshot: HardwareSnapshot,
+                transpile: Callable[[list[Any]], list[Any]]) -> tuple[list[Any], PolicyDecision]:
+        """``circuits`` transpiled, each distinct one at most once, reusing what is cached."""
+        keys = [structure_key(c, context) for c in circuits]
+        missing: dict[str, Any] = {}
+        for key, circuit in zip(keys, circuits):
+            entry = _ENTRIES.get(key)
+            if (entry is None or not self._usable(entry, snapshot)) and key not in missing:
+                missing[key] = circuit
+        if missing:
+            for key, compiled in zip(missing, transpile(list(missing.values()))):
+                _ENTRIES[key] = (compiled, snapshot)
+                _ENTRIES.move_to_end(key)
+        while len(_ENTRIES) > self.max_entries:
+            _ENTRIES.popitem(last=False)
+        results = []
+        for key in keys:
+            _ENTRIES.move_to_end(key)
+            results.append(_ENTRIES[key][0])
+        hits = len(circuits) - len(missing)
+        decision = PolicyDecision(
+            policy=NAME,
+            choice={"hits": hits, "transpiled": len(missing)},
+            rationale=(f"{len(circuits)} circuits, {len(set(keys))} distinct: {len(missing)} transpiled, {hits} reused "
+                       f"from the cache (calibration {snapshot.fingerprint})"),
+            inputs={"circuits": len(circuits), "distinct": len(set(keys)), "snapshot": snapshot.fingerprint},
+        )
+        return results, decision
+
+
+def clear() -> None:
+    """Forget every cached result (tests; or after a device was recalibrated by hand)."""
+    _ENTRIES.clear()
