@@ -55,42 +55,71 @@ def _png(figure: Any) -> bytes:
     return buffer.getvalue()
 
 
-def timeline_png(report: dict[str, Any]) -> bytes:
-    """The run's tasks as bars in lanes (Gantt), coloured by stage family, with the resident
-    memory each task saw (start, peak, end) plotted under it."""
-    from .chrome_trace import QUEUE_LANE
+def _resource_lane(task: dict[str, Any]) -> str:
+    if task["stage"].endswith("queue") or (task["queue_s"] and not task["qpu_s"]):
+        return "queue"
+    if task["qpu_s"]:
+        return "qpu"
+    if (task["gpu"].get("utilization_mean_pct") or 0) > 0:
+        return "gpu"
+    return "cpu"
 
+
+def timeline_png(report: dict[str, Any]) -> bytes:
+    """The run's innermost tasks as bars in lanes by resource (CPU workers, GPU, QPU, queue),
+    coloured by stage family, with the CPU use and resident memory of the tasks under it."""
     plt = _pyplot()
-    tasks = [t for t in report["tasks"] if t["wall_s"] is not None]
+    parents = {t["parent_id"] for t in report["tasks"]}
+    tasks = [t for t in report["tasks"] if t["wall_s"] is not None and t["id"] not in parents]
     if not tasks:
         figure, axes = plt.subplots(figsize=(8, 1.5))
         axes.text(0.5, 0.5, "no ended tasks", ha="center")
         return _png(figure)
-    origin = min(_seconds_of(t["start"]) for t in tasks)
-    depth = _depth_map(report["tasks"])
+    origin = min(_seconds_of(t["start"]) for t in report["tasks"] if t["start"])
+    lanes: dict[str, int] = {}
+    worker_ends: list[float] = []
+    placed = []
+    for task in sorted(tasks, key=lambda t: t["start"]):
+        start = _seconds_of(task["start"]) - origin
+        lane = _resource_lane(task)
+        if lane == "cpu":  # overlapping CPU tasks go to separate worker lanes
+            index = next((i for i, end in enumerate(worker_ends) if end <= start + 1e-6), None)
+            if index is None:
+                worker_ends.append(0.0)
+                index = len(worker_ends) - 1
+            worker_ends[index] = start + task["wall_s"]
+            lane = f"cpu worker {index + 1}"
+        lanes.setdefault(lane, len(lanes))
+        placed.append((task, start, lane))
+    order = sorted(lanes, key=lambda name: (not name.startswith("cpu"), name))
+    rows = {name: i for i, name in enumerate(order)}
     families = sorted({t["stage"].split(".")[0] for t in tasks})
     colours = {f: plt.get_cmap("tab10")(i % 10) for i, f in enumerate(families)}
-    figure, (gantt, memory) = plt.subplots(2, 1, figsize=(10, 5.5), sharex=True, gridspec_kw={"height_ratios": [3, 1]})
-    rows = max(depth.values()) + 2
-    for task in tasks:
-        start = _seconds_of(task["start"]) - origin
-        row = rows - 1 if task["stage"].endswith(QUEUE_LANE) else depth[task["id"]]
-        gantt.barh(row, task["wall_s"], left=start, height=0.8, color=colours[task["stage"].split(".")[0]],
+    figure, (gantt, usage) = plt.subplots(2, 1, figsize=(10, 2.2 + 0.5 * len(rows) + 1.8), sharex=True,
+                                          gridspec_kw={"height_ratios": [max(len(rows), 2), 2]})
+    for task, start, lane in placed:
+        gantt.barh(rows[lane], task["wall_s"], left=start, height=0.8, color=colours[task["stage"].split(".")[0]],
                    edgecolor="black", linewidth=0.3)
         if task["wall_s"] > 0.04 * (report["run"]["wall_s"] or 1):
-            gantt.text(start + task["wall_s"] / 2, row, task["stage"], ha="center", va="center", fontsize=6, clip_on=True)
-    gantt.set_yticks(range(rows), [f"depth {d}" for d in range(rows - 1)] + ["queue"])
+            gantt.text(start + task["wall_s"] / 2, rows[lane], task["stage"], ha="center", va="center", fontsize=6,
+                       clip_on=True)
+    gantt.set_yticks(range(len(order)), order)
     gantt.invert_yaxis()
     gantt.legend(handles=[plt.Rectangle((0, 0), 1, 1, color=c) for c in colours.values()], labels=list(colours),
                  fontsize=7, loc="lower right", ncol=min(len(colours), 6))
-    gantt.set_title(f"{report['run']['name']}: tasks over time", fontsize=10)
-    points = sorted((_seconds_of(t["start"]) - origin + offset * t["wall_s"], value / 2**20)
-                    for t in tasks for offset, value in ((0, t["profile"]["start_rss_bytes"]),
-                                                         (0.5, t["profile"]["peak_rss_bytes"]),
-                                                         (1, t["profile"]["end_rss_bytes"])))
+    gantt.set_title(f"{report['run']['name']}: innermost tasks by resource", fontsize=10)
+    steps = sorted({_seconds_of(t["start"]) - origin for t in tasks} | {_seconds_of(t["end"]) - origin for t in tasks})
+    cpu = [sum(t["cpu_s"] / t["wall_s"] for t, start, _ in placed if t["wall_s"] and start <= at < start + t["wall_s"])
+           for at in steps]
+    usage.plot(steps, cpu, drawstyle="steps-post", color="tab:blue", label="busy cores")
+    usage.set_ylabel("busy cores", fontsize=8)
+    memory = usage.twinx()
+    points = sorted((start + offset * t["wall_s"], value / 2**20) for t, start, _ in placed
+                    for offset, value in ((0, t["profile"]["start_rss_bytes"]), (0.5, t["profile"]["peak_rss_bytes"]),
+                                          (1, t["profile"]["end_rss_bytes"])))
     memory.plot([p[0] for p in points], [p[1] for p in points], drawstyle="steps-post", color="tab:purple")
-    memory.set_ylabel("RSS (MiB)", fontsize=8)
-    memory.set_xlabel("seconds since the run started")
+    memory.set_ylabel("RSS (MiB)", fontsize=8, color="tab:purple")
+    usage.set_xlabel("seconds since the run started")
     figure.tight_layout()
     return _png(figure)
 
@@ -119,15 +148,6 @@ def _seconds_of(iso: str) -> float:
     return datetime.fromisoformat(iso).timestamp()
 
 
-def _depth_map(tasks: list[dict[str, Any]]) -> dict[str, int]:
-    parents = {t["id"]: t["parent_id"] for t in tasks}
-    depths = {}
-    for task_id in parents:
-        depth, node = 0, parents[task_id]
-        while node is not None and node in parents and depth < 32:
-            depth, node = depth + 1, parents[node]
-        depths[task_id] = depth
-    return depths
 
 
 QUBIT_FIELDS_PLOTTED = ("readout_error", "t1_s", "t2_s")
