@@ -419,8 +419,8 @@ class ProfileStore:
     @staticmethod
     def _task(row: sqlite3.Row, run_status: RunStatus) -> TaskRecord:
         status = TaskStatus(row["status"])
-        if status is TaskStatus.RUNNING and run_status is RunStatus.INTERRUPTED:
-            status = TaskStatus.INTERRUPTED
+        if status is TaskStatus.RUNNING and run_status is not RunStatus.RUNNING:
+            status = TaskStatus.INTERRUPTED  # its run ended without it: its process died (a killed worker)
         return TaskRecord(
             id=row["id"], run_id=row["run_id"], name=row["name"], stage=row["stage"], status=status,
             start_ns=row["start_ns"], end_ns=row["end_ns"], trace_id=row["trace_id"], span_id=row["span_id"],

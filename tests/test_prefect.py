@@ -310,3 +310,22 @@ def test_a_pipeline_file_runs_as_a_profiled_prefect_flow(store_path):
     assert tops[-1].metrics["fidelity.ideal"] == pytest.approx(1.0) and "fidelity.mitigated" in tops[-1].metrics
     assert steps_seen == [*(s.name for s in pipeline.steps), "done"]
     assert data["fidelity"]["fidelity.mitigated"] == tops[-1].metrics["fidelity.mitigated"]
+
+
+def test_a_dask_worker_that_dies_mid_task_leaves_the_run_failed_and_the_finished_tasks_kept(store_path):
+    from prefect_dask import DaskTaskRunner
+
+    from workflows import dying_worker_flow
+
+    import dask
+
+    runner = DaskTaskRunner(cluster_kwargs={"n_workers": 1, "threads_per_worker": 1, "processes": True})
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), pytest.raises(BaseException):
+        dying_worker_flow(runner, store_path)(4)  # Dask gives up after the first worker death
+    store = llqm.ProfileStore(store_path)
+    run = store.runs()[0]
+    assert run.status in (llqm.RunStatus.FAILED, llqm.RunStatus.INTERRUPTED)
+    tasks = store.tasks(run.id)
+    finished = [t for t in tasks if t.status is llqm.TaskStatus.COMPLETED]
+    assert len(finished) >= 3 and all(t.profile.pid != os.getpid() and t.profile.wall_s > 0 for t in finished)
+    assert all(t.status is not llqm.TaskStatus.RUNNING for t in tasks)  # the one that died does not read running

@@ -34,3 +34,24 @@ def distributed_flow(task_runner, store):
         return gather(crunch.map(list(range(n))))
 
     return crunch_all
+
+
+@task(tags=["llqm.stage:compute"])
+def crunch_or_die(x: int) -> int:
+    if x == 2:
+        busy(0.1)
+        os._exit(7)  # the worker process dies in the middle of this task
+    busy(0.05)
+    return x * x
+
+
+def dying_worker_flow(task_runner, store):
+    @profiled(store=store)
+    @flow(task_runner=task_runner)
+    def crunch_some(n: int = 4) -> list[int]:
+        done = [crunch_or_die.submit(x) for x in range(n) if x != 2]
+        results = [future.result() for future in done]
+        crunch_or_die.submit(2).result()
+        return results
+
+    return crunch_some
