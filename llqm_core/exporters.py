@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 import threading
@@ -47,9 +48,15 @@ class JsonLinesSpanExporter(SpanExporter):
         return None
 
 
+def _quiet(logger_name: str) -> None:
+    """The OTLP exporters log every retry; LLQM says once, at exit, what was not delivered."""
+    logging.getLogger(logger_name).setLevel(logging.ERROR)
+
+
 def _otlp_http() -> SpanExporter:
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
+    _quiet("opentelemetry.exporter.otlp.proto.http.trace_exporter")
     return OTLPSpanExporter()
 
 
@@ -59,6 +66,7 @@ def _otlp_grpc() -> SpanExporter:
     except ImportError:
         raise UserError("the otlp-grpc exporter needs opentelemetry-exporter-otlp-proto-grpc: "
                         "pip install 'llqm[grpc]'.") from None
+    _quiet("opentelemetry.exporter.otlp.proto.grpc.exporter")
     return OTLPSpanExporter()
 
 

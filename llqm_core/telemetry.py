@@ -11,13 +11,15 @@ profile store, whatever is exported.
 
 An exporter can never fail or stall the pipeline: batched exporters work in a background
 thread, a raising exporter is warned about once, and at exit LLQM waits at most
-``LLQM_EXPORT_TIMEOUT`` seconds (default 2) for pending spans before giving up on them.
+``LLQM_EXPORT_TIMEOUT`` seconds (default 2) for pending spans before giving up on them; then
+one line says how many spans an exporter never delivered (the store still has them).
 """
 
 from __future__ import annotations
 
 import atexit
 import os
+import sys
 import threading
 import time
 import warnings
@@ -27,7 +29,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter, SpanExportResult
 
 from .errors import UserError
 from .otlp_json import SCOPE
@@ -43,26 +45,62 @@ def export_timeout_s() -> float:
     return seconds_from_env(EXPORT_TIMEOUT_ENV, DEFAULT_EXPORT_TIMEOUT_S, 0.0)
 
 
+class CountedExporter(SpanExporter):
+    """An exporter that counts the spans it delivered, so that what never arrived can be said once."""
+
+    def __init__(self, name: str, inner: SpanExporter) -> None:
+        self.name, self.inner = name, inner
+        self.delivered = 0
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        result = self.inner.export(spans)
+        if result is SpanExportResult.SUCCESS:
+            self.delivered += len(spans)
+        return result
+
+    def shutdown(self) -> None:
+        self.inner.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        flush = getattr(self.inner, "force_flush", None)
+        return flush(timeout_millis) if flush is not None else True
+
+
 class ExporterHub(SpanProcessor):
     """The one processor LLQM adds to the provider; the exporters behind it can be swapped."""
 
     def __init__(self) -> None:
         self._processors: list[tuple[str, SpanProcessor]] = []
         self._warned: set[str] = set()
+        self._counted: dict[int, CountedExporter] = {}  # by id of the processor that feeds it
+        self._ended: dict[int, int] = {}
 
     @property
     def names(self) -> list[str]:
         return [name for name, _ in self._processors]
 
-    def replace(self, processors: list[tuple[str, SpanProcessor]]) -> None:
+    def replace(self, processors: list[tuple[str, SpanProcessor]], counted: dict[int, CountedExporter] | None = None) -> None:
         old, self._processors = self._processors, processors
+        old_counted, self._counted = self._counted, dict(counted or {})
+        old_ended, self._ended = self._ended, {}
         _bounded(lambda: [p.shutdown() for _, p in old], export_timeout_s())
+        for _, processor in old:
+            exporter = old_counted.get(id(processor))
+            ended = old_ended.get(id(processor), 0)
+            if exporter is not None and exporter.delivered < ended:
+                print(f"llqm: warning: {ended - exporter.delivered} of {ended} spans were not delivered to span exporter "
+                      f"{exporter.name!r} (unreachable, refusing, or slower than {EXPORT_TIMEOUT_ENV}="
+                      f"{export_timeout_s():g} s); the profile store keeps every run (`llqm trace RUN` writes it as OTLP/JSON).",
+                      file=sys.stderr)
 
     def on_start(self, span: Span, parent_context: otel_context.Context | None = None) -> None:
         return None
 
     def on_end(self, span: ReadableSpan) -> None:
         for name, processor in self._processors:
+            key = id(processor)
+            if key in self._counted:
+                self._ended[key] = self._ended.get(key, 0) + 1
             try:
                 processor.on_end(span)
             except Exception as exc:
@@ -125,14 +163,16 @@ class Telemetry:
             if name not in available:
                 raise UserError(f"unknown span exporter {name!r}; available exporters are: {', '.join(sorted([*available, 'none']))}.")
         processors: list[tuple[str, SpanProcessor]] = []
+        counted: dict[int, CountedExporter] = {}
         for name in chosen:
             entry = available[name]
-            exporter = entry["object"]()
-            batched = entry.get("batched", True)
-            processors.append((name, BatchSpanProcessor(exporter) if batched else SimpleSpanProcessor(exporter)))
+            exporter = CountedExporter(name, entry["object"]())
+            processor = BatchSpanProcessor(exporter) if entry.get("batched", True) else SimpleSpanProcessor(exporter)
+            counted[id(processor)] = exporter
+            processors.append((name, processor))
         for exporter in exporters:
             processors.append((type(exporter).__name__, SimpleSpanProcessor(exporter)))
-        self.hub.replace(processors)
+        self.hub.replace(processors, counted)
         return self.hub.names
 
     def flush(self, timeout_s: float | None = None) -> bool:

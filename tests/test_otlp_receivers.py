@@ -40,7 +40,8 @@ def spans_of(requests: list[trace_service_pb2.ExportTraceServiceRequest]) -> tup
     return resource, spans
 
 
-def check_received(requests, stdout: str) -> None:
+def check_received(requests, stdout: str, stderr: str = "") -> None:
+    assert "not delivered" not in stderr
     _, run_id, trace_id = next(line for line in stdout.splitlines() if line.startswith("RUN")).split()
     resource, spans = spans_of(requests)
     assert resource["service.name"] == "llqm-receiver-test"
@@ -82,7 +83,7 @@ def test_spans_arrive_at_an_otlp_http_receiver():
     finally:
         server.shutdown()
     assert done.returncode == 0, done.stderr
-    check_received(received, done.stdout)
+    check_received(received, done.stdout, done.stderr)
 
 
 def test_spans_arrive_at_an_otlp_grpc_receiver():
@@ -104,4 +105,4 @@ def test_spans_arrive_at_an_otlp_grpc_receiver():
     finally:
         server.stop(grace=None)
     assert done.returncode == 0, done.stderr
-    check_received(received, done.stdout)
+    check_received(received, done.stdout, done.stderr)

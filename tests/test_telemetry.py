@@ -56,6 +56,9 @@ def test_unreachable_otlp_endpoint_neither_fails_nor_stalls_the_run(tmp_path, en
         silent.close()
     assert result.returncode == 0, result.stderr
     assert after_run < 4.0
+    said = [line for line in result.stderr.splitlines() if "not delivered" in line]
+    assert len(said) == 1 and "21 of 21 spans were not delivered to span exporter 'otlp'" in said[0]
+    assert "Transient error" not in result.stderr  # the exporter's retries are not logged one by one
     run = llqm.ProfileStore(store, readonly=True).run()
     assert run.status is llqm.RunStatus.COMPLETED
 
