@@ -167,11 +167,17 @@ def concurrency(tasks: list[TaskRecord], run_wall_s: float | None) -> dict[str, 
             "mean_busy_cores": sum(t.profile.cpu_s for t in leaves) / wall if wall else None}
 
 
-def prediction_errors(decisions: list[Any], stages: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """Stage times a policy predicted before the run (a decision whose choice holds ``stages``)
-    beside what the run measured, with the relative error of each."""
+def prediction_errors(decisions: list[Any], stages: dict[str, dict[str, Any]],
+                      figures: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """What policies predicted before the run beside what the run measured: stage times (a
+    decision whose choice holds ``stages``) and the mitigated error (``inputs.predicted_error``)."""
     rows = []
     for decision in decisions:
+        guess = decision.inputs.get("predicted_error") if isinstance(decision.inputs, dict) else None
+        if guess is not None and (figures or {}).get("error_mitigated") is not None:
+            actual = figures["error_mitigated"]
+            rows.append({"policy": decision.policy, "stage": "mitigated error", "predicted": guess, "measured": actual,
+                         "relative_error": abs(guess - actual) / actual if actual else None})
         predicted = decision.choice.get("stages") if isinstance(decision.choice, dict) else None
         if not isinstance(predicted, dict):
             continue
@@ -180,7 +186,7 @@ def prediction_errors(decisions: list[Any], stages: dict[str, dict[str, Any]]) -
             if measured is None:
                 continue
             actual = measured["wall_s"]
-            rows.append({"policy": decision.policy, "stage": stage, "predicted_wall_s": guess["wall_s"],
-                         "measured_wall_s": actual,
+            rows.append({"policy": decision.policy, "stage": stage, "predicted": guess["wall_s"], "measured": actual,
+                         "unit": "s",
                          "relative_error": abs(guess["wall_s"] - actual) / actual if actual else None})
     return rows

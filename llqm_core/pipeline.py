@@ -258,16 +258,30 @@ def features(data: dict[str, Any]) -> dict[str, Any]:
 def run_steps(pipeline: Pipeline, on_step: StepCallback | None = None) -> dict[str, Any]:
     """Run the steps in order in the current run, each its own task."""
     data = pipeline.initial_data()
-    total = len(pipeline.steps)
-    for index, step in enumerate(pipeline.steps):
+    steps = list(pipeline.steps)
+    index = 0
+    while index < len(steps):
+        step = steps[index]
         if on_step is not None:
-            on_step(index, total, step.name)
+            on_step(index, len(steps), step.name)
         data = registries.run_step(step.name, step.run, data)
-        if step.name == "generate":  # the circuit is known: a cost model may now predict the rest
-            decide(data, "predict", features=features(data))
+        if step.name == "generate":  # the circuit is known: policies may now predict, or choose the mitigation
+            known = features(data)
+            decide(data, "predict", features=known)
+            steps = _with_chosen_mitigation(steps, decide(data, "mitigation", features=known, shots=pipeline.shots))
+        index += 1
     if on_step is not None:
-        on_step(total, total, "done")
+        on_step(len(steps), len(steps), "done")
     return data
+
+
+def _with_chosen_mitigation(steps: list[Step], decision: Any) -> list[Step]:
+    """The steps with the mitigation a policy chose in place of the file's (checked like the file's)."""
+    if decision is None:
+        return steps
+    chosen = _mitigation_steps({"technique": decision.choice["technique"], **decision.choice.get("options", {})})
+    first = next((i for i, s in enumerate(steps) if s.name.startswith("mitigate.")), len(steps))
+    return steps[:first] + chosen + [s for s in steps[first:] if not s.name.startswith("mitigate.")]
 
 
 class PipelineFailed(Exception):

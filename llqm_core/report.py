@@ -74,6 +74,7 @@ def build_report(store: ProfileStore, run_id: str | None = None) -> dict[str, An
     tasks = store.tasks(run.id)
     decisions = store.decisions(run.id)
     stages = stage_totals(tasks)
+    figures = fidelity(tasks)
     return {
         "run": run_summary(run)
         | {
@@ -90,11 +91,11 @@ def build_report(store: ProfileStore, run_id: str | None = None) -> dict[str, An
         "critical_path": [t.id for t in critical_path(tasks)],
         "bottleneck": bottleneck(tasks, run.wall_s),
         "concurrency": concurrency(tasks, run.wall_s),
-        "fidelity": fidelity(tasks),
+        "fidelity": figures,
         "costs": step_costs(tasks),
         "warnings": [w for t in tasks for w in t.metrics.get("pipeline.warnings", [])],
         "decisions": [d.__dict__ for d in decisions],
-        "predictions": prediction_errors(decisions, stages),
+        "predictions": prediction_errors(decisions, stages, figures),
     }
 
 
@@ -198,11 +199,12 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
     predictions = report.get("predictions") or []
     if predictions:
         table = Table(title="Predicted before the run vs measured", title_justify="left")
-        for column in ("stage", "predicted", "measured", "error"):
-            table.add_column(column, justify="left" if column == "stage" else "right")
+        for column in ("what", "predicted", "measured", "error"):
+            table.add_column(column, justify="left" if column == "what" else "right")
         for row in predictions:
             error = "-" if row["relative_error"] is None else f"{row['relative_error'] * 100:.0f}%"
-            table.add_row(row["stage"], format_seconds(row["predicted_wall_s"]), format_seconds(row["measured_wall_s"]), error)
+            show = format_seconds if row.get("unit") == "s" else format_number
+            table.add_row(row["stage"], show(row["predicted"]), show(row["measured"]), error)
         console.print(table)
     decisions = report.get("decisions") or []
     if decisions:

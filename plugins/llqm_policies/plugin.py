@@ -6,6 +6,7 @@ from typing import Callable
 
 from llqm_core import hookimpl
 
+from .budget import NAME as BUDGET, BudgetedMitigation
 from .cache import NAME as CACHE, TranspileCache
 from .folding import NAME as FOLDING, FoldAfterTranspile
 from .layout import NAME as LAYOUT, HardwareAwareLayout
@@ -20,4 +21,6 @@ def llqm_register_policies(register: Callable[..., None]) -> None:
              description="zne.folding: transpile once, fold the self-inverse two-qubit gates in place")
     register(CACHE, TranspileCache,
              description="transpile.cache: transpile each distinct circuit once while its calibration holds")
+    register(BUDGET, BudgetedMitigation,
+             description="mitigation: the technique predicted to leave the lowest error within a shots/QPU budget")
     register(PREDICT, CostModel, description="predict: each stage's time and memory from stored profiles (log-linear fit)")
