@@ -20,7 +20,8 @@ A step may carry a ``preflight(data)`` that checks it against the rest of the fi
 wider than the backend) while the file is read. The steps run in order, each its own task: ``generate``, ``observable``, ``transpile``,
 ``mitigate.<technique>`` (for ``a+b``, every technique but the last is built with
 ``inner=True``: it prepares, such as a readout calibration, and the last one executes),
-the extra stages, and ``postprocess``, which sets the fidelity figures: the ideal,
+the extra stages (one that raises fails only its own task: the run goes on with a warning),
+and ``postprocess``, which sets the fidelity figures: the ideal,
 unmitigated and mitigated values, their absolute errors and the error-reduction factor.
 """
 
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import math
 import tomllib
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -42,6 +44,7 @@ SECTIONS = ("name", "circuit", "observable", "backend", "transpile", "mitigation
             "policies", "output", "run")
 MAX_SHOTS = 10_000_000
 LOCAL_ENGINE = "local"
+EXTRA_SECTION = "stages"
 
 #: ``on_step(index, total, name)`` is called before each step, and once with ``index == total`` at the end.
 StepCallback = Callable[[int, int, str], None]
@@ -131,7 +134,7 @@ def _extra_steps(entries: Any) -> list[Step]:
         name = options.pop("name", None)
         if not isinstance(name, str):
             raise UserError(f"[[stages]] entry {number} needs name = \"<registered stage>\".")
-        steps.append(_stage(f"stages #{number}", name, options))
+        steps.append(_stage(f"{EXTRA_SECTION} #{number}", name, options))
     return steps
 
 
@@ -264,7 +267,10 @@ def run_steps(pipeline: Pipeline, on_step: StepCallback | None = None) -> dict[s
         step = steps[index]
         if on_step is not None:
             on_step(index, len(steps), step.name)
-        data = registries.run_step(step.name, step.run, data)
+        if step.section.startswith(EXTRA_SECTION):
+            data = _run_contained(step, data)
+        else:
+            data = registries.run_step(step.name, step.run, data)
         if step.name == "generate":  # the circuit is known: policies may now predict, or choose the mitigation
             known = features(data)
             decide(data, "predict", features=known)
@@ -273,6 +279,16 @@ def run_steps(pipeline: Pipeline, on_step: StepCallback | None = None) -> dict[s
     if on_step is not None:
         on_step(len(steps), len(steps), "done")
     return data
+
+
+def _run_contained(step: Step, data: dict[str, Any]) -> dict[str, Any]:
+    """An extra stage (a plugin's analysis) that raises fails its own task only: the run goes on, warned."""
+    try:
+        return registries.run_step(step.name, step.run, data)
+    except Exception as exc:
+        message = f"stage {step.name!r} ({step.section}) failed and was skipped: {type(exc).__name__}: {exc}"
+        warnings.warn(message, stacklevel=2)
+        return {**data, "warnings": data["warnings"] + [message]}
 
 
 def _with_chosen_mitigation(steps: list[Step], decision: Any) -> list[Step]:

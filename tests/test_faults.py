@@ -76,3 +76,30 @@ def test_a_failing_pipeline_step_is_reported_with_its_run_and_the_cli_exits_1(tm
     assert cli.returncode == 1 and "Traceback" not in cli.stderr
     assert "the pipeline failed in step mitigate.none: RuntimeError: Aer failed to run the job" in cli.stderr
     assert "is in the store as failed" in cli.stderr
+
+
+def test_a_failing_extra_stage_fails_only_its_own_task(store_path, fresh_plugins):
+    from llqm_core import hookimpl, loaded_plugins
+
+    class Flaky:
+        @hookimpl
+        def llqm_register_stages(self, register):
+            def broken(*, threshold: float = 0.5):
+                def step(data):
+                    raise ZeroDivisionError("the analysis divided by zero")
+                return step
+
+            register("flaky.analysis", broken)
+
+    loaded_plugins().register(Flaky(), name="flaky")
+    run_id, data = run_pipeline(parse_pipeline({
+        "circuit": {"kind": "ghz", "qubits": 3}, "execution": {"shots": 200, "seed": 1},
+        "stages": [{"name": "flaky.analysis"}],
+    }), store=store_path)
+    store = llqm.ProfileStore(store_path)
+    assert store.run(run_id).status is llqm.RunStatus.COMPLETED
+    tasks = {t.stage: t for t in store.tasks(run_id)}
+    assert tasks["flaky.analysis"].status is llqm.TaskStatus.FAILED
+    assert "divided by zero" in tasks["flaky.analysis"].error
+    assert tasks["postprocess"].status is llqm.TaskStatus.COMPLETED
+    assert any("stage 'flaky.analysis' (stages #1) failed and was skipped" in w for w in data["warnings"])
