@@ -10,6 +10,7 @@ from .budget import NAME as BUDGET, BudgetedMitigation
 from .cache import NAME as CACHE, TranspileCache
 from .folding import NAME as FOLDING, FoldAfterTranspile
 from .layout import NAME as LAYOUT, HardwareAwareLayout
+from .parallel import NAME as PARALLEL, ParallelTranspile
 from .predict import NAME as PREDICT, CostModel
 
 
@@ -23,4 +24,6 @@ def llqm_register_policies(register: Callable[..., None]) -> None:
              description="transpile.cache: transpile each distinct circuit once while its calibration holds")
     register(BUDGET, BudgetedMitigation,
              description="mitigation: the technique predicted to leave the lowest error within a shots/QPU budget")
+    register(PARALLEL, ParallelTranspile,
+             description="transpile.parallel: worker processes for a batch whose serial transpile would take long")
     register(PREDICT, CostModel, description="predict: each stage's time and memory from stored profiles (log-linear fit)")

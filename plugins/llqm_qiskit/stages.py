@@ -113,8 +113,10 @@ def transpile(*, optimization_level: int = 1, seed: int | None = None, layout_me
             layout = placed if same_width else None
 
             def run(batch: list[QuantumCircuit]) -> list[QuantumCircuit]:
+                parallel = decide(data, "transpile.parallel", circuits=batch)
                 return profiled_transpile(batch, device, optimization_level=optimization_level, seed_transpiler=seed,
-                                          initial_layout=layout)
+                                          initial_layout=layout,
+                                          num_processes=parallel.choice["processes"] if parallel is not None else None)
 
             cache = policy_for(data, "transpile.cache")
             if cache is None:

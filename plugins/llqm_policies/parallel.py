@@ -1,0 +1,64 @@
+"""``parallel_transpile``: transpile independent circuits in worker processes when it pays.
+
+How long a batch would take serially is predicted from the store's earlier ``transpile``
+tasks (their seconds per gate, median); when that exceeds ``min_serial_s`` and the batch has
+more than one circuit, the batch is transpiled by ``min(circuits, max_workers, CPUs)`` worker
+processes. Below it, starting processes would cost more than it saves, so the batch stays in
+process, where every pass-manager stage is its own task.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+from typing import Any, Sequence
+
+import llqm_core
+from llqm_core import PolicyDecision
+
+NAME = "parallel_transpile"
+
+
+class ParallelTranspile:
+    decides = "transpile.parallel"
+
+    def __init__(self, *, max_workers: int | None = None, min_serial_s: float = 1.0, history: int = 50) -> None:
+        if max_workers is not None and (not isinstance(max_workers, int) or isinstance(max_workers, bool) or max_workers < 1):
+            raise ValueError(f"max_workers must be a whole number of 1 or more, not {max_workers!r}.")
+        if not isinstance(min_serial_s, (int, float)) or isinstance(min_serial_s, bool) or min_serial_s < 0:
+            raise ValueError(f"min_serial_s must be a number of seconds of 0 or more, not {min_serial_s!r}.")
+        self.max_workers = max_workers or os.cpu_count() or 1
+        self.min_serial_s = float(min_serial_s)
+        self.history = history
+
+    def seconds_per_gate(self) -> float | None:
+        """The median transpile seconds per input gate of the store's recent transpile tasks."""
+        active = llqm_core.current_run()
+        store = active.store if active is not None else None
+        if store is None:
+            return None
+        rates = []
+        for run in store.runs(limit=self.history):
+            for task in store.tasks(run.id):
+                size = task.metrics.get("transpile.input_size")
+                if task.stage == "transpile" and task.end_ns is not None and size and "transpile.processes" not in task.metrics:
+                    rates.append(task.profile.wall_s / size)
+        return statistics.median(rates) if rates else None
+
+    def decide(self, *, circuits: Sequence[Any], **_: Any) -> PolicyDecision | None:
+        if len(circuits) < 2:
+            return None
+        rate = self.seconds_per_gate()
+        if rate is None:
+            return None
+        gates = sum(len(c.data) for c in circuits)
+        serial = rate * gates
+        workers = min(len(circuits), self.max_workers, os.cpu_count() or 1)
+        if serial < self.min_serial_s or workers < 2:
+            return None
+        return PolicyDecision(
+            policy=NAME, choice={"processes": workers},
+            rationale=(f"{len(circuits)} circuits of {gates} gates would take about {serial:.2f} s serially "
+                       f"({rate * 1e6:.1f} us per gate, from earlier runs): {workers} worker processes"),
+            inputs={"circuits": len(circuits), "gates": gates, "seconds_per_gate": rate, "predicted_serial_s": serial},
+        )
