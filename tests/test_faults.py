@@ -103,3 +103,29 @@ def test_a_failing_extra_stage_fails_only_its_own_task(store_path, fresh_plugins
     assert "divided by zero" in tasks["flaky.analysis"].error
     assert tasks["postprocess"].status is llqm.TaskStatus.COMPLETED
     assert any("stage 'flaky.analysis' (stages #1) failed and was skipped" in w for w in data["warnings"])
+
+
+def test_a_job_that_times_out_in_the_queue_fails_its_task_and_keeps_the_rest(store_path):
+    from llqm_qiskit.modelled import ModelledQPU
+
+    backend = ModelledQPU(device="fake_fez", queue_utilisation=0.95, queue_mean_job_s=600.0, queue_seed=2,
+                          time_scale=0.0001, timeout_s=60.0)
+    compiled = transpile(random_layered(3, 1, seed=1), backend.device, optimization_level=1, seed_transpiler=1)
+    with llqm.run("impatient"):
+        with llqm.task("prepare", stage="generate"):
+            pass
+        outcomes = []
+        for _ in range(6):  # some jobs find the device free, the others time out in the queue
+            try:
+                backend.execute(compiled, 10, seed=1)
+                outcomes.append("ran")
+            except TimeoutError as exc:
+                assert "waited 60 s in the queue of modelled_qpu:fake_fez" in str(exc)
+                outcomes.append("timed out")
+    assert "timed out" in outcomes
+    tasks = llqm.ProfileStore(store_path).tasks(llqm.ProfileStore(store_path).runs()[0].id)
+    failed = [t for t in tasks if t.stage == "execute" and t.status is llqm.TaskStatus.FAILED]
+    assert len(failed) == outcomes.count("timed out") and all("TimeoutError" == t.error_type for t in failed)
+    queued = [t for t in tasks if t.stage == "execute.queue" and t.metrics.get("queue.timed_out")]
+    assert len(queued) == len(failed)
+    assert next(t for t in tasks if t.stage == "generate").status is llqm.TaskStatus.COMPLETED

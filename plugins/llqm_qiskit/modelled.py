@@ -30,15 +30,19 @@ from .queue_model import Device, QueueModel, sleep_modelled
 
 class ModelledQPU(AerBackend):
     """Options of ``aer`` plus the usage model (``job_overhead_s``, ``rep_delay_s``), the queue
-    (``queue_utilisation``, ``queue_mean_job_s``, ``queue_seed``) and ``time_scale``."""
+    (``queue_utilisation``, ``queue_mean_job_s``, ``queue_seed``), ``time_scale``, and
+    ``timeout_s``: a job still queued after that many modelled seconds fails with TimeoutError."""
 
     kind = "modelled_qpu"
 
     def __init__(self, *, device: str = DEFAULT_DEVICE, method: str = "automatic", noise: bool = True,
                  drift: dict[str, Any] | CalibrationDrift | None = None, job_overhead_s: float = 2.0,
                  rep_delay_s: float = 250e-6, queue_utilisation: float = 0.0, queue_mean_job_s: float = 60.0,
-                 queue_seed: int | None = 0, time_scale: float = 0.01) -> None:
+                 queue_seed: int | None = 0, time_scale: float = 0.01, timeout_s: float | None = None) -> None:
         super().__init__(device=device, method=method, noise=noise, drift=drift)
+        if timeout_s is not None and (not isinstance(timeout_s, (int, float)) or isinstance(timeout_s, bool) or timeout_s <= 0):
+            raise ValueError(f"timeout_s must be a positive number of modelled seconds, not {timeout_s!r}.")
+        self.timeout_s = timeout_s
         if not isinstance(time_scale, (int, float)) or isinstance(time_scale, bool) or not 0 <= time_scale <= 1:
             raise ValueError(f"time_scale must be a number from 0 to 1 (real seconds per modelled second), not {time_scale!r}.")
         self.usage = QpuTimeModel(job_overhead_s=job_overhead_s, rep_delay_s=rep_delay_s)
@@ -50,6 +54,11 @@ class ModelledQPU(AerBackend):
         """Wait behind other users, then for the device itself; returns modelled seconds waited."""
         with llqm_core.task("queue", stage="execute.queue") as waiting:
             others = self.queue.others_wait_s()
+            if self.timeout_s is not None and others > self.timeout_s:
+                sleep_modelled(self.timeout_s, self.time_scale)
+                waiting.annotate({"queue.others_s": self.timeout_s, "queue.timed_out": True})
+                raise TimeoutError(f"the job waited {self.timeout_s:g} s in the queue of {self.name} without starting "
+                                   f"(timeout_s; {others:.0f} s of other users' jobs were ahead of it).")
             sleep_modelled(others, self.time_scale)
             own = 0.0
             if not self.modelled_device.lock.acquire(blocking=False):  # another job of ours holds the device
