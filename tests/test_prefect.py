@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 
@@ -13,6 +14,7 @@ from qiskit import QuantumCircuit
 from llqm_qiskit import circuits
 
 import llqm_core as llqm
+from llqm_core.report import build_report
 from llqm_prefect import PrefectInstrumentor, profiled
 
 
@@ -329,3 +331,43 @@ def test_a_dask_worker_that_dies_mid_task_leaves_the_run_failed_and_the_finished
     finished = [t for t in tasks if t.status is llqm.TaskStatus.COMPLETED]
     assert len(finished) >= 3 and all(t.profile.pid != os.getpid() and t.profile.wall_s > 0 for t in finished)
     assert all(t.status is not llqm.TaskStatus.RUNNING for t in tasks)  # the one that died does not read running
+
+
+SECRET = "artifacttoken-0123456789abcdef"
+
+
+@task
+def connect(note: str) -> str:
+    llqm.annotate(note=note, api_token=SECRET)
+    return "connected"
+
+
+@task
+def refused() -> None:
+    raise PermissionError(f"token {SECRET} was refused")
+
+
+def test_a_token_never_reaches_the_prefect_artifact(store_path, monkeypatch):
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+    from llqm_core import secrets
+
+    monkeypatch.setenv("QISKIT_IBM_TOKEN", SECRET)
+    monkeypatch.setattr(secrets, "_env_secrets", None)  # read the environment again
+
+    @profiled
+    @flow
+    def uses_a_token() -> str:
+        refused(return_state=True)  # fails, and the flow goes on
+        return connect(f"signed in with {SECRET}")
+
+    uses_a_token()
+    run = llqm.ProfileStore(store_path).run()
+    with get_client(sync_client=True) as client:
+        artifacts = client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["llqm-profile"])))
+    (mine,) = [a for a in artifacts if str(a.flow_run_id) == run.config["prefect.flow_run_id"]]
+    assert run.id in mine.data and "connect" in mine.data
+    assert "PermissionError: token [redacted] was refused" in mine.data  # the error is shown, the token is not
+    assert SECRET not in mine.data
+    assert SECRET not in json.dumps(build_report(llqm.ProfileStore(store_path), run.id))

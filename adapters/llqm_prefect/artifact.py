@@ -20,6 +20,18 @@ def profile_markdown(report: dict[str, Any]) -> str:
         "",
         f"Run `{run['id']}`, status **{run['status']}**, wall {_cell(run['wall_s'])} s, trace `{run['trace_id']}`.",
         "",
+    ]
+    found = report.get("bottleneck")
+    if found:
+        lines += [f"Bottleneck: stage **{_cell(found['stage'])}** on **{found['resource']}**, "
+                  f"{found['share'] * 100:.0f}% of the run's wall time.", ""]
+    figures = report.get("fidelity") or {}
+    if figures:
+        keys = [k for k in ("ideal", "unmitigated", "mitigated", "error_unmitigated", "error_mitigated", "error_reduction")
+                if k in figures]
+        lines += ["| " + " | ".join(keys) + " |", "|" + "---:|" * len(keys),
+                  "| " + " | ".join(_cell(figures[k]) for k in keys) + " |", ""]
+    lines += [
         "## Stages",
         "",
         "| stage | tasks | wall s | cpu s |",
@@ -27,11 +39,12 @@ def profile_markdown(report: dict[str, Any]) -> str:
     ]
     for stage, totals in sorted(report["stages"].items(), key=lambda item: -item[1]["wall_s"]):
         lines.append(f"| {_cell(stage)} | {totals['tasks']} | {_cell(totals['wall_s'])} | {_cell(totals['cpu_s'])} |")
-    lines += ["", "## Tasks", "", "| task | stage | status | wall s | cpu s | peak RSS MiB |", "|---|---|---|---:|---:|---:|"]
+    lines += ["", "## Tasks", "", "| task | stage | status | wall s | cpu s | peak RSS MiB | error |",
+              "|---|---|---|---:|---:|---:|---|"]
     for task in report["tasks"]:
         peak = None if task["peak_rss_bytes"] is None else task["peak_rss_bytes"] / 2**20
         lines.append(
             f"| {_cell(task['name'])} | {_cell(task['stage'])} | {_cell(task['status'])} | {_cell(task['wall_s'])} "
-            f"| {_cell(task['cpu_s'])} | {_cell(peak)} |"
+            f"| {_cell(task['cpu_s'])} | {_cell(peak)} | {_cell(task['error'])} |"
         )
     return "\n".join(lines) + "\n"
