@@ -39,6 +39,18 @@ from .settings import seconds_from_env
 EXPORTERS_ENV = "LLQM_EXPORTERS"
 EXPORT_TIMEOUT_ENV = "LLQM_EXPORT_TIMEOUT"
 DEFAULT_EXPORT_TIMEOUT_S = 2.0
+BATCH_DELAY_ENV = "OTEL_BSP_SCHEDULE_DELAY"
+DEFAULT_BATCH_DELAY_MS = 500.0
+
+
+def batch_delay_ms() -> float:
+    """How long ended spans wait to be batched: OTEL_BSP_SCHEDULE_DELAY (ms) if set, else 500 ms
+    (the SDK's 5 s would lose the last five seconds of spans of a process that is killed)."""
+    raw = os.environ.get(BATCH_DELAY_ENV)
+    try:
+        return float(raw) if raw is not None and raw.strip() else DEFAULT_BATCH_DELAY_MS
+    except ValueError:
+        return DEFAULT_BATCH_DELAY_MS
 
 
 def export_timeout_s() -> float:
@@ -167,7 +179,8 @@ class Telemetry:
         for name in chosen:
             entry = available[name]
             exporter = CountedExporter(name, entry["object"]())
-            processor = BatchSpanProcessor(exporter) if entry.get("batched", True) else SimpleSpanProcessor(exporter)
+            processor = (BatchSpanProcessor(exporter, schedule_delay_millis=batch_delay_ms()) if entry.get("batched", True)
+                         else SimpleSpanProcessor(exporter))
             counted[id(processor)] = exporter
             processors.append((name, processor))
         for exporter in exporters:

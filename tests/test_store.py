@@ -7,6 +7,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
+import json
 import textwrap
 
 import pytest
@@ -39,12 +40,17 @@ def test_a_killed_run_leaves_a_readable_store_with_finished_tasks_and_reads_inte
                 with llqm.task(f"done-{{i}}", stage="work") as t:
                     t.annotate(index=i)
             with llqm.task("in flight", stage="work"):
-                time.sleep(0.5)
+                time.sleep(1.5)  # longer than the span exporter's batch delay
                 os.kill(os.getpid(), signal.SIGKILL)
         """
     )
-    result = run_python(code)
+    spans = tmp_path / "spans.jsonl"
+    result = run_python(code, env={"LLQM_EXPORTERS": "jsonfile", "LLQM_SPANS_FILE": str(spans)})
     assert result.returncode == -9
+    exported = {span["name"] for line in spans.read_text().splitlines()
+                for resource in json.loads(line)["resourceSpans"] for scope in resource["scopeSpans"]
+                for span in scope["spans"]}
+    assert {"done-0", "done-1", "done-2"} <= exported  # spans that ended before the kill went out
     store = llqm.ProfileStore(path, readonly=True)
     run = store.run()
     assert run.name == "doomed" and run.status is llqm.RunStatus.INTERRUPTED
