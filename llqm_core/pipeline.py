@@ -311,11 +311,17 @@ class PipelineFailed(Exception):
 def run_pipeline(pipeline: Pipeline, store: Any = None, on_step: StepCallback | None = None) -> tuple[str, dict[str, Any]]:
     """Run a checked pipeline on its engine; returns the run's id and the final data.
 
-    A failing step raises ``PipelineFailed`` (with the run id and the step) on the local engine;
+    A failing step raises ``PipelineFailed`` (with the run id and the step on the local engine);
     the run is in the store as failed, with every task that ended before the failure."""
     store = store if store is not None else pipeline.store
     if pipeline.engine != LOCAL_ENGINE:
-        return registries.lookup("engine", pipeline.engine)(pipeline, store=store, on_step=on_step)
+        engine = registries.lookup("engine", pipeline.engine)
+        try:
+            return engine(pipeline, store=store, on_step=on_step)
+        except UserError:
+            raise
+        except Exception as exc:  # the engine's own failure types: the run is in the store as failed
+            raise PipelineFailed(None, None, exc) from exc
     current: list[str] = []
 
     def track(index: int, total: int, name: str) -> None:
