@@ -17,6 +17,8 @@ from typing import Any
 from .model import TaskRecord
 
 FIDELITY_PREFIX = "fidelity."
+#: The figures a pipeline's postprocess step records, in the order reports show them.
+FIDELITY_FIGURES = ("ideal", "unmitigated", "mitigated", "error_unmitigated", "error_mitigated", "error_reduction")
 
 
 def _children(tasks: list[TaskRecord]) -> dict[str | None, list[TaskRecord]]:
@@ -87,14 +89,16 @@ def critical_path(tasks: list[TaskRecord]) -> list[TaskRecord]:
     return expand(_chain(children.get(None, [])))
 
 
-def bottleneck(tasks: list[TaskRecord], run_wall_s: float | None) -> dict[str, Any] | None:
+def bottleneck(tasks: list[TaskRecord], run_wall_s: float | None,
+               path: list[TaskRecord] | None = None) -> dict[str, Any] | None:
     """The stage that dominates the critical path, the resource it spent its time on, and its share of the run.
 
     The path's tasks count with their whole time, the tasks that contain them with the time of
-    their own (a step that decides something before it starts its children)."""
+    their own (a step that decides something before it starts its children). ``path`` is the
+    critical path when the caller has it already."""
     by_id = {t.id: t for t in tasks}
     on_path = set()
-    for task in critical_path(tasks):
+    for task in critical_path(tasks) if path is None else path:
         node: TaskRecord | None = task
         while node is not None and node.id not in on_path:
             on_path.add(node.id)

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from .analysis import FIDELITY_FIGURES
 from .report import build_report
 from .store import ProfileStore
 
 STAGE_FIELDS = ("tasks", "wall_s", "cpu_s", "qpu_s", "queue_s", "peak_rss_bytes")
-FIDELITY_FIELDS = ("ideal", "unmitigated", "mitigated", "error_unmitigated", "error_mitigated", "error_reduction")
 
 
 def _change(before: Any, after: Any) -> dict[str, Any]:
@@ -31,7 +31,7 @@ def compare_runs(store: ProfileStore, run_a: str, run_b: str) -> dict[str, Any]:
         left, right = a["stages"].get(stage, {}), b["stages"].get(stage, {})
         stages[stage] = {field: _change(left.get(field), right.get(field)) for field in STAGE_FIELDS}
     fidelity = {field: _change(a["fidelity"].get(field), b["fidelity"].get(field))
-                for field in FIDELITY_FIELDS if field in a["fidelity"] or field in b["fidelity"]}
+                for field in FIDELITY_FIGURES if field in a["fidelity"] or field in b["fidelity"]}
     return {
         "a": {"id": a["run"]["id"], "name": a["run"]["name"], "wall_s": a["run"]["wall_s"], "bottleneck": a["bottleneck"]},
         "b": {"id": b["run"]["id"], "name": b["run"]["name"], "wall_s": b["run"]["wall_s"], "bottleneck": b["bottleneck"]},

@@ -12,6 +12,7 @@ import base64
 import html
 from typing import Any
 
+from .analysis import FIDELITY_FIGURES
 from .plots import stages_png, timeline_png
 from .report import format_bytes, format_number, format_seconds
 
@@ -57,8 +58,7 @@ def html_report(report: dict[str, Any]) -> str:
                      f"({format_seconds(found['seconds'])}), on a critical path of {len(report['critical_path'])} tasks.</p>")
     figures = report.get("fidelity") or {}
     if figures:
-        keys = ["ideal", "unmitigated", "mitigated", "error_unmitigated", "error_mitigated", "error_reduction"]
-        parts.append(_table("Fidelity", keys, [[format_number(figures.get(k)) for k in keys]]))
+        parts.append(_table("Fidelity", list(FIDELITY_FIGURES), [[format_number(figures.get(k)) for k in FIDELITY_FIGURES]]))
     parts.append(_table("Cost per step", ["step", "wall", "cpu", "circuits", "shots", "QPU", "queue", "peak RSS"], [
         [c["stage"], format_seconds(c["wall_s"]), format_seconds(c["cpu_s"]), c["circuits"], c["shots"],
          format_seconds(c["qpu_s"]), format_seconds(c["queue_s"]), format_bytes(c["peak_rss_bytes"])]

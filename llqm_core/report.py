@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from .analysis import bottleneck, concurrency, critical_path, fidelity, prediction_errors, step_costs
+from .analysis import FIDELITY_FIGURES, bottleneck, concurrency, critical_path, fidelity, prediction_errors, step_costs
 from .model import RunRecord, TaskRecord
 from .store import ProfileStore
 
@@ -75,6 +75,7 @@ def build_report(store: ProfileStore, run_id: str | None = None) -> dict[str, An
     decisions = store.decisions(run.id)
     stages = stage_totals(tasks)
     figures = fidelity(tasks)
+    path = critical_path(tasks)
     return {
         "run": run_summary(run)
         | {
@@ -88,8 +89,8 @@ def build_report(store: ProfileStore, run_id: str | None = None) -> dict[str, An
         },
         "tasks": [task_entry(t) for t in tasks],
         "stages": stages,
-        "critical_path": [t.id for t in critical_path(tasks)],
-        "bottleneck": bottleneck(tasks, run.wall_s),
+        "critical_path": [t.id for t in path],
+        "bottleneck": bottleneck(tasks, run.wall_s, path),
         "concurrency": concurrency(tasks, run.wall_s),
         "fidelity": figures,
         "costs": step_costs(tasks),
@@ -191,10 +192,9 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
     figures = report.get("fidelity") or {}
     if figures:
         table = Table(title="Fidelity", title_justify="left")
-        for column in ("ideal", "unmitigated", "mitigated", "error unmitigated", "error mitigated", "error reduction"):
-            table.add_column(column, justify="right")
-        table.add_row(*(format_number(figures.get(k)) for k in ("ideal", "unmitigated", "mitigated", "error_unmitigated",
-                                                           "error_mitigated", "error_reduction")))
+        for figure in FIDELITY_FIGURES:
+            table.add_column(figure.replace("_", " "), justify="right")
+        table.add_row(*(format_number(figures.get(k)) for k in FIDELITY_FIGURES))
         console.print(table)
     predictions = report.get("predictions") or []
     if predictions:

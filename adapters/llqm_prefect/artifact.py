@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from llqm_core.analysis import FIDELITY_FIGURES
+
 
 def _cell(value: Any) -> str:
     if value is None:
@@ -27,8 +29,7 @@ def profile_markdown(report: dict[str, Any]) -> str:
                   f"{found['share'] * 100:.0f}% of the run's wall time.", ""]
     figures = report.get("fidelity") or {}
     if figures:
-        keys = [k for k in ("ideal", "unmitigated", "mitigated", "error_unmitigated", "error_mitigated", "error_reduction")
-                if k in figures]
+        keys = [k for k in FIDELITY_FIGURES if k in figures]
         lines += ["| " + " | ".join(keys) + " |", "|" + "---:|" * len(keys),
                   "| " + " | ".join(_cell(figures[k]) for k in keys) + " |", ""]
     lines += [
