@@ -35,34 +35,13 @@ from pathlib import Path
 
 os.environ.setdefault("LLQM_EXPORTERS", "none")
 
-from qiskit import QuantumCircuit, transpile  # noqa: E402
+from qiskit import transpile  # noqa: E402
 
 import llqm_core as llqm  # noqa: E402
 from llqm_qiskit import profiled_transpile  # noqa: E402
+from llqm_qiskit.circuits import nearest_neighbour  # noqa: E402
 
 MB = 1024 * 1024
-
-
-def nearest_neighbour(qubits: int, gates: int) -> QuantumCircuit:
-    """Exactly ``gates`` gates: a block of a one-qubit gate on every qubit and cx on even pairs,
-    then the same on odd pairs, composed over and over, then the start of one more block.
-
-    Composing a ready block keeps building 10^7 gates to seconds, where a Python-level
-    ``append`` per gate would take minutes."""
-    if qubits < 2 or gates < 1:
-        raise SystemExit(f"need at least 2 qubits and 1 gate, not {qubits} qubits and {gates} gates.")
-    block = QuantumCircuit(qubits)
-    for parity, one_qubit in ((0, block.h), (1, block.sx)):
-        one_qubit(range(qubits))
-        for q in range(parity, qubits - 1, 2):
-            block.cx(q, q + 1)
-    circuit = QuantumCircuit(qubits, name=f"nn_{qubits}x{gates}")
-    whole, rest = divmod(gates, len(block))
-    for _ in range(whole):
-        circuit.compose(block, inplace=True, copy=False)
-    for instruction in block.data[:rest]:
-        circuit.append(instruction, copy=False)
-    return circuit
 
 
 def max_rss_mb() -> float:
@@ -89,6 +68,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1, help="seed_transpiler, the same for both transpiles")
     parser.add_argument("--store", type=Path, default=None, help="profile store to keep (default: a temporary file)")
     args = parser.parse_args()
+    if args.qubits < 2 or args.gates < 1:
+        parser.error(f"need at least 2 qubits and 1 gate, not {args.qubits} qubits and {args.gates} gates")
 
     from qiskit_ibm_runtime.fake_provider import FakeFez
 

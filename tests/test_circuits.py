@@ -78,3 +78,14 @@ def test_qasm_2_and_3_files_load_and_bad_ones_are_refused_in_one_sentence(tmp_pa
 def test_bad_circuit_parameters_are_refused_in_one_sentence(call, message):
     with pytest.raises(ValueError, match=message.replace(".", r"\.").replace("(", r"\(")):
         call()
+
+
+def test_nearest_neighbour_layers_have_exactly_the_gates_asked_for():
+    from llqm_qiskit.circuits import nearest_neighbour
+
+    circuit = nearest_neighbour(10, 1234)
+    assert len(circuit) == 1234 and circuit.num_qubits == 10
+    pairs = {tuple(circuit.find_bit(q).index for q in i.qubits) for i in circuit.data if i.operation.name == "cx"}
+    assert all(b == a + 1 for a, b in pairs)  # neighbours only: no routing needed on a line
+    with pytest.raises(ValueError, match="gates must be a whole number of 1 or more"):
+        nearest_neighbour(10, 0)

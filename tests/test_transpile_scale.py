@@ -9,27 +9,13 @@ from __future__ import annotations
 import time
 
 import pytest
-from qiskit import QuantumCircuit
 
 import llqm_core as llqm
+from llqm_qiskit.circuits import nearest_neighbour
 
 QUBITS = 100
 GATES = 1_000_000
 STAGES = ("init", "layout", "routing", "translation", "optimization", "scheduling")
-
-
-def nearest_neighbour(qubits: int, gates: int) -> QuantumCircuit:
-    """About ``gates`` gates: a block of one-qubit gates and cx on neighbouring pairs, composed
-    over and over (composing a block is far faster than a million Python-level appends)."""
-    block = QuantumCircuit(qubits)
-    for parity, one_qubit in ((0, block.h), (1, block.sx)):
-        one_qubit(range(qubits))
-        for q in range(parity, qubits - 1, 2):
-            block.cx(q, q + 1)
-    circuit = QuantumCircuit(qubits, name=f"nn_{qubits}x{gates}")
-    for _ in range(-(-gates // block.size())):  # whole blocks, rounding up: at least ``gates``
-        circuit.compose(block, inplace=True, copy=False)
-    return circuit
 
 
 @pytest.mark.slow

@@ -225,6 +225,14 @@ def _registers(circuit: QuantumCircuit) -> tuple:
             circuit.num_qubits, circuit.num_clbits)
 
 
+def _placement(count: int, full: int, used: list[int]) -> list[int] | None:
+    """Where ``count`` bits of a sampled circuit go in the logical one: all of them in order,
+    or the ``used`` ones when the sampler dropped the rest; None when neither fits."""
+    if count == full:
+        return list(range(full))
+    return used if count == len(used) else None
+
+
 def fit_to_logical(sampled: QuantumCircuit, logical: QuantumCircuit) -> QuantumCircuit:
     """A sampled circuit on the logical circuit's qubits, registers and measurements.
 
@@ -236,19 +244,12 @@ def fit_to_logical(sampled: QuantumCircuit, logical: QuantumCircuit) -> QuantumC
     if _registers(sampled) == _registers(logical) and measurement_map(sampled) == measurement_map(logical):
         return sampled
     used = sorted({logical.find_bit(q).index for i in logical.data if i.operation.name != "barrier" for q in i.qubits})
-    if sampled.num_qubits == logical.num_qubits:
-        qubits = list(range(logical.num_qubits))
-    elif sampled.num_qubits == len(used):
-        qubits = used
-    else:
+    qubits = _placement(sampled.num_qubits, logical.num_qubits, used)
+    if qubits is None:
         raise RuntimeError(f"Mitiq's sampling returned a circuit on {sampled.num_qubits} qubits for circuit "
                            f"{logical.name!r} on {logical.num_qubits} ({len(used)} used), which cannot be matched.")
-    measured = sorted(measurement_map(logical))
-    if sampled.num_clbits == logical.num_clbits:
-        clbits = list(range(logical.num_clbits))
-    elif sampled.num_clbits == len(measured):
-        clbits = measured
-    else:
+    clbits = _placement(sampled.num_clbits, logical.num_clbits, sorted(measurement_map(logical)))
+    if clbits is None:
         raise RuntimeError(f"Mitiq's sampling returned a circuit with {sampled.num_clbits} classical bits for circuit "
                            f"{logical.name!r} with {logical.num_clbits}, which cannot be matched.")
     fitted = logical.copy_empty_like(name=sampled.name or logical.name)
