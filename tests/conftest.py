@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,21 @@ def fresh_plugins():
     plugins_module.reset_plugins()
     yield
     plugins_module.reset_plugins()
+
+
+def busy(seconds: float) -> None:
+    """Keep this thread on the CPU for ``seconds`` of its own CPU time (a task with known work)."""
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+
+
+@pytest.fixture(scope="session")
+def fez():
+    """IBM's 156-qubit Heron r2 fake_fez, as qiskit-ibm-runtime ships it (one shared instance)."""
+    from llqm_qiskit.devices import fake_device
+
+    return fake_device("fake_fez")
 
 
 def run_python(code: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:

@@ -11,11 +11,7 @@ import llqm_core as llqm
 from llqm_core.analysis import bottleneck, critical_path, exclusive_times
 from llqm_core.report import build_report
 
-
-def busy(seconds: float) -> None:
-    end = time.thread_time() + seconds
-    while time.thread_time() < end:
-        pass
+from conftest import busy
 
 
 def test_the_critical_path_goes_through_what_the_run_waited_for(store_path):

@@ -12,16 +12,10 @@ from llqm_core import registries
 from llqm_core.errors import UserError
 from llqm_qiskit import ghz, ghz_success, mirror
 from llqm_qiskit.aer import AerBackend, choose_method, is_clifford
-from llqm_qiskit.devices import fake_device
 from llqm_qiskit.drift import CalibrationDrift
 from llqm_qiskit.modelled import ModelledQPU
 from llqm_qiskit.qpu_time import DurationTable, QpuTimeModel, circuit_duration
 from llqm_qiskit.queue_model import QueueModel
-
-
-@pytest.fixture(scope="module")
-def fez():
-    return fake_device("fake_fez")
 
 
 @pytest.fixture(scope="module")

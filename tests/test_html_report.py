@@ -11,15 +11,9 @@ import pytest
 
 import llqm_core as llqm
 
-from conftest import run_cli
+from conftest import busy, run_cli
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-def busy(seconds: float) -> None:
-    end = time.thread_time() + seconds
-    while time.thread_time() < end:
-        pass
 
 
 @pytest.fixture

@@ -20,7 +20,6 @@ from llqm_core.errors import UserError
 from llqm_qiskit import ghz, ghz_success
 from llqm_qiskit import ibm
 from llqm_qiskit.aer import AerBackend
-from llqm_qiskit.devices import fake_device
 from llqm_qiskit.ibm import IBMRuntimeBackend, spans_summary, usage_from_metrics
 
 FAKE_TOKEN = "faketoken-9f8e7d6c5b4a3210"
@@ -45,11 +44,6 @@ DOCUMENTED_METRICS = {
     "position_in_queue": 10,
     "position_in_provider": 10,
 }
-
-
-@pytest.fixture(scope="module")
-def fez():
-    return fake_device("fake_fez")
 
 
 @pytest.fixture(scope="module")

@@ -17,17 +17,13 @@ import llqm_core as llqm
 from llqm_core.report import build_report
 from llqm_prefect import PrefectInstrumentor, profiled
 
+from conftest import busy
+
 
 @pytest.fixture(scope="session", autouse=True)
 def prefect_server():
     with prefect_test_harness(server_startup_timeout=180):
         yield
-
-
-def busy(seconds: float) -> None:
-    end = time.thread_time() + seconds
-    while time.thread_time() < end:
-        pass
 
 
 @task(tags=["llqm.stage:generate"])

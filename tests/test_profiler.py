@@ -9,11 +9,7 @@ import time
 
 import llqm_core as llqm
 
-
-def busy(seconds: float) -> None:
-    end = time.thread_time() + seconds
-    while time.thread_time() < end:
-        pass
+from conftest import busy
 
 
 def finished(store_path, run) -> dict[str, llqm.TaskRecord]:

@@ -35,13 +35,6 @@ def test_a_task_returning_a_circuit_records_its_metrics_through_the_hook(store_p
     assert task.metrics["circuit.qubits"] == 4 and task.metrics["circuit.two_qubit_gates"] == 3
 
 
-@pytest.fixture(scope="module")
-def fez():
-    from qiskit_ibm_runtime.fake_provider import FakeFez
-
-    return FakeFez()
-
-
 def test_snapshot_of_fake_fez_has_its_156_qubits_and_couplers(fez):
     snapshot = hardware_snapshot(fez)
     assert snapshot.backend == "fake_fez" and snapshot.num_qubits == 156
