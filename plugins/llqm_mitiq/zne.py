@@ -107,10 +107,11 @@ def fold_gates(compiled: Any, scale: float, gates: set[str], seed: int | None = 
     extra = round((scale - 1 - 2 * whole) / 2 * len(positions))
     more = set(random.Random(seed).sample(positions, extra)) if extra else set()
     folded = compiled.copy_empty_like(name=f"{compiled.name}_fold{scale:g}")
+    # _append is Qiskit's documented fast path for instructions already checked against the
+    # circuit's bits (they are: same bits as ``compiled``); append() re-checks each, 10x slower.
     for i, instruction in enumerate(compiled.data):
-        folded.append(instruction)
-        for _ in range(2 * (whole + (i in more)) if instruction.operation.name in gates else 0):
-            folded.append(instruction)
+        for _ in range(1 + 2 * (whole + (i in more)) if instruction.operation.name in gates else 1):
+            folded._append(instruction)
     return folded
 
 

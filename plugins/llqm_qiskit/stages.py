@@ -15,12 +15,12 @@ from qiskit import QuantumCircuit
 from llqm_core.policies import decide, policy_for, record
 
 from .circuits import KINDS, generate as generate_circuit, load_qasm
-from .observables import ideal_outcomes, ideal_parity, parity
+from .observables import ideal_outcomes, ideal_parity, neighbour_parities, parity
 from .transpile import OPTIMIZATION_LEVELS, profiled_transpile
 
 Step = Callable[[dict[str, Any]], dict[str, Any]]
 LAYOUT_METHODS = ("default", "dense", "sabre", "trivial")
-OBSERVABLES = ("ideal_outcomes", "parity")
+OBSERVABLES = ("ideal_outcomes", "neighbour_parities", "parity")
 
 
 def _whole(name: str, value: Any, least: int) -> None:
@@ -59,11 +59,12 @@ def _with_width_check(step: Step, qubits: int, what: str) -> Step:
 
 
 def observable(*, kind: str = "ideal_outcomes", bits: Sequence[int] | None = None) -> Step:
-    """What the run measures (``ideal_outcomes`` or ``parity`` of ``bits``) and its exact ideal value."""
+    """What the run measures (``ideal_outcomes``, ``neighbour_parities`` or ``parity`` of ``bits``)
+    and its exact ideal value."""
     if not isinstance(kind, str) or kind not in OBSERVABLES:
         raise ValueError(f"unknown observable kind {kind!r}; choose one of: {', '.join(OBSERVABLES)}.")
-    if kind == "ideal_outcomes" and bits is not None:
-        raise ValueError("bits belongs to the parity observable; ideal_outcomes takes no bits.")
+    if kind != "parity" and bits is not None:
+        raise ValueError(f"bits belongs to the parity observable; {kind} takes no bits.")
     if kind == "parity":
         if bits is None:
             raise ValueError("a parity observable needs bits = [classical bit indices].")
@@ -71,8 +72,8 @@ def observable(*, kind: str = "ideal_outcomes", bits: Sequence[int] | None = Non
 
     def step(data: dict[str, Any]) -> dict[str, Any]:
         circuit = data["circuit"]
-        if kind == "ideal_outcomes":
-            measured = ideal_outcomes(circuit)
+        if kind != "parity":
+            measured = ideal_outcomes(circuit) if kind == "ideal_outcomes" else neighbour_parities(circuit)
             return {"observable": measured, "ideal_value": measured.ideal, "observable_label": measured.label}
         measured = parity(bits)
         return {"observable": measured, "ideal_value": ideal_parity(circuit, bits), "observable_label": measured.label}
