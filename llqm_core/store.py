@@ -205,9 +205,11 @@ class ProfileStore:
     def _writer_loop(self) -> None:
         """Keep queued start rows and checkpoint the WAL, off the tasks' own path.
 
-        Start rows wait ``START_ROW_DELAY_S`` so that a short task's finish row, written in the
-        same transaction, replaces them without a commit of their own. A checkpoint writes and
-        syncs many pages at once: left to SQLite, it would fall on whichever task commits then."""
+        Start rows wait until their task has run ``START_ROW_DELAY_S``: a shorter task's finish
+        row replaces its start row without a commit of its own, and a pipeline of short tasks
+        sees no commit from this thread (each would hold the store's lock, and the GIL, while a
+        task waits to finish). A checkpoint writes and syncs many pages at once: left to
+        SQLite, it would fall on whichever task commits then."""
         checkpoints = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         checkpoints.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         last_checkpoint = time.monotonic()
@@ -219,7 +221,9 @@ class ProfileStore:
                 with self._lock:
                     if self._closed:
                         break
-                    self._guarded(self._commit)
+                    self._guarded(self._commit_started_rows)
+                    if self._pending:
+                        self._wake.set()  # tasks too young to keep yet: look again after the delay
                 if self._dirty and time.monotonic() - last_checkpoint >= CHECKPOINT_INTERVAL_S:
                     self._dirty = False
                     last_checkpoint = time.monotonic()
@@ -263,6 +267,17 @@ class ProfileStore:
         self._conn.executemany(_KEEP_RUNNING_ROWS, [_running_row(t) for t in tasks.values()])
         self._conn.execute("COMMIT")
 
+    def _commit_started_rows(self) -> None:
+        """Keep the running rows of tasks that have run ``START_ROW_DELAY_S``; call with the lock held."""
+        due_ns = time.time_ns() - int(START_ROW_DELAY_S * 1e9)
+        due = [task for task in self._pending.values() if task.start_ns <= due_ns]
+        if due:
+            for task in due:
+                del self._pending[task.id]
+            self._conn.execute("BEGIN")
+            self._conn.executemany(_KEEP_RUNNING_ROWS, [_running_row(t) for t in due])
+            self._conn.execute("COMMIT")
+
     def insert_run(self, run: RunRecord) -> None:
         self._write(
             "INSERT INTO runs (id, name, status, start_ns, end_ns, trace_id, span_id, parent_span_id, error, span_owned,"
@@ -284,7 +299,8 @@ class ProfileStore:
         with self._lock:
             self._pending[task.id] = task
             self._start_writer()
-        self._wake.set()
+        if not self._wake.is_set():
+            self._wake.set()
 
     def finish_task(self, task: TaskRecord) -> None:
         """Keep the ended task with its profile, committed before the task returns."""
