@@ -34,8 +34,10 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 import llqm_core
+from llqm_core.policies import decide
 
 from .common import check_flag
+from .shared_job import SharedJob
 
 MAX_SHOTS = 10_000_000
 #: The calibration job's simulator seed is the pipeline's plus this, so that its noise is not
@@ -171,6 +173,30 @@ def _checked_compile(compile_circuits: Callable[[Sequence[Any]], list[Any]], rea
     return compile_checked
 
 
+def _calibration_metrics(readout: Mapping[int, int], e0: np.ndarray, e1: np.ndarray, shots: int, circuits: int,
+                         device: Any) -> dict[str, Any]:
+    qubits = [readout[bit] for bit in sorted(readout)]
+    worst = int(np.argmax(e0 + e1))
+    metrics = {
+        "rem.calibrated_qubits": len(qubits), "rem.calibration_shots": shots,
+        "rem.calibration_circuits": circuits, "rem.qubits": qubits,
+        "rem.e0_mean": float(np.mean(e0)), "rem.e0_max": float(np.max(e0)),
+        "rem.e1_mean": float(np.mean(e1)), "rem.e1_max": float(np.max(e1)),
+        "rem.worst_qubit": qubits[worst], "rem.worst_error_sum": float(e0[worst] + e1[worst]),
+    }
+    reported = _reported_readout_error(device, qubits)
+    if reported is not None:
+        metrics["rem.reported_readout_error_mean"] = reported
+    return metrics
+
+
+def _fit_from_shared_job(calibrate: Any, counts: list[Mapping[str, int]], fit: Callable[..., None]) -> None:
+    """The calibration's part of a shared job, fitted in a task of its own (``calibrate`` has ended)."""
+    with llqm_core.task("calibrate (fit from the shared job)", stage="mitigate.rem.calibrate") as task:
+        task.add_dependency(calibrate, *task.run.producers([counts]))
+        fit(counts, task)
+
+
 def rem(*, calibration_shots: int | None = None, inner: bool = False) -> Callable[[dict[str, Any]], dict[str, Any]]:
     calibration_shots = _check_calibration_shots(calibration_shots)
     inner = check_flag("inner", inner)
@@ -179,6 +205,9 @@ def rem(*, calibration_shots: int | None = None, inner: bool = False) -> Callabl
         compiled, backend, observable = data["compiled"], data["backend"], data["observable"]
         shots = calibration_shots if calibration_shots is not None else data["shots"]
         seed = data["seed"]
+        calibration_seed = None if seed is None else seed + CALIBRATION_SEED_OFFSET
+        inverse: Matrices = {}  # filled once the calibration's counts are in
+        added: dict[str, Any] = {"rem_inverse_confusion": inverse}
         with llqm_core.task("calibrate", stage="mitigate.rem.calibrate") as calibrate:
             calibrate.add_dependency(*calibrate.run.producers([compiled]))
             readout = readout_map(compiled)
@@ -189,27 +218,29 @@ def rem(*, calibration_shots: int | None = None, inner: bool = False) -> Callabl
                 raise ValueError(f"the observable reads classical bit {unmeasured[0]}, which circuit "
                                  f"{compiled.name!r} does not measure into.")
             circuits = calibration_circuits(compiled, readout, backend.device)
-            counts0, counts1 = backend.execute(circuits, shots,
-                                               seed=None if seed is None else seed + CALIBRATION_SEED_OFFSET)
-            _, inverse, e0, e1 = fit_readout(counts0, counts1, readout)
-            qubits = [readout[bit] for bit in sorted(readout)]
-            worst = int(np.argmax(e0 + e1))
-            metrics = {
-                "rem.calibrated_qubits": len(qubits), "rem.calibration_shots": shots,
-                "rem.calibration_circuits": len(circuits), "rem.qubits": qubits,
-                "rem.e0_mean": float(np.mean(e0)), "rem.e0_max": float(np.max(e0)),
-                "rem.e1_mean": float(np.mean(e1)), "rem.e1_max": float(np.max(e1)),
-                "rem.worst_qubit": qubits[worst], "rem.worst_error_sum": float(e0[worst] + e1[worst]),
-            }
-            reported = _reported_readout_error(backend.device, qubits)
-            if reported is not None:
-                metrics["rem.reported_readout_error_mean"] = reported
-            calibrate.annotate(metrics)
+
+            def fit(counts: list[Mapping[str, int]], task: Any) -> None:
+                _, inverses, e0, e1 = fit_readout(counts[0], counts[1], readout)
+                inverse.update(inverses)
+                task.annotate(_calibration_metrics(readout, e0, e1, shots, len(circuits), backend.device))
+
+            batching = decide(data, "execute.batch", circuits=circuits, shots=shots, next_shots=data["shots"],
+                              backend=backend)
+            if batching is not None and batching.choice.get("share_next_job"):
+                backend = backend if isinstance(backend, SharedJob) else SharedJob(
+                    backend, max_circuits=batching.choice.get("max_circuits"))
+                backend.defer(circuits, shots, calibration_seed, lambda counts: _fit_from_shared_job(calibrate, counts, fit))
+                calibrate.annotate({"rem.calibration_circuits": len(circuits), "rem.in_next_job": True})
+                added["backend"] = backend
+            else:
+                fit(backend.execute(circuits, shots, seed=calibration_seed), calibrate)
 
         def corrected(counts: Mapping[str, int]) -> float:
+            if not inverse:
+                raise RuntimeError("the readout calibration has not run yet: its circuits wait for the next job.")
             return observable.mitigated_expectation(counts, inverse)
 
-        added: dict[str, Any] = {"evaluate": corrected, "rem_inverse_confusion": inverse}
+        added["evaluate"] = corrected
         if data.get("compile") is not None:  # later techniques compile with it: check they keep the calibrated qubits
             added["compile"] = _checked_compile(data["compile"], readout, data["warnings"])
         if inner:

@@ -6,6 +6,7 @@ from typing import Callable
 
 from llqm_core import hookimpl
 
+from .batching import NAME as BATCHING, JobBatching
 from .budget import NAME as BUDGET, BudgetedMitigation
 from .cache import NAME as CACHE, TranspileCache
 from .folding import NAME as FOLDING, FoldAfterTranspile
@@ -26,4 +27,6 @@ def llqm_register_policies(register: Callable[..., None]) -> None:
              description="mitigation: the technique predicted to leave the lowest error within a shots/QPU budget")
     register(PARALLEL, ParallelTranspile,
              description="transpile.parallel: worker processes for a batch whose serial transpile would take long")
+    register(BATCHING, JobBatching,
+             description="execute.batch: a step's own small job (readout calibration) rides in the next job instead")
     register(PREDICT, CostModel, description="predict: each stage's time and memory from stored profiles (log-linear fit)")
