@@ -260,6 +260,14 @@ def features(data: dict[str, Any]) -> dict[str, Any]:
 
 def run_steps(pipeline: Pipeline, on_step: StepCallback | None = None) -> dict[str, Any]:
     """Run the steps in order in the current run, each its own task."""
+    return run_in_order(pipeline, lambda step, data: registries.run_step(step.name, step.run, data), on_step)
+
+
+def run_in_order(pipeline: Pipeline, run_one: Callable[[Step, dict[str, Any]], dict[str, Any]],
+                 on_step: StepCallback | None = None) -> dict[str, Any]:
+    """The order every engine keeps: each step through ``run_one`` (which makes it a task of the
+    engine's kind); an extra stage that fails is skipped with a warning; once the circuit is
+    generated, the policies may predict the run's costs and choose its mitigation."""
     data = pipeline.initial_data()
     steps = list(pipeline.steps)
     index = 0
@@ -268,9 +276,9 @@ def run_steps(pipeline: Pipeline, on_step: StepCallback | None = None) -> dict[s
         if on_step is not None:
             on_step(index, len(steps), step.name)
         if step.section.startswith(EXTRA_SECTION):
-            data = _run_contained(step, data)
+            data = _run_contained(step, data, run_one)
         else:
-            data = registries.run_step(step.name, step.run, data)
+            data = run_one(step, data)
         if step.name == "generate":  # the circuit is known: policies may now predict, or choose the mitigation
             known = features(data)
             decide(data, "predict", features=known)
@@ -281,10 +289,10 @@ def run_steps(pipeline: Pipeline, on_step: StepCallback | None = None) -> dict[s
     return data
 
 
-def _run_contained(step: Step, data: dict[str, Any]) -> dict[str, Any]:
+def _run_contained(step: Step, data: dict[str, Any], run_one: Callable[[Step, dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
     """An extra stage (a plugin's analysis) that raises fails its own task only: the run goes on, warned."""
     try:
-        return registries.run_step(step.name, step.run, data)
+        return run_one(step, data)
     except Exception as exc:
         message = f"stage {step.name!r} ({step.section}) failed and was skipped: {type(exc).__name__}: {exc}"
         warnings.warn(message, stacklevel=2)

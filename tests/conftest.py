@@ -58,6 +58,15 @@ def busy(seconds: float) -> None:
 
 
 @pytest.fixture(scope="session")
+def prefect_server():
+    """One temporary Prefect server for the session's flows (started only by tests that ask)."""
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=180):
+        yield
+
+
+@pytest.fixture(scope="session")
 def fez():
     """IBM's 156-qubit Heron r2 fake_fez, as qiskit-ibm-runtime ships it (one shared instance)."""
     from llqm_qiskit.devices import fake_device

@@ -63,6 +63,16 @@ def test_the_best_affordable_technique_is_chosen_and_its_prediction_reported(his
     assert row["measured"] == pytest.approx(data["fidelity"]["fidelity.error_mitigated"])
 
 
+def test_on_the_prefect_engine_the_chosen_technique_runs_as_its_own_task(prefect_server, history):
+    policies = {"names": ["budgeted_mitigation"], "budgeted_mitigation": {"budget_shots": 1500}}
+    run_id, _ = run_pipeline(parse_pipeline({**config(ZNE, policies), "run": {"engine": "prefect"}}), store=history)
+    store = llqm.ProfileStore(history)
+    (decision,) = store.decisions(run_id)
+    stages = {t.stage for t in store.tasks(run_id)}
+    assert decision.choice["technique"] == "none" and store.run(run_id).config["engine"] == "prefect"
+    assert "mitigate.none" in stages and "mitigate.zne" not in stages  # the flow ran the choice, not the file's
+
+
 def test_a_tight_budget_rules_out_the_costly_techniques(history):
     policies = {"names": ["budgeted_mitigation"], "budgeted_mitigation": {"budget_shots": 1500}}
     run_id, _ = run_pipeline(parse_pipeline(config(ZNE, policies)), store=history)

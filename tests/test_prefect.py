@@ -8,7 +8,6 @@ import time
 
 import pytest
 from prefect import flow, task
-from prefect.testing.utilities import prefect_test_harness
 from qiskit import QuantumCircuit
 
 from llqm_qiskit import circuits
@@ -20,10 +19,7 @@ from llqm_prefect import PrefectInstrumentor, profiled
 from conftest import busy
 
 
-@pytest.fixture(scope="session", autouse=True)
-def prefect_server():
-    with prefect_test_harness(server_startup_timeout=180):
-        yield
+pytestmark = pytest.mark.usefixtures("prefect_server")
 
 
 @task(tags=["llqm.stage:generate"])

@@ -4,7 +4,9 @@
 runs the steps as Prefect tasks of a flow profiled by ``@profiled``: the flow run is the
 LLQM run, each step's task run is an LLQM task with the step's stage, and everything the
 step does (folding, transpiling, executing) nests under it. The flow shows in the Prefect UI
-with its ``llqm-profile`` artifact.
+with its ``llqm-profile`` artifact. Steps keep the local engine's order and rules
+(``run_in_order``): each Prefect task is made when its step comes, so a mitigation a policy
+chooses after ``generate`` runs as its own task like any other.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import re
 from typing import Any, Callable
 
 import llqm_core
-from llqm_core.pipeline import Pipeline, StepCallback
+from llqm_core.pipeline import Pipeline, Step, StepCallback, run_in_order
 from llqm_core.registries import apply_step
 
 
@@ -30,16 +32,11 @@ def pipeline_flow(pipeline: Pipeline, store: Any = None, on_step: StepCallback |
 
         return task(run_step, name=name, cache_policy=NO_CACHE, persist_result=False)
 
-    tasks = [(step.name, as_task(step.name, step.run)) for step in pipeline.steps]
+    def run_one(step: Step, data: dict[str, Any]) -> dict[str, Any]:
+        return as_task(step.name, step.run)(data)
 
     def run_pipeline() -> tuple[str, dict[str, Any]]:
-        data = pipeline.initial_data()
-        for index, (name, step_task) in enumerate(tasks):
-            if on_step is not None:
-                on_step(index, len(tasks), name)
-            data = step_task(data)
-        if on_step is not None:
-            on_step(len(tasks), len(tasks), "done")
+        data = run_in_order(pipeline, run_one, on_step)
         return llqm_core.current_run().id, data
 
     flow_name = re.sub(r"[^A-Za-z0-9_.-]+", "-", pipeline.name).strip("-") or "llqm-pipeline"
