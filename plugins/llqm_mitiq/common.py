@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from llqm_core.checks import flag
+
 
 def evaluate(data: dict[str, Any], counts: Mapping[str, int]) -> float:
     """The observable's value from ``counts``, corrected for readout error when an earlier
@@ -16,19 +18,7 @@ def raw_value(data: dict[str, Any], counts: Mapping[str, int]) -> float:
     return data["observable"].expectation(counts)
 
 
-def check_flag(name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError(f"{name} must be true or false, not {value!r}.")
-    return value
-
-
-def check_whole(name: str, value: Any, least: int) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < least:
-        raise ValueError(f"{name} must be a whole number of {least} or more, not {value!r}.")
-    return value
-
-
 def last_only(technique: str, inner: bool) -> None:
     """Techniques that execute the circuit end a combination; only preparing ones go inside."""
-    if check_flag("inner", inner):
+    if flag("inner", inner):
         raise ValueError(f"{technique} executes its circuits, so it must come last in a combination such as \"rem+{technique}\".")

@@ -85,8 +85,9 @@ from mitiq.pec.types import OperationRepresentation
 from qiskit import QuantumCircuit
 
 import llqm_core
+from llqm_core.checks import whole
 
-from .common import check_whole, evaluate, last_only, raw_value
+from .common import evaluate, last_only, raw_value
 
 #: Mitiq's local depolarizing representation needs ``4p/3 < 1``.
 MAX_NOISE_LEVEL = 0.75
@@ -105,7 +106,7 @@ def _check_noise_level(value: Any) -> float | None:
 
 
 def _check_seed(value: Any) -> int | None:
-    return None if value is None else check_whole("seed", value, 0)
+    return None if value is None else whole("seed", value, 0)
 
 
 @dataclass
@@ -304,12 +305,12 @@ def placement_problems(base: QuantumCircuit, compiled: Sequence[QuantumCircuit])
 def pec(*, samples: int = 100, chunk_size: int = 50, noise_level: float | None = None, seed: int | None = None,
         shots_per_sample: int | None = None, inner: bool = False) -> Callable[[dict[str, Any]], dict[str, Any]]:
     last_only("pec", inner)
-    check_whole("samples", samples, 1)
-    check_whole("chunk_size", chunk_size, 1)
+    whole("samples", samples, 1)
+    whole("chunk_size", chunk_size, 1)
     noise_level = _check_noise_level(noise_level)
     seed = _check_seed(seed)
     if shots_per_sample is not None:
-        check_whole("shots_per_sample", shots_per_sample, 1)
+        whole("shots_per_sample", shots_per_sample, 1)
 
     def step(data: dict[str, Any]) -> dict[str, Any]:
         circuit, compiled, backend = data["circuit"], data["compiled"], data["backend"]

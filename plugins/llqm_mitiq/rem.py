@@ -34,9 +34,9 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 import llqm_core
+from llqm_core.checks import flag
 from llqm_core.policies import decide
 
-from .common import check_flag
 from .shared_job import SharedJob
 
 MAX_SHOTS = 10_000_000
@@ -199,7 +199,7 @@ def _fit_from_shared_job(calibrate: Any, counts: list[Mapping[str, int]], fit: C
 
 def rem(*, calibration_shots: int | None = None, inner: bool = False) -> Callable[[dict[str, Any]], dict[str, Any]]:
     calibration_shots = _check_calibration_shots(calibration_shots)
-    inner = check_flag("inner", inner)
+    inner = flag("inner", inner)
 
     def step(data: dict[str, Any]) -> dict[str, Any]:
         compiled, backend, observable = data["compiled"], data["backend"], data["observable"]

@@ -25,9 +25,10 @@ from mitiq.zne.inference import ExpFactory, LinearFactory, PolyFactory, Richards
 from mitiq.zne.scaling import fold_all, fold_gates_at_random, fold_global, insert_id_layers
 
 import llqm_core
+from llqm_core.checks import whole
 from llqm_core.policies import decide
 
-from .common import check_whole, evaluate, last_only, raw_value
+from .common import evaluate, last_only, raw_value
 
 FOLDING = {
     "global": lambda circuit, scale, seed: fold_global(circuit, scale),
@@ -61,7 +62,7 @@ def extrapolation(factory: str, order: int | None, asymptote: float | None,
     if asymptote is not None and factory != "exp":
         raise ValueError("asymptote belongs to the exp factory.")
     if factory == "poly":
-        check_whole("order", order if order is not None else 0, 1)
+        whole("order", order if order is not None else 0, 1)
         if points < order + 1:
             raise ValueError(f"a poly factory of order {order} needs at least {order + 1} scale factors, not {points}.")
         return lambda s, v: PolyFactory.extrapolate(s, v, order=order)
@@ -103,14 +104,14 @@ def fold_gates(compiled: Any, scale: float, gates: set[str], seed: int | None = 
     them once more to reach a fractional scale.
     """
     positions = [i for i, instruction in enumerate(compiled.data) if instruction.operation.name in gates]
-    whole = int((scale - 1) // 2)
-    extra = round((scale - 1 - 2 * whole) / 2 * len(positions))
+    folds = int((scale - 1) // 2)  # of every gate; ``extra`` gates get one more
+    extra = round((scale - 1 - 2 * folds) / 2 * len(positions))
     more = set(random.Random(seed).sample(positions, extra)) if extra else set()
     folded = compiled.copy_empty_like(name=f"{compiled.name}_fold{scale:g}")
     # _append is Qiskit's documented fast path for instructions already checked against the
     # circuit's bits (they are: same bits as ``compiled``); append() re-checks each, 10x slower.
     for i, instruction in enumerate(compiled.data):
-        for _ in range(1 + 2 * (whole + (i in more)) if instruction.operation.name in gates else 1):
+        for _ in range(1 + 2 * (folds + (i in more)) if instruction.operation.name in gates else 1):
             folded._append(instruction)
     return folded
 

@@ -18,6 +18,7 @@ from typing import Any, Sequence
 
 import llqm_core
 from llqm_core import PolicyDecision
+from llqm_core.checks import whole
 
 NAME = "job_batching"
 
@@ -26,9 +27,9 @@ class JobBatching:
     decides = "execute.batch"
 
     def __init__(self, *, max_circuits: int | None = None, history: int = 50) -> None:
-        for name, value in (("max_circuits", max_circuits), ("history", history)):
-            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-                raise ValueError(f"{name} must be a whole number of 1 or more, not {value!r}.")
+        if max_circuits is not None:
+            whole("max_circuits", max_circuits)
+        whole("history", history)
         self.max_circuits = max_circuits
         self.history = history
 

@@ -21,18 +21,11 @@ from typing import Any
 import llqm_core
 from llqm_core import PolicyDecision, ProfileStore
 from llqm_core.analysis import fidelity, step_costs
+from llqm_core.checks import number, positive
 
 from .predict import run_features
 
 NAME = "budgeted_mitigation"
-
-
-def _positive(name: str, value: Any) -> float | None:
-    if value is None:
-        return None
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
-        raise ValueError(f"{name} must be a positive number, not {value!r}.")
-    return float(value)
 
 
 class BudgetedMitigation:
@@ -40,13 +33,11 @@ class BudgetedMitigation:
 
     def __init__(self, *, budget_shots: int | None = None, budget_qpu_s: float | None = None,
                  similarity: float = 2.0, history: int = 200) -> None:
-        self.budget_shots = _positive("budget_shots", budget_shots)
-        self.budget_qpu_s = _positive("budget_qpu_s", budget_qpu_s)
+        self.budget_shots = None if budget_shots is None else positive("budget_shots", budget_shots)
+        self.budget_qpu_s = None if budget_qpu_s is None else positive("budget_qpu_s", budget_qpu_s)
         if self.budget_shots is None and self.budget_qpu_s is None:
             raise ValueError("budgeted_mitigation needs budget_shots or budget_qpu_s (or both).")
-        if not isinstance(similarity, (int, float)) or isinstance(similarity, bool) or similarity < 1:
-            raise ValueError(f"similarity must be a number of 1 or more, not {similarity!r}.")
-        self.similarity = float(similarity)
+        self.similarity = number("similarity", similarity, 1)
         self.history = history
 
     def candidates(self, store: ProfileStore, features: dict[str, Any], shots: int,

@@ -17,6 +17,7 @@ from collections import OrderedDict
 from typing import Any, Callable, Sequence
 
 from llqm_core import HardwareSnapshot, PolicyDecision
+from llqm_core.checks import number, whole
 
 from .layout import _largest_change
 
@@ -41,10 +42,8 @@ class TranspileCache:
     decides = "transpile.cache"
 
     def __init__(self, *, drift_threshold: float = 0.25, max_entries: int = 10_000) -> None:
-        if not isinstance(drift_threshold, (int, float)) or isinstance(drift_threshold, bool) or drift_threshold < 0:
-            raise ValueError(f"drift_threshold must be a number of 0 or more, not {drift_threshold!r}.")
-        if not isinstance(max_entries, int) or isinstance(max_entries, bool) or max_entries < 1:
-            raise ValueError(f"max_entries must be a whole number of 1 or more, not {max_entries!r}.")
+        number("drift_threshold", drift_threshold)
+        whole("max_entries", max_entries)
         self.drift_threshold = float(drift_threshold)
         self.max_entries = max_entries
 

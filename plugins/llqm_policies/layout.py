@@ -37,6 +37,7 @@ from qiskit import QuantumCircuit
 
 import llqm_core
 from llqm_core import HardwareSnapshot, PolicyDecision
+from llqm_core.checks import number, whole
 from llqm_core.hardware import faulty_couplers, faulty_qubits
 
 NAME = "hardware_layout"
@@ -87,10 +88,8 @@ class HardwareAwareLayout:
     decides = "layout"
 
     def __init__(self, *, candidates: int = 5000, drift_threshold: float = 0.25) -> None:
-        if not isinstance(candidates, int) or isinstance(candidates, bool) or candidates < 1:
-            raise ValueError(f"candidates must be a whole number of 1 or more, not {candidates!r}.")
-        if not isinstance(drift_threshold, (int, float)) or isinstance(drift_threshold, bool) or drift_threshold < 0:
-            raise ValueError(f"drift_threshold must be a number of 0 or more, not {drift_threshold!r}.")
+        whole("candidates", candidates)
+        number("drift_threshold", drift_threshold)
         self.candidates = candidates
         self.drift_threshold = float(drift_threshold)
 

@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 import llqm_core
 from llqm_core import PolicyDecision
+from llqm_core.checks import number, whole
 
 NAME = "parallel_transpile"
 
@@ -23,12 +24,10 @@ class ParallelTranspile:
     decides = "transpile.parallel"
 
     def __init__(self, *, max_workers: int | None = None, min_serial_s: float = 1.0, history: int = 50) -> None:
-        if max_workers is not None and (not isinstance(max_workers, int) or isinstance(max_workers, bool) or max_workers < 1):
-            raise ValueError(f"max_workers must be a whole number of 1 or more, not {max_workers!r}.")
-        if not isinstance(min_serial_s, (int, float)) or isinstance(min_serial_s, bool) or min_serial_s < 0:
-            raise ValueError(f"min_serial_s must be a number of seconds of 0 or more, not {min_serial_s!r}.")
+        if max_workers is not None:
+            whole("max_workers", max_workers)
         self.max_workers = max_workers or os.cpu_count() or 1
-        self.min_serial_s = float(min_serial_s)
+        self.min_serial_s = number("min_serial_s", min_serial_s, 0, "seconds")
         self.history = history
 
     def seconds_per_gate(self) -> float | None:

@@ -24,6 +24,7 @@ import numpy as np
 
 import llqm_core
 from llqm_core import PolicyDecision, ProfileStore
+from llqm_core.checks import whole
 
 NAME = "cost_model"
 FEATURES = ("circuit.size", "circuit.qubits", "circuit.depth", "circuit.two_qubit_gates", "shots")
@@ -72,9 +73,8 @@ class CostModel:
     decides = "predict"
 
     def __init__(self, *, history: int = 200, min_runs: int = 4) -> None:
-        for name, value, least in (("history", history, 1), ("min_runs", min_runs, 1)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < least:
-                raise ValueError(f"{name} must be a whole number of {least} or more, not {value!r}.")
+        whole("history", history)
+        whole("min_runs", min_runs)
         self.history = history
         self.min_runs = min_runs
 

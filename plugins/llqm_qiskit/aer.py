@@ -30,6 +30,7 @@ from qiskit_aer import AerSimulator
 
 import llqm_core
 from llqm_core import HardwareSnapshot
+from llqm_core.checks import flag
 
 from . import frames
 from .backend import JobOutcome, QuantumBackend
@@ -88,8 +89,7 @@ class AerBackend(QuantumBackend):
                  statevector_max_qubits: int = 28) -> None:
         if not isinstance(method, str) or method not in METHODS:
             raise ValueError(f"unknown simulation method {method!r}; choose one of: {', '.join(METHODS)}.")
-        if not isinstance(noise, bool):
-            raise ValueError(f"noise must be true or false, not {noise!r}.")
+        flag("noise", noise)
         super().__init__(fake_device(device))
         self.method = method
         self.noise = noise

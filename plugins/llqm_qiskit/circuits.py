@@ -14,6 +14,8 @@ from typing import Callable
 from qiskit import QuantumCircuit, qasm2, qasm3
 from qiskit.circuit.library import QFTGate
 
+from llqm_core.checks import whole
+
 _ONE_QUBIT_CLIFFORDS = ("h", "s", "sdg", "x", "y", "z", "sx", "sxdg")
 
 
@@ -42,7 +44,7 @@ def mirror(qubits: int, depth: int, seed: int | None = None, measure: bool = Tru
     (alternating even and odd pairs), so the circuit stays Clifford (stabilizer-simulable at
     100+ qubits) and two-qubit gates grow linearly with ``qubits * depth``."""
     _check_width("mirror", qubits, 2)
-    _check_positive("depth", depth)
+    whole("depth", depth)
     rng = random.Random(seed)
     forward = QuantumCircuit(qubits)
     for layer in range(depth):
@@ -61,7 +63,7 @@ def mirror(qubits: int, depth: int, seed: int | None = None, measure: bool = Tru
 def random_layered(qubits: int, depth: int, seed: int | None = None, measure: bool = True) -> QuantumCircuit:
     """``depth`` layers of random single-qubit rotations and CNOTs on random disjoint pairs."""
     _check_width("random", qubits, 2)
-    _check_positive("depth", depth)
+    whole("depth", depth)
     rng = random.Random(seed)
     circuit = QuantumCircuit(qubits, name=f"random_{qubits}x{depth}")
     for _ in range(depth):
@@ -94,7 +96,7 @@ def qaoa_maxcut(qubits: int, layers: int = 1, seed: int | None = None, degree: i
                 gamma: float = 0.4, beta: float = 0.3, measure: bool = True) -> QuantumCircuit:
     """QAOA for MaxCut on a random ``degree``-regular graph: ``layers`` of cost and mixer."""
     _check_width("qaoa", qubits, 3)
-    _check_positive("layers", layers)
+    whole("layers", layers)
     edges = random_regular_graph(qubits, degree, seed)
     circuit = QuantumCircuit(qubits, name=f"qaoa_maxcut_{qubits}x{layers}")
     circuit.h(range(qubits))
@@ -128,15 +130,15 @@ def nearest_neighbour(qubits: int, gates: int) -> QuantumCircuit:
     Composing a ready block keeps building 10^7 gates to seconds, where a Python-level
     ``append`` per gate would take minutes."""
     _check_width("nearest-neighbour", qubits, 2)
-    _check_positive("gates", gates)
+    whole("gates", gates)
     block = QuantumCircuit(qubits)
     for parity, one_qubit in ((0, block.h), (1, block.sx)):
         one_qubit(range(qubits))
         for q in range(parity, qubits - 1, 2):
             block.cx(q, q + 1)
     circuit = QuantumCircuit(qubits, name=f"nn_{qubits}x{gates}")
-    whole, rest = divmod(gates, len(block))
-    for _ in range(whole):
+    blocks, rest = divmod(gates, len(block))
+    for _ in range(blocks):
         circuit.compose(block, inplace=True, copy=False)
     for instruction in block.data[:rest]:
         circuit.append(instruction, copy=False)
@@ -170,11 +172,6 @@ def load_qasm(path: str | Path) -> QuantumCircuit:
 def _check_width(kind: str, qubits: int, least: int) -> None:
     if not isinstance(qubits, int) or isinstance(qubits, bool) or qubits < least:
         raise ValueError(f"a {kind} circuit needs at least {least} qubits, not {qubits!r}.")
-
-
-def _check_positive(name: str, value: int) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{name} must be a whole number of 1 or more, not {value!r}.")
 
 
 KINDS: dict[str, Callable[..., QuantumCircuit]] = {

@@ -47,6 +47,7 @@ from qiskit import QuantumCircuit
 
 import llqm_core
 from llqm_core import HardwareSnapshot
+from llqm_core.checks import flag
 from llqm_core.secrets import MIN_SECRET_LENGTH, REDACTED, names_a_secret, redact_text
 
 from .aer import choose_method
@@ -253,8 +254,7 @@ class IBMRuntimeBackend(QuantumBackend):
                  max_wait_s: float | None = None) -> None:
         if device is not None and not isinstance(device, str):
             raise ValueError(f"device must be a device name such as 'ibm_fez' or 'fake_fez', not {device!r}.")
-        if not isinstance(local, bool):
-            raise ValueError(f"local must be true or false, not {local!r}.")
+        flag("local", local)
         if channel is not None and channel not in CHANNELS:
             raise ValueError(f"unknown channel {channel!r}; choose one of: {', '.join(CHANNELS)}.")
         for option, value in (("instance", instance), ("name", name)):

@@ -19,6 +19,7 @@ from qiskit import QuantumCircuit
 
 import llqm_core
 from llqm_core import HardwareSnapshot
+from llqm_core.checks import positive
 
 from .aer import AerBackend
 from .backend import JobOutcome
@@ -40,8 +41,8 @@ class ModelledQPU(AerBackend):
                  rep_delay_s: float = 250e-6, queue_utilisation: float = 0.0, queue_mean_job_s: float = 60.0,
                  queue_seed: int | None = 0, time_scale: float = 0.01, timeout_s: float | None = None) -> None:
         super().__init__(device=device, method=method, noise=noise, drift=drift)
-        if timeout_s is not None and (not isinstance(timeout_s, (int, float)) or isinstance(timeout_s, bool) or timeout_s <= 0):
-            raise ValueError(f"timeout_s must be a positive number of modelled seconds, not {timeout_s!r}.")
+        if timeout_s is not None:
+            positive("timeout_s", timeout_s, "modelled seconds")
         self.timeout_s = timeout_s
         if not isinstance(time_scale, (int, float)) or isinstance(time_scale, bool) or not 0 <= time_scale <= 1:
             raise ValueError(f"time_scale must be a number from 0 to 1 (real seconds per modelled second), not {time_scale!r}.")

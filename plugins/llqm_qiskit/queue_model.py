@@ -19,6 +19,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from llqm_core.checks import positive
+
 
 @dataclass
 class QueueModel:
@@ -30,8 +32,7 @@ class QueueModel:
     def __post_init__(self) -> None:
         if not isinstance(self.utilisation, (int, float)) or not 0 <= self.utilisation < 1:
             raise ValueError(f"queue utilisation must be at least 0 and below 1, not {self.utilisation!r}.")
-        if not isinstance(self.mean_job_s, (int, float)) or self.mean_job_s <= 0:
-            raise ValueError(f"queue mean_job_s must be a positive number of seconds, not {self.mean_job_s!r}.")
+        positive("queue mean_job_s", self.mean_job_s, "seconds")
         self._rng = random.Random(self.seed)
 
     @property

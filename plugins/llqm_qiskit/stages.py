@@ -12,6 +12,7 @@ from typing import Any, Callable, Sequence
 
 from qiskit import QuantumCircuit
 
+from llqm_core.checks import whole
 from llqm_core.policies import decide, policy_for, record
 
 from .circuits import KINDS, generate as generate_circuit, load_qasm
@@ -21,11 +22,6 @@ from .transpile import OPTIMIZATION_LEVELS, profiled_transpile
 Step = Callable[[dict[str, Any]], dict[str, Any]]
 LAYOUT_METHODS = ("default", "dense", "sabre", "trivial")
 OBSERVABLES = ("ideal_outcomes", "neighbour_parities", "parity")
-
-
-def _whole(name: str, value: Any, least: int) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < least:
-        raise ValueError(f"{name} must be a whole number of {least} or more, not {value!r}.")
 
 
 def generate(*, kind: str = "ghz", qubits: int = 5, depth: int = 1, seed: int | None = None,
@@ -38,10 +34,10 @@ def generate(*, kind: str = "ghz", qubits: int = 5, depth: int = 1, seed: int | 
         return _with_width_check(lambda data: {"circuit": circuit}, circuit.num_qubits, circuit.name)
     if not isinstance(kind, str) or kind not in KINDS:
         raise ValueError(f"unknown circuit kind {kind!r}; choose one of: {', '.join(sorted(KINDS))}, or give qasm = \"file\".")
-    _whole("qubits", qubits, 1)
-    _whole("depth", depth, 1)
+    whole("qubits", qubits, 1)
+    whole("depth", depth, 1)
     if seed is not None:
-        _whole("seed", seed, 0)
+        whole("seed", seed, 0)
     generate_circuit(kind, min(qubits, 3) if kind != "qaoa" else qubits, depth, seed)  # fails now on bad sizes
     return _with_width_check(lambda data: {"circuit": generate_circuit(kind, qubits, depth, seed)}, qubits, f"{kind} circuit")
 
@@ -88,7 +84,7 @@ def transpile(*, optimization_level: int = 1, seed: int | None = None, layout_me
     if isinstance(optimization_level, bool) or optimization_level not in OPTIMIZATION_LEVELS:
         raise ValueError(f"optimization_level must be one of 0, 1, 2, 3, not {optimization_level!r}.")
     if seed is not None:
-        _whole("seed", seed, 0)
+        whole("seed", seed, 0)
     if not isinstance(layout_method, str) or layout_method not in LAYOUT_METHODS:
         raise ValueError(f"unknown layout_method {layout_method!r}; choose one of: {', '.join(LAYOUT_METHODS)}.")
 
