@@ -80,6 +80,13 @@ class SnapshotDiff:
         changes = [c[name].relative for c in (*self.qubits.values(), *self.gates.values()) if name in c]
         return max((abs(r) for r in changes if r is not None), default=0.0)
 
+    def max_error_change(self, qubits: set[int]) -> float:
+        """The largest relative change of a gate error or readout error on ``qubits`` alone:
+        whether a layout or a transpiled circuit placed on them still holds."""
+        changes = [c["readout_error"].relative for q, c in self.qubits.items() if q in qubits and "readout_error" in c]
+        changes += [c["error"].relative for (_, on), c in self.gates.items() if set(on) <= qubits and "error" in c]
+        return max((abs(r) for r in changes if r is not None), default=0.0)
+
     def to_dict(self) -> dict[str, Any]:
         def changes(fields: dict[str, Change]) -> dict[str, Any]:
             return {k: {"before": c.before, "after": c.after, "relative": c.relative} for k, c in fields.items()}

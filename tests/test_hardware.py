@@ -51,6 +51,13 @@ def test_diff_reports_each_changed_field_and_what_broke_or_was_repaired():
         hardware.diff(before, replace(after, backend="other"))
 
 
+def test_the_error_change_on_some_qubits_ignores_the_rest_of_the_device():
+    changes = hardware.diff(device(), device(cz_01=0.015, readout_q2=0.03, t1_q0=10e-6))
+    assert changes.max_error_change({0, 1}) == pytest.approx(0.5)  # cz on 0-1 went from 1% to 1.5%; T1 is no error
+    assert changes.max_error_change({1, 2}) == pytest.approx(0.5)  # readout of qubit 2 from 2% to 3%
+    assert changes.max_error_change({2}) == pytest.approx(0.5) and changes.max_error_change({1}) == 0.0
+
+
 def test_hardware_commands_list_show_and_diff_stored_snapshots(store_path, capsys):
     before, after = device(), device(t1_q0=60e-6, taken_at=2.0)
     with llqm.run("calibrations"):

@@ -18,8 +18,8 @@ from typing import Any, Callable, Sequence
 
 from llqm_core import HardwareSnapshot, PolicyDecision
 from llqm_core.checks import number, whole
+from llqm_core.hardware import diff
 
-from .layout import _largest_change
 
 NAME = "transpile_cache"
 _ENTRIES: "OrderedDict[str, tuple[Any, HardwareSnapshot]]" = OrderedDict()
@@ -52,7 +52,7 @@ class TranspileCache:
         if made_on.fingerprint == snapshot.fingerprint:
             return True
         used = {compiled.find_bit(q).index for i in compiled.data for q in i.qubits}
-        return _largest_change(made_on, snapshot, used) <= self.drift_threshold
+        return diff(made_on, snapshot).max_error_change(used) <= self.drift_threshold
 
     def compile(self, circuits: Sequence[Any], context: tuple, snapshot: HardwareSnapshot,
                 transpile: Callable[[list[Any]], list[Any]]) -> tuple[list[Any], PolicyDecision]:

@@ -38,7 +38,7 @@ from qiskit import QuantumCircuit
 import llqm_core
 from llqm_core import HardwareSnapshot, PolicyDecision
 from llqm_core.checks import number, whole
-from llqm_core.hardware import faulty_couplers, faulty_qubits
+from llqm_core.hardware import diff, faulty_couplers, faulty_qubits
 
 NAME = "hardware_layout"
 
@@ -157,7 +157,7 @@ class HardwareAwareLayout:
                 return None
             layout = earlier.choice["initial_layout"]
             used = set(layout)
-            moved = _largest_change(before, snapshot, used)
+            moved = diff(before, snapshot).max_error_change(used)
             failed = [c for c in faulty_couplers(snapshot) if c[0] in used and c[1] in used]
             if moved > self.drift_threshold or failed:
                 return None
@@ -170,18 +170,3 @@ class HardwareAwareLayout:
                                                "largest_change": moved},
             )
         return None
-
-
-def _largest_change(before: HardwareSnapshot, after: HardwareSnapshot, qubits: set[int]) -> float:
-    """The largest relative change of a gate or readout error on ``qubits`` between two snapshots."""
-    old = {(g.gate, g.qubits): g.error for g in before.gates if set(g.qubits) <= qubits and g.error}
-    largest = 0.0
-    for gate in after.gates:
-        was = old.get((gate.gate, gate.qubits))
-        if was and gate.error is not None:
-            largest = max(largest, abs(gate.error - was) / was)
-    for q in qubits:
-        a, b = before.qubits.get(q), after.qubits.get(q)
-        if a is not None and b is not None and a.readout_error and b.readout_error is not None:
-            largest = max(largest, abs(b.readout_error - a.readout_error) / a.readout_error)
-    return largest
