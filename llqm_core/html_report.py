@@ -14,7 +14,7 @@ from typing import Any
 
 from .analysis import FIDELITY_FIGURES
 from .plots import stages_png, timeline_png
-from .report import format_bytes, format_number, format_seconds
+from .report import bottleneck_sentence, format_bytes, format_number, format_seconds
 
 MAX_TASK_ROWS = 500
 _STYLE = """
@@ -51,11 +51,9 @@ def html_report(report: dict[str, Any]) -> str:
              f"{run['started']}, wall {format_seconds(run['wall_s'])}, trace <code>{run['trace_id']}</code></p>"]
     if run.get("error"):
         parts.append(f"<p class=\"failed\">error: {html.escape(run['error'])}</p>")
-    found = report.get("bottleneck")
-    if found:
-        parts.append(f"<p id=\"bottleneck\"><b>Bottleneck:</b> stage <b>{html.escape(found['stage'])}</b> on "
-                     f"<b>{found['resource']}</b>, {found['share'] * 100:.0f}% of the run's wall time "
-                     f"({format_seconds(found['seconds'])}), on a critical path of {len(report['critical_path'])} tasks.</p>")
+    sentence = bottleneck_sentence(report, lambda text: f"<b>{html.escape(text)}</b>")
+    if sentence:
+        parts.append(f"<p id=\"bottleneck\">{sentence}.</p>")
     figures = report.get("fidelity") or {}
     if figures:
         parts.append(_table("Fidelity", list(FIDELITY_FIGURES), [[format_number(figures.get(k)) for k in FIDELITY_FIGURES]]))

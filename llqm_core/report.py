@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Callable
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from .analysis import FIDELITY_FIGURES, bottleneck, concurrency, critical_path, fidelity, prediction_errors, step_costs
@@ -171,13 +172,22 @@ def format_number(value: Any) -> str:
     return "-" if value is None else f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
+def bottleneck_sentence(report: dict[str, Any], strong: Callable[[str], str] = str) -> str | None:
+    """The report's bottleneck in one sentence, its stage and resource passed through ``strong``
+    (bold in the console, HTML or Markdown); None when the run has none."""
+    found = report.get("bottleneck")
+    if not found:
+        return None
+    return (f"{strong('Bottleneck:')} stage {strong(found['stage'])} on {strong(found['resource'])}, "
+            f"{found['share'] * 100:.0f}% of the run's wall time ({format_seconds(found['seconds'])}) on the critical "
+            f"path of {len(report.get('critical_path') or [])} tasks")
+
+
 def render_outcome(report: dict[str, Any], console: Console) -> None:
     """The bottleneck, the cost of each step, and the fidelity figures: the answer at a glance."""
-    found = report.get("bottleneck")
-    if found:
-        console.print(f"[bold]Bottleneck:[/bold] stage [bold]{found['stage']}[/bold] on [bold]{found['resource']}[/bold], "
-                      f"{found['share'] * 100:.0f}% of the run's wall time ({format_seconds(found['seconds'])}) on the critical "
-                      f"path of {len(report.get('critical_path', []))} tasks")
+    sentence = bottleneck_sentence(report, lambda text: f"[bold]{escape(text)}[/bold]")
+    if sentence:
+        console.print(sentence)
     parallel = report.get("concurrency") or {}
     if parallel.get("mean_busy_cores") is not None:
         console.print(f"Concurrency: up to {parallel['max_parallel_tasks']} tasks at once, "

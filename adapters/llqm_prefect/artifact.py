@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from llqm_core.analysis import FIDELITY_FIGURES
+from llqm_core.report import bottleneck_sentence
 
 
 def _cell(value: Any) -> str:
@@ -23,10 +24,9 @@ def profile_markdown(report: dict[str, Any]) -> str:
         f"Run `{run['id']}`, status **{run['status']}**, wall {_cell(run['wall_s'])} s, trace `{run['trace_id']}`.",
         "",
     ]
-    found = report.get("bottleneck")
-    if found:
-        lines += [f"Bottleneck: stage **{_cell(found['stage'])}** on **{found['resource']}**, "
-                  f"{found['share'] * 100:.0f}% of the run's wall time.", ""]
+    sentence = bottleneck_sentence(report, lambda text: f"**{_cell(text)}**")
+    if sentence:
+        lines += [sentence + ".", ""]
     figures = report.get("fidelity") or {}
     if figures:
         keys = [k for k in FIDELITY_FIGURES if k in figures]
