@@ -73,8 +73,8 @@ def llqm_register_policies(register: Callable[..., None]) -> None:
 
     ``factory(**options)`` (the options of ``[policies.<name>]`` in a pipeline file) returns a
     policy: an object whose ``decides`` names the decision point it serves (``layout``,
-    ``zne.folding``, ``transpile.cache``, ``transpile.parallel``, ``mitigation``, ``predict``)
-    and whose ``decide(**context)`` returns an ``llqm_core.PolicyDecision`` (choice, rationale,
+    ``zne.folding``, ``transpile.cache``, ``transpile.parallel``, ``execute.batch``,
+    ``mitigation``, ``predict``) and whose ``decide(**context)`` returns an ``llqm_core.PolicyDecision`` (choice, rationale,
     inputs) or None to leave the default. LLQM records every decision on the run; see
     ``llqm_core.policies``.
     """
