@@ -45,6 +45,25 @@ def test_the_calibration_shares_the_next_job_and_saves_its_overhead(store_path, 
     assert "earlier job(s) on modelled_qpu:fake_fez waited a median" in decision.rationale
 
 
+def test_a_job_time_limit_caps_the_shared_job_by_the_measured_qpu_seconds_per_circuit(store_path):
+    run_pipeline(parse_pipeline(pipeline("rem", [])), store=store_path)  # jobs of 2 and 1 circuits: 2 s + ~0.5 s each
+    store = llqm.ProfileStore(store_path)
+
+    def run_with_limit(max_job_s: float) -> tuple[int, list]:
+        config = pipeline("rem", ["job_batching"])
+        config["policies"]["job_batching"] = {"max_job_s": max_job_s}
+        run_id, _ = run_pipeline(parse_pipeline(config), store=store_path)
+        return len(jobs_of(store_path, run_id)), store.decisions(run_id)
+
+    jobs, decisions = run_with_limit(3.2)  # room for 2 circuits: the calibration alone fills it
+    assert jobs == 2 and not decisions
+    jobs, (decision,) = run_with_limit(3.7)  # room for 3: calibration and circuit share one job
+    assert jobs == 1 and decision.choice["max_circuits"] == 3
+    assert decision.inputs["job_fixed_qpu_s"] == pytest.approx(2.0, abs=0.05)
+    assert decision.inputs["qpu_s_per_circuit"] == pytest.approx(0.5, abs=0.05)
+    assert "at most 3 circuits keep a job under 3.7 s" in decision.rationale
+
+
 def test_calibration_shots_other_than_the_jobs_keep_a_job_of_their_own(store_path):
     run_id, _ = run_pipeline(parse_pipeline(pipeline("rem+zne", ["job_batching"], calibration_shots=500)),
                              store=store_path)
@@ -80,6 +99,7 @@ def test_a_job_over_the_circuit_limit_runs_the_deferred_circuits_apart(store_pat
 @pytest.mark.parametrize("options, message", [
     ({"max_circuits": 0}, "max_circuits must be a whole number of 1 or more, not 0"),
     ({"history": "all"}, "history must be a whole number of 1 or more, not 'all'"),
+    ({"max_job_s": 0}, "max_job_s must be a positive number of QPU seconds, not 0"),
 ])
 def test_bad_batching_options_get_one_sentence(options, message):
     with pytest.raises(UserError, match=message):

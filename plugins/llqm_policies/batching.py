@@ -6,9 +6,13 @@ readout calibration is two circuits of a few hundred shots: run apart, it costs 
 run as the first circuits of the job that follows (the technique's own), it costs only its
 shots. The decision point ``execute.batch`` is asked by a step that could defer a job; the
 policy agrees when the job that follows uses the same shots, and caps the shared job at
-``max_circuits`` (else the device's own limit, where it states one). Its rationale carries
-what a job cost on this backend in the store's earlier runs (median queue wait and QPU
-seconds), the saving the decision is expected to bring.
+``max_circuits`` (else the device's own limit, where it states one). With ``max_job_s`` (a
+job time limit, such as IBM's ``max_execution_time``) the cap also comes from the measured
+profile: the store's earlier jobs on this backend give QPU seconds per job as a fixed part
+plus a part per circuit (a least-squares line through their circuits and QPU seconds), and a
+shared job may hold only as many circuits as that line keeps under the limit. Its rationale
+carries what a job cost on this backend in the store's earlier runs (median queue wait and
+QPU seconds), the saving the decision is expected to bring.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from typing import Any, Sequence
 
 import llqm_core
 from llqm_core import PolicyDecision
-from llqm_core.checks import whole
+from llqm_core.checks import positive, whole
 
 NAME = "job_batching"
 
@@ -26,44 +30,61 @@ NAME = "job_batching"
 class JobBatching:
     decides = "execute.batch"
 
-    def __init__(self, *, max_circuits: int | None = None, history: int = 50) -> None:
+    def __init__(self, *, max_circuits: int | None = None, max_job_s: float | None = None, history: int = 50) -> None:
         if max_circuits is not None:
             whole("max_circuits", max_circuits)
+        if max_job_s is not None:
+            positive("max_job_s", max_job_s, "QPU seconds")
         whole("history", history)
         self.max_circuits = max_circuits
+        self.max_job_s = max_job_s
         self.history = history
 
-    def job_costs(self, backend_name: str) -> tuple[int, float | None, float | None]:
-        """How many earlier jobs ran on ``backend_name``, and their median queue and QPU seconds."""
+    def earlier_jobs(self, backend_name: str) -> list[Any]:
+        """The store's finished ``execute`` tasks on ``backend_name``, newest runs first."""
         active = llqm_core.current_run()
         store = active.store if active is not None else None
         if store is None:
-            return 0, None, None
-        queue, qpu = [], []
-        for run in store.runs(limit=self.history):
-            for task in store.tasks(run.id):
-                if task.stage == "execute" and task.metrics.get("backend.name") == backend_name and task.end_ns:
-                    if task.profile.queue_s is not None:
-                        queue.append(task.profile.queue_s)
-                    if task.profile.qpu_s is not None:
-                        qpu.append(task.profile.qpu_s)
-        jobs = max(len(queue), len(qpu))
-        return jobs, (statistics.median(queue) if queue else None), (statistics.median(qpu) if qpu else None)
+            return []
+        return [task for run in store.runs(limit=self.history) for task in store.tasks(run.id)
+                if task.stage == "execute" and task.metrics.get("backend.name") == backend_name and task.end_ns]
+
+    @staticmethod
+    def qpu_line(jobs: list[Any]) -> tuple[float, float] | None:
+        """QPU seconds of a job as ``fixed + per_circuit * circuits``, fitted on ``jobs``."""
+        points = [(t.metrics["execute.circuits"], t.profile.qpu_s) for t in jobs
+                  if t.profile.qpu_s is not None and t.metrics.get("execute.circuits")]
+        if len({circuits for circuits, _ in points}) < 2:
+            return None  # one size of job measured: the fixed part and the per-circuit part cannot be told apart
+        slope, intercept = statistics.linear_regression([c for c, _ in points], [s for _, s in points])
+        return (max(intercept, 0.0), slope) if slope > 0 else None
 
     def decide(self, *, circuits: Sequence[Any], shots: int, next_shots: int | None, backend: Any,
                **_: Any) -> PolicyDecision | None:
         if next_shots is not None and next_shots != shots:
             return None  # one job runs one number of shots: the circuits keep a job of their own
         limit = self.max_circuits or getattr(getattr(backend, "device", None), "max_circuits", None)
+        jobs = self.earlier_jobs(backend.name)
+        line = self.qpu_line(jobs) if self.max_job_s is not None else None
+        if line is not None:
+            fixed, per_circuit = line
+            fitting = max(0, int((self.max_job_s - fixed) // per_circuit))
+            limit = fitting if limit is None else min(limit, fitting)
         if limit is not None and len(circuits) >= limit:
             return None
-        jobs, queue_s, qpu_s = self.job_costs(backend.name)
-        measured = (f"; {jobs} earlier job(s) on {backend.name} waited a median {queue_s or 0:.1f} s in the queue and "
-                    f"used {qpu_s or 0:.2f} s of QPU time" if jobs else f"; no earlier job on {backend.name} measured yet")
+        queue = [t.profile.queue_s for t in jobs if t.profile.queue_s is not None]
+        qpu = [t.profile.qpu_s for t in jobs if t.profile.qpu_s is not None]
+        queue_s, qpu_s = (statistics.median(queue) if queue else None), (statistics.median(qpu) if qpu else None)
+        measured = (f"; {len(jobs)} earlier job(s) on {backend.name} waited a median {queue_s or 0:.1f} s in the queue "
+                    f"and used {qpu_s or 0:.2f} s of QPU time" if jobs else f"; no earlier job on {backend.name} measured yet")
+        if line is not None:
+            measured += (f"; measured {line[0]:.2f} s + {line[1]:.3f} s per circuit, so at most {limit} circuits "
+                         f"keep a job under {self.max_job_s:g} s")
         return PolicyDecision(
             policy=NAME, choice={"share_next_job": True, "max_circuits": limit},
             rationale=f"{len(circuits)} circuit(s) of {shots} shots go into the next job instead of one of their own"
                       + measured,
-            inputs={"circuits": len(circuits), "shots": shots, "max_circuits": limit, "jobs_measured": jobs,
-                    "median_queue_s": queue_s, "median_qpu_s": qpu_s},
+            inputs={"circuits": len(circuits), "shots": shots, "max_circuits": limit, "jobs_measured": len(jobs),
+                    "median_queue_s": queue_s, "median_qpu_s": qpu_s, "max_job_s": self.max_job_s,
+                    "job_fixed_qpu_s": line[0] if line else None, "qpu_s_per_circuit": line[1] if line else None},
         )
