@@ -35,6 +35,8 @@ class SharedJob:
         self._deferred: list[_Deferred] = []
 
     def __getattr__(self, name: str) -> Any:
+        if name == "backend":  # not set yet (a copy being unpickled): no endless lookup
+            raise AttributeError(name)
         return getattr(self.backend, name)
 
     @property
