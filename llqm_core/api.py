@@ -78,6 +78,7 @@ class ActiveRun:
         self.config = redact(dict(config or {}))
         self.record: RunRecord | None = None
         self._outputs: dict[int, tuple[weakref.ref, str]] = {}
+        self._descriptions: dict[int, tuple[weakref.ref, dict[str, Any]]] = {}
 
     @property
     def id(self) -> str:
@@ -158,6 +159,25 @@ class ActiveRun:
             except TypeError:  # ints, strings and other values that cannot be tracked
                 continue
 
+    def description(self, value: Any) -> dict[str, Any]:
+        """What the plugins say of ``value``: described once per run (a 10^7-gate circuit takes
+        seconds), as it was when first described; later changes to the value are not seen."""
+        entry = self._descriptions.get(id(value))
+        if entry is not None and entry[0]() is value:
+            return entry[1]
+        described = loaded_plugins().describe_value(value)
+        key = id(value)
+
+        def forget(dead: weakref.ref, key: int = key) -> None:
+            if self._descriptions.get(key, (None,))[0] is dead:
+                self._descriptions.pop(key, None)
+
+        try:
+            self._descriptions[key] = (weakref.ref(value, forget), described)
+        except TypeError:  # values that cannot be tracked are described each time
+            pass
+        return described
+
     def producers(self, values: Iterable[Any]) -> list[str]:
         """The tasks whose outputs appear among ``values`` (looking one level into lists, tuples and dicts)."""
         found: list[str] = []
@@ -223,7 +243,7 @@ class TaskHandle:
 
     def describe(self, value: Any) -> dict[str, Any]:
         """Record the metrics that plugins know for ``value`` (a circuit, a result, ...)."""
-        metrics = loaded_plugins().describe_value(value)
+        metrics = self.run.description(value)
         if metrics:
             self.annotate(metrics)
         return metrics

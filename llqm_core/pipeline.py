@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import registries
-from .api import annotate, run
+from .api import annotate, current_run, run
 from .errors import UserError
 from .plugins import loaded_plugins
 from .policies import decide
@@ -253,7 +253,11 @@ def postprocess(data: dict[str, Any]) -> dict[str, Any]:
 
 def features(data: dict[str, Any]) -> dict[str, Any]:
     """What a cost model predicts from: the circuit's metrics (through the plugins) and the shots."""
-    described = loaded_plugins().describe_value(data["circuit"]) if "circuit" in data else {}
+    active = current_run()
+    if "circuit" not in data:
+        described = {}
+    else:  # generate's task described it already: the run keeps that description
+        described = active.description(data["circuit"]) if active is not None else loaded_plugins().describe_value(data["circuit"])
     keys = ("circuit.size", "circuit.qubits", "circuit.depth", "circuit.two_qubit_gates")
     return {k: described.get(k) for k in keys} | {"shots": data.get("shots")}
 
