@@ -221,7 +221,8 @@ class ProfileStore:
                 with self._lock:
                     if self._closed:
                         break
-                    self._guarded(self._commit_started_rows)
+                    # only tasks that have run the delay: a shorter one's finish row replaces its start row
+                    self._guarded(lambda: self._commit(started_by_ns=time.time_ns() - int(START_ROW_DELAY_S * 1e9)))
                     if self._pending:
                         self._wake.set()  # tasks too young to keep yet: look again after the delay
                 if self._dirty and time.monotonic() - last_checkpoint >= CHECKPOINT_INTERVAL_S:
@@ -254,9 +255,12 @@ class ProfileStore:
             self._guarded(lambda: self._commit(sql, params))
             self._start_writer()
 
-    def _commit(self, sql: str | None = None, params: tuple = ()) -> None:
-        """One statement (if any) and the queued running rows, committed together; call with the lock held."""
-        tasks, self._pending = self._pending, {}
+    def _commit(self, sql: str | None = None, params: tuple = (), started_by_ns: int | None = None) -> None:
+        """One statement (if any) and the queued running rows (those of tasks started by
+        ``started_by_ns``, else all), committed together; call with the lock held."""
+        tasks = [t for t in self._pending.values() if started_by_ns is None or t.start_ns <= started_by_ns]
+        for task in tasks:
+            del self._pending[task.id]
         if not tasks:
             if sql is not None:
                 self._conn.execute(sql, params)
@@ -264,19 +268,8 @@ class ProfileStore:
         self._conn.execute("BEGIN")
         if sql is not None:
             self._conn.execute(sql, params)
-        self._conn.executemany(_KEEP_RUNNING_ROWS, [_running_row(t) for t in tasks.values()])
+        self._conn.executemany(_KEEP_RUNNING_ROWS, [_running_row(t) for t in tasks])
         self._conn.execute("COMMIT")
-
-    def _commit_started_rows(self) -> None:
-        """Keep the running rows of tasks that have run ``START_ROW_DELAY_S``; call with the lock held."""
-        due_ns = time.time_ns() - int(START_ROW_DELAY_S * 1e9)
-        due = [task for task in self._pending.values() if task.start_ns <= due_ns]
-        if due:
-            for task in due:
-                del self._pending[task.id]
-            self._conn.execute("BEGIN")
-            self._conn.executemany(_KEEP_RUNNING_ROWS, [_running_row(t) for t in due])
-            self._conn.execute("COMMIT")
 
     def insert_run(self, run: RunRecord) -> None:
         self._write(
