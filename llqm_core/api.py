@@ -77,8 +77,8 @@ class ActiveRun:
         self.store = _resolve_store(store)
         self.config = redact(dict(config or {}))
         self.record: RunRecord | None = None
-        self._outputs: dict[int, tuple[weakref.ref, str]] = {}
-        self._descriptions: dict[int, tuple[weakref.ref, dict[str, Any]]] = {}
+        self._outputs = _ByIdentity()  # value -> id of the task that produced it
+        self._descriptions = _ByIdentity()  # value -> what the plugins said of it
 
     @property
     def id(self) -> str:
@@ -148,34 +148,15 @@ class ActiveRun:
     def note_output(self, value: Any, task_id: str) -> None:
         """Remember that ``task_id`` produced ``value`` (or each item of a returned list, tuple or dict)."""
         for item in _flatten(value):
-            key = id(item)
-
-            def forget(dead: weakref.ref, key: int = key) -> None:
-                if self._outputs.get(key, (None,))[0] is dead:
-                    self._outputs.pop(key, None)
-
-            try:
-                self._outputs[key] = (weakref.ref(item, forget), task_id)
-            except TypeError:  # ints, strings and other values that cannot be tracked
-                continue
+            self._outputs.put(item, task_id)  # ints, strings and other untrackable values are skipped
 
     def description(self, value: Any) -> dict[str, Any]:
         """What the plugins say of ``value``: described once per run (a 10^7-gate circuit takes
         seconds), as it was when first described; later changes to the value are not seen."""
-        entry = self._descriptions.get(id(value))
-        if entry is not None and entry[0]() is value:
-            return entry[1]
-        described = loaded_plugins().describe_value(value)
-        key = id(value)
-
-        def forget(dead: weakref.ref, key: int = key) -> None:
-            if self._descriptions.get(key, (None,))[0] is dead:
-                self._descriptions.pop(key, None)
-
-        try:
-            self._descriptions[key] = (weakref.ref(value, forget), described)
-        except TypeError:  # values that cannot be tracked are described each time
-            pass
+        described = self._descriptions.get(value)
+        if described is None:
+            described = loaded_plugins().describe_value(value)
+            self._descriptions.put(value, described)  # untrackable values are described each time
         return described
 
     def producers(self, values: Iterable[Any]) -> list[str]:
@@ -183,9 +164,9 @@ class ActiveRun:
         found: list[str] = []
         for value in values:
             for item in _flatten(value):
-                entry = self._outputs.get(id(item))
-                if entry is not None and entry[0]() is item and entry[1] not in found:
-                    found.append(entry[1])
+                task_id = self._outputs.get(item)
+                if task_id is not None and task_id not in found:
+                    found.append(task_id)
         return found
 
     def record_decision(self, decision: PolicyDecision) -> PolicyDecision:
@@ -196,6 +177,31 @@ class ActiveRun:
         if self.store is not None:
             self.store.save_decision(decision)
         return decision
+
+
+class _ByIdentity:
+    """Payloads kept for values by identity (circuits and counts compare or hash by content, or
+    not at all), each forgotten when its value is garbage-collected."""
+
+    def __init__(self) -> None:
+        self._entries: dict[int, tuple[weakref.ref, Any]] = {}
+
+    def get(self, value: Any) -> Any:
+        entry = self._entries.get(id(value))
+        return entry[1] if entry is not None and entry[0]() is value else None
+
+    def put(self, value: Any, payload: Any) -> None:
+        """Keep ``payload`` for ``value``; values that cannot be weakly referenced are not kept."""
+        key = id(value)
+
+        def forget(dead: weakref.ref, key: int = key) -> None:
+            if self._entries.get(key, (None,))[0] is dead:
+                self._entries.pop(key, None)
+
+        try:
+            self._entries[key] = (weakref.ref(value, forget), payload)
+        except TypeError:
+            pass
 
 
 def _flatten(value: Any) -> list[Any]:
