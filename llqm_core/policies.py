@@ -15,13 +15,30 @@ from __future__ import annotations
 from typing import Any
 
 from .api import current_run, current_task
-from .model import PolicyDecision
+from .model import PolicyDecision, TaskRecord
+from .store import ProfileStore
 
 
 def policy_for(data: dict[str, Any], point: str) -> Any:
     """The first of the run's policies that serves ``point`` (for policies that act, such as a
     cache, rather than only choose), or None."""
     return next((p for p in data.get("policies", []) if getattr(p, "decides", None) == point), None)
+
+
+def history_store() -> ProfileStore | None:
+    """The store the current run keeps its profiles in: where policies read earlier runs
+    (None outside a run, or for a run kept in no store)."""
+    active = current_run()
+    return active.store if active is not None else None
+
+
+def recent_tasks(stage: str, runs: int) -> list[TaskRecord]:
+    """The finished tasks of ``stage`` in the latest ``runs`` runs of ``history_store()``, newest runs first."""
+    store = history_store()
+    if store is None:
+        return []
+    return [task for run in store.runs(limit=runs) for task in store.tasks(run.id)
+            if task.stage == stage and task.end_ns is not None]
 
 
 def record(decision: PolicyDecision) -> PolicyDecision:

@@ -20,9 +20,9 @@ from __future__ import annotations
 import statistics
 from typing import Any, Sequence
 
-import llqm_core
 from llqm_core import PolicyDecision
 from llqm_core.checks import positive, whole
+from llqm_core.policies import recent_tasks
 
 NAME = "job_batching"
 
@@ -42,12 +42,7 @@ class JobBatching:
 
     def earlier_jobs(self, backend_name: str) -> list[Any]:
         """The store's finished ``execute`` tasks on ``backend_name``, newest runs first."""
-        active = llqm_core.current_run()
-        store = active.store if active is not None else None
-        if store is None:
-            return []
-        return [task for run in store.runs(limit=self.history) for task in store.tasks(run.id)
-                if task.stage == "execute" and task.metrics.get("backend.name") == backend_name and task.end_ns]
+        return [task for task in recent_tasks("execute", self.history) if task.metrics.get("backend.name") == backend_name]
 
     @staticmethod
     def qpu_line(jobs: list[Any]) -> tuple[float, float] | None:

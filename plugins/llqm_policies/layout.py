@@ -35,10 +35,10 @@ from typing import Any
 import rustworkx as rx
 from qiskit import QuantumCircuit
 
-import llqm_core
 from llqm_core import HardwareSnapshot, PolicyDecision
 from llqm_core.checks import number, whole
 from llqm_core.hardware import diff, faulty_couplers, faulty_qubits
+from llqm_core.policies import history_store
 
 NAME = "hardware_layout"
 
@@ -145,8 +145,7 @@ class HardwareAwareLayout:
 
     def _still_good(self, key: str, snapshot: HardwareSnapshot) -> PolicyDecision | None:
         """The earlier decision for this circuit structure, if the calibration has not moved much since."""
-        active = llqm_core.current_run()
-        store = active.store if active is not None else None
+        store = history_store()
         if store is None:
             return None
         for earlier in store.policy_history(NAME):

@@ -13,9 +13,9 @@ import os
 import statistics
 from typing import Any, Sequence
 
-import llqm_core
 from llqm_core import PolicyDecision
 from llqm_core.checks import number, whole
+from llqm_core.policies import recent_tasks
 
 NAME = "parallel_transpile"
 
@@ -32,16 +32,8 @@ class ParallelTranspile:
 
     def seconds_per_gate(self) -> float | None:
         """The median transpile seconds per input gate of the store's recent transpile tasks."""
-        active = llqm_core.current_run()
-        store = active.store if active is not None else None
-        if store is None:
-            return None
-        rates = []
-        for run in store.runs(limit=self.history):
-            for task in store.tasks(run.id):
-                size = task.metrics.get("transpile.input_size")
-                if task.stage == "transpile" and task.end_ns is not None and size and "transpile.processes" not in task.metrics:
-                    rates.append(task.profile.wall_s / size)
+        rates = [task.profile.wall_s / task.metrics["transpile.input_size"] for task in recent_tasks("transpile", self.history)
+                 if task.metrics.get("transpile.input_size") and "transpile.processes" not in task.metrics]
         return statistics.median(rates) if rates else None
 
     def decide(self, *, circuits: Sequence[Any], **_: Any) -> PolicyDecision | None:

@@ -25,6 +25,7 @@ import numpy as np
 import llqm_core
 from llqm_core import PolicyDecision, ProfileStore
 from llqm_core.checks import whole
+from llqm_core.policies import history_store
 
 NAME = "cost_model"
 FEATURES = ("circuit.size", "circuit.qubits", "circuit.depth", "circuit.two_qubit_gates", "shots")
@@ -109,9 +110,7 @@ class CostModel:
                 for stage, (wall, rss) in sorted(models.items())}, used
 
     def decide(self, *, features: dict[str, Any], store: ProfileStore | None = None, **_: Any) -> PolicyDecision | None:
-        if store is None:
-            active = llqm_core.current_run()
-            store = active.store if active is not None else None
+        store = store or history_store()
         if store is None:
             return None
         current = llqm_core.current_run()
