@@ -1,7 +1,7 @@
 """What a pipeline measures: an expectation value read from counts, with its exact ideal value.
 
 Observables here are diagonal in the computational basis and given over classical bits:
-a sum of terms ``c * prod_i f_i(bit_i)``. Two kinds cover the benchmark circuits:
+a sum of terms ``c * prod_i f_i(bit_i)``. Three kinds cover the benchmark circuits:
 
 - ``ideal_outcomes``: the probability of the outcomes a noiseless run gives (GHZ: all zeros
   or all ones; mirror circuits: all zeros). Its ideal value is 1.
