@@ -1,10 +1,18 @@
 """LLQM's cost per task, measured against the same work called bare in the same run.
 
-    python bench/overhead.py [--tasks 2000] [--long-tasks 100]
+    python bench/overhead.py [--tasks 2000] [--blocks 60]
 
 Prints microseconds per task (profiling + span + store write) on a pipeline of empty
 tasks, the same without the store, and the overhead on tasks of 20 ms of CPU work.
 Targets: under 300 us per task and under 2% of wall time for tasks of 20 ms or more.
+
+The 20 ms figure alternates blocks of 5 bare calls with blocks of 5 tasks inside one open
+run, and takes the median ratio: whole runs timed against each other drift by +-1% on a
+shared VM, more than the effect measured. LLQM's background threads (resource sampler,
+store writer) run during bare blocks too, so their CPU time over the whole measurement is
+added on top (per second elapsed), as if every microsecond of it delayed the pipeline: the
+bound that the target is judged on. Two kinds of work are timed: a spin on the thread's CPU clock (a system call
+per turn, the worst case here) and plain Python arithmetic (no system calls).
 
 Code that runs once between 20 ms of other work runs slower than the same code run back
 to back (caches and branch predictors hold the other work by then). The last lines print
@@ -21,6 +29,7 @@ import os
 import sqlite3
 import statistics
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Callable
@@ -43,6 +52,19 @@ def cpu_20ms() -> None:
         pass
 
 
+def python_20ms() -> Callable[[], None]:
+    """Plain Python arithmetic that takes about 20 ms on this machine."""
+    def loop(turns: int) -> None:
+        total = 0
+        for i in range(turns):
+            total += i
+
+    start = time.perf_counter()
+    loop(200_000)
+    turns = int(200_000 * 0.02 / (time.perf_counter() - start))
+    return lambda: loop(turns)
+
+
 def bare(tasks: int, work: Callable[[], None]) -> float:
     start = time.perf_counter()
     for _ in range(tasks):
@@ -50,13 +72,49 @@ def bare(tasks: int, work: Callable[[], None]) -> float:
     return time.perf_counter() - start
 
 
+def tasks_only(tasks: int, work: Callable[[], None]) -> float:
+    start = time.perf_counter()
+    for _ in range(tasks):
+        with llqm.task("step", stage="bench"):
+            work()
+    return time.perf_counter() - start
+
+
 def profiled(tasks: int, work: Callable[[], None], store) -> float:
     start = time.perf_counter()
     with llqm.run("overhead bench", store=store):
-        for _ in range(tasks):
-            with llqm.task("step", stage="bench"):
-                work()
+        tasks_only(tasks, work)
     return time.perf_counter() - start
+
+
+def background_cpu_s() -> float:
+    """CPU seconds used so far by LLQM's own threads (named ``llqm-...``)."""
+    total = 0.0
+    for thread in threading.enumerate():
+        if thread.name.startswith("llqm") and thread.ident is not None:
+            try:
+                total += time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
+            except (AttributeError, OSError):
+                pass  # no per-thread clocks here (Windows), or the thread ended
+    return total
+
+
+def interleaved(blocks: int, work: Callable[[], None], store) -> tuple[float, float]:
+    """Median ratio of task blocks to bare blocks, and LLQM's background CPU per second elapsed."""
+    ratios, elapsed = [], 0.0
+    with llqm.run("overhead bench, 20 ms tasks", store=store):
+        cpu_before = background_cpu_s()
+        for block in range(blocks):
+            if block % 2:  # alternate which goes first
+                plain = bare(5, work)
+                tasked = tasks_only(5, work)
+            else:
+                tasked = tasks_only(5, work)
+                plain = bare(5, work)
+            ratios.append(tasked / plain)
+            elapsed += plain + tasked
+        background = background_cpu_s() - cpu_before
+    return statistics.median(ratios) - 1, background / elapsed
 
 
 def reference_work(db: sqlite3.Connection) -> None:
@@ -90,7 +148,7 @@ def best_of(repeats: int, measure: Callable[[], float]) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description="LLQM per-task overhead against bare calls.")
     parser.add_argument("--tasks", type=int, default=2000, help="empty tasks per measurement")
-    parser.add_argument("--long-tasks", type=int, default=100, help="20 ms tasks per measurement")
+    parser.add_argument("--blocks", type=int, default=60, help="alternating blocks of 5 tasks of 20 ms")
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
 
@@ -103,24 +161,23 @@ def main() -> int:
         without_store = best_of(args.repeats, lambda: profiled(args.tasks, nothing, False))
         us_per_task = (with_store - base) / args.tasks * 1e6
         us_no_store = (without_store - base) / args.tasks * 1e6
-
-        # Interleaved, so that drift in the machine's speed hits both sides alike.
-        pairs = [(bare(args.long_tasks, cpu_20ms), profiled(args.long_tasks, cpu_20ms, store)) for _ in range(args.repeats)]
-        long_base = statistics.median(b for b, _ in pairs)
-        long_llqm = statistics.median(p for _, p in pairs)
-        long_overhead = statistics.median(p / b for b, p in pairs) - 1
+        long = {name: interleaved(args.blocks, work, store)
+                for name, work in (("CPU-clock spin", cpu_20ms), ("Python arithmetic", python_20ms()))}
 
     print(f"empty tasks:  bare {base / args.tasks * 1e6:8.2f} us/task, LLQM {with_store / args.tasks * 1e6:8.1f} us/task")
     print(f"LLQM cost per task:            {us_per_task:8.1f} us (profiling + span + store)   target < {TARGET_US_PER_TASK:.0f} us")
     print(f"LLQM cost per task, no store:  {us_no_store:8.1f} us (profiling + span)")
-    print(f"20 ms tasks:  bare {long_base:.3f} s, LLQM {long_llqm:.3f} s, ratio {long_llqm / long_base:.4f} "
-          f"(overhead {long_overhead * 100:+.2f}%)   target < {TARGET_LONG_OVERHEAD * 100:.0f}%")
-    us_between = (long_llqm - long_base) / args.long_tasks * 1e6
-    hot_ref, cold_ref = reference_slowdown(args.long_tasks)
-    print(f"LLQM cost per 20 ms task:      {us_between:8.1f} us, {us_between / us_per_task:.1f}x its back-to-back cost")
+    for name, (on_path, background) in long.items():
+        print(f"20 ms tasks, {name + ':':19s} {on_path * 100:+.2f}% on the pipeline's path, + {background * 100:.2f}% "
+              f"background threads' CPU = {(on_path + background) * 100:+.2f}%   target < {TARGET_LONG_OVERHEAD * 100:.0f}%")
+    spin_on_path = long["CPU-clock spin"][0]
+    hot_ref, cold_ref = reference_slowdown(100)
+    print(f"LLQM cost per 20 ms task:      {spin_on_path * 20e3:8.1f} us on the path, "
+          f"{spin_on_path * 20e3 / us_per_task:.1f}x its back-to-back cost")
     print(f"machine effect, plain SQLite + JSON work (no LLQM): {hot_ref:.0f} us back to back, {cold_ref:.0f} us "
           f"between 20 ms of CPU work ({cold_ref / hot_ref:.1f}x)")
-    ok = us_per_task < TARGET_US_PER_TASK and long_overhead < TARGET_LONG_OVERHEAD
+    worst = max(on_path + background for on_path, background in long.values())
+    ok = us_per_task < TARGET_US_PER_TASK and worst < TARGET_LONG_OVERHEAD
     print("RESULT:", "within targets" if ok else "OUTSIDE targets")
     return 0 if ok else 1
 

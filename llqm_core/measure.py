@@ -12,11 +12,21 @@ import socket
 import threading
 import time
 
-from .memory import current_rss, peak_rss
+from .memory import cpu_and_peak, current_rss
 from .model import GpuProfile, Profile
 from .sampler import shared_sampler
 
 HOST = socket.gethostname()
+_pid = os.getpid()
+
+
+def _renew_pid() -> None:
+    global _pid
+    _pid = os.getpid()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_renew_pid)
 _active: dict[int, "Measurement"] = {}
 _active_lock = threading.Lock()
 
@@ -39,9 +49,8 @@ class Measurement:
         self._watch = self._sampler.watch()
         self._start_rss = current_rss()
         self._watch.fold(self._start_rss, self._sampler.gpu.read())
-        self._start_hwm = peak_rss()
+        self._start_process_cpu, self._start_hwm = cpu_and_peak()
         self._start_times = os.times()
-        self._start_process_cpu = time.process_time()
         self._start_thread_cpu = time.thread_time()
         self._start_wall = time.perf_counter()
         return self
@@ -49,10 +58,10 @@ class Measurement:
     def stop(self) -> Profile:
         wall = time.perf_counter() - self._start_wall
         thread_cpu = time.thread_time() - self._start_thread_cpu
-        process_cpu = time.process_time() - self._start_process_cpu
+        end_process_cpu, end_hwm = cpu_and_peak()
+        process_cpu = end_process_cpu - self._start_process_cpu
         end_times = os.times()
         end_rss = current_rss()
-        end_hwm = peak_rss()
         self._sampler.unwatch(self._watch)
         self._watch.fold(end_rss, self._sampler.gpu.read())
         with _active_lock:
@@ -81,7 +90,7 @@ class Measurement:
             rss_growth_bytes=end_rss - self._start_rss,
             samples=self._watch.samples,
             gpu=self._gpu_profile(),
-            pid=os.getpid(),
+            pid=_pid,
             host=HOST,
         )
 

@@ -104,18 +104,30 @@ class ResourceSampler:
 
 
 _sampler: ResourceSampler | None = None
-_sampler_pid: int | None = None
 _sampler_lock = threading.Lock()
 
 
+def _forget_sampler() -> None:
+    global _sampler
+    global _sampler_lock
+    _sampler = None  # threads do not survive a fork: the child starts its own
+    _sampler_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_sampler)
+
+
 def shared_sampler() -> ResourceSampler:
-    """This process's sampler; a forked child gets its own (threads do not survive a fork)."""
-    global _sampler, _sampler_pid
-    with _sampler_lock:
-        if _sampler is None or _sampler_pid != os.getpid():
-            _sampler = ResourceSampler(interval_from_env())
-            _sampler_pid = os.getpid()
-        return _sampler
+    """This process's sampler; a forked child gets its own."""
+    global _sampler
+    sampler = _sampler
+    if sampler is None:
+        with _sampler_lock:
+            if _sampler is None:
+                _sampler = ResourceSampler(interval_from_env())
+            sampler = _sampler
+    return sampler
 
 
 def set_sample_interval(seconds: float) -> None:

@@ -1,8 +1,10 @@
 """The profile store: one SQLite file that keeps every run, task, snapshot and decision.
 
-Each task is committed when it ends, before control returns to the caller, so a crash or a
-kill keeps everything that finished before it; a running task's row is kept moments after it
-starts, so a dead run also names what was in flight.
+Each task is kept when it ends, before control returns to the caller, so a crash or a kill
+keeps everything that finished before it: appended to the process's journal beside the
+store (``llqm_core.journal``), which the writer thread commits to SQLite in batches within
+``DRAIN_INTERVAL_S``, and which every reader merges in meanwhile. A running task's row is
+kept moments after it starts, so a dead run also names what was in flight.
 WAL mode lets several processes write runs into one store while reports read it.
 """
 
@@ -21,15 +23,15 @@ import weakref
 from pathlib import Path
 from typing import Any, Callable
 
-import psutil
-
 from .errors import StoreError
+from .journal import Owner, TaskJournal, read_journals
 from .model import HardwareSnapshot, PolicyDecision, Profile, RunRecord, RunStatus, TaskRecord, TaskStatus
 
 STORE_ENV = "LLQM_STORE"
 BUSY_TIMEOUT_MS = 30_000
 CHECKPOINT_INTERVAL_S = 2.0
 START_ROW_DELAY_S = 0.05
+DRAIN_INTERVAL_S = 0.5
 
 #: Each entry upgrades the schema by one version; ``PRAGMA user_version`` says how many ran.
 MIGRATIONS: list[str] = [
@@ -66,11 +68,11 @@ MIGRATIONS: list[str] = [
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-_TASK_ROW_SQL = (
-    "INSERT {verb} INTO tasks (id, run_id, name, stage, status, parent_id, depends_on, start_ns, end_ns,"
-    " trace_id, span_id, parent_span_id, error, error_type, profile, metrics, hardware)"
-    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+TASK_COLUMNS = (
+    "id", "run_id", "name", "stage", "status", "parent_id", "depends_on", "start_ns", "end_ns",
+    "trace_id", "span_id", "parent_span_id", "error", "error_type", "profile", "metrics", "hardware",
 )
+_TASK_ROW_SQL = f"INSERT {{verb}} INTO tasks ({', '.join(TASK_COLUMNS)}) VALUES ({','.join('?' * len(TASK_COLUMNS))})"
 _KEEP_RUNNING_ROWS = _TASK_ROW_SQL.format(verb="OR IGNORE")  # never over a finished row
 _KEEP_FINISHED_ROW = _TASK_ROW_SQL.format(verb="OR REPLACE")
 
@@ -111,7 +113,11 @@ class ProfileStore:
         self._lock = threading.RLock()
         self._write_failed = False
         self._pid = os.getpid()
+        self._queue_lock = threading.Lock()  # held by tasks only for moments: never while SQLite works
         self._pending: dict[str, TaskRecord] = {}  # started tasks whose running row is not written yet
+        self._finished: list[tuple] = []  # journaled rows of finished tasks, not yet in SQLite
+        self._journal: TaskJournal | None = None
+        self._journal_warned = False
         self._dirty = False
         self._wake = threading.Event()
         self._writer: threading.Thread | None = None
@@ -123,6 +129,7 @@ class ProfileStore:
             raise StoreError(f"{self.path} is not a readable LLQM profile store (SQLite says: {exc}).") from None
         if not readonly:
             _writable.add(self)
+            self._fold_dead_journals()
 
     def _connect(self) -> sqlite3.Connection:
         if self.readonly:
@@ -176,7 +183,7 @@ class ProfileStore:
                 raise
 
     def close(self) -> None:
-        """Write what is queued, fold the WAL into the database file and close it.
+        """Commit what is queued, fold the WAL into the database file and close it.
 
         Run at exit for every writable store, so that the store is one self-contained file
         again (a copy of it alone holds every run)."""
@@ -191,11 +198,31 @@ class ProfileStore:
             self._writer.join(timeout=2.0)
         with self._lock:
             if not self.readonly:
+                if self._journal is not None and not self._journal.holds_rows:
+                    self._journal.remove()  # a journal that still holds rows is left for the next writer
+                    self._journal = None
                 try:
                     self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 except sqlite3.Error:
                     pass  # another process is using the store; it will checkpoint later
             self._conn.close()
+
+    def _fold_dead_journals(self) -> None:
+        """Commit the journals that processes now gone left behind (a kill, a crash), and delete them."""
+        for journal in read_journals(self.path):
+            if journal.owner is None or not journal.owner.is_gone():
+                continue
+            rows = [row for row in journal.rows if len(row) == len(TASK_COLUMNS)]
+            with self._lock:
+                self._guarded(lambda: self._commit_rows(rows))
+            if self._write_failed:
+                return
+            journal.path.unlink(missing_ok=True)
+
+    def _commit_rows(self, rows: list) -> None:
+        self._conn.execute("BEGIN")
+        self._conn.executemany(_KEEP_FINISHED_ROW, rows)
+        self._conn.execute("COMMIT")
 
     def _start_writer(self) -> None:
         if self._writer is None:
@@ -203,28 +230,28 @@ class ProfileStore:
             self._writer.start()
 
     def _writer_loop(self) -> None:
-        """Keep queued start rows and checkpoint the WAL, off the tasks' own path.
+        """Commit journaled rows and queued start rows, and checkpoint the WAL, off the tasks' path.
 
-        Start rows wait until their task has run ``START_ROW_DELAY_S``: a shorter task's finish
-        row replaces its start row without a commit of its own, and a pipeline of short tasks
-        sees no commit from this thread (each would hold the store's lock, and the GIL, while a
-        task waits to finish). A checkpoint writes and syncs many pages at once: left to
-        SQLite, it would fall on whichever task commits then."""
+        Woken by a task's start or end, it waits ``DRAIN_INTERVAL_S`` first, so that one
+        commit takes every row of that while: a pipeline of short tasks sees one commit per
+        interval, not one per task (each holds the store's lock, and the GIL, while a task may
+        wait). Start rows wait until their task has run ``START_ROW_DELAY_S``: a shorter
+        task's finish row replaces its start row. A checkpoint writes and syncs many pages at
+        once: left to SQLite, it would fall on whichever commit comes then."""
         checkpoints = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         checkpoints.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         last_checkpoint = time.monotonic()
         try:
             while not self._closed:
                 self._wake.wait(CHECKPOINT_INTERVAL_S)
-                time.sleep(START_ROW_DELAY_S)
+                time.sleep(DRAIN_INTERVAL_S)
                 self._wake.clear()
                 with self._lock:
                     if self._closed:
                         break
-                    # only tasks that have run the delay: a shorter one's finish row replaces its start row
                     self._guarded(lambda: self._commit(started_by_ns=time.time_ns() - int(START_ROW_DELAY_S * 1e9)))
                     if self._pending:
-                        self._wake.set()  # tasks too young to keep yet: look again after the delay
+                        self._wake.set()  # tasks too young to keep yet: look again after the interval
                 if self._dirty and time.monotonic() - last_checkpoint >= CHECKPOINT_INTERVAL_S:
                     self._dirty = False
                     last_checkpoint = time.monotonic()
@@ -256,20 +283,27 @@ class ProfileStore:
             self._start_writer()
 
     def _commit(self, sql: str | None = None, params: tuple = (), started_by_ns: int | None = None) -> None:
-        """One statement (if any) and the queued running rows (those of tasks started by
-        ``started_by_ns``, else all), committed together; call with the lock held."""
-        tasks = [t for t in self._pending.values() if started_by_ns is None or t.start_ns <= started_by_ns]
-        for task in tasks:
-            del self._pending[task.id]
-        if not tasks:
+        """One statement (if any), the journaled finished rows and the queued running rows
+        (those of tasks started by ``started_by_ns``, else all), committed together; then the
+        journal is emptied if no task finished meanwhile. Call with ``_lock`` held."""
+        with self._queue_lock:
+            finished, self._finished = self._finished, []
+            running = [t for t in self._pending.values() if started_by_ns is None or t.start_ns <= started_by_ns]
+            for task in running:
+                del self._pending[task.id]
+        if not finished and not running:
             if sql is not None:
                 self._conn.execute(sql, params)
             return
         self._conn.execute("BEGIN")
         if sql is not None:
             self._conn.execute(sql, params)
-        self._conn.executemany(_KEEP_RUNNING_ROWS, [_running_row(t) for t in tasks])
+        self._conn.executemany(_KEEP_RUNNING_ROWS, [_running_row(t) for t in running])
+        self._conn.executemany(_KEEP_FINISHED_ROW, finished)
         self._conn.execute("COMMIT")
+        with self._queue_lock:
+            if not self._finished and self._journal is not None:
+                self._journal.clear()
 
     def insert_run(self, run: RunRecord) -> None:
         self._write(
@@ -289,17 +323,43 @@ class ProfileStore:
     def start_task(self, task: TaskRecord) -> None:
         """Queue the running task's row: the writer thread keeps it within moments, so a crash
         shows what was in flight, without a commit on the task's own path."""
-        with self._lock:
+        with self._queue_lock:
             self._pending[task.id] = task
-            self._start_writer()
+        self._wake_writer()
+
+    def finish_task(self, task: TaskRecord) -> None:
+        """Keep the ended task with its profile before the task returns: one append to this
+        process's journal, committed to SQLite by the writer thread."""
+        row = _finished_row(task)
+        line = _dumps(row).encode() + b"\n"
+        with self._queue_lock:
+            self._pending.pop(task.id, None)  # the finished row supersedes the running one
+            self._finished.append(row)
+            try:
+                if self._journal is None:
+                    self._journal = TaskJournal(self.path)
+                self._journal.append(line)
+                journaled = True
+            except OSError as exc:
+                journaled = False
+                self._journal_broken(exc)
+        if journaled:
+            self._wake_writer()
+        else:
+            self._write(None, ())  # no journal: commit now, as the guarantee asks
+
+    def _wake_writer(self) -> None:
+        if self._writer is None:
+            with self._lock:
+                self._start_writer()
         if not self._wake.is_set():
             self._wake.set()
 
-    def finish_task(self, task: TaskRecord) -> None:
-        """Keep the ended task with its profile, committed before the task returns."""
-        with self._lock:
-            self._pending.pop(task.id, None)  # the finished row supersedes the running one
-        self._write(_KEEP_FINISHED_ROW, _finished_row(task))
+    def _journal_broken(self, exc: OSError) -> None:
+        if not self._journal_warned:
+            self._journal_warned = True
+            warnings.warn(f"the journal beside {self.path} cannot be written ({exc.strerror}); each task is committed "
+                          "to SQLite as it ends instead, which is slower.", stacklevel=4)
 
     def save_snapshot(self, snapshot: HardwareSnapshot) -> str:
         fingerprint = snapshot.fingerprint
@@ -346,8 +406,18 @@ class ProfileStore:
         return self._run(rows[0])
 
     def tasks(self, run_id: str) -> list[TaskRecord]:
+        """The run's tasks in start order: those in SQLite and those still in a journal."""
         run = self.run(run_id)
-        return [self._task(row, run.status) for row in self._query("SELECT * FROM tasks WHERE run_id = ? ORDER BY start_ns, rowid", (run.id,))]
+        # Journals first: a row leaves a journal only once committed, so read in this order none is missed.
+        journaled = {row[0]: row for row in self._journaled_rows() if row[1] == run.id}
+        stored = self._query("SELECT * FROM tasks WHERE run_id = ? ORDER BY start_ns, rowid", (run.id,))
+        rows = [journaled.pop(row["id"], row) for row in stored] + list(journaled.values())
+        tasks = [self._task(row if isinstance(row, sqlite3.Row) else dict(zip(TASK_COLUMNS, row)), run.status) for row in rows]
+        tasks.sort(key=lambda task: task.start_ns)
+        return tasks
+
+    def _journaled_rows(self) -> list[list]:
+        return [row for journal in read_journals(self.path) for row in journal.rows if len(row) == len(TASK_COLUMNS)]
 
     def find_run(self, config_key: str, value: str) -> RunRecord | None:
         """The latest run whose configuration has ``config_key`` equal to ``value`` (e.g. an engine's run id)."""
@@ -359,15 +429,8 @@ class ProfileStore:
 
     def task_ids_by_metric(self, run_id: str, key: str, values: list[str]) -> dict[str, str]:
         """For each value, the latest task of the run whose metric ``key`` has it (e.g. an engine's task run id)."""
-        if not values:
-            return {}
-        marks = ",".join("?" * len(values))
-        rows = self._query(
-            f"SELECT id, json_extract(metrics, ?) AS value FROM tasks WHERE run_id = ? AND json_extract(metrics, ?)"
-            f" IN ({marks}) ORDER BY start_ns",
-            (f'$."{key}"', run_id, f'$."{key}"', *values),
-        )
-        return {row["value"]: row["id"] for row in rows}
+        wanted = set(values)
+        return {task.metrics[key]: task.id for task in self.tasks(run_id) if task.metrics.get(key) in wanted} if wanted else {}
 
     def snapshot(self, fingerprint: str) -> HardwareSnapshot | None:
         rows = self._query("SELECT data FROM hardware_snapshots WHERE fingerprint = ?", (fingerprint,))
@@ -421,7 +484,7 @@ class ProfileStore:
             resource=json.loads(row["resource"]), pid=row["pid"], host=row["host"],
             process_started=row["process_started"],
         )
-        if run.status is RunStatus.RUNNING and _owner_is_gone(run):
+        if run.status is RunStatus.RUNNING and run.pid is not None and Owner(run.host, run.pid, run.process_started).is_gone():
             run.status = RunStatus.INTERRUPTED
         return run
 
@@ -438,21 +501,6 @@ class ProfileStore:
             profile=Profile.from_dict(json.loads(row["profile"])) if row["profile"] else Profile(),
             metrics=json.loads(row["metrics"]), hardware=row["hardware"],
         )
-
-
-def _owner_is_gone(run: RunRecord) -> bool:
-    """True when the process that was running ``run`` on this host no longer exists."""
-    if run.host != socket.gethostname() or run.pid is None:
-        return False
-    try:
-        process = psutil.Process(run.pid)
-        if run.process_started is not None and abs(process.create_time() - run.process_started) > 1.0:
-            return True  # the pid was reused by another process
-        return process.status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
-    except psutil.Error:
-        return False
 
 
 _writable: "weakref.WeakSet[ProfileStore]" = weakref.WeakSet()

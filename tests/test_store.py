@@ -61,6 +61,49 @@ def test_a_killed_run_leaves_a_readable_store_with_finished_tasks_and_reads_inte
     assert tasks[3].status is llqm.TaskStatus.INTERRUPTED
 
 
+def test_tasks_killed_right_after_they_finish_are_kept_and_the_next_writer_commits_them(tmp_path):
+    path = tmp_path / "killed.sqlite"
+    code = textwrap.dedent(
+        f"""
+        import os, signal
+        import llqm_core as llqm
+        with llqm.run("doomed", store={str(path)!r}):
+            for i in range(5):
+                with llqm.task(f"done-{{i}}", stage="work") as t:
+                    t.annotate(index=i)
+            os.kill(os.getpid(), signal.SIGKILL)  # before the store's writer thread commits anything
+        """
+    )
+    assert run_python(code).returncode == -9
+    journals = list(tmp_path.glob("killed.sqlite-journal-*.jsonl"))
+    assert len(journals) == 1  # the finished tasks are in the dead process's journal, not yet in SQLite
+
+    reader = llqm.ProfileStore(path, readonly=True)
+    tasks = reader.tasks(reader.run().id)
+    assert [(t.name, t.status, t.metrics["index"]) for t in tasks] == [
+        (f"done-{i}", llqm.TaskStatus.COMPLETED, i) for i in range(5)]
+    assert journals[0].exists()  # a reader changes nothing
+
+    writer = llqm.ProfileStore(path)  # the next writer folds the journal into SQLite and removes it
+    assert not journals[0].exists()
+    committed = sqlite3.connect(path).execute("SELECT name FROM tasks ORDER BY start_ns").fetchall()
+    assert [name for (name,) in committed] == [f"done-{i}" for i in range(5)]
+    assert [t.name for t in writer.tasks(writer.run().id)] == [f"done-{i}" for i in range(5)]
+
+
+def test_a_finished_task_is_visible_to_other_readers_at_once_and_the_journal_goes_at_close(tmp_path):
+    path = tmp_path / "live.sqlite"
+    store = llqm.ProfileStore(path)
+    with llqm.run("live", store=store) as run:
+        with llqm.task("first", stage="work"):
+            pass
+        reader = llqm.ProfileStore(path, readonly=True)  # as `llqm report` in another shell would
+        assert [t.name for t in reader.tasks(run.id)] == ["first"]
+    assert [t.name for t in reader.tasks(run.id)] == ["first"]  # committed at the run's end, not twice
+    store.close()
+    assert list(tmp_path.glob("live.sqlite-journal-*")) == []
+
+
 def test_a_store_from_a_newer_llqm_is_refused_with_a_clear_sentence(tmp_path):
     path = tmp_path / "future.sqlite"
     with llqm.run("now", store=path):

@@ -1,0 +1,140 @@
+"""The store's journal of finished tasks: one append per task instead of an SQLite commit.
+
+A commit costs a dozen system calls (page writes and file locks) on the task's own path;
+an append to a file costs one, and what it wrote survives a kill of the process just as a
+commit does (both sit in the kernel's page cache; neither syncs to disk per task). The
+store's writer thread moves journaled rows into SQLite in batches, and empties the journal
+once all of it is committed.
+
+Each writing process has its own journal file beside the store, named
+``<store>-journal-<random>.jsonl``: a first line saying which process owns it, then one JSON
+row per finished task. Readers merge every journal into what SQLite holds, so a task shows
+in reports the moment it finishes; a writer that opens the store folds the journals of
+processes that are gone into SQLite and deletes them.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import socket
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+SUFFIX = ".jsonl"
+
+
+def journal_pattern(store_path: Path) -> str:
+    return str(store_path.with_name(glob.escape(store_path.name) + "-journal-*" + SUFFIX))
+
+
+@dataclass(frozen=True)
+class Owner:
+    """The process that writes a journal (or ran a run): where and since when, to tell it is gone."""
+
+    host: str
+    pid: int
+    process_started: float | None
+
+    @classmethod
+    def this_process(cls) -> "Owner":
+        me = psutil.Process()
+        return cls(socket.gethostname(), me.pid, me.create_time())
+
+    def is_gone(self) -> bool:
+        """True when the process no longer exists on this host (a reused pid counts as gone);
+        False while it runs, or when it ran on another host, where nothing can be told."""
+        if self.host != socket.gethostname():
+            return False
+        try:
+            process = psutil.Process(self.pid)
+            if self.process_started is not None and abs(process.create_time() - self.process_started) > 1.0:
+                return True
+            return process.status() == psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            return True
+        except psutil.Error:
+            return False
+
+
+class TaskJournal:
+    """This process's journal for one store: created at the first finished task."""
+
+    def __init__(self, store_path: Path) -> None:
+        self.path = store_path.with_name(f"{store_path.name}-journal-{uuid.uuid4().hex[:16]}{SUFFIX}")
+        owner = Owner.this_process()
+        header = (json.dumps({"host": owner.host, "pid": owner.pid, "process_started": owner.process_started}) + "\n").encode()
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
+        self._header_size = len(header)
+        self._write(header)
+        self.holds_rows = False
+
+    def _write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view):]
+
+    def append(self, line: bytes) -> None:
+        """Keep one row (a JSON line); raises OSError when the file cannot take it."""
+        self._write(line)
+        self.holds_rows = True
+
+    def clear(self) -> None:
+        """Forget every row: call only once all of them are committed to SQLite."""
+        if self.holds_rows:
+            try:
+                os.ftruncate(self._fd, self._header_size)
+            except OSError:
+                return  # the rows stay; committing them again changes nothing
+            self.holds_rows = False
+
+    def remove(self) -> None:
+        os.close(self._fd)
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:
+            pass
+
+
+@dataclass
+class JournalFile:
+    path: Path
+    owner: Owner | None
+    rows: list[list]
+
+
+def read_journals(store_path: Path) -> list[JournalFile]:
+    """Every journal beside the store, with its complete rows (a line still being written is skipped)."""
+    found = []
+    for name in sorted(glob.glob(journal_pattern(store_path))):
+        try:
+            with open(name, "rb") as file:
+                data = file.read()
+        except OSError:
+            continue  # removed by its owner meanwhile: its rows are in SQLite
+        lines = data.split(b"\n")[:-1]  # the part after the last newline is incomplete
+        if not lines:
+            continue
+        owner = _owner(lines[0])
+        rows = []
+        for line in lines[1:]:
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(row, list):
+                rows.append(row)
+        found.append(JournalFile(Path(name), owner, rows))
+    return found
+
+
+def _owner(line: bytes) -> Owner | None:
+    try:
+        header = json.loads(line)
+        return Owner(str(header["host"]), int(header["pid"]), header.get("process_started"))
+    except (ValueError, KeyError, TypeError):
+        return None
