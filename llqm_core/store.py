@@ -112,16 +112,10 @@ class ProfileStore:
         self.readonly = readonly
         self._lock = threading.RLock()
         self._write_failed = False
-        self._pid = os.getpid()
-        self._queue_lock = threading.Lock()  # held by tasks only for moments: never while SQLite works
-        self._pending: dict[str, TaskRecord] = {}  # started tasks whose running row is not written yet
-        self._finished: list[tuple] = []  # journaled rows of finished tasks, not yet in SQLite
-        self._journal: TaskJournal | None = None
         self._journal_warned = False
         self._dirty = False
-        self._wake = threading.Event()
-        self._writer: threading.Thread | None = None
         self._closed = False
+        self._start_afresh()
         try:
             self._conn = self._connect()
             self._check_schema()
@@ -130,6 +124,25 @@ class ProfileStore:
         if not readonly:
             _writable.add(self)
             self._fold_dead_journals()
+
+    def _start_afresh(self) -> None:
+        """The per-process half of the store: what a forked child must not share with its parent."""
+        self._pid = os.getpid()
+        self._queue_lock = threading.Lock()  # held by tasks only for moments: never while SQLite works
+        self._pending: dict[str, TaskRecord] = {}  # started tasks whose running row is not written yet
+        self._finished: list[tuple] = []  # journaled rows of finished tasks, not yet in SQLite
+        self._journal: TaskJournal | None = None
+        self._wake = threading.Event()
+        self._writer: threading.Thread | None = None
+
+    def _reopen_in_child(self) -> None:
+        """After a fork: the parent's rows, journal, writer thread and SQLite connection stay the parent's."""
+        self._lock = threading.RLock()
+        self._start_afresh()
+        try:
+            self._conn = self._connect()
+        except (sqlite3.Error, StoreError):
+            self._write_failed = True
 
     def _connect(self) -> sqlite3.Connection:
         if self.readonly:
@@ -513,6 +526,16 @@ def _close_writable_stores() -> None:
             store.close()
         except Exception:  # at exit, a store that cannot close cleanly is left to SQLite's recovery
             pass
+
+
+def _reopen_writable_stores_in_child() -> None:
+    for store in list(_writable):
+        if not store._closed:
+            store._reopen_in_child()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reopen_writable_stores_in_child)
 
 
 _stores: dict[Path, ProfileStore] = {}

@@ -104,6 +104,33 @@ def test_a_finished_task_is_visible_to_other_readers_at_once_and_the_journal_goe
     assert list(tmp_path.glob("live.sqlite-journal-*")) == []
 
 
+def test_a_forked_child_keeps_its_tasks_in_its_own_journal_and_connection(tmp_path):
+    path = tmp_path / "forked.sqlite"
+    code = textwrap.dedent(
+        f"""
+        import os, signal
+        import llqm_core as llqm
+        with llqm.run("parent", store={str(path)!r}) as run:
+            with llqm.task("before fork"):
+                pass
+            child = os.fork()
+            if child == 0:
+                with llqm.task("in child"):
+                    pass
+                run.store.close()  # what a child's normal exit does
+                os._exit(0)
+            assert os.waitpid(child, 0)[1] == 0
+            with llqm.task("after fork"):
+                pass
+            os.kill(os.getpid(), signal.SIGKILL)  # the parent's rows are still only in its journal
+        """
+    )
+    result = run_python(code)
+    assert result.returncode == -9, result.stderr
+    store = llqm.ProfileStore(path, readonly=True)
+    assert sorted(t.name for t in store.tasks(store.run().id)) == ["after fork", "before fork", "in child"]
+
+
 def test_a_store_from_a_newer_llqm_is_refused_with_a_clear_sentence(tmp_path):
     path = tmp_path / "future.sqlite"
     with llqm.run("now", store=path):
