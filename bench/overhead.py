@@ -11,8 +11,8 @@ run, and takes the median ratio: whole runs timed against each other drift by +-
 shared VM, more than the effect measured. LLQM's background threads (resource sampler,
 store writer) run during bare blocks too, so their CPU time over the whole measurement is
 added on top (per second elapsed), as if every microsecond of it delayed the pipeline: the
-bound that the target is judged on. Two kinds of work are timed: a spin on the thread's CPU clock (a system call
-per turn, the worst case here) and plain Python arithmetic (no system calls).
+bound that the target is judged on. Two kinds of work are timed: a spin on the thread's CPU
+clock (a system call per turn) and plain Python arithmetic (no system calls).
 
 Code that runs once between 20 ms of other work runs slower than the same code run back
 to back (caches and branch predictors hold the other work by then). The last lines print

@@ -10,7 +10,6 @@ import functools
 import inspect
 import os
 import random
-import socket
 import time
 import traceback
 import uuid
@@ -20,12 +19,12 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
-import psutil
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode
 
 from .attributes import DEPENDS_ON, check_metrics, run_attributes, task_end_attributes, task_start_attributes
+from .journal import Owner
 from .measure import Measurement
 from .model import HardwareSnapshot, PolicyDecision, RunRecord, RunStatus, TaskRecord, TaskStatus
 from .plugins import loaded_plugins
@@ -116,13 +115,13 @@ class ActiveRun:
         context = self.span.get_span_context()
         if adopted:
             parent = getattr(current, "parent", None) or trace.INVALID_SPAN_CONTEXT
-        me = psutil.Process()
+        me = Owner.this_process()
         self.record = RunRecord(
             id=uuid.uuid4().hex, name=self.name, status=RunStatus.RUNNING, start_ns=start_ns,
             trace_id=_hex(context.trace_id, 32), span_id=_hex(context.span_id, 16),
             parent_span_id=_hex(parent.span_id, 16) if parent.is_valid else None,
             span_owned=not adopted, config=self.config, resource=redact(tel.resource_attributes), pid=me.pid,
-            host=socket.gethostname(), process_started=me.create_time(),
+            host=me.host, process_started=me.process_started,
         )
         self.span.set_attributes(run_attributes(self.record))
         if self.store is not None:

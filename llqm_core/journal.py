@@ -107,8 +107,9 @@ class JournalFile:
     rows: list[list]
 
 
-def read_journals(store_path: Path) -> list[JournalFile]:
-    """Every journal beside the store, with its complete rows (a line still being written is skipped)."""
+def read_journals(store_path: Path, width: int) -> list[JournalFile]:
+    """Every journal beside the store, with its complete rows of ``width`` values (a line still
+    being written, or one of another shape, is skipped)."""
     found = []
     for name in sorted(glob.glob(journal_pattern(store_path))):
         try:
@@ -126,7 +127,7 @@ def read_journals(store_path: Path) -> list[JournalFile]:
                 row = json.loads(line)
             except ValueError:
                 continue
-            if isinstance(row, list):
+            if isinstance(row, list) and len(row) == width:
                 rows.append(row)
         found.append(JournalFile(Path(name), owner, rows))
     return found

@@ -14,14 +14,13 @@ import atexit
 import json
 import os
 import re
-import socket
 import sqlite3
 import threading
 import time
 import warnings
 import weakref
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from .errors import StoreError
 from .journal import Owner, TaskJournal, read_journals
@@ -222,20 +221,16 @@ class ProfileStore:
 
     def _fold_dead_journals(self) -> None:
         """Commit the journals that processes now gone left behind (a kill, a crash), and delete them."""
-        for journal in read_journals(self.path):
+        for journal in read_journals(self.path, len(TASK_COLUMNS)):
             if journal.owner is None or not journal.owner.is_gone():
                 continue
-            rows = [row for row in journal.rows if len(row) == len(TASK_COLUMNS)]
             with self._lock:
-                self._guarded(lambda: self._commit_rows(rows))
+                with self._queue_lock:
+                    self._finished.extend(journal.rows)
+                self._guarded(self._commit)
             if self._write_failed:
                 return
             journal.path.unlink(missing_ok=True)
-
-    def _commit_rows(self, rows: list) -> None:
-        self._conn.execute("BEGIN")
-        self._conn.executemany(_KEEP_FINISHED_ROW, rows)
-        self._conn.execute("COMMIT")
 
     def _start_writer(self) -> None:
         if self._writer is None:
@@ -422,15 +417,13 @@ class ProfileStore:
         """The run's tasks in start order: those in SQLite and those still in a journal."""
         run = self.run(run_id)
         # Journals first: a row leaves a journal only once committed, so read in this order none is missed.
-        journaled = {row[0]: row for row in self._journaled_rows() if row[1] == run.id}
+        journaled = {row[0]: row for journal in read_journals(self.path, len(TASK_COLUMNS))
+                     for row in journal.rows if row[1] == run.id}
         stored = self._query("SELECT * FROM tasks WHERE run_id = ? ORDER BY start_ns, rowid", (run.id,))
         rows = [journaled.pop(row["id"], row) for row in stored] + list(journaled.values())
         tasks = [self._task(row if isinstance(row, sqlite3.Row) else dict(zip(TASK_COLUMNS, row)), run.status) for row in rows]
         tasks.sort(key=lambda task: task.start_ns)
         return tasks
-
-    def _journaled_rows(self) -> list[list]:
-        return [row for journal in read_journals(self.path) for row in journal.rows if len(row) == len(TASK_COLUMNS)]
 
     def find_run(self, config_key: str, value: str) -> RunRecord | None:
         """The latest run whose configuration has ``config_key`` equal to ``value`` (e.g. an engine's run id)."""
