@@ -23,7 +23,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode
 
-from .attributes import DEPENDS_ON, check_metrics, run_attributes, task_end_attributes, task_start_attributes
+from .attributes import check_metrics, run_attributes
 from .journal import Owner
 from .measure import Measurement
 from .model import HardwareSnapshot, PolicyDecision, RunRecord, RunStatus, TaskRecord, TaskStatus
@@ -138,6 +138,7 @@ class ActiveRun:
             if record.span_owned:
                 self.span.set_status(Status(StatusCode.ERROR, record.error))
         record.end_ns = time.time_ns()
+        telemetry().task_spans.build_pending()  # the run's task spans reach the exporters with the run's own
         if record.span_owned:
             self.span.end(end_time=record.end_ns)
         if self.store is not None:
@@ -215,10 +216,12 @@ def _flatten(value: Any) -> list[Any]:
 class TaskHandle:
     """The face of a running task: add metrics, usage, hardware and dependencies to it."""
 
-    def __init__(self, run: ActiveRun, record: TaskRecord, span: trace.Span, owns_run: bool) -> None:
+    def __init__(self, run: ActiveRun, record: TaskRecord, span: trace.Span, parent_span: trace.SpanContext,
+                 owns_run: bool) -> None:
         self.run = run
         self.record = record
-        self.span = span
+        self.span = span  # stands for the task in the trace; its real span is built once it ends (task_spans)
+        self.parent_span = parent_span
         self.owns_run = owns_run
         self.measurement = Measurement()
         self._tokens: tuple | None = None
@@ -316,22 +319,18 @@ def start_task(
     if parent is None and (current := _current_task.get()) is not None and current.run is run:
         parent = current
     current_span = trace.get_current_span().get_span_context()
-    if current_span.is_valid and _hex(current_span.trace_id, 32) == run.trace_id and parent is None:
-        span_parent = otel_context.get_current()
+    if current_span.is_valid and parent is None and _hex(current_span.trace_id, 32) == run.trace_id:
+        parent_span = current_span  # a workflow engine's span inside this run's trace
     else:
-        span_parent = trace.set_span_in_context(parent.span if parent is not None else run.span)
-    start_ns = time.time_ns()
+        parent_span = (parent.span if parent is not None else run.span).get_span_context()
+    span = telemetry().task_spans.placeholder(parent_span)
     record = TaskRecord(
         id=f"{random.getrandbits(64):016x}", run_id=run.id, name=name, stage=stage or name, status=TaskStatus.RUNNING,
-        start_ns=start_ns, trace_id=run.trace_id, span_id="", parent_id=parent.id if parent is not None else None,
-        depends_on=list(dict.fromkeys(_task_ids(depends_on))),
+        start_ns=time.time_ns(), trace_id=run.trace_id, span_id=_hex(span.get_span_context().span_id, 16),
+        parent_id=parent.id if parent is not None else None, depends_on=list(dict.fromkeys(_task_ids(depends_on))),
+        parent_span_id=_hex(parent_span.span_id, 16) if parent_span.is_valid else None,
     )
-    span = telemetry().tracer.start_span(name, context=span_parent, start_time=start_ns, attributes=task_start_attributes(record))
-    context = span.get_span_context()
-    record.span_id = _hex(context.span_id, 16)
-    parent_span = trace.get_current_span(span_parent).get_span_context()
-    record.parent_span_id = _hex(parent_span.span_id, 16) if parent_span.is_valid else None
-    handle = TaskHandle(run, record, span, owns_run)
+    handle = TaskHandle(run, record, span, parent_span, owns_run)
     if run.store is not None:
         run.store.start_task(record)
     if activate:
@@ -357,18 +356,8 @@ def finish_task(handle: TaskHandle, exc: BaseException | None = None) -> TaskRec
         _current_task.reset(token_task)
         otel_context.detach(token_context)
         handle._tokens = None
-    span = handle.span
-    if record.depends_on:
-        span.set_attribute(DEPENDS_ON, list(record.depends_on))  # dependencies may be added while the task runs
-    span.set_attributes(task_end_attributes(record))
-    if exc is not None:
-        span.add_event("exception", {  # as record_exception() would, with secrets cut out
-            "exception.type": record.error_type, "exception.message": record.error,
-            "exception.stacktrace": redact_text("".join(traceback.format_exception(exc))),
-            "exception.escaped": False,
-        })
-        span.set_status(Status(StatusCode.ERROR, f"{record.error_type}: {record.error}"))
-    span.end(end_time=record.end_ns)
+    stacktrace = redact_text("".join(traceback.format_exception(exc))) if exc is not None else None
+    telemetry().task_spans.ended(record, handle.span, handle.parent_span, stacktrace)
     if handle.run.store is not None:
         handle.run.store.finish_task(record)
     loaded_plugins().call_each("llqm_task_finished", task=record)

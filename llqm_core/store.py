@@ -4,7 +4,7 @@ Each task is kept when it ends, before control returns to the caller, so a crash
 keeps everything that finished before it: appended to the process's journal beside the
 store (``llqm_core.journal``), which the writer thread commits to SQLite in batches within
 ``DRAIN_INTERVAL_S``, and which every reader merges in meanwhile. A running task's row is
-kept moments after it starts, so a dead run also names what was in flight.
+kept within ``DRAIN_INTERVAL_S`` of its start, so a dead run also names what was in flight.
 WAL mode lets several processes write runs into one store while reports read it.
 """
 
@@ -30,7 +30,7 @@ STORE_ENV = "LLQM_STORE"
 BUSY_TIMEOUT_MS = 30_000
 CHECKPOINT_INTERVAL_S = 2.0
 START_ROW_DELAY_S = 0.05
-DRAIN_INTERVAL_S = 0.5
+DRAIN_INTERVAL_S = 2.0
 
 #: Each entry upgrades the schema by one version; ``PRAGMA user_version`` says how many ran.
 MIGRATIONS: list[str] = [
@@ -84,12 +84,27 @@ def _running_row(task: TaskRecord) -> tuple:
     )
 
 
-def _finished_row(task: TaskRecord) -> tuple:
-    return (
-        task.id, task.run_id, task.name, task.stage, task.status.value, task.parent_id, _dumps(task.depends_on),
+def _finished_row(task: TaskRecord) -> list:
+    """The ended task's row as its journal keeps it: lists and dicts as they are, so that the
+    task's own path encodes JSON once, the whole line (``_stored_row`` makes the SQLite row)."""
+    return [
+        task.id, task.run_id, task.name, task.stage, task.status.value, task.parent_id, list(task.depends_on),
         task.start_ns, task.end_ns, task.trace_id, task.span_id, task.parent_span_id, task.error, task.error_type,
-        _dumps(task.profile.to_dict()), _dumps(task.metrics), task.hardware,
-    )
+        task.profile.to_dict(), dict(task.metrics), task.hardware,
+    ]
+
+
+_JSON_COLUMNS = tuple(TASK_COLUMNS.index(name) for name in ("depends_on", "profile", "metrics"))
+
+
+def _stored_row(row: list) -> list:
+    """A journaled row as SQLite keeps it: its lists and dicts as JSON text (a journal that an
+    older llqm wrote holds the text already)."""
+    row = list(row)
+    for column in _JSON_COLUMNS:
+        if row[column] is not None and not isinstance(row[column], str):
+            row[column] = _dumps(row[column])
+    return row
 
 
 def default_store_path() -> Path:
@@ -129,7 +144,7 @@ class ProfileStore:
         self._pid = os.getpid()
         self._queue_lock = threading.Lock()  # held by tasks only for moments: never while SQLite works
         self._pending: dict[str, TaskRecord] = {}  # started tasks whose running row is not written yet
-        self._finished: list[tuple] = []  # journaled rows of finished tasks, not yet in SQLite
+        self._finished: list[list] = []  # journaled rows of finished tasks, not yet in SQLite
         self._journal: TaskJournal | None = None
         self._wake = threading.Event()
         self._writer: threading.Thread | None = None
@@ -243,8 +258,9 @@ class ProfileStore:
         Woken by a task's start or end, it waits ``DRAIN_INTERVAL_S`` first, so that one
         commit takes every row of that while: a pipeline of short tasks sees one commit per
         interval, not one per task (each holds the store's lock, and the GIL, while a task may
-        wait). Start rows wait until their task has run ``START_ROW_DELAY_S``: a shorter
-        task's finish row replaces its start row. A checkpoint writes and syncs many pages at
+        wait; between 20 ms tasks one commit costs milliseconds of cold SQLite code). Start
+        rows wait until their task has run ``START_ROW_DELAY_S``: a shorter task's finish row
+        replaces its start row. A checkpoint writes and syncs many pages at
         once: left to SQLite, it would fall on whichever commit comes then."""
         checkpoints = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         checkpoints.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -307,7 +323,7 @@ class ProfileStore:
         if sql is not None:
             self._conn.execute(sql, params)
         self._conn.executemany(_KEEP_RUNNING_ROWS, [_running_row(t) for t in running])
-        self._conn.executemany(_KEEP_FINISHED_ROW, finished)
+        self._conn.executemany(_KEEP_FINISHED_ROW, [_stored_row(row) for row in finished])
         self._conn.execute("COMMIT")
         with self._queue_lock:
             if not self._finished and self._journal is not None:
@@ -421,7 +437,8 @@ class ProfileStore:
                      for row in journal.rows if row[1] == run.id}
         stored = self._query("SELECT * FROM tasks WHERE run_id = ? ORDER BY start_ns, rowid", (run.id,))
         rows = [journaled.pop(row["id"], row) for row in stored] + list(journaled.values())
-        tasks = [self._task(row if isinstance(row, sqlite3.Row) else dict(zip(TASK_COLUMNS, row)), run.status) for row in rows]
+        tasks = [self._task(row if isinstance(row, sqlite3.Row) else dict(zip(TASK_COLUMNS, _stored_row(row))), run.status)
+                 for row in rows]
         tasks.sort(key=lambda task: task.start_ns)
         return tasks
 

@@ -7,7 +7,8 @@ its exporters to it; otherwise LLQM installs its own (resource from ``OTEL_SERVI
 Exporters are chosen, first match wins, by ``configure_exporters(...)``, by ``LLQM_EXPORTERS``
 (comma-separated names), by the standard ``OTEL_TRACES_EXPORTER``, or else ``otlp`` when an
 ``OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT`` is set and none otherwise. Spans always reach the
-profile store, whatever is exported.
+profile store, whatever is exported. Task spans are built after their task ends, off its
+path (``llqm_core.task_spans``); a flush, a change of exporters and exit build them first.
 
 An exporter can never fail or stall the pipeline: batched exporters work in a background
 thread, a raising exporter is warned about once, and at exit LLQM waits at most
@@ -35,6 +36,7 @@ from .errors import UserError
 from .otlp_json import SCOPE
 from .plugins import loaded_plugins
 from .settings import seconds_from_env
+from .task_spans import TaskSpans
 
 EXPORTERS_ENV = "LLQM_EXPORTERS"
 EXPORT_TIMEOUT_ENV = "LLQM_EXPORT_TIMEOUT"
@@ -160,6 +162,15 @@ class Telemetry:
         else:
             self.provider = current
         self.tracer = self.provider.get_tracer(SCOPE.name, SCOPE.version)
+        self.task_spans = TaskSpans(self.tracer, read=self._spans_are_read)
+
+    def _spans_are_read(self) -> bool:
+        """False when the provider is LLQM's own and its only processor, the hub, has no exporter."""
+        if not self._owns_provider or self.hub.names:
+            return True
+        # The SDK keeps a provider's processors in private fields; when they cannot be read, assume a reader.
+        processors = getattr(getattr(self.provider, "_active_span_processor", None), "_span_processors", None)
+        return processors is None or any(processor is not self.hub for processor in processors)
 
     def install(self) -> None:
         """Attach the exporters to the provider and make it the global one if none was set."""
@@ -169,6 +180,7 @@ class Telemetry:
         atexit.register(self.close)
 
     def configure(self, names: Sequence[str], exporters: Sequence[SpanExporter] = ()) -> list[str]:
+        self.task_spans.build_pending()  # the spans of tasks already ended go where they would have gone
         available = loaded_plugins().registry("llqm_register_exporters")
         chosen = [name for name in names if name != "none"]
         for name in chosen:
@@ -190,10 +202,12 @@ class Telemetry:
 
     def flush(self, timeout_s: float | None = None) -> bool:
         timeout = export_timeout_s() if timeout_s is None else timeout_s
+        self.task_spans.build_pending()
         return self.hub.force_flush(int(timeout * 1000))
 
     def close(self) -> None:
         """Hand pending spans to the exporters, waiting no longer than the export timeout."""
+        self.task_spans.build_pending()
         _bounded(self.hub.shutdown, export_timeout_s())
 
     @property

@@ -40,7 +40,7 @@ def test_a_killed_run_leaves_a_readable_store_with_finished_tasks_and_reads_inte
                 with llqm.task(f"done-{{i}}", stage="work") as t:
                     t.annotate(index=i)
             with llqm.task("in flight", stage="work"):
-                time.sleep(1.5)  # longer than the span exporter's batch delay
+                time.sleep(3.0)  # longer than the store's drain interval and the span exporter's batch delay
                 os.kill(os.getpid(), signal.SIGKILL)
         """
     )

@@ -120,3 +120,80 @@ def test_stored_run_encodes_to_the_same_otlp_json_as_the_live_spans(store_path, 
     assert attributes["llqm.stage"] == {"stringValue": "transpile"}
     message = ParseDict(_to_protobuf_json(rebuilt), ExportTraceServiceRequest())
     assert len(message.resource_spans[0].scope_spans[0].spans) == 3
+
+
+def test_spans_started_inside_a_task_are_its_children_and_its_span_keeps_the_stored_id(store_path, spans):
+    """The task's span is built after it ends; meanwhile a placeholder with the same id is current."""
+    from opentelemetry import trace
+
+    with llqm.run("children") as run:
+        with llqm.task("transpile", stage="transpile"):
+            with trace.get_tracer("some.library").start_as_current_span("library work"):
+                pass
+    by_name = {s.name: s for s in spans.get_finished_spans()}
+    stored = {t.name: t for t in llqm.ProfileStore(store_path).tasks(run.id)}
+    assert format(by_name["transpile"].context.span_id, "016x") == stored["transpile"].span_id
+    assert by_name["library work"].parent.span_id == by_name["transpile"].context.span_id
+    assert by_name["transpile"].start_time == stored["transpile"].start_ns
+    assert by_name["transpile"].end_time == stored["transpile"].end_ns
+
+
+def test_a_task_span_reaches_the_exporter_while_its_run_is_still_open(spans):
+    from llqm_core import task_spans
+
+    with llqm.run("long run", store=False):
+        with llqm.task("early", stage="work"):
+            pass
+        deadline = time.monotonic() + task_spans.BATCH_INTERVAL_S + 5
+        while not spans.get_finished_spans() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [s.name for s in spans.get_finished_spans()] == ["early"]  # built by the background thread
+        with llqm.task("late", stage="work"):
+            pass
+        llqm.flush()
+        assert [s.name for s in spans.get_finished_spans()] == ["early", "late"]
+
+
+def test_a_span_processor_added_to_the_global_provider_receives_task_spans():
+    """With no LLQM exporter chosen, spans are still built when another processor would read them."""
+    code = textwrap.dedent(
+        """
+        import llqm_core as llqm
+        from opentelemetry import trace
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+        with llqm.run("r", store=False):
+            exporter = InMemorySpanExporter()
+            trace.get_tracer_provider().add_span_processor(SimpleSpanProcessor(exporter))
+            with llqm.task("t", stage="work"):
+                pass
+        print(sorted(s.name for s in exporter.get_finished_spans()))
+        """
+    )
+    result = run_python(code, env={"LLQM_EXPORTERS": "none"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "['r', 't']"
+
+
+def test_a_forked_child_does_not_export_its_parents_pending_spans(tmp_path):
+    spans_file = tmp_path / "spans.jsonl"
+    code = textwrap.dedent(
+        """
+        import os
+        import llqm_core as llqm
+        with llqm.run("parent", store=False):
+            with llqm.task("before fork", stage="work"):
+                pass
+            pid = os.fork()
+            if pid == 0:
+                llqm.flush()
+                os._exit(0)
+            os.waitpid(pid, 0)
+        """
+    )
+    result = run_python(code, env={"LLQM_EXPORTERS": "jsonfile", "LLQM_SPANS_FILE": str(spans_file)})
+    assert result.returncode == 0, result.stderr
+    names = [span["name"] for line in spans_file.read_text().splitlines()
+             for resource in json.loads(line)["resourceSpans"] for scope in resource["scopeSpans"]
+             for span in scope["spans"]]
+    assert sorted(names) == ["before fork", "parent"]

@@ -1,0 +1,149 @@
+"""Task spans are built after their task has ended, in batches, off the task's path.
+
+Starting, filling and ending an SDK span is some forty Python calls; run once between two
+20 ms tasks (cold caches) that is ~200 us on the VMs this project is measured on, 1% of
+the task (``bench/overhead.py``). Built a batch at a time in a background thread, the same
+work costs a fraction of that. So while a task runs, its place in the trace is held by a
+``NonRecordingSpan`` that already carries the span id the real span will get: spans that
+other code starts inside the task (a workflow engine's, a library's) name the task as
+their parent, and the store keeps the same id. When the task ends, its record is queued;
+``BATCH_INTERVAL_S`` later the thread builds the span with its true start and end times,
+its attributes and, for a failure, the exception event. Where no exporter or other span
+processor would receive it (LLQM's own tracer provider with no exporter chosen, the
+default), no span is built at all: ``llqm trace`` rebuilds every span from the store.
+
+Spans therefore reach exporters up to ``BATCH_INTERVAL_S`` after their task ends; a run's
+end, ``llqm_core.flush()``, a change of exporters and the process's exit build every
+pending span first. Attributes set on the placeholder through the OpenTelemetry API are
+not recorded: ``annotate`` is the way to add a task's metrics.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import threading
+import time
+import warnings
+import weakref
+from typing import Any, Callable
+
+from opentelemetry import trace
+from opentelemetry.trace import NonRecordingSpan, SpanContext, Status, StatusCode
+
+from .attributes import task_attributes
+from .model import TaskRecord
+
+BATCH_INTERVAL_S = 0.5
+
+_all: "weakref.WeakSet[TaskSpans]" = weakref.WeakSet()
+
+
+class _PresetSpanIds:
+    """The tracer's id generator, except that the building thread can say which span id comes next."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self._next = threading.local()
+
+    def preset(self, span_id: int | None) -> None:
+        self._next.span_id = span_id
+
+    def generate_span_id(self) -> int:
+        span_id = getattr(self._next, "span_id", None)
+        if span_id is None:
+            return self.inner.generate_span_id()
+        self._next.span_id = None
+        return span_id
+
+    def generate_trace_id(self) -> int:
+        return self.inner.generate_trace_id()
+
+    def is_trace_id_random(self) -> bool:
+        return self.inner.is_trace_id_random()
+
+
+class TaskSpans:
+    """The spans of ended tasks that are waiting to be built, and the thread that builds them."""
+
+    def __init__(self, tracer: Any, read: Callable[[], bool] = lambda: True) -> None:
+        self.tracer = tracer
+        self.read = read  # False while nothing would ever receive a span: then none is built
+        self._ids: _PresetSpanIds | None = None
+        inner = getattr(tracer, "id_generator", None)  # an SDK tracer; a no-op one records nothing anyway
+        if inner is not None:
+            self._ids = inner if isinstance(inner, _PresetSpanIds) else _PresetSpanIds(inner)
+            tracer.id_generator = self._ids
+        self._warned = False
+        self._start_afresh()
+        _all.add(self)
+
+    def _start_afresh(self) -> None:
+        self._queue: list[tuple] = []
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @staticmethod
+    def placeholder(parent: SpanContext) -> NonRecordingSpan:
+        """The span that stands for a task while it runs: a child of ``parent``, with its own id."""
+        return NonRecordingSpan(SpanContext(parent.trace_id, random.getrandbits(64) or 1, False, parent.trace_flags,
+                                            parent.trace_state))
+
+    def ended(self, record: TaskRecord, span: NonRecordingSpan, parent: SpanContext,
+              stacktrace: str | None = None) -> None:
+        """Queue the span of a task that has ended (``stacktrace`` when it failed)."""
+        if not self.read():
+            return
+        with self._lock:
+            self._queue.append((record, span.get_span_context(), parent, stacktrace))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="llqm-spans", daemon=True)
+                self._thread.start()
+        if not self._wake.is_set():
+            self._wake.set()
+
+    def build_pending(self) -> None:
+        """Build every queued span now (at a run's end, a flush, an exporter change, exit)."""
+        with self._lock:
+            queued, self._queue = self._queue, []
+        for item in queued:
+            try:
+                self._build(*item)
+            except Exception as exc:  # a span processor's bug must not stop the spans after it
+                if not self._warned:
+                    self._warned = True
+                    warnings.warn(f"building a task's span failed and it is dropped: {exc!r}", stacklevel=2)
+
+    def _loop(self) -> None:
+        while True:
+            self._wake.wait()
+            time.sleep(BATCH_INTERVAL_S)  # let the spans of that while gather into one batch
+            self._wake.clear()
+            self.build_pending()
+
+    def _build(self, record: TaskRecord, context: SpanContext, parent: SpanContext, stacktrace: str | None) -> None:
+        if self._ids is not None:
+            self._ids.preset(context.span_id)
+        try:
+            span = self.tracer.start_span(record.name, context=trace.set_span_in_context(NonRecordingSpan(parent)),
+                                          start_time=record.start_ns, attributes=task_attributes(record))
+        finally:
+            if self._ids is not None:
+                self._ids.preset(None)
+        if stacktrace is not None:
+            span.add_event("exception", {  # as record_exception() would, with secrets cut out
+                "exception.type": record.error_type, "exception.message": record.error,
+                "exception.stacktrace": stacktrace, "exception.escaped": False,
+            }, timestamp=record.end_ns)
+            span.set_status(Status(StatusCode.ERROR, f"{record.error_type}: {record.error}"))
+        span.end(end_time=record.end_ns)
+
+
+def _forget_parents_spans() -> None:
+    for spans in list(_all):
+        spans._start_afresh()  # the parent builds its own queue; the child's thread did not survive the fork
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_parents_spans)
