@@ -7,6 +7,9 @@ and the profile's GPU fields say that no GPU was measured.
 from __future__ import annotations
 
 import threading
+from functools import cached_property
+
+from .model import GpuProfile
 
 
 class GpuProbe:
@@ -32,6 +35,11 @@ class GpuProbe:
             return
         self._nvml = pynvml
         self.available = True
+
+    @cached_property
+    def unavailable(self) -> GpuProfile:
+        """The GPU part of every profile while no GPU can be read (one shared, frozen value)."""
+        return GpuProfile(available=False, reason=self.reason)
 
     @property
     def devices(self) -> int:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import socket
-import threading
 import time
 
 from .memory import cpu_and_peak, current_rss
@@ -27,24 +26,12 @@ def _renew_pid() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_renew_pid)
-_active: dict[int, "Measurement"] = {}
-_active_lock = threading.Lock()
 
 
 class Measurement:
     """Start it, run the task, stop it: the result is the task's ``Profile``."""
 
-    def __init__(self) -> None:
-        self.concurrent = False
-        self._thread = threading.get_ident()
-
     def start(self) -> "Measurement":
-        with _active_lock:
-            for other in _active.values():
-                if other._thread != self._thread:
-                    other.concurrent = True
-                    self.concurrent = True
-            _active[id(self)] = self
         self._sampler = shared_sampler()
         self._watch = self._sampler.watch()
         self._start_rss = current_rss()
@@ -64,8 +51,6 @@ class Measurement:
         end_rss = current_rss()
         self._sampler.unwatch(self._watch)
         self._watch.fold(end_rss, self._sampler.gpu.read())
-        with _active_lock:
-            _active.pop(id(self), None)
         start = self._start_times
         children_cpu = (end_times.children_user - start.children_user) + (
             end_times.children_system - start.children_system
@@ -73,7 +58,7 @@ class Measurement:
         peak = self._watch.max_rss
         if end_hwm is not None and self._start_hwm is not None and end_hwm > self._start_hwm:
             peak = max(peak, end_hwm)
-        if self.concurrent:
+        if self._watch.concurrent:
             scope, cpu = "thread", thread_cpu + children_cpu
         else:
             scope, cpu = "process", process_cpu + children_cpu
@@ -97,7 +82,7 @@ class Measurement:
     def _gpu_profile(self) -> GpuProfile:
         probe = self._sampler.gpu
         if not probe.available:
-            return GpuProfile(available=False, reason=probe.reason)
+            return probe.unavailable
         w = self._watch
         return GpuProfile(
             available=True,

@@ -32,7 +32,7 @@ class TaskStatus(str, enum.Enum):
 RESOURCES = ("cpu", "gpu", "memory", "qpu", "queue")
 
 
-@dataclass
+@dataclass(frozen=True)
 class GpuProfile:
     """GPU use during a task; ``available`` is False (with the reason) where no GPU was seen."""
 

@@ -26,11 +26,14 @@ def interval_from_env() -> float:
 
 
 class Watch:
-    """The extremes one task saw while it ran."""
+    """The extremes one task saw while it ran, and whether a task in another thread ran meanwhile."""
 
-    __slots__ = ("max_rss", "samples", "gpu_util_max", "gpu_util_sum", "gpu_readings", "gpu_memory_max")
+    __slots__ = ("thread", "concurrent", "max_rss", "samples", "gpu_util_max", "gpu_util_sum", "gpu_readings",
+                 "gpu_memory_max")
 
-    def __init__(self) -> None:
+    def __init__(self, thread: int) -> None:
+        self.thread = thread
+        self.concurrent = False
         self.max_rss = 0
         self.samples = 0
         self.gpu_util_max: float | None = None
@@ -63,8 +66,13 @@ class ResourceSampler:
         return current_rss(), self.gpu.read()
 
     def watch(self) -> Watch:
-        watch = Watch()
+        """Start watching for the calling thread's task; tasks of other threads watched at the
+        same time mark each other ``concurrent`` (the registry is the sampler's, so one lock)."""
+        watch = Watch(threading.get_ident())
         with self._lock:
+            for other in self._watches:
+                if other.thread != watch.thread:
+                    other.concurrent = watch.concurrent = True
             self._watches.add(watch)
             if not self._busy.is_set():
                 self._busy.set()

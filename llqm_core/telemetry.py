@@ -93,6 +93,10 @@ class ExporterHub(SpanProcessor):
     def names(self) -> list[str]:
         return [name for name, _ in self._processors]
 
+    @property
+    def has_exporters(self) -> bool:
+        return bool(self._processors)
+
     def replace(self, processors: list[tuple[str, SpanProcessor]], counted: dict[int, CountedExporter] | None = None) -> None:
         old, self._processors = self._processors, processors
         old_counted, self._counted = self._counted, dict(counted or {})
@@ -166,11 +170,11 @@ class Telemetry:
 
     def _spans_are_read(self) -> bool:
         """False when the provider is LLQM's own and its only processor, the hub, has no exporter."""
-        if not self._owns_provider or self.hub.names:
+        if not self._owns_provider or self.hub.has_exporters:
             return True
         # The SDK keeps a provider's processors in private fields; when they cannot be read, assume a reader.
         processors = getattr(getattr(self.provider, "_active_span_processor", None), "_span_processors", None)
-        return processors is None or any(processor is not self.hub for processor in processors)
+        return processors != (self.hub,)
 
     def install(self) -> None:
         """Attach the exporters to the provider and make it the global one if none was set."""
