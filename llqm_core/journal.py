@@ -7,8 +7,11 @@ store's writer thread moves journaled rows into SQLite in batches, and empties t
 once all of it is committed.
 
 Each writing process has its own journal file beside the store, named
-``<store>-journal-<random>.jsonl``: a first line saying which process owns it, then one JSON
-row per finished task. Readers merge every journal into what SQLite holds, so a task shows
+``<store>-journal-<random>.journal``: a first line (JSON) saying which process owns it, then
+one frame per finished task: a kind byte, the payload's length and the row, in ``marshal``
+format (a fifth of JSON's cost on the task's path between 20 ms tasks), or as JSON for a row
+that holds a value marshal refuses (a subclass of str or float, such as ``numpy.str_``). A
+frame cut short by a kill is ignored. Readers merge every journal into what SQLite holds, so a task shows
 in reports the moment it finishes; a writer that opens the store folds the journals of
 processes that are gone into SQLite and deletes them.
 """
@@ -17,19 +20,58 @@ from __future__ import annotations
 
 import glob
 import json
+import marshal
 import os
 import socket
+import struct
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
 
-SUFFIX = ".jsonl"
+SUFFIX = ".journal"
+LEGACY_SUFFIX = ".jsonl"  # a JSON line per row, as llqm 0.x wrote journals before frames
+MARSHAL_VERSION = 4  # readable by every Python 3.4+, whichever Python writes the journal
+_FRAME = struct.Struct("<cI")  # kind (b"M" marshal, b"J" JSON), payload length
+_json_row = json.JSONEncoder(separators=(",", ":"), default=str).encode
 
 
-def journal_pattern(store_path: Path) -> str:
-    return str(store_path.with_name(glob.escape(store_path.name) + "-journal-*" + SUFFIX))
+def journal_pattern(store_path: Path, suffix: str = SUFFIX) -> str:
+    return str(store_path.with_name(glob.escape(store_path.name) + "-journal-*" + suffix))
+
+
+def encode_row(row: list) -> bytes:
+    """One row as a journal frame."""
+    try:
+        kind, payload = b"M", marshal.dumps(row, MARSHAL_VERSION)
+    except ValueError:  # a value of a subclass of a built-in type: JSON writes it as its base type
+        kind, payload = b"J", _json_row(row).encode()
+    return _FRAME.pack(kind, len(payload)) + payload
+
+
+def _decode_frames(data: bytes) -> list:
+    rows, offset = [], 0
+    while offset + _FRAME.size <= len(data):
+        kind, size = _FRAME.unpack_from(data, offset)
+        start, offset = offset + _FRAME.size, offset + _FRAME.size + size
+        if offset > len(data):
+            break  # the last frame was cut short
+        try:
+            rows.append(marshal.loads(data[start:offset]) if kind == b"M" else json.loads(data[start:offset]))
+        except (ValueError, EOFError, TypeError):
+            continue
+    return rows
+
+
+def _decode_lines(data: bytes) -> list:
+    rows = []
+    for line in data.split(b"\n")[:-1]:  # the part after the last newline is incomplete
+        try:
+            rows.append(json.loads(line))
+        except ValueError:
+            continue
+    return rows
 
 
 @dataclass(frozen=True)
@@ -78,9 +120,9 @@ class TaskJournal:
         while view:
             view = view[os.write(self._fd, view):]
 
-    def append(self, line: bytes) -> None:
-        """Keep one row (a JSON line); raises OSError when the file cannot take it."""
-        self._write(line)
+    def append(self, frame: bytes) -> None:
+        """Keep one row (a frame from ``encode_row``); raises OSError when the file cannot take it."""
+        self._write(frame)
         self.holds_rows = True
 
     def clear(self) -> None:
@@ -108,28 +150,22 @@ class JournalFile:
 
 
 def read_journals(store_path: Path, width: int) -> list[JournalFile]:
-    """Every journal beside the store, with its complete rows of ``width`` values (a line still
+    """Every journal beside the store, with its complete rows of ``width`` values (a row still
     being written, or one of another shape, is skipped)."""
     found = []
-    for name in sorted(glob.glob(journal_pattern(store_path))):
+    names = [(name, _decode_frames) for name in glob.glob(journal_pattern(store_path))]
+    names += [(name, _decode_lines) for name in glob.glob(journal_pattern(store_path, LEGACY_SUFFIX))]
+    for name, decode in sorted(names):
         try:
             with open(name, "rb") as file:
                 data = file.read()
         except OSError:
             continue  # removed by its owner meanwhile: its rows are in SQLite
-        lines = data.split(b"\n")[:-1]  # the part after the last newline is incomplete
-        if not lines:
+        header_end = data.find(b"\n")
+        if header_end < 0:
             continue
-        owner = _owner(lines[0])
-        rows = []
-        for line in lines[1:]:
-            try:
-                row = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(row, list) and len(row) == width:
-                rows.append(row)
-        found.append(JournalFile(Path(name), owner, rows))
+        rows = [row for row in decode(data[header_end + 1:]) if isinstance(row, list) and len(row) == width]
+        found.append(JournalFile(Path(name), _owner(data[:header_end]), rows))
     return found
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Callable
 
 from .errors import StoreError
-from .journal import Owner, TaskJournal, read_journals
+from .journal import Owner, TaskJournal, encode_row, read_journals
 from .model import HardwareSnapshot, PolicyDecision, Profile, RunRecord, RunStatus, TaskRecord, TaskStatus
 
 STORE_ENV = "LLQM_STORE"
@@ -159,7 +159,7 @@ class ProfileStore:
         self._pid = os.getpid()
         self._queue_lock = threading.Lock()  # held by tasks only for moments: never while SQLite works
         self._pending: dict[str, TaskRecord] = {}  # started tasks whose running row is not written yet
-        self._finished: list[str] = []  # journaled rows of finished tasks (JSON), not yet in SQLite
+        self._finished: list[list] = []  # journaled rows of finished tasks, not yet in SQLite
         self._journal: TaskJournal | None = None
         self._wake = threading.Event()
         self._writer: threading.Thread | None = None
@@ -256,7 +256,7 @@ class ProfileStore:
                 continue
             with self._lock:
                 with self._queue_lock:
-                    self._finished.extend(_dumps(row) for row in journal.rows)
+                    self._finished.extend(journal.rows)
                 self._guarded(self._commit)
             if self._write_failed:
                 return
@@ -339,9 +339,9 @@ class ProfileStore:
             self._conn.execute(sql, params)
         self._conn.executemany(_KEEP_RUNNING_ROWS, [_running_row(t) for t in running])
         if finished and self._json_functions:
-            self._conn.execute(_KEEP_FINISHED_ROWS, ("[" + ",".join(finished) + "]",))
+            self._conn.execute(_KEEP_FINISHED_ROWS, (_dumps(finished),))
         elif finished:  # an SQLite built without JSON functions
-            self._conn.executemany(_KEEP_FINISHED_ROW, [_stored_row(json.loads(row)) for row in finished])
+            self._conn.executemany(_KEEP_FINISHED_ROW, [_stored_row(row) for row in finished])
         self._conn.execute("COMMIT")
         with self._queue_lock:
             if not self._finished and self._journal is not None:
@@ -372,15 +372,15 @@ class ProfileStore:
     def finish_task(self, task: TaskRecord) -> None:
         """Keep the ended task with its profile before the task returns: one append to this
         process's journal, committed to SQLite by the writer thread."""
-        row = _dumps(_finished_row(task))
-        line = (row + "\n").encode()
+        row = _finished_row(task)
+        frame = encode_row(row)
         with self._queue_lock:
             self._pending.pop(task.id, None)  # the finished row supersedes the running one
             self._finished.append(row)
             try:
                 if self._journal is None:
                     self._journal = TaskJournal(self.path)
-                self._journal.append(line)
+                self._journal.append(frame)
                 journaled = True
             except OSError as exc:
                 journaled = False

@@ -75,7 +75,7 @@ def test_tasks_killed_right_after_they_finish_are_kept_and_the_next_writer_commi
         """
     )
     assert run_python(code).returncode == -9
-    journals = list(tmp_path.glob("killed.sqlite-journal-*.jsonl"))
+    journals = list(tmp_path.glob("killed.sqlite-journal-*.journal"))
     assert len(journals) == 1  # the finished tasks are in the dead process's journal, not yet in SQLite
 
     reader = llqm.ProfileStore(path, readonly=True)
