@@ -53,10 +53,10 @@ def _resolve_store(store: StoreArg) -> ProfileStore | None:
     return open_store(Path(store))
 
 
-def _status_for(exc: BaseException | None) -> str:
+def _status_for(exc: BaseException | None) -> TaskStatus:
     if exc is None:
-        return "completed"
-    return "failed" if isinstance(exc, Exception) else "interrupted"
+        return TaskStatus.COMPLETED
+    return TaskStatus.FAILED if isinstance(exc, Exception) else TaskStatus.INTERRUPTED
 
 
 def _describe_error(exc: BaseException) -> tuple[str, str]:
@@ -131,7 +131,7 @@ class ActiveRun:
 
     def finish(self, exc: BaseException | None = None) -> None:
         record = self.record
-        record.status = RunStatus(_status_for(exc))
+        record.status = RunStatus(_status_for(exc).value)
         if exc is not None:
             kind, message = _describe_error(exc)
             record.error = f"{kind}: {message}"
@@ -319,7 +319,7 @@ def start_task(
     if parent is None and (current := _current_task.get()) is not None and current.run is run:
         parent = current
     current_span = trace.get_current_span().get_span_context()
-    if current_span.is_valid and parent is None and _hex(current_span.trace_id, 32) == run.trace_id:
+    if current_span.is_valid and parent is None and current_span.trace_id == run.span.get_span_context().trace_id:
         parent_span = current_span  # a workflow engine's span inside this run's trace
     else:
         parent_span = (parent.span if parent is not None else run.span).get_span_context()
@@ -347,7 +347,7 @@ def finish_task(handle: TaskHandle, exc: BaseException | None = None) -> TaskRec
     measured.qpu_s, measured.queue_s = record.profile.qpu_s, record.profile.queue_s
     record.profile = measured
     record.end_ns = time.time_ns()
-    record.status = TaskStatus(_status_for(exc))
+    record.status = _status_for(exc)
     if exc is not None:
         record.error_type, record.error = _describe_error(exc)
     if handle._tokens is not None:

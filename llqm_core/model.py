@@ -66,7 +66,7 @@ class Profile:
     peak_rss_bytes: int = 0
     rss_growth_bytes: int = 0
     samples: int = 0
-    gpu: GpuProfile = field(default_factory=lambda: GpuProfile(available=False, reason="not measured"))
+    gpu: GpuProfile = GpuProfile(available=False, reason="not measured")  # frozen: one shared value
     qpu_s: float | None = None
     queue_s: float | None = None
     pid: int | None = None  # where the task ran: a worker's process may not be the run's

@@ -128,6 +128,9 @@ _current_lock = threading.Lock()
 def loaded_plugins() -> PluginSet:
     """The process's plugins, loaded on first use from the environment's selection."""
     global _current
+    current = _current
+    if current is not None:
+        return current  # every task's end asks: no lock once loaded
     with _current_lock:
         if _current is None:
             _current = PluginSet(select=_names(os.environ.get(SELECT_ENV)), disable=_names(os.environ.get(DISABLE_ENV)))

@@ -11,6 +11,7 @@ WAL mode lets several processes write runs into one store while reports read it.
 from __future__ import annotations
 
 import atexit
+import functools
 import json
 import os
 import re
@@ -73,13 +74,16 @@ TASK_COLUMNS = (
 )
 _TASK_ROW_SQL = f"INSERT {{verb}} INTO tasks ({', '.join(TASK_COLUMNS)}) VALUES ({','.join('?' * len(TASK_COLUMNS))})"
 _KEEP_RUNNING_ROWS = _TASK_ROW_SQL.format(verb="OR IGNORE")  # never over a finished row
-_KEEP_FINISHED_ROW = _TASK_ROW_SQL.format(verb="OR REPLACE")
-# Finished rows go in as one JSON array in one statement: SQLite unpacks it without the GIL.
-# ``executemany`` would hand the GIL back and forth once per row, and each time take it from
-# a task that is running Python (a 5 ms switch interval, then a forced switch).
-_KEEP_FINISHED_ROWS = (f"INSERT OR REPLACE INTO tasks ({', '.join(TASK_COLUMNS)}) SELECT "
-                       + ", ".join(f"json_extract(value, '$[{i}]')" for i in range(len(TASK_COLUMNS)))
-                       + " FROM json_each(?)")
+ROWS_PER_STATEMENT = 50  # 17 parameters each: under the 999 that old SQLite builds allow
+
+
+@functools.lru_cache(maxsize=ROWS_PER_STATEMENT)
+def _keep_finished_rows(count: int) -> str:
+    """One INSERT of ``count`` finished rows: SQLite takes them in one step, without the GIL.
+    ``executemany`` would hand the GIL back and forth once per row, and each time take it
+    from a task that is running Python (after a 5 ms switch interval, a forced switch)."""
+    one = "(" + ",".join("?" * len(TASK_COLUMNS)) + ")"
+    return f"INSERT OR REPLACE INTO tasks ({', '.join(TASK_COLUMNS)}) VALUES " + ",".join([one] * count)
 
 
 def _running_row(task: TaskRecord) -> tuple:
@@ -113,14 +117,6 @@ def _stored_row(row: list) -> list:
     return row
 
 
-def _has_json_functions(conn: sqlite3.Connection) -> bool:
-    try:
-        conn.execute("SELECT json_extract('[1]', '$[0]')").fetchone()
-        return True
-    except sqlite3.OperationalError:
-        return False
-
-
 def default_store_path() -> Path:
     """``$LLQM_STORE``, else ``$XDG_DATA_HOME/llqm/profiles.sqlite`` (``~/.local/share/llqm/...``)."""
     if os.environ.get(STORE_ENV):
@@ -147,7 +143,6 @@ class ProfileStore:
         try:
             self._conn = self._connect()
             self._check_schema()
-            self._json_functions = _has_json_functions(self._conn)
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path} is not a readable LLQM profile store (SQLite says: {exc}).") from None
         if not readonly:
@@ -338,10 +333,9 @@ class ProfileStore:
         if sql is not None:
             self._conn.execute(sql, params)
         self._conn.executemany(_KEEP_RUNNING_ROWS, [_running_row(t) for t in running])
-        if finished and self._json_functions:
-            self._conn.execute(_KEEP_FINISHED_ROWS, (_dumps(finished),))
-        elif finished:  # an SQLite built without JSON functions
-            self._conn.executemany(_KEEP_FINISHED_ROW, [_stored_row(row) for row in finished])
+        for first in range(0, len(finished), ROWS_PER_STATEMENT):
+            chunk = finished[first:first + ROWS_PER_STATEMENT]
+            self._conn.execute(_keep_finished_rows(len(chunk)), [value for row in chunk for value in _stored_row(row)])
         self._conn.execute("COMMIT")
         with self._queue_lock:
             if not self._finished and self._journal is not None:

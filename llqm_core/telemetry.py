@@ -226,6 +226,9 @@ _lock = threading.Lock()
 def telemetry() -> Telemetry:
     """The process's telemetry, set up on first use from the environment."""
     global _telemetry
+    current = _telemetry
+    if current is not None:
+        return current  # every task's start and end ask: no lock once set up
     with _lock:
         if _telemetry is None:
             candidate = Telemetry()
