@@ -13,7 +13,7 @@ import threading
 import warnings
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
-from typing import Any, Callable
+from typing import Any
 
 import pluggy
 

@@ -81,6 +81,7 @@ class TaskSpans:
     def _start_afresh(self) -> None:
         self._queue: list[tuple] = []
         self._lock = threading.Lock()
+        self._building = threading.RLock()  # a flush waits for a batch the thread has taken
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -105,15 +106,16 @@ class TaskSpans:
 
     def build_pending(self) -> None:
         """Build every queued span now (at a run's end, a flush, an exporter change, exit)."""
-        with self._lock:
-            queued, self._queue = self._queue, []
-        for item in queued:
-            try:
-                self._build(*item)
-            except Exception as exc:  # a span processor's bug must not stop the spans after it
-                if not self._warned:
-                    self._warned = True
-                    warnings.warn(f"building a task's span failed and it is dropped: {exc!r}", stacklevel=2)
+        with self._building:
+            with self._lock:
+                queued, self._queue = self._queue, []
+            for item in queued:
+                try:
+                    self._build(*item)
+                except Exception as exc:  # a span processor's bug must not stop the spans after it
+                    if not self._warned:
+                        self._warned = True
+                        warnings.warn(f"building a task's span failed and it is dropped: {exc!r}", stacklevel=2)
 
     def _loop(self) -> None:
         while True:
