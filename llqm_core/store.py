@@ -32,6 +32,7 @@ BUSY_TIMEOUT_MS = 30_000
 CHECKPOINT_INTERVAL_S = 2.0
 START_ROW_DELAY_S = 0.05
 DRAIN_INTERVAL_S = 2.0
+MAX_QUEUED_ROWS = 1000  # more finished rows than this are committed at once: bounded memory and commits
 
 #: Each entry upgrades the schema by one version; ``PRAGMA user_version`` says how many ran.
 MIGRATIONS: list[str] = [
@@ -156,7 +157,8 @@ class ProfileStore:
         self._pending: dict[str, TaskRecord] = {}  # started tasks whose running row is not written yet
         self._finished: list[list] = []  # journaled rows of finished tasks, not yet in SQLite
         self._journal: TaskJournal | None = None
-        self._wake = threading.Event()
+        self._wake = threading.Event()  # rows are queued: commit them within DRAIN_INTERVAL_S
+        self._hurry = threading.Event()  # commit now: many rows queued, or the store is closing
         self._writer: threading.Thread | None = None
 
     def _reopen_in_child(self) -> None:
@@ -231,6 +233,7 @@ class ProfileStore:
                 self._guarded(self._commit)
             self._closed = True
         self._wake.set()
+        self._hurry.set()
         if self._writer is not None:
             self._writer.join(timeout=2.0)
         with self._lock:
@@ -265,8 +268,9 @@ class ProfileStore:
     def _writer_loop(self) -> None:
         """Commit journaled rows and queued start rows, and checkpoint the WAL, off the tasks' path.
 
-        Woken by a task's start or end, it waits ``DRAIN_INTERVAL_S`` first, so that one
-        commit takes every row of that while: a pipeline of short tasks sees one commit per
+        Woken by a task's start or end, it waits ``DRAIN_INTERVAL_S`` first (less when
+        ``MAX_QUEUED_ROWS`` wait, or the store closes), so that one commit takes every row of
+        that while: a pipeline of short tasks sees one commit per
         interval, not one per task (each holds the store's lock, and the GIL, while a task may
         wait; between 20 ms tasks one commit costs milliseconds of cold SQLite code). Start
         rows wait until their task has run ``START_ROW_DELAY_S``: a shorter task's finish row
@@ -278,8 +282,9 @@ class ProfileStore:
         try:
             while not self._closed:
                 self._wake.wait(CHECKPOINT_INTERVAL_S)
-                time.sleep(DRAIN_INTERVAL_S)
+                self._hurry.wait(DRAIN_INTERVAL_S)
                 self._wake.clear()
+                self._hurry.clear()
                 with self._lock:
                     if self._closed:
                         break
@@ -381,6 +386,8 @@ class ProfileStore:
                 self._journal_broken(exc)
         if journaled:
             self._wake_writer()
+            if len(self._finished) >= MAX_QUEUED_ROWS and not self._hurry.is_set():
+                self._hurry.set()
         else:
             self._write(None, ())  # no journal: commit now, as the guarantee asks
 

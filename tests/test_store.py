@@ -9,6 +9,7 @@ import subprocess
 import sys
 import json
 import textwrap
+import time
 
 import pytest
 
@@ -222,3 +223,25 @@ def test_after_the_process_exits_the_store_is_one_self_contained_file(tmp_path):
     copy.write_bytes(path.read_bytes())
     store = llqm.ProfileStore(copy, readonly=True)
     assert [t.name for t in store.tasks(store.run().id)] == ["t"]
+
+
+def test_many_queued_rows_are_committed_before_the_drain_interval_and_closing_does_not_wait_it_out(tmp_path):
+    from llqm_core import store as store_module
+
+    path = tmp_path / "busy.sqlite"
+    store = llqm.ProfileStore(path)
+    with llqm.run("busy", store=store):
+        for i in range(store_module.MAX_QUEUED_ROWS + 10):
+            with llqm.task(f"t{i}", stage="work"):
+                pass
+        deadline = time.monotonic() + store_module.DRAIN_INTERVAL_S * 0.75
+        committed = 0
+        while committed < store_module.MAX_QUEUED_ROWS and time.monotonic() < deadline:
+            time.sleep(0.05)
+            committed = sqlite3.connect(path).execute("SELECT count(*) FROM tasks").fetchone()[0]
+        assert committed >= store_module.MAX_QUEUED_ROWS  # memory held for queued rows stays bounded
+        with llqm.task("last", stage="work"):
+            pass
+    started = time.monotonic()
+    store.close()  # the writer is waiting out its drain interval: closing wakes it instead
+    assert time.monotonic() - started < store_module.DRAIN_INTERVAL_S / 2
