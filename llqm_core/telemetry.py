@@ -97,11 +97,14 @@ class ExporterHub(SpanProcessor):
     def has_exporters(self) -> bool:
         return bool(self._processors)
 
-    def replace(self, processors: list[tuple[str, SpanProcessor]], counted: dict[int, CountedExporter] | None = None) -> None:
+    def replace(self, processors: list[tuple[str, SpanProcessor]], counted: dict[int, CountedExporter] | None = None,
+                timeout_s: float | None = None) -> None:
+        """Swap the exporters; the old ones get ``timeout_s`` (default: the export timeout) to
+        deliver what they hold, and what they never delivered is said in one line."""
         old, self._processors = self._processors, processors
         old_counted, self._counted = self._counted, dict(counted or {})
         old_ended, self._ended = self._ended, {}
-        _bounded(lambda: [p.shutdown() for _, p in old], export_timeout_s())
+        _bounded(lambda: [p.shutdown() for _, p in old], export_timeout_s() if timeout_s is None else timeout_s)
         for _, processor in old:
             exporter = old_counted.get(id(processor))
             ended = old_ended.get(id(processor), 0)
@@ -210,9 +213,13 @@ class Telemetry:
         return self.hub.force_flush(int(timeout * 1000))
 
     def close(self) -> None:
-        """Hand pending spans to the exporters, waiting no longer than the export timeout."""
-        self.task_spans.build_pending()
-        _bounded(self.hub.shutdown, export_timeout_s())
+        """Hand pending spans to the exporters, waiting no longer than the export timeout in all.
+
+        The exporters' shutdown is bounded inside ``replace``, which then reports in this
+        thread what never arrived (a second bound around it would cut that report off)."""
+        deadline = time.monotonic() + export_timeout_s()
+        _bounded(self.task_spans.build_pending, export_timeout_s())
+        self.hub.replace([], timeout_s=max(0.0, deadline - time.monotonic()))
 
     @property
     def resource_attributes(self) -> dict:
