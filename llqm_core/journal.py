@@ -11,9 +11,9 @@ Each writing process has its own journal file beside the store, named
 one frame per finished task: a kind byte, the payload's length and the row, in ``marshal``
 format (a fifth of JSON's cost on the task's path between 20 ms tasks), or as JSON for a row
 that holds a value marshal refuses (a subclass of str or float, such as ``numpy.str_``). A
-frame cut short by a kill is ignored. Readers merge every journal into what SQLite holds, so a task shows
-in reports the moment it finishes; a writer that opens the store folds the journals of
-processes that are gone into SQLite and deletes them.
+frame cut short by a kill is ignored. Readers merge every journal into what SQLite holds, so
+a task shows in reports the moment it finishes; a writer that opens the store folds the
+journals of processes that are gone into SQLite and deletes them.
 """
 
 from __future__ import annotations
@@ -34,7 +34,9 @@ SUFFIX = ".journal"
 LEGACY_SUFFIX = ".jsonl"  # a JSON line per row, as llqm 0.x wrote journals before frames
 MARSHAL_VERSION = 4  # readable by every Python 3.4+, whichever Python writes the journal
 _FRAME = struct.Struct("<cI")  # kind (b"M" marshal, b"J" JSON), payload length
-_json_row = json.JSONEncoder(separators=(",", ":"), default=str).encode
+#: Compact JSON, any value by its str() if JSON has no type for it: the store's text columns and
+#: frames marshal refuses. One encoder object: ``json.dumps`` would build one per call.
+json_text = json.JSONEncoder(separators=(",", ":"), default=str).encode
 
 
 def journal_pattern(store_path: Path, suffix: str = SUFFIX) -> str:
@@ -46,7 +48,7 @@ def encode_row(row: list) -> bytes:
     try:
         kind, payload = b"M", marshal.dumps(row, MARSHAL_VERSION)
     except ValueError:  # a value of a subclass of a built-in type: JSON writes it as its base type
-        kind, payload = b"J", _json_row(row).encode()
+        kind, payload = b"J", json_text(row).encode()
     return _FRAME.pack(kind, len(payload)) + payload
 
 

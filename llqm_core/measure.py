@@ -11,21 +11,11 @@ import os
 import socket
 import time
 
-from .memory import cpu_and_peak, current_rss
+from .memory import cpu_and_peak, current_rss, process_id
 from .model import GpuProfile, Profile
 from .sampler import shared_sampler
 
 HOST = socket.gethostname()
-_pid = os.getpid()
-
-
-def _renew_pid() -> None:
-    global _pid
-    _pid = os.getpid()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_renew_pid)
 
 
 class Measurement:
@@ -75,7 +65,7 @@ class Measurement:
             rss_growth_bytes=end_rss - self._start_rss,
             samples=self._watch.samples,
             gpu=self._gpu_profile(),
-            pid=_pid,
+            pid=process_id(),
             host=HOST,
         )
 

@@ -25,9 +25,17 @@ _PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 _MAXRSS_UNIT = 1 if sys.platform == "darwin" else 1024  # bytes on macOS, KiB on Linux
 
 
+_pid = os.getpid()
+
+
+def process_id() -> int:
+    """This process's id, cached (a forked child's is renewed): read at every task's end."""
+    return _pid
+
+
 class _Reader:
     def __init__(self) -> None:
-        self.pid = os.getpid()
+        self.pid = _pid
         self.fd: int | None = None
         try:
             self.fd = os.open(f"/proc/{self.pid}/statm", os.O_RDONLY)
@@ -43,13 +51,14 @@ class _Reader:
 _reader: _Reader | None = None
 
 
-def _forget_reader() -> None:
-    global _reader
+def _renew_in_child() -> None:
+    global _pid, _reader
+    _pid = os.getpid()
     _reader = None  # the child's /proc file is its own
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_reader)
+    os.register_at_fork(after_in_child=_renew_in_child)
 
 
 def current_rss() -> int:

@@ -25,6 +25,7 @@ from typing import Callable
 
 from .errors import StoreError
 from .journal import Owner, TaskJournal, encode_row, read_journals
+from .journal import json_text as _dumps  # the one compact encoder of the store's text
 from .model import HardwareSnapshot, PolicyDecision, Profile, RunRecord, RunStatus, TaskRecord, TaskStatus
 
 STORE_ENV = "LLQM_STORE"
@@ -73,8 +74,9 @@ TASK_COLUMNS = (
     "id", "run_id", "name", "stage", "status", "parent_id", "depends_on", "start_ns", "end_ns",
     "trace_id", "span_id", "parent_span_id", "error", "error_type", "profile", "metrics", "hardware",
 )
-_TASK_ROW_SQL = f"INSERT {{verb}} INTO tasks ({', '.join(TASK_COLUMNS)}) VALUES ({','.join('?' * len(TASK_COLUMNS))})"
-_KEEP_RUNNING_ROWS = _TASK_ROW_SQL.format(verb="OR IGNORE")  # never over a finished row
+_TASK_ROW_SQL = f"INSERT {{verb}} INTO tasks ({', '.join(TASK_COLUMNS)}) VALUES {{rows}}"
+_ONE_ROW = f"({','.join('?' * len(TASK_COLUMNS))})"
+_KEEP_RUNNING_ROWS = _TASK_ROW_SQL.format(verb="OR IGNORE", rows=_ONE_ROW)  # never over a finished row
 ROWS_PER_STATEMENT = 50  # 17 parameters each: under the 999 that old SQLite builds allow
 
 
@@ -83,8 +85,7 @@ def _keep_finished_rows(count: int) -> str:
     """One INSERT of ``count`` finished rows: SQLite takes them in one step, without the GIL.
     ``executemany`` would hand the GIL back and forth once per row, and each time take it
     from a task that is running Python (after a 5 ms switch interval, a forced switch)."""
-    one = "(" + ",".join("?" * len(TASK_COLUMNS)) + ")"
-    return f"INSERT OR REPLACE INTO tasks ({', '.join(TASK_COLUMNS)}) VALUES " + ",".join([one] * count)
+    return _TASK_ROW_SQL.format(verb="OR REPLACE", rows=",".join([_ONE_ROW] * count))
 
 
 def _running_row(task: TaskRecord) -> tuple:
@@ -97,7 +98,7 @@ def _running_row(task: TaskRecord) -> tuple:
 
 def _finished_row(task: TaskRecord) -> list:
     """The ended task's row as its journal keeps it: lists and dicts as they are, so that the
-    task's own path encodes JSON once, the whole line (``_stored_row`` makes the SQLite row)."""
+    task's own path encodes the row once, as a journal frame (``_stored_row`` makes the SQLite row)."""
     return [
         task.id, task.run_id, task.name, task.stage, task.status.value, task.parent_id, list(task.depends_on),
         task.start_ns, task.end_ns, task.trace_id, task.span_id, task.parent_span_id, task.error, task.error_type,
@@ -124,9 +125,6 @@ def default_store_path() -> Path:
         return Path(os.environ[STORE_ENV]).expanduser()
     data_home = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
     return Path(data_home) / "llqm" / "profiles.sqlite"
-
-
-_dumps = json.JSONEncoder(separators=(",", ":"), default=str).encode  # one encoder: json.dumps builds one a call
 
 
 class ProfileStore:
@@ -270,12 +268,12 @@ class ProfileStore:
 
         Woken by a task's start or end, it waits ``DRAIN_INTERVAL_S`` first (less when
         ``MAX_QUEUED_ROWS`` wait, or the store closes), so that one commit takes every row of
-        that while: a pipeline of short tasks sees one commit per
-        interval, not one per task (each holds the store's lock, and the GIL, while a task may
-        wait; between 20 ms tasks one commit costs milliseconds of cold SQLite code). Start
-        rows wait until their task has run ``START_ROW_DELAY_S``: a shorter task's finish row
-        replaces its start row. A checkpoint writes and syncs many pages at
-        once: left to SQLite, it would fall on whichever commit comes then."""
+        that while: a pipeline of short tasks sees one commit per interval, not one per task
+        (each holds the store's lock, and the GIL, while a task may wait; between 20 ms tasks
+        one commit costs milliseconds of cold SQLite code). Start rows wait until their task
+        has run ``START_ROW_DELAY_S``: a shorter task's finish row replaces its start row. A
+        checkpoint writes and syncs many pages at once: left to SQLite, it would fall on
+        whichever commit comes then."""
         checkpoints = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         checkpoints.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         last_checkpoint = time.monotonic()
@@ -362,8 +360,8 @@ class ProfileStore:
         )
 
     def start_task(self, task: TaskRecord) -> None:
-        """Queue the running task's row: the writer thread keeps it within moments, so a crash
-        shows what was in flight, without a commit on the task's own path."""
+        """Queue the running task's row: the writer thread keeps it within ``DRAIN_INTERVAL_S``,
+        so a crash shows what was in flight, without a commit on the task's own path."""
         with self._queue_lock:
             self._pending[task.id] = task
         self._wake_writer()
