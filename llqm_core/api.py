@@ -220,7 +220,7 @@ class TaskHandle:
                  owns_run: bool) -> None:
         self.run = run
         self.record = record
-        self.span = span  # stands for the task in the trace; its real span is built once it ends (task_spans)
+        self.span = span  # stands for the task in the trace while spans are read; its real span is built once it ends
         self.parent_span = parent_span
         self.owns_run = owns_run
         self.measurement = Measurement()
@@ -229,6 +229,13 @@ class TaskHandle:
     @property
     def id(self) -> str:
         return self.record.id
+
+    @property
+    def span_context(self) -> trace.SpanContext:
+        """The task's place in the trace: the context its span has (or will have, once built)."""
+        parent = self.parent_span
+        return trace.SpanContext(parent.trace_id, int(self.record.span_id, 16), False, parent.trace_flags,
+                                 parent.trace_state)
 
     def __enter__(self) -> "TaskHandle":
         return self
@@ -322,20 +329,24 @@ def start_task(
     if current_span.is_valid and parent is None and current_span.trace_id == run.span.get_span_context().trace_id:
         parent_span = current_span  # a workflow engine's span inside this run's trace
     else:
-        parent_span = (parent.span if parent is not None else run.span).get_span_context()
-    span = telemetry().task_spans.placeholder(parent_span)
+        parent_span = parent.span_context if parent is not None else run.span.get_span_context()
+    spans = telemetry().task_spans
+    span_id = spans.new_span_id()
+    # Spans that code inside the task starts name it as their parent only where a span is read at
+    # all: else no placeholder is made, and the OpenTelemetry context is left as it is.
+    span = spans.placeholder(parent_span, span_id) if activate and spans.read() else None
     record = TaskRecord(
         id=f"{random.getrandbits(64):016x}", run_id=run.id, name=name, stage=stage or name, status=TaskStatus.RUNNING,
-        start_ns=time.time_ns(), trace_id=run.trace_id, span_id=_hex(span.get_span_context().span_id, 16),
-        parent_id=parent.id if parent is not None else None, depends_on=list(dict.fromkeys(_task_ids(depends_on))),
+        start_ns=time.time_ns(), trace_id=run.trace_id, span_id=_hex(span_id, 16),
+        parent_id=parent.id if parent is not None else None, depends_on=list(dict.fromkeys(_task_ids(depends_on))) if depends_on else [],
         parent_span_id=_hex(parent_span.span_id, 16) if parent_span.is_valid else None,
     )
     handle = TaskHandle(run, record, span, parent_span, owns_run)
     if run.store is not None:
         run.store.start_task(record)
     if activate:
-        handle._tokens = (otel_context.attach(trace.set_span_in_context(span)), _current_task.set(handle),
-                          _current_run.set(run))
+        handle._tokens = (otel_context.attach(trace.set_span_in_context(span)) if span is not None else None,
+                          _current_task.set(handle), _current_run.set(run))
     handle.measurement.start()
     return handle
 
@@ -354,10 +365,11 @@ def finish_task(handle: TaskHandle, exc: BaseException | None = None) -> TaskRec
         token_context, token_task, token_run = handle._tokens
         _current_run.reset(token_run)
         _current_task.reset(token_task)
-        otel_context.detach(token_context)
+        if token_context is not None:
+            otel_context.detach(token_context)
         handle._tokens = None
     stacktrace = redact_text("".join(traceback.format_exception(exc))) if exc is not None else None
-    telemetry().task_spans.ended(record, handle.span, handle.parent_span, stacktrace)
+    telemetry().task_spans.ended(record, handle.parent_span, stacktrace)
     if handle.run.store is not None:
         handle.run.store.finish_task(record)
     loaded_plugins().call_each("llqm_task_finished", task=record)

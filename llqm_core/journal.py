@@ -118,9 +118,10 @@ class TaskJournal:
         self.holds_rows = False
 
     def _write(self, data: bytes) -> None:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(self._fd, view):]
+        written = os.write(self._fd, data)
+        while written < len(data):  # a short write (a full disk, a signal) leaves the rest to write
+            data = data[written:]
+            written = os.write(self._fd, data)
 
     def append(self, frame: bytes) -> None:
         """Keep one row (a frame from ``encode_row``); raises OSError when the file cannot take it."""

@@ -18,37 +18,44 @@ from .sampler import shared_sampler
 HOST = socket.gethostname()
 
 
+_perf_counter, _thread_time, _times = time.perf_counter, time.thread_time, os.times
+
+
 class Measurement:
     """Start it, run the task, stop it: the result is the task's ``Profile``."""
 
+    __slots__ = ("_sampler", "_watch", "_start_rss", "_start_process_cpu", "_start_hwm", "_start_times",
+                 "_start_thread_cpu", "_start_wall")
+
     def start(self) -> "Measurement":
-        self._sampler = shared_sampler()
-        self._watch = self._sampler.watch()
-        self._start_rss = current_rss()
-        self._watch.fold(self._start_rss, self._sampler.gpu.read())
+        self._sampler = sampler = shared_sampler()
+        self._watch = watch = sampler.watch()
+        self._start_rss = rss = current_rss()
+        watch.fold(rss, sampler.gpu.read() if sampler.gpu.available else None)
         self._start_process_cpu, self._start_hwm = cpu_and_peak()
-        self._start_times = os.times()
-        self._start_thread_cpu = time.thread_time()
-        self._start_wall = time.perf_counter()
+        self._start_times = _times()
+        self._start_thread_cpu = _thread_time()
+        self._start_wall = _perf_counter()
         return self
 
     def stop(self) -> Profile:
-        wall = time.perf_counter() - self._start_wall
-        thread_cpu = time.thread_time() - self._start_thread_cpu
+        wall = _perf_counter() - self._start_wall
+        thread_cpu = _thread_time() - self._start_thread_cpu
         end_process_cpu, end_hwm = cpu_and_peak()
         process_cpu = end_process_cpu - self._start_process_cpu
-        end_times = os.times()
+        end_times = _times()
         end_rss = current_rss()
-        self._sampler.unwatch(self._watch)
-        self._watch.fold(end_rss, self._sampler.gpu.read())
+        sampler, watch = self._sampler, self._watch
+        sampler.unwatch(watch)
+        watch.fold(end_rss, sampler.gpu.read() if sampler.gpu.available else None)
         start = self._start_times
         children_cpu = (end_times.children_user - start.children_user) + (
             end_times.children_system - start.children_system
         )
-        peak = self._watch.max_rss
+        peak = watch.max_rss
         if end_hwm is not None and self._start_hwm is not None and end_hwm > self._start_hwm:
             peak = max(peak, end_hwm)
-        if self._watch.concurrent:
+        if watch.concurrent:
             scope, cpu = "thread", thread_cpu + children_cpu
         else:
             scope, cpu = "process", process_cpu + children_cpu
@@ -63,16 +70,14 @@ class Measurement:
             end_rss_bytes=end_rss,
             peak_rss_bytes=peak,
             rss_growth_bytes=end_rss - self._start_rss,
-            samples=self._watch.samples,
-            gpu=self._gpu_profile(),
+            samples=watch.samples,
             pid=process_id(),
             host=HOST,
+            gpu=self._gpu_profile() if sampler.gpu.available else sampler.gpu.unavailable,
         )
 
     def _gpu_profile(self) -> GpuProfile:
         probe = self._sampler.gpu
-        if not probe.available:
-            return probe.unavailable
         w = self._watch
         return GpuProfile(
             available=True,

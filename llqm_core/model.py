@@ -10,6 +10,7 @@ import enum
 import functools
 import hashlib
 import json
+import operator
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -32,7 +33,7 @@ class TaskStatus(str, enum.Enum):
 RESOURCES = ("cpu", "gpu", "memory", "qpu", "queue")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GpuProfile:
     """GPU use during a task; ``available`` is False (with the reason) where no GPU was seen."""
 
@@ -43,8 +44,15 @@ class GpuProfile:
     utilization_mean_pct: float | None = None
     memory_peak_bytes: int | None = None
 
+    def to_dict(self) -> dict[str, Any]:
+        return dict(zip(self.__slots__, _gpu_values(self)))
 
-@dataclass
+
+NOT_MEASURED_GPU = GpuProfile(available=False, reason="not measured")
+_gpu_values = operator.attrgetter(*GpuProfile.__slots__)
+
+
+@dataclass(slots=True)  # no per-instance dict: built at every task's end, between two tasks' work
 class Profile:
     """What was measured for one task.
 
@@ -66,21 +74,39 @@ class Profile:
     peak_rss_bytes: int = 0
     rss_growth_bytes: int = 0
     samples: int = 0
-    gpu: GpuProfile = GpuProfile(available=False, reason="not measured")  # frozen: one shared value
     qpu_s: float | None = None
     queue_s: float | None = None
     pid: int | None = None  # where the task ran: a worker's process may not be the run's
     host: str | None = None
+    gpu: GpuProfile = NOT_MEASURED_GPU  # frozen: one shared value
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.__dict__, "gpu": dict(self.gpu.__dict__)}  # asdict() deep-copies: too slow per task
+        data = dict(zip(self.__slots__, _profile_values(self)))
+        data["gpu"] = self.gpu.to_dict()
+        return data
+
+    def values(self) -> tuple:
+        """The fields in declaration order, the GPU's (last) as a nested tuple: a journal frame's
+        form, with no key names to encode on the task's path."""
+        return _profile_values(self)[:-1] + (_gpu_values(self.gpu),)
+
+    @classmethod
+    def dict_from_values(cls, values: list | tuple) -> dict[str, Any]:
+        """What ``to_dict`` gives, from what ``values`` gave."""
+        data = dict(zip(cls.__slots__, values))
+        data["gpu"] = dict(zip(GpuProfile.__slots__, data.get("gpu") or ()))
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Profile":
         data = dict(data)
-        data["gpu"] = GpuProfile(**data.get("gpu") or {"available": False, "reason": "not measured"})
-        known = {f for f in cls.__dataclass_fields__}
+        gpu = data.get("gpu")
+        data["gpu"] = GpuProfile(**gpu) if gpu else NOT_MEASURED_GPU
+        known = cls.__dataclass_fields__
         return cls(**{k: v for k, v in data.items() if k in known})
+
+
+_profile_values = operator.attrgetter(*Profile.__slots__)
 
 
 @dataclass
@@ -112,7 +138,7 @@ class RunRecord:
         return None if self.end_ns is None else (self.end_ns - self.start_ns) / 1e9
 
 
-@dataclass
+@dataclass(slots=True)  # no per-instance dict: one is made at every task's start
 class TaskRecord:
     """One fine-grained unit of work and, once it ends, its profile."""
 

@@ -46,6 +46,7 @@ class PluginSet:
     def __init__(self, select: set[str] | None = None, disable: set[str] | None = None) -> None:
         self.manager = pluggy.PluginManager(hookspecs.PROJECT)
         self.manager.add_hookspecs(hookspecs)
+        self._implementations: dict[str, list] = {}
         self.info: list[PluginInfo] = []
         found = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
         for option, names in ((f"--plugins / {SELECT_ENV}", select), (f"--disable-plugins / {DISABLE_ENV}", disable)):
@@ -79,12 +80,21 @@ class PluginSet:
     def register(self, plugin: Any, name: str) -> None:
         """Register an object that is not installed as a package (tests, notebooks)."""
         self.manager.register(plugin, name=name)
+        self._implementations.clear()
         self.info.append(PluginInfo(name=name, package=None, module=repr(plugin), status="loaded"))
+
+    def implementations(self, hook_name: str) -> list:
+        """The hook's implementations, last registered first (kept until a plugin is registered:
+        every task's end asks, and mostly none is there)."""
+        impls = self._implementations.get(hook_name)
+        if impls is None:
+            impls = self._implementations[hook_name] = list(reversed(getattr(self.manager.hook, hook_name).get_hookimpls()))
+        return impls
 
     def call_each(self, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
         """Call every implementation of a hook on its own; one that raises is warned about by name and skipped."""
         results = []
-        for impl in reversed(getattr(self.manager.hook, hook_name).get_hookimpls()):
+        for impl in self.implementations(hook_name):
             try:
                 results.append((impl.plugin_name, impl.function(**{a: kwargs[a] for a in impl.argnames})))
             except Exception as exc:
@@ -96,7 +106,7 @@ class PluginSet:
     def registry(self, hook_name: str) -> dict[str, dict[str, Any]]:
         """Collect what plugins ``register(name, obj, **options)`` through a ``llqm_register_*`` hook."""
         entries: dict[str, dict[str, Any]] = {}
-        for impl in reversed(getattr(self.manager.hook, hook_name).get_hookimpls()):
+        for impl in self.implementations(hook_name):
 
             def register(name: str, obj: Any, *, description: str = "", _plugin: str = impl.plugin_name, **options: Any) -> None:
                 if name in entries:

@@ -40,7 +40,7 @@ def task_entry(task: TaskRecord) -> dict[str, Any]:
         "cpu_scope": p.cpu_scope,
         "peak_rss_bytes": p.peak_rss_bytes if task.end_ns is not None else None,
         "rss_growth_bytes": p.rss_growth_bytes if task.end_ns is not None else None,
-        "gpu": dict(p.gpu.__dict__),
+        "gpu": p.gpu.to_dict(),
         "qpu_s": p.qpu_s,
         "queue_s": p.queue_s,
         "pid": p.pid,

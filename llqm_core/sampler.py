@@ -70,7 +70,7 @@ class ResourceSampler:
         same time mark each other ``concurrent`` (the registry is the sampler's, so one lock)."""
         watch = Watch(threading.get_ident())
         with self._lock:
-            for other in self._watches:
+            for other in tuple(self._watches):  # a snapshot: unwatch() removes without the lock
                 if other.thread != watch.thread:
                     other.concurrent = watch.concurrent = True
             self._watches.add(watch)
@@ -82,8 +82,9 @@ class ResourceSampler:
         return watch
 
     def unwatch(self, watch: Watch) -> None:
-        with self._lock:
-            self._watches.discard(watch)
+        """Stop watching: without the lock (one set operation, atomic under the GIL; every
+        reader iterates a snapshot), as it runs at every task's end."""
+        self._watches.discard(watch)
 
     def _loop(self) -> None:
         """Tick while tasks come and go; park only after ``IDLE_PARK_S`` without any, so short
@@ -106,9 +107,8 @@ class ResourceSampler:
                 rss, gpu = self.read()
             except OSError:
                 continue
-            with self._lock:
-                for watch in self._watches:
-                    watch.fold(rss, gpu)
+            for watch in tuple(self._watches):
+                watch.fold(rss, gpu)
 
 
 _sampler: ResourceSampler | None = None

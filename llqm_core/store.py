@@ -97,22 +97,26 @@ def _running_row(task: TaskRecord) -> tuple:
 
 
 def _finished_row(task: TaskRecord) -> list:
-    """The ended task's row as its journal keeps it: lists and dicts as they are, so that the
-    task's own path encodes the row once, as a journal frame (``_stored_row`` makes the SQLite row)."""
+    """The ended task's row as its journal keeps it: lists and dicts as they are and the profile as
+    its values, so that the task's own path encodes the row once, as a compact journal frame
+    (``_stored_row`` makes the SQLite row)."""
     return [
         task.id, task.run_id, task.name, task.stage, task.status.value, task.parent_id, list(task.depends_on),
         task.start_ns, task.end_ns, task.trace_id, task.span_id, task.parent_span_id, task.error, task.error_type,
-        task.profile.to_dict(), dict(task.metrics), task.hardware,
+        task.profile.values(), dict(task.metrics), task.hardware,
     ]
 
 
 _JSON_COLUMNS = tuple(TASK_COLUMNS.index(name) for name in ("depends_on", "profile", "metrics"))
+_PROFILE_COLUMN = TASK_COLUMNS.index("profile")
 
 
 def _stored_row(row: list) -> list:
-    """A journaled row as SQLite keeps it: its lists and dicts as JSON text (a journal that an
-    older llqm wrote holds the text already)."""
+    """A journaled row as SQLite keeps it: the profile's values as an object, lists and dicts as
+    JSON text (a journal that an older llqm wrote holds the profile as an object, or all as text)."""
     row = list(row)
+    if isinstance(row[_PROFILE_COLUMN], (list, tuple)):
+        row[_PROFILE_COLUMN] = Profile.dict_from_values(row[_PROFILE_COLUMN])
     for column in _JSON_COLUMNS:
         if row[column] is not None and not isinstance(row[column], str):
             row[column] = _dumps(row[column])

@@ -10,7 +10,8 @@ their parent, and the store keeps the same id. When the task ends, its record is
 ``BATCH_INTERVAL_S`` later the thread builds the span with its true start and end times,
 its attributes and, for a failure, the exception event. Where no exporter or other span
 processor would receive it (LLQM's own tracer provider with no exporter chosen, the
-default), no span is built at all: ``llqm trace`` rebuilds every span from the store.
+default), no span is built, nor a placeholder made, at all: ``llqm trace`` rebuilds every
+span from the store, whose span ids still make the run's trace a tree.
 
 Spans therefore reach exporters up to ``BATCH_INTERVAL_S`` after their task ends; a run's
 end, ``llqm_core.flush()``, a change of exporters and the process's exit build every
@@ -86,18 +87,21 @@ class TaskSpans:
         self._thread: threading.Thread | None = None
 
     @staticmethod
-    def placeholder(parent: SpanContext) -> NonRecordingSpan:
-        """The span that stands for a task while it runs: a child of ``parent``, with its own id."""
-        return NonRecordingSpan(SpanContext(parent.trace_id, random.getrandbits(64) or 1, False, parent.trace_flags,
-                                            parent.trace_state))
+    def new_span_id() -> int:
+        return random.getrandbits(64) or 1
 
-    def ended(self, record: TaskRecord, span: NonRecordingSpan, parent: SpanContext,
-              stacktrace: str | None = None) -> None:
-        """Queue the span of a task that has ended (``stacktrace`` when it failed)."""
+    @staticmethod
+    def placeholder(parent: SpanContext, span_id: int) -> NonRecordingSpan:
+        """The span that stands for a task while it runs: a child of ``parent`` with the given id."""
+        return NonRecordingSpan(SpanContext(parent.trace_id, span_id, False, parent.trace_flags, parent.trace_state))
+
+    def ended(self, record: TaskRecord, parent: SpanContext, stacktrace: str | None = None) -> None:
+        """Queue the span of a task that has ended (``stacktrace`` when it failed); it gets the
+        span id the record names."""
         if not self.read():
             return
         with self._lock:
-            self._queue.append((record, span.get_span_context(), parent, stacktrace))
+            self._queue.append((record, parent, stacktrace))
             if self._thread is None:
                 self._thread = threading.Thread(target=self._loop, name="llqm-spans", daemon=True)
                 self._thread.start()
@@ -124,9 +128,9 @@ class TaskSpans:
             self._wake.clear()
             self.build_pending()
 
-    def _build(self, record: TaskRecord, context: SpanContext, parent: SpanContext, stacktrace: str | None) -> None:
+    def _build(self, record: TaskRecord, parent: SpanContext, stacktrace: str | None) -> None:
         if self._ids is not None:
-            self._ids.preset(context.span_id)
+            self._ids.preset(int(record.span_id, 16))
         try:
             span = self.tracer.start_span(record.name, context=trace.set_span_in_context(NonRecordingSpan(parent)),
                                           start_time=record.start_ns, attributes=task_attributes(record))

@@ -60,3 +60,37 @@ def test_a_dead_process_journal_in_the_older_json_lines_format_is_still_committe
     assert not legacy.exists()
     (task,) = store.tasks(run.id)
     assert (task.name, task.profile.wall_s, task.metrics) == ("old", 0.25, {"index": 3})
+
+
+def test_a_profile_reads_the_same_from_the_journal_as_from_sqlite(tmp_path):
+    """The journal keeps a profile as its values alone; read back live, it is the profile SQLite keeps."""
+    path = tmp_path / "s.sqlite"
+    store = llqm.ProfileStore(path)
+    with llqm.run("profiles", store=store) as run:
+        with llqm.task("step", stage="work") as t:
+            t.record_usage(qpu_s=1.5, queue_s=0.25)
+            sum(range(100_000))
+        (live,) = llqm.ProfileStore(path, readonly=True).tasks(run.id)  # from the journal
+    (stored,) = llqm.ProfileStore(path, readonly=True).tasks(run.id)  # from SQLite
+    assert live.profile == stored.profile == t.record.profile
+    assert stored.profile.qpu_s == 1.5 and stored.profile.wall_s > 0 and stored.profile.gpu.reason
+
+
+def test_a_dead_process_journal_with_profiles_as_objects_is_still_committed(tmp_path):
+    """Journals that llqm wrote before profiles became lists of values are folded in as they are."""
+    path = tmp_path / "s.sqlite"
+    with llqm.run("before upgrade", store=path) as run:
+        pass
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    header = {"host": socket.gethostname(), "pid": int(gone.stdout), "process_started": 1.0}
+    row = dict.fromkeys(TASK_COLUMNS)
+    row.update(id="0123456789abcdef", run_id=run.id, name="old", stage="work", status="completed", depends_on=[],
+               start_ns=run.record.start_ns + 1, end_ns=run.record.start_ns + 2, trace_id=run.trace_id, span_id="1" * 16,
+               profile={"wall_s": 0.25, "cpu_s": 0.2, "gpu": {"available": False, "reason": "none here"}},
+               metrics={"index": 3})
+    journal = tmp_path / "s.sqlite-journal-0123456789abcdef.journal"
+    journal.write_bytes((json.dumps(header) + "\n").encode() + encode_row([row[c] for c in TASK_COLUMNS]))
+    store = llqm.ProfileStore(path)
+    assert not journal.exists()
+    (task,) = store.tasks(run.id)
+    assert (task.name, task.profile.wall_s, task.profile.cpu_s, task.profile.gpu.reason) == ("old", 0.25, 0.2, "none here")

@@ -138,6 +138,26 @@ def test_spans_started_inside_a_task_are_its_children_and_its_span_keeps_the_sto
     assert by_name["transpile"].end_time == stored["transpile"].end_ns
 
 
+def test_with_no_span_reader_nested_tasks_still_form_a_tree_in_the_store(tmp_path):
+    """Nothing reads spans, so no placeholder stands for a running task; the span ids kept still
+    make the run's trace (``llqm trace``) a tree: run, outer task, inner task."""
+    code = textwrap.dedent(
+        """
+        import llqm_core as llqm
+        with llqm.run("r") as run:
+            with llqm.task("outer", stage="work"):
+                with llqm.task("inner", stage="work"):
+                    pass
+        tasks = {t.name: t for t in llqm.ProfileStore().tasks(run.id)}
+        print(run.record.span_id, tasks["outer"].parent_span_id, tasks["outer"].span_id, tasks["inner"].parent_span_id)
+        """
+    )
+    result = run_python(code, env={"LLQM_EXPORTERS": "none", "LLQM_STORE": str(tmp_path / "s.sqlite")})
+    assert result.returncode == 0, result.stderr
+    run_span, outer_parent, outer_span, inner_parent = result.stdout.split()
+    assert outer_parent == run_span and inner_parent == outer_span != run_span
+
+
 def test_a_task_span_reaches_the_exporter_while_its_run_is_still_open(spans):
     from llqm_core import task_spans
 
