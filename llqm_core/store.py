@@ -100,8 +100,8 @@ def _finished_row(task: TaskRecord) -> list:
     """The ended task's row as its journal keeps it: lists and dicts as they are and the profile as
     its values, so that the task's own path encodes the row once, as a compact journal frame
     (``_stored_row`` makes the SQLite row)."""
-    return [
-        task.id, task.run_id, task.name, task.stage, task.status.value, task.parent_id, list(task.depends_on),
+    return [  # ``_value_`` is the member's plain attribute; ``.value`` is a property, a call per task
+        task.id, task.run_id, task.name, task.stage, task.status._value_, task.parent_id, list(task.depends_on),
         task.start_ns, task.end_ns, task.trace_id, task.span_id, task.parent_span_id, task.error, task.error_type,
         task.profile.values(), dict(task.metrics), task.hardware,
     ]
