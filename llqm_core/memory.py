@@ -42,11 +42,6 @@ class _Reader:
         except OSError:
             self.process = psutil.Process(self.pid)
 
-    def rss(self) -> int:
-        if self.fd is not None:
-            return int(os.pread(self.fd, 128, 0).split()[1]) * _PAGE_SIZE
-        return self.process.memory_info().rss
-
 
 _reader: _Reader | None = None
 
@@ -64,9 +59,12 @@ if hasattr(os, "register_at_fork"):
 def current_rss() -> int:
     """Resident set size of this process in bytes (a forked child reads its own)."""
     global _reader
-    if _reader is None:
-        _reader = _Reader()
-    return _reader.rss()
+    reader = _reader
+    if reader is None:
+        reader = _reader = _Reader()
+    if reader.fd is not None:  # read here, not in a method: once at each task's start and end
+        return int(os.pread(reader.fd, 128, 0).split()[1]) * _PAGE_SIZE
+    return reader.process.memory_info().rss
 
 
 def cpu_and_peak() -> tuple[float, int | None]:

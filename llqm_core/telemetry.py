@@ -93,10 +93,6 @@ class ExporterHub(SpanProcessor):
     def names(self) -> list[str]:
         return [name for name, _ in self._processors]
 
-    @property
-    def has_exporters(self) -> bool:
-        return bool(self._processors)
-
     def replace(self, processors: list[tuple[str, SpanProcessor]], counted: dict[int, CountedExporter] | None = None,
                 timeout_s: float | None = None) -> None:
         """Swap the exporters; the old ones get ``timeout_s`` (default: the export timeout) to
@@ -173,7 +169,7 @@ class Telemetry:
 
     def _spans_are_read(self) -> bool:
         """False when the provider is LLQM's own and its only processor, the hub, has no exporter."""
-        if not self._owns_provider or self.hub.has_exporters:
+        if not self._owns_provider or self.hub._processors:  # every task's start and end ask: no property call
             return True
         # The SDK keeps a provider's processors in private fields; when they cannot be read, assume a reader.
         processors = getattr(getattr(self.provider, "_active_span_processor", None), "_span_processors", None)
