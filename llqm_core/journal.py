@@ -27,6 +27,7 @@ import struct
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Collection
 
 import psutil
 
@@ -152,9 +153,9 @@ class JournalFile:
     rows: list[list]
 
 
-def read_journals(store_path: Path, width: int) -> list[JournalFile]:
-    """Every journal beside the store, with its complete rows of ``width`` values (a row still
-    being written, or one of another shape, is skipped)."""
+def read_journals(store_path: Path, widths: Collection[int]) -> list[JournalFile]:
+    """Every journal beside the store, with its complete rows of one of ``widths`` values (a row
+    still being written, or one of another shape, is skipped)."""
     found = []
     names = [(name, _decode_frames) for name in glob.glob(journal_pattern(store_path))]
     names += [(name, _decode_lines) for name in glob.glob(journal_pattern(store_path, LEGACY_SUFFIX))]
@@ -167,7 +168,7 @@ def read_journals(store_path: Path, width: int) -> list[JournalFile]:
         header_end = data.find(b"\n")
         if header_end < 0:
             continue
-        rows = [row for row in decode(data[header_end + 1:]) if isinstance(row, list) and len(row) == width]
+        rows = [row for row in decode(data[header_end + 1:]) if isinstance(row, list) and len(row) in widths]
         found.append(JournalFile(Path(name), _owner(data[:header_end]), rows))
     return found
 

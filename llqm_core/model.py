@@ -86,16 +86,15 @@ class Profile:
         return data
 
     def values(self) -> tuple:
-        """The fields in declaration order, the GPU's (last) as a nested tuple: a journal frame's
-        form, with no key names to encode on the task's path."""
-        return _profile_values(self)[:-1] + (_gpu_values(self.gpu),)
+        """The fields in ``VALUE_NAMES`` order (the GPU's flattened in last): a task's profile as
+        its journal frame and its row in the store keep it, with no key names to encode."""
+        return _profile_values(self)[:-1] + _gpu_values(self.gpu)
 
     @classmethod
-    def dict_from_values(cls, values: list | tuple) -> dict[str, Any]:
-        """What ``to_dict`` gives, from what ``values`` gave."""
-        data = dict(zip(cls.__slots__, values))
-        data["gpu"] = dict(zip(GpuProfile.__slots__, data.get("gpu") or ()))
-        return data
+    def from_values(cls, values: list | tuple) -> "Profile":
+        """The inverse of ``values``."""
+        own, gpu = values[:_OWN_FIELDS], values[_OWN_FIELDS:]
+        return cls(*own, GpuProfile(bool(gpu[0]), *gpu[1:]))  # SQLite keeps ``available`` as 0 or 1
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Profile":
@@ -107,6 +106,9 @@ class Profile:
 
 
 _profile_values = operator.attrgetter(*Profile.__slots__)
+_OWN_FIELDS = len(Profile.__slots__) - 1  # all but ``gpu``, the last
+#: The names of ``Profile.values()``: the store's profile columns.
+PROFILE_VALUE_NAMES = (*Profile.__slots__[:-1], *(f"gpu_{name}" for name in GpuProfile.__slots__))
 
 
 @dataclass

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Callable
 
 from .errors import StoreError
-from .journal import Owner, TaskJournal, encode_row, read_journals
+from .journal import JournalFile, Owner, TaskJournal, encode_row, read_journals
 from .journal import json_text as _dumps  # the one compact encoder of the store's text
-from .model import HardwareSnapshot, PolicyDecision, Profile, RunRecord, RunStatus, TaskRecord, TaskStatus
+from .model import PROFILE_VALUE_NAMES, HardwareSnapshot, PolicyDecision, Profile, RunRecord, RunStatus, TaskRecord, TaskStatus
 
 STORE_ENV = "LLQM_STORE"
 BUSY_TIMEOUT_MS = 30_000
@@ -66,18 +66,72 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX decisions_by_run ON decisions(run_id);
     """,
+    # 2: the profile as columns (SQL reads them by name; the store's writer encodes no JSON per task)
+    """
+    ALTER TABLE tasks ADD COLUMN wall_s REAL;
+    ALTER TABLE tasks ADD COLUMN cpu_s REAL;
+    ALTER TABLE tasks ADD COLUMN cpu_scope TEXT;
+    ALTER TABLE tasks ADD COLUMN thread_cpu_s REAL;
+    ALTER TABLE tasks ADD COLUMN process_cpu_s REAL;
+    ALTER TABLE tasks ADD COLUMN children_cpu_s REAL;
+    ALTER TABLE tasks ADD COLUMN start_rss_bytes INTEGER;
+    ALTER TABLE tasks ADD COLUMN end_rss_bytes INTEGER;
+    ALTER TABLE tasks ADD COLUMN peak_rss_bytes INTEGER;
+    ALTER TABLE tasks ADD COLUMN rss_growth_bytes INTEGER;
+    ALTER TABLE tasks ADD COLUMN samples INTEGER;
+    ALTER TABLE tasks ADD COLUMN qpu_s REAL;
+    ALTER TABLE tasks ADD COLUMN queue_s REAL;
+    ALTER TABLE tasks ADD COLUMN pid INTEGER;
+    ALTER TABLE tasks ADD COLUMN host TEXT;
+    ALTER TABLE tasks ADD COLUMN gpu_available INTEGER;
+    ALTER TABLE tasks ADD COLUMN gpu_reason TEXT;
+    ALTER TABLE tasks ADD COLUMN gpu_devices INTEGER;
+    ALTER TABLE tasks ADD COLUMN gpu_utilization_max_pct REAL;
+    ALTER TABLE tasks ADD COLUMN gpu_utilization_mean_pct REAL;
+    ALTER TABLE tasks ADD COLUMN gpu_memory_peak_bytes INTEGER;
+    UPDATE tasks SET
+        wall_s = coalesce(json_extract(profile, '$.wall_s'), 0.0),
+        cpu_s = coalesce(json_extract(profile, '$.cpu_s'), 0.0),
+        cpu_scope = coalesce(json_extract(profile, '$.cpu_scope'), 'process'),
+        thread_cpu_s = coalesce(json_extract(profile, '$.thread_cpu_s'), 0.0),
+        process_cpu_s = coalesce(json_extract(profile, '$.process_cpu_s'), 0.0),
+        children_cpu_s = coalesce(json_extract(profile, '$.children_cpu_s'), 0.0),
+        start_rss_bytes = coalesce(json_extract(profile, '$.start_rss_bytes'), 0),
+        end_rss_bytes = coalesce(json_extract(profile, '$.end_rss_bytes'), 0),
+        peak_rss_bytes = coalesce(json_extract(profile, '$.peak_rss_bytes'), 0),
+        rss_growth_bytes = coalesce(json_extract(profile, '$.rss_growth_bytes'), 0),
+        samples = coalesce(json_extract(profile, '$.samples'), 0), qpu_s = json_extract(profile, '$.qpu_s'),
+        queue_s = json_extract(profile, '$.queue_s'), pid = json_extract(profile, '$.pid'),
+        host = json_extract(profile, '$.host'),
+        gpu_available = coalesce(json_extract(profile, '$.gpu.available'), 0),
+        gpu_reason = CASE WHEN json_extract(profile, '$.gpu') IS NULL THEN 'not measured'
+            ELSE json_extract(profile, '$.gpu.reason') END,
+        gpu_devices = coalesce(json_extract(profile, '$.gpu.devices'), 0),
+        gpu_utilization_max_pct = json_extract(profile, '$.gpu.utilization_max_pct'),
+        gpu_utilization_mean_pct = json_extract(profile, '$.gpu.utilization_mean_pct'),
+        gpu_memory_peak_bytes = json_extract(profile, '$.gpu.memory_peak_bytes'),
+        profile = NULL
+    WHERE profile IS NOT NULL;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
 TASK_COLUMNS = (
     "id", "run_id", "name", "stage", "status", "parent_id", "depends_on", "start_ns", "end_ns",
+    "trace_id", "span_id", "parent_span_id", "error", "error_type", "metrics", "hardware", *PROFILE_VALUE_NAMES,
+)
+#: A journal row as llqm wrote it before schema 2: the profile as one object (or its JSON text).
+V1_TASK_COLUMNS = (
+    "id", "run_id", "name", "stage", "status", "parent_id", "depends_on", "start_ns", "end_ns",
     "trace_id", "span_id", "parent_span_id", "error", "error_type", "profile", "metrics", "hardware",
 )
 _TASK_ROW_SQL = f"INSERT {{verb}} INTO tasks ({', '.join(TASK_COLUMNS)}) VALUES {{rows}}"
 _ONE_ROW = f"({','.join('?' * len(TASK_COLUMNS))})"
 _KEEP_RUNNING_ROWS = _TASK_ROW_SQL.format(verb="OR IGNORE", rows=_ONE_ROW)  # never over a finished row
-ROWS_PER_STATEMENT = 50  # 17 parameters each: under the 999 that old SQLite builds allow
+# SQLite before 3.32 takes at most 999 parameters in one statement, later ones 32766.
+ROWS_PER_STATEMENT = 50 if sqlite3.sqlite_version_info >= (3, 32, 0) else 999 // len(TASK_COLUMNS)
+_NOT_MEASURED = (None,) * len(PROFILE_VALUE_NAMES)
 
 
 @functools.lru_cache(maxsize=ROWS_PER_STATEMENT)
@@ -92,35 +146,48 @@ def _running_row(task: TaskRecord) -> tuple:
     """The row of a task that has started: only what is fixed by then, so building it later is safe."""
     return (
         task.id, task.run_id, task.name, task.stage, "running", task.parent_id, _dumps(task.depends_on),
-        task.start_ns, None, task.trace_id, task.span_id, task.parent_span_id, None, None, None, "{}", None,
+        task.start_ns, None, task.trace_id, task.span_id, task.parent_span_id, None, None, "{}", None, *_NOT_MEASURED,
     )
 
 
 def _finished_row(task: TaskRecord) -> list:
-    """The ended task's row as its journal keeps it: lists and dicts as they are and the profile as
-    its values, so that the task's own path encodes the row once, as a compact journal frame
-    (``_stored_row`` makes the SQLite row)."""
+    """The ended task's row as its journal keeps it: the list and dict as they are, so that the
+    task's own path encodes the row once, as a compact journal frame (``_stored_row`` makes the
+    SQLite row)."""
     return [  # ``_value_`` is the member's plain attribute; ``.value`` is a property, a call per task
         task.id, task.run_id, task.name, task.stage, task.status._value_, task.parent_id, list(task.depends_on),
         task.start_ns, task.end_ns, task.trace_id, task.span_id, task.parent_span_id, task.error, task.error_type,
-        task.profile.values(), dict(task.metrics), task.hardware,
+        dict(task.metrics), task.hardware, *task.profile.values(),
     ]
 
 
-_JSON_COLUMNS = tuple(TASK_COLUMNS.index(name) for name in ("depends_on", "profile", "metrics"))
-_PROFILE_COLUMN = TASK_COLUMNS.index("profile")
+def _upgraded(row: list) -> list:
+    """A journal row of ``V1_TASK_COLUMNS`` (a process of an older llqm died with it) as a row of ``TASK_COLUMNS``."""
+    profile = row[14]
+    if isinstance(profile, str):
+        profile = json.loads(profile)
+    values = Profile.from_dict(profile).values() if profile else _NOT_MEASURED
+    return [*row[:14], row[15], row[16], *values]
+
+
+_JSON_COLUMNS = tuple(TASK_COLUMNS.index(name) for name in ("depends_on", "metrics"))
 
 
 def _stored_row(row: list) -> list:
-    """A journaled row as SQLite keeps it: the profile's values as an object, lists and dicts as
-    JSON text (a journal that an older llqm wrote holds the profile as an object, or all as text)."""
+    """A journaled row as SQLite keeps it: its list and dict as JSON text (an older journal's
+    rows may hold the text already)."""
     row = list(row)
-    if isinstance(row[_PROFILE_COLUMN], (list, tuple)):
-        row[_PROFILE_COLUMN] = Profile.dict_from_values(row[_PROFILE_COLUMN])
     for column in _JSON_COLUMNS:
         if row[column] is not None and not isinstance(row[column], str):
             row[column] = _dumps(row[column])
     return row
+
+
+_JOURNAL_WIDTHS = (len(TASK_COLUMNS), len(V1_TASK_COLUMNS))
+
+
+def _journaled_rows(journal: JournalFile) -> list[list]:
+    return [row if len(row) == len(TASK_COLUMNS) else _upgraded(row) for row in journal.rows]
 
 
 def default_store_path() -> Path:
@@ -143,14 +210,29 @@ class ProfileStore:
         self._dirty = False
         self._closed = False
         self._start_afresh()
-        try:
-            self._conn = self._connect()
-            self._check_schema()
-        except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{self.path} is not a readable LLQM profile store (SQLite says: {exc}).") from None
+        self._open()
         if not readonly:
             _writable.add(self)
             self._fold_dead_journals()
+
+    def _open(self) -> None:
+        """Connect and bring the schema up to date. Processes that create one store at once can
+        find it locked in ways SQLite's busy handler does not wait out (switching a new file to
+        WAL): they try again, up to the busy timeout."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        while True:
+            conn = None
+            try:
+                self._conn = conn = self._connect()
+                self._check_schema()
+                return
+            except sqlite3.DatabaseError as exc:
+                if conn is not None:
+                    conn.close()
+                locked = isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
+                if not locked or time.monotonic() > deadline:
+                    raise StoreError(f"{self.path} is not a readable LLQM profile store (SQLite says: {exc}).") from None
+                time.sleep(0.05)
 
     def _start_afresh(self) -> None:
         """The per-process half of the store: what a forked child must not share with its parent."""
@@ -251,12 +333,12 @@ class ProfileStore:
 
     def _fold_dead_journals(self) -> None:
         """Commit the journals that processes now gone left behind (a kill, a crash), and delete them."""
-        for journal in read_journals(self.path, len(TASK_COLUMNS)):
+        for journal in read_journals(self.path, _JOURNAL_WIDTHS):
             if journal.owner is None or not journal.owner.is_gone():
                 continue
             with self._lock:
                 with self._queue_lock:
-                    self._finished.extend(journal.rows)
+                    self._finished.extend(_journaled_rows(journal))
                 self._guarded(self._commit)
             if self._write_failed:
                 return
@@ -454,8 +536,8 @@ class ProfileStore:
         """The run's tasks in start order: those in SQLite and those still in a journal."""
         run = self.run(run_id)
         # Journals first: a row leaves a journal only once committed, so read in this order none is missed.
-        journaled = {row[0]: row for journal in read_journals(self.path, len(TASK_COLUMNS))
-                     for row in journal.rows if row[1] == run.id}
+        journaled = {row[0]: row for journal in read_journals(self.path, _JOURNAL_WIDTHS)
+                     for row in _journaled_rows(journal) if row[1] == run.id}
         stored = self._query("SELECT * FROM tasks WHERE run_id = ? ORDER BY start_ns, rowid", (run.id,))
         rows = [journaled.pop(row["id"], row) for row in stored] + list(journaled.values())
         tasks = [self._task(row if isinstance(row, sqlite3.Row) else dict(zip(TASK_COLUMNS, _stored_row(row))), run.status)
@@ -542,7 +624,7 @@ class ProfileStore:
             start_ns=row["start_ns"], end_ns=row["end_ns"], trace_id=row["trace_id"], span_id=row["span_id"],
             parent_id=row["parent_id"], parent_span_id=row["parent_span_id"], depends_on=json.loads(row["depends_on"]),
             error=row["error"], error_type=row["error_type"],
-            profile=Profile.from_dict(json.loads(row["profile"])) if row["profile"] else Profile(),
+            profile=Profile.from_values([row[c] for c in PROFILE_VALUE_NAMES]) if row["wall_s"] is not None else Profile(),
             metrics=json.loads(row["metrics"]), hardware=row["hardware"],
         )
 

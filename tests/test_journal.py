@@ -12,7 +12,7 @@ import numpy as np
 
 import llqm_core as llqm
 from llqm_core.journal import TaskJournal, encode_row, read_journals
-from llqm_core.store import TASK_COLUMNS
+from llqm_core.store import V1_TASK_COLUMNS
 
 
 class Label(str):
@@ -27,7 +27,7 @@ def test_rows_with_subclassed_values_survive_and_a_frame_cut_short_is_skipped(tm
     journal.append(encode_row(plain))
     journal.append(encode_row(exotic))
     journal.append(encode_row(["cut", 3, 4.0, None, False, [], {}])[:-3])  # the process died mid-write
-    (found,) = read_journals(store_path, width=7)
+    (found,) = read_journals(store_path, widths={7})
     assert found.rows == [plain, ["b", 0.5, "z", {"label": "x"}, ["y"], None, 0]]
     assert found.owner is not None and found.owner.pid == os.getpid()
 
@@ -50,12 +50,12 @@ def test_a_dead_process_journal_in_the_older_json_lines_format_is_still_committe
         pass
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     header = {"host": socket.gethostname(), "pid": int(gone.stdout), "process_started": 1.0}
-    row = dict.fromkeys(TASK_COLUMNS)
+    row = dict.fromkeys(V1_TASK_COLUMNS)
     row.update(id="0123456789abcdef", run_id=run.id, name="old", stage="work", status="completed", depends_on="[]",
                start_ns=run.record.start_ns + 1, end_ns=run.record.start_ns + 2, trace_id=run.trace_id, span_id="1" * 16,
                profile=json.dumps({"wall_s": 0.25}), metrics=json.dumps({"index": 3}))
     legacy = tmp_path / "s.sqlite-journal-0123456789abcdef.jsonl"
-    legacy.write_text(json.dumps(header) + "\n" + json.dumps([row[c] for c in TASK_COLUMNS]) + "\n")
+    legacy.write_text(json.dumps(header) + "\n" + json.dumps([row[c] for c in V1_TASK_COLUMNS]) + "\n")
     store = llqm.ProfileStore(path)  # a writer folds the dead process's journal in and removes it
     assert not legacy.exists()
     (task,) = store.tasks(run.id)
@@ -83,13 +83,13 @@ def test_a_dead_process_journal_with_profiles_as_objects_is_still_committed(tmp_
         pass
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     header = {"host": socket.gethostname(), "pid": int(gone.stdout), "process_started": 1.0}
-    row = dict.fromkeys(TASK_COLUMNS)
+    row = dict.fromkeys(V1_TASK_COLUMNS)
     row.update(id="0123456789abcdef", run_id=run.id, name="old", stage="work", status="completed", depends_on=[],
                start_ns=run.record.start_ns + 1, end_ns=run.record.start_ns + 2, trace_id=run.trace_id, span_id="1" * 16,
                profile={"wall_s": 0.25, "cpu_s": 0.2, "gpu": {"available": False, "reason": "none here"}},
                metrics={"index": 3})
     journal = tmp_path / "s.sqlite-journal-0123456789abcdef.journal"
-    journal.write_bytes((json.dumps(header) + "\n").encode() + encode_row([row[c] for c in TASK_COLUMNS]))
+    journal.write_bytes((json.dumps(header) + "\n").encode() + encode_row([row[c] for c in V1_TASK_COLUMNS]))
     store = llqm.ProfileStore(path)
     assert not journal.exists()
     (task,) = store.tasks(run.id)

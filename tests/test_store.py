@@ -15,7 +15,7 @@ import pytest
 
 import llqm_core as llqm
 from llqm_core.report import build_report
-from llqm_core.store import SCHEMA_VERSION
+from llqm_core.store import MIGRATIONS, SCHEMA_VERSION
 
 from conftest import ROOT, run_python
 
@@ -130,6 +130,41 @@ def test_a_forked_child_keeps_its_tasks_in_its_own_journal_and_connection(tmp_pa
     assert result.returncode == -9, result.stderr
     store = llqm.ProfileStore(path, readonly=True)
     assert sorted(t.name for t in store.tasks(store.run().id)) == ["after fork", "before fork", "in child"]
+
+
+def test_a_schema_1_store_is_upgraded_with_every_profile_kept_and_readable_by_column(tmp_path):
+    """Schema 2 keeps a task's profile as columns; a store of schema 1 (the profile as JSON) is upgraded in place."""
+    path = tmp_path / "old.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript(MIGRATIONS[0] + "; PRAGMA user_version = 1;")
+    conn.execute("INSERT INTO runs (id, name, status, start_ns, end_ns, trace_id, span_id) VALUES "
+                 "('abc123', 'old run', 'completed', 1, 9, ?, ?)", ("a" * 32, "b" * 16))
+    old_profile = {"wall_s": 0.5, "cpu_s": 0.25, "cpu_scope": "thread", "peak_rss_bytes": 7000, "samples": 3,
+                   "qpu_s": 1.5, "pid": 42, "host": "lab", "gpu": {"available": True, "devices": 2,
+                                                                    "utilization_max_pct": 80.0}}
+    for task_id, status, profile in (("t1", "completed", json.dumps(old_profile)), ("t2", "running", None)):
+        conn.execute("INSERT INTO tasks (id, run_id, name, stage, status, start_ns, trace_id, span_id, profile) "
+                     "VALUES (?, 'abc123', ?, 'work', ?, 2, ?, ?, ?)", (task_id, task_id, status, "a" * 32, "c" * 16, profile))
+    conn.commit()
+    conn.close()
+
+    store = llqm.ProfileStore(path)
+    done, running = store.tasks("abc123")
+    p = done.profile
+    assert (p.wall_s, p.cpu_s, p.cpu_scope, p.peak_rss_bytes, p.samples, p.qpu_s, p.pid, p.host) == (
+        0.5, 0.25, "thread", 7000, 3, 1.5, 42, "lab")
+    assert p.gpu == llqm.GpuProfile(available=True, devices=2, utilization_max_pct=80.0)
+    assert p.queue_s is None and p.children_cpu_s == 0.0
+    assert running.profile == llqm.Profile()
+    with llqm.run("new run", store=store) as run:
+        with llqm.task("step", stage="work"):
+            sum(range(10_000))
+    store.close()
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    by_sql = dict(conn.execute("SELECT id, wall_s FROM tasks WHERE wall_s IS NOT NULL").fetchall())
+    (step,) = llqm.ProfileStore(path, readonly=True).tasks(run.id)
+    assert by_sql == {"t1": 0.5, step.id: step.profile.wall_s} and step.profile.wall_s > 0
 
 
 def test_a_store_from_a_newer_llqm_is_refused_with_a_clear_sentence(tmp_path):
