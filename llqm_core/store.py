@@ -190,6 +190,24 @@ def _journaled_rows(journal: JournalFile) -> list[list]:
     return [row if len(row) == len(TASK_COLUMNS) else _upgraded(row) for row in journal.rows]
 
 
+def _migrate(conn: sqlite3.Connection, path: Path) -> None:
+    """Bring the schema up to ``SCHEMA_VERSION`` in one transaction (another process may be doing the same)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version == 0 and conn.execute("SELECT name FROM sqlite_master").fetchall():
+            raise StoreError(f"{path} is an SQLite database but not an LLQM profile store; choose another file.")
+        for step in range(version, SCHEMA_VERSION):
+            for statement in MIGRATIONS[step].split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
 def default_store_path() -> Path:
     """``$LLQM_STORE``, else ``$XDG_DATA_HOME/llqm/profiles.sqlite`` (``~/.local/share/llqm/...``)."""
     if os.environ.get(STORE_ENV):
@@ -288,22 +306,25 @@ class ProfileStore:
         if self.readonly:
             if version == 0 and not self._conn.execute("SELECT name FROM sqlite_master").fetchall():
                 raise StoreError(f"{self.path} is an empty file, not an LLQM profile store yet; run a pipeline into it first.")
-            raise StoreError(f"{self.path} has store schema version {version}; open it once with write access to upgrade it to {SCHEMA_VERSION}.")
+            if version == 0:
+                raise StoreError(f"{self.path} is an SQLite database but not an LLQM profile store; choose another file.")
+            self._upgrade_for_reader(version)
+            return
         with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
+            _migrate(self._conn, self.path)
+
+    def _upgrade_for_reader(self, version: int) -> None:
+        """A report on a store that an older llqm wrote upgrades it first, where the file can be written."""
+        try:
+            conn = sqlite3.connect(self.path, isolation_level=None)
             try:
-                version = self._conn.execute("PRAGMA user_version").fetchone()[0]
-                if version == 0 and self._conn.execute("SELECT name FROM sqlite_master").fetchall():
-                    raise StoreError(f"{self.path} is an SQLite database but not an LLQM profile store; choose another file.")
-                for step in range(version, SCHEMA_VERSION):
-                    for statement in MIGRATIONS[step].split(";"):
-                        if statement.strip():
-                            self._conn.execute(statement)
-                self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                self._conn.execute("COMMIT")
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
+                conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+                _migrate(conn, self.path)
+            finally:
+                conn.close()
+        except sqlite3.OperationalError as exc:
+            raise StoreError(f"{self.path} has store schema version {version} and cannot be upgraded to {SCHEMA_VERSION} "
+                             f"here (SQLite says: {exc}); open it once where it can be written.") from None
 
     def close(self) -> None:
         """Commit what is queued, fold the WAL into the database file and close it.

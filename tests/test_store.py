@@ -148,14 +148,14 @@ def test_a_schema_1_store_is_upgraded_with_every_profile_kept_and_readable_by_co
     conn.commit()
     conn.close()
 
-    store = llqm.ProfileStore(path)
-    done, running = store.tasks("abc123")
+    done, running = llqm.ProfileStore(path, readonly=True).tasks("abc123")  # as `llqm report` opens it: upgraded first
     p = done.profile
     assert (p.wall_s, p.cpu_s, p.cpu_scope, p.peak_rss_bytes, p.samples, p.qpu_s, p.pid, p.host) == (
         0.5, 0.25, "thread", 7000, 3, 1.5, 42, "lab")
     assert p.gpu == llqm.GpuProfile(available=True, devices=2, utilization_max_pct=80.0)
     assert p.queue_s is None and p.children_cpu_s == 0.0
     assert running.profile == llqm.Profile()
+    store = llqm.ProfileStore(path)
     with llqm.run("new run", store=store) as run:
         with llqm.task("step", stage="work"):
             sum(range(10_000))
@@ -192,8 +192,9 @@ def test_a_corrupt_or_foreign_file_is_refused_and_left_untouched(tmp_path):
     conn.execute("CREATE TABLE other (x)")
     conn.commit()
     conn.close()
-    with pytest.raises(llqm.StoreError, match="not an LLQM profile store"):
-        llqm.ProfileStore(foreign)
+    for readonly in (True, False):
+        with pytest.raises(llqm.StoreError, match="is an SQLite database but not an LLQM profile store"):
+            llqm.ProfileStore(foreign, readonly=readonly)
 
 
 def test_unknown_and_ambiguous_run_ids_are_user_errors(store_path):
