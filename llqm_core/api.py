@@ -338,7 +338,8 @@ def start_task(
     record = TaskRecord(
         id=f"{random.getrandbits(64):016x}", run_id=run.id, name=name, stage=stage or name, status=TaskStatus.RUNNING,
         start_ns=time.time_ns(), trace_id=run.trace_id, span_id=_hex(span_id, 16),
-        parent_id=parent.id if parent is not None else None, depends_on=list(dict.fromkeys(_task_ids(depends_on))) if depends_on else [],
+        parent_id=parent.id if parent is not None else None,
+        depends_on=list(dict.fromkeys(_task_ids(depends_on))) if depends_on else [],
         parent_span_id=_hex(parent_span.span_id, 16) if parent_span.is_valid else None,
     )
     handle = TaskHandle(run, record, span, parent_span, owns_run)
