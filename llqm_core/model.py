@@ -86,7 +86,7 @@ class Profile:
         return data
 
     def values(self) -> tuple:
-        """The fields in ``VALUE_NAMES`` order (the GPU's flattened in last): a task's profile as
+        """The fields in ``PROFILE_VALUE_NAMES`` order (the GPU's flattened in last): a task's profile as
         its journal frame and its row in the store keep it, with no key names to encode."""
         return _profile_values(self)[:-1] + _gpu_values(self.gpu)
 

@@ -163,11 +163,12 @@ def _finished_row(task: TaskRecord) -> list:
 
 def _upgraded(row: list) -> list:
     """A journal row of ``V1_TASK_COLUMNS`` (a process of an older llqm died with it) as a row of ``TASK_COLUMNS``."""
-    profile = row[14]
+    old = dict(zip(V1_TASK_COLUMNS, row))
+    profile = old.pop("profile")
     if isinstance(profile, str):
         profile = json.loads(profile)
     values = Profile.from_dict(profile).values() if profile else _NOT_MEASURED
-    return [*row[:14], row[15], row[16], *values]
+    return [*old.values(), *values]
 
 
 _JSON_COLUMNS = tuple(TASK_COLUMNS.index(name) for name in ("depends_on", "metrics"))
@@ -190,13 +191,17 @@ def _journaled_rows(journal: JournalFile) -> list[list]:
     return [row if len(row) == len(TASK_COLUMNS) else _upgraded(row) for row in journal.rows]
 
 
+def _foreign_file(path: Path) -> StoreError:
+    return StoreError(f"{path} is an SQLite database but not an LLQM profile store; choose another file.")
+
+
 def _migrate(conn: sqlite3.Connection, path: Path) -> None:
     """Bring the schema up to ``SCHEMA_VERSION`` in one transaction (another process may be doing the same)."""
     conn.execute("BEGIN IMMEDIATE")
     try:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version == 0 and conn.execute("SELECT name FROM sqlite_master").fetchall():
-            raise StoreError(f"{path} is an SQLite database but not an LLQM profile store; choose another file.")
+            raise _foreign_file(path)
         for step in range(version, SCHEMA_VERSION):
             for statement in MIGRATIONS[step].split(";"):
                 if statement.strip():
@@ -307,7 +312,7 @@ class ProfileStore:
             if version == 0 and not self._conn.execute("SELECT name FROM sqlite_master").fetchall():
                 raise StoreError(f"{self.path} is an empty file, not an LLQM profile store yet; run a pipeline into it first.")
             if version == 0:
-                raise StoreError(f"{self.path} is an SQLite database but not an LLQM profile store; choose another file.")
+                raise _foreign_file(self.path)
             self._upgrade_for_reader(version)
             return
         with self._lock:

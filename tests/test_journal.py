@@ -44,18 +44,26 @@ def test_a_task_with_numpy_and_subclassed_metrics_is_kept_from_journal_to_sqlite
         assert [(t.name, t.metrics) for t in tasks] == [("step", {"fidelity": 0.875, "label": "zne", "backend": "fake_fez"})]
 
 
+def _dead_process_journal(run, **values) -> tuple[bytes, list]:
+    """The header line of a journal whose process is gone, and a finished task's row of ``run``
+    as llqm wrote rows before schema 2 (``values`` fills in the rest)."""
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    header = {"host": socket.gethostname(), "pid": int(gone.stdout), "process_started": 1.0}
+    row = dict.fromkeys(V1_TASK_COLUMNS)
+    row.update(id="0123456789abcdef", run_id=run.id, name="old", stage="work", status="completed",
+               start_ns=run.record.start_ns + 1, end_ns=run.record.start_ns + 2, trace_id=run.trace_id, span_id="1" * 16,
+               **values)
+    return (json.dumps(header) + "\n").encode(), [row[c] for c in V1_TASK_COLUMNS]
+
+
 def test_a_dead_process_journal_in_the_older_json_lines_format_is_still_committed(tmp_path):
     path = tmp_path / "s.sqlite"
     with llqm.run("before upgrade", store=path) as run:
         pass
-    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    header = {"host": socket.gethostname(), "pid": int(gone.stdout), "process_started": 1.0}
-    row = dict.fromkeys(V1_TASK_COLUMNS)
-    row.update(id="0123456789abcdef", run_id=run.id, name="old", stage="work", status="completed", depends_on="[]",
-               start_ns=run.record.start_ns + 1, end_ns=run.record.start_ns + 2, trace_id=run.trace_id, span_id="1" * 16,
-               profile=json.dumps({"wall_s": 0.25}), metrics=json.dumps({"index": 3}))
+    header, row = _dead_process_journal(run, depends_on="[]", profile=json.dumps({"wall_s": 0.25}),
+                                        metrics=json.dumps({"index": 3}))
     legacy = tmp_path / "s.sqlite-journal-0123456789abcdef.jsonl"
-    legacy.write_text(json.dumps(header) + "\n" + json.dumps([row[c] for c in V1_TASK_COLUMNS]) + "\n")
+    legacy.write_bytes(header + json.dumps(row).encode() + b"\n")
     store = llqm.ProfileStore(path)  # a writer folds the dead process's journal in and removes it
     assert not legacy.exists()
     (task,) = store.tasks(run.id)
@@ -81,15 +89,12 @@ def test_a_dead_process_journal_with_profiles_as_objects_is_still_committed(tmp_
     path = tmp_path / "s.sqlite"
     with llqm.run("before upgrade", store=path) as run:
         pass
-    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    header = {"host": socket.gethostname(), "pid": int(gone.stdout), "process_started": 1.0}
-    row = dict.fromkeys(V1_TASK_COLUMNS)
-    row.update(id="0123456789abcdef", run_id=run.id, name="old", stage="work", status="completed", depends_on=[],
-               start_ns=run.record.start_ns + 1, end_ns=run.record.start_ns + 2, trace_id=run.trace_id, span_id="1" * 16,
-               profile={"wall_s": 0.25, "cpu_s": 0.2, "gpu": {"available": False, "reason": "none here"}},
-               metrics={"index": 3})
+    header, row = _dead_process_journal(
+        run, depends_on=[], metrics={"index": 3},
+        profile={"wall_s": 0.25, "cpu_s": 0.2, "gpu": {"available": False, "reason": "none here"}},
+    )
     journal = tmp_path / "s.sqlite-journal-0123456789abcdef.journal"
-    journal.write_bytes((json.dumps(header) + "\n").encode() + encode_row([row[c] for c in V1_TASK_COLUMNS]))
+    journal.write_bytes(header + encode_row(row))
     store = llqm.ProfileStore(path)
     assert not journal.exists()
     (task,) = store.tasks(run.id)
