@@ -76,6 +76,7 @@ class ActiveRun:
         self.store = _resolve_store(store)
         self.config = redact(dict(config or {}))
         self.record: RunRecord | None = None
+        self.otel_context: otel_context.Context | None = None  # what ``run_context`` made current last
         self._outputs = _ByIdentity()  # value -> id of the task that produced it
         self._descriptions = _ByIdentity()  # value -> what the plugins said of it
 
@@ -99,11 +100,25 @@ class ActiveRun:
         record = run if isinstance(run, RunRecord) else resolved.run(run)
         joined = cls(record.name, resolved, record.config)
         joined.record = record
-        joined.span = trace.NonRecordingSpan(
+        joined._use_span(trace.NonRecordingSpan(
             trace.SpanContext(int(record.trace_id, 16), int(record.span_id, 16), is_remote=True,
                               trace_flags=trace.TraceFlags(trace.TraceFlags.SAMPLED))
-        )
+        ))
         return joined
+
+    def _use_span(self, span: trace.Span) -> None:
+        """Let ``span`` stand for the run: its context is kept, as every task's start asks for it."""
+        self.span = span
+        self.span_context = context = span.get_span_context()
+        self.span_id_for_tasks = _hex(context.span_id, 16) if context.is_valid else None
+
+    def parent_for_task(self) -> tuple[trace.SpanContext, str | None]:
+        """The span under which a task started outside any other task goes, and its id as the
+        store keeps it: a workflow engine's span current inside this run's trace, else the run's."""
+        current = trace.get_current_span().get_span_context()
+        if current.is_valid and current.trace_id == self.span_context.trace_id:
+            return current, _hex(current.span_id, 16)
+        return self.span_context, self.span_id_for_tasks
 
     def start(self) -> "ActiveRun":
         tel = telemetry()
@@ -111,8 +126,8 @@ class ActiveRun:
         parent = current.get_span_context()
         start_ns = time.time_ns()
         adopted = self.adopt_span and parent.is_valid
-        self.span = current if adopted else tel.tracer.start_span(self.name, start_time=start_ns)
-        context = self.span.get_span_context()
+        self._use_span(current if adopted else tel.tracer.start_span(self.name, start_time=start_ns))
+        context = self.span_context
         if adopted:
             parent = getattr(current, "parent", None) or trace.INVALID_SPAN_CONTEXT
         me = Owner.this_process()
@@ -325,22 +340,26 @@ def start_task(
         run, owns_run = ActiveRun(name).start(), True
     if parent is None and (current := _current_task.get()) is not None and current.run is run:
         parent = current
-    current_span = trace.get_current_span().get_span_context()
-    if current_span.is_valid and parent is None and current_span.trace_id == run.span.get_span_context().trace_id:
-        parent_span = current_span  # a workflow engine's span inside this run's trace
+    if parent is not None:
+        parent_span = parent.span_context
+        parent_span_id = parent.record.span_id if parent_span.is_valid else None
+    elif otel_context.get_current() is run.otel_context:  # nothing made another span current since the run did
+        parent_span, parent_span_id = run.span_context, run.span_id_for_tasks
     else:
-        parent_span = parent.span_context if parent is not None else run.span.get_span_context()
+        parent_span, parent_span_id = run.parent_for_task()
     spans = telemetry().task_spans
-    span_id = spans.new_span_id()
+    span_id = random.getrandbits(64) or 1
     # Spans that code inside the task starts name it as their parent only where a span is read at
     # all: else no placeholder is made, and the OpenTelemetry context is left as it is.
     span = spans.placeholder(parent_span, span_id) if activate and spans.read() else None
+    task_id = format(span_id, "016x")  # a task is named by its span's id: the trace and the store name it alike
+    run_record = run.record
     record = TaskRecord(
-        id=f"{random.getrandbits(64):016x}", run_id=run.id, name=name, stage=stage or name, status=TaskStatus.RUNNING,
-        start_ns=time.time_ns(), trace_id=run.trace_id, span_id=_hex(span_id, 16),
-        parent_id=parent.id if parent is not None else None,
+        id=task_id, run_id=run_record.id, name=name, stage=stage or name, status=TaskStatus.RUNNING,
+        start_ns=time.time_ns(), trace_id=run_record.trace_id, span_id=task_id,
+        parent_id=parent.record.id if parent is not None else None,
         depends_on=list(dict.fromkeys(_task_ids(depends_on))) if depends_on else [],
-        parent_span_id=_hex(parent_span.span_id, 16) if parent_span.is_valid else None,
+        parent_span_id=parent_span_id,
     )
     handle = TaskHandle(run, record, span, parent_span, owns_run)
     if run.store is not None:
@@ -359,8 +378,10 @@ def finish_task(handle: TaskHandle, exc: BaseException | None = None) -> TaskRec
     measured.qpu_s, measured.queue_s = record.profile.qpu_s, record.profile.queue_s
     record.profile = measured
     record.end_ns = time.time_ns()
-    record.status = _status_for(exc)
-    if exc is not None:
+    if exc is None:
+        record.status = TaskStatus.COMPLETED
+    else:
+        record.status = _status_for(exc)
         record.error_type, record.error = _describe_error(exc)
     if handle._tokens is not None:
         token_context, token_task, token_run = handle._tokens
@@ -370,7 +391,9 @@ def finish_task(handle: TaskHandle, exc: BaseException | None = None) -> TaskRec
             otel_context.detach(token_context)
         handle._tokens = None
     stacktrace = redact_text("".join(traceback.format_exception(exc))) if exc is not None else None
-    telemetry().task_spans.ended(record, handle.parent_span, stacktrace)
+    spans = telemetry().task_spans
+    if spans.read():
+        spans.ended(record, handle.parent_span, stacktrace)
     if handle.run.store is not None:
         handle.run.store.finish_task(record)
     loaded_plugins().call_each("llqm_task_finished", task=record)
@@ -478,7 +501,8 @@ def run(
 @contextmanager
 def run_context(active: ActiveRun) -> Iterator[ActiveRun]:
     """Make an open run current in this thread (threads do not inherit it), e.g. in a worker thread."""
-    tokens = (otel_context.attach(trace.set_span_in_context(active.span)), _current_run.set(active), _current_task.set(None))
+    active.otel_context = context = trace.set_span_in_context(active.span)
+    tokens = (otel_context.attach(context), _current_run.set(active), _current_task.set(None))
     try:
         yield active
     finally:

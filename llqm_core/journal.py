@@ -126,7 +126,9 @@ class TaskJournal:
 
     def append(self, frame: bytes) -> None:
         """Keep one row (a frame from ``encode_row``); raises OSError when the file cannot take it."""
-        self._write(frame)
+        written = os.write(self._fd, frame)
+        if written < len(frame):
+            self._write(frame[written:])
         self.holds_rows = True
 
     def clear(self) -> None:

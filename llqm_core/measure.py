@@ -11,7 +11,7 @@ import os
 import socket
 import time
 
-from .memory import cpu_and_peak, current_rss, process_id
+from .memory import process_id, usage
 from .model import GpuProfile, Profile
 from .sampler import shared_sampler
 
@@ -29,10 +29,8 @@ class Measurement:
 
     def start(self) -> "Measurement":
         self._sampler = sampler = shared_sampler()
-        self._watch = watch = sampler.watch()
-        self._start_rss = rss = current_rss()
-        watch.fold(rss, sampler.gpu.read() if sampler.gpu.available else None)
-        self._start_process_cpu, self._start_hwm = cpu_and_peak()
+        self._start_rss, self._start_process_cpu, self._start_hwm = usage()
+        self._watch = sampler.watch(self._start_rss, sampler.gpu.read() if sampler.gpu.available else None)
         self._start_times = _times()
         self._start_thread_cpu = _thread_time()
         self._start_wall = _perf_counter()
@@ -41,18 +39,18 @@ class Measurement:
     def stop(self) -> Profile:
         wall = _perf_counter() - self._start_wall
         thread_cpu = _thread_time() - self._start_thread_cpu
-        end_process_cpu, end_hwm = cpu_and_peak()
+        end_rss, end_process_cpu, end_hwm = usage()
         process_cpu = end_process_cpu - self._start_process_cpu
         end_times = _times()
-        end_rss = current_rss()
         sampler, watch = self._sampler, self._watch
         sampler.unwatch(watch)
-        watch.fold(end_rss, sampler.gpu.read() if sampler.gpu.available else None)
+        if sampler.gpu.available:
+            watch.fold_gpu(sampler.gpu.read())
         start = self._start_times
         children_cpu = (end_times.children_user - start.children_user) + (
             end_times.children_system - start.children_system
         )
-        peak = watch.max_rss
+        peak = max(watch.max_rss, end_rss)  # the end reading is the task's last sample
         if end_hwm is not None and self._start_hwm is not None and end_hwm > self._start_hwm:
             peak = max(peak, end_hwm)
         if watch.concurrent:
@@ -70,7 +68,7 @@ class Measurement:
             end_rss_bytes=end_rss,
             peak_rss_bytes=peak,
             rss_growth_bytes=end_rss - self._start_rss,
-            samples=watch.samples,
+            samples=watch.samples + 1,
             pid=process_id(),
             host=HOST,
             gpu=self._gpu_profile() if sampler.gpu.available else sampler.gpu.unavailable,

@@ -94,7 +94,8 @@ class PluginSet:
     def call_each(self, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
         """Call every implementation of a hook on its own; one that raises is warned about by name and skipped."""
         results = []
-        for impl in self.implementations(hook_name):
+        impls = self._implementations.get(hook_name)  # every task's end calls, mostly for no implementation
+        for impl in impls if impls is not None else self.implementations(hook_name):
             try:
                 results.append((impl.plugin_name, impl.function(**{a: kwargs[a] for a in impl.argnames})))
             except Exception as exc:

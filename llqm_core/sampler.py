@@ -31,11 +31,11 @@ class Watch:
     __slots__ = ("thread", "concurrent", "max_rss", "samples", "gpu_util_max", "gpu_util_sum", "gpu_readings",
                  "gpu_memory_max")
 
-    def __init__(self, thread: int) -> None:
+    def __init__(self, thread: int, rss: int) -> None:
         self.thread = thread
         self.concurrent = False
-        self.max_rss = 0
-        self.samples = 0
+        self.max_rss = rss  # the task's reading at its start is its first sample
+        self.samples = 1
         self.gpu_util_max: float | None = None
         self.gpu_util_sum = 0.0
         self.gpu_readings = 0
@@ -46,11 +46,14 @@ class Watch:
         if rss > self.max_rss:
             self.max_rss = rss
         if gpu is not None:
-            util, memory = gpu
-            self.gpu_readings += 1
-            self.gpu_util_sum += util
-            self.gpu_util_max = util if self.gpu_util_max is None else max(self.gpu_util_max, util)
-            self.gpu_memory_max = memory if self.gpu_memory_max is None else max(self.gpu_memory_max, memory)
+            self.fold_gpu(gpu)
+
+    def fold_gpu(self, gpu: tuple[float, int]) -> None:
+        util, memory = gpu
+        self.gpu_readings += 1
+        self.gpu_util_sum += util
+        self.gpu_util_max = util if self.gpu_util_max is None else max(self.gpu_util_max, util)
+        self.gpu_memory_max = memory if self.gpu_memory_max is None else max(self.gpu_memory_max, memory)
 
 
 class ResourceSampler:
@@ -60,18 +63,22 @@ class ResourceSampler:
         self._watches: set[Watch] = set()
         self._lock = threading.Lock()
         self._busy = threading.Event()
+        self._ticking = False  # the event's state, as a plain read: every task's start asks
         self._thread: threading.Thread | None = None
 
-    def watch(self) -> Watch:
-        """Start watching for the calling thread's task; tasks of other threads watched at the
-        same time mark each other ``concurrent`` (the registry is the sampler's, so one lock)."""
-        watch = Watch(threading.get_ident())
+    def watch(self, rss: int, gpu: tuple[float, int] | None = None) -> Watch:
+        """Start watching for the calling thread's task, from its first reading; tasks of other threads
+        watched at the same time mark each other ``concurrent`` (the registry is the sampler's, so one lock)."""
+        watch = Watch(threading.get_ident(), rss)
+        if gpu is not None:
+            watch.fold_gpu(gpu)
         with self._lock:
             for other in tuple(self._watches):  # a snapshot: unwatch() removes without the lock
                 if other.thread != watch.thread:
                     other.concurrent = watch.concurrent = True
             self._watches.add(watch)
-            if not self._busy.is_set():
+            if not self._ticking:
+                self._ticking = True
                 self._busy.set()
             if self._thread is None:
                 self._thread = threading.Thread(target=self._loop, name="llqm-sampler", daemon=True)
@@ -97,6 +104,7 @@ class ResourceSampler:
                 if not watching:
                     idle_s += self.interval_s
                     if idle_s >= IDLE_PARK_S:
+                        self._ticking = False
                         self._busy.clear()
                         idle_s = 0.0
             if not watching:

@@ -2,9 +2,10 @@
 
 Each task is kept when it ends, before control returns to the caller, so a crash or a kill
 keeps everything that finished before it: appended to the process's journal beside the
-store (``llqm_core.journal``), which the writer thread commits to SQLite in batches within
-``DRAIN_INTERVAL_S``, and which every reader merges in meanwhile. A running task's row is
-kept within ``DRAIN_INTERVAL_S`` of its start, so a dead run also names what was in flight.
+store (``llqm_core.journal``), which the writer thread commits to SQLite in batches (within
+``DRAIN_INTERVAL_S`` after a quiet spell, every ``FINISHED_ROWS_WAIT_S`` while tasks keep
+ending), and which every reader merges in meanwhile. A running task's row is kept within
+``DRAIN_INTERVAL_S`` of its start, so a dead run also names what was in flight.
 WAL mode lets several processes write runs into one store while reports read it.
 """
 
@@ -33,6 +34,9 @@ BUSY_TIMEOUT_MS = 30_000
 CHECKPOINT_INTERVAL_S = 2.0
 START_ROW_DELAY_S = 0.05
 DRAIN_INTERVAL_S = 2.0
+#: While tasks keep ending, their journaled rows wait this long between commits to SQLite: per row, a
+#: commit of ten seconds' rows costs the writer about half what a commit every two seconds does.
+FINISHED_ROWS_WAIT_S = 10.0
 MAX_QUEUED_ROWS = 1000  # more finished rows than this are committed at once: bounded memory and commits
 
 #: Each entry upgrades the schema by one version; ``PRAGMA user_version`` says how many ran.
@@ -150,17 +154,6 @@ def _running_row(task: TaskRecord) -> tuple:
     )
 
 
-def _finished_row(task: TaskRecord) -> list:
-    """The ended task's row as its journal keeps it: the list and dict as they are, so that the
-    task's own path encodes the row once, as a compact journal frame (``_stored_row`` makes the
-    SQLite row)."""
-    return [  # ``_value_`` is the member's plain attribute; ``.value`` is a property, a call per task
-        task.id, task.run_id, task.name, task.stage, task.status._value_, task.parent_id, list(task.depends_on),
-        task.start_ns, task.end_ns, task.trace_id, task.span_id, task.parent_span_id, task.error, task.error_type,
-        dict(task.metrics), task.hardware, *task.profile.values(),
-    ]
-
-
 def _upgraded(row: list) -> list:
     """A journal row of ``V1_TASK_COLUMNS`` (a process of an older llqm died with it) as a row of ``TASK_COLUMNS``."""
     old = dict(zip(V1_TASK_COLUMNS, row))
@@ -265,6 +258,7 @@ class ProfileStore:
         self._finished: list[list] = []  # journaled rows of finished tasks, not yet in SQLite
         self._journal: TaskJournal | None = None
         self._wake = threading.Event()  # rows are queued: commit them within DRAIN_INTERVAL_S
+        self._woken = False  # set with ``_wake`` by a task, reset by the writer: a plain read at every task
         self._hurry = threading.Event()  # commit now: many rows queued, or the store is closing
         self._writer: threading.Thread | None = None
 
@@ -382,25 +376,33 @@ class ProfileStore:
         ``MAX_QUEUED_ROWS`` wait, or the store closes), so that one commit takes every row of
         that while: a pipeline of short tasks sees one commit per interval, not one per task
         (each holds the store's lock, and the GIL, while a task may wait; between 20 ms tasks
-        one commit costs milliseconds of cold SQLite code). Start rows wait until their task
-        has run ``START_ROW_DELAY_S``: a shorter task's finish row replaces its start row. A
+        one commit costs milliseconds of cold SQLite code). Journaled rows, which readers merge
+        in anyway, are taken once per ``FINISHED_ROWS_WAIT_S`` at most, unless a commit happens
+        anyway. Start rows wait until their task has run ``START_ROW_DELAY_S``: a shorter task's
+        finish row replaces its start row. A
         checkpoint writes and syncs many pages at once: left to SQLite, it would fall on
         whichever commit comes then."""
         checkpoints = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         checkpoints.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         last_checkpoint = time.monotonic()
+        rows_due_at = 0.0  # from when journaled rows are committed again
         try:
             while not self._closed:
                 self._wake.wait(CHECKPOINT_INTERVAL_S)
-                self._hurry.wait(DRAIN_INTERVAL_S)
+                hurried = self._hurry.wait(DRAIN_INTERVAL_S)
                 self._wake.clear()
+                self._woken = False  # after the clear: a task that still saw True queued its row before, and it is taken below
                 self._hurry.clear()
                 with self._lock:
                     if self._closed:
                         break
-                    self._guarded(lambda: self._commit(started_by_ns=time.time_ns() - int(START_ROW_DELAY_S * 1e9)))
-                    if self._pending:
-                        self._wake.set()  # tasks too young to keep yet: look again after the interval
+                    rows_due = hurried or time.monotonic() >= rows_due_at
+                    self._guarded(lambda: self._commit(started_by_ns=time.time_ns() - int(START_ROW_DELAY_S * 1e9),
+                                                       rows_due=rows_due))
+                    if rows_due:
+                        rows_due_at = time.monotonic() + FINISHED_ROWS_WAIT_S
+                    if self._pending or self._finished:
+                        self._wake.set()  # tasks too young to keep, or rows not due yet: look again after the interval
                 if self._dirty and time.monotonic() - last_checkpoint >= CHECKPOINT_INTERVAL_S:
                     self._dirty = False
                     last_checkpoint = time.monotonic()
@@ -431,15 +433,19 @@ class ProfileStore:
             self._guarded(lambda: self._commit(sql, params))
             self._start_writer()
 
-    def _commit(self, sql: str | None = None, params: tuple = (), started_by_ns: int | None = None) -> None:
+    def _commit(self, sql: str | None = None, params: tuple = (), started_by_ns: int | None = None,
+                rows_due: bool = True) -> None:
         """One statement (if any), the journaled finished rows and the queued running rows
         (those of tasks started by ``started_by_ns``, else all), committed together; then the
-        journal is emptied if no task finished meanwhile. Call with ``_lock`` held."""
+        journal is emptied if no task finished meanwhile. The journaled rows stay queued when
+        they are not ``rows_due`` and nothing else is committed. Call with ``_lock`` held."""
         with self._queue_lock:
-            finished, self._finished = self._finished, []
             running = [t for t in self._pending.values() if started_by_ns is None or t.start_ns <= started_by_ns]
             for task in running:
                 del self._pending[task.id]
+            finished = []
+            if rows_due or running or sql is not None:
+                finished, self._finished = self._finished, []
         if not finished and not running:
             if sql is not None:
                 self._conn.execute(sql, params)
@@ -476,12 +482,20 @@ class ProfileStore:
         so a crash shows what was in flight, without a commit on the task's own path."""
         with self._queue_lock:
             self._pending[task.id] = task
-        self._wake_writer()
+        if not self._woken:
+            self._wake_writer()
 
     def finish_task(self, task: TaskRecord) -> None:
         """Keep the ended task with its profile before the task returns: one append to this
-        process's journal, committed to SQLite by the writer thread."""
-        row = _finished_row(task)
+        process's journal, committed to SQLite by the writer thread.
+
+        The row is the journal's (``TASK_COLUMNS``, the list and dict as they are, so that the task's
+        own path encodes it once, as a compact frame); ``_stored_row`` makes the SQLite row of it."""
+        row = [  # ``_value_`` is the member's plain attribute; ``.value`` is a property, a call per task
+            task.id, task.run_id, task.name, task.stage, task.status._value_, task.parent_id, list(task.depends_on),
+            task.start_ns, task.end_ns, task.trace_id, task.span_id, task.parent_span_id, task.error, task.error_type,
+            dict(task.metrics), task.hardware, *task.profile.values(),
+        ]
         frame = encode_row(row)
         with self._queue_lock:
             self._pending.pop(task.id, None)  # the finished row supersedes the running one
@@ -495,18 +509,20 @@ class ProfileStore:
                 journaled = False
                 self._journal_broken(exc)
         if journaled:
-            self._wake_writer()
+            if not self._woken:
+                self._wake_writer()
             if len(self._finished) >= MAX_QUEUED_ROWS and not self._hurry.is_set():
                 self._hurry.set()
         else:
             self._write(None, ())  # no journal: commit now, as the guarantee asks
 
     def _wake_writer(self) -> None:
+        """Have the writer commit within ``DRAIN_INTERVAL_S``: called while ``_woken`` is False."""
         if self._writer is None:
             with self._lock:
                 self._start_writer()
-        if not self._wake.is_set():
-            self._wake.set()
+        self._woken = True
+        self._wake.set()
 
     def _journal_broken(self, exc: OSError) -> None:
         if not self._journal_warned:

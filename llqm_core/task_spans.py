@@ -22,7 +22,6 @@ not recorded: ``annotate`` is the way to add a task's metrics.
 from __future__ import annotations
 
 import os
-import random
 import threading
 import time
 import warnings
@@ -87,19 +86,13 @@ class TaskSpans:
         self._thread: threading.Thread | None = None
 
     @staticmethod
-    def new_span_id() -> int:
-        return random.getrandbits(64) or 1
-
-    @staticmethod
     def placeholder(parent: SpanContext, span_id: int) -> NonRecordingSpan:
         """The span that stands for a task while it runs: a child of ``parent`` with the given id."""
         return NonRecordingSpan(SpanContext(parent.trace_id, span_id, False, parent.trace_flags, parent.trace_state))
 
     def ended(self, record: TaskRecord, parent: SpanContext, stacktrace: str | None = None) -> None:
         """Queue the span of a task that has ended (``stacktrace`` when it failed); it gets the
-        span id the record names."""
-        if not self.read():
-            return
+        span id the record names. Call only where ``read()`` says a span is read."""
         with self._lock:
             self._queue.append((record, parent, stacktrace))
             if self._thread is None:
