@@ -31,10 +31,25 @@ def test_nested_tasks_get_parent_ids_and_nested_spans(store_path, spans):
     assert by_name["inner"].parent.span_id == by_name["outer"].context.span_id
     assert by_name["outer"].parent.span_id == run_span.context.span_id
     assert {s.context.trace_id for s in by_name.values()} == {run_span.context.trace_id}
-    assert format(by_name["inner"].context.span_id, "016x") == tasks["inner"].span_id
+    assert format(by_name["inner"].context.span_id, "016x") == tasks["inner"].span_id == inner.id  # one name in both
+    assert tasks["outer"].parent_span_id == run.record.span_id and tasks["inner"].parent_span_id == outer.id
     assert by_name["inner"].attributes["llqm.task.id"] == inner.id
     assert by_name["inner"].attributes["llqm.stage"] == "transpile.layout"
     assert all(key.startswith("llqm.") for key in by_name["inner"].attributes)
+
+
+def test_a_task_started_under_another_span_of_the_run_hangs_under_it(store_path):
+    from opentelemetry import trace
+
+    with llqm.run("engine") as run:
+        with trace.get_tracer("some.engine").start_as_current_span("engine step") as step:
+            with llqm.task("inside"):
+                pass
+        with llqm.task("after"):
+            pass
+    _, tasks = stored(store_path, run)
+    assert tasks["inside"].parent_span_id == format(step.get_span_context().span_id, "016x")
+    assert tasks["after"].parent_span_id == run.record.span_id
 
 
 def test_depends_on_takes_handles_and_ids(store_path):

@@ -42,6 +42,29 @@ def test_task_allocating_300_mb_reports_peak_rss_300_mb_above_its_start(store_pa
     assert profile.end_rss_bytes < profile.peak_rss_bytes
 
 
+def test_a_peak_below_the_process_high_and_gone_by_the_task_end_is_seen_by_the_sampler(store_path):
+    def hold(megabytes: int, seconds: float) -> None:
+        block = bytearray(megabytes * 1024 * 1024)
+        block[:: 4096] = b"x" * len(block[:: 4096])
+        time.sleep(seconds)
+        del block
+
+    llqm.set_sample_interval(0.05)
+    try:
+        with llqm.run("peaks") as run:
+            with llqm.task("high"):
+                hold(400, 0)  # the process's high-water mark is now above what follows
+            with llqm.task("dip"):
+                time.sleep(0.1)  # past the sampler's first tick of this task
+                hold(100, 0.2)  # four intervals
+                time.sleep(0.1)
+    finally:
+        llqm.set_sample_interval(0.02)
+    dip = finished(store_path, run)["dip"].profile
+    assert dip.peak_rss_bytes - dip.start_rss_bytes >= 100 * 1024 * 1024
+    assert dip.end_rss_bytes < dip.peak_rss_bytes - 50 * 1024 * 1024
+
+
 def test_concurrent_threads_each_get_their_own_cpu_time(store_path):
     with llqm.run("threads") as run:
         started = threading.Barrier(2)
