@@ -334,8 +334,9 @@ def start_task(
     if not name:
         raise ValueError("a task needs a non-empty name.")
     owns_run = False
+    current_run = _current_run.get()
     if run is None:
-        run = _current_run.get()
+        run = current_run
     if run is None:
         run, owns_run = ActiveRun(name).start(), True
     if parent is None and (current := _current_task.get()) is not None and current.run is run:
@@ -366,7 +367,7 @@ def start_task(
         run.store.start_task(record)
     if activate:
         handle._tokens = (otel_context.attach(trace.set_span_in_context(span)) if span is not None else None,
-                          _current_task.set(handle), _current_run.set(run))
+                          _current_task.set(handle), _current_run.set(run) if run is not current_run else None)
     handle.measurement.start()
     return handle
 
@@ -385,7 +386,8 @@ def finish_task(handle: TaskHandle, exc: BaseException | None = None) -> TaskRec
         record.error_type, record.error = _describe_error(exc)
     if handle._tokens is not None:
         token_context, token_task, token_run = handle._tokens
-        _current_run.reset(token_run)
+        if token_run is not None:
+            _current_run.reset(token_run)
         _current_task.reset(token_task)
         if token_context is not None:
             otel_context.detach(token_context)

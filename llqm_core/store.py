@@ -164,16 +164,18 @@ def _upgraded(row: list) -> list:
     return [*old.values(), *values]
 
 
-_JSON_COLUMNS = tuple(TASK_COLUMNS.index(name) for name in ("depends_on", "metrics"))
+#: The columns kept as JSON text, each with its text when empty (most tasks': no encoder call for it).
+_JSON_COLUMNS = ((TASK_COLUMNS.index("depends_on"), "[]"), (TASK_COLUMNS.index("metrics"), "{}"))
 
 
 def _stored_row(row: list) -> list:
     """A journaled row as SQLite keeps it: its list and dict as JSON text (an older journal's
     rows may hold the text already)."""
     row = list(row)
-    for column in _JSON_COLUMNS:
-        if row[column] is not None and not isinstance(row[column], str):
-            row[column] = _dumps(row[column])
+    for column, empty in _JSON_COLUMNS:
+        value = row[column]
+        if value is not None and not isinstance(value, str):
+            row[column] = _dumps(value) if value else empty
     return row
 
 
