@@ -231,6 +231,8 @@ def _flatten(value: Any) -> list[Any]:
 class TaskHandle:
     """The face of a running task: add metrics, usage, hardware and dependencies to it."""
 
+    __slots__ = ("run", "record", "span", "parent_span", "owns_run", "measurement", "_tokens", "__weakref__")
+
     def __init__(self, run: ActiveRun, record: TaskRecord, span: trace.Span, parent_span: trace.SpanContext,
                  owns_run: bool) -> None:
         self.run = run

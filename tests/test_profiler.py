@@ -35,7 +35,7 @@ def test_task_allocating_300_mb_reports_peak_rss_300_mb_above_its_start(store_pa
         with llqm.task("alloc"):
             block = bytearray(300 * 1024 * 1024)
             block[:: 4096] = b"x" * len(block[:: 4096])  # touch every page so it is resident
-            time.sleep(0.2)  # held while the task works, as real data is
+            time.sleep(0.5)  # held while the task works, as real data is (two sampler intervals and more)
             del block
     profile = finished(store_path, run)["alloc"].profile
     assert profile.peak_rss_bytes - profile.start_rss_bytes >= 300 * 1024 * 1024
