@@ -376,10 +376,9 @@ def start_task(
 
 def finish_task(handle: TaskHandle, exc: BaseException | None = None) -> TaskRecord:
     """Stop measuring, end the span and keep the finished task in the store."""
-    measured = handle.measurement.stop()
     record = handle.record
-    measured.qpu_s, measured.queue_s = record.profile.qpu_s, record.profile.queue_s
-    record.profile = measured
+    reported = record.profile  # what backends reported while the task ran (``record_usage``)
+    record.profile = handle.measurement.stop(reported.qpu_s, reported.queue_s)
     record.end_ns = time.time_ns()
     if exc is None:
         record.status = TaskStatus.COMPLETED

@@ -36,7 +36,8 @@ class Measurement:
         self._start_wall = _perf_counter()
         return self
 
-    def stop(self) -> Profile:
+    def stop(self, qpu_s: float | None = None, queue_s: float | None = None) -> Profile:
+        """The task's profile, with the QPU and queue seconds that backends reported for it."""
         wall = _perf_counter() - self._start_wall
         thread_cpu = _thread_time() - self._start_thread_cpu
         end_rss, end_process_cpu, end_hwm = usage()
@@ -69,6 +70,8 @@ class Measurement:
             peak_rss_bytes=peak,
             rss_growth_bytes=end_rss - self._start_rss,
             samples=watch.samples + 1,
+            qpu_s=qpu_s,
+            queue_s=queue_s,
             pid=process_id(),
             host=HOST,
             gpu=self._gpu_profile() if sampler.gpu.available else sampler.gpu.unavailable,

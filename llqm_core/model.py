@@ -88,7 +88,7 @@ class Profile:
     def values(self) -> tuple:
         """The fields in ``PROFILE_VALUE_NAMES`` order (the GPU's flattened in last): a task's profile as
         its journal frame and its row in the store keep it, with no key names to encode."""
-        return _profile_values(self)[:-1] + _gpu_values(self.gpu)
+        return _own_values(self) + _gpu_values(self.gpu)
 
     @classmethod
     def from_values(cls, values: list | tuple) -> "Profile":
@@ -107,6 +107,7 @@ class Profile:
 
 _profile_values = operator.attrgetter(*Profile.__slots__)
 _OWN_FIELDS = len(Profile.__slots__) - 1  # all but ``gpu``, the last
+_own_values = operator.attrgetter(*Profile.__slots__[:_OWN_FIELDS])
 #: The names of ``Profile.values()``: the store's profile columns.
 PROFILE_VALUE_NAMES = (*Profile.__slots__[:-1], *(f"gpu_{name}" for name in GpuProfile.__slots__))
 
