@@ -20,12 +20,13 @@ system call per turn) and plain Python arithmetic (no system calls).
 
 How far apart two blocks can be when nothing differs between them is measured too, in the
 same run: the same alternation with bare blocks on both sides. For the spin, which times
-itself on its thread's CPU clock, identical blocks agree within +-0.01%, so its ratio is the
-figure judged (on the path, plus the background threads). Plain Python arithmetic runs at
-the speed the machine gives it at that moment: on a shared 2-core VM identical blocks of it
-differ by +-1-4% in one run, more than the target, so its figure judged is LLQM's own time
-per task (block time outside the work itself, which each block times) over 20 ms, plus the
-background threads; its ratio is still printed beside the identical blocks'.
+itself on its thread's CPU clock, identical blocks agree within a few hundredths of a
+percent, so its ratio is the figure judged (on the path, plus the background threads).
+Plain Python arithmetic runs at the speed the machine gives it at that moment: on a shared
+2-core VM identical blocks of it differ by +-1-4% in one run, more than the target, so its
+figure judged is LLQM's own time per task (block time outside the work itself, which each
+block times) over 20 ms, plus the background threads; its ratio is still printed beside the
+identical blocks'.
 
 By default no span exporter is configured, and LLQM then builds no task spans (nothing
 would read them; ``llqm trace`` rebuilds them from the store). Two more lines time the spin
