@@ -381,9 +381,8 @@ class ProfileStore:
         one commit costs milliseconds of cold SQLite code). Journaled rows, which readers merge
         in anyway, are taken once per ``FINISHED_ROWS_WAIT_S`` at most, unless a commit happens
         anyway. Start rows wait until their task has run ``START_ROW_DELAY_S``: a shorter task's
-        finish row replaces its start row. A
-        checkpoint writes and syncs many pages at once: left to SQLite, it would fall on
-        whichever commit comes then."""
+        finish row replaces its start row. A checkpoint writes and syncs many pages at once: left
+        to SQLite, it would fall on whichever commit comes then."""
         checkpoints = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         checkpoints.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         last_checkpoint = time.monotonic()
@@ -393,7 +392,7 @@ class ProfileStore:
                 self._wake.wait(CHECKPOINT_INTERVAL_S)
                 hurried = self._hurry.wait(DRAIN_INTERVAL_S)
                 self._wake.clear()
-                self._woken = False  # after the clear: a task that still saw True queued its row before, and it is taken below
+                self._woken = False  # after the clear: a task that still saw True queued its row before, and the commit below sees it
                 self._hurry.clear()
                 with self._lock:
                     if self._closed:
