@@ -281,3 +281,28 @@ def test_many_queued_rows_are_committed_before_the_drain_interval_and_closing_do
     started = time.monotonic()
     store.close()  # the writer is waiting out its drain interval: closing wakes it instead
     assert time.monotonic() - started < store_module.DRAIN_INTERVAL_S / 2
+
+
+def test_while_tasks_keep_ending_sqlite_takes_their_rows_in_batches_and_readers_see_them_at_once(tmp_path, monkeypatch):
+    from llqm_core import store as store_module
+
+    monkeypatch.setattr(store_module, "DRAIN_INTERVAL_S", 0.1)
+    monkeypatch.setattr(store_module, "FINISHED_ROWS_WAIT_S", 2.0)
+    path = tmp_path / "batches.sqlite"
+
+    def in_sqlite() -> int:
+        return sqlite3.connect(path).execute("SELECT count(*) FROM tasks").fetchone()[0]
+
+    with llqm.run("steady", store=llqm.ProfileStore(path)) as run:
+        with llqm.task("first"):
+            pass
+        time.sleep(0.5)
+        assert in_sqlite() == 1  # after a quiet spell: within the drain interval
+        for i in range(5):
+            with llqm.task(f"t{i}"):
+                pass
+        time.sleep(0.5)
+        assert in_sqlite() == 1  # five drain intervals later, the next batch still waits out FINISHED_ROWS_WAIT_S
+        assert len(llqm.ProfileStore(path, readonly=True).tasks(run.id)) == 6  # readers merge the journal
+        time.sleep(2.5)
+        assert in_sqlite() == 6
