@@ -77,6 +77,7 @@ class ActiveRun:
         self.config = redact(dict(config or {}))
         self.record: RunRecord | None = None
         self.otel_context: otel_context.Context | None = None  # what ``run_context`` made current last
+        self.task_spans = telemetry().task_spans  # the process's, kept at hand: every task's start and end use it
         self._outputs = _ByIdentity()  # value -> id of the task that produced it
         self._descriptions = _ByIdentity()  # value -> what the plugins said of it
 
@@ -153,7 +154,7 @@ class ActiveRun:
             if record.span_owned:
                 self.span.set_status(Status(StatusCode.ERROR, record.error))
         record.end_ns = time.time_ns()
-        telemetry().task_spans.build_pending()  # the run's task spans reach the exporters with the run's own
+        self.task_spans.build_pending()  # the run's task spans reach the exporters with the run's own
         if record.span_owned:
             self.span.end(end_time=record.end_ns)
         if self.store is not None:
@@ -350,7 +351,7 @@ def start_task(
         parent_span, parent_span_id = run.span_context, run.span_id_for_tasks
     else:
         parent_span, parent_span_id = run.parent_for_task()
-    spans = telemetry().task_spans
+    spans = run.task_spans
     span_id = random.getrandbits(64) or 1
     # Spans that code inside the task starts name it as their parent only where a span is read at
     # all: else no placeholder is made, and the OpenTelemetry context is left as it is.
@@ -394,7 +395,7 @@ def finish_task(handle: TaskHandle, exc: BaseException | None = None) -> TaskRec
             otel_context.detach(token_context)
         handle._tokens = None
     stacktrace = redact_text("".join(traceback.format_exception(exc))) if exc is not None else None
-    spans = telemetry().task_spans
+    spans = handle.run.task_spans
     if spans.read():
         spans.ended(record, handle.parent_span, stacktrace)
     if handle.run.store is not None:
