@@ -31,6 +31,7 @@ from .plugins import loaded_plugins
 from .sampler import set_sample_interval
 from .secrets import redact, redact_text
 from .store import ProfileStore, open_store
+from .task_spans import child_context
 from .telemetry import telemetry
 
 _current_run: ContextVar["ActiveRun | None"] = ContextVar("llqm_current_run", default=None)
@@ -251,9 +252,7 @@ class TaskHandle:
     @property
     def span_context(self) -> trace.SpanContext:
         """The task's place in the trace: the context its span has (or will have, once built)."""
-        parent = self.parent_span
-        return trace.SpanContext(parent.trace_id, int(self.record.span_id, 16), False, parent.trace_flags,
-                                 parent.trace_state)
+        return child_context(self.parent_span, int(self.record.span_id, 16))
 
     def __enter__(self) -> "TaskHandle":
         return self

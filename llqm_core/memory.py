@@ -64,25 +64,21 @@ def current_rss() -> int:
     reader = _reader
     if reader is None:
         reader = _reader = _Reader()
-    if reader.fd is not None:  # read here, not in a method: once at each task's start and end
+    if reader.fd is not None:
         return int(os.pread(reader.fd, 128, 0).split()[1]) * _PAGE_SIZE
     return reader.process.memory_info().rss
 
 
 def usage() -> tuple[int, float, int | None]:
     """The resident set size now, the CPU seconds so far (all threads) and the highest RSS where
-    the OS keeps it, in bytes: a task's reading at its start and at its end, in one call."""
+    the OS keeps it, in bytes: a task's reading at its start and at its end, in one call (the
+    statm read is repeated here rather than called: once at each task's start and end)."""
     reader = _reader
-    if reader is None or reader.fd is None or resource is None:
-        return current_rss(), *cpu_and_peak()
-    rusage = _getrusage(_RUSAGE_SELF)
-    return (int(os.pread(reader.fd, 128, 0).split()[1]) * _PAGE_SIZE, rusage.ru_utime + rusage.ru_stime,
-            rusage.ru_maxrss * _MAXRSS_UNIT)
-
-
-def cpu_and_peak() -> tuple[float, int | None]:
-    """The process's CPU seconds so far (all threads) and its highest RSS in bytes, where the OS keeps it."""
+    if reader is not None and reader.fd is not None:
+        rss = int(os.pread(reader.fd, 128, 0).split()[1]) * _PAGE_SIZE
+    else:
+        rss = current_rss()
     if resource is None:
-        return time.process_time(), None
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss * _MAXRSS_UNIT
+        return rss, time.process_time(), None
+    rusage = _getrusage(_RUSAGE_SELF)
+    return rss, rusage.ru_utime + rusage.ru_stime, rusage.ru_maxrss * _MAXRSS_UNIT

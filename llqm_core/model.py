@@ -109,7 +109,7 @@ _profile_values = operator.attrgetter(*Profile.__slots__)
 _OWN_FIELDS = len(Profile.__slots__) - 1  # all but ``gpu``, the last
 _own_values = operator.attrgetter(*Profile.__slots__[:_OWN_FIELDS])
 #: The names of ``Profile.values()``: the store's profile columns.
-PROFILE_VALUE_NAMES = (*Profile.__slots__[:-1], *(f"gpu_{name}" for name in GpuProfile.__slots__))
+PROFILE_VALUE_NAMES = (*Profile.__slots__[:_OWN_FIELDS], *(f"gpu_{name}" for name in GpuProfile.__slots__))
 
 
 @dataclass

@@ -63,6 +63,11 @@ class _PresetSpanIds:
         return self.inner.is_trace_id_random()
 
 
+def child_context(parent: SpanContext, span_id: int) -> SpanContext:
+    """The context of a task's span (built or still to be built): a child of ``parent`` with the given id."""
+    return SpanContext(parent.trace_id, span_id, False, parent.trace_flags, parent.trace_state)
+
+
 class TaskSpans:
     """The spans of ended tasks that are waiting to be built, and the thread that builds them."""
 
@@ -88,7 +93,7 @@ class TaskSpans:
     @staticmethod
     def placeholder(parent: SpanContext, span_id: int) -> NonRecordingSpan:
         """The span that stands for a task while it runs: a child of ``parent`` with the given id."""
-        return NonRecordingSpan(SpanContext(parent.trace_id, span_id, False, parent.trace_flags, parent.trace_state))
+        return NonRecordingSpan(child_context(parent, span_id))
 
     def ended(self, record: TaskRecord, parent: SpanContext, stacktrace: str | None = None) -> None:
         """Queue the span of a task that has ended (``stacktrace`` when it failed); it gets the
