@@ -26,7 +26,7 @@ from opentelemetry.trace import Status, StatusCode
 from .attributes import check_metrics, run_attributes
 from .journal import Owner
 from .measure import Measurement
-from .model import HardwareSnapshot, PolicyDecision, RunRecord, RunStatus, TaskRecord, TaskStatus
+from .model import NOT_YET_MEASURED, HardwareSnapshot, PolicyDecision, Profile, RunRecord, RunStatus, TaskRecord, TaskStatus
 from .plugins import loaded_plugins
 from .sampler import set_sample_interval
 from .secrets import redact, redact_text
@@ -79,6 +79,7 @@ class ActiveRun:
         self.record: RunRecord | None = None
         self.otel_context: otel_context.Context | None = None  # what ``run_context`` made current last
         self.task_spans = telemetry().task_spans  # the process's, kept at hand: every task's start and end use it
+        self.plugins = loaded_plugins()  # those loaded when the run opened serve it to its end
         self._outputs = _ByIdentity()  # value -> id of the task that produced it
         self._descriptions = _ByIdentity()  # value -> what the plugins said of it
 
@@ -143,7 +144,7 @@ class ActiveRun:
         self.span.set_attributes(run_attributes(self.record))
         if self.store is not None:
             self.store.insert_run(self.record)
-        loaded_plugins().call_each("llqm_run_started", run=self.record)
+        self.plugins.call_each("llqm_run_started", run=self.record)
         return self
 
     def finish(self, exc: BaseException | None = None) -> None:
@@ -160,7 +161,7 @@ class ActiveRun:
             self.span.end(end_time=record.end_ns)
         if self.store is not None:
             self.store.finish_run(record)
-        loaded_plugins().call_each("llqm_run_finished", run=record)
+        self.plugins.call_each("llqm_run_finished", run=record)
 
     def note_output(self, value: Any, task_id: str) -> None:
         """Remember that ``task_id`` produced ``value`` (or each item of a returned list, tuple or dict)."""
@@ -172,7 +173,7 @@ class ActiveRun:
         seconds), as it was when first described; later changes to the value are not seen."""
         described = self._descriptions.get(value)
         if described is None:
-            described = loaded_plugins().describe_value(value)
+            described = self.plugins.describe_value(value)
             self._descriptions.put(value, described)  # untrackable values are described each time
         return described
 
@@ -242,7 +243,7 @@ class TaskHandle:
         self.span = span  # stands for the task in the trace while spans are read; its real span is built once it ends
         self.parent_span = parent_span
         self.owns_run = owns_run
-        self.measurement = Measurement()
+        self.measurement: Measurement | None = None  # made last at the start: LLQM's own bookkeeping is not measured
         self._tokens: tuple | None = None
 
     @property
@@ -283,6 +284,8 @@ class TaskHandle:
     def record_usage(self, *, qpu_s: float | None = None, queue_s: float | None = None) -> None:
         """Add QPU or queue seconds that a backend reported for work done in this task."""
         profile = self.record.profile
+        if profile is NOT_YET_MEASURED:
+            profile = self.record.profile = Profile()
         for field, value in (("qpu_s", qpu_s), ("queue_s", queue_s)):
             if value is None:
                 continue
@@ -354,7 +357,7 @@ def start_task(
     span_id = random.getrandbits(64) or 1
     # Spans that code inside the task starts name it as their parent only where a span is read at
     # all: else no placeholder is made, and the OpenTelemetry context is left as it is.
-    span = spans.placeholder(parent_span, span_id) if activate and spans.read() else None
+    span = spans.placeholder(parent_span, span_id) if activate and spans.reading else None
     task_id = format(span_id, "016x")  # a task is named by its span's id: the trace and the store name it alike
     run_record = run.record
     record = TaskRecord(
@@ -362,7 +365,7 @@ def start_task(
         start_ns=time.time_ns(), trace_id=run_record.trace_id, span_id=task_id,
         parent_id=parent.record.id if parent is not None else None,
         depends_on=list(dict.fromkeys(_task_ids(depends_on))) if depends_on else [],
-        parent_span_id=parent_span_id,
+        parent_span_id=parent_span_id, profile=NOT_YET_MEASURED,
     )
     handle = TaskHandle(run, record, span, parent_span, owns_run)
     if run.store is not None:
@@ -370,7 +373,7 @@ def start_task(
     if activate:
         handle._tokens = (otel_context.attach(trace.set_span_in_context(span)) if span is not None else None,
                           _current_task.set(handle), _current_run.set(run) if run is not current_run else None)
-    handle.measurement.start()
+    handle.measurement = Measurement()
     return handle
 
 
@@ -395,11 +398,13 @@ def finish_task(handle: TaskHandle, exc: BaseException | None = None) -> TaskRec
         handle._tokens = None
     stacktrace = redact_text("".join(traceback.format_exception(exc))) if exc is not None else None
     spans = handle.run.task_spans
-    if spans.read():
+    if spans.reading:
         spans.ended(record, handle.parent_span, stacktrace)
     if handle.run.store is not None:
         handle.run.store.finish_task(record)
-    loaded_plugins().call_each("llqm_task_finished", task=record)
+    plugins = handle.run.plugins
+    if plugins.implementations("llqm_task_finished"):  # mostly none: then no call with its arguments
+        plugins.call_each("llqm_task_finished", task=record)
     if handle.owns_run:
         handle.run.finish(exc)
     return record

@@ -67,28 +67,32 @@ class ResourceSampler:
         self._ticking = False  # the event's state, as a plain read: every task's start asks
         self._thread: threading.Thread | None = None
 
-    def watch(self, rss: int, gpu: tuple[float, int] | None = None) -> Watch:
-        """Start watching for the calling thread's task, from its first reading; tasks of other threads
-        watched at the same time mark each other ``concurrent`` (the registry is the sampler's, so one lock)."""
-        watch = Watch(threading.get_ident(), rss)
-        if gpu is not None:
-            watch.fold_gpu(gpu)
-        with self._lock:
-            for other in tuple(self._watches):  # a snapshot: unwatch() removes without the lock
+    def watch(self, watch: Watch) -> None:
+        """Fold readings into ``watch`` (made by the task's own thread, from its first reading) until
+        ``unwatch``; watches of tasks in other threads at the same time are marked ``concurrent``.
+
+        Without the lock, as it runs at every task's start: set operations are atomic under the
+        GIL, each thread adds before it looks, so of two tasks that overlap the later one to look
+        sees both, and marking only ever sets a flag."""
+        watches = self._watches
+        watches.add(watch)
+        if len(watches) > 1:
+            for other in tuple(watches):  # a snapshot: other threads add and remove meanwhile
                 if other.thread != watch.thread:
                     other.concurrent = watch.concurrent = True
-            self._watches.add(watch)
-            if not self._ticking:
-                self._ticking = True
-                self._busy.set()
+        if not self._ticking:  # read after adding: see ``_loop``'s parking
+            self._start_ticking()
+
+    def _start_ticking(self) -> None:
+        with self._lock:
+            self._ticking = True
+            self._busy.set()
             if self._thread is None:
                 self._thread = threading.Thread(target=self._loop, name="llqm-sampler", daemon=True)
                 self._thread.start()
-        return watch
 
     def unwatch(self, watch: Watch) -> None:
-        """Stop watching: without the lock (one set operation, atomic under the GIL; every
-        reader iterates a snapshot), as it runs at every task's end."""
+        """Stop watching: one set operation, atomic under the GIL (readers iterate a snapshot)."""
         self._watches.discard(watch)
 
     def _loop(self) -> None:
@@ -107,6 +111,9 @@ class ResourceSampler:
                     if idle_s >= IDLE_PARK_S:
                         self._ticking = False
                         self._busy.clear()
+                        if self._watches:  # a task started meanwhile, and may have seen ``_ticking`` still True
+                            self._ticking = True
+                            self._busy.set()
                         idle_s = 0.0
             if not watches:
                 continue

@@ -441,7 +441,7 @@ class ProfileStore:
         journal is emptied if no task finished meanwhile. The journaled rows stay queued when
         they are not ``rows_due`` and nothing else is committed. Call with ``_lock`` held."""
         with self._queue_lock:
-            running = [t for t in self._pending.values() if started_by_ns is None or t.start_ns <= started_by_ns]
+            running = [t for t in list(self._pending.values()) if started_by_ns is None or t.start_ns <= started_by_ns]
             for task in running:
                 del self._pending[task.id]
             finished = []
@@ -481,8 +481,7 @@ class ProfileStore:
     def start_task(self, task: TaskRecord) -> None:
         """Queue the running task's row: the writer thread keeps it within ``DRAIN_INTERVAL_S``,
         so a crash shows what was in flight, without a commit on the task's own path."""
-        with self._queue_lock:
-            self._pending[task.id] = task
+        self._pending[task.id] = task  # one dict operation, atomic under the GIL: the writer reads a copy
         if not self._woken:
             self._wake_writer()
 

@@ -26,7 +26,7 @@ import threading
 import time
 import warnings
 import weakref
-from typing import Any, Callable
+from typing import Any
 
 from opentelemetry import trace
 from opentelemetry.trace import NonRecordingSpan, SpanContext, Status, StatusCode
@@ -71,9 +71,11 @@ def child_context(parent: SpanContext, span_id: int) -> SpanContext:
 class TaskSpans:
     """The spans of ended tasks that are waiting to be built, and the thread that builds them."""
 
-    def __init__(self, tracer: Any, read: Callable[[], bool] = lambda: True) -> None:
+    def __init__(self, tracer: Any) -> None:
         self.tracer = tracer
-        self.read = read  # False while nothing would ever receive a span: then none is built
+        #: False while nothing would ever receive a span: then none is built. A plain attribute, kept
+        #: up to date by whoever knows the span processors: every task's start and end read it.
+        self.reading = True
         self._ids: _PresetSpanIds | None = None
         inner = getattr(tracer, "id_generator", None)  # an SDK tracer; a no-op one records nothing anyway
         if inner is not None:
@@ -97,7 +99,7 @@ class TaskSpans:
 
     def ended(self, record: TaskRecord, parent: SpanContext, stacktrace: str | None = None) -> None:
         """Queue the span of a task that has ended (``stacktrace`` when it failed); it gets the
-        span id the record names. Call only where ``read()`` says a span is read."""
+        span id the record names. Call only where ``reading`` says spans are read."""
         with self._lock:
             self._queue.append((record, parent, stacktrace))
             if self._thread is None:

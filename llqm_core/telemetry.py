@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 import warnings
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -155,25 +155,44 @@ def _selected_names() -> list[str]:
     return []
 
 
+class _OwnTracerProvider(TracerProvider):
+    """The provider LLQM installs when the application has none: it says when a span processor
+    is added (by LLQM or by the application), so that whether spans are read at all is known
+    without asking at every task."""
+
+    def __init__(self, on_new_processor: Callable[[], None], **kwargs: Any) -> None:
+        self._on_new_processor = on_new_processor
+        super().__init__(**kwargs)
+
+    def add_span_processor(self, span_processor: SpanProcessor) -> None:
+        super().add_span_processor(span_processor)
+        self._on_new_processor()
+
+
 class Telemetry:
     def __init__(self) -> None:
         self.hub = ExporterHub()
         current = trace.get_tracer_provider()
         self._owns_provider = not isinstance(current, TracerProvider)
         if self._owns_provider:
-            self.provider = TracerProvider(resource=Resource.create(), shutdown_on_exit=False)
+            self.provider = _OwnTracerProvider(self._note_readers, resource=Resource.create(), shutdown_on_exit=False)
         else:
             self.provider = current
         self.tracer = self.provider.get_tracer(SCOPE.name, SCOPE.version)
-        self.task_spans = TaskSpans(self.tracer, read=self._spans_are_read)
+        self.task_spans = TaskSpans(self.tracer)
+        self._note_readers()
+
+    def _note_readers(self) -> None:
+        """Tell the task spans whether anything reads them: not when the provider is LLQM's own and
+        its only processor, the hub, has no exporter (then no span is built, nor a placeholder made)."""
+        self.task_spans.reading = self._spans_are_read()
 
     def _spans_are_read(self) -> bool:
-        """False when the provider is LLQM's own and its only processor, the hub, has no exporter."""
-        if not self._owns_provider or self.hub._processors:  # every task's start and end ask: no property call
+        if not self._owns_provider or self.hub.names:
             return True
         # The SDK keeps a provider's processors in private fields; when they cannot be read, assume a reader.
         processors = getattr(getattr(self.provider, "_active_span_processor", None), "_span_processors", None)
-        return processors != (self.hub,)
+        return processors not in ((), (self.hub,))
 
     def install(self) -> None:
         """Attach the exporters to the provider and make it the global one if none was set."""
@@ -201,6 +220,7 @@ class Telemetry:
         for exporter in exporters:
             processors.append((type(exporter).__name__, SimpleSpanProcessor(exporter)))
         self.hub.replace(processors, counted)
+        self._note_readers()
         return self.hub.names
 
     def flush(self, timeout_s: float | None = None) -> bool:
@@ -216,6 +236,7 @@ class Telemetry:
         deadline = time.monotonic() + export_timeout_s()
         _bounded(self.task_spans.build_pending, export_timeout_s())
         self.hub.replace([], timeout_s=max(0.0, deadline - time.monotonic()))
+        self._note_readers()
 
     @property
     def resource_attributes(self) -> dict:
