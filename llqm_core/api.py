@@ -403,7 +403,7 @@ def finish_task(handle: TaskHandle, exc: BaseException | None = None) -> TaskRec
     if handle.run.store is not None:
         handle.run.store.finish_task(record)
     plugins = handle.run.plugins
-    if plugins.implementations("llqm_task_finished"):  # mostly none: then no call with its arguments
+    if plugins.observes_tasks:
         plugins.call_each("llqm_task_finished", task=record)
     if handle.owns_run:
         handle.run.finish(exc)

@@ -12,7 +12,7 @@ import socket
 import threading
 import time
 
-from .memory import process_id, usage
+from .memory import usage
 from .model import GpuProfile, Profile
 from .sampler import Watch, shared_sampler
 
@@ -78,7 +78,7 @@ class Measurement(Watch):
             samples=self.samples + 1,
             qpu_s=qpu_s,
             queue_s=queue_s,
-            pid=process_id(),
+            pid=sampler.pid,
             host=HOST,
             gpu=self._gpu_profile() if sampler.gpu.available else sampler.gpu.unavailable,
         )

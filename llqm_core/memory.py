@@ -3,9 +3,9 @@
 A task is measured at its start and its end; between 20 ms of other work each system call
 there costs tens of microseconds, so each reading is one call that answers as much as it
 can. On Linux the resident set size is one ``pread`` of ``/proc/<pid>/statm`` on a file
-kept open; ``getrusage`` gives the process's CPU time (microseconds) and its peak RSS
-(``ru_maxrss``, the kernel's high-water mark) at once. Elsewhere psutil and
-``time.process_time`` answer. The process id is cached and renewed in a forked child.
+kept open (a forked child opens its own); ``getrusage`` gives the process's CPU time
+(microseconds) and its peak RSS (``ru_maxrss``, the kernel's high-water mark) at once.
+Elsewhere psutil and ``time.process_time`` answer.
 """
 
 from __future__ import annotations
@@ -27,17 +27,9 @@ _PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 _MAXRSS_UNIT = 1 if sys.platform == "darwin" else 1024  # bytes on macOS, KiB on Linux
 
 
-_pid = os.getpid()
-
-
-def process_id() -> int:
-    """This process's id, cached (a forked child's is renewed): read at every task's end."""
-    return _pid
-
-
 class _Reader:
     def __init__(self) -> None:
-        self.pid = _pid
+        self.pid = os.getpid()
         self.fd: int | None = None
         try:
             self.fd = os.open(f"/proc/{self.pid}/statm", os.O_RDONLY)
@@ -49,8 +41,7 @@ _reader: _Reader | None = None
 
 
 def _renew_in_child() -> None:
-    global _pid, _reader
-    _pid = os.getpid()
+    global _reader
     _reader = None  # the child's /proc file is its own
 
 

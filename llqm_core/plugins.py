@@ -60,6 +60,12 @@ class PluginSet:
                 self.info.append(self._describe(ep, "disabled"))
                 continue
             self._load(ep)
+        self._note_task_observers()
+
+    def _note_task_observers(self) -> None:
+        """Keep, as a plain attribute, whether any plugin implements ``llqm_task_finished``: every
+        task's end asks, and mostly none does."""
+        self.observes_tasks = bool(self.implementations("llqm_task_finished"))
 
     @staticmethod
     def _describe(ep: EntryPoint, status: str, error: str | None = None) -> PluginInfo:
@@ -81,11 +87,11 @@ class PluginSet:
         """Register an object that is not installed as a package (tests, notebooks)."""
         self.manager.register(plugin, name=name)
         self._implementations.clear()
+        self._note_task_observers()
         self.info.append(PluginInfo(name=name, package=None, module=repr(plugin), status="loaded"))
 
     def implementations(self, hook_name: str) -> list:
-        """The hook's implementations, last registered first (kept until a plugin is registered:
-        every task's end asks, and mostly none is there)."""
+        """The hook's implementations, last registered first (kept until a plugin is registered)."""
         impls = self._implementations.get(hook_name)
         if impls is None:
             impls = self._implementations[hook_name] = list(reversed(getattr(self.manager.hook, hook_name).get_hookimpls()))
@@ -94,8 +100,7 @@ class PluginSet:
     def call_each(self, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
         """Call every implementation of a hook on its own; one that raises is warned about by name and skipped."""
         results = []
-        impls = self._implementations.get(hook_name)  # every task's end calls, mostly for no implementation
-        for impl in impls if impls is not None else self.implementations(hook_name):
+        for impl in self.implementations(hook_name):
             try:
                 results.append((impl.plugin_name, impl.function(**{a: kwargs[a] for a in impl.argnames})))
             except Exception as exc:

@@ -60,6 +60,7 @@ class Watch:
 class ResourceSampler:
     def __init__(self, interval_s: float = DEFAULT_INTERVAL_S) -> None:
         self.interval_s = interval_s
+        self.pid = os.getpid()  # a forked child makes a sampler of its own: every task's end names its process
         self.gpu = gpu_probe()
         self._watches: set[Watch] = set()
         self._lock = threading.Lock()
