@@ -174,6 +174,7 @@ def test_usage_hardware_and_decisions_are_kept(store_path):
         gates=[llqm.GateCalibration("cz", (0, 1), error=0.01, duration_s=8e-8)],
     )
     with llqm.run("usage") as run:
+        beside = llqm.start_task("beside", activate=False)  # running at the same time, reporting nothing
         with llqm.task("execute") as t:
             t.record_usage(qpu_s=1.5, queue_s=10)
             t.record_usage(qpu_s=0.5)
@@ -181,9 +182,13 @@ def test_usage_hardware_and_decisions_are_kept(store_path):
             run.record_decision(llqm.PolicyDecision(policy="layout", choice={"qubits": [0, 1]}, rationale="lowest cz error"))
             with pytest.raises(ValueError, match="qpu_s must be 0 or more"):
                 t.record_usage(qpu_s=-1)
+        llqm.finish_task(beside)
     store = llqm.ProfileStore(store_path)
-    task = store.tasks(run.id)[0]
+    task, = (t for t in store.tasks(run.id) if t.name == "execute")
     assert task.profile.qpu_s == 2.0 and task.profile.queue_s == 10.0
+    assert beside.record.profile.qpu_s is None and beside.record.profile.queue_s is None
+    with llqm.run("usage again"), llqm.task("next") as later:
+        assert later.record.profile.qpu_s is None
     assert task.hardware == fingerprint == snapshot.fingerprint
     assert store.snapshot(fingerprint).gates[0].qubits == (0, 1)
     decision = store.decisions(run.id)[0]
