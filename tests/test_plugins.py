@@ -104,6 +104,29 @@ def test_an_observer_hook_that_raises_is_named_and_does_not_stop_the_pipeline(st
     assert llqm.ProfileStore(store_path).run(run.id).status is llqm.RunStatus.COMPLETED
 
 
+def test_a_run_is_observed_by_the_plugins_it_opened_with_and_by_those_registered_on_them(store_path, fresh_plugins):
+    seen = []
+
+    class Observer:
+        @llqm.hookimpl
+        def llqm_task_finished(self, task):
+            seen.append(task.name)
+
+    with llqm.run("observed"):
+        with llqm.task("before"):
+            pass
+        loaded_plugins().register(Observer(), name="observer")  # on the run's plugins: from now on
+        with llqm.task("registered"):
+            pass
+        llqm.configure_plugins(disable="qiskit")  # a new selection, without the observer: from the next run
+        with llqm.task("reconfigured"):
+            pass
+    with llqm.run("next"):
+        with llqm.task("next run"):
+            pass
+    assert seen == ["registered", "reconfigured"]
+
+
 def test_plugins_can_be_selected_and_disabled_by_environment(tmp_path):
     code = "from llqm_core.plugins import loaded_plugins\nprint(sorted((i.name, i.status) for i in loaded_plugins().info))"
     only = run_python(code, env={"LLQM_PLUGINS": "exporters"})
