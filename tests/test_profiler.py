@@ -8,6 +8,7 @@ import threading
 import time
 
 import llqm_core as llqm
+import llqm_core.store as store_module
 
 from conftest import busy
 
@@ -85,6 +86,58 @@ def test_concurrent_threads_each_get_their_own_cpu_time(store_path):
     assert short.cpu_scope == "thread" and long_.cpu_scope == "thread"
     assert 0.08 <= short.cpu_s <= 0.15
     assert 0.25 <= long_.cpu_s <= 0.4
+
+
+def test_only_tasks_that_overlap_a_task_of_another_thread_count_their_thread_cpu(store_path):
+    """The order is forced by events: short tasks before, during and after a long one in another thread."""
+    long_started, short_done, long_done = threading.Event(), threading.Event(), threading.Event()
+    with llqm.run("overlap") as run:
+
+        def long_task() -> None:
+            with llqm.run_context(run):
+                with llqm.task("long"):
+                    long_started.set()
+                    short_done.wait(10)
+
+        def short_tasks(phase: str) -> None:
+            for i in range(20):
+                with llqm.task(f"{phase} {i}"):
+                    pass
+
+        short_tasks("before")
+        other = threading.Thread(target=long_task)
+        other.start()
+        long_started.wait(10)
+        short_tasks("during")
+        short_done.set()
+        other.join()
+        short_tasks("after")
+    scopes = {name: task.profile.cpu_scope for name, task in finished(store_path, run).items()}
+    assert scopes.pop("long") == "thread"
+    assert {scope for name, scope in scopes.items() if name.startswith("during")} == {"thread"}
+    assert {scope for name, scope in scopes.items() if not name.startswith("during")} == {"process"}
+
+
+def test_tasks_of_many_threads_at_once_all_reach_the_store_each_once(store_path, monkeypatch):
+    """Threads start and end tasks while the store's writer takes running rows (no lock on the tasks' side)."""
+    monkeypatch.setattr(store_module, "DRAIN_INTERVAL_S", 0.01)
+    monkeypatch.setattr(store_module, "START_ROW_DELAY_S", 0.0)
+    with llqm.run("crowd", store=llqm.ProfileStore(store_path)) as run:
+
+        def work(thread: int) -> None:
+            with llqm.run_context(run):
+                for i in range(100):
+                    with llqm.task(f"{thread}.{i}"):
+                        busy(0.0005 if i % 10 else 0.02)
+
+        threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    tasks = llqm.ProfileStore(store_path).tasks(run.id)
+    assert sorted(t.name for t in tasks) == sorted(f"{n}.{i}" for n in range(8) for i in range(100))
+    assert {t.status for t in tasks} == {llqm.TaskStatus.COMPLETED}
 
 
 def test_cpu_of_child_processes_the_task_waited_for_is_counted(store_path):
