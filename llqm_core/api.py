@@ -413,10 +413,12 @@ def finish_task(handle: TaskHandle, exc: BaseException | None = None) -> TaskRec
 class TaskSpec:
     """What ``task(...)`` returns: a context manager, and a decorator making each call a task."""
 
+    __slots__ = ("name", "stage", "depends_on", "_open")  # one is made at every ``with task(...)``
+
     def __init__(self, name: str | None, stage: str | None, depends_on: Iterable["TaskHandle | str"]) -> None:
         self.name = name
         self.stage = stage
-        self.depends_on = list(depends_on)
+        self.depends_on = tuple(depends_on)  # the default ``()`` is kept as it is
         self._open: list[TaskHandle] = []
 
     def __enter__(self) -> TaskHandle:
@@ -455,7 +457,7 @@ class TaskSpec:
         return run_task
 
 
-def _start_call(name: str, stage: str | None, depends_on: list, args: tuple, kwargs: dict) -> TaskHandle:
+def _start_call(name: str, stage: str | None, depends_on: tuple, args: tuple, kwargs: dict) -> TaskHandle:
     """Start a decorated call; arguments that earlier tasks of the run returned become dependencies."""
     active = _current_run.get()
     found = active.producers([*args, *kwargs.values()]) if active is not None else []
