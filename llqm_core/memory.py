@@ -29,12 +29,12 @@ _MAXRSS_UNIT = 1 if sys.platform == "darwin" else 1024  # bytes on macOS, KiB on
 
 class _Reader:
     def __init__(self) -> None:
-        self.pid = os.getpid()
+        pid = os.getpid()
         self.fd: int | None = None
         try:
-            self.fd = os.open(f"/proc/{self.pid}/statm", os.O_RDONLY)
+            self.fd = os.open(f"/proc/{pid}/statm", os.O_RDONLY)
         except OSError:
-            self.process = psutil.Process(self.pid)
+            self.process = psutil.Process(pid)
 
 
 _reader: _Reader | None = None

@@ -441,6 +441,7 @@ class ProfileStore:
         journal is emptied if no task finished meanwhile. The journaled rows stay queued when
         they are not ``rows_due`` and nothing else is committed. Call with ``_lock`` held."""
         with self._queue_lock:
+            # A copy: ``start_task`` adds to ``_pending`` without the lock, which iterating it directly would not survive.
             running = [t for t in list(self._pending.values()) if started_by_ns is None or t.start_ns <= started_by_ns]
             for task in running:
                 del self._pending[task.id]
