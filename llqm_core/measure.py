@@ -2,7 +2,7 @@
 
 Wall and CPU time are read at start and end; peak RSS comes from the shared sampler and
 from the kernel's high-water mark (``ru_maxrss``), which catches a peak that fell between
-two samples whenever it set a new high for the process.
+two samples whenever it set a new high for the process. The GPU is read by the sampler alone.
 """
 
 from __future__ import annotations
@@ -35,8 +35,6 @@ class Measurement(Watch):
         self._sampler = sampler = shared_sampler()
         self._start_rss, self._start_process_cpu, self._start_hwm = usage()
         Watch.__init__(self, _get_ident(), self._start_rss)
-        if sampler.gpu.available:
-            self.fold_gpu(sampler.gpu.read())
         sampler.watch(self)
         self._start_times = _times()
         self._start_thread_cpu = _thread_time()
@@ -51,8 +49,6 @@ class Measurement(Watch):
         end_times = _times()
         sampler = self._sampler
         sampler.unwatch(self)
-        if sampler.gpu.available:
-            self.fold_gpu(sampler.gpu.read())
         start = self._start_times
         children_cpu = (end_times.children_user - start.children_user) + (
             end_times.children_system - start.children_system
@@ -80,14 +76,20 @@ class Measurement(Watch):
             queue_s=queue_s,
             pid=sampler.pid,
             host=HOST,
-            gpu=self._gpu_profile() if sampler.gpu.available else sampler.gpu.unavailable,
+            gpu=self._gpu_profile(),
         )
 
     def _gpu_profile(self) -> GpuProfile:
+        """What the sampler read of the GPU while the task ran (see ``gpu`` on why nothing else)."""
+        probe = self._sampler.gpu
+        if not probe.available:
+            return probe.unavailable
+        if not self.gpu_readings:
+            return probe.not_sampled
         return GpuProfile(
             available=True,
-            devices=self._sampler.gpu.devices,
+            devices=probe.devices,
             utilization_max_pct=self.gpu_util_max,
-            utilization_mean_pct=(self.gpu_util_sum / self.gpu_readings) if self.gpu_readings else None,
+            utilization_mean_pct=self.gpu_util_sum / self.gpu_readings,
             memory_peak_bytes=self.gpu_memory_max,
         )

@@ -35,7 +35,8 @@ RESOURCES = ("cpu", "gpu", "memory", "qpu", "queue")
 
 @dataclass(frozen=True, slots=True)
 class GpuProfile:
-    """GPU use during a task; ``available`` is False (with the reason) where no GPU was seen."""
+    """GPU use during a task; ``available`` is False (with the reason) where no GPU was seen, and
+    the values are None (with the reason) where a GPU was there but no reading fell within the task."""
 
     available: bool
     reason: str | None = None

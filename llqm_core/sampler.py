@@ -46,10 +46,8 @@ class Watch:
         self.samples += 1
         if rss > self.max_rss:
             self.max_rss = rss
-        if gpu is not None:
-            self.fold_gpu(gpu)
-
-    def fold_gpu(self, gpu: tuple[float, int]) -> None:
+        if gpu is None:
+            return
         util, memory = gpu
         self.gpu_readings += 1
         self.gpu_util_sum += util

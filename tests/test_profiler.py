@@ -7,6 +7,8 @@ import sys
 import threading
 import time
 
+import pytest
+
 import llqm_core as llqm
 import llqm_core.store as store_module
 
@@ -165,6 +167,73 @@ def test_without_a_gpu_the_profile_says_so_and_nothing_fails(store_path, spans):
         span = next(s for s in spans.get_finished_spans() if s.name == "no gpu")
         assert span.attributes["llqm.gpu.available"] is False
         assert span.attributes["llqm.gpu.unavailable_reason"] == gpu.reason
+
+
+def _gpu_matmuls():
+    """Work that keeps an NVIDIA GPU busy and holds 4 GiB on it, through whichever CUDA array
+    library is installed (neither is an LLQM dependency); None where there is none or no GPU."""
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is not None and torch.cuda.is_available():
+        def work(seconds: float) -> None:
+            held = torch.empty(4 << 30, dtype=torch.uint8, device="cuda").fill_(1)
+            a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+            end = time.perf_counter() + seconds
+            while time.perf_counter() < end:
+                for _ in range(20):
+                    a = (a @ a).clamp_(-1, 1)
+                torch.cuda.synchronize()
+            del held, a
+            torch.cuda.empty_cache()
+        return work
+    try:
+        import cupy
+        cupy.cuda.runtime.getDeviceCount()
+    except Exception:  # no cupy, or no CUDA device it can use
+        return None
+
+    def work(seconds: float) -> None:
+        held = cupy.ones(4 << 30, dtype=cupy.uint8)
+        a = cupy.random.standard_normal((8192, 8192), dtype=cupy.float32)
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            for _ in range(5):
+                a = cupy.clip(a @ a, -1, 1)
+            cupy.cuda.Device().synchronize()
+        del held, a
+        cupy.get_default_memory_pool().free_all_blocks()
+    return work
+
+
+@pytest.mark.skipif(not llqm.gpu_probe().available, reason="needs an NVIDIA GPU that NVML can read")
+def test_a_task_computing_on_the_gpu_reports_its_utilisation_and_the_memory_it_held(store_path, spans):
+    work = _gpu_matmuls()
+    if work is None:
+        pytest.skip("needs torch or cupy with CUDA to put work on the GPU")
+    _, used_before = llqm.gpu_probe().read()
+    with llqm.run("gpu") as run:
+        with llqm.task("idle"):
+            time.sleep(1.2)  # NVML averages utilisation over up to a second: let the busy one pass
+        with llqm.task("matmul"):
+            work(1.5)
+        with llqm.task("short"):
+            pass
+    tasks = finished(store_path, run)
+    gpu, idle, short = (tasks[name].profile.gpu for name in ("matmul", "idle", "short"))
+    assert gpu.available and gpu.devices == llqm.gpu_probe().devices >= 1 and gpu.reason is None
+    assert gpu.utilization_max_pct >= 50
+    assert 0 < gpu.utilization_mean_pct <= gpu.utilization_max_pct
+    assert gpu.memory_peak_bytes >= used_before + (4 << 30)
+    assert idle.available and idle.memory_peak_bytes < used_before + (4 << 30)
+    # no reading falls within a task shorter than the sampler's interval: the profile says so
+    assert short.available and short.utilization_max_pct is None and short.memory_peak_bytes is None
+    assert "sampler" in short.reason
+    span = next(s for s in spans.get_finished_spans() if s.name == "matmul")
+    assert span.attributes["llqm.gpu.available"] is True
+    assert span.attributes["llqm.gpu.utilization_max_pct"] == gpu.utilization_max_pct
+    assert span.attributes["llqm.gpu.memory_peak_bytes"] == gpu.memory_peak_bytes
 
 
 def test_sampler_interval_is_configurable_and_one_sampler_serves_all_tasks(store_path):
