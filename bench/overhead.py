@@ -246,6 +246,8 @@ def main() -> int:
         exported = interleaved(args.blocks, cpu_20ms, next(stores))
         llqm.configure_exporters()
 
+    gpu = llqm.gpu_probe()
+    print(f"GPU: {f'{gpu.devices} device(s) read through NVML by the sampler' if gpu.available else gpu.reason}")
     print(f"empty tasks:  bare {base / args.tasks * 1e6:8.2f} us/task, LLQM {with_store / args.tasks * 1e6:8.1f} us/task")
     print(f"LLQM cost per task:            {us_per_task:8.1f} us (profiling + span + store)   target < {TARGET_US_PER_TASK:.0f} us")
     print(f"LLQM cost per task, no store:  {us_no_store:8.1f} us (profiling + span)")
