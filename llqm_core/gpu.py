@@ -19,6 +19,29 @@ from functools import cached_property
 from .model import GpuProfile
 
 NOT_SAMPLED_REASON = "no GPU reading fell within the task: it ended before the sampler's next reading"
+VISIBLE_ENV = "CUDA_VISIBLE_DEVICES"
+
+
+def visible_devices(spec: str | None, uuids: list[str]) -> list[int]:
+    """The NVML indexes of the GPUs that ``CUDA_VISIBLE_DEVICES`` (``spec``) lets this process use:
+    on a shared node NVML sees every GPU, and other jobs' work is not this pipeline's.
+
+    As CUDA reads it: unset, every GPU; entries are nvidia-smi indexes or GPU UUIDs (a unique
+    prefix will do), and the list ends at the first entry that names no GPU. A MIG entry
+    (``MIG-...``) gives every GPU: NVML does not report utilisation per MIG instance."""
+    if spec is None or any(entry.strip().startswith("MIG-") for entry in spec.split(",")):
+        return list(range(len(uuids)))
+    chosen: list[int] = []
+    for entry in (entry.strip() for entry in spec.split(",")):
+        if entry.isdigit():
+            index = int(entry) if int(entry) < len(uuids) else None
+        else:
+            matches = [i for i, uuid in enumerate(uuids) if entry.startswith("GPU-") and uuid.startswith(entry)]
+            index = matches[0] if len(matches) == 1 else None
+        if index is None or index in chosen:
+            break
+        chosen.append(index)
+    return chosen
 
 
 class GpuProbe:
@@ -34,8 +57,9 @@ class GpuProbe:
             return
         try:
             pynvml.nvmlInit()
-            count = pynvml.nvmlDeviceGetCount()
-            self._handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(count)]
+            every = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(pynvml.nvmlDeviceGetCount())]
+            spec = os.environ.get(VISIBLE_ENV)
+            self._handles = [every[i] for i in visible_devices(spec, [pynvml.nvmlDeviceGetUUID(h) for h in every])]
             if self._handles:
                 self._nvml = pynvml
                 self._read()  # a library that initialises but cannot read (a forked child's, say) is no GPU to us
@@ -44,7 +68,7 @@ class GpuProbe:
             self.reason = f"NVML is unavailable: {exc}"
             return
         if not self._handles:
-            self.reason = "NVML found no GPU"
+            self.reason = f"{VISIBLE_ENV}={spec!r} leaves no GPU to this process" if every else "NVML found no GPU"
             return
         self.available = True
 

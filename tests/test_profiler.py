@@ -11,6 +11,7 @@ import pytest
 
 import llqm_core as llqm
 import llqm_core.store as store_module
+from llqm_core.gpu import visible_devices
 
 from conftest import busy
 
@@ -269,3 +270,17 @@ def test_bad_sampling_and_export_settings_are_refused_in_one_sentence(monkeypatc
     monkeypatch.setenv("LLQM_EXPORT_TIMEOUT", "-2")
     with pytest.raises(llqm.UserError, match=r"allowed is 0 seconds or more\."):
         export_timeout_s()
+
+
+def test_the_gpus_read_are_those_cuda_visible_devices_leaves_to_the_process():
+    uuids = ["GPU-8932f937-d72c-4106", "GPU-8932aaaa-0000-0000", "GPU-11111111-2222-3333"]
+    assert visible_devices(None, uuids) == [0, 1, 2]
+    assert visible_devices("2,0", uuids) == [2, 0]
+    assert visible_devices("0,2,-1,1", uuids) == [0, 2]  # the list ends at the first entry naming no GPU
+    assert visible_devices("0,7,1", uuids) == [0]
+    assert visible_devices("GPU-1111,GPU-8932f", uuids) == [2, 0]  # a unique UUID prefix names its GPU
+    assert visible_devices("GPU-8932,1", uuids) == []  # an ambiguous prefix names none
+    assert visible_devices("1,1", uuids) == [1]
+    assert visible_devices("", uuids) == []
+    assert visible_devices(" 1 , 2 ", uuids) == [1, 2]
+    assert visible_devices("MIG-5c4b1b3e-0000/1/0", uuids) == [0, 1, 2]
