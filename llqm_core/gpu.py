@@ -64,7 +64,7 @@ class GpuProbe:
                 self._nvml = pynvml
                 self._read()  # a library that initialises but cannot read (a forked child's, say) is no GPU to us
         except pynvml.NVMLError as exc:
-            self._nvml = None
+            self._handles, self._nvml = [], None
             self.reason = f"NVML is unavailable: {exc}"
             return
         if not self._handles:

@@ -80,7 +80,7 @@ class Measurement(Watch):
         )
 
     def _gpu_profile(self) -> GpuProfile:
-        """What the sampler read of the GPU while the task ran (see ``gpu`` on why nothing else)."""
+        """What the sampler read of the GPU while the task ran (the ``gpu`` module says why nothing else)."""
         probe = self._sampler.gpu
         if not probe.available:
             return probe.unavailable
