@@ -13,10 +13,10 @@ matrix products never showed; a 100 ms one showed as 44% 0.2-0.4 s after it ende
 from __future__ import annotations
 
 import os
-import threading
 from functools import cached_property
 
 from .model import GpuProfile
+from .per_process import PerProcess
 
 NOT_SAMPLED_REASON = "no GPU reading fell within the task: it ended before the sampler's next reading"
 VISIBLE_ENV = "CUDA_VISIBLE_DEVICES"
@@ -103,24 +103,9 @@ class GpuProbe:
         return float(max(utils)), int(memory)
 
 
-_probe: GpuProbe | None = None
-_probe_lock = threading.Lock()
-
-
-def _forget_probe() -> None:
-    global _probe, _probe_lock
-    _probe = None  # a forked child probes for itself: it may not read through its parent's NVML session
-    _probe_lock = threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_probe)
+_probes = PerProcess(GpuProbe)  # a forked child may not read through its parent's NVML session
 
 
 def gpu_probe() -> GpuProbe:
     """The process's one probe: NVML is initialised once per process, on first use."""
-    global _probe
-    with _probe_lock:
-        if _probe is None:
-            _probe = GpuProbe()
-        return _probe
+    return _probes.get()

@@ -14,6 +14,7 @@ import time
 from .settings import seconds_from_env, seconds_in_range
 from .gpu import gpu_probe
 from .memory import current_rss
+from .per_process import PerProcess
 
 DEFAULT_INTERVAL_S = 0.2  # each tick costs ~150 us of CPU on a VM; the kernel's high-water mark catches new highs exactly
 INTERVAL_ENV = "LLQM_SAMPLE_INTERVAL"
@@ -145,31 +146,8 @@ class ResourceSampler:
         return due
 
 
-_sampler: ResourceSampler | None = None
-_sampler_lock = threading.Lock()
-
-
-def _forget_sampler() -> None:
-    global _sampler
-    global _sampler_lock
-    _sampler = None  # threads do not survive a fork: the child starts its own
-    _sampler_lock = threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_sampler)
-
-
-def shared_sampler() -> ResourceSampler:
-    """This process's sampler; a forked child gets its own."""
-    global _sampler
-    sampler = _sampler
-    if sampler is None:
-        with _sampler_lock:
-            if _sampler is None:
-                _sampler = ResourceSampler(interval_from_env())
-            sampler = _sampler
-    return sampler
+#: This process's sampler (a forked child starts its own: threads do not survive a fork).
+shared_sampler = PerProcess(lambda: ResourceSampler(interval_from_env())).get
 
 
 def set_sample_interval(seconds: float) -> None:
