@@ -42,11 +42,20 @@ def main() -> None:
     store = Path(tempfile.mkdtemp(prefix="llqm-bench-")) / "layout.sqlite"
     figures = {}
     for label, policies in (("default", []), ("policy", ["hardware_layout"])):
-        run_id, data = run_pipeline(parse_pipeline(pipeline(args.qubits, args.optimization_level, args.shots, policies)), store=store)
+        run_id, data = run_pipeline(
+            parse_pipeline(pipeline(args.qubits, args.optimization_level, args.shots, policies)),
+            store=store,
+        )
         fidelity = data["fidelity"]
-        figures[label] = (fidelity["fidelity.unmitigated"], fidelity["fidelity.error_mitigated"], run_id)
-        print(f"{label:8s} P(ideal) unmitigated {fidelity['fidelity.unmitigated']:.4f}   mitigated error "
-              f"{fidelity['fidelity.error_mitigated']:.4f}   run {run_id[:12]}")
+        figures[label] = (
+            fidelity["fidelity.unmitigated"],
+            fidelity["fidelity.error_mitigated"],
+            run_id,
+        )
+        print(
+            f"{label:8s} P(ideal) unmitigated {fidelity['fidelity.unmitigated']:.4f}   mitigated error "
+            f"{fidelity['fidelity.error_mitigated']:.4f}   run {run_id[:12]}"
+        )
     for decision in ProfileStore(store, readonly=True).decisions(figures["policy"][2]):
         print(f"decision: {decision.rationale}")
     default, policy = figures["default"], figures["policy"]

@@ -54,10 +54,14 @@ def main() -> None:
     report_s = timed("--store", str(store), "report", run_id, "--json")
     baseline_s = timed("--store", str(store), "runs", "--json")
     print(f"{args.tasks} tasks in {elapsed:.2f} s ({elapsed / args.tasks * 1e6:.0f} us per task)")
-    print(f"LLQM's memory growth over the second run: {growth / args.tasks:.0f} bytes per task ({growth / 2**20:.1f} MiB)")
+    print(
+        f"LLQM's memory growth over the second run: {growth / args.tasks:.0f} bytes per task ({growth / 2**20:.1f} MiB)"
+    )
     print(f"store: {store.stat().st_size / 2**20:.1f} MiB for {2 * args.tasks} tasks")
-    print(f"llqm report --json on the run: {report_s:.2f} s; llqm runs --json: {baseline_s:.2f} s; "
-          f"ratio {report_s / baseline_s:.2f}")
+    print(
+        f"llqm report --json on the run: {report_s:.2f} s; llqm runs --json: {baseline_s:.2f} s; "
+        f"ratio {report_s / baseline_s:.2f}"
+    )
 
 
 if __name__ == "__main__":

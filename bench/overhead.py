@@ -51,9 +51,9 @@ import statistics
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 os.environ.setdefault("LLQM_EXPORTERS", "none")
 
@@ -77,6 +77,7 @@ def cpu_20ms() -> None:
 
 def python_20ms() -> Callable[[], None]:
     """Plain Python arithmetic that takes 20 ms on this machine at its fastest (more when the VM is slower)."""
+
     def loop(turns: int) -> None:
         total = 0
         for i in range(turns):
@@ -159,7 +160,9 @@ class Interleaved:
         return self.own_us / 20e3
 
 
-def interleaved(blocks: int, work: Callable[[], None], store_path: Path, as_tasks: bool = True) -> Interleaved:
+def interleaved(
+    blocks: int, work: Callable[[], None], store_path: Path, as_tasks: bool = True
+) -> Interleaved:
     """Alternate blocks of 5 bare calls and 5 tasks of ``work`` in one open run (or, without
     ``as_tasks``, 5 more bare calls: how far identical blocks differ).
 
@@ -187,14 +190,22 @@ def interleaved(blocks: int, work: Callable[[], None], store_path: Path, as_task
     store.close()
     background += time.thread_time() - ending
     own_s = (tasked_s - work_in_tasks.seconds) - (plain_s - work_bare.seconds)
-    return Interleaved(statistics.median(ratios) - 1, background / (tasked_s + plain_s), tasked_s / plain_s - 1,
-                       work_in_tasks.seconds / work_bare.seconds - 1, own_s / (5 * blocks) * 1e6)
+    return Interleaved(
+        statistics.median(ratios) - 1,
+        background / (tasked_s + plain_s),
+        tasked_s / plain_s - 1,
+        work_in_tasks.seconds / work_bare.seconds - 1,
+        own_s / (5 * blocks) * 1e6,
+    )
 
 
 def reference_work(db: sqlite3.Connection) -> None:
     """Plain work of the same kind as a task's bookkeeping, written without LLQM."""
     for i in range(20):
-        db.execute("INSERT INTO t VALUES (?, ?)", (i, json.dumps({"wall_s": i * 0.5, "metrics": [1, 2, 3]})))
+        db.execute(
+            "INSERT INTO t VALUES (?, ?)",
+            (i, json.dumps({"wall_s": i * 0.5, "metrics": [1, 2, 3]})),
+        )
     db.commit()
 
 
@@ -222,7 +233,9 @@ def best_of(repeats: int, measure: Callable[[], float]) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description="LLQM per-task overhead against bare calls.")
     parser.add_argument("--tasks", type=int, default=2000, help="empty tasks per measurement")
-    parser.add_argument("--blocks", type=int, default=60, help="alternating blocks of 5 tasks of 20 ms")
+    parser.add_argument(
+        "--blocks", type=int, default=60, help="alternating blocks of 5 tasks of 20 ms"
+    )
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
 
@@ -241,32 +254,56 @@ def main() -> int:
         us_no_store = (without_store - base) / args.tasks * 1e6
         kinds = (("CPU-clock spin", cpu_20ms), ("Python arithmetic", python_20ms()))
         long = {name: interleaved(args.blocks, work, next(stores)) for name, work in kinds}
-        identical = {name: interleaved(args.blocks, work, next(stores), as_tasks=False).on_path for name, work in kinds}
+        identical = {
+            name: interleaved(args.blocks, work, next(stores), as_tasks=False).on_path
+            for name, work in kinds
+        }
         llqm.configure_exporters(exporters=[DiscardingExporter()])
         exported = interleaved(args.blocks, cpu_20ms, next(stores))
         llqm.configure_exporters()
 
     gpu = llqm.gpu_probe()
-    print(f"GPU: {f'{gpu.devices} device(s) read through NVML by the sampler' if gpu.available else gpu.reason}")
-    print(f"empty tasks:  bare {base / args.tasks * 1e6:8.2f} us/task, LLQM {with_store / args.tasks * 1e6:8.1f} us/task")
-    print(f"LLQM cost per task:            {us_per_task:8.1f} us (profiling + span + store)   target < {TARGET_US_PER_TASK:.0f} us")
+    print(
+        f"GPU: {f'{gpu.devices} device(s) read through NVML by the sampler' if gpu.available else gpu.reason}"
+    )
+    print(
+        f"empty tasks:  bare {base / args.tasks * 1e6:8.2f} us/task, LLQM {with_store / args.tasks * 1e6:8.1f} us/task"
+    )
+    print(
+        f"LLQM cost per task:            {us_per_task:8.1f} us (profiling + span + store)   target < {TARGET_US_PER_TASK:.0f} us"
+    )
     print(f"LLQM cost per task, no store:  {us_no_store:8.1f} us (profiling + span)")
     spin, arithmetic = long["CPU-clock spin"], long["Python arithmetic"]
-    judged = {"CPU-clock spin": ("path", spin.on_path), "Python arithmetic": ("own time", arithmetic.own_share)}
+    judged = {
+        "CPU-clock spin": ("path", spin.on_path),
+        "Python arithmetic": ("own time", arithmetic.own_share),
+    }
     for name, result in [*long.items(), ("spin, spans exported", exported)]:
-        floor = f" (identical bare blocks: {identical[name] * 100:+.2f}%)" if name in identical else ""
-        print(f"20 ms tasks, {name + ':':21s} {result.on_path * 100:+.2f}% on the pipeline's path{floor}")
-        print(f"   {'':21s} all blocks' wall time {result.whole * 100:+.2f}%; LLQM's own time {result.own_us:.0f} us per "
-              f"task ({result.own_share * 100:.2f}% of 20 ms); the work itself {result.work_change * 100:+.2f}% inside tasks")
+        floor = (
+            f" (identical bare blocks: {identical[name] * 100:+.2f}%)" if name in identical else ""
+        )
+        print(
+            f"20 ms tasks, {name + ':':21s} {result.on_path * 100:+.2f}% on the pipeline's path{floor}"
+        )
+        print(
+            f"   {'':21s} all blocks' wall time {result.whole * 100:+.2f}%; LLQM's own time {result.own_us:.0f} us per "
+            f"task ({result.own_share * 100:.2f}% of 20 ms); the work itself {result.work_change * 100:+.2f}% inside tasks"
+        )
         if name in judged:
             basis, share = judged[name]
-            print(f"   {'':21s} judged: {basis} {share * 100:+.2f}% + {result.background * 100:.2f}% background threads' "
-                  f"CPU = {(share + result.background) * 100:+.2f}%   target < {TARGET_LONG_OVERHEAD * 100:.0f}%")
+            print(
+                f"   {'':21s} judged: {basis} {share * 100:+.2f}% + {result.background * 100:.2f}% background threads' "
+                f"CPU = {(share + result.background) * 100:+.2f}%   target < {TARGET_LONG_OVERHEAD * 100:.0f}%"
+            )
     hot_ref, cold_ref = reference_slowdown(100)
-    print(f"LLQM cost per 20 ms task:      {spin.on_path * 20e3:8.1f} us on the path, "
-          f"{spin.on_path * 20e3 / us_per_task:.1f}x its back-to-back cost")
-    print(f"machine effect, plain SQLite + JSON work (no LLQM): {hot_ref:.0f} us back to back, {cold_ref:.0f} us "
-          f"between 20 ms of CPU work ({cold_ref / hot_ref:.1f}x)")
+    print(
+        f"LLQM cost per 20 ms task:      {spin.on_path * 20e3:8.1f} us on the path, "
+        f"{spin.on_path * 20e3 / us_per_task:.1f}x its back-to-back cost"
+    )
+    print(
+        f"machine effect, plain SQLite + JSON work (no LLQM): {hot_ref:.0f} us back to back, {cold_ref:.0f} us "
+        f"between 20 ms of CPU work ({cold_ref / hot_ref:.1f}x)"
+    )
     worst = max(judged[name][1] + result.background for name, result in long.items())
     ok = us_per_task < TARGET_US_PER_TASK and worst < TARGET_LONG_OVERHEAD
     print("RESULT:", "within targets" if ok else "OUTSIDE targets")

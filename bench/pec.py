@@ -23,16 +23,16 @@ import time
 from pathlib import Path
 
 import numpy as np
-from mitiq.pec import execute_with_pec
-from qiskit import transpile
-
-import llqm_core
-from llqm_core.pipeline import parse_pipeline, run_pipeline
 from llqm_mitiq.pec import calibrated_noise_levels, represent
 from llqm_policies.cache import clear as clear_cache
 from llqm_qiskit import ghz
 from llqm_qiskit.aer import AerBackend
 from llqm_qiskit.observables import ideal_parity, parity
+from mitiq.pec import execute_with_pec
+from qiskit import transpile
+
+import llqm_core
+from llqm_core.pipeline import parse_pipeline, run_pipeline
 
 
 def main() -> None:
@@ -49,12 +49,16 @@ def main() -> None:
         "observable": {"kind": "parity", "bits": bits},
         "backend": {"name": "aer", "device": "fake_fez"},
         "transpile": {"optimization_level": 0, "layout_method": "sabre", "seed": 7},
-        "mitigation": {"technique": "pec", "pec": {"samples": args.samples, "seed": 11,
-                                                   "shots_per_sample": args.shots_per_sample}},
+        "mitigation": {
+            "technique": "pec",
+            "pec": {"samples": args.samples, "seed": 11, "shots_per_sample": args.shots_per_sample},
+        },
         "execution": {"shots": args.samples * args.shots_per_sample, "seed": 1},
         "policies": {"names": ["transpile_cache"]},
     }
-    run_pipeline(parse_pipeline(config | {"name": "warm-up"}), store=store)  # imports and first calls
+    run_pipeline(
+        parse_pipeline(config | {"name": "warm-up"}), store=store
+    )  # imports and first calls
     clear_cache()  # the timed run starts with an empty transpile cache
     started = time.perf_counter()
     run_id, data = run_pipeline(parse_pipeline(config), store=store)
@@ -64,22 +68,35 @@ def main() -> None:
     circuit = ghz(args.qubits)
     observable = parity(bits)
     started = time.perf_counter()
-    compiled = transpile(circuit, backend.device, optimization_level=0, layout_method="sabre", seed_transpiler=7)
+    compiled = transpile(
+        circuit, backend.device, optimization_level=0, layout_method="sabre", seed_transpiler=7
+    )
     representations, _ = represent(circuit, calibrated_noise_levels(compiled, backend.snapshot()))
     layout = compiled.layout.initial_index_layout(filter_ancillas=True)
 
     def executor(sampled) -> float:  # one sampled circuit: one transpile, one job
-        job = transpile(sampled, backend.device, optimization_level=0, initial_layout=layout, seed_transpiler=7)
+        job = transpile(
+            sampled, backend.device, optimization_level=0, initial_layout=layout, seed_transpiler=7
+        )
         return observable.expectation(backend.execute(job, args.shots_per_sample, seed=1))
 
     with llqm_core.run("pec baseline: execute_with_pec", store=store):
-        theirs = execute_with_pec(circuit, executor, representations=representations, num_samples=args.samples,
-                                  random_state=np.random.RandomState(11))
+        theirs = execute_with_pec(
+            circuit,
+            executor,
+            representations=representations,
+            num_samples=args.samples,
+            random_state=np.random.RandomState(11),
+        )
     theirs_s = time.perf_counter() - started
     ideal = ideal_parity(circuit, bits)
-    print(f"execute_with_pec  wall {theirs_s:6.2f} s   estimate {theirs:.4f}   error {abs(theirs - ideal):.4f}")
-    print(f"LLQM pipeline     wall {ours_s:6.2f} s   estimate {data['value']:.4f}   error {abs(data['value'] - ideal):.4f}"
-          f"   run {run_id[:12]}")
+    print(
+        f"execute_with_pec  wall {theirs_s:6.2f} s   estimate {theirs:.4f}   error {abs(theirs - ideal):.4f}"
+    )
+    print(
+        f"LLQM pipeline     wall {ours_s:6.2f} s   estimate {data['value']:.4f}   error {abs(data['value'] - ideal):.4f}"
+        f"   run {run_id[:12]}"
+    )
     print(f"wall time, baseline / LLQM: {theirs_s / ours_s:.1f}x   (target >= 1.5x)")
 
 

@@ -17,9 +17,10 @@ import statistics
 import tempfile
 from pathlib import Path
 
+from llqm_policies.predict import CostModel, run_features
+
 import llqm_core
 from llqm_core.pipeline import parse_pipeline, run_pipeline
-from llqm_policies.predict import CostModel, run_features
 
 MIN_STAGE_S = 0.005
 
@@ -30,7 +31,10 @@ def config(qubits: int, shots: int) -> dict:
         "circuit": {"kind": "ghz", "qubits": qubits},
         "backend": {"name": "aer", "device": "fake_fez"},
         "transpile": {"optimization_level": 1, "seed": 7},
-        "mitigation": {"technique": "zne", "zne": {"scale_factors": [1, 3, 5], "factory": "linear"}},
+        "mitigation": {
+            "technique": "zne",
+            "zne": {"scale_factors": [1, 3, 5], "factory": "linear"},
+        },
         "execution": {"shots": shots, "seed": 1},
         "policies": {"names": ["fold_after_transpile"]},
     }
@@ -61,10 +65,14 @@ def main() -> None:
             if actual >= MIN_STAGE_S and stage in predicted:
                 error = abs(predicted[stage]["wall_s"] - actual) / actual
                 errors.append(error)
-                print(f"{run.name:14s} {stage:14s} predicted {predicted[stage]['wall_s']:7.3f} s  measured {actual:7.3f} s"
-                      f"  error {error * 100:5.1f}%")
+                print(
+                    f"{run.name:14s} {stage:14s} predicted {predicted[stage]['wall_s']:7.3f} s  measured {actual:7.3f} s"
+                    f"  error {error * 100:5.1f}%"
+                )
     print(f"fitted on {len(runs) - len(held_out)} runs, predicted {len(held_out)} others")
-    print(f"median relative error of predicted stage times: {statistics.median(errors) * 100:.1f}%   (target < 25%)")
+    print(
+        f"median relative error of predicted stage times: {statistics.median(errors) * 100:.1f}%   (target < 25%)"
+    )
 
 
 if __name__ == "__main__":

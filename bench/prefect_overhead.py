@@ -19,9 +19,8 @@ import time
 os.environ.setdefault("LLQM_EXPORTERS", "none")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 
-from prefect import flow, task  # noqa: E402
-
 from llqm_prefect import profiled  # noqa: E402
+from prefect import flow, task  # noqa: E402
 
 TARGET = 0.03
 
@@ -54,7 +53,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description="Overhead of @profiled on a Prefect flow.")
     parser.add_argument("--tasks", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--settle", type=float, default=5.0, help="seconds of quiet before each flow")
+    parser.add_argument(
+        "--settle", type=float, default=5.0, help="seconds of quiet before each flow"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         profiled_flow = profiled(store=os.path.join(scratch, "bench.sqlite"), artifact=True)(
@@ -67,10 +68,14 @@ def main() -> int:
             bare = timed(bare_flow, args.tasks, args.settle)
             llqm = timed(profiled_flow, args.tasks, args.settle)
             pairs.append((bare, llqm))
-            print(f"repeat {repeat + 1}: plain Prefect {bare:.2f} s, with @profiled {llqm:.2f} s, ratio {llqm / bare:.4f}")
+            print(
+                f"repeat {repeat + 1}: plain Prefect {bare:.2f} s, with @profiled {llqm:.2f} s, ratio {llqm / bare:.4f}"
+            )
     ratio = statistics.median(llqm / bare for bare, llqm in pairs)
     per_task_ms = statistics.median((llqm - bare) / args.tasks * 1000 for bare, llqm in pairs)
-    print(f"median ratio {ratio:.4f} (LLQM adds {(ratio - 1) * 100:+.2f}%, {per_task_ms:.2f} ms per task)   target < {TARGET * 100:.0f}%")
+    print(
+        f"median ratio {ratio:.4f} (LLQM adds {(ratio - 1) * 100:+.2f}%, {per_task_ms:.2f} ms per task)   target < {TARGET * 100:.0f}%"
+    )
     print("RESULT:", "within target" if ratio - 1 < TARGET else "OUTSIDE target")
     return 0 if ratio - 1 < TARGET else 1
 

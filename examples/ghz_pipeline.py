@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import argparse
 
+from llqm_qiskit import ghz, ghz_success, profiled_transpile
+from llqm_qiskit.devices import HERON_R2
 from qiskit import QuantumCircuit
 
 import llqm_core as llqm
 from llqm_core import registries
-from llqm_qiskit import ghz, ghz_success, profiled_transpile
-from llqm_qiskit.devices import HERON_R2
 
 
 @llqm.task(stage="generate")
@@ -39,17 +39,29 @@ def main() -> None:
     parser.add_argument("--device", choices=HERON_R2, default="fake_fez")
     parser.add_argument("--optimization-level", type=int, choices=[0, 1, 2, 3], default=1)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--store", default=None, help="profile store (default: $LLQM_STORE or ~/.local/share/llqm)")
+    parser.add_argument(
+        "--store", default=None, help="profile store (default: $LLQM_STORE or ~/.local/share/llqm)"
+    )
     args = parser.parse_args()
-    backend = registries.create("backend", "aer", device=args.device)  # as a pipeline file would name it
+    backend = registries.create(
+        "backend", "aer", device=args.device
+    )  # as a pipeline file would name it
     if not 2 <= args.qubits <= backend.num_qubits:
         parser.error(f"--qubits must be between 2 and {backend.num_qubits} for {args.device}")
 
-    with llqm.run(f"ghz-{args.qubits} on {args.device}", store=args.store, config=vars(args)) as run:
+    with llqm.run(
+        f"ghz-{args.qubits} on {args.device}", store=args.store, config=vars(args)
+    ) as run:
         circuit = build_ghz(args.qubits)
-        compiled = profiled_transpile(circuit, backend.device, optimization_level=args.optimization_level,
-                                      seed_transpiler=args.seed)
-        counts = backend.execute(compiled, args.shots, seed=args.seed)  # an "execute" task with its snapshot
+        compiled = profiled_transpile(
+            circuit,
+            backend.device,
+            optimization_level=args.optimization_level,
+            seed_transpiler=args.seed,
+        )
+        counts = backend.execute(
+            compiled, args.shots, seed=args.seed
+        )  # an "execute" task with its snapshot
         probability = ideal_probability(counts)
     print(f"P(ideal GHZ outcome) = {probability:.3f} on {args.device}; run {run.id}")
     print("See the profile with: llqm report" + (f" --store {args.store}" if args.store else ""))

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import argparse
 
+from llqm_prefect import profiled
+from llqm_qiskit import ghz, ghz_success
 from prefect import flow, task
 from qiskit import QuantumCircuit, transpile
 from qiskit_aer import AerSimulator
 from qiskit_aer.noise import NoiseModel
 from qiskit_ibm_runtime.fake_provider import FakeFez
-
-from llqm_prefect import profiled
-from llqm_qiskit import ghz, ghz_success
 
 
 @task(tags=["llqm.stage:generate"])
@@ -36,7 +35,9 @@ def transpile_for_fez(circuit: QuantumCircuit, seed: int) -> QuantumCircuit:
 @task(tags=["llqm.stage:execute"])
 def run_noisy(circuit: QuantumCircuit, shots: int, seed: int) -> dict[str, int]:
     # Pauli noise from the calibration (no thermal relaxation) keeps Clifford circuits on the stabilizer method.
-    simulator = AerSimulator(noise_model=NoiseModel.from_backend(FakeFez(), thermal_relaxation=False))
+    simulator = AerSimulator(
+        noise_model=NoiseModel.from_backend(FakeFez(), thermal_relaxation=False)
+    )
     return simulator.run(circuit, shots=shots, seed_simulator=seed).result().get_counts()
 
 
@@ -62,15 +63,27 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[4, 8, 12])
     parser.add_argument("--shots", type=int, default=2000)
-    parser.add_argument("--dask", type=int, metavar="WORKERS", help="run tasks on a local Dask cluster of WORKERS processes")
-    parser.add_argument("--dask-address", help="run tasks on an existing Dask cluster (its scheduler address)")
+    parser.add_argument(
+        "--dask",
+        type=int,
+        metavar="WORKERS",
+        help="run tasks on a local Dask cluster of WORKERS processes",
+    )
+    parser.add_argument(
+        "--dask-address", help="run tasks on an existing Dask cluster (its scheduler address)"
+    )
     args = parser.parse_args()
     pipeline = ghz_on_fez
     if args.dask or args.dask_address:
         from prefect_dask import DaskTaskRunner
 
-        runner = (DaskTaskRunner(address=args.dask_address) if args.dask_address else
-                  DaskTaskRunner(cluster_kwargs={"n_workers": args.dask, "threads_per_worker": 1, "processes": True}))
+        runner = (
+            DaskTaskRunner(address=args.dask_address)
+            if args.dask_address
+            else DaskTaskRunner(
+                cluster_kwargs={"n_workers": args.dask, "threads_per_worker": 1, "processes": True}
+            )
+        )
         pipeline = ghz_on_fez.with_options(task_runner=runner)
     pipeline(args.sizes, shots=args.shots)
 

@@ -23,8 +23,8 @@ from .api import (
     start_task,
     task,
 )
-from .gpu import gpu_probe
 from .errors import PluginError, StoreError, UserError
+from .gpu import gpu_probe
 from .hookspecs import hookimpl
 from .model import (
     GateCalibration,
@@ -50,9 +50,39 @@ except PackageNotFoundError:  # running from a source tree that was not installe
     __version__ = "0+unknown"
 
 __all__ = [
-    "ActiveRun", "dataframe", "GateCalibration", "GpuProfile", "HardwareSnapshot", "PluginError", "PolicyDecision", "Profile",
-    "ProfileStore", "QubitCalibration", "RunRecord", "RunStatus", "StoreError", "TaskHandle", "TaskRecord",
-    "TaskStatus", "UserError", "annotate", "configure_exporters", "configure_plugins", "current_run", "current_task",
-    "default_store_path", "finish_task", "flush", "hookimpl", "open_store", "loaded_plugins", "run", "run_context", "set_sample_interval", "gpu_probe",
-    "start_task", "task", "__version__",
+    "ActiveRun",
+    "dataframe",
+    "GateCalibration",
+    "GpuProfile",
+    "HardwareSnapshot",
+    "PluginError",
+    "PolicyDecision",
+    "Profile",
+    "ProfileStore",
+    "QubitCalibration",
+    "RunRecord",
+    "RunStatus",
+    "StoreError",
+    "TaskHandle",
+    "TaskRecord",
+    "TaskStatus",
+    "UserError",
+    "annotate",
+    "configure_exporters",
+    "configure_plugins",
+    "current_run",
+    "current_task",
+    "default_store_path",
+    "finish_task",
+    "flush",
+    "hookimpl",
+    "open_store",
+    "loaded_plugins",
+    "run",
+    "run_context",
+    "set_sample_interval",
+    "gpu_probe",
+    "start_task",
+    "task",
+    "__version__",
 ]

@@ -18,7 +18,14 @@ from .model import TaskRecord
 
 FIDELITY_PREFIX = "fidelity."
 #: The figures a pipeline's postprocess step records, in the order reports show them.
-FIDELITY_FIGURES = ("ideal", "unmitigated", "mitigated", "error_unmitigated", "error_mitigated", "error_reduction")
+FIDELITY_FIGURES = (
+    "ideal",
+    "unmitigated",
+    "mitigated",
+    "error_unmitigated",
+    "error_mitigated",
+    "error_reduction",
+)
 
 
 def _children(tasks: list[TaskRecord]) -> dict[str | None, list[TaskRecord]]:
@@ -37,13 +44,17 @@ def exclusive_times(tasks: list[TaskRecord]) -> dict[str, tuple[float, float]]:
             continue
         ended = [c for c in children.get(task.id, []) if c.end_ns is not None]
         wall = task.profile.wall_s - sum(c.profile.wall_s for c in ended)
-        cpu = task.profile.cpu_s - sum(c.profile.cpu_s for c in ended if c.profile.pid == task.profile.pid)
+        cpu = task.profile.cpu_s - sum(
+            c.profile.cpu_s for c in ended if c.profile.pid == task.profile.pid
+        )
         times[task.id] = (max(wall, 0.0), max(cpu, 0.0))
     return times
 
 
 def _resource(tasks: list[TaskRecord], wall: float, cpu: float) -> str:
-    if any(t.stage.endswith("queue") for t in tasks) or (any(t.profile.queue_s for t in tasks) and wall > 2 * cpu):
+    if any(t.stage.endswith("queue") for t in tasks) or (
+        any(t.profile.queue_s for t in tasks) and wall > 2 * cpu
+    ):
         return "queue"
     if any(t.profile.qpu_s for t in tasks) and wall > 2 * cpu:
         return "qpu"
@@ -65,10 +76,14 @@ def _chain(siblings: list[TaskRecord]) -> list[TaskRecord]:
     chain = [ended[index]]
     while True:
         current = ended[index]
-        limit = min(bisect.bisect_right(ends, current.start_ns), index)  # strictly earlier: the walk ends
+        limit = min(
+            bisect.bisect_right(ends, current.start_ns), index
+        )  # strictly earlier: the walk ends
         if limit == 0:
             break
-        consumed = [position[d] for d in current.depends_on if d in position and position[d] < limit]
+        consumed = [
+            position[d] for d in current.depends_on if d in position and position[d] < limit
+        ]
         index = max(consumed) if consumed else limit - 1
         chain.append(ended[index])
     return chain[::-1]
@@ -89,8 +104,9 @@ def critical_path(tasks: list[TaskRecord]) -> list[TaskRecord]:
     return expand(_chain(children.get(None, [])))
 
 
-def bottleneck(tasks: list[TaskRecord], run_wall_s: float | None,
-               path: list[TaskRecord] | None = None) -> dict[str, Any] | None:
+def bottleneck(
+    tasks: list[TaskRecord], run_wall_s: float | None, path: list[TaskRecord] | None = None
+) -> dict[str, Any] | None:
     """The stage that dominates the critical path, the resource it spent its time on, and its share of the run.
 
     The path's tasks count with their whole time, the tasks that contain them with the time of
@@ -114,7 +130,12 @@ def bottleneck(tasks: list[TaskRecord], run_wall_s: float | None,
     wall = sum(times[t.id][0] for t in members)
     cpu = sum(times[t.id][1] for t in members)
     total = run_wall_s or sum(w for w, _ in times.values()) or 1.0
-    return {"stage": stage, "resource": _resource(members, wall, cpu), "share": wall / total, "seconds": wall}
+    return {
+        "stage": stage,
+        "resource": _resource(members, wall, cpu),
+        "share": wall / total,
+        "seconds": wall,
+    }
 
 
 def _subtree(task: TaskRecord, children: dict[str | None, list[TaskRecord]]) -> list[TaskRecord]:
@@ -134,17 +155,23 @@ def step_costs(tasks: list[TaskRecord]) -> list[dict[str, Any]]:
     for top in children.get(None, []):
         members = _subtree(top, children)
         executed = [t for t in members if t.stage == "execute"]
-        costs.append({
-            "task": top.name,
-            "stage": top.stage,
-            "wall_s": top.profile.wall_s if top.end_ns is not None else None,
-            "cpu_s": sum(t.profile.cpu_s for t in members if t.parent_id is None or t.profile.pid != top.profile.pid),
-            "circuits": sum(int(t.metrics.get("execute.circuits", 0)) for t in executed),
-            "shots": sum(int(t.metrics.get("result.shots", 0)) for t in executed),
-            "qpu_s": sum(t.profile.qpu_s or 0.0 for t in members),
-            "queue_s": sum(t.profile.queue_s or 0.0 for t in members),
-            "peak_rss_bytes": max((t.profile.peak_rss_bytes for t in members), default=0),
-        })
+        costs.append(
+            {
+                "task": top.name,
+                "stage": top.stage,
+                "wall_s": top.profile.wall_s if top.end_ns is not None else None,
+                "cpu_s": sum(
+                    t.profile.cpu_s
+                    for t in members
+                    if t.parent_id is None or t.profile.pid != top.profile.pid
+                ),
+                "circuits": sum(int(t.metrics.get("execute.circuits", 0)) for t in executed),
+                "shots": sum(int(t.metrics.get("result.shots", 0)) for t in executed),
+                "qpu_s": sum(t.profile.qpu_s or 0.0 for t in members),
+                "queue_s": sum(t.profile.queue_s or 0.0 for t in members),
+                "peak_rss_bytes": max((t.profile.peak_rss_bytes for t in members), default=0),
+            }
+        )
     return costs
 
 
@@ -152,7 +179,13 @@ def fidelity(tasks: list[TaskRecord]) -> dict[str, Any]:
     """The fidelity figures a pipeline's postprocess step recorded (empty for other runs)."""
     figures: dict[str, Any] = {}
     for task in tasks:
-        figures.update({k.removeprefix(FIDELITY_PREFIX): v for k, v in task.metrics.items() if k.startswith(FIDELITY_PREFIX)})
+        figures.update(
+            {
+                k.removeprefix(FIDELITY_PREFIX): v
+                for k, v in task.metrics.items()
+                if k.startswith(FIDELITY_PREFIX)
+            }
+        )
     return figures
 
 
@@ -167,21 +200,33 @@ def concurrency(tasks: list[TaskRecord], run_wall_s: float | None) -> dict[str, 
         running += change
         most = max(most, running)
     wall = run_wall_s or 0.0
-    return {"max_parallel_tasks": most,
-            "mean_busy_cores": sum(t.profile.cpu_s for t in leaves) / wall if wall else None}
+    return {
+        "max_parallel_tasks": most,
+        "mean_busy_cores": sum(t.profile.cpu_s for t in leaves) / wall if wall else None,
+    }
 
 
-def prediction_errors(decisions: list[Any], stages: dict[str, dict[str, Any]],
-                      figures: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def prediction_errors(
+    decisions: list[Any], stages: dict[str, dict[str, Any]], figures: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
     """What policies predicted before the run beside what the run measured: stage times (a
     decision whose choice holds ``stages``) and the mitigated error (``inputs.predicted_error``)."""
     rows = []
     for decision in decisions:
-        guess = decision.inputs.get("predicted_error") if isinstance(decision.inputs, dict) else None
+        guess = (
+            decision.inputs.get("predicted_error") if isinstance(decision.inputs, dict) else None
+        )
         if guess is not None and (figures or {}).get("error_mitigated") is not None:
             actual = figures["error_mitigated"]
-            rows.append({"policy": decision.policy, "stage": "mitigated error", "predicted": guess, "measured": actual,
-                         "relative_error": abs(guess - actual) / actual if actual else None})
+            rows.append(
+                {
+                    "policy": decision.policy,
+                    "stage": "mitigated error",
+                    "predicted": guess,
+                    "measured": actual,
+                    "relative_error": abs(guess - actual) / actual if actual else None,
+                }
+            )
         predicted = decision.choice.get("stages") if isinstance(decision.choice, dict) else None
         if not isinstance(predicted, dict):
             continue
@@ -190,7 +235,14 @@ def prediction_errors(decisions: list[Any], stages: dict[str, dict[str, Any]],
             if measured is None:
                 continue
             actual = measured["wall_s"]
-            rows.append({"policy": decision.policy, "stage": stage, "predicted": guess["wall_s"], "measured": actual,
-                         "unit": "s",
-                         "relative_error": abs(guess["wall_s"] - actual) / actual if actual else None})
+            rows.append(
+                {
+                    "policy": decision.policy,
+                    "stage": stage,
+                    "predicted": guess["wall_s"],
+                    "measured": actual,
+                    "unit": "s",
+                    "relative_error": abs(guess["wall_s"] - actual) / actual if actual else None,
+                }
+            )
     return rows

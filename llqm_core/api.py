@@ -14,10 +14,11 @@ import time
 import traceback
 import uuid
 import weakref
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -26,7 +27,16 @@ from opentelemetry.trace import Status, StatusCode
 from .attributes import check_metrics, run_attributes
 from .journal import Owner
 from .measure import Measurement
-from .model import NOT_YET_MEASURED, HardwareSnapshot, PolicyDecision, Profile, RunRecord, RunStatus, TaskRecord, TaskStatus
+from .model import (
+    NOT_YET_MEASURED,
+    HardwareSnapshot,
+    PolicyDecision,
+    Profile,
+    RunRecord,
+    RunStatus,
+    TaskRecord,
+    TaskStatus,
+)
 from .plugins import loaded_plugins
 from .sampler import set_sample_interval
 from .secrets import redact, redact_text
@@ -34,8 +44,8 @@ from .store import ProfileStore, open_store
 from .task_spans import child_context
 from .telemetry import telemetry
 
-_current_run: ContextVar["ActiveRun | None"] = ContextVar("llqm_current_run", default=None)
-_current_task: ContextVar["TaskHandle | None"] = ContextVar("llqm_current_task", default=None)
+_current_run: ContextVar[ActiveRun | None] = ContextVar("llqm_current_run", default=None)
+_current_task: ContextVar[TaskHandle | None] = ContextVar("llqm_current_task", default=None)
 
 StoreArg = ProfileStore | str | os.PathLike | None | bool
 
@@ -62,7 +72,11 @@ def _status_for(exc: BaseException | None) -> TaskStatus:
 
 def _describe_error(exc: BaseException) -> tuple[str, str]:
     kind = type(exc)
-    name = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+    name = (
+        kind.__qualname__
+        if kind.__module__ == "builtins"
+        else f"{kind.__module__}.{kind.__qualname__}"
+    )
     return name, redact_text(str(exc)) or name
 
 
@@ -70,15 +84,24 @@ class ActiveRun:
     """A run that is open in this process: tasks started while it is current belong to it."""
 
     def __init__(
-        self, name: str, store: StoreArg = None, config: dict[str, Any] | None = None, *, adopt_span: bool = False
+        self,
+        name: str,
+        store: StoreArg = None,
+        config: dict[str, Any] | None = None,
+        *,
+        adopt_span: bool = False,
     ) -> None:
         self.name = name
         self.adopt_span = adopt_span
         self.store = _resolve_store(store)
         self.config = redact(dict(config or {}))
         self.record: RunRecord | None = None
-        self.otel_context: otel_context.Context | None = None  # what ``run_context`` made current last
-        self.task_spans = telemetry().task_spans  # the process's, kept at hand: every task's start and end use it
+        self.otel_context: otel_context.Context | None = (
+            None  # what ``run_context`` made current last
+        )
+        self.task_spans = (
+            telemetry().task_spans
+        )  # the process's, kept at hand: every task's start and end use it
         self.plugins = loaded_plugins()  # those loaded when the run opened serve it to its end
         self._outputs = _ByIdentity()  # value -> id of the task that produced it
         self._descriptions = _ByIdentity()  # value -> what the plugins said of it
@@ -92,7 +115,7 @@ class ActiveRun:
         return self.record.trace_id
 
     @classmethod
-    def attach(cls, run: "RunRecord | str", store: StoreArg = None) -> "ActiveRun":
+    def attach(cls, run: RunRecord | str, store: StoreArg = None) -> ActiveRun:
         """Join a run that another process opened (a worker running some of its tasks), given
         its record or its id in ``store``.
 
@@ -103,10 +126,16 @@ class ActiveRun:
         record = run if isinstance(run, RunRecord) else resolved.run(run)
         joined = cls(record.name, resolved, record.config)
         joined.record = record
-        joined._use_span(trace.NonRecordingSpan(
-            trace.SpanContext(int(record.trace_id, 16), int(record.span_id, 16), is_remote=True,
-                              trace_flags=trace.TraceFlags(trace.TraceFlags.SAMPLED))
-        ))
+        joined._use_span(
+            trace.NonRecordingSpan(
+                trace.SpanContext(
+                    int(record.trace_id, 16),
+                    int(record.span_id, 16),
+                    is_remote=True,
+                    trace_flags=trace.TraceFlags(trace.TraceFlags.SAMPLED),
+                )
+            )
+        )
         return joined
 
     def _use_span(self, span: trace.Span) -> None:
@@ -123,23 +152,33 @@ class ActiveRun:
             return current, _hex(current.span_id, 16)
         return self.span_context, self.span_id_for_tasks
 
-    def start(self) -> "ActiveRun":
+    def start(self) -> ActiveRun:
         tel = telemetry()
         current = trace.get_current_span()
         parent = current.get_span_context()
         start_ns = time.time_ns()
         adopted = self.adopt_span and parent.is_valid
-        self._use_span(current if adopted else tel.tracer.start_span(self.name, start_time=start_ns))
+        self._use_span(
+            current if adopted else tel.tracer.start_span(self.name, start_time=start_ns)
+        )
         context = self.span_context
         if adopted:
             parent = getattr(current, "parent", None) or trace.INVALID_SPAN_CONTEXT
         me = Owner.this_process()
         self.record = RunRecord(
-            id=uuid.uuid4().hex, name=self.name, status=RunStatus.RUNNING, start_ns=start_ns,
-            trace_id=_hex(context.trace_id, 32), span_id=_hex(context.span_id, 16),
+            id=uuid.uuid4().hex,
+            name=self.name,
+            status=RunStatus.RUNNING,
+            start_ns=start_ns,
+            trace_id=_hex(context.trace_id, 32),
+            span_id=_hex(context.span_id, 16),
             parent_span_id=_hex(parent.span_id, 16) if parent.is_valid else None,
-            span_owned=not adopted, config=self.config, resource=redact(tel.resource_attributes), pid=me.pid,
-            host=me.host, process_started=me.process_started,
+            span_owned=not adopted,
+            config=self.config,
+            resource=redact(tel.resource_attributes),
+            pid=me.pid,
+            host=me.host,
+            process_started=me.process_started,
         )
         self.span.set_attributes(run_attributes(self.record))
         if self.store is not None:
@@ -166,7 +205,9 @@ class ActiveRun:
     def note_output(self, value: Any, task_id: str) -> None:
         """Remember that ``task_id`` produced ``value`` (or each item of a returned list, tuple or dict)."""
         for item in _flatten(value):
-            self._outputs.put(item, task_id)  # ints, strings and other untrackable values are skipped
+            self._outputs.put(
+                item, task_id
+            )  # ints, strings and other untrackable values are skipped
 
     def description(self, value: Any) -> dict[str, Any]:
         """What the plugins say of ``value``: described once per run (a 10^7-gate circuit takes
@@ -190,7 +231,11 @@ class ActiveRun:
     def record_decision(self, decision: PolicyDecision) -> PolicyDecision:
         """Keep a policy's decision with this run (and with the current task, if any)."""
         decision.run_id = self.id
-        if decision.task_id is None and (current := _current_task.get()) is not None and current.run is self:
+        if (
+            decision.task_id is None
+            and (current := _current_task.get()) is not None
+            and current.run is self
+        ):
             decision.task_id = current.id
         if self.store is not None:
             self.store.save_decision(decision)
@@ -234,16 +279,33 @@ def _flatten(value: Any) -> list[Any]:
 class TaskHandle:
     """The face of a running task: add metrics, usage, hardware and dependencies to it."""
 
-    __slots__ = ("run", "record", "span", "parent_span", "owns_run", "measurement", "_tokens", "__weakref__")
+    __slots__ = (
+        "run",
+        "record",
+        "span",
+        "parent_span",
+        "owns_run",
+        "measurement",
+        "_tokens",
+        "__weakref__",
+    )
 
-    def __init__(self, run: ActiveRun, record: TaskRecord, span: trace.Span, parent_span: trace.SpanContext,
-                 owns_run: bool) -> None:
+    def __init__(
+        self,
+        run: ActiveRun,
+        record: TaskRecord,
+        span: trace.Span,
+        parent_span: trace.SpanContext,
+        owns_run: bool,
+    ) -> None:
         self.run = run
         self.record = record
         self.span = span  # stands for the task in the trace while spans are read; its real span is built once it ends
         self.parent_span = parent_span
         self.owns_run = owns_run
-        self.measurement: Measurement | None = None  # made last at the start: LLQM's own bookkeeping is not measured
+        self.measurement: Measurement | None = (
+            None  # made last at the start: LLQM's own bookkeeping is not measured
+        )
         self._tokens: tuple | None = None
 
     @property
@@ -255,7 +317,7 @@ class TaskHandle:
         """The task's place in the trace: the context its span has (or will have, once built)."""
         return child_context(self.parent_span, int(self.record.span_id, 16))
 
-    def __enter__(self) -> "TaskHandle":
+    def __enter__(self) -> TaskHandle:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
@@ -268,7 +330,7 @@ class TaskHandle:
         self.describe(value)
         self.run.note_output(value, self.id)
 
-    def annotate(self, metrics: dict[str, Any] | None = None, /, **more: Any) -> "TaskHandle":
+    def annotate(self, metrics: dict[str, Any] | None = None, /, **more: Any) -> TaskHandle:
         """Record domain metrics: ``annotate(shots=4000)`` or ``annotate({"circuit.qubits": 5})``."""
         values = redact(check_metrics({**(metrics or {}), **more}))
         self.record.metrics.update(values)
@@ -301,14 +363,14 @@ class TaskHandle:
         self.record.hardware = fingerprint
         return fingerprint
 
-    def add_dependency(self, *tasks: "TaskHandle | str") -> None:
+    def add_dependency(self, *tasks: TaskHandle | str) -> None:
         """Record that this task consumed the output of ``tasks``."""
         for dep in _task_ids(tasks):
             if dep not in self.record.depends_on:
                 self.record.depends_on.append(dep)
 
 
-def _task_ids(tasks: Iterable["TaskHandle | str"]) -> list[str]:
+def _task_ids(tasks: Iterable[TaskHandle | str]) -> list[str]:
     ids = []
     for item in tasks:
         if isinstance(item, TaskHandle):
@@ -316,14 +378,16 @@ def _task_ids(tasks: Iterable["TaskHandle | str"]) -> list[str]:
         elif isinstance(item, str) and item:
             ids.append(item)
         else:
-            raise TypeError(f"depends_on takes task handles or task id strings, not {type(item).__name__}.")
+            raise TypeError(
+                f"depends_on takes task handles or task id strings, not {type(item).__name__}."
+            )
     return ids
 
 
 def start_task(
     name: str,
     stage: str | None = None,
-    depends_on: Iterable["TaskHandle | str"] = (),
+    depends_on: Iterable[TaskHandle | str] = (),
     *,
     parent: TaskHandle | None = None,
     run: ActiveRun | None = None,
@@ -349,7 +413,9 @@ def start_task(
     if parent is not None:
         parent_span = parent.span_context
         parent_span_id = parent.record.span_id if parent_span.is_valid else None
-    elif otel_context.get_current() is run.otel_context:  # nothing made another span current since the run did
+    elif (
+        otel_context.get_current() is run.otel_context
+    ):  # nothing made another span current since the run did
         parent_span, parent_span_id = run.span_context, run.span_id_for_tasks
     else:
         parent_span, parent_span_id = run.parent_for_task()
@@ -358,21 +424,33 @@ def start_task(
     # Spans that code inside the task starts name it as their parent only where a span is read at
     # all: else no placeholder is made, and the OpenTelemetry context is left as it is.
     span = spans.placeholder(parent_span, span_id) if activate and spans.reading else None
-    task_id = format(span_id, "016x")  # a task is named by its span's id: the trace and the store name it alike
+    task_id = format(
+        span_id, "016x"
+    )  # a task is named by its span's id: the trace and the store name it alike
     run_record = run.record
     record = TaskRecord(
-        id=task_id, run_id=run_record.id, name=name, stage=stage or name, status=TaskStatus.RUNNING,
-        start_ns=time.time_ns(), trace_id=run_record.trace_id, span_id=task_id,
+        id=task_id,
+        run_id=run_record.id,
+        name=name,
+        stage=stage or name,
+        status=TaskStatus.RUNNING,
+        start_ns=time.time_ns(),
+        trace_id=run_record.trace_id,
+        span_id=task_id,
         parent_id=parent.record.id if parent is not None else None,
         depends_on=list(dict.fromkeys(_task_ids(depends_on))) if depends_on else [],
-        parent_span_id=parent_span_id, profile=NOT_YET_MEASURED,
+        parent_span_id=parent_span_id,
+        profile=NOT_YET_MEASURED,
     )
     handle = TaskHandle(run, record, span, parent_span, owns_run)
     if run.store is not None:
         run.store.start_task(record)
     if activate:
-        handle._tokens = (otel_context.attach(trace.set_span_in_context(span)) if span is not None else None,
-                          _current_task.set(handle), _current_run.set(run) if run is not current_run else None)
+        handle._tokens = (
+            otel_context.attach(trace.set_span_in_context(span)) if span is not None else None,
+            _current_task.set(handle),
+            _current_run.set(run) if run is not current_run else None,
+        )
     handle.measurement = Measurement()
     return handle
 
@@ -415,7 +493,9 @@ class TaskSpec:
 
     __slots__ = ("name", "stage", "depends_on", "_open")  # one is made at every ``with task(...)``
 
-    def __init__(self, name: str | None, stage: str | None, depends_on: Iterable["TaskHandle | str"]) -> None:
+    def __init__(
+        self, name: str | None, stage: str | None, depends_on: Iterable[TaskHandle | str]
+    ) -> None:
         self.name = name
         self.stage = stage
         self.depends_on = tuple(depends_on)  # the default ``()`` is kept as it is
@@ -457,14 +537,21 @@ class TaskSpec:
         return run_task
 
 
-def _start_call(name: str, stage: str | None, depends_on: tuple, args: tuple, kwargs: dict) -> TaskHandle:
+def _start_call(
+    name: str, stage: str | None, depends_on: tuple, args: tuple, kwargs: dict
+) -> TaskHandle:
     """Start a decorated call; arguments that earlier tasks of the run returned become dependencies."""
     active = _current_run.get()
     found = active.producers([*args, *kwargs.values()]) if active is not None else []
     return start_task(name, stage, [*depends_on, *found])
 
 
-def task(name: str | Callable | None = None, *, stage: str | None = None, depends_on: Iterable["TaskHandle | str"] = ()) -> Any:
+def task(
+    name: str | Callable | None = None,
+    *,
+    stage: str | None = None,
+    depends_on: Iterable[TaskHandle | str] = (),
+) -> Any:
     """Make a block (``with task("fold", stage="mitigate.zne.fold") as t:``) or every call of a
     function (``@task`` / ``@task(stage="transpile")``) an LLQM task.
 
@@ -538,5 +625,7 @@ def annotate(metrics: dict[str, Any] | None = None, /, **more: Any) -> None:
     """Add metrics to the current task, from any depth of the code it calls."""
     handle = _current_task.get()
     if handle is None:
-        raise RuntimeError("llqm_core.annotate() was called outside any task; wrap the code in llqm_core.task(...).")
+        raise RuntimeError(
+            "llqm_core.annotate() was called outside any task; wrap the code in llqm_core.task(...)."
+        )
     handle.annotate(metrics, **more)

@@ -46,7 +46,9 @@ PROCESS_PID = "llqm.process.pid"
 HOST_NAME = "llqm.host.name"
 
 #: Attribute names that domain metrics may not take, since the profile owns them.
-RESERVED = frozenset(v for k, v in dict(globals()).items() if k.isupper() and isinstance(v, str) and v != PREFIX)
+RESERVED = frozenset(
+    v for k, v in dict(globals()).items() if k.isupper() and isinstance(v, str) and v != PREFIX
+)
 
 #: Scalar types OpenTelemetry accepts as attribute values (and sequences of one of them).
 SCALAR_TYPES = (bool, int, float, str)
@@ -61,12 +63,20 @@ def check_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
     """Reject metric names and values that cannot be a span attribute, with a sentence saying why."""
     for key, value in metrics.items():
         if not isinstance(key, str) or not key or key.startswith(".") or key.endswith("."):
-            raise ValueError(f"metric name {key!r} is not allowed; use a non-empty dotted name such as 'circuit.qubits'.")
+            raise ValueError(
+                f"metric name {key!r} is not allowed; use a non-empty dotted name such as 'circuit.qubits'."
+            )
         if metric_attribute(key) in RESERVED:
-            raise ValueError(f"metric name {key!r} is reserved for LLQM's own profile attribute {metric_attribute(key)!r}; choose another name.")
+            raise ValueError(
+                f"metric name {key!r} is reserved for LLQM's own profile attribute {metric_attribute(key)!r}; choose another name."
+            )
         if isinstance(value, SCALAR_TYPES):
             continue
-        if isinstance(value, (list, tuple)) and all(isinstance(v, SCALAR_TYPES) for v in value) and len({type(v) for v in value}) <= 1:
+        if (
+            isinstance(value, (list, tuple))
+            and all(isinstance(v, SCALAR_TYPES) for v in value)
+            and len({type(v) for v in value}) <= 1
+        ):
             continue
         raise ValueError(
             f"metric {key!r} has a value of type {type(value).__name__}; allowed are bool, int, float, str "

@@ -22,14 +22,18 @@ def whole(name: str, value: Any, least: int = 1) -> int:
 def number(name: str, value: Any, least: float = 0, unit: str | None = None) -> float:
     """``value`` as a float if it is a number of ``least`` or more."""
     if not _is_number(value) or value < least:
-        raise ValueError(f"{name} must be a number{f' of {unit}' if unit else ''} of {least:g} or more, not {value!r}.")
+        raise ValueError(
+            f"{name} must be a number{f' of {unit}' if unit else ''} of {least:g} or more, not {value!r}."
+        )
     return float(value)
 
 
 def positive(name: str, value: Any, unit: str | None = None) -> float:
     """``value`` as a float if it is a number above 0."""
     if not _is_number(value) or not value > 0:
-        raise ValueError(f"{name} must be a positive number{f' of {unit}' if unit else ''}, not {value!r}.")
+        raise ValueError(
+            f"{name} must be a positive number{f' of {unit}' if unit else ''}, not {value!r}."
+        )
     return float(value)
 
 

@@ -9,27 +9,42 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 
-from . import __version__, hardware
-from .errors import StoreError, UserError
-from .model import HardwareSnapshot
-from .otlp_json import run_spans, spans_to_otlp_json
-from . import registries
-from .pipeline import PipelineFailed, features, load_pipeline, read_pipeline_file, run_pipeline
-from .plugins import configure_plugins, loaded_plugins
+from . import __version__, hardware, registries
 from .chrome_trace import chrome_trace
 from .compare import compare_runs
+from .errors import StoreError, UserError
 from .html_report import html_report
-from .tables import json_lines
-from .report import build_report, format_bytes, format_number, format_seconds, iso_time, render_report, run_summary
+from .model import HardwareSnapshot
+from .otlp_json import run_spans, spans_to_otlp_json
+from .pipeline import PipelineFailed, features, load_pipeline, read_pipeline_file, run_pipeline
 from .plots import device_map_png, drift_map_png, sweep_plot
-from .sweep import grid_pipelines, parse_grid, point_summary
+from .plugins import configure_plugins, loaded_plugins
+from .report import (
+    build_report,
+    format_bytes,
+    format_number,
+    format_seconds,
+    iso_time,
+    render_report,
+    run_summary,
+)
 from .store import ProfileStore, default_store_path
+from .sweep import grid_pipelines, parse_grid, point_summary
+from .tables import json_lines
 
 EXIT_USER_ERROR = 2
 EXIT_RUN_FAILED = 1
@@ -42,92 +57,191 @@ class _Parser(argparse.ArgumentParser):
 
 def _common_options() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--store", default=argparse.SUPPRESS, metavar="PATH",
-                        help=f"profile store file (default: $LLQM_STORE or {default_store_path()})")
-    common.add_argument("--plugins", default=argparse.SUPPRESS, metavar="NAMES",
-                        help="load only these plugins (comma-separated entry-point names; env LLQM_PLUGINS)")
-    common.add_argument("--disable-plugins", default=argparse.SUPPRESS, metavar="NAMES",
-                        help="skip these plugins (comma-separated; env LLQM_DISABLE_PLUGINS)")
+    common.add_argument(
+        "--store",
+        default=argparse.SUPPRESS,
+        metavar="PATH",
+        help=f"profile store file (default: $LLQM_STORE or {default_store_path()})",
+    )
+    common.add_argument(
+        "--plugins",
+        default=argparse.SUPPRESS,
+        metavar="NAMES",
+        help="load only these plugins (comma-separated entry-point names; env LLQM_PLUGINS)",
+    )
+    common.add_argument(
+        "--disable-plugins",
+        default=argparse.SUPPRESS,
+        metavar="NAMES",
+        help="skip these plugins (comma-separated; env LLQM_DISABLE_PLUGINS)",
+    )
     return common
 
 
 def build_parser() -> argparse.ArgumentParser:
     common = _common_options()
-    parser = _Parser(prog="llqm", description="Profile quantum-classical pipelines task by task.", parents=[common])
+    parser = _Parser(
+        prog="llqm",
+        description="Profile quantum-classical pipelines task by task.",
+        parents=[common],
+    )
     parser.add_argument("--version", action="version", version=f"llqm {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     commands.required = True
 
-    run = commands.add_parser("run", parents=[common], help="run a pipeline file (TOML) and report its profile")
+    run = commands.add_parser(
+        "run", parents=[common], help="run a pipeline file (TOML) and report its profile"
+    )
     run.add_argument("pipeline", help="the pipeline file; see docs/pipelines.md for its format")
-    run.add_argument("--json", action="store_true", help="print the run's report as JSON instead of tables")
+    run.add_argument(
+        "--json", action="store_true", help="print the run's report as JSON instead of tables"
+    )
     run.add_argument("--check", action="store_true", help="only check the file, run nothing")
-    run.add_argument("--tasks", action="store_true", help="also list every task (as llqm report does)")
+    run.add_argument(
+        "--tasks", action="store_true", help="also list every task (as llqm report does)"
+    )
     run.set_defaults(handler=cmd_run)
 
-    predict = commands.add_parser("predict", parents=[common], help="each stage's time and memory for a pipeline file, "
-                                  "predicted from stored profiles")
+    predict = commands.add_parser(
+        "predict",
+        parents=[common],
+        help="each stage's time and memory for a pipeline file, predicted from stored profiles",
+    )
     predict.add_argument("pipeline", help="the pipeline file")
-    predict.add_argument("--model", default="cost_model", help="the registered policy that predicts (default cost_model)")
+    predict.add_argument(
+        "--model",
+        default="cost_model",
+        help="the registered policy that predicts (default cost_model)",
+    )
     predict.add_argument("--json", action="store_true", help="print the predictions as JSON")
     predict.set_defaults(handler=cmd_predict)
 
-    sweep = commands.add_parser("sweep", parents=[common], help="run a pipeline file over a grid of values")
+    sweep = commands.add_parser(
+        "sweep", parents=[common], help="run a pipeline file over a grid of values"
+    )
     sweep.add_argument("pipeline", help="the pipeline file")
-    sweep.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2",
-                       help="a dotted key of the file and its values, e.g. circuit.qubits=4,8 (repeat for more keys)")
+    sweep.add_argument(
+        "--grid",
+        action="append",
+        default=[],
+        metavar="KEY=V1,V2",
+        help="a dotted key of the file and its values, e.g. circuit.qubits=4,8 (repeat for more keys)",
+    )
     sweep.add_argument("--json", action="store_true", help="print one JSON row per point")
-    sweep.add_argument("--plot", default=None, metavar="FILE.png", help="also draw error against shots for each point")
+    sweep.add_argument(
+        "--plot",
+        default=None,
+        metavar="FILE.png",
+        help="also draw error against shots for each point",
+    )
     sweep.set_defaults(handler=cmd_sweep)
 
-    runs = commands.add_parser("runs", parents=[common], help="list the runs in the store, newest first")
-    runs.add_argument("--json", action="store_true", help="print a JSON list of {id, name, status, started}")
-    runs.add_argument("--limit", type=_positive_int, default=None, help="show at most this many runs")
+    runs = commands.add_parser(
+        "runs", parents=[common], help="list the runs in the store, newest first"
+    )
+    runs.add_argument(
+        "--json", action="store_true", help="print a JSON list of {id, name, status, started}"
+    )
+    runs.add_argument(
+        "--limit", type=_positive_int, default=None, help="show at most this many runs"
+    )
     runs.set_defaults(handler=cmd_runs)
 
-    report = commands.add_parser("report", parents=[common], help="profile of one run (default: the latest)")
+    report = commands.add_parser(
+        "report", parents=[common], help="profile of one run (default: the latest)"
+    )
     report.add_argument("run", nargs="?", default=None, help="run id or a unique prefix of it")
     report.add_argument("--json", action="store_true", help="print the report as one JSON object")
-    report.add_argument("--jsonl", action="store_true", help="print one JSON object per task (flat columns)")
-    report.add_argument("--html", default=None, metavar="FILE", help="also write a self-contained HTML report with pictures")
+    report.add_argument(
+        "--jsonl", action="store_true", help="print one JSON object per task (flat columns)"
+    )
+    report.add_argument(
+        "--html",
+        default=None,
+        metavar="FILE",
+        help="also write a self-contained HTML report with pictures",
+    )
     report.set_defaults(handler=cmd_report)
 
-    compare = commands.add_parser("compare", parents=[common], help="two runs side by side, stage by stage")
+    compare = commands.add_parser(
+        "compare", parents=[common], help="two runs side by side, stage by stage"
+    )
     compare.add_argument("run_a", help="run id (or a unique prefix)")
     compare.add_argument("run_b", help="run id (or a unique prefix), compared against run_a")
     compare.add_argument("--json", action="store_true", help="print the differences as JSON")
     compare.set_defaults(handler=cmd_compare)
 
-    trace = commands.add_parser("trace", parents=[common], help="the spans of one run for trace tools")
+    trace = commands.add_parser(
+        "trace", parents=[common], help="the spans of one run for trace tools"
+    )
     trace.add_argument("run", nargs="?", default=None, help="run id or a unique prefix of it")
-    trace.add_argument("--format", choices=["otlp-json", "chrome"], default="otlp-json",
-                       help="otlp-json: an OTLP/JSON ExportTraceServiceRequest; chrome: trace-event JSON for "
-                            "chrome://tracing or ui.perfetto.dev, with memory and CPU counter tracks")
-    trace.add_argument("-o", "--output", default=None, metavar="FILE", help="write to FILE instead of standard output")
+    trace.add_argument(
+        "--format",
+        choices=["otlp-json", "chrome"],
+        default="otlp-json",
+        help="otlp-json: an OTLP/JSON ExportTraceServiceRequest; chrome: trace-event JSON for "
+        "chrome://tracing or ui.perfetto.dev, with memory and CPU counter tracks",
+    )
+    trace.add_argument(
+        "-o",
+        "--output",
+        default=None,
+        metavar="FILE",
+        help="write to FILE instead of standard output",
+    )
     trace.set_defaults(handler=cmd_trace)
 
-    hardware = commands.add_parser("hardware", parents=[common], help="hardware snapshots kept in the store")
-    hardware_commands = hardware.add_subparsers(dest="hardware_command", metavar="ACTION", parser_class=_Parser)
+    hardware = commands.add_parser(
+        "hardware", parents=[common], help="hardware snapshots kept in the store"
+    )
+    hardware_commands = hardware.add_subparsers(
+        dest="hardware_command", metavar="ACTION", parser_class=_Parser
+    )
     hardware_commands.required = True
-    listing = hardware_commands.add_parser("list", parents=[common], help="stored snapshots, newest first")
+    listing = hardware_commands.add_parser(
+        "list", parents=[common], help="stored snapshots, newest first"
+    )
     listing.add_argument("--backend", default=None, help="only this backend's snapshots")
     listing.add_argument("--json", action="store_true", help="print a JSON list")
     listing.set_defaults(handler=cmd_hardware_list)
-    show = hardware_commands.add_parser("show", parents=[common], help="one snapshot: faulty qubits and couplers, each qubit")
-    show.add_argument("snapshot", help="a backend name (its latest snapshot, or its current calibration if none is "
-                      "stored) or a fingerprint (or a unique prefix)")
+    show = hardware_commands.add_parser(
+        "show", parents=[common], help="one snapshot: faulty qubits and couplers, each qubit"
+    )
+    show.add_argument(
+        "snapshot",
+        help="a backend name (its latest snapshot, or its current calibration if none is "
+        "stored) or a fingerprint (or a unique prefix)",
+    )
     show.add_argument("--json", action="store_true", help="print the snapshot summary as JSON")
-    show.add_argument("--plot", default=None, metavar="FILE.png", help="draw the coupling map coloured by calibration")
-    show.add_argument("--field", default="readout_error", help="qubit field for --plot: readout_error, t1_s or t2_s")
+    show.add_argument(
+        "--plot",
+        default=None,
+        metavar="FILE.png",
+        help="draw the coupling map coloured by calibration",
+    )
+    show.add_argument(
+        "--field",
+        default="readout_error",
+        help="qubit field for --plot: readout_error, t1_s or t2_s",
+    )
     show.set_defaults(handler=cmd_hardware_show)
-    compare = hardware_commands.add_parser("diff", parents=[common], help="what changed between two snapshots of a backend")
+    compare = hardware_commands.add_parser(
+        "diff", parents=[common], help="what changed between two snapshots of a backend"
+    )
     compare.add_argument("before", help="fingerprint (or backend name: its latest snapshot)")
     compare.add_argument("after", help="fingerprint (or backend name: its latest snapshot)")
     compare.add_argument("--json", action="store_true", help="print the differences as JSON")
-    compare.add_argument("--plot", default=None, metavar="FILE.png", help="draw the coupling map coloured by the drift")
+    compare.add_argument(
+        "--plot",
+        default=None,
+        metavar="FILE.png",
+        help="draw the coupling map coloured by the drift",
+    )
     compare.set_defaults(handler=cmd_hardware_diff)
 
-    plugins = commands.add_parser("plugins", parents=[common], help="list plugins and what they register")
+    plugins = commands.add_parser(
+        "plugins", parents=[common], help="list plugins and what they register"
+    )
     plugins.add_argument("--json", action="store_true", help="print a JSON list")
     plugins.set_defaults(handler=cmd_plugins)
     return parser
@@ -152,14 +266,23 @@ def _print_json(data: Any) -> None:
 
 
 def _progress(disable: bool) -> Progress:
-    return Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), console=Console(stderr=True), disable=disable)
+    return Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        disable=disable,
+    )
 
 
 def cmd_run(args: argparse.Namespace, console: Console) -> None:
     pipeline = load_pipeline(args.pipeline)
     if args.check:
-        console.print(f"{args.pipeline}: ok ({len(pipeline.steps)} steps: {', '.join(s.name for s in pipeline.steps)})")
+        console.print(
+            f"{args.pipeline}: ok ({len(pipeline.steps)} steps: {', '.join(s.name for s in pipeline.steps)})"
+        )
         return
     store = getattr(args, "store", None) or pipeline.store
     with _progress(args.json) as progress:
@@ -184,35 +307,51 @@ def cmd_predict(args: argparse.Namespace, console: Console) -> None:
         data.update(generate.run(data) or {})  # the circuit only: nothing runs, nothing is recorded
     model = registries.create("policy", args.model)
     if not hasattr(model, "predict"):
-        raise UserError(f"policy {args.model!r} does not predict costs; use a cost model such as cost_model.")
+        raise UserError(
+            f"policy {args.model!r} does not predict costs; use a cost model such as cost_model."
+        )
     store = getattr(args, "store", None) or pipeline.store
     stages, used = model.predict(features(data), ProfileStore(store, readonly=True))
     if not used:
-        raise UserError("the store holds no completed pipeline runs to learn from; run some pipelines first (llqm run).")
+        raise UserError(
+            "the store holds no completed pipeline runs to learn from; run some pipelines first (llqm run)."
+        )
     if args.json:
         _print_json({"features": features(data), "runs_used": used, "stages": stages})
         return
-    table = Table(title=f"Predicted for {args.pipeline} from {used} earlier runs", title_justify="left")
+    table = Table(
+        title=f"Predicted for {args.pipeline} from {used} earlier runs", title_justify="left"
+    )
     for column in ("stage", "wall", "peak RSS"):
         table.add_column(column, justify="left" if column == "stage" else "right")
     for stage, guess in sorted(stages.items(), key=lambda item: -item[1]["wall_s"]):
-        table.add_row(stage, format_seconds(guess["wall_s"]), format_bytes(int(guess["peak_rss_bytes"])))
+        table.add_row(
+            stage, format_seconds(guess["wall_s"]), format_bytes(int(guess["peak_rss_bytes"]))
+        )
     console.print(table)
 
 
 def cmd_sweep(args: argparse.Namespace, console: Console) -> None:
     if not args.grid:
-        raise UserError("llqm sweep needs at least one --grid KEY=V1,V2,... (for example --grid circuit.qubits=4,8).")
+        raise UserError(
+            "llqm sweep needs at least one --grid KEY=V1,V2,... (for example --grid circuit.qubits=4,8)."
+        )
     config = read_pipeline_file(args.pipeline)
     points = grid_pipelines(config, parse_grid(args.grid), args.pipeline)
     rows = []
     with _progress(args.json) as progress:
         bar = progress.add_task("sweep", total=len(points))
         for index, (assignment, pipeline) in enumerate(points):
-            progress.update(bar, completed=index, description=f"sweep {index + 1}/{len(points)}: {pipeline.name}")
+            progress.update(
+                bar,
+                completed=index,
+                description=f"sweep {index + 1}/{len(points)}: {pipeline.name}",
+            )
             store = getattr(args, "store", None) or pipeline.store
             run_id, _ = run_pipeline(pipeline, store=store)
-            rows.append(point_summary(assignment, build_report(ProfileStore(store, readonly=True), run_id)))
+            rows.append(
+                point_summary(assignment, build_report(ProfileStore(store, readonly=True), run_id))
+            )
         progress.update(bar, completed=len(points), description="sweep done")
     if args.plot:
         sweep_plot(rows, args.plot, f"Sweep of {args.pipeline}")
@@ -220,12 +359,32 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> None:
         _print_json(rows)
         return
     table = Table(title=f"Sweep of {args.pipeline}: error against cost", title_justify="left")
-    for column in ("point", "error unmitigated", "error mitigated", "reduction", "circuits", "shots", "QPU", "queue", "wall", "run"):
+    for column in (
+        "point",
+        "error unmitigated",
+        "error mitigated",
+        "reduction",
+        "circuits",
+        "shots",
+        "QPU",
+        "queue",
+        "wall",
+        "run",
+    ):
         table.add_column(column, justify="left" if column in ("point", "run") else "right")
     for row in rows:
-        table.add_row(", ".join(f"{k}={v}" for k, v in row["point"].items()), format_number(row["error_unmitigated"]),
-                      format_number(row["error_mitigated"]), format_number(row["error_reduction"]), str(row["circuits"]), str(row["shots"]),
-                      format_seconds(row["qpu_s"]), format_seconds(row["queue_s"]), format_seconds(row["wall_s"]), row["run"][:12])
+        table.add_row(
+            ", ".join(f"{k}={v}" for k, v in row["point"].items()),
+            format_number(row["error_unmitigated"]),
+            format_number(row["error_mitigated"]),
+            format_number(row["error_reduction"]),
+            str(row["circuits"]),
+            str(row["shots"]),
+            format_seconds(row["qpu_s"]),
+            format_seconds(row["queue_s"]),
+            format_seconds(row["wall_s"]),
+            row["run"][:12],
+        )
     console.print(table)
 
 
@@ -258,7 +417,9 @@ def cmd_report(args: argparse.Namespace, console: Console) -> None:
             with open(args.html, "w", encoding="utf-8") as out:
                 out.write(html_report(report))
         except OSError as exc:
-            raise UserError(f"cannot write the HTML report to {args.html}: {exc.strerror}.") from None
+            raise UserError(
+                f"cannot write the HTML report to {args.html}: {exc.strerror}."
+            ) from None
     if args.json:
         _print_json(report)
     else:
@@ -271,10 +432,14 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> None:
         _print_json(result)
         return
     a, b = result["a"], result["b"]
-    console.print(f"a: [bold]{a['name']}[/bold] ({a['id'][:12]}), wall {format_seconds(a['wall_s'])}, decisions "
-                  f"{result['decisions']['a'] or 'none'}")
-    console.print(f"b: [bold]{b['name']}[/bold] ({b['id'][:12]}), wall {format_seconds(b['wall_s'])}, decisions "
-                  f"{result['decisions']['b'] or 'none'}")
+    console.print(
+        f"a: [bold]{a['name']}[/bold] ({a['id'][:12]}), wall {format_seconds(a['wall_s'])}, decisions "
+        f"{result['decisions']['a'] or 'none'}"
+    )
+    console.print(
+        f"b: [bold]{b['name']}[/bold] ({b['id'][:12]}), wall {format_seconds(b['wall_s'])}, decisions "
+        f"{result['decisions']['b'] or 'none'}"
+    )
     table = Table(title="Per stage, a -> b", title_justify="left")
     table.add_column("stage")
     for column in ("wall", "cpu", "QPU", "queue", "peak RSS"):
@@ -287,16 +452,26 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> None:
         return f"{show(entry['a'])} -> {show(entry['b'])}{ratio}"
 
     for stage, fields in result["stages"].items():
-        table.add_row(stage, cell(fields["wall_s"], format_seconds), cell(fields["cpu_s"], format_seconds),
-                      cell(fields["qpu_s"], format_seconds), cell(fields["queue_s"], format_seconds),
-                      cell(fields["peak_rss_bytes"], format_bytes))
+        table.add_row(
+            stage,
+            cell(fields["wall_s"], format_seconds),
+            cell(fields["cpu_s"], format_seconds),
+            cell(fields["qpu_s"], format_seconds),
+            cell(fields["queue_s"], format_seconds),
+            cell(fields["peak_rss_bytes"], format_bytes),
+        )
     console.print(table)
     if result["fidelity"]:
         errors = Table(title="Fidelity, a -> b", title_justify="left")
         for column in ("figure", "a", "b", "difference"):
             errors.add_column(column, justify="left" if column == "figure" else "right")
         for name, entry in result["fidelity"].items():
-            errors.add_row(name, format_number(entry["a"]), format_number(entry["b"]), format_number(entry.get("difference")))
+            errors.add_row(
+                name,
+                format_number(entry["a"]),
+                format_number(entry["b"]),
+                format_number(entry.get("difference")),
+            )
         console.print(errors)
 
 
@@ -319,8 +494,10 @@ def cmd_trace(args: argparse.Namespace, console: Console) -> None:
 
 
 def cmd_hardware_list(args: argparse.Namespace, console: Console) -> None:
-    rows = [{"fingerprint": fp, "backend": backend, "taken_at": iso_time(int(taken * 1e9))}
-            for fp, backend, taken in _store(args).snapshots(args.backend)]
+    rows = [
+        {"fingerprint": fp, "backend": backend, "taken_at": iso_time(int(taken * 1e9))}
+        for fp, backend, taken in _store(args).snapshots(args.backend)
+    ]
     if args.json:
         _print_json(rows)
         return
@@ -339,7 +516,9 @@ def _snapshot_to_show(args: argparse.Namespace) -> tuple[HardwareSnapshot, str]:
     except StoreError as exc:
         live = loaded_plugins().manager.hook.llqm_device_snapshot(device=args.snapshot)
         if live is None:
-            raise UserError(f"{exc} No installed plugin knows a device called {args.snapshot!r} either.") from None
+            raise UserError(
+                f"{exc} No installed plugin knows a device called {args.snapshot!r} either."
+            ) from None
         return live, "live from the device, not stored"
 
 
@@ -351,16 +530,22 @@ def cmd_hardware_show(args: argparse.Namespace, console: Console) -> None:
     if args.json:
         _print_json(snapshot)
         return
-    console.print(f"[bold]{snapshot['backend']}[/bold]  {snapshot['num_qubits']} qubits  snapshot {snapshot['fingerprint']}"
-                  f"  taken {iso_time(int(snapshot['taken_at'] * 1e9))} ({origin})")
+    console.print(
+        f"[bold]{snapshot['backend']}[/bold]  {snapshot['num_qubits']} qubits  snapshot {snapshot['fingerprint']}"
+        f"  taken {iso_time(int(snapshot['taken_at'] * 1e9))} ({origin})"
+    )
     console.print(f"faulty qubits: {snapshot['faulty_qubits'] or 'none'}")
     console.print(f"faulty couplers: {[tuple(p) for p in snapshot['faulty_couplers']] or 'none'}")
     table = Table(title="Qubits", title_justify="left")
     for column in ("qubit", "T1 us", "T2 us", "readout error"):
         table.add_column(column, justify="right")
     for q in snapshot["qubits"]:
-        table.add_row(str(q["qubit"]), _micro(q["t1_s"]), _micro(q["t2_s"]),
-                      "-" if q["readout_error"] is None else f"{q['readout_error']:.4f}")
+        table.add_row(
+            str(q["qubit"]),
+            _micro(q["t1_s"]),
+            _micro(q["t2_s"]),
+            "-" if q["readout_error"] is None else f"{q['readout_error']:.4f}",
+        )
     console.print(table)
 
 
@@ -381,9 +566,16 @@ def cmd_hardware_diff(args: argparse.Namespace, console: Console) -> None:
     if args.json:
         _print_json(data)
         return
-    console.print(f"snapshot {data['before']} -> {data['after']}: {len(data['qubits'])} qubits and "
-                  f"{len(data['gates'])} gates changed")
-    for label in ("newly_faulty_qubits", "repaired_qubits", "newly_faulty_couplers", "repaired_couplers"):
+    console.print(
+        f"snapshot {data['before']} -> {data['after']}: {len(data['qubits'])} qubits and "
+        f"{len(data['gates'])} gates changed"
+    )
+    for label in (
+        "newly_faulty_qubits",
+        "repaired_qubits",
+        "newly_faulty_couplers",
+        "repaired_couplers",
+    ):
         if data[label]:
             console.print(f"{label.replace('_', ' ')}: {data[label]}")
     table = Table(title="Largest relative change", title_justify="left")
@@ -406,12 +598,26 @@ def cmd_plugins(args: argparse.Namespace, console: Console) -> None:
     loaded = loaded_plugins()
     rows = []
     for info in loaded.info:
-        hooks = sorted(
-            impl_hook for impl_hook, impls in loaded.manager.hook.__dict__.items()
-            if hasattr(impls, "get_hookimpls") and any(i.plugin_name == info.name for i in impls.get_hookimpls())
-        ) if info.status == "loaded" else []
-        rows.append({"name": info.name, "package": info.package, "module": info.module, "status": info.status,
-                     "hooks": hooks, "error": info.error})
+        hooks = (
+            sorted(
+                impl_hook
+                for impl_hook, impls in loaded.manager.hook.__dict__.items()
+                if hasattr(impls, "get_hookimpls")
+                and any(i.plugin_name == info.name for i in impls.get_hookimpls())
+            )
+            if info.status == "loaded"
+            else []
+        )
+        rows.append(
+            {
+                "name": info.name,
+                "package": info.package,
+                "module": info.module,
+                "status": info.status,
+                "hooks": hooks,
+                "error": info.error,
+            }
+        )
     if args.json:
         _print_json(rows)
         return
@@ -420,7 +626,9 @@ def cmd_plugins(args: argparse.Namespace, console: Console) -> None:
         table.add_column(column)
     for row in rows:
         status = row["status"] if row["error"] is None else f"{row['status']}: {row['error']}"
-        table.add_row(row["name"], row["package"] or "-", row["module"], status, ", ".join(row["hooks"]))
+        table.add_row(
+            row["name"], row["package"] or "-", row["module"], status, ", ".join(row["hooks"])
+        )
     console.print(table)
 
 
@@ -429,14 +637,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         if hasattr(args, "plugins") or hasattr(args, "disable_plugins"):
-            configure_plugins(getattr(args, "plugins", None), getattr(args, "disable_plugins", None))
+            configure_plugins(
+                getattr(args, "plugins", None), getattr(args, "disable_plugins", None)
+            )
         args.handler(args, console)
     except UserError as exc:
         print(f"llqm: error: {exc}", file=sys.stderr)
         return EXIT_USER_ERROR
     except PipelineFailed as failed:
         where = f" in step {failed.step}" if failed.step else ""
-        kept = f"; run {failed.run_id} is in the store as failed (llqm report {failed.run_id[:12]})" if failed.run_id else ""
+        kept = (
+            f"; run {failed.run_id} is in the store as failed (llqm report {failed.run_id[:12]})"
+            if failed.run_id
+            else ""
+        )
         print(f"llqm: the pipeline failed{where}: {failed}{kept}", file=sys.stderr)
         return EXIT_RUN_FAILED
     except BrokenPipeError:

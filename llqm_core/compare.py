@@ -29,14 +29,32 @@ def compare_runs(store: ProfileStore, run_a: str, run_b: str) -> dict[str, Any]:
     stages = {}
     for stage in sorted(set(a["stages"]) | set(b["stages"])):
         left, right = a["stages"].get(stage, {}), b["stages"].get(stage, {})
-        stages[stage] = {field: _change(left.get(field), right.get(field)) for field in STAGE_FIELDS}
-    fidelity = {field: _change(a["fidelity"].get(field), b["fidelity"].get(field))
-                for field in FIDELITY_FIGURES if field in a["fidelity"] or field in b["fidelity"]}
+        stages[stage] = {
+            field: _change(left.get(field), right.get(field)) for field in STAGE_FIELDS
+        }
+    fidelity = {
+        field: _change(a["fidelity"].get(field), b["fidelity"].get(field))
+        for field in FIDELITY_FIGURES
+        if field in a["fidelity"] or field in b["fidelity"]
+    }
     return {
-        "a": {"id": a["run"]["id"], "name": a["run"]["name"], "wall_s": a["run"]["wall_s"], "bottleneck": a["bottleneck"]},
-        "b": {"id": b["run"]["id"], "name": b["run"]["name"], "wall_s": b["run"]["wall_s"], "bottleneck": b["bottleneck"]},
+        "a": {
+            "id": a["run"]["id"],
+            "name": a["run"]["name"],
+            "wall_s": a["run"]["wall_s"],
+            "bottleneck": a["bottleneck"],
+        },
+        "b": {
+            "id": b["run"]["id"],
+            "name": b["run"]["name"],
+            "wall_s": b["run"]["wall_s"],
+            "bottleneck": b["bottleneck"],
+        },
         "wall_s": _change(a["run"]["wall_s"], b["run"]["wall_s"]),
         "stages": stages,
         "fidelity": fidelity,
-        "decisions": {"a": [d["policy"] for d in a["decisions"]], "b": [d["policy"] for d in b["decisions"]]},
+        "decisions": {
+            "a": [d["policy"] for d in a["decisions"]],
+            "b": [d["policy"] for d in b["decisions"]],
+        },
     }

@@ -7,7 +7,7 @@ import logging
 import os
 import sys
 import threading
-from typing import Sequence
+from collections.abc import Sequence
 
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SpanExporter, SpanExportResult
@@ -64,21 +64,40 @@ def _otlp_grpc() -> SpanExporter:
     try:
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
     except ImportError:
-        raise UserError("the otlp-grpc exporter needs opentelemetry-exporter-otlp-proto-grpc: "
-                        "pip install 'llqm[grpc]'.") from None
+        raise UserError(
+            "the otlp-grpc exporter needs opentelemetry-exporter-otlp-proto-grpc: "
+            "pip install 'llqm[grpc]'."
+        ) from None
     _quiet("opentelemetry.exporter.otlp.proto.grpc.exporter")
     return OTLPSpanExporter()
 
 
 @hookimpl
 def llqm_register_exporters(register) -> None:
-    register("console", lambda: ConsoleSpanExporter(out=sys.stderr), batched=False,
-             description="each span as JSON on standard error")
-    register("otlp", _otlp_http,
-             description="OTLP over HTTP/protobuf to OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT (default http://localhost:4318)")
-    register("otlp-grpc", _otlp_grpc,
-             description="OTLP over gRPC to OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT (default localhost:4317; extra 'grpc')")
-    register("jsonfile", JsonLinesSpanExporter,
-             description=f"OTLP/JSON lines appended to ${JSON_FILE_ENV} (default ./{DEFAULT_JSON_FILE})")
-    register("memory", memory_exporter, batched=False,
-             description="kept in this process (tests and notebooks): llqm_core.exporters.memory_exporter()")
+    register(
+        "console",
+        lambda: ConsoleSpanExporter(out=sys.stderr),
+        batched=False,
+        description="each span as JSON on standard error",
+    )
+    register(
+        "otlp",
+        _otlp_http,
+        description="OTLP over HTTP/protobuf to OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT (default http://localhost:4318)",
+    )
+    register(
+        "otlp-grpc",
+        _otlp_grpc,
+        description="OTLP over gRPC to OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT (default localhost:4317; extra 'grpc')",
+    )
+    register(
+        "jsonfile",
+        JsonLinesSpanExporter,
+        description=f"OTLP/JSON lines appended to ${JSON_FILE_ENV} (default ./{DEFAULT_JSON_FILE})",
+    )
+    register(
+        "memory",
+        memory_exporter,
+        batched=False,
+        description="kept in this process (tests and notebooks): llqm_core.exporters.memory_exporter()",
+    )

@@ -18,7 +18,9 @@ from functools import cached_property
 from .model import GpuProfile
 from .per_process import PerProcess
 
-NOT_SAMPLED_REASON = "no GPU reading fell within the task: it ended before the sampler's next reading"
+NOT_SAMPLED_REASON = (
+    "no GPU reading fell within the task: it ended before the sampler's next reading"
+)
 VISIBLE_ENV = "CUDA_VISIBLE_DEVICES"
 
 
@@ -36,7 +38,11 @@ def visible_devices(spec: str | None, uuids: list[str]) -> list[int]:
         if entry.isdigit():
             index = int(entry) if int(entry) < len(uuids) else None
         else:
-            matches = [i for i, uuid in enumerate(uuids) if entry.startswith("GPU-") and uuid.startswith(entry)]
+            matches = [
+                i
+                for i, uuid in enumerate(uuids)
+                if entry.startswith("GPU-") and uuid.startswith(entry)
+            ]
             index = matches[0] if len(matches) == 1 else None
         if index is None or index in chosen:
             break
@@ -57,9 +63,14 @@ class GpuProbe:
             return
         try:
             pynvml.nvmlInit()
-            every = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(pynvml.nvmlDeviceGetCount())]
+            every = [
+                pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(pynvml.nvmlDeviceGetCount())
+            ]
             spec = os.environ.get(VISIBLE_ENV)
-            self._handles = [every[i] for i in visible_devices(spec, [pynvml.nvmlDeviceGetUUID(h) for h in every])]
+            self._handles = [
+                every[i]
+                for i in visible_devices(spec, [pynvml.nvmlDeviceGetUUID(h) for h in every])
+            ]
             if self._handles:
                 self._nvml = pynvml
                 self._read()  # a library that initialises but cannot read (a forked child's, say) is no GPU to us
@@ -68,7 +79,11 @@ class GpuProbe:
             self.reason = f"NVML is unavailable: {exc}"
             return
         if not self._handles:
-            self.reason = f"{VISIBLE_ENV}={spec!r} leaves no GPU to this process" if every else "NVML found no GPU"
+            self.reason = (
+                f"{VISIBLE_ENV}={spec!r} leaves no GPU to this process"
+                if every
+                else "NVML found no GPU"
+            )
             return
         self.available = True
 

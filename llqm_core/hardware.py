@@ -23,17 +23,28 @@ GATE_FIELDS = ("error", "duration_s")
 
 def faulty_qubits(snapshot: HardwareSnapshot) -> list[int]:
     """Qubits whose readout is useless or whose single-qubit gates are out of service."""
-    bad = {q for q, c in snapshot.qubits.items() if c.readout_error is not None and c.readout_error >= FAULTY_READOUT}
-    bad |= {g.qubits[0] for g in snapshot.gates if len(g.qubits) == 1 and g.error is not None and g.error >= FAULTY_ERROR}
+    bad = {
+        q
+        for q, c in snapshot.qubits.items()
+        if c.readout_error is not None and c.readout_error >= FAULTY_READOUT
+    }
+    bad |= {
+        g.qubits[0]
+        for g in snapshot.gates
+        if len(g.qubits) == 1 and g.error is not None and g.error >= FAULTY_ERROR
+    }
     return sorted(bad)
 
 
 def faulty_couplers(snapshot: HardwareSnapshot) -> list[tuple[int, int]]:
     """Qubit pairs (lower index first) whose two-qubit gate is out of service in either direction."""
-    return sorted({
-        tuple(sorted(g.qubits)) for g in snapshot.gates
-        if len(g.qubits) == 2 and g.error is not None and g.error >= FAULTY_ERROR
-    })
+    return sorted(
+        {
+            tuple(sorted(g.qubits))
+            for g in snapshot.gates
+            if len(g.qubits) == 2 and g.error is not None and g.error >= FAULTY_ERROR
+        }
+    )
 
 
 def summary(snapshot: HardwareSnapshot) -> dict[str, Any]:
@@ -77,30 +88,48 @@ class SnapshotDiff:
 
     def max_relative_change(self, name: str) -> float:
         """The largest relative change of a qubit field (``t1_s``, ...) or gate field (``error``, ...)."""
-        changes = [c[name].relative for c in (*self.qubits.values(), *self.gates.values()) if name in c]
+        changes = [
+            c[name].relative for c in (*self.qubits.values(), *self.gates.values()) if name in c
+        ]
         return max((abs(r) for r in changes if r is not None), default=0.0)
 
     def max_error_change(self, qubits: set[int]) -> float:
         """The largest relative change of a gate error or readout error on ``qubits`` alone:
         whether a layout or a transpiled circuit placed on them still holds."""
-        changes = [c["readout_error"].relative for q, c in self.qubits.items() if q in qubits and "readout_error" in c]
-        changes += [c["error"].relative for (_, on), c in self.gates.items() if set(on) <= qubits and "error" in c]
+        changes = [
+            c["readout_error"].relative
+            for q, c in self.qubits.items()
+            if q in qubits and "readout_error" in c
+        ]
+        changes += [
+            c["error"].relative
+            for (_, on), c in self.gates.items()
+            if set(on) <= qubits and "error" in c
+        ]
         return max((abs(r) for r in changes if r is not None), default=0.0)
 
     def to_dict(self) -> dict[str, Any]:
         def changes(fields: dict[str, Change]) -> dict[str, Any]:
-            return {k: {"before": c.before, "after": c.after, "relative": c.relative} for k, c in fields.items()}
+            return {
+                k: {"before": c.before, "after": c.after, "relative": c.relative}
+                for k, c in fields.items()
+            }
 
         return {
             "before": self.before,
             "after": self.after,
             "qubits": {str(q): changes(f) for q, f in sorted(self.qubits.items())},
-            "gates": [{"gate": gate, "qubits": list(qubits), **changes(f)} for (gate, qubits), f in sorted(self.gates.items())],
+            "gates": [
+                {"gate": gate, "qubits": list(qubits), **changes(f)}
+                for (gate, qubits), f in sorted(self.gates.items())
+            ],
             "newly_faulty_qubits": self.newly_faulty_qubits,
             "repaired_qubits": self.repaired_qubits,
             "newly_faulty_couplers": [list(p) for p in self.newly_faulty_couplers],
             "repaired_couplers": [list(p) for p in self.repaired_couplers],
-            "max_relative_change": {name: self.max_relative_change(name) for name in (*QUBIT_FIELDS, *GATE_FIELDS)},
+            "max_relative_change": {
+                name: self.max_relative_change(name) for name in (*QUBIT_FIELDS, *GATE_FIELDS)
+            },
         }
 
 
@@ -115,7 +144,9 @@ def _changed(old: Any, new: Any, fields: tuple[str, ...]) -> dict[str, Change]:
 def diff(before: HardwareSnapshot, after: HardwareSnapshot) -> SnapshotDiff:
     """Per-qubit and per-gate drift from ``before`` to ``after``; both must be of one backend."""
     if before.backend != after.backend:
-        raise ValueError(f"cannot compare snapshots of different backends ({before.backend!r} and {after.backend!r}).")
+        raise ValueError(
+            f"cannot compare snapshots of different backends ({before.backend!r} and {after.backend!r})."
+        )
     result = SnapshotDiff(before=before.fingerprint, after=after.fingerprint)
     for q in sorted(set(before.qubits) | set(after.qubits)):
         changed = _changed(before.qubits.get(q), after.qubits.get(q), QUBIT_FIELDS)
@@ -129,6 +160,12 @@ def diff(before: HardwareSnapshot, after: HardwareSnapshot) -> SnapshotDiff:
             result.gates[key] = changed
     old_q, new_q = set(faulty_qubits(before)), set(faulty_qubits(after))
     old_c, new_c = set(faulty_couplers(before)), set(faulty_couplers(after))
-    result.newly_faulty_qubits, result.repaired_qubits = sorted(new_q - old_q), sorted(old_q - new_q)
-    result.newly_faulty_couplers, result.repaired_couplers = sorted(new_c - old_c), sorted(old_c - new_c)
+    result.newly_faulty_qubits, result.repaired_qubits = (
+        sorted(new_q - old_q),
+        sorted(old_q - new_q),
+    )
+    result.newly_faulty_couplers, result.repaired_couplers = (
+        sorted(new_c - old_c),
+        sorted(old_c - new_c),
+    )
     return result

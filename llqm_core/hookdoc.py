@@ -1,6 +1,6 @@
 """The plugin API reference, generated from the hook specifications' signatures and docstrings.
 
-    python -m llqm_core.hookdoc > docs/hooks.md
+python -m llqm_core.hookdoc > docs/hooks.md
 """
 
 from __future__ import annotations

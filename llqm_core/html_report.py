@@ -36,7 +36,9 @@ window.addEventListener("load", () => {
 
 def _table(caption: str, header: list[str], rows: list[list[Any]]) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows
+    )
     return f"<table><caption>{html.escape(caption)}</caption><tr>{head}</tr>{body}</table>"
 
 
@@ -46,38 +48,105 @@ def _image(png: bytes, alt: str) -> str:
 
 def html_report(report: dict[str, Any]) -> str:
     run = report["run"]
-    parts = [f"<h1>{html.escape(run['name'])}</h1>",
-             f"<p id=\"run\">run <code>{run['id']}</code>, <b class=\"{run['status']}\">{run['status']}</b>, started "
-             f"{run['started']}, wall {format_seconds(run['wall_s'])}, trace <code>{run['trace_id']}</code></p>"]
+    parts = [
+        f"<h1>{html.escape(run['name'])}</h1>",
+        f'<p id="run">run <code>{run["id"]}</code>, <b class="{run["status"]}">{run["status"]}</b>, started '
+        f"{run['started']}, wall {format_seconds(run['wall_s'])}, trace <code>{run['trace_id']}</code></p>",
+    ]
     if run.get("error"):
-        parts.append(f"<p class=\"failed\">error: {html.escape(run['error'])}</p>")
+        parts.append(f'<p class="failed">error: {html.escape(run["error"])}</p>')
     sentence = bottleneck_sentence(report, lambda text: f"<b>{html.escape(text)}</b>")
     if sentence:
-        parts.append(f"<p id=\"bottleneck\">{sentence}.</p>")
+        parts.append(f'<p id="bottleneck">{sentence}.</p>')
     figures = report.get("fidelity") or {}
     if figures:
-        parts.append(_table("Fidelity", list(FIDELITY_FIGURES), [[format_number(figures.get(k)) for k in FIDELITY_FIGURES]]))
-    parts.append(_table("Cost per step", ["step", "wall", "cpu", "circuits", "shots", "QPU", "queue", "peak RSS"], [
-        [c["stage"], format_seconds(c["wall_s"]), format_seconds(c["cpu_s"]), c["circuits"], c["shots"],
-         format_seconds(c["qpu_s"]), format_seconds(c["queue_s"]), format_bytes(c["peak_rss_bytes"])]
-        for c in report.get("costs", [])]))
+        parts.append(
+            _table(
+                "Fidelity",
+                list(FIDELITY_FIGURES),
+                [[format_number(figures.get(k)) for k in FIDELITY_FIGURES]],
+            )
+        )
+    parts.append(
+        _table(
+            "Cost per step",
+            ["step", "wall", "cpu", "circuits", "shots", "QPU", "queue", "peak RSS"],
+            [
+                [
+                    c["stage"],
+                    format_seconds(c["wall_s"]),
+                    format_seconds(c["cpu_s"]),
+                    c["circuits"],
+                    c["shots"],
+                    format_seconds(c["qpu_s"]),
+                    format_seconds(c["queue_s"]),
+                    format_bytes(c["peak_rss_bytes"]),
+                ]
+                for c in report.get("costs", [])
+            ],
+        )
+    )
     parts.append(_image(timeline_png(report), "timeline of the run's tasks"))
     parts.append(_image(stages_png(report), "stage breakdown"))
-    parts.append(_table("Stages", ["stage", "tasks", "wall", "cpu", "QPU", "queue", "peak RSS"], [
-        [stage, t["tasks"], format_seconds(t["wall_s"]), format_seconds(t["cpu_s"]), format_seconds(t["qpu_s"]),
-         format_seconds(t["queue_s"]), format_bytes(t["peak_rss_bytes"])]
-        for stage, t in sorted(report["stages"].items(), key=lambda item: -item[1]["wall_s"])]))
+    parts.append(
+        _table(
+            "Stages",
+            ["stage", "tasks", "wall", "cpu", "QPU", "queue", "peak RSS"],
+            [
+                [
+                    stage,
+                    t["tasks"],
+                    format_seconds(t["wall_s"]),
+                    format_seconds(t["cpu_s"]),
+                    format_seconds(t["qpu_s"]),
+                    format_seconds(t["queue_s"]),
+                    format_bytes(t["peak_rss_bytes"]),
+                ]
+                for stage, t in sorted(
+                    report["stages"].items(), key=lambda item: -item[1]["wall_s"]
+                )
+            ],
+        )
+    )
     if report.get("decisions"):
-        parts.append(_table("Policy decisions", ["policy", "choice", "rationale"], [
-            [d["policy"], ", ".join(f"{k}={v}" for k, v in d["choice"].items())[:200], d["rationale"]]
-            for d in report["decisions"]]))
+        parts.append(
+            _table(
+                "Policy decisions",
+                ["policy", "choice", "rationale"],
+                [
+                    [
+                        d["policy"],
+                        ", ".join(f"{k}={v}" for k, v in d["choice"].items())[:200],
+                        d["rationale"],
+                    ]
+                    for d in report["decisions"]
+                ],
+            )
+        )
     for warning in report.get("warnings", []):
-        parts.append(f"<p class=\"warning\">warning: {html.escape(warning)}</p>")
+        parts.append(f'<p class="warning">warning: {html.escape(warning)}</p>')
     tasks = report["tasks"][:MAX_TASK_ROWS]
-    parts.append(_table(f"Tasks ({len(tasks)} of {len(report['tasks'])})",
-                        ["task", "stage", "status", "wall", "cpu", "peak RSS", "QPU", "queue"], [
-        [t["name"], t["stage"], t["status"], format_seconds(t["wall_s"]), format_seconds(t["cpu_s"]),
-         format_bytes(t["peak_rss_bytes"]), format_seconds(t["qpu_s"]), format_seconds(t["queue_s"])] for t in tasks]))
-    return (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>LLQM: {html.escape(run['name'])}"
-            f"</title><style>{_STYLE}</style></head><body data-figures=\"0\">{''.join(parts)}"
-            f"<script>{_SCRIPT}</script></body></html>")
+    parts.append(
+        _table(
+            f"Tasks ({len(tasks)} of {len(report['tasks'])})",
+            ["task", "stage", "status", "wall", "cpu", "peak RSS", "QPU", "queue"],
+            [
+                [
+                    t["name"],
+                    t["stage"],
+                    t["status"],
+                    format_seconds(t["wall_s"]),
+                    format_seconds(t["cpu_s"]),
+                    format_bytes(t["peak_rss_bytes"]),
+                    format_seconds(t["qpu_s"]),
+                    format_seconds(t["queue_s"]),
+                ]
+                for t in tasks
+            ],
+        )
+    )
+    return (
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>LLQM: {html.escape(run["name"])}'
+        f'</title><style>{_STYLE}</style></head><body data-figures="0">{"".join(parts)}'
+        f"<script>{_SCRIPT}</script></body></html>"
+    )

@@ -25,9 +25,9 @@ import os
 import socket
 import struct
 import uuid
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Collection
 
 import psutil
 
@@ -61,7 +61,11 @@ def _decode_frames(data: bytes) -> list:
         if offset > len(data):
             break  # the last frame was cut short
         try:
-            rows.append(marshal.loads(data[start:offset]) if kind == b"M" else json.loads(data[start:offset]))
+            rows.append(
+                marshal.loads(data[start:offset])
+                if kind == b"M"
+                else json.loads(data[start:offset])
+            )
         except (ValueError, EOFError, TypeError):
             continue
     return rows
@@ -86,7 +90,7 @@ class Owner:
     process_started: float | None
 
     @classmethod
-    def this_process(cls) -> "Owner":
+    def this_process(cls) -> Owner:
         me = psutil.Process()
         return cls(socket.gethostname(), me.pid, me.create_time())
 
@@ -97,7 +101,10 @@ class Owner:
             return False
         try:
             process = psutil.Process(self.pid)
-            if self.process_started is not None and abs(process.create_time() - self.process_started) > 1.0:
+            if (
+                self.process_started is not None
+                and abs(process.create_time() - self.process_started) > 1.0
+            ):
                 return True
             return process.status() == psutil.STATUS_ZOMBIE
         except psutil.NoSuchProcess:
@@ -110,9 +117,16 @@ class TaskJournal:
     """This process's journal for one store: created at the first finished task."""
 
     def __init__(self, store_path: Path) -> None:
-        self.path = store_path.with_name(f"{store_path.name}-journal-{uuid.uuid4().hex[:16]}{SUFFIX}")
+        self.path = store_path.with_name(
+            f"{store_path.name}-journal-{uuid.uuid4().hex[:16]}{SUFFIX}"
+        )
         owner = Owner.this_process()
-        header = (json.dumps({"host": owner.host, "pid": owner.pid, "process_started": owner.process_started}) + "\n").encode()
+        header = (
+            json.dumps(
+                {"host": owner.host, "pid": owner.pid, "process_started": owner.process_started}
+            )
+            + "\n"
+        ).encode()
         self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
         self._header_size = len(header)
         self._write(header)
@@ -160,7 +174,9 @@ def read_journals(store_path: Path, widths: Collection[int]) -> list[JournalFile
     still being written, or one of another shape, is skipped)."""
     found = []
     names = [(name, _decode_frames) for name in glob.glob(journal_pattern(store_path))]
-    names += [(name, _decode_lines) for name in glob.glob(journal_pattern(store_path, LEGACY_SUFFIX))]
+    names += [
+        (name, _decode_lines) for name in glob.glob(journal_pattern(store_path, LEGACY_SUFFIX))
+    ]
     for name, decode in sorted(names):
         try:
             with open(name, "rb") as file:
@@ -170,7 +186,11 @@ def read_journals(store_path: Path, widths: Collection[int]) -> list[JournalFile
         header_end = data.find(b"\n")
         if header_end < 0:
             continue
-        rows = [row for row in decode(data[header_end + 1:]) if isinstance(row, list) and len(row) in widths]
+        rows = [
+            row
+            for row in decode(data[header_end + 1 :])
+            if isinstance(row, list) and len(row) in widths
+        ]
         found.append(JournalFile(Path(name), _owner(data[:header_end]), rows))
     return found
 

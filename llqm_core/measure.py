@@ -19,7 +19,12 @@ from .sampler import Watch, shared_sampler
 HOST = socket.gethostname()
 
 
-_perf_counter, _thread_time, _times, _get_ident = time.perf_counter, time.thread_time, os.times, threading.get_ident
+_perf_counter, _thread_time, _times, _get_ident = (
+    time.perf_counter,
+    time.thread_time,
+    os.times,
+    threading.get_ident,
+)
 
 
 class Measurement(Watch):
@@ -28,8 +33,15 @@ class Measurement(Watch):
     It is the ``Watch`` the shared sampler folds its readings into meanwhile (one object per
     task, not two: each costs microseconds between two tasks' work)."""
 
-    __slots__ = ("_sampler", "_start_rss", "_start_process_cpu", "_start_hwm", "_start_times", "_start_thread_cpu",
-                 "_start_wall")
+    __slots__ = (
+        "_sampler",
+        "_start_rss",
+        "_start_process_cpu",
+        "_start_hwm",
+        "_start_times",
+        "_start_thread_cpu",
+        "_start_wall",
+    )
 
     def __init__(self) -> None:
         self._sampler = sampler = shared_sampler()

@@ -92,13 +92,13 @@ class Profile:
         return _own_values(self) + _gpu_values(self.gpu)
 
     @classmethod
-    def from_values(cls, values: list | tuple) -> "Profile":
+    def from_values(cls, values: list | tuple) -> Profile:
         """The inverse of ``values``."""
         own, gpu = values[:_OWN_FIELDS], values[_OWN_FIELDS:]
         return cls(*own, GpuProfile(bool(gpu[0]), *gpu[1:]))  # SQLite keeps ``available`` as 0 or 1
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Profile":
+    def from_dict(cls, data: dict[str, Any]) -> Profile:
         data = dict(data)
         gpu = data.get("gpu")
         data["gpu"] = GpuProfile(**gpu) if gpu else NOT_MEASURED_GPU
@@ -113,7 +113,10 @@ _profile_values = operator.attrgetter(*Profile.__slots__)
 _OWN_FIELDS = len(Profile.__slots__) - 1  # all but ``gpu``, the last
 _own_values = operator.attrgetter(*Profile.__slots__[:_OWN_FIELDS])
 #: The names of ``Profile.values()``: the store's profile columns.
-PROFILE_VALUE_NAMES = (*Profile.__slots__[:_OWN_FIELDS], *(f"gpu_{name}" for name in GpuProfile.__slots__))
+PROFILE_VALUE_NAMES = (
+    *Profile.__slots__[:_OWN_FIELDS],
+    *(f"gpu_{name}" for name in GpuProfile.__slots__),
+)
 
 
 @dataclass
@@ -129,7 +132,9 @@ class RunRecord:
     parent_span_id: str | None = None
     end_ns: int | None = None
     error: str | None = None
-    span_owned: bool = True  # False when the run's span is a workflow engine's (e.g. Prefect's flow run span)
+    span_owned: bool = (
+        True  # False when the run's span is a workflow engine's (e.g. Prefect's flow run span)
+    )
     config: dict[str, Any] = field(default_factory=dict)
     resource: dict[str, Any] = field(default_factory=dict)
     pid: int | None = None
@@ -212,13 +217,16 @@ class HardwareSnapshot:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "HardwareSnapshot":
+    def from_dict(cls, data: dict[str, Any]) -> HardwareSnapshot:
         return cls(
             backend=data["backend"],
             num_qubits=data["num_qubits"],
             taken_at=data.get("taken_at", 0.0),
             qubits={int(q): QubitCalibration(**c) for q, c in data.get("qubits", {}).items()},
-            gates=[GateCalibration(**(g | {"qubits": tuple(g["qubits"])})) for g in data.get("gates", [])],
+            gates=[
+                GateCalibration(**(g | {"qubits": tuple(g["qubits"])}))
+                for g in data.get("gates", [])
+            ],
             extra=data.get("extra", {}),
         )
 

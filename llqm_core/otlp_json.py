@@ -9,8 +9,9 @@ back into SDK spans first, so a stored run encodes exactly as it was exported li
 from __future__ import annotations
 
 import base64
+from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, Sequence
+from typing import Any
 
 from google.protobuf.json_format import MessageToDict
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
@@ -37,7 +38,12 @@ SCOPE = InstrumentationScope("llqm", _llqm_version())
 
 def _hex_ids(node: Any) -> Any:
     if isinstance(node, dict):
-        return {k: (base64.b64decode(v).hex() if k in _ID_FIELDS and isinstance(v, str) else _hex_ids(v)) for k, v in node.items()}
+        return {
+            k: (
+                base64.b64decode(v).hex() if k in _ID_FIELDS and isinstance(v, str) else _hex_ids(v)
+            )
+            for k, v in node.items()
+        }
     if isinstance(node, list):
         return [_hex_ids(v) for v in node]
     return node
@@ -49,7 +55,12 @@ def spans_to_otlp_json(spans: Sequence[ReadableSpan]) -> dict[str, Any]:
 
 
 def _context(trace_id: str, span_id: str) -> SpanContext:
-    return SpanContext(int(trace_id, 16), int(span_id, 16), is_remote=False, trace_flags=TraceFlags(TraceFlags.SAMPLED))
+    return SpanContext(
+        int(trace_id, 16),
+        int(span_id, 16),
+        is_remote=False,
+        trace_flags=TraceFlags(TraceFlags.SAMPLED),
+    )
 
 
 def _parent(trace_id: str, span_id: str | None) -> SpanContext | None:
@@ -67,10 +78,16 @@ def run_spans(run: RunRecord, tasks: Sequence[TaskRecord]) -> list[ReadableSpan]
         failed = run.status is RunStatus.FAILED
         spans.append(
             ReadableSpan(
-                name=run.name, context=_context(run.trace_id, run.span_id), parent=_parent(run.trace_id, run.parent_span_id),
-                resource=resource, attributes=run_attributes(run), kind=SpanKind.INTERNAL,
+                name=run.name,
+                context=_context(run.trace_id, run.span_id),
+                parent=_parent(run.trace_id, run.parent_span_id),
+                resource=resource,
+                attributes=run_attributes(run),
+                kind=SpanKind.INTERNAL,
                 status=Status(StatusCode.ERROR, run.error) if failed else Status(StatusCode.UNSET),
-                start_time=run.start_ns, end_time=run.end_ns, instrumentation_scope=SCOPE,
+                start_time=run.start_ns,
+                end_time=run.end_ns,
+                instrumentation_scope=SCOPE,
             )
         )
     for task in tasks:
@@ -79,13 +96,31 @@ def run_spans(run: RunRecord, tasks: Sequence[TaskRecord]) -> list[ReadableSpan]
         failed = task.status is TaskStatus.FAILED
         events = []
         if failed:
-            events.append(Event("exception", {"exception.type": task.error_type or "", "exception.message": task.error or ""}, task.end_ns))
+            events.append(
+                Event(
+                    "exception",
+                    {
+                        "exception.type": task.error_type or "",
+                        "exception.message": task.error or "",
+                    },
+                    task.end_ns,
+                )
+            )
         spans.append(
             ReadableSpan(
-                name=task.name, context=_context(task.trace_id, task.span_id), parent=_parent(task.trace_id, task.parent_span_id),
-                resource=resource, attributes=task_attributes(task), events=events, kind=SpanKind.INTERNAL,
-                status=Status(StatusCode.ERROR, f"{task.error_type}: {task.error}") if failed else Status(StatusCode.UNSET),
-                start_time=task.start_ns, end_time=task.end_ns, instrumentation_scope=SCOPE,
+                name=task.name,
+                context=_context(task.trace_id, task.span_id),
+                parent=_parent(task.trace_id, task.parent_span_id),
+                resource=resource,
+                attributes=task_attributes(task),
+                events=events,
+                kind=SpanKind.INTERNAL,
+                status=Status(StatusCode.ERROR, f"{task.error_type}: {task.error}")
+                if failed
+                else Status(StatusCode.UNSET),
+                start_time=task.start_ns,
+                end_time=task.end_ns,
+                instrumentation_scope=SCOPE,
             )
         )
     return sorted(spans, key=lambda span: span.end_time)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Callable, Generic, TypeVar
+from collections.abc import Callable
+from typing import Generic, TypeVar
 
 T = TypeVar("T")
 

@@ -30,9 +30,10 @@ from __future__ import annotations
 import math
 import tomllib
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from . import registries
 from .api import annotate, current_run, run
@@ -40,8 +41,19 @@ from .errors import UserError
 from .plugins import loaded_plugins
 from .policies import decide
 
-SECTIONS = ("name", "circuit", "observable", "backend", "transpile", "mitigation", "execution", "stages",
-            "policies", "output", "run")
+SECTIONS = (
+    "name",
+    "circuit",
+    "observable",
+    "backend",
+    "transpile",
+    "mitigation",
+    "execution",
+    "stages",
+    "policies",
+    "output",
+    "run",
+)
 MAX_SHOTS = 10_000_000
 LOCAL_ENGINE = "local"
 EXTRA_SECTION = "stages"
@@ -70,7 +82,13 @@ class Pipeline:
     config: dict[str, Any] = field(default_factory=dict)
 
     def initial_data(self) -> dict[str, Any]:
-        return {"backend": self.backend, "shots": self.shots, "seed": self.seed, "policies": self.policies, "warnings": []}
+        return {
+            "backend": self.backend,
+            "shots": self.shots,
+            "seed": self.seed,
+            "policies": self.policies,
+            "warnings": [],
+        }
 
 
 def _table(config: dict[str, Any], key: str) -> dict[str, Any]:
@@ -81,7 +99,12 @@ def _table(config: dict[str, Any], key: str) -> dict[str, Any]:
 
 
 def _whole(section: str, key: str, value: Any, low: int, high: int | None = None) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < low or (high is not None and value > high):
+    if (
+        not isinstance(value, int)
+        or isinstance(value, bool)
+        or value < low
+        or (high is not None and value > high)
+    ):
         allowed = f"from {low:,} to {high:,}" if high is not None else f"of {low} or more"
         raise UserError(f"[{section}] {key} must be a whole number {allowed}, not {value!r}.")
     return value
@@ -103,19 +126,34 @@ def _only(section: str, table: dict[str, Any], allowed: tuple[str, ...]) -> None
 def _mitigation_steps(table: dict[str, Any]) -> list[Step]:
     technique = table.pop("technique", "none")
     if not isinstance(technique, str) or not technique.strip():
-        raise UserError(f"[mitigation] technique must be a name such as \"zne\" or \"rem+zne\", not {technique!r}.")
+        raise UserError(
+            f'[mitigation] technique must be a name such as "zne" or "rem+zne", not {technique!r}.'
+        )
     parts = [part.strip() for part in technique.split("+")]
-    known = sorted(name.removeprefix("mitigate.") for name in registries.registered("stage") if name.startswith("mitigate."))
+    known = sorted(
+        name.removeprefix("mitigate.")
+        for name in registries.registered("stage")
+        if name.startswith("mitigate.")
+    )
     for part in parts:
         if part not in known:
-            raise UserError(f"[mitigation] technique {technique!r} names {part!r}, which is not a registered technique; "
-                            f"the registered ones are: {', '.join(known)} (combine them as \"rem+zne\").")
-    for key, value in table.items():  # tables of other registered techniques may stay (handy in sweeps)
+            raise UserError(
+                f"[mitigation] technique {technique!r} names {part!r}, which is not a registered technique; "
+                f'the registered ones are: {", ".join(known)} (combine them as "rem+zne").'
+            )
+    for (
+        key,
+        value,
+    ) in table.items():  # tables of other registered techniques may stay (handy in sweeps)
         if key not in known:
-            raise UserError(f"[mitigation] has options for {key!r}, which is not a registered technique; "
-                            f"the registered ones are: {', '.join(known)}.")
+            raise UserError(
+                f"[mitigation] has options for {key!r}, which is not a registered technique; "
+                f"the registered ones are: {', '.join(known)}."
+            )
         if not isinstance(value, dict):
-            raise UserError(f"[mitigation.{key}] must be a table of options, not {type(value).__name__}.")
+            raise UserError(
+                f"[mitigation.{key}] must be a table of options, not {type(value).__name__}."
+            )
     steps = []
     for position, part in enumerate(parts):
         options = dict(table.get(part, {}))
@@ -127,13 +165,15 @@ def _mitigation_steps(table: dict[str, Any]) -> list[Step]:
 
 def _extra_steps(entries: Any) -> list[Step]:
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-        raise UserError("[[stages]] must be an array of tables, each with a name and the stage's options.")
+        raise UserError(
+            "[[stages]] must be an array of tables, each with a name and the stage's options."
+        )
     steps = []
     for number, entry in enumerate(entries, start=1):
         options = dict(entry)
         name = options.pop("name", None)
         if not isinstance(name, str):
-            raise UserError(f"[[stages]] entry {number} needs name = \"<registered stage>\".")
+            raise UserError(f'[[stages]] entry {number} needs name = "<registered stage>".')
         steps.append(_stage(f"{EXTRA_SECTION} #{number}", name, options))
     return steps
 
@@ -142,12 +182,16 @@ def _policies(table: dict[str, Any]) -> list[Any]:
     """``names = [...]`` in order of precedence, and an options table per policy that needs one."""
     names = table.pop("names", [])
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-        raise UserError(f"[policies] names must be a list of registered policy names, not {names!r}.")
+        raise UserError(
+            f"[policies] names must be a list of registered policy names, not {names!r}."
+        )
     for key, value in table.items():
         if key not in names:
             raise UserError(f"[policies] has options for {key!r}, which is not in names = {names}.")
         if not isinstance(value, dict):
-            raise UserError(f"[policies.{key}] must be a table of options, not {type(value).__name__}.")
+            raise UserError(
+                f"[policies.{key}] must be a table of options, not {type(value).__name__}."
+            )
     built = []
     for name in names:
         try:
@@ -171,7 +215,9 @@ def parse_pipeline(config: dict[str, Any], source: str = "pipeline") -> Pipeline
     """Check a whole pipeline description and build its steps; nothing runs yet."""
     for key in config:
         if key not in SECTIONS:
-            raise UserError(f"{source} has an unknown section or key {key!r}; the allowed ones are: {', '.join(SECTIONS)}.")
+            raise UserError(
+                f"{source} has an unknown section or key {key!r}; the allowed ones are: {', '.join(SECTIONS)}."
+            )
     name = config.get("name", Path(source).stem)
     if not isinstance(name, str) or not name:
         raise UserError(f"name must be a non-empty string, not {name!r}.")
@@ -201,9 +247,20 @@ def parse_pipeline(config: dict[str, Any], source: str = "pipeline") -> Pipeline
         *_extra_steps(config.get("stages", [])),
         Step("postprocess", "postprocess", postprocess),
     ]
-    pipeline = Pipeline(name=name, steps=steps, backend=backend, shots=shots, seed=seed, store=store, engine=engine,
-                        policies=policies, config=config)
-    for step in steps:  # checks that need more than one section, such as a circuit wider than the backend
+    pipeline = Pipeline(
+        name=name,
+        steps=steps,
+        backend=backend,
+        shots=shots,
+        seed=seed,
+        store=store,
+        engine=engine,
+        policies=policies,
+        config=config,
+    )
+    for (
+        step
+    ) in steps:  # checks that need more than one section, such as a circuit wider than the backend
         preflight = getattr(step.run, "preflight", None)
         if preflight is not None:
             try:
@@ -242,9 +299,14 @@ def postprocess(data: dict[str, Any]) -> dict[str, Any]:
         for key, value in (("unmitigated", raw), ("mitigated", mitigated)):
             if isinstance(value, (int, float)):
                 figures[f"fidelity.error_{key}"] = abs(float(value) - float(ideal))
-        raw_error, mitigated_error = figures.get("fidelity.error_unmitigated"), figures.get("fidelity.error_mitigated")
+        raw_error, mitigated_error = (
+            figures.get("fidelity.error_unmitigated"),
+            figures.get("fidelity.error_mitigated"),
+        )
         if raw_error is not None and mitigated_error is not None:
-            figures["fidelity.error_reduction"] = raw_error / mitigated_error if mitigated_error else math.inf
+            figures["fidelity.error_reduction"] = (
+                raw_error / mitigated_error if mitigated_error else math.inf
+            )
     if data["warnings"]:
         figures["pipeline.warnings"] = list(data["warnings"])
     annotate(figures)
@@ -257,18 +319,27 @@ def features(data: dict[str, Any]) -> dict[str, Any]:
     if "circuit" not in data:
         described = {}
     else:  # generate's task described it already: the run keeps that description
-        described = active.description(data["circuit"]) if active is not None else loaded_plugins().describe_value(data["circuit"])
+        described = (
+            active.description(data["circuit"])
+            if active is not None
+            else loaded_plugins().describe_value(data["circuit"])
+        )
     keys = ("circuit.size", "circuit.qubits", "circuit.depth", "circuit.two_qubit_gates")
     return {k: described.get(k) for k in keys} | {"shots": data.get("shots")}
 
 
 def run_steps(pipeline: Pipeline, on_step: StepCallback | None = None) -> dict[str, Any]:
     """Run the steps in order in the current run, each its own task."""
-    return run_in_order(pipeline, lambda step, data: registries.run_step(step.name, step.run, data), on_step)
+    return run_in_order(
+        pipeline, lambda step, data: registries.run_step(step.name, step.run, data), on_step
+    )
 
 
-def run_in_order(pipeline: Pipeline, run_one: Callable[[Step, dict[str, Any]], dict[str, Any]],
-                 on_step: StepCallback | None = None) -> dict[str, Any]:
+def run_in_order(
+    pipeline: Pipeline,
+    run_one: Callable[[Step, dict[str, Any]], dict[str, Any]],
+    on_step: StepCallback | None = None,
+) -> dict[str, Any]:
     """The order every engine keeps: each step through ``run_one`` (which makes it a task of the
     engine's kind); an extra stage that fails is skipped with a warning; once the circuit is
     generated, the policies may predict the run's costs and choose its mitigation."""
@@ -283,17 +354,23 @@ def run_in_order(pipeline: Pipeline, run_one: Callable[[Step, dict[str, Any]], d
             data = _run_contained(step, data, run_one)
         else:
             data = run_one(step, data)
-        if step.name == "generate":  # the circuit is known: policies may now predict, or choose the mitigation
+        if (
+            step.name == "generate"
+        ):  # the circuit is known: policies may now predict, or choose the mitigation
             known = features(data)
             decide(data, "predict", features=known)
-            steps = _with_chosen_mitigation(steps, decide(data, "mitigation", features=known, shots=pipeline.shots))
+            steps = _with_chosen_mitigation(
+                steps, decide(data, "mitigation", features=known, shots=pipeline.shots)
+            )
         index += 1
     if on_step is not None:
         on_step(len(steps), len(steps), "done")
     return data
 
 
-def _run_contained(step: Step, data: dict[str, Any], run_one: Callable[[Step, dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
+def _run_contained(
+    step: Step, data: dict[str, Any], run_one: Callable[[Step, dict[str, Any]], dict[str, Any]]
+) -> dict[str, Any]:
     """An extra stage (a plugin's analysis) that raises fails its own task only: the run goes on, warned."""
     try:
         return run_one(step, data)
@@ -307,7 +384,9 @@ def _with_chosen_mitigation(steps: list[Step], decision: Any) -> list[Step]:
     """The steps with the mitigation a policy chose in place of the file's (checked like the file's)."""
     if decision is None:
         return steps
-    chosen = _mitigation_steps({"technique": decision.choice["technique"], **decision.choice.get("options", {})})
+    chosen = _mitigation_steps(
+        {"technique": decision.choice["technique"], **decision.choice.get("options", {})}
+    )
     first = next((i for i, s in enumerate(steps) if s.name.startswith("mitigate.")), len(steps))
     return steps[:first] + chosen + [s for s in steps[first:] if not s.name.startswith("mitigate.")]
 
@@ -320,7 +399,9 @@ class PipelineFailed(Exception):
         self.run_id, self.step, self.error = run_id, step, error
 
 
-def run_pipeline(pipeline: Pipeline, store: Any = None, on_step: StepCallback | None = None) -> tuple[str, dict[str, Any]]:
+def run_pipeline(
+    pipeline: Pipeline, store: Any = None, on_step: StepCallback | None = None
+) -> tuple[str, dict[str, Any]]:
     """Run a checked pipeline on its engine; returns the run's id and the final data.
 
     A failing step raises ``PipelineFailed`` (with the run id and the step on the local engine);
@@ -332,7 +413,9 @@ def run_pipeline(pipeline: Pipeline, store: Any = None, on_step: StepCallback | 
             return engine(pipeline, store=store, on_step=on_step)
         except UserError:
             raise
-        except Exception as exc:  # the engine's own failure types: the run is in the store as failed
+        except (
+            Exception
+        ) as exc:  # the engine's own failure types: the run is in the store as failed
             raise PipelineFailed(None, None, exc) from exc
     current: list[str] = []
 
@@ -346,6 +429,7 @@ def run_pipeline(pipeline: Pipeline, store: Any = None, on_step: StepCallback | 
         with run(pipeline.name, store=store, config=pipeline.config) as active:
             data = run_steps(pipeline, track)
     except Exception as exc:
-        raise PipelineFailed(active.id if active is not None else None, current[0] if current else None, exc) from exc
+        raise PipelineFailed(
+            active.id if active is not None else None, current[0] if current else None, exc
+        ) from exc
     return active.id, data
-

@@ -49,7 +49,10 @@ class PluginSet:
         self._implementations: dict[str, list] = {}
         self.info: list[PluginInfo] = []
         found = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
-        for option, names in ((f"--plugins / {SELECT_ENV}", select), (f"--disable-plugins / {DISABLE_ENV}", disable)):
+        for option, names in (
+            (f"--plugins / {SELECT_ENV}", select),
+            (f"--disable-plugins / {DISABLE_ENV}", disable),
+        ):
             unknown = sorted((names or set()) - set(found))
             if unknown:
                 raise PluginError(
@@ -70,7 +73,9 @@ class PluginSet:
     @staticmethod
     def _describe(ep: EntryPoint, status: str, error: str | None = None) -> PluginInfo:
         package = ep.dist.name if ep.dist is not None else None
-        return PluginInfo(name=ep.name, package=package, module=ep.value, status=status, error=error)
+        return PluginInfo(
+            name=ep.name, package=package, module=ep.value, status=status, error=error
+        )
 
     def _load(self, ep: EntryPoint) -> None:
         try:
@@ -79,7 +84,10 @@ class PluginSet:
         except Exception as exc:  # a broken third-party plugin must not take LLQM down
             error = f"{type(exc).__name__}: {exc}"
             self.info.append(self._describe(ep, "broken", error))
-            warnings.warn(f"llqm plugin {ep.name!r} ({ep.value}) failed to load and is skipped: {error}", stacklevel=2)
+            warnings.warn(
+                f"llqm plugin {ep.name!r} ({ep.value}) failed to load and is skipped: {error}",
+                stacklevel=2,
+            )
             return
         self.info.append(self._describe(ep, "loaded"))
 
@@ -94,7 +102,9 @@ class PluginSet:
         """The hook's implementations, last registered first (kept until a plugin is registered)."""
         impls = self._implementations.get(hook_name)
         if impls is None:
-            impls = self._implementations[hook_name] = list(reversed(getattr(self.manager.hook, hook_name).get_hookimpls()))
+            impls = self._implementations[hook_name] = list(
+                reversed(getattr(self.manager.hook, hook_name).get_hookimpls())
+            )
         return impls
 
     def call_each(self, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
@@ -102,10 +112,13 @@ class PluginSet:
         results = []
         for impl in self.implementations(hook_name):
             try:
-                results.append((impl.plugin_name, impl.function(**{a: kwargs[a] for a in impl.argnames})))
+                results.append(
+                    (impl.plugin_name, impl.function(**{a: kwargs[a] for a in impl.argnames}))
+                )
             except Exception as exc:
                 warnings.warn(
-                    f"llqm plugin {impl.plugin_name!r} raised in {hook_name}: {type(exc).__name__}: {exc}", stacklevel=2
+                    f"llqm plugin {impl.plugin_name!r} raised in {hook_name}: {type(exc).__name__}: {exc}",
+                    stacklevel=2,
                 )
         return results
 
@@ -114,19 +127,34 @@ class PluginSet:
         entries: dict[str, dict[str, Any]] = {}
         for impl in self.implementations(hook_name):
 
-            def register(name: str, obj: Any, *, description: str = "", _plugin: str = impl.plugin_name, **options: Any) -> None:
+            def register(
+                name: str,
+                obj: Any,
+                *,
+                description: str = "",
+                _plugin: str = impl.plugin_name,
+                **options: Any,
+            ) -> None:
                 if name in entries:
                     raise PluginError(
                         f"plugin {_plugin!r} registers {name!r} through {hook_name}, already registered by plugin {entries[name]['plugin']!r}."
                     )
-                entries[name] = {"object": obj, "plugin": _plugin, "description": description, **options}
+                entries[name] = {
+                    "object": obj,
+                    "plugin": _plugin,
+                    "description": description,
+                    **options,
+                }
 
             try:
                 impl.function(register=register)
             except PluginError:
                 raise
             except Exception as exc:
-                warnings.warn(f"llqm plugin {impl.plugin_name!r} raised in {hook_name}: {type(exc).__name__}: {exc}", stacklevel=2)
+                warnings.warn(
+                    f"llqm plugin {impl.plugin_name!r} raised in {hook_name}: {type(exc).__name__}: {exc}",
+                    stacklevel=2,
+                )
         return entries
 
     def describe_value(self, value: Any) -> dict[str, Any]:
@@ -149,7 +177,10 @@ def loaded_plugins() -> PluginSet:
         return current  # every task's end asks: no lock once loaded
     with _current_lock:
         if _current is None:
-            _current = PluginSet(select=_names(os.environ.get(SELECT_ENV)), disable=_names(os.environ.get(DISABLE_ENV)))
+            _current = PluginSet(
+                select=_names(os.environ.get(SELECT_ENV)),
+                disable=_names(os.environ.get(DISABLE_ENV)),
+            )
         return _current
 
 
@@ -170,5 +201,3 @@ def reset_plugins() -> None:
     global _current
     with _current_lock:
         _current = None
-
-

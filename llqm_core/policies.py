@@ -37,8 +37,12 @@ def recent_tasks(stage: str, runs: int) -> list[TaskRecord]:
     store = history_store()
     if store is None:
         return []
-    return [task for run in store.runs(limit=runs) for task in store.tasks(run.id)
-            if task.stage == stage and task.end_ns is not None]
+    return [
+        task
+        for run in store.runs(limit=runs)
+        for task in store.tasks(run.id)
+        if task.stage == stage and task.end_ns is not None
+    ]
 
 
 def record(decision: PolicyDecision) -> PolicyDecision:

@@ -31,7 +31,10 @@ def lookup(kind: str, name: str) -> Any:
     """The object registered as ``name``, or a UserError that lists what is registered."""
     entries = registered(kind)
     if name not in entries:
-        known = ", ".join(sorted(entries)) or "none (is the plugin that provides it installed and enabled?)"
+        known = (
+            ", ".join(sorted(entries))
+            or "none (is the plugin that provides it installed and enabled?)"
+        )
         raise UserError(f"unknown {kind} {name!r}; registered {kind} names are: {known}.")
     return entries[name]["object"]
 
@@ -69,11 +72,15 @@ def apply_step(name: str, step: Any, data: dict[str, Any]) -> dict[str, Any]:
     """
     added = step(data) or {}
     if not isinstance(added, dict):
-        raise TypeError(f"stage {name!r} returned {type(added).__name__}; a stage returns a dict of new entries or None.")
+        raise TypeError(
+            f"stage {name!r} returned {type(added).__name__}; a stage returns a dict of new entries or None."
+        )
     annotate({f"stage.{key}": value for key, value in added.items() if _is_metric(value)})
     handle = current_task()
     if handle is not None:
-        for value in added.values():  # circuits, counts...: described by the plugins, tracked as outputs
+        for (
+            value
+        ) in added.values():  # circuits, counts...: described by the plugins, tracked as outputs
             if not _is_metric(value) and not callable(value):
                 handle.record_output(value)
     return {**data, **added}
@@ -91,12 +98,20 @@ def check_options(factory: Any, options: dict[str, Any], what: str) -> None:
         return
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
         return
-    allowed = [n for n, p in parameters.items() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    allowed = [
+        n for n, p in parameters.items() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
     for option in options:
         if option not in allowed:
-            raise UserError(f"{what} has no option {option!r}; its options are: {', '.join(allowed) or 'none'}.")
-    missing = [n for n, p in parameters.items()
-               if p.default is inspect.Parameter.empty and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
-               and n not in options]
+            raise UserError(
+                f"{what} has no option {option!r}; its options are: {', '.join(allowed) or 'none'}."
+            )
+    missing = [
+        n
+        for n, p in parameters.items()
+        if p.default is inspect.Parameter.empty
+        and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+        and n not in options
+    ]
     if missing:
         raise UserError(f"{what} needs the option {missing[0]!r}.")

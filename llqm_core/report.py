@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from typing import Any, Callable
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .analysis import FIDELITY_FIGURES, bottleneck, concurrency, critical_path, fidelity, prediction_errors, step_costs
+from .analysis import (
+    FIDELITY_FIGURES,
+    bottleneck,
+    concurrency,
+    critical_path,
+    fidelity,
+    prediction_errors,
+    step_costs,
+)
 from .model import RunRecord, TaskRecord
 from .store import ProfileStore
 
@@ -17,11 +26,16 @@ from .store import ProfileStore
 def iso_time(ns: int | None) -> str | None:
     if ns is None:
         return None
-    return datetime.fromtimestamp(ns / 1e9, tz=timezone.utc).isoformat(timespec="microseconds")
+    return datetime.fromtimestamp(ns / 1e9, tz=UTC).isoformat(timespec="microseconds")
 
 
 def run_summary(run: RunRecord) -> dict[str, Any]:
-    return {"id": run.id, "name": run.name, "status": run.status.value, "started": iso_time(run.start_ns)}
+    return {
+        "id": run.id,
+        "name": run.name,
+        "status": run.status.value,
+        "started": iso_time(run.start_ns),
+    }
 
 
 def task_entry(task: TaskRecord) -> dict[str, Any]:
@@ -57,8 +71,17 @@ def stage_totals(tasks: list[TaskRecord]) -> dict[str, dict[str, Any]]:
     """Per stage: how many tasks, and their summed wall, CPU, QPU and queue seconds and largest peak RSS."""
     totals: dict[str, dict[str, Any]] = {}
     for task in tasks:
-        entry = totals.setdefault(task.stage, {"tasks": 0, "wall_s": 0.0, "cpu_s": 0.0, "qpu_s": 0.0, "queue_s": 0.0,
-                                               "peak_rss_bytes": 0})
+        entry = totals.setdefault(
+            task.stage,
+            {
+                "tasks": 0,
+                "wall_s": 0.0,
+                "cpu_s": 0.0,
+                "qpu_s": 0.0,
+                "queue_s": 0.0,
+                "peak_rss_bytes": 0,
+            },
+        )
         entry["tasks"] += 1
         if task.end_ns is not None:
             entry["wall_s"] += task.profile.wall_s
@@ -133,8 +156,16 @@ def _depths(tasks: list[dict[str, Any]]) -> dict[str, int]:
 def _render_tasks(report: dict[str, Any], console: Console) -> None:
     depths = _depths(report["tasks"])
     table = Table(title="Tasks", title_justify="left")
-    for column, justify in (("task", "left"), ("stage", "left"), ("status", "left"), ("wall", "right"),
-                            ("cpu", "right"), ("peak RSS", "right"), ("RSS growth", "right"), ("metrics", "left")):
+    for column, justify in (
+        ("task", "left"),
+        ("stage", "left"),
+        ("status", "left"),
+        ("wall", "right"),
+        ("cpu", "right"),
+        ("peak RSS", "right"),
+        ("RSS growth", "right"),
+        ("metrics", "left"),
+    ):
         table.add_column(column, justify=justify)
     for task in report["tasks"]:
         metrics = ", ".join(f"{k}={v}" for k, v in list(task["metrics"].items())[:4])
@@ -142,8 +173,14 @@ def _render_tasks(report: dict[str, Any], console: Console) -> None:
             metrics += ", ..."
         style = "red" if task["status"] in ("failed", "interrupted") else None
         table.add_row(
-            "  " * depths[task["id"]] + task["name"], task["stage"], task["status"], format_seconds(task["wall_s"]),
-            format_seconds(task["cpu_s"]), format_bytes(task["peak_rss_bytes"]), format_bytes(task["rss_growth_bytes"]), metrics,
+            "  " * depths[task["id"]] + task["name"],
+            task["stage"],
+            task["status"],
+            format_seconds(task["wall_s"]),
+            format_seconds(task["cpu_s"]),
+            format_bytes(task["peak_rss_bytes"]),
+            format_bytes(task["rss_growth_bytes"]),
+            metrics,
             style=style,
         )
     console.print(table)
@@ -163,7 +200,12 @@ def render_report(report: dict[str, Any], console: Console, tasks: bool = True) 
     for column in ("stage", "tasks", "wall", "cpu"):
         stages.add_column(column, justify="left" if column == "stage" else "right")
     for stage, totals in sorted(report["stages"].items(), key=lambda item: -item[1]["wall_s"]):
-        stages.add_row(stage, str(totals["tasks"]), format_seconds(totals["wall_s"]), format_seconds(totals["cpu_s"]))
+        stages.add_row(
+            stage,
+            str(totals["tasks"]),
+            format_seconds(totals["wall_s"]),
+            format_seconds(totals["cpu_s"]),
+        )
     console.print(stages)
     render_outcome(report, console)
 
@@ -178,9 +220,11 @@ def bottleneck_sentence(report: dict[str, Any], strong: Callable[[str], str] = s
     found = report.get("bottleneck")
     if not found:
         return None
-    return (f"{strong('Bottleneck:')} stage {strong(found['stage'])} on {strong(found['resource'])}, "
-            f"{found['share'] * 100:.0f}% of the run's wall time ({format_seconds(found['seconds'])}) on the critical "
-            f"path of {len(report.get('critical_path') or [])} tasks")
+    return (
+        f"{strong('Bottleneck:')} stage {strong(found['stage'])} on {strong(found['resource'])}, "
+        f"{found['share'] * 100:.0f}% of the run's wall time ({format_seconds(found['seconds'])}) on the critical "
+        f"path of {len(report.get('critical_path') or [])} tasks"
+    )
 
 
 def render_outcome(report: dict[str, Any], console: Console) -> None:
@@ -190,14 +234,24 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
         console.print(sentence)
     parallel = report.get("concurrency") or {}
     if parallel.get("mean_busy_cores") is not None:
-        console.print(f"Concurrency: up to {parallel['max_parallel_tasks']} tasks at once, "
-                      f"{parallel['mean_busy_cores']:.2f} busy cores on average")
+        console.print(
+            f"Concurrency: up to {parallel['max_parallel_tasks']} tasks at once, "
+            f"{parallel['mean_busy_cores']:.2f} busy cores on average"
+        )
     costs = Table(title="Cost per step", title_justify="left")
     for column in ("step", "wall", "cpu", "circuits", "shots", "QPU", "queue", "peak RSS"):
         costs.add_column(column, justify="left" if column == "step" else "right")
     for row in report.get("costs", []):
-        costs.add_row(row["stage"], format_seconds(row["wall_s"]), format_seconds(row["cpu_s"]), str(row["circuits"]), str(row["shots"]),
-                      format_seconds(row["qpu_s"]), format_seconds(row["queue_s"]), format_bytes(row["peak_rss_bytes"]))
+        costs.add_row(
+            row["stage"],
+            format_seconds(row["wall_s"]),
+            format_seconds(row["cpu_s"]),
+            str(row["circuits"]),
+            str(row["shots"]),
+            format_seconds(row["qpu_s"]),
+            format_seconds(row["queue_s"]),
+            format_bytes(row["peak_rss_bytes"]),
+        )
     console.print(costs)
     figures = report.get("fidelity") or {}
     if figures:
@@ -222,7 +276,12 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
         for column in ("policy", "choice", "rationale"):
             table.add_column(column)
         for decision in decisions:
-            choice = ", ".join(f"{k}={_short(v)}" for k, v in decision["choice"].items() if k != "stages") or "stage predictions"
+            choice = (
+                ", ".join(
+                    f"{k}={_short(v)}" for k, v in decision["choice"].items() if k != "stages"
+                )
+                or "stage predictions"
+            )
             table.add_row(decision["policy"], choice, decision["rationale"])
         console.print(table)
     for warning in report.get("warnings", []):

@@ -11,10 +11,10 @@ import os
 import threading
 import time
 
-from .settings import seconds_from_env, seconds_in_range
 from .gpu import gpu_probe
 from .memory import current_rss
 from .per_process import PerProcess
+from .settings import seconds_from_env, seconds_in_range
 
 DEFAULT_INTERVAL_S = 0.2  # each tick costs ~150 us of CPU on a VM; the kernel's high-water mark catches new highs exactly
 INTERVAL_ENV = "LLQM_SAMPLE_INTERVAL"
@@ -29,8 +29,17 @@ def interval_from_env() -> float:
 class Watch:
     """The extremes one task saw while it ran, and whether a task in another thread ran meanwhile."""
 
-    __slots__ = ("thread", "concurrent", "max_rss", "samples", "gpu_util_max", "gpu_util_sum", "gpu_readings",
-                 "gpu_memory_max", "seen")
+    __slots__ = (
+        "thread",
+        "concurrent",
+        "max_rss",
+        "samples",
+        "gpu_util_max",
+        "gpu_util_sum",
+        "gpu_readings",
+        "gpu_memory_max",
+        "seen",
+    )
 
     def __init__(self, thread: int, rss: int) -> None:
         self.thread = thread
@@ -53,13 +62,17 @@ class Watch:
         self.gpu_readings += 1
         self.gpu_util_sum += util
         self.gpu_util_max = util if self.gpu_util_max is None else max(self.gpu_util_max, util)
-        self.gpu_memory_max = memory if self.gpu_memory_max is None else max(self.gpu_memory_max, memory)
+        self.gpu_memory_max = (
+            memory if self.gpu_memory_max is None else max(self.gpu_memory_max, memory)
+        )
 
 
 class ResourceSampler:
     def __init__(self, interval_s: float = DEFAULT_INTERVAL_S) -> None:
         self.interval_s = interval_s
-        self.pid = os.getpid()  # a forked child makes a sampler of its own: every task's end names its process
+        self.pid = (
+            os.getpid()
+        )  # a forked child makes a sampler of its own: every task's end names its process
         self.gpu = gpu_probe()
         self._watches: set[Watch] = set()
         self._lock = threading.Lock()
@@ -101,7 +114,9 @@ class ResourceSampler:
         idle_s = 0.0
         busy = self._busy
         while True:
-            if not busy.is_set():  # each wake costs ~120 us of CPU on a VM: the loop does no more than it must
+            if (
+                not busy.is_set()
+            ):  # each wake costs ~120 us of CPU on a VM: the loop does no more than it must
                 busy.wait()
             time.sleep(self.interval_s)
             with self._lock:
@@ -111,7 +126,9 @@ class ResourceSampler:
                     if idle_s >= IDLE_PARK_S:
                         self._ticking = False
                         self._busy.clear()
-                        if self._watches:  # a task started meanwhile, and may have seen ``_ticking`` still True
+                        if (
+                            self._watches
+                        ):  # a task started meanwhile, and may have seen ``_ticking`` still True
                             self._ticking = True
                             self._busy.set()
                         idle_s = 0.0
@@ -152,4 +169,6 @@ shared_sampler = PerProcess(lambda: ResourceSampler(interval_from_env())).get
 
 def set_sample_interval(seconds: float) -> None:
     """Change the shared sampler's interval; takes effect at its next reading."""
-    shared_sampler().interval_s = seconds_in_range(seconds, "sample interval", MIN_INTERVAL_S, MAX_INTERVAL_S)
+    shared_sampler().interval_s = seconds_in_range(
+        seconds, "sample interval", MIN_INTERVAL_S, MAX_INTERVAL_S
+    )

@@ -13,7 +13,9 @@ import re
 from typing import Any
 
 REDACTED = "[redacted]"
-SECRET_WORDS = frozenset({"token", "secret", "password", "passwd", "credential", "credentials", "auth", "apikey"})
+SECRET_WORDS = frozenset(
+    {"token", "secret", "password", "passwd", "credential", "credentials", "auth", "apikey"}
+)
 MIN_SECRET_LENGTH = 6  # shorter environment values ("1", "true") would blank out ordinary text
 
 _env_secrets: tuple[str, ...] | None = None
@@ -31,7 +33,9 @@ def environment_secrets() -> tuple[str, ...]:
     """Values of this process's environment variables whose names name a secret (read once)."""
     global _env_secrets
     if _env_secrets is None:
-        values = {v for k, v in os.environ.items() if names_a_secret(k) and len(v) >= MIN_SECRET_LENGTH}
+        values = {
+            v for k, v in os.environ.items() if names_a_secret(k) and len(v) >= MIN_SECRET_LENGTH
+        }
         _env_secrets = tuple(sorted(values, key=len, reverse=True))
     return _env_secrets
 
@@ -48,7 +52,10 @@ def redact(value: Any) -> Any:
     if isinstance(value, str):
         return redact_text(value)
     if isinstance(value, dict):
-        return {k: REDACTED if isinstance(k, str) and names_a_secret(k) else redact(v) for k, v in value.items()}
+        return {
+            k: REDACTED if isinstance(k, str) and names_a_secret(k) else redact(v)
+            for k, v in value.items()
+        }
     if isinstance(value, (list, tuple)):
         return type(value)(redact(v) for v in value)
     return value

@@ -21,13 +21,22 @@ import threading
 import time
 import warnings
 import weakref
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from .errors import StoreError
 from .journal import JournalFile, Owner, TaskJournal, encode_row, read_journals
 from .journal import json_text as _dumps  # the one compact encoder of the store's text
-from .model import PROFILE_VALUE_NAMES, HardwareSnapshot, PolicyDecision, Profile, RunRecord, RunStatus, TaskRecord, TaskStatus
+from .model import (
+    PROFILE_VALUE_NAMES,
+    HardwareSnapshot,
+    PolicyDecision,
+    Profile,
+    RunRecord,
+    RunStatus,
+    TaskRecord,
+    TaskStatus,
+)
 
 STORE_ENV = "LLQM_STORE"
 BUSY_TIMEOUT_MS = 30_000
@@ -37,7 +46,9 @@ DRAIN_INTERVAL_S = 2.0
 #: While tasks keep ending, their journaled rows wait this long between commits to SQLite: per row, a
 #: commit of ten seconds' rows costs the writer about half what a commit every two seconds does.
 FINISHED_ROWS_WAIT_S = 10.0
-MAX_QUEUED_ROWS = 1000  # more finished rows than this are committed at once: bounded memory and commits
+MAX_QUEUED_ROWS = (
+    1000  # more finished rows than this are committed at once: bounded memory and commits
+)
 
 #: Each entry upgrades the schema by one version; ``PRAGMA user_version`` says how many ran.
 MIGRATIONS: list[str] = [
@@ -122,17 +133,49 @@ SCHEMA_VERSION = len(MIGRATIONS)
 
 
 TASK_COLUMNS = (
-    "id", "run_id", "name", "stage", "status", "parent_id", "depends_on", "start_ns", "end_ns",
-    "trace_id", "span_id", "parent_span_id", "error", "error_type", "metrics", "hardware", *PROFILE_VALUE_NAMES,
+    "id",
+    "run_id",
+    "name",
+    "stage",
+    "status",
+    "parent_id",
+    "depends_on",
+    "start_ns",
+    "end_ns",
+    "trace_id",
+    "span_id",
+    "parent_span_id",
+    "error",
+    "error_type",
+    "metrics",
+    "hardware",
+    *PROFILE_VALUE_NAMES,
 )
 #: A journal row as llqm wrote it before schema 2: the profile as one object (or its JSON text).
 V1_TASK_COLUMNS = (
-    "id", "run_id", "name", "stage", "status", "parent_id", "depends_on", "start_ns", "end_ns",
-    "trace_id", "span_id", "parent_span_id", "error", "error_type", "profile", "metrics", "hardware",
+    "id",
+    "run_id",
+    "name",
+    "stage",
+    "status",
+    "parent_id",
+    "depends_on",
+    "start_ns",
+    "end_ns",
+    "trace_id",
+    "span_id",
+    "parent_span_id",
+    "error",
+    "error_type",
+    "profile",
+    "metrics",
+    "hardware",
 )
 _TASK_ROW_SQL = f"INSERT {{verb}} INTO tasks ({', '.join(TASK_COLUMNS)}) VALUES {{rows}}"
 _ONE_ROW = f"({','.join('?' * len(TASK_COLUMNS))})"
-_KEEP_RUNNING_ROWS = _TASK_ROW_SQL.format(verb="OR IGNORE", rows=_ONE_ROW)  # never over a finished row
+_KEEP_RUNNING_ROWS = _TASK_ROW_SQL.format(
+    verb="OR IGNORE", rows=_ONE_ROW
+)  # never over a finished row
 # SQLite before 3.32 takes at most 999 parameters in one statement, later ones 32766.
 ROWS_PER_STATEMENT = 50 if sqlite3.sqlite_version_info >= (3, 32, 0) else 999 // len(TASK_COLUMNS)
 _NOT_MEASURED = (None,) * len(PROFILE_VALUE_NAMES)
@@ -149,8 +192,23 @@ def _keep_finished_rows(count: int) -> str:
 def _running_row(task: TaskRecord) -> tuple:
     """The row of a task that has started: only what is fixed by then, so building it later is safe."""
     return (
-        task.id, task.run_id, task.name, task.stage, "running", task.parent_id, _dumps(task.depends_on),
-        task.start_ns, None, task.trace_id, task.span_id, task.parent_span_id, None, None, "{}", None, *_NOT_MEASURED,
+        task.id,
+        task.run_id,
+        task.name,
+        task.stage,
+        "running",
+        task.parent_id,
+        _dumps(task.depends_on),
+        task.start_ns,
+        None,
+        task.trace_id,
+        task.span_id,
+        task.parent_span_id,
+        None,
+        None,
+        "{}",
+        None,
+        *_NOT_MEASURED,
     )
 
 
@@ -187,7 +245,9 @@ def _journaled_rows(journal: JournalFile) -> list[list]:
 
 
 def _foreign_file(path: Path) -> StoreError:
-    return StoreError(f"{path} is an SQLite database but not an LLQM profile store; choose another file.")
+    return StoreError(
+        f"{path} is an SQLite database but not an LLQM profile store; choose another file."
+    )
 
 
 def _migrate(conn: sqlite3.Connection, path: Path) -> None:
@@ -212,7 +272,9 @@ def default_store_path() -> Path:
     """``$LLQM_STORE``, else ``$XDG_DATA_HOME/llqm/profiles.sqlite`` (``~/.local/share/llqm/...``)."""
     if os.environ.get(STORE_ENV):
         return Path(os.environ[STORE_ENV]).expanduser()
-    data_home = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    data_home = os.environ.get("XDG_DATA_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "share"
+    )
     return Path(data_home) / "llqm" / "profiles.sqlite"
 
 
@@ -249,18 +311,26 @@ class ProfileStore:
                     conn.close()
                 locked = isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
                 if not locked or time.monotonic() > deadline:
-                    raise StoreError(f"{self.path} is not a readable LLQM profile store (SQLite says: {exc}).") from None
+                    raise StoreError(
+                        f"{self.path} is not a readable LLQM profile store (SQLite says: {exc})."
+                    ) from None
                 time.sleep(0.05)
 
     def _start_afresh(self) -> None:
         """The per-process half of the store: what a forked child must not share with its parent."""
         self._pid = os.getpid()
-        self._queue_lock = threading.Lock()  # held by tasks only for moments: never while SQLite works
-        self._pending: dict[str, TaskRecord] = {}  # started tasks whose running row is not written yet
+        self._queue_lock = (
+            threading.Lock()
+        )  # held by tasks only for moments: never while SQLite works
+        self._pending: dict[
+            str, TaskRecord
+        ] = {}  # started tasks whose running row is not written yet
         self._finished: list[list] = []  # journaled rows of finished tasks, not yet in SQLite
         self._journal: TaskJournal | None = None
         self._wake = threading.Event()  # rows are queued: commit them within DRAIN_INTERVAL_S
-        self._woken = False  # set with ``_wake`` by a task, reset by the writer: a plain read at every task
+        self._woken = (
+            False  # set with ``_wake`` by a task, reset by the writer: a plain read at every task
+        )
         self._hurry = threading.Event()  # commit now: many rows queued, or the store is closing
         self._writer: threading.Thread | None = None
 
@@ -279,19 +349,25 @@ class ProfileStore:
                 raise StoreError(
                     f"there is no profile store at {self.path}; run a pipeline first, or point --store or {STORE_ENV} at an existing store."
                 )
-            conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+            conn = sqlite3.connect(
+                f"{self.path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False
+            )
         else:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 if not self.path.exists():
                     os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
             except OSError as exc:
-                raise StoreError(f"cannot create the profile store at {self.path}: {exc.strerror}.") from None
+                raise StoreError(
+                    f"cannot create the profile store at {self.path}: {exc.strerror}."
+                ) from None
             conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
-            conn.execute("PRAGMA wal_autocheckpoint = 0")  # checkpoints run off the hot path, see _checkpoint_loop
+            conn.execute(
+                "PRAGMA wal_autocheckpoint = 0"
+            )  # checkpoints run off the hot path, see _checkpoint_loop
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.row_factory = sqlite3.Row
         return conn
@@ -306,7 +382,9 @@ class ProfileStore:
             return
         if self.readonly:
             if version == 0 and not self._conn.execute("SELECT name FROM sqlite_master").fetchall():
-                raise StoreError(f"{self.path} is an empty file, not an LLQM profile store yet; run a pipeline into it first.")
+                raise StoreError(
+                    f"{self.path} is an empty file, not an LLQM profile store yet; run a pipeline into it first."
+                )
             if version == 0:
                 raise _foreign_file(self.path)
             self._upgrade_for_reader(version)
@@ -324,8 +402,10 @@ class ProfileStore:
             finally:
                 conn.close()
         except sqlite3.OperationalError as exc:
-            raise StoreError(f"{self.path} has store schema version {version} and cannot be upgraded to {SCHEMA_VERSION} "
-                             f"here (SQLite says: {exc}); open it once where it can be written.") from None
+            raise StoreError(
+                f"{self.path} has store schema version {version} and cannot be upgraded to {SCHEMA_VERSION} "
+                f"here (SQLite says: {exc}); open it once where it can be written."
+            ) from None
 
     def close(self) -> None:
         """Commit what is queued, fold the WAL into the database file and close it.
@@ -368,7 +448,9 @@ class ProfileStore:
 
     def _start_writer(self) -> None:
         if self._writer is None:
-            self._writer = threading.Thread(target=self._writer_loop, name="llqm-store-writer", daemon=True)
+            self._writer = threading.Thread(
+                target=self._writer_loop, name="llqm-store-writer", daemon=True
+            )
             self._writer.start()
 
     def _writer_loop(self) -> None:
@@ -398,8 +480,13 @@ class ProfileStore:
                     if self._closed:
                         break
                     rows_due = hurried or time.monotonic() >= rows_due_at
-                    self._guarded(lambda: self._commit(started_by_ns=time.time_ns() - int(START_ROW_DELAY_S * 1e9),
-                                                       rows_due=rows_due))
+                    self._guarded(
+                        functools.partial(
+                            self._commit,
+                            started_by_ns=time.time_ns() - int(START_ROW_DELAY_S * 1e9),
+                            rows_due=rows_due,
+                        )
+                    )
                     if rows_due:
                         rows_due_at = time.monotonic() + FINISHED_ROWS_WAIT_S
                     if self._pending or self._finished:
@@ -434,15 +521,24 @@ class ProfileStore:
             self._guarded(lambda: self._commit(sql, params))
             self._start_writer()
 
-    def _commit(self, sql: str | None = None, params: tuple = (), started_by_ns: int | None = None,
-                rows_due: bool = True) -> None:
+    def _commit(
+        self,
+        sql: str | None = None,
+        params: tuple = (),
+        started_by_ns: int | None = None,
+        rows_due: bool = True,
+    ) -> None:
         """One statement (if any), the journaled finished rows and the queued running rows
         (those of tasks started by ``started_by_ns``, else all), committed together; then the
         journal is emptied if no task finished meanwhile. The journaled rows stay queued when
         they are not ``rows_due`` and nothing else is committed. Call with ``_lock`` held."""
         with self._queue_lock:
             # A copy: ``start_task`` adds to ``_pending`` without the lock, which iterating it directly would not survive.
-            running = [t for t in list(self._pending.values()) if started_by_ns is None or t.start_ns <= started_by_ns]
+            running = [
+                t
+                for t in list(self._pending.values())
+                if started_by_ns is None or t.start_ns <= started_by_ns
+            ]
             for task in running:
                 del self._pending[task.id]
             finished = []
@@ -457,8 +553,11 @@ class ProfileStore:
             self._conn.execute(sql, params)
         self._conn.executemany(_KEEP_RUNNING_ROWS, [_running_row(t) for t in running])
         for first in range(0, len(finished), ROWS_PER_STATEMENT):
-            chunk = finished[first:first + ROWS_PER_STATEMENT]
-            self._conn.execute(_keep_finished_rows(len(chunk)), [value for row in chunk for value in _stored_row(row)])
+            chunk = finished[first : first + ROWS_PER_STATEMENT]
+            self._conn.execute(
+                _keep_finished_rows(len(chunk)),
+                [value for row in chunk for value in _stored_row(row)],
+            )
         self._conn.execute("COMMIT")
         with self._queue_lock:
             if not self._finished and self._journal is not None:
@@ -468,9 +567,23 @@ class ProfileStore:
         self._write(
             "INSERT INTO runs (id, name, status, start_ns, end_ns, trace_id, span_id, parent_span_id, error, span_owned,"
             " config, resource, pid, host, process_started) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (run.id, run.name, run.status.value, run.start_ns, run.end_ns, run.trace_id, run.span_id,
-             run.parent_span_id, run.error, int(run.span_owned), _dumps(run.config), _dumps(run.resource), run.pid,
-             run.host, run.process_started),
+            (
+                run.id,
+                run.name,
+                run.status.value,
+                run.start_ns,
+                run.end_ns,
+                run.trace_id,
+                run.span_id,
+                run.parent_span_id,
+                run.error,
+                int(run.span_owned),
+                _dumps(run.config),
+                _dumps(run.resource),
+                run.pid,
+                run.host,
+                run.process_started,
+            ),
         )
 
     def finish_run(self, run: RunRecord) -> None:
@@ -482,7 +595,9 @@ class ProfileStore:
     def start_task(self, task: TaskRecord) -> None:
         """Queue the running task's row: the writer thread keeps it within ``DRAIN_INTERVAL_S``,
         so a crash shows what was in flight, without a commit on the task's own path."""
-        self._pending[task.id] = task  # one dict operation, atomic under the GIL: the writer reads a copy
+        self._pending[task.id] = (
+            task  # one dict operation, atomic under the GIL: the writer reads a copy
+        )
         if not self._woken:
             self._wake_writer()
 
@@ -493,9 +608,23 @@ class ProfileStore:
         The row is the journal's (``TASK_COLUMNS``, the list and dict as they are, so that the task's
         own path encodes it once, as a compact frame); ``_stored_row`` makes the SQLite row of it."""
         row = [  # ``_value_`` is the member's plain attribute; ``.value`` is a property, a call per task
-            task.id, task.run_id, task.name, task.stage, task.status._value_, task.parent_id, list(task.depends_on),
-            task.start_ns, task.end_ns, task.trace_id, task.span_id, task.parent_span_id, task.error, task.error_type,
-            dict(task.metrics), task.hardware, *task.profile.values(),
+            task.id,
+            task.run_id,
+            task.name,
+            task.stage,
+            task.status._value_,
+            task.parent_id,
+            list(task.depends_on),
+            task.start_ns,
+            task.end_ns,
+            task.trace_id,
+            task.span_id,
+            task.parent_span_id,
+            task.error,
+            task.error_type,
+            dict(task.metrics),
+            task.hardware,
+            *task.profile.values(),
         ]
         frame = encode_row(row)
         with self._queue_lock:
@@ -528,8 +657,11 @@ class ProfileStore:
     def _journal_broken(self, exc: OSError) -> None:
         if not self._journal_warned:
             self._journal_warned = True
-            warnings.warn(f"the journal beside {self.path} cannot be written ({exc.strerror}); each task is committed "
-                          "to SQLite as it ends instead, which is slower.", stacklevel=4)
+            warnings.warn(
+                f"the journal beside {self.path} cannot be written ({exc.strerror}); each task is committed "
+                "to SQLite as it ends instead, which is slower.",
+                stacklevel=4,
+            )
 
     def save_snapshot(self, snapshot: HardwareSnapshot) -> str:
         fingerprint = snapshot.fingerprint
@@ -542,8 +674,15 @@ class ProfileStore:
     def save_decision(self, decision: PolicyDecision) -> None:
         self._write(
             "INSERT INTO decisions (run_id, task_id, policy, choice, inputs, rationale, made_at) VALUES (?,?,?,?,?,?,?)",
-            (decision.run_id, decision.task_id, decision.policy, _dumps(decision.choice), _dumps(decision.inputs),
-             decision.rationale, decision.made_at),
+            (
+                decision.run_id,
+                decision.task_id,
+                decision.policy,
+                _dumps(decision.choice),
+                _dumps(decision.inputs),
+                decision.rationale,
+                decision.made_at,
+            ),
         )
 
     # -- reading -----------------------------------------------------------------------
@@ -564,27 +703,46 @@ class ProfileStore:
         if run_id is None:
             rows = self._query("SELECT * FROM runs ORDER BY start_ns DESC LIMIT 1")
             if not rows:
-                raise StoreError(f"the profile store {self.path} holds no runs yet; run a pipeline first.")
+                raise StoreError(
+                    f"the profile store {self.path} holds no runs yet; run a pipeline first."
+                )
             return self._run(rows[0])
         rows = []
         if re.fullmatch(r"[0-9a-f]+", run_id):
-            rows = self._query("SELECT * FROM runs WHERE id LIKE ? ORDER BY start_ns DESC LIMIT 2", (run_id + "%",))
+            rows = self._query(
+                "SELECT * FROM runs WHERE id LIKE ? ORDER BY start_ns DESC LIMIT 2", (run_id + "%",)
+            )
         if not rows:
-            raise StoreError(f"there is no run with id {run_id!r} in {self.path}; `llqm runs` lists the run ids.")
+            raise StoreError(
+                f"there is no run with id {run_id!r} in {self.path}; `llqm runs` lists the run ids."
+            )
         if len(rows) > 1:
-            raise StoreError(f"run id prefix {run_id!r} matches more than one run in {self.path}; give more of the id.")
+            raise StoreError(
+                f"run id prefix {run_id!r} matches more than one run in {self.path}; give more of the id."
+            )
         return self._run(rows[0])
 
     def tasks(self, run_id: str) -> list[TaskRecord]:
         """The run's tasks in start order: those in SQLite and those still in a journal."""
         run = self.run(run_id)
         # Journals first: a row leaves a journal only once committed, so read in this order none is missed.
-        journaled = {row[0]: row for journal in read_journals(self.path, _JOURNAL_WIDTHS)
-                     for row in _journaled_rows(journal) if row[1] == run.id}
-        stored = self._query("SELECT * FROM tasks WHERE run_id = ? ORDER BY start_ns, rowid", (run.id,))
+        journaled = {
+            row[0]: row
+            for journal in read_journals(self.path, _JOURNAL_WIDTHS)
+            for row in _journaled_rows(journal)
+            if row[1] == run.id
+        }
+        stored = self._query(
+            "SELECT * FROM tasks WHERE run_id = ? ORDER BY start_ns, rowid", (run.id,)
+        )
         rows = [journaled.pop(row["id"], row) for row in stored] + list(journaled.values())
-        tasks = [self._task(row if isinstance(row, sqlite3.Row) else dict(zip(TASK_COLUMNS, _stored_row(row))), run.status)
-                 for row in rows]
+        tasks = [
+            self._task(
+                row if isinstance(row, sqlite3.Row) else dict(zip(TASK_COLUMNS, _stored_row(row))),
+                run.status,
+            )
+            for row in rows
+        ]
         tasks.sort(key=lambda task: task.start_ns)
         return tasks
 
@@ -599,17 +757,28 @@ class ProfileStore:
     def task_ids_by_metric(self, run_id: str, key: str, values: list[str]) -> dict[str, str]:
         """For each value, the latest task of the run whose metric ``key`` has it (e.g. an engine's task run id)."""
         wanted = set(values)
-        return {task.metrics[key]: task.id for task in self.tasks(run_id) if task.metrics.get(key) in wanted} if wanted else {}
+        return (
+            {
+                task.metrics[key]: task.id
+                for task in self.tasks(run_id)
+                if task.metrics.get(key) in wanted
+            }
+            if wanted
+            else {}
+        )
 
     def snapshot(self, fingerprint: str) -> HardwareSnapshot | None:
-        rows = self._query("SELECT data FROM hardware_snapshots WHERE fingerprint = ?", (fingerprint,))
+        rows = self._query(
+            "SELECT data FROM hardware_snapshots WHERE fingerprint = ?", (fingerprint,)
+        )
         return HardwareSnapshot.from_dict(json.loads(rows[0]["data"])) if rows else None
 
     def snapshots(self, backend: str | None = None) -> list[tuple[str, str, float]]:
         """(fingerprint, backend, taken_at) of the stored snapshots, newest first."""
         rows = self._query(
             "SELECT fingerprint, backend, taken_at FROM hardware_snapshots"
-            + (" WHERE backend = ?" if backend else "") + " ORDER BY taken_at DESC",
+            + (" WHERE backend = ?" if backend else "")
+            + " ORDER BY taken_at DESC",
             (backend,) if backend else (),
         )
         return [(r["fingerprint"], r["backend"], r["taken_at"]) for r in rows]
@@ -623,37 +792,65 @@ class ProfileStore:
         if len(matches) == 1:
             return self.snapshot(matches[0])
         if len(matches) > 1:
-            raise StoreError(f"snapshot prefix {name!r} matches {len(matches)} snapshots in {self.path}; give more of the fingerprint.")
+            raise StoreError(
+                f"snapshot prefix {name!r} matches {len(matches)} snapshots in {self.path}; give more of the fingerprint."
+            )
         raise StoreError(
             f"there is no hardware snapshot {name!r} (a backend name or fingerprint) in {self.path}; "
             "`llqm hardware list` shows the stored ones."
         )
 
     def decisions(self, run_id: str) -> list[PolicyDecision]:
-        return self._decisions(self._query("SELECT * FROM decisions WHERE run_id = ? ORDER BY id", (run_id,)))
+        return self._decisions(
+            self._query("SELECT * FROM decisions WHERE run_id = ? ORDER BY id", (run_id,))
+        )
 
     def policy_history(self, policy: str, limit: int = 100) -> list[PolicyDecision]:
         """A policy's latest decisions over all runs, newest first: what a policy learns from."""
-        return self._decisions(self._query("SELECT * FROM decisions WHERE policy = ? ORDER BY id DESC LIMIT ?", (policy, limit)))
+        return self._decisions(
+            self._query(
+                "SELECT * FROM decisions WHERE policy = ? ORDER BY id DESC LIMIT ?", (policy, limit)
+            )
+        )
 
     @staticmethod
     def _decisions(rows: list[sqlite3.Row]) -> list[PolicyDecision]:
         return [
-            PolicyDecision(policy=r["policy"], choice=json.loads(r["choice"]), rationale=r["rationale"],
-                           inputs=json.loads(r["inputs"]), run_id=r["run_id"], task_id=r["task_id"], made_at=r["made_at"])
+            PolicyDecision(
+                policy=r["policy"],
+                choice=json.loads(r["choice"]),
+                rationale=r["rationale"],
+                inputs=json.loads(r["inputs"]),
+                run_id=r["run_id"],
+                task_id=r["task_id"],
+                made_at=r["made_at"],
+            )
             for r in rows
         ]
 
     def _run(self, row: sqlite3.Row) -> RunRecord:
         run = RunRecord(
-            id=row["id"], name=row["name"], status=RunStatus(row["status"]), start_ns=row["start_ns"],
-            end_ns=row["end_ns"], trace_id=row["trace_id"], span_id=row["span_id"],
-            parent_span_id=row["parent_span_id"], error=row["error"], span_owned=bool(row["span_owned"]),
+            id=row["id"],
+            name=row["name"],
+            status=RunStatus(row["status"]),
+            start_ns=row["start_ns"],
+            end_ns=row["end_ns"],
+            trace_id=row["trace_id"],
+            span_id=row["span_id"],
+            parent_span_id=row["parent_span_id"],
+            error=row["error"],
+            span_owned=bool(row["span_owned"]),
             config=json.loads(row["config"]),
-            resource=json.loads(row["resource"]), pid=row["pid"], host=row["host"],
+            resource=json.loads(row["resource"]),
+            pid=row["pid"],
+            host=row["host"],
             process_started=row["process_started"],
         )
-        if run.status is RunStatus.RUNNING and run.pid is not None and Owner(run.host, run.pid, run.process_started).is_gone():
+        if (
+            run.status is RunStatus.RUNNING
+            and run.pid is not None
+            and Owner(run.host, run.pid, run.process_started).is_gone()
+        ):
             run.status = RunStatus.INTERRUPTED
         return run
 
@@ -661,18 +858,33 @@ class ProfileStore:
     def _task(row: sqlite3.Row, run_status: RunStatus) -> TaskRecord:
         status = TaskStatus(row["status"])
         if status is TaskStatus.RUNNING and run_status is not RunStatus.RUNNING:
-            status = TaskStatus.INTERRUPTED  # its run ended without it: its process died (a killed worker)
+            status = (
+                TaskStatus.INTERRUPTED
+            )  # its run ended without it: its process died (a killed worker)
         return TaskRecord(
-            id=row["id"], run_id=row["run_id"], name=row["name"], stage=row["stage"], status=status,
-            start_ns=row["start_ns"], end_ns=row["end_ns"], trace_id=row["trace_id"], span_id=row["span_id"],
-            parent_id=row["parent_id"], parent_span_id=row["parent_span_id"], depends_on=json.loads(row["depends_on"]),
-            error=row["error"], error_type=row["error_type"],
-            profile=Profile.from_values([row[c] for c in PROFILE_VALUE_NAMES]) if row["wall_s"] is not None else Profile(),
-            metrics=json.loads(row["metrics"]), hardware=row["hardware"],
+            id=row["id"],
+            run_id=row["run_id"],
+            name=row["name"],
+            stage=row["stage"],
+            status=status,
+            start_ns=row["start_ns"],
+            end_ns=row["end_ns"],
+            trace_id=row["trace_id"],
+            span_id=row["span_id"],
+            parent_id=row["parent_id"],
+            parent_span_id=row["parent_span_id"],
+            depends_on=json.loads(row["depends_on"]),
+            error=row["error"],
+            error_type=row["error_type"],
+            profile=Profile.from_values([row[c] for c in PROFILE_VALUE_NAMES])
+            if row["wall_s"] is not None
+            else Profile(),
+            metrics=json.loads(row["metrics"]),
+            hardware=row["hardware"],
         )
 
 
-_writable: "weakref.WeakSet[ProfileStore]" = weakref.WeakSet()
+_writable: weakref.WeakSet[ProfileStore] = weakref.WeakSet()
 
 
 @atexit.register

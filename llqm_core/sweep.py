@@ -50,7 +50,9 @@ def parse_grid(entries: list[str]) -> list[tuple[str, list[Any]]]:
     for entry in entries:
         key, sep, values = entry.partition("=")
         if not sep or not key.strip() or not values.strip():
-            raise UserError(f"--grid {entry!r} must be KEY=V1,V2,... with KEY a dotted path such as circuit.qubits.")
+            raise UserError(
+                f"--grid {entry!r} must be KEY=V1,V2,... with KEY a dotted path such as circuit.qubits."
+            )
         grid.append((key.strip(), [_value(v) for v in _split_values(values) if v]))
     return grid
 
@@ -65,7 +67,9 @@ def _assign(config: dict[str, Any], key: str, value: Any) -> None:
     table[last] = value
 
 
-def grid_pipelines(config: dict[str, Any], grid: list[tuple[str, list[Any]]], source: str) -> list[tuple[dict[str, Any], Pipeline]]:
+def grid_pipelines(
+    config: dict[str, Any], grid: list[tuple[str, list[Any]]], source: str
+) -> list[tuple[dict[str, Any], Pipeline]]:
     """Every point of the grid as (its values, the checked pipeline), in order."""
     keys = [key for key, _ in grid]
     points = []

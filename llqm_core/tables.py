@@ -9,12 +9,23 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from .report import iso_time
 from .store import ProfileStore
 
-PROFILE_COLUMNS = ("wall_s", "cpu_s", "cpu_scope", "peak_rss_bytes", "rss_growth_bytes", "qpu_s", "queue_s", "pid", "host")
+PROFILE_COLUMNS = (
+    "wall_s",
+    "cpu_s",
+    "cpu_scope",
+    "peak_rss_bytes",
+    "rss_growth_bytes",
+    "qpu_s",
+    "queue_s",
+    "pid",
+    "host",
+)
 
 
 def task_rows(store: ProfileStore, run_id: str | None = None) -> list[dict[str, Any]]:
@@ -24,10 +35,20 @@ def task_rows(store: ProfileStore, run_id: str | None = None) -> list[dict[str, 
     for task in store.tasks(run.id):
         ended = task.end_ns is not None
         row: dict[str, Any] = {
-            "run_id": run.id, "run_name": run.name, "task_id": task.id, "name": task.name, "stage": task.stage,
-            "status": task.status.value, "parent_id": task.parent_id, "depends_on": list(task.depends_on),
-            "start": iso_time(task.start_ns), "end": iso_time(task.end_ns), "start_ns": task.start_ns,
-            "end_ns": task.end_ns, "hardware": task.hardware, "error": task.error,
+            "run_id": run.id,
+            "run_name": run.name,
+            "task_id": task.id,
+            "name": task.name,
+            "stage": task.stage,
+            "status": task.status.value,
+            "parent_id": task.parent_id,
+            "depends_on": list(task.depends_on),
+            "start": iso_time(task.start_ns),
+            "end": iso_time(task.end_ns),
+            "start_ns": task.start_ns,
+            "end_ns": task.end_ns,
+            "hardware": task.hardware,
+            "error": task.error,
         }
         for column in PROFILE_COLUMNS:
             value = getattr(task.profile, column)
@@ -45,7 +66,9 @@ def json_lines(store: ProfileStore, run_id: str | None = None) -> Iterator[str]:
         yield json.dumps(row, default=str)
 
 
-def dataframe(run_id: str | None = None, store: ProfileStore | str | os.PathLike | None = None) -> Any:
+def dataframe(
+    run_id: str | None = None, store: ProfileStore | str | os.PathLike | None = None
+) -> Any:
     """The tasks of a run (the latest by default) as a pandas DataFrame, one row per task;
     ``store`` is a ``ProfileStore``, a path, or None for the default store."""
     import pandas

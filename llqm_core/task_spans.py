@@ -36,7 +36,7 @@ from .model import TaskRecord
 
 BATCH_INTERVAL_S = 0.5
 
-_all: "weakref.WeakSet[TaskSpans]" = weakref.WeakSet()
+_all: weakref.WeakSet[TaskSpans] = weakref.WeakSet()
 
 
 class _PresetSpanIds:
@@ -77,7 +77,9 @@ class TaskSpans:
         #: up to date by whoever knows the span processors: every task's start and end read it.
         self.reading = True
         self._ids: _PresetSpanIds | None = None
-        inner = getattr(tracer, "id_generator", None)  # an SDK tracer; a no-op one records nothing anyway
+        inner = getattr(
+            tracer, "id_generator", None
+        )  # an SDK tracer; a no-op one records nothing anyway
         if inner is not None:
             self._ids = inner if isinstance(inner, _PresetSpanIds) else _PresetSpanIds(inner)
             tracer.id_generator = self._ids
@@ -119,7 +121,10 @@ class TaskSpans:
                 except Exception as exc:  # a span processor's bug must not stop the spans after it
                     if not self._warned:
                         self._warned = True
-                        warnings.warn(f"building a task's span failed and it is dropped: {exc!r}", stacklevel=2)
+                        warnings.warn(
+                            f"building a task's span failed and it is dropped: {exc!r}",
+                            stacklevel=2,
+                        )
 
     def _loop(self) -> None:
         while True:
@@ -132,16 +137,26 @@ class TaskSpans:
         if self._ids is not None:
             self._ids.preset(int(record.span_id, 16))
         try:
-            span = self.tracer.start_span(record.name, context=trace.set_span_in_context(NonRecordingSpan(parent)),
-                                          start_time=record.start_ns, attributes=task_attributes(record))
+            span = self.tracer.start_span(
+                record.name,
+                context=trace.set_span_in_context(NonRecordingSpan(parent)),
+                start_time=record.start_ns,
+                attributes=task_attributes(record),
+            )
         finally:
             if self._ids is not None:
                 self._ids.preset(None)
         if stacktrace is not None:
-            span.add_event("exception", {  # as record_exception() would, with secrets cut out
-                "exception.type": record.error_type, "exception.message": record.error,
-                "exception.stacktrace": stacktrace, "exception.escaped": False,
-            }, timestamp=record.end_ns)
+            span.add_event(
+                "exception",
+                {  # as record_exception() would, with secrets cut out
+                    "exception.type": record.error_type,
+                    "exception.message": record.error,
+                    "exception.stacktrace": stacktrace,
+                    "exception.escaped": False,
+                },
+                timestamp=record.end_ns,
+            )
             span.set_status(Status(StatusCode.ERROR, f"{record.error_type}: {record.error}"))
         span.end(end_time=record.end_ns)
 

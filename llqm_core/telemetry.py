@@ -24,13 +24,19 @@ import sys
 import threading
 import time
 import warnings
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace.export import (
+    BatchSpanProcessor,
+    SimpleSpanProcessor,
+    SpanExporter,
+    SpanExportResult,
+)
 
 from .errors import UserError
 from .otlp_json import SCOPE
@@ -93,22 +99,31 @@ class ExporterHub(SpanProcessor):
     def names(self) -> list[str]:
         return [name for name, _ in self._processors]
 
-    def replace(self, processors: list[tuple[str, SpanProcessor]], counted: dict[int, CountedExporter] | None = None,
-                timeout_s: float | None = None) -> None:
+    def replace(
+        self,
+        processors: list[tuple[str, SpanProcessor]],
+        counted: dict[int, CountedExporter] | None = None,
+        timeout_s: float | None = None,
+    ) -> None:
         """Swap the exporters; the old ones get ``timeout_s`` (default: the export timeout) to
         deliver what they hold, and what they never delivered is said in one line."""
         old, self._processors = self._processors, processors
         old_counted, self._counted = self._counted, dict(counted or {})
         old_ended, self._ended = self._ended, {}
-        _bounded(lambda: [p.shutdown() for _, p in old], export_timeout_s() if timeout_s is None else timeout_s)
+        _bounded(
+            lambda: [p.shutdown() for _, p in old],
+            export_timeout_s() if timeout_s is None else timeout_s,
+        )
         for _, processor in old:
             exporter = old_counted.get(id(processor))
             ended = old_ended.get(id(processor), 0)
             if exporter is not None and exporter.delivered < ended:
-                print(f"llqm: warning: {ended - exporter.delivered} of {ended} spans were not delivered to span exporter "
-                      f"{exporter.name!r} (unreachable, refusing, or slower than {EXPORT_TIMEOUT_ENV}="
-                      f"{export_timeout_s():g} s); the profile store keeps every run (`llqm trace RUN` writes it as OTLP/JSON).",
-                      file=sys.stderr)
+                print(
+                    f"llqm: warning: {ended - exporter.delivered} of {ended} spans were not delivered to span exporter "
+                    f"{exporter.name!r} (unreachable, refusing, or slower than {EXPORT_TIMEOUT_ENV}="
+                    f"{export_timeout_s():g} s); the profile store keeps every run (`llqm trace RUN` writes it as OTLP/JSON).",
+                    file=sys.stderr,
+                )
 
     def on_start(self, span: Span, parent_context: otel_context.Context | None = None) -> None:
         return None
@@ -123,7 +138,10 @@ class ExporterHub(SpanProcessor):
             except Exception as exc:
                 if name not in self._warned:
                     self._warned.add(name)
-                    warnings.warn(f"span exporter {name!r} failed and its spans are dropped: {exc}", stacklevel=2)
+                    warnings.warn(
+                        f"span exporter {name!r} failed and its spans are dropped: {exc}",
+                        stacklevel=2,
+                    )
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         deadline = time.monotonic() + timeout_millis / 1000
@@ -150,7 +168,9 @@ def _selected_names() -> list[str]:
         raw = os.environ.get(variable)
         if raw is not None and raw.strip():
             return [n.strip() for n in raw.split(",") if n.strip()]
-    if os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
+    if os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or os.environ.get(
+        "OTEL_EXPORTER_OTLP_ENDPOINT"
+    ):
         return ["otlp"]
     return []
 
@@ -175,7 +195,9 @@ class Telemetry:
         current = trace.get_tracer_provider()
         self._owns_provider = not isinstance(current, TracerProvider)
         if self._owns_provider:
-            self.provider = _OwnTracerProvider(self._note_readers, resource=Resource.create(), shutdown_on_exit=False)
+            self.provider = _OwnTracerProvider(
+                self._note_readers, resource=Resource.create(), shutdown_on_exit=False
+            )
         else:
             self.provider = current
         self.tracer = self.provider.get_tracer(SCOPE.name, SCOPE.version)
@@ -191,13 +213,17 @@ class Telemetry:
         if not self._owns_provider or self.hub.names:
             return True
         # The SDK keeps a provider's processors in private fields; when they cannot be read, assume a reader.
-        processors = getattr(getattr(self.provider, "_active_span_processor", None), "_span_processors", None)
+        processors = getattr(
+            getattr(self.provider, "_active_span_processor", None), "_span_processors", None
+        )
         return processors not in ((), (self.hub,))
 
     def install(self) -> None:
         """Attach the exporters to the provider and make it the global one if none was set."""
         self.provider.add_span_processor(self.hub)
-        if self._owns_provider and isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+        if self._owns_provider and isinstance(
+            trace.get_tracer_provider(), trace.ProxyTracerProvider
+        ):
             trace.set_tracer_provider(self.provider)
         atexit.register(self.close)
 
@@ -207,14 +233,19 @@ class Telemetry:
         chosen = [name for name in names if name != "none"]
         for name in chosen:
             if name not in available:
-                raise UserError(f"unknown span exporter {name!r}; available exporters are: {', '.join(sorted([*available, 'none']))}.")
+                raise UserError(
+                    f"unknown span exporter {name!r}; available exporters are: {', '.join(sorted([*available, 'none']))}."
+                )
         processors: list[tuple[str, SpanProcessor]] = []
         counted: dict[int, CountedExporter] = {}
         for name in chosen:
             entry = available[name]
             exporter = CountedExporter(name, entry["object"]())
-            processor = (BatchSpanProcessor(exporter, schedule_delay_millis=batch_delay_ms()) if entry.get("batched", True)
-                         else SimpleSpanProcessor(exporter))
+            processor = (
+                BatchSpanProcessor(exporter, schedule_delay_millis=batch_delay_ms())
+                if entry.get("batched", True)
+                else SimpleSpanProcessor(exporter)
+            )
             counted[id(processor)] = exporter
             processors.append((name, processor))
         for exporter in exporters:
@@ -262,7 +293,9 @@ def telemetry() -> Telemetry:
         return _telemetry
 
 
-def configure_exporters(names: Sequence[str] = (), exporters: Sequence[SpanExporter] = ()) -> list[str]:
+def configure_exporters(
+    names: Sequence[str] = (), exporters: Sequence[SpanExporter] = ()
+) -> list[str]:
     """Export spans to the named exporters and to the given exporter objects, replacing the previous ones."""
     return telemetry().configure(names, exporters)
 

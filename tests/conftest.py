@@ -74,16 +74,28 @@ def fez():
     return fake_device("fake_fez")
 
 
-def run_python(code: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+def run_python(
+    code: str, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess:
     """Run ``code`` in a fresh interpreter (for process-wide state: global tracer, kills, exit)."""
     return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout,
-        env={**os.environ, **(env or {})}, cwd=ROOT,
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+        cwd=ROOT,
     )
 
 
-def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+def run_cli(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "llqm_core.cli", *args], capture_output=True, text=True, timeout=timeout,
-        env={**os.environ, **(env or {})}, cwd=ROOT,
+        [sys.executable, "-m", "llqm_core.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+        cwd=ROOT,
     )

@@ -6,12 +6,11 @@ import threading
 import time
 
 import pytest
+from conftest import busy
 
 import llqm_core as llqm
 from llqm_core.analysis import bottleneck, critical_path, exclusive_times
 from llqm_core.report import build_report
-
-from conftest import busy
 
 
 def test_the_critical_path_goes_through_what_the_run_waited_for(store_path):
@@ -19,7 +18,9 @@ def test_the_critical_path_goes_through_what_the_run_waited_for(store_path):
         with llqm.task("load", stage="generate") as load:
             time.sleep(0.03)
 
-        def side() -> None:  # runs between load and work, but work does not need it: not on the path
+        def side() -> (
+            None
+        ):  # runs between load and work, but work does not need it: not on the path
             with llqm.run_context(run), llqm.task("side", stage="side"):
                 time.sleep(0.01)
 
@@ -36,14 +37,23 @@ def test_the_critical_path_goes_through_what_the_run_waited_for(store_path):
             queue.record_usage(queue_s=30.0)
     tasks = llqm.ProfileStore(store_path).tasks(run.id)
     names = [t.name for t in critical_path(tasks)]
-    assert names == ["load", "prepare", "crunch", "wait for device"]  # work consumed load's output, not side's
-    found = bottleneck(tasks, run_wall_s=sum(t.profile.wall_s for t in tasks if t.parent_id is None))
+    assert names == [
+        "load",
+        "prepare",
+        "crunch",
+        "wait for device",
+    ]  # work consumed load's output, not side's
+    found = bottleneck(
+        tasks, run_wall_s=sum(t.profile.wall_s for t in tasks if t.parent_id is None)
+    )
     assert found["stage"] == "compute.crunch" and found["resource"] == "cpu"
     assert 0.4 < found["share"] < 0.9
     work = next(t for t in tasks if t.name == "work")
     assert exclusive_times(tasks)[work.id][0] < 0.02  # its time is its children's
     report = build_report(llqm.ProfileStore(store_path), run.id)
-    assert [next(t["name"] for t in report["tasks"] if t["id"] == i) for i in report["critical_path"]] == names
+    assert [
+        next(t["name"] for t in report["tasks"] if t["id"] == i) for i in report["critical_path"]
+    ] == names
 
 
 def test_waiting_for_a_queue_is_named_as_such(store_path):
@@ -57,25 +67,36 @@ def test_waiting_for_a_queue_is_named_as_such(store_path):
     tasks = llqm.ProfileStore(store_path).tasks(run.id)
     found = bottleneck(tasks, None)
     assert found["stage"] == "execute.queue" and found["resource"] == "queue"
-    assert found["share"] == pytest.approx(found["seconds"] / sum(t.profile.wall_s for t in tasks if t.parent_id is None), rel=0.3)
+    assert found["share"] == pytest.approx(
+        found["seconds"] / sum(t.profile.wall_s for t in tasks if t.parent_id is None), rel=0.3
+    )
 
 
 def test_compare_puts_two_runs_side_by_side_stage_by_stage(store_path):
-    from conftest import run_cli
     import json
+
+    from conftest import run_cli
 
     with llqm.run("slow version") as first:
         with llqm.task("compile", stage="transpile"):
             busy(0.06)
         with llqm.task("post", stage="postprocess") as post:
-            post.annotate({"fidelity.ideal": 1.0, "fidelity.mitigated": 0.9, "fidelity.error_mitigated": 0.1})
+            post.annotate(
+                {"fidelity.ideal": 1.0, "fidelity.mitigated": 0.9, "fidelity.error_mitigated": 0.1}
+            )
     with llqm.run("fast version") as second:
         with llqm.task("compile", stage="transpile"):
             busy(0.02)
         with llqm.task("cache", stage="transpile.cache"):
             pass
         with llqm.task("post", stage="postprocess") as post:
-            post.annotate({"fidelity.ideal": 1.0, "fidelity.mitigated": 0.95, "fidelity.error_mitigated": 0.05})
+            post.annotate(
+                {
+                    "fidelity.ideal": 1.0,
+                    "fidelity.mitigated": 0.95,
+                    "fidelity.error_mitigated": 0.05,
+                }
+            )
     done = run_cli("--store", str(store_path), "compare", first.id[:10], second.id, "--json")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
@@ -85,15 +106,21 @@ def test_compare_puts_two_runs_side_by_side_stage_by_stage(store_path):
     assert result["stages"]["transpile.cache"]["wall_s"]["a"] is None  # only b has it
     assert result["fidelity"]["error_mitigated"]["difference"] == pytest.approx(-0.05)
     table = run_cli("--store", str(store_path), "compare", first.id, second.id)
-    assert table.returncode == 0 and "Per stage, a -> b" in table.stdout and "transpile.cache" in table.stdout
+    assert (
+        table.returncode == 0
+        and "Per stage, a -> b" in table.stdout
+        and "transpile.cache" in table.stdout
+    )
     assert run_cli("--store", str(store_path), "compare", first.id, "nope").returncode == 2
 
 
 def test_a_run_exports_as_a_chrome_trace_with_lanes_and_counters(store_path, tmp_path):
-    from conftest import run_cli
     import json
 
+    from conftest import run_cli
+
     with llqm.run("for perfetto") as run:
+
         def worker(name: str) -> None:
             with llqm.run_context(run), llqm.task(name, stage="transpile"):
                 busy(0.05)
@@ -109,26 +136,39 @@ def test_a_run_exports_as_a_chrome_trace_with_lanes_and_counters(store_path, tmp
             with llqm.task("simulate", stage="execute.simulate"):
                 busy(0.02)
     out = tmp_path / "trace.json"
-    done = run_cli("--store", str(store_path), "trace", run.id, "--format", "chrome", "-o", str(out))
+    done = run_cli(
+        "--store", str(store_path), "trace", run.id, "--format", "chrome", "-o", str(out)
+    )
     assert done.returncode == 0, done.stderr
     events = json.loads(out.read_text())["traceEvents"]
     complete = {e["name"]: e for e in events if e["ph"] == "X"}
     assert set(complete) == {"compile 0", "compile 1", "job", "queue", "simulate"}
-    lanes = {e["tid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+    lanes = {
+        e["tid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"
+    }
     assert complete["compile 0"]["tid"] != complete["compile 1"]["tid"]  # they overlapped
-    assert lanes[complete["queue"]["tid"]] == "queue" and complete["simulate"]["tid"] == complete["job"]["tid"]
+    assert (
+        lanes[complete["queue"]["tid"]] == "queue"
+        and complete["simulate"]["tid"] == complete["job"]["tid"]
+    )
     job = complete["job"]
-    assert job["ts"] <= complete["simulate"]["ts"] and complete["simulate"]["ts"] + complete["simulate"]["dur"] <= job["ts"] + job["dur"] + 1
+    assert (
+        job["ts"] <= complete["simulate"]["ts"]
+        and complete["simulate"]["ts"] + complete["simulate"]["dur"] <= job["ts"] + job["dur"] + 1
+    )
     parallel = build_report(llqm.ProfileStore(store_path), run.id)["concurrency"]
     assert parallel["max_parallel_tasks"] == 2 and 0.5 < parallel["mean_busy_cores"] <= 2.5
     counters = {e["name"] for e in events if e["ph"] == "C"}
     assert counters == {"memory (MiB)", "cpu (%)"}
-    assert max(e["args"]["cpu"] for e in events if e["name"] == "cpu (%)") > 50  # busy tasks kept a core busy
+    assert (
+        max(e["args"]["cpu"] for e in events if e["name"] == "cpu (%)") > 50
+    )  # busy tasks kept a core busy
 
 
 def test_tasks_come_out_as_a_dataframe_and_as_json_lines(store_path):
-    from conftest import run_cli
     import json
+
+    from conftest import run_cli
 
     with llqm.run("tabular") as run:
         with llqm.task("build", stage="generate") as build:

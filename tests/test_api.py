@@ -31,8 +31,13 @@ def test_nested_tasks_get_parent_ids_and_nested_spans(store_path, spans):
     assert by_name["inner"].parent.span_id == by_name["outer"].context.span_id
     assert by_name["outer"].parent.span_id == run_span.context.span_id
     assert {s.context.trace_id for s in by_name.values()} == {run_span.context.trace_id}
-    assert format(by_name["inner"].context.span_id, "016x") == tasks["inner"].span_id == inner.id  # one name in both
-    assert tasks["outer"].parent_span_id == run.record.span_id and tasks["inner"].parent_span_id == outer.id
+    assert (
+        format(by_name["inner"].context.span_id, "016x") == tasks["inner"].span_id == inner.id
+    )  # one name in both
+    assert (
+        tasks["outer"].parent_span_id == run.record.span_id
+        and tasks["inner"].parent_span_id == outer.id
+    )
     assert by_name["inner"].attributes["llqm.task.id"] == inner.id
     assert by_name["inner"].attributes["llqm.stage"] == "transpile.layout"
     assert all(key.startswith("llqm.") for key in by_name["inner"].attributes)
@@ -118,12 +123,15 @@ def test_failing_task_marks_task_span_and_run_failed_and_keeps_what_was_measured
             with llqm.task("ok") as ok:
                 ok.annotate(shots=10)
             with llqm.task("boom", stage="execute"):
-                1 / 0
+                _ = 1 / 0
     record, tasks = stored(store_path, run)
     assert record.status is llqm.RunStatus.FAILED and "ZeroDivisionError" in record.error
     assert tasks["ok"].status is llqm.TaskStatus.COMPLETED and tasks["ok"].metrics == {"shots": 10}
     assert tasks["boom"].status is llqm.TaskStatus.FAILED
-    assert tasks["boom"].error_type == "ZeroDivisionError" and "division by zero" in tasks["boom"].error
+    assert (
+        tasks["boom"].error_type == "ZeroDivisionError"
+        and "division by zero" in tasks["boom"].error
+    )
     assert tasks["boom"].profile.wall_s > 0
     boom = next(s for s in spans.get_finished_spans() if s.name == "boom")
     assert boom.status.status_code.name == "ERROR"
@@ -170,21 +178,29 @@ def test_async_functions_can_be_tasks(store_path):
 
 def test_usage_hardware_and_decisions_are_kept(store_path):
     snapshot = llqm.HardwareSnapshot(
-        backend="toy", num_qubits=2, qubits={0: llqm.QubitCalibration(t1_s=1e-4), 1: llqm.QubitCalibration(t1_s=2e-4)},
+        backend="toy",
+        num_qubits=2,
+        qubits={0: llqm.QubitCalibration(t1_s=1e-4), 1: llqm.QubitCalibration(t1_s=2e-4)},
         gates=[llqm.GateCalibration("cz", (0, 1), error=0.01, duration_s=8e-8)],
     )
     with llqm.run("usage") as run:
-        beside = llqm.start_task("beside", activate=False)  # running at the same time, reporting nothing
+        beside = llqm.start_task(
+            "beside", activate=False
+        )  # running at the same time, reporting nothing
         with llqm.task("execute") as t:
             t.record_usage(qpu_s=1.5, queue_s=10)
             t.record_usage(qpu_s=0.5)
             fingerprint = t.use_hardware(snapshot)
-            run.record_decision(llqm.PolicyDecision(policy="layout", choice={"qubits": [0, 1]}, rationale="lowest cz error"))
+            run.record_decision(
+                llqm.PolicyDecision(
+                    policy="layout", choice={"qubits": [0, 1]}, rationale="lowest cz error"
+                )
+            )
             with pytest.raises(ValueError, match="qpu_s must be 0 or more"):
                 t.record_usage(qpu_s=-1)
         llqm.finish_task(beside)
     store = llqm.ProfileStore(store_path)
-    task, = (t for t in store.tasks(run.id) if t.name == "execute")
+    (task,) = (t for t in store.tasks(run.id) if t.name == "execute")
     assert task.profile.qpu_s == 2.0 and task.profile.queue_s == 10.0
     assert beside.record.profile.qpu_s is None and beside.record.profile.queue_s is None
     with llqm.run("usage again"), llqm.task("next") as later:
@@ -192,13 +208,23 @@ def test_usage_hardware_and_decisions_are_kept(store_path):
     assert task.hardware == fingerprint == snapshot.fingerprint
     assert store.snapshot(fingerprint).gates[0].qubits == (0, 1)
     decision = store.decisions(run.id)[0]
-    assert decision.policy == "layout" and decision.task_id == task.id and decision.choice == {"qubits": [0, 1]}
+    assert (
+        decision.policy == "layout"
+        and decision.task_id == task.id
+        and decision.choice == {"qubits": [0, 1]}
+    )
 
 
 def test_snapshot_fingerprint_follows_calibration_not_time():
-    one = llqm.HardwareSnapshot(backend="b", num_qubits=1, taken_at=1.0, qubits={0: llqm.QubitCalibration(t1_s=1e-4)})
-    later = llqm.HardwareSnapshot(backend="b", num_qubits=1, taken_at=2.0, qubits={0: llqm.QubitCalibration(t1_s=1e-4)})
-    drifted = llqm.HardwareSnapshot(backend="b", num_qubits=1, taken_at=2.0, qubits={0: llqm.QubitCalibration(t1_s=9e-5)})
+    one = llqm.HardwareSnapshot(
+        backend="b", num_qubits=1, taken_at=1.0, qubits={0: llqm.QubitCalibration(t1_s=1e-4)}
+    )
+    later = llqm.HardwareSnapshot(
+        backend="b", num_qubits=1, taken_at=2.0, qubits={0: llqm.QubitCalibration(t1_s=1e-4)}
+    )
+    drifted = llqm.HardwareSnapshot(
+        backend="b", num_qubits=1, taken_at=2.0, qubits={0: llqm.QubitCalibration(t1_s=9e-5)}
+    )
     assert one.fingerprint == later.fingerprint != drifted.fingerprint
     assert llqm.HardwareSnapshot.from_dict(drifted.to_dict()) == drifted
 

@@ -5,17 +5,17 @@ from __future__ import annotations
 import threading
 
 import pytest
-from qiskit import QuantumCircuit, transpile
-
-import llqm_core as llqm
-from llqm_core import registries
-from llqm_core.errors import UserError
-from llqm_qiskit import ghz, ghz_success, mirror
+from llqm_qiskit import ghz, ghz_success
 from llqm_qiskit.aer import AerBackend, choose_method, is_clifford
 from llqm_qiskit.drift import CalibrationDrift
 from llqm_qiskit.modelled import ModelledQPU
 from llqm_qiskit.qpu_time import DurationTable, QpuTimeModel, circuit_duration
 from llqm_qiskit.queue_model import QueueModel
+from qiskit import QuantumCircuit, transpile
+
+import llqm_core as llqm
+from llqm_core import registries
+from llqm_core.errors import UserError
 
 
 @pytest.fixture(scope="module")
@@ -33,9 +33,13 @@ def tasks_by_stage(store_path, run_id):
 def test_backends_are_found_by_registered_name_with_their_options(store_path):
     backend = registries.create("backend", "aer", device="fake_kingston", noise=False)
     assert backend.name == "aer:fake_kingston" and backend.num_qubits == 156
-    with pytest.raises(UserError, match="unknown backend 'qpu9'; registered backend names are: .*aer.*modelled_qpu"):
+    with pytest.raises(
+        UserError, match="unknown backend 'qpu9'; registered backend names are: .*aer.*modelled_qpu"
+    ):
         registries.create("backend", "qpu9")
-    with pytest.raises(UserError, match="backend 'aer' has no option 'shots'; its options are: device, method"):
+    with pytest.raises(
+        UserError, match="backend 'aer' has no option 'shots'; its options are: device, method"
+    ):
         registries.create("backend", "aer", shots=10)
     with pytest.raises(UserError, match="unknown device 'fake_nowhere'.*fake_fez"):
         registries.create("backend", "aer", device="fake_nowhere")
@@ -56,9 +60,14 @@ def test_the_embedded_default_runs_a_noisy_ghz_and_profiles_the_job(store_path, 
     assert execute.hardware == backend.snapshot().fingerprint
     assert stages["postprocess"][0].depends_on == [execute.id]  # the counts lead back to the job
     assert execute.metrics["execute.method"] == "density_matrix"  # 5 active qubits: exact
-    assert execute.metrics["backend.name"] == "aer:fake_fez" and execute.metrics["result.shots"] == 2000
+    assert (
+        execute.metrics["backend.name"] == "aer:fake_fez"
+        and execute.metrics["result.shots"] == 2000
+    )
     assert execute.profile.qpu_s > 0 and execute.profile.queue_s is None
-    assert {t.parent_id for t in stages["execute.noise"] + stages["execute.simulate"]} == {execute.id}
+    assert {t.parent_id for t in stages["execute.noise"] + stages["execute.simulate"]} == {
+        execute.id
+    }
     assert stages["execute.noise"][0].metrics["noise.channels"] > 0
 
 
@@ -72,7 +81,10 @@ def test_seeded_runs_repeat_and_noise_can_be_switched_off(ghz5):
 def test_the_method_follows_the_circuit(fez):
     wide_clifford = transpile(ghz(30), fez, optimization_level=1, seed_transpiler=1)
     assert is_clifford(wide_clifford)
-    assert choose_method([wide_clifford], exact_max_qubits=10, statevector_max_qubits=28) == "pauli_frames"
+    assert (
+        choose_method([wide_clifford], exact_max_qubits=10, statevector_max_qubits=28)
+        == "pauli_frames"
+    )
     assert choose_method([wide_clifford], 10, 28, noisy=False) == "stabilizer"
     rotation = QuantumCircuit(12)
     rotation.rx(0.3, range(12))
@@ -84,7 +96,9 @@ def test_the_method_follows_the_circuit(fez):
 
 def test_bad_jobs_are_refused_with_one_sentence(ghz5):
     backend = AerBackend(device="fake_fez")
-    with pytest.raises(ValueError, match=r"shots must be a whole number from 1 to 10,000,000, not -5"):
+    with pytest.raises(
+        ValueError, match=r"shots must be a whole number from 1 to 10,000,000, not -5"
+    ):
         backend.execute(ghz5, -5)
     with pytest.raises(ValueError, match="uses cx, h, which fake_fez does not run.*transpile it"):
         backend.execute(ghz(3), 10)
@@ -111,14 +125,18 @@ def test_circuit_duration_is_its_scheduled_length(fez):
         QpuTimeModel(rep_delay_s=-1)
 
 
-def test_the_modelled_qpu_charges_modelled_time_and_batching_pays_the_overhead_once(store_path, ghz5):
+def test_the_modelled_qpu_charges_modelled_time_and_batching_pays_the_overhead_once(
+    store_path, ghz5
+):
     backend = ModelledQPU(device="fake_fez", time_scale=0.001)
     with llqm.run("modelled") as run:
         backend.execute([ghz5, ghz5], shots=100, seed=1)
         backend.execute(ghz5, shots=100, seed=1)
         backend.execute(ghz5, shots=100, seed=1)
     batched, single, _ = tasks_by_stage(store_path, run.id)["execute"]
-    assert single.profile.qpu_s == pytest.approx(2.0 + 100 * (250e-6 + single.metrics["qpu.model.circuit_duration_s"]))
+    assert single.profile.qpu_s == pytest.approx(
+        2.0 + 100 * (250e-6 + single.metrics["qpu.model.circuit_duration_s"])
+    )
     assert batched.profile.qpu_s < 2 * single.profile.qpu_s - 1.9  # one overhead instead of two
     assert batched.profile.queue_s == 0.0  # nobody else on the device
     assert single.profile.wall_s >= single.profile.qpu_s * 0.001  # the device was held for real
@@ -131,15 +149,20 @@ def test_queue_waits_follow_the_load_and_repeat_with_the_seed():
     waits = [draws.others_wait_s() for _ in range(4000)]
     again = QueueModel(utilisation=0.8, mean_job_s=10, seed=4)
     assert [again.others_wait_s() for _ in range(5)] == waits[:5]
-    assert sum(waits) / len(waits) == pytest.approx(draws.mean_wait_s, rel=0.15)  # 0.8 * 10 / 0.2 = 40 s
+    assert sum(waits) / len(waits) == pytest.approx(
+        draws.mean_wait_s, rel=0.15
+    )  # 0.8 * 10 / 0.2 = 40 s
     assert 0.15 < sum(w == 0 for w in waits) / len(waits) < 0.25  # idle with probability 1 - 0.8
     with pytest.raises(ValueError, match="utilisation must be at least 0 and below 1"):
         QueueModel(utilisation=1.0)
 
 
 def test_jobs_of_one_process_queue_for_the_modelled_device(store_path, ghz5):
-    backend = ModelledQPU(device="fake_marrakesh", job_overhead_s=20.0, time_scale=0.01)  # each job holds it 0.2 s
+    backend = ModelledQPU(
+        device="fake_marrakesh", job_overhead_s=20.0, time_scale=0.01
+    )  # each job holds it 0.2 s
     compiled = transpile(ghz(5), backend.device, optimization_level=1, seed_transpiler=3)
+
     def submit(run):
         with llqm.run_context(run):
             backend.execute(compiled, 10)
@@ -151,7 +174,9 @@ def test_jobs_of_one_process_queue_for_the_modelled_device(store_path, ghz5):
         for worker in workers:
             worker.join()
     queued = sorted(t.profile.queue_s for t in tasks_by_stage(store_path, run.id)["execute"])
-    assert queued[0] < 1.0 and queued[1] > 10.0  # the second waited most of the first's 20 modelled seconds
+    assert (
+        queued[0] < 1.0 and queued[1] > 10.0
+    )  # the second waited most of the first's 20 modelled seconds
 
 
 def test_drift_is_seeded_moves_the_calibration_and_fails_couplers():
@@ -162,7 +187,9 @@ def test_drift_is_seeded_moves_the_calibration_and_fails_couplers():
     assert moved.fingerprint != base.fingerprint and moved.extra["drift"]["elapsed_h"] == 24
     assert moved.qubits[0].t1_s != base.qubits[0].t1_s
     assert all(c.readout_error is None or c.readout_error <= 0.5 for c in moved.qubits.values())
-    broken = CalibrationDrift(seed=1, coupler_failure_rate=0.05).advance(base, 10)  # ~40% of couplers fail
+    broken = CalibrationDrift(seed=1, coupler_failure_rate=0.05).advance(
+        base, 10
+    )  # ~40% of couplers fail
     failed = [g for g in broken.gates if len(g.qubits) == 2 and g.error == 1.0]
     assert len(failed) > 2 * len([g for g in base.gates if len(g.qubits) == 2 and g.error == 1.0])
     with pytest.raises(ValueError, match="drift error_sigma must be a number of 0 or more"):

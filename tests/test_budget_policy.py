@@ -6,13 +6,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import run_cli
 
 import llqm_core as llqm
 from llqm_core import registries
 from llqm_core.errors import UserError
 from llqm_core.pipeline import parse_pipeline, run_pipeline
-
-from conftest import run_cli
 
 
 def config(mitigation: dict, policies: dict | None = None, qubits: int = 5) -> dict:
@@ -45,7 +44,9 @@ def errors_by_technique(store_path) -> dict[str, float]:
     found: dict[str, list[float]] = {}
     for run in store.runs():
         report = json.loads(run_cli("--store", str(store_path), "report", run.id, "--json").stdout)
-        found.setdefault(run.config["mitigation"]["technique"], []).append(report["fidelity"]["error_mitigated"])
+        found.setdefault(run.config["mitigation"]["technique"], []).append(
+            report["fidelity"]["error_mitigated"]
+        )
     return {k: sum(v) / len(v) for k, v in found.items()}
 
 
@@ -56,7 +57,9 @@ def test_the_best_affordable_technique_is_chosen_and_its_prediction_reported(his
     store = llqm.ProfileStore(history)
     (decision,) = store.decisions(run_id)
     assert decision.choice["technique"] == best_of_all
-    assert any(t.stage == f"mitigate.{best_of_all}" for t in store.tasks(run_id))  # the choice ran, not the file's
+    assert any(
+        t.stage == f"mitigate.{best_of_all}" for t in store.tasks(run_id)
+    )  # the choice ran, not the file's
     report = json.loads(run_cli("--store", str(history), "report", run_id, "--json").stdout)
     row = next(r for r in report["predictions"] if r["stage"] == "mitigated error")
     assert row["predicted"] == pytest.approx(decision.inputs["predicted_error"])
@@ -65,27 +68,38 @@ def test_the_best_affordable_technique_is_chosen_and_its_prediction_reported(his
 
 def test_on_the_prefect_engine_the_chosen_technique_runs_as_its_own_task(prefect_server, history):
     policies = {"names": ["budgeted_mitigation"], "budgeted_mitigation": {"budget_shots": 1500}}
-    run_id, _ = run_pipeline(parse_pipeline({**config(ZNE, policies), "run": {"engine": "prefect"}}), store=history)
+    run_id, _ = run_pipeline(
+        parse_pipeline({**config(ZNE, policies), "run": {"engine": "prefect"}}), store=history
+    )
     store = llqm.ProfileStore(history)
     (decision,) = store.decisions(run_id)
     stages = {t.stage for t in store.tasks(run_id)}
-    assert decision.choice["technique"] == "none" and store.run(run_id).config["engine"] == "prefect"
-    assert "mitigate.none" in stages and "mitigate.zne" not in stages  # the flow ran the choice, not the file's
+    assert (
+        decision.choice["technique"] == "none" and store.run(run_id).config["engine"] == "prefect"
+    )
+    assert (
+        "mitigate.none" in stages and "mitigate.zne" not in stages
+    )  # the flow ran the choice, not the file's
 
 
 def test_a_tight_budget_rules_out_the_costly_techniques(history):
     policies = {"names": ["budgeted_mitigation"], "budgeted_mitigation": {"budget_shots": 1500}}
     run_id, _ = run_pipeline(parse_pipeline(config(ZNE, policies)), store=history)
     (decision,) = llqm.ProfileStore(history).decisions(run_id)
-    assert decision.choice["technique"] == "none"  # 1000 shots fit; REM (3000) and ZNE (3000) do not
+    assert (
+        decision.choice["technique"] == "none"
+    )  # 1000 shots fit; REM (3000) and ZNE (3000) do not
     assert decision.inputs["predicted_shots"] <= 1500
 
 
-@pytest.mark.parametrize("options, message", [
-    ({}, "needs budget_shots or budget_qpu_s"),
-    ({"budget_shots": 0}, "budget_shots must be a positive number"),
-    ({"budget_qpu_s": 5, "similarity": 0.5}, "similarity must be a number of 1 or more"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({}, "needs budget_shots or budget_qpu_s"),
+        ({"budget_shots": 0}, "budget_shots must be a positive number"),
+        ({"budget_qpu_s": 5, "similarity": 0.5}, "similarity must be a number of 1 or more"),
+    ],
+)
 def test_bad_budget_options_get_one_sentence(options, message):
     with pytest.raises(UserError, match=message):
         registries.create("policy", "budgeted_mitigation", **options)

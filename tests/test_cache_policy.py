@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from llqm_policies.cache import clear
+from llqm_qiskit import ghz, profiled_transpile
+from llqm_qiskit.aer import AerBackend
 
 import llqm_core as llqm
 from llqm_core import registries
 from llqm_core.errors import UserError
 from llqm_core.pipeline import parse_pipeline, run_pipeline
-from llqm_policies.cache import clear
-from llqm_qiskit import ghz, profiled_transpile
-from llqm_qiskit.aer import AerBackend
 
 
 @pytest.fixture(autouse=True)
@@ -45,7 +45,10 @@ def test_each_distinct_circuit_is_transpiled_once(store_path, backend):
         first, decision, calls = compile_with(cache, circuits, backend, backend.snapshot())
         again, second, more = compile_with(cache, circuits, backend, backend.snapshot())
     assert calls == [2] and more == []  # two distinct circuits, transpiled once, then never again
-    assert decision.choice == {"hits": 2, "transpiled": 2} and second.choice == {"hits": 4, "transpiled": 0}
+    assert decision.choice == {"hits": 2, "transpiled": 2} and second.choice == {
+        "hits": 4,
+        "transpiled": 0,
+    }
     assert first[0] is first[1] is first[3] and again == first
 
 
@@ -53,34 +56,56 @@ def test_a_drifted_calibration_invalidates_and_a_small_drift_does_not(backend):
     snapshot = backend.snapshot()
     cache = registries.create("policy", "transpile_cache", drift_threshold=0.25)
     compile_with(cache, [ghz(3)], backend, snapshot)
-    slightly = replace(snapshot, gates=[replace(g, error=g.error * 1.1) if g.error else g for g in snapshot.gates])
+    slightly = replace(
+        snapshot, gates=[replace(g, error=g.error * 1.1) if g.error else g for g in snapshot.gates]
+    )
     _, decision, calls = compile_with(cache, [ghz(3)], backend, slightly)
     assert calls == [] and decision.choice["hits"] == 1
-    much = replace(snapshot, gates=[replace(g, error=min(g.error * 3, 1.0)) if g.error else g for g in snapshot.gates])
+    much = replace(
+        snapshot,
+        gates=[replace(g, error=min(g.error * 3, 1.0)) if g.error else g for g in snapshot.gates],
+    )
     _, decision, calls = compile_with(cache, [ghz(3)], backend, much)
     assert calls == [1] and decision.choice["transpiled"] == 1
 
 
 def test_pec_samples_are_transpiled_once_per_distinct_circuit(store_path):
-    run_id, _ = run_pipeline(parse_pipeline({
-        "circuit": {"kind": "ghz", "qubits": 2},
-        "observable": {"kind": "parity", "bits": [0, 1]},
-        "backend": {"name": "aer", "device": "fake_fez"},
-        "transpile": {"optimization_level": 0, "seed": 7},
-        "mitigation": {"technique": "pec", "pec": {"samples": 40, "chunk_size": 20, "seed": 3}},
-        "execution": {"shots": 400, "seed": 1},
-        "policies": {"names": ["transpile_cache"]},
-    }), store=store_path)
-    decisions = [d for d in llqm.ProfileStore(store_path).decisions(run_id) if d.policy == "transpile_cache"]
+    run_id, _ = run_pipeline(
+        parse_pipeline(
+            {
+                "circuit": {"kind": "ghz", "qubits": 2},
+                "observable": {"kind": "parity", "bits": [0, 1]},
+                "backend": {"name": "aer", "device": "fake_fez"},
+                "transpile": {"optimization_level": 0, "seed": 7},
+                "mitigation": {
+                    "technique": "pec",
+                    "pec": {"samples": 40, "chunk_size": 20, "seed": 3},
+                },
+                "execution": {"shots": 400, "seed": 1},
+                "policies": {"names": ["transpile_cache"]},
+            }
+        ),
+        store=store_path,
+    )
+    decisions = [
+        d for d in llqm.ProfileStore(store_path).decisions(run_id) if d.policy == "transpile_cache"
+    ]
     assert len(decisions) == 2  # one per chunk
-    assert sum(d.choice["transpiled"] for d in decisions) <= sum(d.inputs["distinct"] for d in decisions) < 40
+    assert (
+        sum(d.choice["transpiled"] for d in decisions)
+        <= sum(d.inputs["distinct"] for d in decisions)
+        < 40
+    )
     assert sum(d.choice["hits"] for d in decisions) > 20
 
 
-@pytest.mark.parametrize("options, message", [
-    ({"drift_threshold": -0.1}, "drift_threshold must be a number of 0 or more"),
-    ({"max_entries": 0}, "max_entries must be a whole number of 1 or more"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"drift_threshold": -0.1}, "drift_threshold must be a number of 0 or more"),
+        ({"max_entries": 0}, "max_entries must be a whole number of 1 or more"),
+    ],
+)
 def test_bad_cache_options_get_one_sentence(options, message):
     with pytest.raises(UserError, match=message):
         registries.create("policy", "transpile_cache", **options)

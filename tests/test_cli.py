@@ -6,11 +6,10 @@ import json
 import time
 
 import pytest
+from conftest import run_cli
 
 import llqm_core as llqm
 from llqm_core.cli import main
-
-from conftest import run_cli
 
 
 @pytest.fixture
@@ -49,15 +48,35 @@ def test_report_json_has_run_tasks_and_stage_totals(two_runs, capsys):
     assert report["run"]["id"] == second.id and report["run"]["trace_id"] == second.trace_id
     assert report["run"]["status"] == "completed" and report["run"]["wall_s"] > 0
     tasks = {t["name"]: t for t in report["tasks"]}
-    required = {"id", "name", "stage", "status", "parent_id", "depends_on", "start", "end", "wall_s", "cpu_s",
-                "peak_rss_bytes", "span_id", "metrics"}
+    required = {
+        "id",
+        "name",
+        "stage",
+        "status",
+        "parent_id",
+        "depends_on",
+        "start",
+        "end",
+        "wall_s",
+        "cpu_s",
+        "peak_rss_bytes",
+        "span_id",
+        "metrics",
+    }
     assert all(required <= set(t) for t in report["tasks"])
     assert tasks["child"]["parent_id"] == tasks["gen"]["id"]
     assert tasks["use"]["depends_on"] == [tasks["gen"]["id"]]
     assert tasks["gen"]["metrics"] == {"circuit.qubits": 3}
     assert report["stages"]["generate.sub"]["tasks"] == 1
     assert report["stages"]["generate.sub"]["wall_s"] == pytest.approx(tasks["child"]["wall_s"])
-    assert set(report["stages"]["execute"]) == {"tasks", "wall_s", "cpu_s", "qpu_s", "queue_s", "peak_rss_bytes"}
+    assert set(report["stages"]["execute"]) == {
+        "tasks",
+        "wall_s",
+        "cpu_s",
+        "qpu_s",
+        "queue_s",
+        "peak_rss_bytes",
+    }
     names = {t["id"]: t["name"] for t in report["tasks"]}
     assert [names[i] for i in report["critical_path"]] == ["child", "use"]
     by_prefix = cli_json(capsys, "report", second.id[:8], "--json")
@@ -85,7 +104,10 @@ def test_plugins_lists_built_in_plugins_from_their_package(capsys, fresh_plugins
     assert "llqm_register_exporters" in rows["exporters"]["hooks"]
     assert rows["qiskit"]["module"] == "llqm_qiskit.plugin"
     assert "llqm_describe_value" in rows["qiskit"]["hooks"]
-    rows = {row["name"]: row for row in cli_json(capsys, "--disable-plugins", "qiskit", "plugins", "--json")}
+    rows = {
+        row["name"]: row
+        for row in cli_json(capsys, "--disable-plugins", "qiskit", "plugins", "--json")
+    }
     assert rows["qiskit"]["status"] == "disabled"
 
 
@@ -100,15 +122,36 @@ def test_plugins_lists_built_in_plugins_from_their_package(capsys, fresh_plugins
         (["frobnicate"], "invalid choice: 'frobnicate'"),
         (["compare", "feedface", "deadbeef"], "there is no run with id 'feedface'"),
         (["trace", "feedface", "--format", "chrome"], "there is no run with id 'feedface'"),
-        (["report", "--html", "/nonexistent-dir/r.html"], "cannot write the HTML report to /nonexistent-dir/r.html"),
-        (["trace", "-o", "/nonexistent-dir/t.json"], "cannot write the trace to /nonexistent-dir/t.json"),
-        (["hardware", "show", "fake_atlantis"], "No installed plugin knows a device called 'fake_atlantis'"),
+        (
+            ["report", "--html", "/nonexistent-dir/r.html"],
+            "cannot write the HTML report to /nonexistent-dir/r.html",
+        ),
+        (
+            ["trace", "-o", "/nonexistent-dir/t.json"],
+            "cannot write the trace to /nonexistent-dir/t.json",
+        ),
+        (
+            ["hardware", "show", "fake_atlantis"],
+            "No installed plugin knows a device called 'fake_atlantis'",
+        ),
         (["hardware", "diff", "fake_fez", "nowhere"], "there is no hardware snapshot"),
-        (["run", "/nonexistent/pipeline.toml"], "cannot read pipeline file /nonexistent/pipeline.toml"),
+        (
+            ["run", "/nonexistent/pipeline.toml"],
+            "cannot read pipeline file /nonexistent/pipeline.toml",
+        ),
         (["sweep", "examples/pipelines/pec_small.toml"], "llqm sweep needs at least one --grid"),
-        (["sweep", "examples/pipelines/pec_small.toml", "--grid", "circuit.qubits"], "must be KEY=V1,V2"),
-        (["sweep", "examples/pipelines/pec_small.toml", "--grid", "execution.shots=0,10"], "sweep point execution.shots=0"),
-        (["run", "examples/pipelines/pec_small.toml", "--bogus"], "unrecognized arguments: --bogus"),
+        (
+            ["sweep", "examples/pipelines/pec_small.toml", "--grid", "circuit.qubits"],
+            "must be KEY=V1,V2",
+        ),
+        (
+            ["sweep", "examples/pipelines/pec_small.toml", "--grid", "execution.shots=0,10"],
+            "sweep point execution.shots=0",
+        ),
+        (
+            ["run", "examples/pipelines/pec_small.toml", "--bogus"],
+            "unrecognized arguments: --bogus",
+        ),
         (["--disable-plugins", "nothing", "runs"], "unknown plugin 'nothing'"),
     ],
 )
@@ -124,7 +167,10 @@ def test_user_errors_print_one_sentence_and_exit_2(two_runs, capsys, args, messa
 
 def _store_content() -> list:
     store = llqm.ProfileStore(readonly=True)  # $LLQM_STORE, the test's own store
-    return [(r.id, r.status, r.end_ns, [(t.id, t.status, t.end_ns) for t in store.tasks(r.id)]) for r in store.runs()]
+    return [
+        (r.id, r.status, r.end_ns, [(t.id, t.status, t.end_ns) for t in store.tasks(r.id)])
+        for r in store.runs()
+    ]
 
 
 def test_missing_or_corrupt_store_is_a_user_error_without_traceback_and_is_not_created(tmp_path):

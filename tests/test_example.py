@@ -11,23 +11,44 @@ from conftest import ROOT, run_cli
 
 def test_the_main_job_runs_mitigation_and_reports_its_fidelity(tmp_path):
     store = tmp_path / "main.sqlite"
-    done = run_cli("--store", str(store), "run", "examples/pipelines/mirror_rem_zne.toml", timeout=600)
+    done = run_cli(
+        "--store", str(store), "run", "examples/pipelines/mirror_rem_zne.toml", timeout=600
+    )
     assert done.returncode == 0, done.stderr
     for heading in ("Stages", "Bottleneck:", "Cost per step", "Fidelity"):
         assert heading in done.stdout
     report = json.loads(run_cli("--store", str(store), "report", "--json").stdout)
     assert report["run"]["status"] == "completed" and not report["warnings"]
     figures = report["fidelity"]
-    assert figures["error_mitigated"] < figures["error_unmitigated"]  # REM + ZNE helped on this circuit
+    assert (
+        figures["error_mitigated"] < figures["error_unmitigated"]
+    )  # REM + ZNE helped on this circuit
     stages = {t["stage"] for t in report["tasks"]}
-    assert {"mitigate.rem.calibrate", "mitigate.zne.fold", "mitigate.zne.extrapolate", "execute.simulate"} <= stages
+    assert {
+        "mitigate.rem.calibrate",
+        "mitigate.zne.fold",
+        "mitigate.zne.extrapolate",
+        "execute.simulate",
+    } <= stages
 
 
 def test_the_python_example_profiles_every_stage_on_fake_fez(tmp_path):
     store = tmp_path / "example.sqlite"
     result = subprocess.run(
-        [sys.executable, "examples/ghz_pipeline.py", "--qubits", "6", "--shots", "500", "--store", str(store)],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "examples/ghz_pipeline.py",
+            "--qubits",
+            "6",
+            "--shots",
+            "500",
+            "--store",
+            str(store),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr
     assert "P(ideal GHZ outcome)" in result.stdout

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from qiskit import ClassicalRegister, QuantumCircuit, transpile
-from qiskit_aer import AerSimulator
-
 from llqm_qiskit import ghz, mirror
 from llqm_qiskit.aer import AerBackend
 from llqm_qiskit.frames import sample_counts, supports
+from qiskit import ClassicalRegister, QuantumCircuit, transpile
+from qiskit_aer import AerSimulator
 
 SHOTS = 20_000
 
@@ -28,7 +27,12 @@ def test_frames_match_aer_with_the_noise_written_in(backend, circuit):
     compiled = transpile(circuit, backend.device, optimization_level=1, seed_transpiler=7)
     noise = backend._pauli_noise(backend.snapshot())
     ours = sample_counts(compiled, noise, SHOTS, seed=3)
-    aers = AerSimulator(method="stabilizer").run(noise.apply(compiled), shots=SHOTS, seed_simulator=3).result().get_counts()
+    aers = (
+        AerSimulator(method="stabilizer")
+        .run(noise.apply(compiled), shots=SHOTS, seed_simulator=3)
+        .result()
+        .get_counts()
+    )
     assert sum(ours.values()) == SHOTS and set(ours) & set(aers)
     assert total_variation(ours, aers) < 0.03  # two samples of 20,000 shots: ~0.01 apart when equal
 
@@ -39,15 +43,23 @@ def test_random_outcomes_stay_random_and_readout_flips_show(backend):
     circuit.cx(0, 1)
     circuit.h(1)
     circuit.measure([0, 1], [0, 1])
-    ideal = sample_counts(circuit, None, SHOTS, seed=1)  # (|00> + |11>) with H on qubit 1: all four outcomes
-    assert set(ideal) == {"00", "01", "10", "11"} and all(abs(n / SHOTS - 0.25) < 0.02 for n in ideal.values())
+    ideal = sample_counts(
+        circuit, None, SHOTS, seed=1
+    )  # (|00> + |11>) with H on qubit 1: all four outcomes
+    assert set(ideal) == {"00", "01", "10", "11"} and all(
+        abs(n / SHOTS - 0.25) < 0.02 for n in ideal.values()
+    )
     bell = QuantumCircuit(2, 2)
     bell.h(0)
     bell.cx(0, 1)
     bell.measure([0, 1], [0, 1])
     assert set(sample_counts(bell, None, SHOTS, seed=1)) == {"00", "11"}
-    noisy = sample_counts(transpile(bell, backend.device, optimization_level=1, seed_transpiler=1),
-                          backend._pauli_noise(backend.snapshot()), SHOTS, seed=1)
+    noisy = sample_counts(
+        transpile(bell, backend.device, optimization_level=1, seed_transpiler=1),
+        backend._pauli_noise(backend.snapshot()),
+        SHOTS,
+        seed=1,
+    )
     assert 0.005 < (noisy.get("01", 0) + noisy.get("10", 0)) / SHOTS < 0.1
 
 
@@ -60,7 +72,10 @@ def test_registers_are_keyed_as_qiskit_keys_them():
     circuit.measure(0, a[0])
     circuit.measure(0, b[1])
     circuit.measure(1, b[0])
-    assert sample_counts(circuit, None, 10, seed=1) == AerSimulator(method="stabilizer").run(circuit, shots=10).result().get_counts()
+    assert (
+        sample_counts(circuit, None, 10, seed=1)
+        == AerSimulator(method="stabilizer").run(circuit, shots=10).result().get_counts()
+    )
 
 
 def test_only_clifford_circuits_are_taken():
@@ -77,6 +92,8 @@ def test_the_embedded_default_uses_frames_for_wide_clifford_circuits(store_path,
     compiled = transpile(ghz(30), backend.device, optimization_level=1, seed_transpiler=7)
     with llqm.run("frames") as run:
         counts = backend.execute(compiled, 4000, seed=1)
-    simulate = next(t for t in llqm.ProfileStore(store_path).tasks(run.id) if t.stage == "execute.simulate")
+    simulate = next(
+        t for t in llqm.ProfileStore(store_path).tasks(run.id) if t.stage == "execute.simulate"
+    )
     assert simulate.metrics["execute.method"] == "pauli_frames" and simulate.profile.wall_s < 5
     assert 0.5 < (counts.get("0" * 30, 0) + counts.get("1" * 30, 0)) / 4000 < 0.95

@@ -8,10 +8,9 @@ import subprocess
 import time
 
 import pytest
+from conftest import busy, run_cli
 
 import llqm_core as llqm
-
-from conftest import busy, run_cli
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -26,9 +25,16 @@ def finished_run(store_path):
                 time.sleep(0.02)
             job.record_usage(qpu_s=2.0, queue_s=12.0)
         with llqm.task("post", stage="postprocess") as post:
-            post.annotate({"fidelity.ideal": 1.0, "fidelity.unmitigated": 0.8125, "fidelity.mitigated": 0.9375,
-                           "fidelity.error_unmitigated": 0.1875, "fidelity.error_mitigated": 0.0625,
-                           "fidelity.error_reduction": 3.0})
+            post.annotate(
+                {
+                    "fidelity.ideal": 1.0,
+                    "fidelity.unmitigated": 0.8125,
+                    "fidelity.mitigated": 0.9375,
+                    "fidelity.error_unmitigated": 0.1875,
+                    "fidelity.error_mitigated": 0.0625,
+                    "fidelity.error_reduction": 3.0,
+                }
+            )
     return run
 
 
@@ -42,14 +48,35 @@ def test_the_html_report_is_self_contained(store_path, finished_run, tmp_path):
     assert not re.search(r'(src|href)="(https?:)?//', page)  # nothing fetched from elsewhere
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (.ci/run installs Debian's chromium)")
-def test_headless_chromium_loads_the_report_and_decodes_its_figures(store_path, finished_run, tmp_path):
+@pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="headless Chromium is not installed (.ci/run installs Debian's chromium)",
+)
+def test_headless_chromium_loads_the_report_and_decodes_its_figures(
+    store_path, finished_run, tmp_path
+):
     out = tmp_path / "report.html"
-    assert run_cli("--store", str(store_path), "report", finished_run.id, "--html", str(out)).returncode == 0
+    assert (
+        run_cli(
+            "--store", str(store_path), "report", finished_run.id, "--html", str(out)
+        ).returncode
+        == 0
+    )
     shown = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0",
-         "--virtual-time-budget=5000", "--dump-dom", out.as_uri()],
-        capture_output=True, text=True, timeout=120,
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+            out.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert shown.returncode == 0, shown.stderr[-2000:]
     assert 'data-figures="2"' in shown.stdout  # the page's script ran and both pictures decoded

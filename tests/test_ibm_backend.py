@@ -12,15 +12,14 @@ import json
 import time
 
 import pytest
+from llqm_qiskit import ghz, ghz_success, ibm
+from llqm_qiskit.aer import AerBackend
+from llqm_qiskit.ibm import IBMRuntimeBackend, spans_summary, usage_from_metrics
 from qiskit import ClassicalRegister, QuantumCircuit, QuantumRegister, transpile
 
 import llqm_core as llqm
 from llqm_core import registries
 from llqm_core.errors import UserError
-from llqm_qiskit import ghz, ghz_success
-from llqm_qiskit import ibm
-from llqm_qiskit.aer import AerBackend
-from llqm_qiskit.ibm import IBMRuntimeBackend, spans_summary, usage_from_metrics
 
 FAKE_TOKEN = "faketoken-9f8e7d6c5b4a3210"
 
@@ -72,8 +71,18 @@ def no_saved_account(tmp_path, monkeypatch):
     from qiskit_ibm_runtime.accounts import management
 
     monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setattr(management, "_DEFAULT_ACCOUNT_CONFIG_JSON_FILE", str(tmp_path / ".qiskit" / "qiskit-ibm.json"))
-    for variable in ("QISKIT_IBM_TOKEN", "QISKIT_IBM_CHANNEL", "QISKIT_IBM_INSTANCE", "QISKIT_IBM_URL", "IAM_URL"):
+    monkeypatch.setattr(
+        management,
+        "_DEFAULT_ACCOUNT_CONFIG_JSON_FILE",
+        str(tmp_path / ".qiskit" / "qiskit-ibm.json"),
+    )
+    for variable in (
+        "QISKIT_IBM_TOKEN",
+        "QISKIT_IBM_CHANNEL",
+        "QISKIT_IBM_INSTANCE",
+        "QISKIT_IBM_URL",
+        "IAM_URL",
+    ):
         monkeypatch.delenv(variable, raising=False)
     return tmp_path
 
@@ -88,6 +97,7 @@ def assert_one_sentence(message: str) -> None:
 
 # -- local testing mode, end to end --------------------------------------------------------------
 
+
 def test_local_mode_runs_a_ghz_on_fake_fez_and_records_what_local_mode_reports(store_path, ghz3):
     backend = registries.create("backend", "ibm_runtime", device="fake_fez", local=True)
     assert backend.name == "ibm_runtime:fake_fez" and backend.num_qubits == 156
@@ -96,7 +106,10 @@ def test_local_mode_runs_a_ghz_on_fake_fez_and_records_what_local_mode_reports(s
     assert sum(counts.values()) == 1000 and 0.8 < ghz_success(counts) < 1.0  # noisy, mostly right
     task = execute_task(store_path, run.id)
     assert task.hardware == backend.snapshot().fingerprint
-    assert task.metrics["backend.device"] == "fake_fez" and task.metrics["backend.name"] == "ibm_runtime:fake_fez"
+    assert (
+        task.metrics["backend.device"] == "fake_fez"
+        and task.metrics["backend.name"] == "ibm_runtime:fake_fez"
+    )
     # Local mode charges nothing (usage.qpu_charge_time_seconds = 0) and stamps the job created and
     # running as it builds it, microseconds apart: that is what the task records.
     assert task.profile.qpu_s == 0.0
@@ -116,14 +129,20 @@ def test_local_counts_repeat_with_a_seed_and_are_keyed_as_aer_keys_them(ghz3):
     noisy_ibm = backend.execute(ghz3, 2000, seed=5)
     noisy_aer = AerBackend(device="fake_fez").execute(ghz3, 2000, seed=5)
     for counts in (noisy_ibm, noisy_aer):
-        assert {"000", "111"} <= set(counts) and all(len(k) == 3 and set(k) <= {"0", "1"} for k in counts)
-    ideal_ibm = IBMRuntimeBackend(device="fake_fez", local=True, noise="none").execute(ghz3, 500, seed=5)
+        assert {"000", "111"} <= set(counts) and all(
+            len(k) == 3 and set(k) <= {"0", "1"} for k in counts
+        )
+    ideal_ibm = IBMRuntimeBackend(device="fake_fez", local=True, noise="none").execute(
+        ghz3, 500, seed=5
+    )
     ideal_aer = AerBackend(device="fake_fez", noise=False).execute(ghz3, 500, seed=5)
     assert set(ideal_ibm) == set(ideal_aer) == {"000", "111"}
 
 
 def test_several_registers_join_into_aer_space_separated_keys(two_registers):
-    ibm_counts = IBMRuntimeBackend(device="fake_fez", local=True, noise="none").execute(two_registers, 100, seed=3)
+    ibm_counts = IBMRuntimeBackend(device="fake_fez", local=True, noise="none").execute(
+        two_registers, 100, seed=3
+    )
     aer_counts = AerBackend(device="fake_fez", noise=False).execute(two_registers, 100, seed=3)
     assert ibm_counts == aer_counts == {"10 1": 100}
 
@@ -147,6 +166,7 @@ def test_local_mode_with_the_devices_own_noise_model(store_path, ghz3):
 
 # -- the service's payloads ----------------------------------------------------------------------
 
+
 def test_usage_from_documented_metrics_takes_queue_from_timestamps_and_qpu_from_quantum_seconds():
     queue_s, qpu_s, details = usage_from_metrics(DOCUMENTED_METRICS)
     assert queue_s == pytest.approx(105.5)  # running - created
@@ -160,35 +180,77 @@ def test_usage_from_documented_metrics_takes_queue_from_timestamps_and_qpu_from_
 
 
 def test_usage_from_metrics_of_newer_services_pending_usage_and_missing_fields():
-    newer = {"timestamps": {"created": "2025-03-01T10:00:00Z", "running": "2025-03-01T10:00:30.5Z",
-                            "finished": "2025-03-01T10:00:34Z"},
-             "usage": {"qpu_charge_time_seconds": 3.25, "status": "complete"}}
+    newer = {
+        "timestamps": {
+            "created": "2025-03-01T10:00:00Z",
+            "running": "2025-03-01T10:00:30.5Z",
+            "finished": "2025-03-01T10:00:34Z",
+        },
+        "usage": {"qpu_charge_time_seconds": 3.25, "status": "complete"},
+    }
     assert usage_from_metrics(newer)[:2] == (30.5, 3.25)
     pending = {**newer, "usage": {"qpu_charge_time_seconds": 1, "status": "pending"}}
     queue_s, qpu_s, details = usage_from_metrics(pending)
     assert queue_s == 30.5 and qpu_s is None and details["ibm.usage_status"] == "pending"
-    queued = {"timestamps": {"created": "2025-03-01T10:00:00Z", "running": None}, "position_in_queue": 4}
-    assert usage_from_metrics(queued) == (None, None, {"ibm.created": "2025-03-01T10:00:00Z", "ibm.queue_position": 4})
+    queued = {
+        "timestamps": {"created": "2025-03-01T10:00:00Z", "running": None},
+        "position_in_queue": 4,
+    }
+    assert usage_from_metrics(queued) == (
+        None,
+        None,
+        {"ibm.created": "2025-03-01T10:00:00Z", "ibm.queue_position": 4},
+    )
     assert usage_from_metrics({}) == (None, None, {})
-    assert usage_from_metrics({"timestamps": {"created": "yesterday", "running": 5}}) == (None, None, {})
+    assert usage_from_metrics({"timestamps": {"created": "yesterday", "running": 5}}) == (
+        None,
+        None,
+        {},
+    )
 
 
 def service_encoded_spans() -> str:
     """Execution spans as the service sends them in a result (qiskit-ibm-runtime's RuntimeEncoder format)."""
+
     def when(text):
         return {"__type__": "datetime", "__value__": text}
 
-    return json.dumps({"__type__": "ExecutionSpans", "__value__": {"spans": [
-        {"__type__": "DoubleSliceSpan", "__value__": {
-            "start": when("2024-09-20T13:30:10.100000+00:00"), "stop": when("2024-09-20T13:30:11.600000+00:00"),
-            "data_slices": {"0": [[1000], 0, 1, 0, 600]}}},
-        {"__type__": "DoubleSliceSpan", "__value__": {
-            "start": when("2024-09-20T13:30:11.700000+00:00"), "stop": when("2024-09-20T13:30:12.700000+00:00"),
-            "data_slices": {"0": [[1000], 0, 1, 600, 1000], "1": [[1000], 0, 1, 0, 1000]}}},
-        {"__type__": "ExecutionSpan", "__value__": {  # the older SliceSpan
-            "start": when("2024-09-20T13:30:12.800000+00:00"), "stop": when("2024-09-20T13:30:13.000000+00:00"),
-            "data_slices": {"2": [[4], 0, 4]}}},
-    ]}})
+    return json.dumps(
+        {
+            "__type__": "ExecutionSpans",
+            "__value__": {
+                "spans": [
+                    {
+                        "__type__": "DoubleSliceSpan",
+                        "__value__": {
+                            "start": when("2024-09-20T13:30:10.100000+00:00"),
+                            "stop": when("2024-09-20T13:30:11.600000+00:00"),
+                            "data_slices": {"0": [[1000], 0, 1, 0, 600]},
+                        },
+                    },
+                    {
+                        "__type__": "DoubleSliceSpan",
+                        "__value__": {
+                            "start": when("2024-09-20T13:30:11.700000+00:00"),
+                            "stop": when("2024-09-20T13:30:12.700000+00:00"),
+                            "data_slices": {
+                                "0": [[1000], 0, 1, 600, 1000],
+                                "1": [[1000], 0, 1, 0, 1000],
+                            },
+                        },
+                    },
+                    {
+                        "__type__": "ExecutionSpan",
+                        "__value__": {  # the older SliceSpan
+                            "start": when("2024-09-20T13:30:12.800000+00:00"),
+                            "stop": when("2024-09-20T13:30:13.000000+00:00"),
+                            "data_slices": {"2": [[4], 0, 4]},
+                        },
+                    },
+                ]
+            },
+        }
+    )
 
 
 def test_execution_spans_as_the_service_encodes_them_become_span_metrics():
@@ -225,11 +287,15 @@ def test_a_cloud_job_records_the_services_queue_usage_and_spans(store_path, ghz3
         def result(self):
             meas = BitArray.from_samples(["000"] * 480 + ["111"] * 520, num_bits=3)
             pub = SamplerPubResult(DataBin(meas=meas, shape=()), metadata={"shots": 1000})
-            return PrimitiveResult([pub], metadata={"execution": {"execution_spans": spans}, "version": 2})
+            return PrimitiveResult(
+                [pub], metadata={"execution": {"execution_spans": spans}, "version": 2}
+            )
 
     class Sampler:
         def __init__(self, mode, options=None):
-            assert mode is fez and not options  # job mode on the device; no simulator seed sent to a QPU
+            assert (
+                mode is fez and not options
+            )  # job mode on the device; no simulator seed sent to a QPU
             self.mode = mode
 
         def run(self, pubs, shots):
@@ -251,6 +317,7 @@ def test_a_cloud_job_records_the_services_queue_usage_and_spans(store_path, ghz3
 
 # -- refusals ------------------------------------------------------------------------------------
 
+
 def test_no_account_is_one_sentence_without_a_traceback(no_saved_account):
     with pytest.raises(ValueError) as caught:
         IBMRuntimeBackend(device="ibm_fez")
@@ -265,7 +332,9 @@ def test_no_account_is_one_sentence_without_a_traceback(no_saved_account):
 
 def test_the_token_never_reaches_an_account_error(no_saved_account, monkeypatch):
     monkeypatch.setenv("QISKIT_IBM_TOKEN", FAKE_TOKEN)
-    with pytest.raises(ValueError) as named:  # a saved account that is not there: found before the token is used
+    with pytest.raises(
+        ValueError
+    ) as named:  # a saved account that is not there: found before the token is used
         IBMRuntimeBackend(device="ibm_fez", name="lab")
     assert str(named.value).startswith("no IBM Quantum account named 'lab': save one with")
     # The token from the environment, sent to a service that is not there (a closed local port):
@@ -281,12 +350,16 @@ def test_the_token_never_reaches_an_account_error(no_saved_account, monkeypatch)
 
     class Service:
         def __init__(self, **account):
-            raise InvalidAccountError(f"token {FAKE_TOKEN} is not valid. Get one at quantum.cloud.ibm.com.")
+            raise InvalidAccountError(
+                f"token {FAKE_TOKEN} is not valid. Get one at quantum.cloud.ibm.com."
+            )
 
     monkeypatch.setattr(qiskit_ibm_runtime, "QiskitRuntimeService", Service)
     with pytest.raises(ValueError) as quoted:
         IBMRuntimeBackend(device="ibm_fez")
-    assert str(quoted.value).startswith("IBM Quantum did not accept the account (token [redacted] is not valid)")
+    assert str(quoted.value).startswith(
+        "IBM Quantum did not accept the account (token [redacted] is not valid)"
+    )
     for error in (named.value, refused.value, quoted.value):
         assert FAKE_TOKEN not in str(error) and FAKE_TOKEN not in repr(error)
         assert error.__cause__ is None and error.__suppress_context__
@@ -294,9 +367,13 @@ def test_the_token_never_reaches_an_account_error(no_saved_account, monkeypatch)
 
 
 def test_unknown_devices_are_refused_with_the_known_ones(monkeypatch):
-    with pytest.raises(UserError, match="unknown device 'fake_nowhere'; the fake backends .* fake_fez"):
+    with pytest.raises(
+        UserError, match="unknown device 'fake_nowhere'; the fake backends .* fake_fez"
+    ):
         registries.create("backend", "ibm_runtime", device="fake_nowhere", local=True)
-    with pytest.raises(UserError, match="'fake_fez' is a fake device, which runs in local mode only"):
+    with pytest.raises(
+        UserError, match="'fake_fez' is a fake device, which runs in local mode only"
+    ):
         registries.create("backend", "ibm_runtime", device="fake_fez")
 
     import qiskit_ibm_runtime
@@ -319,23 +396,46 @@ def test_unknown_devices_are_refused_with_the_known_ones(monkeypatch):
     monkeypatch.setattr(qiskit_ibm_runtime, "QiskitRuntimeService", Service)
     with pytest.raises(ValueError) as caught:
         IBMRuntimeBackend(device="ibm_nowhere")
-    assert str(caught.value) == ("unknown device 'ibm_nowhere' for this IBM Quantum account; "
-                                 "its devices are: ibm_fez, ibm_torino.")
+    assert str(caught.value) == (
+        "unknown device 'ibm_nowhere' for this IBM Quantum account; "
+        "its devices are: ibm_fez, ibm_torino."
+    )
 
 
-@pytest.mark.parametrize("options, sentence", [
-    ({"local": "yes"}, "local must be true or false, not 'yes'."),
-    ({"channel": "ibm_quantum"}, "unknown channel 'ibm_quantum'; choose one of: ibm_quantum_platform, ibm_cloud."),
-    ({"max_wait_s": 0}, "max_wait_s must be a positive number of seconds (or None to wait), not 0."),
-    ({"device": 5}, "device must be a device name such as 'ibm_fez' or 'fake_fez', not 5."),
-    ({"local": True, "name": "lab"}, "channel, instance and name choose an IBM Quantum account, which local mode "
-                                      "does not use; drop them or set local=False."),
-    ({"local": True, "noise": "thermal"}, "unknown local noise 'thermal'; choose one of: pauli, device, none."),
-    ({"device": "ibm_fez", "noise": "none"}, "noise applies to local mode only (the device itself is the noise on "
-                                              "IBM Quantum); drop it or set local=True."),
-    ({}, "device is needed to run on IBM Quantum: name one of your account's devices, such as 'ibm_fez', "
-         "or pass local=True to run on a fake device."),
-])
+@pytest.mark.parametrize(
+    "options, sentence",
+    [
+        ({"local": "yes"}, "local must be true or false, not 'yes'."),
+        (
+            {"channel": "ibm_quantum"},
+            "unknown channel 'ibm_quantum'; choose one of: ibm_quantum_platform, ibm_cloud.",
+        ),
+        (
+            {"max_wait_s": 0},
+            "max_wait_s must be a positive number of seconds (or None to wait), not 0.",
+        ),
+        ({"device": 5}, "device must be a device name such as 'ibm_fez' or 'fake_fez', not 5."),
+        (
+            {"local": True, "name": "lab"},
+            "channel, instance and name choose an IBM Quantum account, which local mode "
+            "does not use; drop them or set local=False.",
+        ),
+        (
+            {"local": True, "noise": "thermal"},
+            "unknown local noise 'thermal'; choose one of: pauli, device, none.",
+        ),
+        (
+            {"device": "ibm_fez", "noise": "none"},
+            "noise applies to local mode only (the device itself is the noise on "
+            "IBM Quantum); drop it or set local=True.",
+        ),
+        (
+            {},
+            "device is needed to run on IBM Quantum: name one of your account's devices, such as 'ibm_fez', "
+            "or pass local=True to run on a fake device.",
+        ),
+    ],
+)
 def test_bad_options_are_refused_in_one_sentence(options, sentence):
     with pytest.raises(ValueError) as caught:
         IBMRuntimeBackend(**options)
@@ -343,6 +443,10 @@ def test_bad_options_are_refused_in_one_sentence(options, sentence):
 
 
 def test_timestamps_without_a_zone_are_utc_and_others_are_converted():
-    queue_s, _, details = usage_from_metrics({"timestamps": {"created": "2025-01-01T00:00:00",
-                                                             "running": "2025-01-01T01:00:02+01:00"}})
-    assert queue_s == 2.0 and details == {"ibm.created": "2025-01-01T00:00:00Z", "ibm.running": "2025-01-01T00:00:02Z"}
+    queue_s, _, details = usage_from_metrics(
+        {"timestamps": {"created": "2025-01-01T00:00:00", "running": "2025-01-01T01:00:02+01:00"}}
+    )
+    assert queue_s == 2.0 and details == {
+        "ibm.created": "2025-01-01T00:00:00Z",
+        "ibm.running": "2025-01-01T00:00:02Z",
+    }

@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from llqm_qiskit import ghz
+from llqm_qiskit.aer import AerBackend
 
 import llqm_core as llqm
 from llqm_core import registries
 from llqm_core.errors import UserError
 from llqm_core.hardware import faulty_couplers
 from llqm_core.pipeline import parse_pipeline, run_pipeline
-from llqm_qiskit import ghz
-from llqm_qiskit.aer import AerBackend
 
 PIPELINE = {
     "name": "ghz-12 with the layout policy",
@@ -36,13 +36,20 @@ def test_the_chosen_layout_avoids_broken_couplers_and_needs_no_swaps(store_path,
     (decision,) = store.decisions(run_id)
     layout = decision.choice["initial_layout"]
     broken = set(faulty_couplers(snapshot))
-    assert len(set(layout)) == 12 and not {tuple(sorted(p)) for p in zip(layout, layout[1:])} & broken
+    assert (
+        len(set(layout)) == 12 and not {tuple(sorted(p)) for p in zip(layout, layout[1:])} & broken
+    )
     compiled = data["compiled"]
     assert compiled.layout.initial_index_layout(filter_ancillas=True) == layout
     assert compiled.count_ops().get("cz", 0) == 11  # a line of 11 CNOTs, no SWAPs
-    assert decision.inputs["snapshot"] == snapshot.fingerprint and 0 < decision.inputs["predicted_success"] <= 1
+    assert (
+        decision.inputs["snapshot"] == snapshot.fingerprint
+        and 0 < decision.inputs["predicted_success"] <= 1
+    )
     assert decision.inputs["predicted_success"] >= decision.inputs["predicted_success_first"]
-    transpile = next(t for t in store.tasks(run_id) if t.stage == "transpile" and t.parent_id is not None)
+    transpile = next(
+        t for t in store.tasks(run_id) if t.stage == "transpile" and t.parent_id is not None
+    )
     assert decision.task_id == transpile.parent_id  # recorded on the step that asked for it
     assert data["fidelity"]["fidelity.unmitigated"] > 0.5
 
@@ -58,8 +65,13 @@ def test_the_layout_is_kept_until_the_calibration_drifts(store_path, snapshot):
         kept = policy.decide(circuit=circuit, snapshot=snapshot)
     assert kept.choice == first.choice and kept.rationale.startswith("kept the layout")
     used = set(first.choice["initial_layout"])
-    worse = replace(snapshot, gates=[replace(g, error=g.error * 2) if g.error and set(g.qubits) <= used else g
-                                     for g in snapshot.gates])
+    worse = replace(
+        snapshot,
+        gates=[
+            replace(g, error=g.error * 2) if g.error and set(g.qubits) <= used else g
+            for g in snapshot.gates
+        ],
+    )
     with llqm.run("drifted"):
         again = policy.decide(circuit=circuit, snapshot=worse)
     assert not again.rationale.startswith("kept") and again.inputs["snapshot"] == worse.fingerprint
@@ -72,14 +84,20 @@ def test_a_circuit_that_needs_routing_gets_no_decision(snapshot):
     triangle.cx(0, 1)
     triangle.cx(1, 2)
     triangle.cx(2, 0)
-    assert registries.create("policy", "hardware_layout").decide(circuit=triangle, snapshot=snapshot) is None
+    assert (
+        registries.create("policy", "hardware_layout").decide(circuit=triangle, snapshot=snapshot)
+        is None
+    )
 
 
-@pytest.mark.parametrize("options, message", [
-    ({"candidates": 0}, "candidates must be a whole number of 1 or more"),
-    ({"drift_threshold": -1}, "drift_threshold must be a number of 0 or more"),
-    ({"radius": 3}, "policy 'hardware_layout' has no option 'radius'"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"candidates": 0}, "candidates must be a whole number of 1 or more"),
+        ({"drift_threshold": -1}, "drift_threshold must be a number of 0 or more"),
+        ({"radius": 3}, "policy 'hardware_layout' has no option 'radius'"),
+    ],
+)
 def test_bad_policy_options_get_one_sentence(options, message):
     with pytest.raises(UserError, match=message):
         registries.create("policy", "hardware_layout", **options)

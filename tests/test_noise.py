@@ -3,24 +3,35 @@
 from __future__ import annotations
 
 import pytest
+from llqm_qiskit import ghz
+from llqm_qiskit.noise import PauliNoise, depolarizing_pauli_terms
 from qiskit import QuantumCircuit
 from qiskit_aer import AerSimulator
 
 import llqm_core as llqm
-from llqm_qiskit import ghz
-from llqm_qiskit.noise import PauliNoise, depolarizing_pauli_terms
 
 
-def line(cz_error: float = 0.0, readout: float = 0.0, sx_error: float = 0.0) -> llqm.HardwareSnapshot:
+def line(
+    cz_error: float = 0.0, readout: float = 0.0, sx_error: float = 0.0
+) -> llqm.HardwareSnapshot:
     return llqm.HardwareSnapshot(
-        backend="line", num_qubits=2,
+        backend="line",
+        num_qubits=2,
         qubits={q: llqm.QubitCalibration(readout_error=readout) for q in range(2)},
-        gates=[llqm.GateCalibration("cz", (0, 1), error=cz_error), llqm.GateCalibration("sx", (0,), error=sx_error)],
+        gates=[
+            llqm.GateCalibration("cz", (0, 1), error=cz_error),
+            llqm.GateCalibration("sx", (0,), error=sx_error),
+        ],
     )
 
 
 def counts(circuit: QuantumCircuit, shots: int = 4000) -> dict[str, int]:
-    return AerSimulator(method="stabilizer").run(circuit, shots=shots, seed_simulator=3).result().get_counts()
+    return (
+        AerSimulator(method="stabilizer")
+        .run(circuit, shots=shots, seed_simulator=3)
+        .result()
+        .get_counts()
+    )
 
 
 def test_depolarizing_terms_spread_the_twirled_error_over_the_non_identity_paulis():
@@ -53,10 +64,9 @@ def test_readout_error_flips_measured_bits_at_its_rate():
 
 
 def test_noise_lands_on_fake_fez_circuits_and_is_refused_for_wider_circuits():
+    from llqm_qiskit import ghz_success, hardware_snapshot
     from qiskit import transpile
     from qiskit_ibm_runtime.fake_provider import FakeFez
-
-    from llqm_qiskit import ghz_success, hardware_snapshot
 
     backend = FakeFez()
     noise = PauliNoise(hardware_snapshot(backend))
@@ -65,5 +75,7 @@ def test_noise_lands_on_fake_fez_circuits_and_is_refused_for_wider_circuits():
     channels = noisy.count_ops()["quantum_channel"]
     assert channels >= compiled.count_ops()["cz"] + 8  # every cz and every measurement
     assert 0.6 < ghz_success(counts(noisy)) < 1.0
-    with pytest.raises(ValueError, match="has 200 qubits, more than the 156 of the calibrated device 'fake_fez'"):
+    with pytest.raises(
+        ValueError, match="has 200 qubits, more than the 156 of the calibrated device 'fake_fez'"
+    ):
         noise.apply(QuantumCircuit(200))

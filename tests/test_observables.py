@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from llqm_qiskit import ghz, mirror
+from llqm_qiskit.observables import ideal_parities, neighbour_parities
 from qiskit import QuantumCircuit
 
 from llqm_core.errors import UserError
 from llqm_core.pipeline import parse_pipeline, run_pipeline
-from llqm_qiskit import ghz, mirror
-from llqm_qiskit.observables import ideal_parities, neighbour_parities
 
 
 def test_neighbour_parities_of_ghz_and_mirror_circuits_are_ideally_one():
@@ -43,10 +43,15 @@ def test_a_circuit_measuring_one_bit_has_no_neighbour_parities():
 
 
 def test_a_pipeline_scores_neighbour_parities_and_refuses_bits_for_them(store_path):
-    config = {"circuit": {"kind": "ghz", "qubits": 6}, "observable": {"kind": "neighbour_parities"},
-              "execution": {"shots": 2000, "seed": 3}}
+    config = {
+        "circuit": {"kind": "ghz", "qubits": 6},
+        "observable": {"kind": "neighbour_parities"},
+        "execution": {"shots": 2000, "seed": 3},
+    }
     _, data = run_pipeline(parse_pipeline(config), store=store_path)
     assert data["ideal_value"] == pytest.approx(1.0)
     assert 0.5 < data["fidelity"]["fidelity.unmitigated"] < 1.0
-    with pytest.raises(UserError, match="bits belongs to the parity observable; neighbour_parities takes no bits"):
+    with pytest.raises(
+        UserError, match="bits belongs to the parity observable; neighbour_parities takes no bits"
+    ):
         parse_pipeline({**config, "observable": {"kind": "neighbour_parities", "bits": [0, 1]}})

@@ -9,10 +9,8 @@ from concurrent import futures
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import grpc
-import pytest
-from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
-
 from conftest import run_python
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 
 PIPELINE = textwrap.dedent(
     """
@@ -34,7 +32,9 @@ def spans_of(requests: list[trace_service_pb2.ExportTraceServiceRequest]) -> tup
     spans, resource = [], {}
     for request in requests:
         for resource_spans in request.resource_spans:
-            resource.update({a.key: a.value.string_value for a in resource_spans.resource.attributes})
+            resource.update(
+                {a.key: a.value.string_value for a in resource_spans.resource.attributes}
+            )
             for scope in resource_spans.scope_spans:
                 spans.extend(scope.spans)
     return resource, spans
@@ -42,7 +42,9 @@ def spans_of(requests: list[trace_service_pb2.ExportTraceServiceRequest]) -> tup
 
 def check_received(requests, stdout: str, stderr: str = "") -> None:
     assert "not delivered" not in stderr
-    _, run_id, trace_id = next(line for line in stdout.splitlines() if line.startswith("RUN")).split()
+    _, run_id, trace_id = next(
+        line for line in stdout.splitlines() if line.startswith("RUN")
+    ).split()
     resource, spans = spans_of(requests)
     assert resource["service.name"] == "llqm-receiver-test"
     by_name = {s.name: s for s in spans}
@@ -53,7 +55,10 @@ def check_received(requests, stdout: str, stderr: str = "") -> None:
     assert by_name["simulate"].parent_span_id == by_name["job"].span_id
     attributes = {a.key: a.value for a in by_name["job"].attributes}
     assert attributes["llqm.stage"].string_value == "execute"
-    assert attributes["llqm.qpu.time_s"].double_value == 1.5 and attributes["llqm.queue.time_s"].double_value == 4.0
+    assert (
+        attributes["llqm.qpu.time_s"].double_value == 1.5
+        and attributes["llqm.queue.time_s"].double_value == 4.0
+    )
     build = {a.key: a.value for a in by_name["build"].attributes}
     assert build["llqm.circuit.qubits"].int_value == 5
     assert {a.key: a.value for a in run_span.attributes}["llqm.run.id"].string_value == run_id
@@ -78,8 +83,14 @@ def test_spans_arrive_at_an_otlp_http_receiver():
     server = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        done = run_python(PIPELINE, env={"LLQM_EXPORTERS": "otlp", "OTEL_SERVICE_NAME": "llqm-receiver-test",
-                                         "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{server.server_port}"})
+        done = run_python(
+            PIPELINE,
+            env={
+                "LLQM_EXPORTERS": "otlp",
+                "OTEL_SERVICE_NAME": "llqm-receiver-test",
+                "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{server.server_port}",
+            },
+        )
     finally:
         server.shutdown()
     assert done.returncode == 0, done.stderr
@@ -99,9 +110,15 @@ def test_spans_arrive_at_an_otlp_grpc_receiver():
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
     try:
-        done = run_python(PIPELINE, env={"LLQM_EXPORTERS": "otlp-grpc", "OTEL_SERVICE_NAME": "llqm-receiver-test",
-                                         "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{port}",
-                                         "OTEL_EXPORTER_OTLP_INSECURE": "true"})
+        done = run_python(
+            PIPELINE,
+            env={
+                "LLQM_EXPORTERS": "otlp-grpc",
+                "OTEL_SERVICE_NAME": "llqm-receiver-test",
+                "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{port}",
+                "OTEL_EXPORTER_OTLP_INSECURE": "true",
+            },
+        )
     finally:
         server.stop(grace=None)
     assert done.returncode == 0, done.stderr

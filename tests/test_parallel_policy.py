@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 
 import pytest
+from llqm_qiskit import ghz
 
 import llqm_core as llqm
 from llqm_core import registries
 from llqm_core.errors import UserError
 from llqm_core.pipeline import parse_pipeline, run_pipeline
-from llqm_qiskit import ghz
 
 
 def config(policies: dict) -> dict:
@@ -18,7 +18,10 @@ def config(policies: dict) -> dict:
         "circuit": {"kind": "mirror", "qubits": 12, "depth": 8, "seed": 3},
         "backend": {"name": "aer", "device": "fake_fez"},
         "transpile": {"optimization_level": 0, "seed": 7},
-        "mitigation": {"technique": "zne", "zne": {"scale_factors": [1, 3, 5], "factory": "linear"}},
+        "mitigation": {
+            "technique": "zne",
+            "zne": {"scale_factors": [1, 3, 5], "factory": "linear"},
+        },
         "execution": {"shots": 200, "seed": 1},
         "policies": policies,
     }
@@ -26,7 +29,9 @@ def config(policies: dict) -> dict:
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two CPUs to run workers side by side")
 def test_folded_circuits_go_to_worker_processes_when_history_says_it_pays(store_path):
-    run_pipeline(parse_pipeline(config({"names": []})), store=store_path)  # history: serial transpiles
+    run_pipeline(
+        parse_pipeline(config({"names": []})), store=store_path
+    )  # history: serial transpiles
     policies = {"names": ["parallel_transpile"], "parallel_transpile": {"min_serial_s": 0.0}}
     run_id, data = run_pipeline(parse_pipeline(config(policies)), store=store_path)
     store = llqm.ProfileStore(store_path)
@@ -47,10 +52,13 @@ def test_no_history_or_a_single_circuit_means_no_workers(store_path):
         assert policy.decide(circuits=[ghz(3)]) is None
 
 
-@pytest.mark.parametrize("options, message", [
-    ({"max_workers": 0}, "max_workers must be a whole number of 1 or more"),
-    ({"min_serial_s": -1}, "min_serial_s must be a number of seconds of 0 or more"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"max_workers": 0}, "max_workers must be a whole number of 1 or more"),
+        ({"min_serial_s": -1}, "min_serial_s must be a number of seconds of 0 or more"),
+    ],
+)
 def test_bad_parallel_options_get_one_sentence(options, message):
     with pytest.raises(UserError, match=message):
         registries.create("policy", "parallel_transpile", **options)

@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import ROOT, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import llqm_core as llqm
 from llqm_core.errors import UserError
 from llqm_core.pipeline import load_pipeline, parse_pipeline, run_pipeline
-
-from conftest import ROOT, run_cli
 
 GOOD = {
     "name": "ghz-4 zne",
@@ -41,45 +40,116 @@ def test_a_pipeline_runs_its_steps_as_tasks_and_records_its_fidelity(store_path)
     store = llqm.ProfileStore(store_path)
     assert store.run(run_id).status.value == "completed"
     tops = [t for t in store.tasks(run_id) if t.parent_id is None]
-    assert [t.stage for t in tops] == ["generate", "observable", "transpile", "mitigate.zne", "postprocess"]
+    assert [t.stage for t in tops] == [
+        "generate",
+        "observable",
+        "transpile",
+        "mitigate.zne",
+        "postprocess",
+    ]
     figures = tops[-1].metrics
     assert figures["fidelity.ideal"] == pytest.approx(1.0)
     assert 0.5 < figures["fidelity.unmitigated"] < 1.0
-    assert figures["fidelity.error_unmitigated"] == pytest.approx(1.0 - figures["fidelity.unmitigated"])
+    assert figures["fidelity.error_unmitigated"] == pytest.approx(
+        1.0 - figures["fidelity.unmitigated"]
+    )
     assert data["fidelity"]["fidelity.mitigated"] == figures["fidelity.mitigated"]
 
 
 BAD = [
-    (with_changes(extra={"x": 1}), "unknown section or key 'extra'; the allowed ones are: name, circuit"),
-    (with_changes(execution={"shots": 0}), r"\[execution\] shots must be a whole number from 1 to 10,000,000, not 0"),
+    (
+        with_changes(extra={"x": 1}),
+        "unknown section or key 'extra'; the allowed ones are: name, circuit",
+    ),
+    (
+        with_changes(execution={"shots": 0}),
+        r"\[execution\] shots must be a whole number from 1 to 10,000,000, not 0",
+    ),
     (with_changes(execution={"shots": "many"}), r"\[execution\] shots must be a whole number"),
     (with_changes(execution={"shots": 1.5}), r"\[execution\] shots must be a whole number"),
-    (with_changes(execution={"shots": 10**8}), r"\[execution\] shots must be a whole number from 1 to 10,000,000"),
-    (with_changes(execution={"seed": -1}), r"\[execution\] seed must be a whole number of 0 or more"),
-    (with_changes(execution={"repeat": 2}), r"\[execution\] has no key 'repeat'; its keys are: shots, seed"),
-    (with_changes(circuit={"kind": "bell"}), r"in \[circuit\]: stage 'generate': unknown circuit kind 'bell'"),
-    (with_changes(circuit={"qubits": 0}), r"in \[circuit\]: stage 'generate': qubits must be a whole number of 1 or more"),
-    (with_changes(circuit={"qubits": "four"}), r"qubits must be a whole number of 1 or more, not 'four'"),
+    (
+        with_changes(execution={"shots": 10**8}),
+        r"\[execution\] shots must be a whole number from 1 to 10,000,000",
+    ),
+    (
+        with_changes(execution={"seed": -1}),
+        r"\[execution\] seed must be a whole number of 0 or more",
+    ),
+    (
+        with_changes(execution={"repeat": 2}),
+        r"\[execution\] has no key 'repeat'; its keys are: shots, seed",
+    ),
+    (
+        with_changes(circuit={"kind": "bell"}),
+        r"in \[circuit\]: stage 'generate': unknown circuit kind 'bell'",
+    ),
+    (
+        with_changes(circuit={"qubits": 0}),
+        r"in \[circuit\]: stage 'generate': qubits must be a whole number of 1 or more",
+    ),
+    (
+        with_changes(circuit={"qubits": "four"}),
+        r"qubits must be a whole number of 1 or more, not 'four'",
+    ),
     (with_changes(circuit={"depth": -2}), r"depth must be a whole number of 1 or more, not -2"),
-    (with_changes(circuit={"qubits": 200}), r"in \[circuit\]: the ghz circuit has 200 qubits, more than the 156 of backend aer:fake_fez"),
-    (with_changes(circuit={"width": 4}), r"stage 'generate' has no option 'width'; its options are: kind, qubits, depth, seed, qasm"),
-    (with_changes(backend={"name": "ibm_quantum_9"}), r"in \[backend\]: unknown backend 'ibm_quantum_9'; registered backend names are:"),
-    (with_changes(backend={"device": "fake_atlantis"}), r"in \[backend\]: backend 'aer': unknown device 'fake_atlantis'"),
+    (
+        with_changes(circuit={"qubits": 200}),
+        r"in \[circuit\]: the ghz circuit has 200 qubits, more than the 156 of backend aer:fake_fez",
+    ),
+    (
+        with_changes(circuit={"width": 4}),
+        r"stage 'generate' has no option 'width'; its options are: kind, qubits, depth, seed, qasm",
+    ),
+    (
+        with_changes(backend={"name": "ibm_quantum_9"}),
+        r"in \[backend\]: unknown backend 'ibm_quantum_9'; registered backend names are:",
+    ),
+    (
+        with_changes(backend={"device": "fake_atlantis"}),
+        r"in \[backend\]: backend 'aer': unknown device 'fake_atlantis'",
+    ),
     (with_changes(backend={"method": "magic"}), r"unknown simulation method 'magic'"),
     (with_changes(backend={"qubits": 5}), r"backend 'aer' has no option 'qubits'"),
-    (with_changes(transpile={"optimization_level": 4}), r"optimization_level must be one of 0, 1, 2, 3, not 4"),
+    (
+        with_changes(transpile={"optimization_level": 4}),
+        r"optimization_level must be one of 0, 1, 2, 3, not 4",
+    ),
     (with_changes(transpile={"layout_method": "magic"}), r"unknown layout_method 'magic'"),
-    (with_changes(mitigation={"technique": "cdr"}), r"\[mitigation\] technique 'cdr' names 'cdr', which is not a registered technique; the registered ones are: none, pec, rem, zne"),
+    (
+        with_changes(mitigation={"technique": "cdr"}),
+        r"\[mitigation\] technique 'cdr' names 'cdr', which is not a registered technique; the registered ones are: none, pec, rem, zne",
+    ),
     (with_changes(mitigation={"technique": 3}), r"\[mitigation\] technique must be a name"),
-    (with_changes(mitigation={"technique": "zne", "zen": {"samples": 3}}), r"\[mitigation\] has options for 'zen', which is not a registered technique"),
-    (with_changes(mitigation={"zne": {"scale_factors": [0.5, 1]}}), r"scale factors must be 1 or more"),
-    (with_changes(mitigation={"zne": {"scale_factors": [1, 3], "factory": "poly", "order": 2}}), r"needs at least 3 scale factors, not 2"),
+    (
+        with_changes(mitigation={"technique": "zne", "zen": {"samples": 3}}),
+        r"\[mitigation\] has options for 'zen', which is not a registered technique",
+    ),
+    (
+        with_changes(mitigation={"zne": {"scale_factors": [0.5, 1]}}),
+        r"scale factors must be 1 or more",
+    ),
+    (
+        with_changes(mitigation={"zne": {"scale_factors": [1, 3], "factory": "poly", "order": 2}}),
+        r"needs at least 3 scale factors, not 2",
+    ),
     (with_changes(mitigation="zne"), r"\[mitigation\] must be a table of options, not str"),
-    (with_changes(observable={"kind": "energy"}), r"unknown observable kind 'energy'; choose one of: ideal_outcomes, neighbour_parities, parity"),
+    (
+        with_changes(observable={"kind": "energy"}),
+        r"unknown observable kind 'energy'; choose one of: ideal_outcomes, neighbour_parities, parity",
+    ),
     (with_changes(observable={"kind": "parity"}), r"a parity observable needs bits"),
-    (with_changes(observable={"kind": "parity", "bits": [-1]}), r"parity needs a non-empty list of classical bit indices"),
-    (with_changes(policies={"names": ["telepathy"]}), r"unknown policy 'telepathy'; registered policy names are"),
-    (with_changes(run={"engine": "airflow"}), r"unknown engine 'airflow'; registered engine names are"),
+    (
+        with_changes(observable={"kind": "parity", "bits": [-1]}),
+        r"parity needs a non-empty list of classical bit indices",
+    ),
+    (
+        with_changes(policies={"names": ["telepathy"]}),
+        r"unknown policy 'telepathy'; registered policy names are",
+    ),
+    (
+        with_changes(run={"engine": "airflow"}),
+        r"unknown engine 'airflow'; registered engine names are",
+    ),
     (with_changes(output={"store": 5}), r"\[output\] store must be a file path, not 5"),
     (with_changes(stages=[{"options": 1}]), r"\[\[stages\]\] entry 1 needs name"),
     (with_changes(stages=[{"name": "sample.nothing"}]), r"unknown stage 'sample.nothing'"),
@@ -105,28 +175,40 @@ def test_unreadable_and_malformed_files_and_invalid_qasm(tmp_path):
         load_pipeline(broken)
     qasm = tmp_path / "bad.qasm"
     qasm.write_text("OPENQASM 2.0;\nqreg q[2];\nfoo q[0];\n")
-    with pytest.raises(UserError, match=r"in \[circuit\]: stage 'generate': .*bad.qasm is not valid OpenQASM"):
+    with pytest.raises(
+        UserError, match=r"in \[circuit\]: stage 'generate': .*bad.qasm is not valid OpenQASM"
+    ):
         parse_pipeline(with_changes(circuit={"qasm": str(qasm), "kind": "ghz"}))
 
 
 def test_the_cli_runs_a_pipeline_file_and_refuses_a_bad_one_with_exit_2(tmp_path):
     store = tmp_path / "p.sqlite"
     small = tmp_path / "small.toml"  # the example, narrowed to 4 qubits to keep the test quick
-    small.write_text((ROOT / "examples/pipelines/ghz_modelled_qpu.toml").read_text().replace("qubits = 20", "qubits = 4"))
+    small.write_text(
+        (ROOT / "examples/pipelines/ghz_modelled_qpu.toml")
+        .read_text()
+        .replace("qubits = 20", "qubits = 4")
+    )
     done = run_cli("--store", str(store), "run", str(small), "--json", timeout=300)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["run"]["status"] == "completed"
     assert set(report["fidelity"]) >= {"ideal", "unmitigated", "mitigated", "error_reduction"}
     zne = next(c for c in report["costs"] if c["stage"] == "mitigate.zne")
-    assert zne["circuits"] == 3 and zne["shots"] == 6000 and zne["qpu_s"] > 2.0  # one job: one 2 s overhead
+    assert (
+        zne["circuits"] == 3 and zne["shots"] == 6000 and zne["qpu_s"] > 2.0
+    )  # one job: one 2 s overhead
     assert report["bottleneck"]["stage"] and 0 < report["bottleneck"]["share"] <= 1
     bad = tmp_path / "bad.toml"
     bad.write_text(small.read_text().replace("shots = 2000", "shots = -3"))
     refused = run_cli("--store", str(store), "run", str(bad))
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
-    assert refused.stderr.strip() == ("llqm: error: [execution] shots must be a whole number from 1 to 10,000,000, not -3.")
-    assert len(llqm.ProfileStore(store, readonly=True).runs()) == 1  # nothing recorded for the refused file
+    assert refused.stderr.strip() == (
+        "llqm: error: [execution] shots must be a whole number from 1 to 10,000,000, not -3."
+    )
+    assert (
+        len(llqm.ProfileStore(store, readonly=True).runs()) == 1
+    )  # nothing recorded for the refused file
 
 
 def test_every_example_pipeline_file_is_valid():
@@ -134,15 +216,39 @@ def test_every_example_pipeline_file_is_valid():
         assert load_pipeline(path).steps, path
 
 
-toml_values = st.one_of(st.integers(-5, 10**9), st.floats(allow_nan=False), st.text(max_size=5), st.booleans(),
-                        st.lists(st.integers(-2, 6), max_size=4), st.none())
+toml_values = st.one_of(
+    st.integers(-5, 10**9),
+    st.floats(allow_nan=False),
+    st.text(max_size=5),
+    st.booleans(),
+    st.lists(st.integers(-2, 6), max_size=4),
+    st.none(),
+)
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(section=st.sampled_from(["circuit", "execution", "transpile", "observable", "backend"]),
-       key=st.sampled_from(["qubits", "depth", "shots", "seed", "optimization_level", "kind", "bits", "device",
-                            "method", "noise", "layout_method", "other"]),
-       value=toml_values)
+@settings(
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    section=st.sampled_from(["circuit", "execution", "transpile", "observable", "backend"]),
+    key=st.sampled_from(
+        [
+            "qubits",
+            "depth",
+            "shots",
+            "seed",
+            "optimization_level",
+            "kind",
+            "bits",
+            "device",
+            "method",
+            "noise",
+            "layout_method",
+            "other",
+        ]
+    ),
+    value=toml_values,
+)
 def test_any_value_in_a_pipeline_file_is_accepted_or_refused_with_one_sentence(section, key, value):
     config = with_changes(**{section: {key: value}}) if value is not None else with_changes()
     try:
@@ -161,17 +267,37 @@ def test_a_sweep_runs_every_point_and_reports_error_against_cost(tmp_path):
         '[mitigation.zne]\nscale_factors = [1, 3]\nfactory = "linear"\n[execution]\nshots = 500\nseed = 1\n'
     )
     store, plot = tmp_path / "p.sqlite", tmp_path / "sweep.png"
-    done = run_cli("--store", str(store), "sweep", str(pipeline), "--grid", "mitigation.technique=none,zne",
-                   "--grid", "circuit.qubits=2,3", "--json", "--plot", str(plot), timeout=300)
+    done = run_cli(
+        "--store",
+        str(store),
+        "sweep",
+        str(pipeline),
+        "--grid",
+        "mitigation.technique=none,zne",
+        "--grid",
+        "circuit.qubits=2,3",
+        "--json",
+        "--plot",
+        str(plot),
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     rows = json.loads(done.stdout)
     assert [r["point"] for r in rows] == [
         {"mitigation.technique": t, "circuit.qubits": q} for t in ("none", "zne") for q in (2, 3)
     ]
     assert all(r["error_unmitigated"] is not None and r["shots"] for r in rows)
-    assert rows[2]["circuits"] == 2 * rows[0]["circuits"] and rows[2]["shots"] == 2 * rows[0]["shots"]
+    assert (
+        rows[2]["circuits"] == 2 * rows[0]["circuits"] and rows[2]["shots"] == 2 * rows[0]["shots"]
+    )
     assert plot.stat().st_size > 10_000 and plot.read_bytes()[:4] == b"\x89PNG"
     assert len(llqm.ProfileStore(store, readonly=True).runs()) == 4
     bad = run_cli("--store", str(store), "sweep", str(pipeline), "--grid", "circuit.qubits=2,999")
-    assert bad.returncode == 2 and "sweep point circuit.qubits=999: in [circuit]: the ghz circuit has 999 qubits" in bad.stderr
-    assert len(llqm.ProfileStore(store, readonly=True).runs()) == 4  # checked before the first point ran
+    assert (
+        bad.returncode == 2
+        and "sweep point circuit.qubits=999: in [circuit]: the ghz circuit has 999 qubits"
+        in bad.stderr
+    )
+    assert (
+        len(llqm.ProfileStore(store, readonly=True).runs()) == 4
+    )  # checked before the first point ran

@@ -5,11 +5,10 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from conftest import run_python
 
 import llqm_core as llqm
 from llqm_core.plugins import loaded_plugins
-
-from conftest import run_python
 
 THIRD_PARTY = textwrap.dedent(
     """
@@ -39,7 +38,9 @@ THIRD_PARTY = textwrap.dedent(
 )
 
 
-def install_distribution(root, name: str, entry_points: dict[str, str], modules: dict[str, str]) -> None:
+def install_distribution(
+    root, name: str, entry_points: dict[str, str], modules: dict[str, str]
+) -> None:
     """A minimal installed distribution on ``root`` (as pip would leave it), found by importlib.metadata."""
     info = root / f"{name.replace('-', '_')}-1.0.dist-info"
     info.mkdir()
@@ -52,8 +53,12 @@ def install_distribution(root, name: str, entry_points: dict[str, str], modules:
 
 @pytest.fixture
 def third_party(tmp_path, monkeypatch, fresh_plugins):
-    install_distribution(tmp_path, "llqm-thirdparty", {"thirdparty": "llqm_thirdparty_demo"},
-                         {"llqm_thirdparty_demo": THIRD_PARTY})
+    install_distribution(
+        tmp_path,
+        "llqm-thirdparty",
+        {"thirdparty": "llqm_thirdparty_demo"},
+        {"llqm_thirdparty_demo": THIRD_PARTY},
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     import importlib
 
@@ -62,7 +67,9 @@ def third_party(tmp_path, monkeypatch, fresh_plugins):
     llqm.configure_exporters()
 
 
-def test_third_party_plugin_is_loaded_from_its_entry_point_and_its_hooks_run(third_party, store_path):
+def test_third_party_plugin_is_loaded_from_its_entry_point_and_its_hooks_run(
+    third_party, store_path
+):
     info = {i.name: i for i in loaded_plugins().info}
     assert info["thirdparty"].status == "loaded" and info["thirdparty"].package == "llqm-thirdparty"
 
@@ -79,32 +86,48 @@ def test_third_party_plugin_is_loaded_from_its_entry_point_and_its_hooks_run(thi
     assert {s.name for s in third_party.EXPORTER.get_finished_spans()} == {"third party", "pick"}
 
 
-def test_a_broken_plugin_is_reported_by_name_and_the_others_still_load(tmp_path, monkeypatch, fresh_plugins):
-    install_distribution(tmp_path, "llqm-broken", {"broken": "llqm_broken_demo"},
-                         {"llqm_broken_demo": "raise ImportError('needs libfoo')\n"})
+def test_a_broken_plugin_is_reported_by_name_and_the_others_still_load(
+    tmp_path, monkeypatch, fresh_plugins
+):
+    install_distribution(
+        tmp_path,
+        "llqm-broken",
+        {"broken": "llqm_broken_demo"},
+        {"llqm_broken_demo": "raise ImportError('needs libfoo')\n"},
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
-    with pytest.warns(UserWarning, match=r"llqm plugin 'broken' \(llqm_broken_demo\) failed to load and is skipped: ImportError: needs libfoo"):
+    with pytest.warns(
+        UserWarning,
+        match=r"llqm plugin 'broken' \(llqm_broken_demo\) failed to load and is skipped: ImportError: needs libfoo",
+    ):
         loaded = loaded_plugins()
     info = {i.name: i for i in loaded.info}
     assert info["broken"].status == "broken" and "needs libfoo" in info["broken"].error
     assert info["qiskit"].status == "loaded" and info["exporters"].status == "loaded", loaded.info
 
 
-def test_an_observer_hook_that_raises_is_named_and_does_not_stop_the_pipeline(store_path, fresh_plugins):
+def test_an_observer_hook_that_raises_is_named_and_does_not_stop_the_pipeline(
+    store_path, fresh_plugins
+):
     class Faulty:
         @llqm.hookimpl
         def llqm_task_finished(self, task):
             raise RuntimeError("observer bug")
 
     loaded_plugins().register(Faulty(), name="faulty")
-    with pytest.warns(UserWarning, match="llqm plugin 'faulty' raised in llqm_task_finished: RuntimeError: observer bug"):
+    with pytest.warns(
+        UserWarning,
+        match="llqm plugin 'faulty' raised in llqm_task_finished: RuntimeError: observer bug",
+    ):
         with llqm.run("observed") as run:
             with llqm.task("t"):
                 pass
     assert llqm.ProfileStore(store_path).run(run.id).status is llqm.RunStatus.COMPLETED
 
 
-def test_a_run_is_observed_by_the_plugins_it_opened_with_and_by_those_registered_on_them(store_path, fresh_plugins):
+def test_a_run_is_observed_by_the_plugins_it_opened_with_and_by_those_registered_on_them(
+    store_path, fresh_plugins
+):
     seen = []
 
     class Observer:
@@ -118,7 +141,9 @@ def test_a_run_is_observed_by_the_plugins_it_opened_with_and_by_those_registered
         loaded_plugins().register(Observer(), name="observer")  # on the run's plugins: from now on
         with llqm.task("registered"):
             pass
-        llqm.configure_plugins(disable="qiskit")  # a new selection, without the observer: from the next run
+        llqm.configure_plugins(
+            disable="qiskit"
+        )  # a new selection, without the observer: from the next run
         with llqm.task("reconfigured"):
             pass
     with llqm.run("next"):
@@ -132,9 +157,14 @@ def test_plugins_can_be_selected_and_disabled_by_environment(tmp_path):
     only = run_python(code, env={"LLQM_PLUGINS": "exporters"})
     assert "('exporters', 'loaded')" in only.stdout and "('qiskit', 'disabled')" in only.stdout
     without = run_python(code, env={"LLQM_DISABLE_PLUGINS": "qiskit"})
-    assert "('exporters', 'loaded')" in without.stdout and "('qiskit', 'disabled')" in without.stdout
+    assert (
+        "('exporters', 'loaded')" in without.stdout and "('qiskit', 'disabled')" in without.stdout
+    )
     unknown = run_python(code, env={"LLQM_PLUGINS": "nosuch"})
-    assert unknown.returncode != 0 and "unknown plugin 'nosuch' in --plugins / LLQM_PLUGINS" in unknown.stderr
+    assert (
+        unknown.returncode != 0
+        and "unknown plugin 'nosuch' in --plugins / LLQM_PLUGINS" in unknown.stderr
+    )
 
 
 def test_the_core_imports_no_quantum_sdk_or_workflow_engine():
@@ -148,13 +178,15 @@ def test_the_core_imports_no_quantum_sdk_or_workflow_engine():
 
 
 def test_the_hook_reference_in_docs_is_generated_from_the_hookspecs():
+    from conftest import ROOT
+
     from llqm_core import hookspecs
     from llqm_core.hookdoc import hook_reference
 
-    from conftest import ROOT
-
     reference = hook_reference()
-    assert (ROOT / "docs" / "hooks.md").read_text() == reference, "run: python -m llqm_core.hookdoc > docs/hooks.md"
+    assert (ROOT / "docs" / "hooks.md").read_text() == reference, (
+        "run: python -m llqm_core.hookdoc > docs/hooks.md"
+    )
     for name in dir(hookspecs):
         if name.startswith("llqm_"):
             assert f"## `{name}(" in reference

@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import run_cli
 
 import llqm_core as llqm
 from llqm_core.pipeline import parse_pipeline, run_pipeline
-
-from conftest import run_cli
 
 
 def config(qubits: int, policies: list[str] | None = None) -> dict:
@@ -32,8 +31,10 @@ def history(store_path):
 
 def test_predict_estimates_each_stage_from_the_stored_runs(history, tmp_path):
     pipeline = tmp_path / "next.toml"
-    pipeline.write_text('[circuit]\nkind = "ghz"\nqubits = 22\n[transpile]\noptimization_level = 1\nseed = 7\n'
-                        '[execution]\nshots = 300\n')
+    pipeline.write_text(
+        '[circuit]\nkind = "ghz"\nqubits = 22\n[transpile]\noptimization_level = 1\nseed = 7\n'
+        "[execution]\nshots = 300\n"
+    )
     done = run_cli("--store", str(history), "predict", str(pipeline), "--json")
     assert done.returncode == 0, done.stderr
     predicted = json.loads(done.stdout)
@@ -42,8 +43,15 @@ def test_predict_estimates_each_stage_from_the_stored_runs(history, tmp_path):
     assert {"generate", "transpile", "mitigate.none", "execute"} <= set(stages)
     assert all(s["wall_s"] >= 0 and s["peak_rss_bytes"] > 0 for s in stages.values())
     store = llqm.ProfileStore(history, readonly=True)
-    measured = [t.profile.wall_s for r in store.runs() for t in store.tasks(r.id) if t.stage == "mitigate.none"]
-    assert min(measured) / 3 < stages["mitigate.none"]["wall_s"] < 3 * max(measured)  # in the range it learnt from
+    measured = [
+        t.profile.wall_s
+        for r in store.runs()
+        for t in store.tasks(r.id)
+        if t.stage == "mitigate.none"
+    ]
+    assert (
+        min(measured) / 3 < stages["mitigate.none"]["wall_s"] < 3 * max(measured)
+    )  # in the range it learnt from
     assert len(store.runs()) == 5  # predicting runs nothing
 
 
@@ -54,14 +62,22 @@ def test_a_pipeline_with_the_cost_model_reports_prediction_error(history):
     assert decision["policy"] == "cost_model" and decision["inputs"]["runs_used"] == 5
     rows = {row["stage"]: row for row in report["predictions"]}
     assert rows["transpile"]["measured"] > 0 and rows["transpile"]["relative_error"] is not None
-    assert "Predicted before the run vs measured" in run_cli("--store", str(history), "report", run_id).stdout
+    assert (
+        "Predicted before the run vs measured"
+        in run_cli("--store", str(history), "report", run_id).stdout
+    )
 
 
 def test_predicting_without_history_or_with_a_policy_that_cannot_is_refused(store_path, tmp_path):
     pipeline = tmp_path / "p.toml"
     pipeline.write_text('[circuit]\nkind = "ghz"\nqubits = 4\n')
-    run_pipeline(parse_pipeline({"circuit": {"kind": "ghz", "qubits": 3}, "execution": {"shots": 10}}), store=store_path)
-    wrong = run_cli("--store", str(store_path), "predict", str(pipeline), "--model", "hardware_layout")
+    run_pipeline(
+        parse_pipeline({"circuit": {"kind": "ghz", "qubits": 3}, "execution": {"shots": 10}}),
+        store=store_path,
+    )
+    wrong = run_cli(
+        "--store", str(store_path), "predict", str(pipeline), "--model", "hardware_layout"
+    )
     assert wrong.returncode == 2 and "does not predict costs" in wrong.stderr
     empty = tmp_path / "empty.sqlite"
     llqm.ProfileStore(empty).close()

@@ -4,20 +4,16 @@ from __future__ import annotations
 
 import json
 import os
-import time
 
 import pytest
+from conftest import busy
+from llqm_prefect import PrefectInstrumentor, profiled
+from llqm_qiskit import circuits
 from prefect import flow, task
 from qiskit import QuantumCircuit
 
-from llqm_qiskit import circuits
-
 import llqm_core as llqm
 from llqm_core.report import build_report
-from llqm_prefect import PrefectInstrumentor, profiled
-
-from conftest import busy
-
 
 pytestmark = pytest.mark.usefixtures("prefect_server")
 
@@ -80,14 +76,20 @@ def test_every_task_run_of_a_profiled_flow_is_an_llqm_task(store_path, spans):
     by_name = {t.name: t for t in tasks}
 
     make, count = by_name["make_ghz"], by_name["count_gates"]
-    assert make.stage == "generate" and count.stage == "postprocess" and by_name["square"].stage == "compute"
+    assert (
+        make.stage == "generate"
+        and count.stage == "postprocess"
+        and by_name["square"].stage == "compute"
+    )
     assert make.metrics["circuit.qubits"] == 4 and make.metrics["circuit.two_qubit_gates"] == 3
     assert count.depends_on == [make.id]  # a future passed to a task
     assert all(t.profile.wall_s > 0 and t.span_id for t in tasks)
 
     attempts = [t for t in tasks if t.name == "flaky"]
     assert [(t.metrics["prefect.attempt"], t.status) for t in attempts] == [
-        (1, llqm.TaskStatus.FAILED), (2, llqm.TaskStatus.COMPLETED)]
+        (1, llqm.TaskStatus.FAILED),
+        (2, llqm.TaskStatus.COMPLETED),
+    ]
     assert "transient backend error" in attempts[0].error
     assert attempts[0].metrics["prefect.task_run_id"] == attempts[1].metrics["prefect.task_run_id"]
 
@@ -101,7 +103,9 @@ def test_llqm_spans_sit_under_prefect_spans_in_the_flow_run_trace(store_path, sp
     llqm_spans = [s for s in finished if "llqm.task.id" in (s.attributes or {})]
     assert len(llqm_spans) == len(tasks)
     assert {format(s.context.trace_id, "032x") for s in finished} == {run.trace_id}
-    flow_span = by_id[int(run.span_id, 16)]  # the run is Prefect's flow run span, not a duplicate of it
+    flow_span = by_id[
+        int(run.span_id, 16)
+    ]  # the run is Prefect's flow run span, not a duplicate of it
     assert flow_span.attributes["llqm.run.id"] == run.id
     for span in llqm_spans:
         parent = by_id[span.parent.span_id]  # no orphans: the parent was exported too
@@ -128,7 +132,10 @@ def test_a_failing_task_fails_its_llqm_task_and_run_and_keeps_what_ran_before(st
         failing()
     run, tasks = run_tasks(store_path)
     assert run.status is llqm.RunStatus.FAILED and "calibration out of range" in run.error
-    assert [(t.name, t.status) for t in tasks] == [("fine", llqm.TaskStatus.COMPLETED), ("broken", llqm.TaskStatus.FAILED)]
+    assert [(t.name, t.status) for t in tasks] == [
+        ("fine", llqm.TaskStatus.COMPLETED),
+        ("broken", llqm.TaskStatus.FAILED),
+    ]
     assert tasks[1].error_type == "ValueError"
 
 
@@ -147,7 +154,9 @@ def test_tasks_running_in_parallel_threads_each_report_their_own_cpu(store_path)
     parallel()
     _, tasks = run_tasks(store_path)
     assert len(tasks) == 2
-    assert tasks[0].start_ns < tasks[1].end_ns and tasks[1].start_ns < tasks[0].end_ns  # they overlapped
+    assert (
+        tasks[0].start_ns < tasks[1].end_ns and tasks[1].start_ns < tasks[0].end_ns
+    )  # they overlapped
     for t in tasks:
         assert t.profile.cpu_scope == "thread"
         assert 0.35 <= t.profile.cpu_s <= 0.55
@@ -178,7 +187,9 @@ def test_the_profile_summary_is_published_as_a_prefect_artifact(store_path):
     pipeline(3)
     run, _ = run_tasks(store_path)
     with get_client(sync_client=True) as client:
-        artifacts = client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["llqm-profile"])))
+        artifacts = client.read_artifacts(
+            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["llqm-profile"]))
+        )
     mine = [a for a in artifacts if str(a.flow_run_id) == run.config["prefect.flow_run_id"]]
     assert len(mine) == 1
     assert run.id in mine[0].data and "| make_ghz | generate | completed |" in mine[0].data
@@ -223,13 +234,14 @@ def check_distributed_run(store_path):
     assert len({t.profile.pid for t in crunched}) in (1, 2)  # one or both of the two workers
     assert all(0.15 <= t.profile.cpu_s <= 0.4 for t in crunched)
     assert {t.trace_id for t in tasks} == {run.trace_id}  # one trace
-    assert all(t.parent_span_id not in (None, run.span_id) for t in tasks)  # under Prefect's task spans
+    assert all(
+        t.parent_span_id not in (None, run.span_id) for t in tasks
+    )  # under Prefect's task spans
     assert sorted(gather.depends_on) == sorted(t.id for t in crunched)
 
 
 def test_process_pool_workers_profile_their_tasks_into_the_same_run(store_path):
     from prefect.task_runners import ProcessPoolTaskRunner
-
     from workflows import distributed_flow
 
     assert distributed_flow(ProcessPoolTaskRunner(max_workers=2), store_path)(4) == 0 + 1 + 4 + 9
@@ -238,10 +250,11 @@ def test_process_pool_workers_profile_their_tasks_into_the_same_run(store_path):
 
 def test_dask_local_cluster_workers_profile_their_tasks_into_the_same_run(store_path):
     from prefect_dask import DaskTaskRunner
-
     from workflows import distributed_flow
 
-    runner = DaskTaskRunner(cluster_kwargs={"n_workers": 2, "threads_per_worker": 1, "processes": True})
+    runner = DaskTaskRunner(
+        cluster_kwargs={"n_workers": 2, "threads_per_worker": 1, "processes": True}
+    )
     assert distributed_flow(runner, store_path)(4) == 0 + 1 + 4 + 9
     check_distributed_run(store_path)
 
@@ -251,7 +264,9 @@ def test_the_prefect_example_flow_profiles_each_quantum_stage(store_path):
 
     from conftest import ROOT
 
-    spec = importlib.util.spec_from_file_location("prefect_ghz_flow", ROOT / "examples" / "prefect_ghz_flow.py")
+    spec = importlib.util.spec_from_file_location(
+        "prefect_ghz_flow", ROOT / "examples" / "prefect_ghz_flow.py"
+    )
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
     fractions = example.ghz_on_fez([3, 5], shots=300)
@@ -260,7 +275,12 @@ def test_the_prefect_example_flow_profiles_each_quantum_stage(store_path):
     stages = {}
     for t in tasks:
         stages.setdefault(t.stage, []).append(t)
-    assert {s: len(ts) for s, ts in stages.items()} == {"generate": 2, "transpile": 2, "execute": 2, "postprocess": 2}
+    assert {s: len(ts) for s, ts in stages.items()} == {
+        "generate": 2,
+        "transpile": 2,
+        "execute": 2,
+        "postprocess": 2,
+    }
     assert all(t.metrics["circuit.qubits"] == 156 for t in stages["transpile"])
     by_id = {t.id: t for t in tasks}
     for t in stages["postprocess"]:
@@ -270,10 +290,11 @@ def test_the_prefect_example_flow_profiles_each_quantum_stage(store_path):
 def test_an_existing_dask_cluster_given_by_address_works_the_same_way(store_path):
     from distributed import LocalCluster
     from prefect_dask import DaskTaskRunner
-
     from workflows import distributed_flow
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
         runner = DaskTaskRunner(address=cluster.scheduler_address)
         assert distributed_flow(runner, store_path)(4) == 0 + 1 + 4 + 9
     check_distributed_run(store_path)
@@ -282,47 +303,80 @@ def test_an_existing_dask_cluster_given_by_address_works_the_same_way(store_path
 def test_a_pipeline_file_runs_as_a_profiled_prefect_flow(store_path):
     from llqm_core.pipeline import parse_pipeline, run_pipeline
 
-    pipeline = parse_pipeline({
-        "name": "ghz 3 on prefect",
-        "circuit": {"kind": "ghz", "qubits": 3},
-        "backend": {"name": "aer", "device": "fake_fez"},
-        "transpile": {"optimization_level": 0, "seed": 7},
-        "mitigation": {"technique": "zne", "zne": {"scale_factors": [1, 3], "factory": "linear"}},
-        "execution": {"shots": 500, "seed": 2},
-        "run": {"engine": "prefect"},
-    })
+    pipeline = parse_pipeline(
+        {
+            "name": "ghz 3 on prefect",
+            "circuit": {"kind": "ghz", "qubits": 3},
+            "backend": {"name": "aer", "device": "fake_fez"},
+            "transpile": {"optimization_level": 0, "seed": 7},
+            "mitigation": {
+                "technique": "zne",
+                "zne": {"scale_factors": [1, 3], "factory": "linear"},
+            },
+            "execution": {"shots": 500, "seed": 2},
+            "run": {"engine": "prefect"},
+        }
+    )
     steps_seen = []
-    run_id, data = run_pipeline(pipeline, store=store_path, on_step=lambda i, n, name: steps_seen.append(name))
+    run_id, data = run_pipeline(
+        pipeline, store=store_path, on_step=lambda i, n, name: steps_seen.append(name)
+    )
     store = llqm.ProfileStore(store_path)
     run = store.run(run_id)
-    assert run.status.value == "completed" and run.config["engine"] == "prefect" and run.config["prefect.flow_run_id"]
+    assert (
+        run.status.value == "completed"
+        and run.config["engine"] == "prefect"
+        and run.config["prefect.flow_run_id"]
+    )
     tasks = store.tasks(run_id)
     tops = [t for t in tasks if t.parent_id is None]
-    assert [t.stage for t in tops] == ["generate", "observable", "transpile", "mitigate.zne", "postprocess"]
+    assert [t.stage for t in tops] == [
+        "generate",
+        "observable",
+        "transpile",
+        "mitigate.zne",
+        "postprocess",
+    ]
     zne = tops[3]
-    assert {t.stage for t in tasks if t.parent_id == zne.id} >= {"mitigate.zne.fold", "execute", "mitigate.zne.extrapolate"}
-    assert tops[-1].metrics["fidelity.ideal"] == pytest.approx(1.0) and "fidelity.mitigated" in tops[-1].metrics
+    assert {t.stage for t in tasks if t.parent_id == zne.id} >= {
+        "mitigate.zne.fold",
+        "execute",
+        "mitigate.zne.extrapolate",
+    }
+    assert (
+        tops[-1].metrics["fidelity.ideal"] == pytest.approx(1.0)
+        and "fidelity.mitigated" in tops[-1].metrics
+    )
     assert steps_seen == [*(s.name for s in pipeline.steps), "done"]
     assert data["fidelity"]["fidelity.mitigated"] == tops[-1].metrics["fidelity.mitigated"]
 
 
-def test_a_dask_worker_that_dies_mid_task_leaves_the_run_failed_and_the_finished_tasks_kept(store_path):
+def test_a_dask_worker_that_dies_mid_task_leaves_the_run_failed_and_the_finished_tasks_kept(
+    store_path,
+):
+    import dask
     from prefect_dask import DaskTaskRunner
-
     from workflows import dying_worker_flow
 
-    import dask
-
-    runner = DaskTaskRunner(cluster_kwargs={"n_workers": 1, "threads_per_worker": 1, "processes": True})
-    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), pytest.raises(BaseException):
+    runner = DaskTaskRunner(
+        cluster_kwargs={"n_workers": 1, "threads_per_worker": 1, "processes": True}
+    )
+    with (
+        dask.config.set({"distributed.scheduler.allowed-failures": 0}),
+        pytest.raises(BaseException),  # noqa: B017 (Dask's error type differs between releases)
+    ):
         dying_worker_flow(runner, store_path)(4)  # Dask gives up after the first worker death
     store = llqm.ProfileStore(store_path)
     run = store.runs()[0]
     assert run.status in (llqm.RunStatus.FAILED, llqm.RunStatus.INTERRUPTED)
     tasks = store.tasks(run.id)
     finished = [t for t in tasks if t.status is llqm.TaskStatus.COMPLETED]
-    assert len(finished) >= 3 and all(t.profile.pid != os.getpid() and t.profile.wall_s > 0 for t in finished)
-    assert all(t.status is not llqm.TaskStatus.RUNNING for t in tasks)  # the one that died does not read running
+    assert len(finished) >= 3 and all(
+        t.profile.pid != os.getpid() and t.profile.wall_s > 0 for t in finished
+    )
+    assert all(
+        t.status is not llqm.TaskStatus.RUNNING for t in tasks
+    )  # the one that died does not read running
 
 
 SECRET = "artifacttoken-0123456789abcdef"
@@ -357,9 +411,13 @@ def test_a_token_never_reaches_the_prefect_artifact(store_path, monkeypatch):
     uses_a_token()
     run = llqm.ProfileStore(store_path).run()
     with get_client(sync_client=True) as client:
-        artifacts = client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["llqm-profile"])))
+        artifacts = client.read_artifacts(
+            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["llqm-profile"]))
+        )
     (mine,) = [a for a in artifacts if str(a.flow_run_id) == run.config["prefect.flow_run_id"]]
     assert run.id in mine.data and "connect" in mine.data
-    assert "PermissionError: token [redacted] was refused" in mine.data  # the error is shown, the token is not
+    assert (
+        "PermissionError: token [redacted] was refused" in mine.data
+    )  # the error is shown, the token is not
     assert SECRET not in mine.data
     assert SECRET not in json.dumps(build_report(llqm.ProfileStore(store_path), run.id))

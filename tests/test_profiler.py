@@ -8,12 +8,11 @@ import threading
 import time
 
 import pytest
+from conftest import busy
 
 import llqm_core as llqm
 import llqm_core.store as store_module
 from llqm_core.gpu import visible_devices
-
-from conftest import busy
 
 
 def finished(store_path, run) -> dict[str, llqm.TaskRecord]:
@@ -38,8 +37,10 @@ def test_task_allocating_300_mb_reports_peak_rss_300_mb_above_its_start(store_pa
     with llqm.run("allocate") as run:
         with llqm.task("alloc"):
             block = bytearray(300 * 1024 * 1024)
-            block[:: 4096] = b"x" * len(block[:: 4096])  # touch every page so it is resident
-            time.sleep(0.5)  # held while the task works, as real data is (two sampler intervals and more)
+            block[::4096] = b"x" * len(block[::4096])  # touch every page so it is resident
+            time.sleep(
+                0.5
+            )  # held while the task works, as real data is (two sampler intervals and more)
             del block
     profile = finished(store_path, run)["alloc"].profile
     assert profile.peak_rss_bytes - profile.start_rss_bytes >= 300 * 1024 * 1024
@@ -49,7 +50,7 @@ def test_task_allocating_300_mb_reports_peak_rss_300_mb_above_its_start(store_pa
 def test_a_peak_below_the_process_high_and_gone_by_the_task_end_is_seen_by_the_sampler(store_path):
     def hold(megabytes: int, seconds: float) -> None:
         block = bytearray(megabytes * 1024 * 1024)
-        block[:: 4096] = b"x" * len(block[:: 4096])
+        block[::4096] = b"x" * len(block[::4096])
         time.sleep(seconds)
         del block
 
@@ -79,7 +80,10 @@ def test_concurrent_threads_each_get_their_own_cpu_time(store_path):
                     started.wait()
                     busy(seconds)
 
-        threads = [threading.Thread(target=work, args=("short", 0.1)), threading.Thread(target=work, args=("long", 0.3))]
+        threads = [
+            threading.Thread(target=work, args=("short", 0.1)),
+            threading.Thread(target=work, args=("long", 0.3)),
+        ]
         for t in threads:
             t.start()
         for t in threads:
@@ -93,7 +97,7 @@ def test_concurrent_threads_each_get_their_own_cpu_time(store_path):
 
 def test_only_tasks_that_overlap_a_task_of_another_thread_count_their_thread_cpu(store_path):
     """The order is forced by events: short tasks before, during and after a long one in another thread."""
-    long_started, short_done, long_done = threading.Event(), threading.Event(), threading.Event()
+    long_started, short_done = threading.Event(), threading.Event()
     with llqm.run("overlap") as run:
 
         def long_task() -> None:
@@ -147,7 +151,11 @@ def test_cpu_of_child_processes_the_task_waited_for_is_counted(store_path):
     with llqm.run("children") as run:
         with llqm.task("spawn"):
             subprocess.run(
-                [sys.executable, "-c", "import time\nend = time.process_time() + 0.4\nwhile time.process_time() < end: pass"],
+                [
+                    sys.executable,
+                    "-c",
+                    "import time\nend = time.process_time() + 0.4\nwhile time.process_time() < end: pass",
+                ],
                 check=True,
             )
     profile = finished(store_path, run)["spawn"].profile
@@ -178,6 +186,7 @@ def _gpu_matmuls():
     except ImportError:
         torch = None
     if torch is not None and torch.cuda.is_available():
+
         def work(seconds: float) -> None:
             held = torch.empty(4 << 30, dtype=torch.uint8, device="cuda").fill_(1)
             a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
@@ -188,9 +197,11 @@ def _gpu_matmuls():
                 torch.cuda.synchronize()
             del held, a
             torch.cuda.empty_cache()
+
         return work
     try:
         import cupy
+
         cupy.cuda.runtime.getDeviceCount()
     except Exception:  # no cupy, or no CUDA device it can use
         return None
@@ -205,11 +216,14 @@ def _gpu_matmuls():
             cupy.cuda.Device().synchronize()
         del held, a
         cupy.get_default_memory_pool().free_all_blocks()
+
     return work
 
 
 @pytest.mark.skipif(not llqm.gpu_probe().available, reason="needs an NVIDIA GPU that NVML can read")
-def test_a_task_computing_on_the_gpu_reports_its_utilisation_and_the_memory_it_held(store_path, spans):
+def test_a_task_computing_on_the_gpu_reports_its_utilisation_and_the_memory_it_held(
+    store_path, spans
+):
     work = _gpu_matmuls()
     if work is None:
         pytest.skip("needs torch or cupy with CUDA to put work on the GPU")
@@ -260,7 +274,9 @@ def test_bad_sampling_and_export_settings_are_refused_in_one_sentence(monkeypatc
     from llqm_core.telemetry import export_timeout_s
 
     monkeypatch.setenv("LLQM_SAMPLE_INTERVAL", "fast")
-    with pytest.raises(llqm.UserError, match=r"LLQM_SAMPLE_INTERVAL='fast' is not a number of seconds\."):
+    with pytest.raises(
+        llqm.UserError, match=r"LLQM_SAMPLE_INTERVAL='fast' is not a number of seconds\."
+    ):
         interval_from_env()
     monkeypatch.setenv("LLQM_SAMPLE_INTERVAL", "0")
     with pytest.raises(llqm.UserError, match=r"out of range; allowed is 0\.001 to 60 seconds\."):
@@ -276,9 +292,15 @@ def test_the_gpus_read_are_those_cuda_visible_devices_leaves_to_the_process():
     uuids = ["GPU-8932f937-d72c-4106", "GPU-8932aaaa-0000-0000", "GPU-11111111-2222-3333"]
     assert visible_devices(None, uuids) == [0, 1, 2]
     assert visible_devices("2,0", uuids) == [2, 0]
-    assert visible_devices("0,2,-1,1", uuids) == [0, 2]  # the list ends at the first entry naming no GPU
+    assert visible_devices("0,2,-1,1", uuids) == [
+        0,
+        2,
+    ]  # the list ends at the first entry naming no GPU
     assert visible_devices("0,7,1", uuids) == [0]
-    assert visible_devices("GPU-1111,GPU-8932f", uuids) == [2, 0]  # a unique UUID prefix names its GPU
+    assert visible_devices("GPU-1111,GPU-8932f", uuids) == [
+        2,
+        0,
+    ]  # a unique UUID prefix names its GPU
     assert visible_devices("GPU-8932,1", uuids) == []  # an ambiguous prefix names none
     assert visible_devices("1,1", uuids) == [1]
     assert visible_devices("", uuids) == []

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from llqm_qiskit import circuit_metrics, circuits, hardware_snapshot
 from qiskit import QuantumCircuit
 
-from llqm_qiskit import circuits
-
 import llqm_core as llqm
-from llqm_qiskit import circuit_metrics, hardware_snapshot
 
 
 def ghz(n: int) -> QuantumCircuit:
@@ -61,13 +59,22 @@ def test_transpile_is_profiled_stage_by_stage_with_pass_times(store_path, fez):
 
     with llqm.run("transpile stages") as run:
         compiled = profiled_transpile(ghz(12), fez, optimization_level=1, seed_transpiler=5)
-    assert compiled.num_qubits == 156 and set(compiled.count_ops()) <= {"cz", "rz", "sx", "x", "measure", "barrier"}
+    assert compiled.num_qubits == 156 and set(compiled.count_ops()) <= {
+        "cz",
+        "rz",
+        "sx",
+        "x",
+        "measure",
+        "barrier",
+    }
     tasks = llqm.ProfileStore(store_path).tasks(run.id)
     parent = tasks[0]
     assert parent.stage == "transpile" and parent.metrics["transpile.optimization_level"] == 1
     stages = [t for t in tasks[1:]]
-    assert [t.stage for t in stages] == [f"transpile.{s}" for s in
-                                         ("init", "layout", "routing", "translation", "optimization", "scheduling")]
+    assert [t.stage for t in stages] == [
+        f"transpile.{s}"
+        for s in ("init", "layout", "routing", "translation", "optimization", "scheduling")
+    ]
     assert all(t.parent_id == parent.id for t in stages)
     assert sum(t.profile.wall_s for t in stages) <= parent.profile.wall_s
     layout = next(t for t in stages if t.stage == "transpile.layout")
@@ -81,7 +88,9 @@ def test_transpile_is_profiled_stage_by_stage_with_pass_times(store_path, fez):
 def test_transpile_refuses_bad_options_in_one_sentence(fez):
     from llqm_qiskit import profiled_transpile
 
-    with pytest.raises(ValueError, match="optimization_level 4 is not allowed; use one of 0, 1, 2, 3."):
+    with pytest.raises(
+        ValueError, match="optimization_level 4 is not allowed; use one of 0, 1, 2, 3."
+    ):
         profiled_transpile(ghz(3), fez, optimization_level=4)
     with pytest.raises(ValueError, match="has 200 qubits, more than the 156 of backend 'fake_fez'"):
         profiled_transpile(QuantumCircuit(200, name="wide"), fez)
@@ -91,7 +100,9 @@ def test_fake_fez_faulty_couplers_are_found_from_its_calibration(fez):
     from llqm_core import hardware
 
     couplers = hardware.faulty_couplers(hardware_snapshot(fez))
-    assert {(27, 28), (31, 32), (32, 33), (68, 69), (80, 81), (106, 107), (139, 155)} <= set(couplers)
+    assert {(27, 28), (31, 32), (32, 33), (68, 69), (80, 81), (106, 107), (139, 155)} <= set(
+        couplers
+    )
 
 
 def test_every_pass_records_its_time_and_the_circuit_it_left(store_path, fez):
@@ -103,5 +114,7 @@ def test_every_pass_records_its_time_and_the_circuit_it_left(store_path, fez):
     translation = stages["transpile.translation"].metrics
     assert translation["transpile.pass.BasisTranslator.calls"] == 1
     assert translation["transpile.pass.BasisTranslator.time_s"] > 0
-    assert translation["transpile.pass.BasisTranslator.size_after"] > ghz(5).size()  # cx became cz and single-qubit gates
+    assert (
+        translation["transpile.pass.BasisTranslator.size_after"] > ghz(5).size()
+    )  # cx became cz and single-qubit gates
     assert translation["transpile.pass.BasisTranslator.depth_after"] >= 5

@@ -18,10 +18,9 @@ import textwrap
 import time
 
 import pytest
+from conftest import ROOT, run_cli, run_python
 
 import llqm_core as llqm
-
-from conftest import ROOT, run_cli, run_python
 
 PACKAGE = ROOT / "examples" / "llqm_sample_plugin"
 
@@ -61,9 +60,21 @@ def sample_site(tmp_path_factory):
     """``examples/llqm_sample_plugin`` installed with pip into a folder of its own; (folder, seconds)."""
     root = tmp_path_factory.mktemp("sample-plugin")
     source = root / "src"  # a copy: the build leaves build/ and *.egg-info next to the sources
-    shutil.copytree(PACKAGE, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    shutil.copytree(
+        PACKAGE, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__")
+    )
     site = root / "site"
-    command = [sys.executable, "-m", "pip", "install", "--no-deps", "--no-input", "--quiet", "--target", str(site)]
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--no-deps",
+        "--no-input",
+        "--quiet",
+        "--target",
+        str(site),
+    ]
     if _can_build_without_isolation():
         command.append("--no-build-isolation")
     started = time.perf_counter()
@@ -73,7 +84,9 @@ def sample_site(tmp_path_factory):
     return site, seconds
 
 
-def test_the_sample_plugin_installs_with_pip_and_its_stage_and_backend_run_in_a_pipeline(sample_site, tmp_path, record_property):
+def test_the_sample_plugin_installs_with_pip_and_its_stage_and_backend_run_in_a_pipeline(
+    sample_site, tmp_path, record_property
+):
     site, install_s = sample_site
     record_property("pip_install_s", round(install_s, 2))  # in --junitxml; about 2-8 s
     pythonpath = os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))
@@ -91,14 +104,19 @@ def test_the_sample_plugin_installs_with_pip_and_its_stage_and_backend_run_in_a_
     tasks = profile.tasks(run_id)
     profile.close()
     execute = [t for t in tasks if t.stage == "execute"]
-    assert len(execute) == 1 and execute[0].metrics["backend.name"] == "sample.basic:generic_backend_5q"
+    assert (
+        len(execute) == 1
+        and execute[0].metrics["backend.name"] == "sample.basic:generic_backend_5q"
+    )
     assert execute[0].metrics["result.shots"] == 500
     assert execute[0].profile.qpu_s is not None and execute[0].profile.qpu_s > 0
     assert execute[0].profile.queue_s == 0.0
     assert execute[0].hardware is not None  # the GenericBackendV2 calibration the job ran against
     assert any(t.stage == "transpile" for t in tasks)
     (stage,) = [t for t in tasks if t.stage == "sample.entropy"]
-    assert stage.name == "sample.entropy" and stage.metrics["stage.entropy_bits"] == pytest.approx(1.0, abs=0.01)
+    assert stage.name == "sample.entropy" and stage.metrics["stage.entropy_bits"] == pytest.approx(
+        1.0, abs=0.01
+    )
 
     listed = run_cli("plugins", "--json", env=env)
     assert listed.returncode == 0, listed.stderr
@@ -118,36 +136,51 @@ def test_without_the_package_the_sample_backend_is_unknown_and_the_error_lists_t
     )
     result = run_python(code, env={"LLQM_PLUGINS": "", "LLQM_DISABLE_PLUGINS": ""})
     assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("UserError unknown backend 'sample.basic'; registered backend names are: ")
+    assert result.stdout.startswith(
+        "UserError unknown backend 'sample.basic'; registered backend names are: "
+    )
     assert "aer" in result.stdout and "sample" not in result.stdout.split("are: ", 1)[1]
 
 
-def test_the_sample_stage_and_backend_refuse_bad_input_with_one_sentence(sample_site, monkeypatch, fresh_plugins):
+def test_the_sample_stage_and_backend_refuse_bad_input_with_one_sentence(
+    sample_site, monkeypatch, fresh_plugins
+):
     """In this process too: with the installed folder on sys.path the plugin loads from its entry point."""
     site, _ = sample_site
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.delenv("LLQM_PLUGINS", raising=False)
     monkeypatch.delenv("LLQM_DISABLE_PLUGINS", raising=False)
     try:
-        from llqm_core import registries
         from llqm_sample_plugin import BasicBackend, entropy
+
+        from llqm_core import registries
 
         assert registries.lookup("stage", "sample.entropy") is entropy
         assert registries.lookup("backend", "sample.basic") is BasicBackend
         assert entropy()({"counts": {"00": 3, "11": 3}}) == {"entropy_bits": 1.0, "entropy": 1.0}
-        assert entropy(base=4)({"counts": {"0": 1, "1": 1, "2": 1, "3": 1}})["entropy"] == pytest.approx(1.0)
+        assert entropy(base=4)({"counts": {"0": 1, "1": 1, "2": 1, "3": 1}})[
+            "entropy"
+        ] == pytest.approx(1.0)
         assert entropy()({"counts": [{"0": 5}, {"0": 1, "1": 1}]})["entropy_bits"] == [0.0, 1.0]
 
         def one_sentence(error: BaseException) -> bool:
             return str(error).endswith(".") and ". " not in str(error)
 
         for base in (1, 0, -2, "two", True, float("nan")):
-            with pytest.raises(ValueError, match="base must be a positive number other than 1") as refused:
+            with pytest.raises(
+                ValueError, match="base must be a positive number other than 1"
+            ) as refused:
                 entropy(base=base)
             assert one_sentence(refused.value)
-        with pytest.raises(llqm.UserError, match="stage 'sample.entropy': base must be a positive number other than 1"):
+        with pytest.raises(
+            llqm.UserError,
+            match="stage 'sample.entropy': base must be a positive number other than 1",
+        ):
             registries.create("stage", "sample.entropy", base=1)
-        with pytest.raises(llqm.UserError, match="stage 'sample.entropy' has no option 'bse'; its options are: base."):
+        with pytest.raises(
+            llqm.UserError,
+            match="stage 'sample.entropy' has no option 'bse'; its options are: base.",
+        ):
             registries.create("stage", "sample.entropy", bse=3)
         for data, message in [
             ({}, r"sample.entropy needs data\['counts'\]"),
@@ -161,16 +194,31 @@ def test_the_sample_stage_and_backend_refuse_bad_input_with_one_sentence(sample_
             assert one_sentence(refused.value)
 
         backend = registries.create("backend", "sample.basic", num_qubits=3)
-        assert isinstance(backend, BasicBackend) and backend.name == "sample.basic:generic_backend_3q"
+        assert (
+            isinstance(backend, BasicBackend) and backend.name == "sample.basic:generic_backend_3q"
+        )
         snapshot = backend.snapshot()
         assert snapshot.backend == "generic_backend_3q" and snapshot.num_qubits == 3
-        assert snapshot.qubits[0].t1_s is not None and snapshot.qubits[0].readout_error is not None and snapshot.gates
-        assert snapshot.fingerprint == BasicBackend(num_qubits=3).snapshot().fingerprint  # a seeded device
+        assert (
+            snapshot.qubits[0].t1_s is not None
+            and snapshot.qubits[0].readout_error is not None
+            and snapshot.gates
+        )
+        assert (
+            snapshot.fingerprint == BasicBackend(num_qubits=3).snapshot().fingerprint
+        )  # a seeded device
         for bad in (1, 25, 2.5, True):
-            with pytest.raises(llqm.UserError, match="backend 'sample.basic': num_qubits must be a whole number from 2 to 24"):
+            with pytest.raises(
+                llqm.UserError,
+                match="backend 'sample.basic': num_qubits must be a whole number from 2 to 24",
+            ):
                 registries.create("backend", "sample.basic", num_qubits=bad)
         with pytest.raises(ValueError, match="uses h, which generic_backend_3q does not run"):
             backend.execute(__import__("llqm_qiskit").ghz(3), shots=10)
     finally:
-        for name in [m for m in sys.modules if m == "llqm_sample_plugin" or m.startswith("llqm_sample_plugin.")]:
+        for name in [
+            m
+            for m in sys.modules
+            if m == "llqm_sample_plugin" or m.startswith("llqm_sample_plugin.")
+        ]:
             del sys.modules[name]

@@ -5,18 +5,24 @@ Seconds each with Pauli-frame sampling, so they stay in the default run."""
 from __future__ import annotations
 
 import pytest
-
-import llqm_core as llqm
 from llqm_qiskit import ghz, mirror, profiled_transpile
 from llqm_qiskit.aer import AerBackend
 from llqm_qiskit.observables import ideal_outcomes
 
+import llqm_core as llqm
 
-@pytest.mark.parametrize("circuit", [ghz(100), mirror(100, 4, seed=5)], ids=["ghz100", "mirror100x4"])
-def test_a_100_qubit_circuit_transpiles_and_runs_4000_shots_on_the_embedded_default(store_path, circuit):
+
+@pytest.mark.parametrize(
+    "circuit", [ghz(100), mirror(100, 4, seed=5)], ids=["ghz100", "mirror100x4"]
+)
+def test_a_100_qubit_circuit_transpiles_and_runs_4000_shots_on_the_embedded_default(
+    store_path, circuit
+):
     backend = AerBackend(device="fake_fez")
     with llqm.run(f"{circuit.name} at scale") as run:
-        compiled = profiled_transpile(circuit, backend.device, optimization_level=1, seed_transpiler=7)
+        compiled = profiled_transpile(
+            circuit, backend.device, optimization_level=1, seed_transpiler=7
+        )
         counts = backend.execute(compiled, 4000, seed=3)
     assert sum(counts.values()) == 4000 and compiled.num_qubits == 156
     value = ideal_outcomes(circuit).expectation(counts)

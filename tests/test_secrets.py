@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import textwrap
 
-from llqm_core.secrets import REDACTED, redact
-
 from conftest import run_cli, run_python
+
+from llqm_core.secrets import REDACTED, redact
 
 ENV_TOKEN = "envtoken-0123456789abcdef"
 CONFIG_TOKEN = "cfgtoken-fedcba9876543210"
@@ -27,8 +27,12 @@ def test_secrets_never_reach_spans_store_or_reports(tmp_path):
                 pass
         """
     )
-    env = {"QISKIT_IBM_TOKEN": ENV_TOKEN, "LLQM_STORE": str(store), "LLQM_EXPORTERS": "jsonfile",
-           "LLQM_SPANS_FILE": str(spans)}
+    env = {
+        "QISKIT_IBM_TOKEN": ENV_TOKEN,
+        "LLQM_STORE": str(store),
+        "LLQM_EXPORTERS": "jsonfile",
+        "LLQM_SPANS_FILE": str(spans),
+    }
     result = run_python(code, env=env)
     assert result.returncode == 0, result.stderr
     outputs = {
@@ -55,16 +59,33 @@ def _html(tmp_path, env) -> str:
 
 
 def test_redact_replaces_secret_keys_at_any_depth_and_keeps_the_rest():
-    data = {"backend": "fake_fez", "service": {"api_key": "k" * 12, "apiToken": "t" * 12, "url": "https://x"},
-            "tokens_used": 3, "author": "ada", "db-password": "p" * 12}
-    assert redact(data) == {"backend": "fake_fez", "service": {"api_key": REDACTED, "apiToken": REDACTED, "url": "https://x"},
-                            "tokens_used": 3, "author": "ada", "db-password": REDACTED}
+    data = {
+        "backend": "fake_fez",
+        "service": {"api_key": "k" * 12, "apiToken": "t" * 12, "url": "https://x"},
+        "tokens_used": 3,
+        "author": "ada",
+        "db-password": "p" * 12,
+    }
+    assert redact(data) == {
+        "backend": "fake_fez",
+        "service": {"api_key": REDACTED, "apiToken": REDACTED, "url": "https://x"},
+        "tokens_used": 3,
+        "author": "ada",
+        "db-password": REDACTED,
+    }
 
 
 def test_secret_names_are_told_apart_from_ordinary_ones():
     from llqm_core.secrets import names_a_secret
 
-    for name in ("QISKIT_IBM_TOKEN", "ibm_token", "IBM_CLOUD_API_KEY", "apiKey", "client-secret", "PASSWORD"):
+    for name in (
+        "QISKIT_IBM_TOKEN",
+        "ibm_token",
+        "IBM_CLOUD_API_KEY",
+        "apiKey",
+        "client-secret",
+        "PASSWORD",
+    ):
         assert names_a_secret(name), name
     for name in ("tokens_used", "author", "shots", "QISKIT_IBM_CHANNEL", "keyboard"):
         assert not names_a_secret(name), name

@@ -2,22 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import stat
 import subprocess
 import sys
-import json
 import textwrap
 import time
 
 import pytest
+from conftest import ROOT, run_python
 
 import llqm_core as llqm
 from llqm_core.report import build_report
 from llqm_core.store import MIGRATIONS, SCHEMA_VERSION
-
-from conftest import ROOT, run_python
 
 
 def test_store_is_created_on_first_use_in_wal_mode_owner_only_with_a_schema_version(tmp_path):
@@ -48,9 +47,13 @@ def test_a_killed_run_leaves_a_readable_store_with_finished_tasks_and_reads_inte
     spans = tmp_path / "spans.jsonl"
     result = run_python(code, env={"LLQM_EXPORTERS": "jsonfile", "LLQM_SPANS_FILE": str(spans)})
     assert result.returncode == -9
-    exported = {span["name"] for line in spans.read_text().splitlines()
-                for resource in json.loads(line)["resourceSpans"] for scope in resource["scopeSpans"]
-                for span in scope["spans"]}
+    exported = {
+        span["name"]
+        for line in spans.read_text().splitlines()
+        for resource in json.loads(line)["resourceSpans"]
+        for scope in resource["scopeSpans"]
+        for span in scope["spans"]
+    }
     assert {"done-0", "done-1", "done-2"} <= exported  # spans that ended before the kill went out
     store = llqm.ProfileStore(path, readonly=True)
     run = store.run()
@@ -77,12 +80,15 @@ def test_tasks_killed_right_after_they_finish_are_kept_and_the_next_writer_commi
     )
     assert run_python(code).returncode == -9
     journals = list(tmp_path.glob("killed.sqlite-journal-*.journal"))
-    assert len(journals) == 1  # the finished tasks are in the dead process's journal, not yet in SQLite
+    assert (
+        len(journals) == 1
+    )  # the finished tasks are in the dead process's journal, not yet in SQLite
 
     reader = llqm.ProfileStore(path, readonly=True)
     tasks = reader.tasks(reader.run().id)
     assert [(t.name, t.status, t.metrics["index"]) for t in tasks] == [
-        (f"done-{i}", llqm.TaskStatus.COMPLETED, i) for i in range(5)]
+        (f"done-{i}", llqm.TaskStatus.COMPLETED, i) for i in range(5)
+    ]
     assert journals[0].exists()  # a reader changes nothing
 
     writer = llqm.ProfileStore(path)  # the next writer folds the journal into SQLite and removes it
@@ -92,7 +98,9 @@ def test_tasks_killed_right_after_they_finish_are_kept_and_the_next_writer_commi
     assert [t.name for t in writer.tasks(writer.run().id)] == [f"done-{i}" for i in range(5)]
 
 
-def test_a_finished_task_is_visible_to_other_readers_at_once_and_the_journal_goes_at_close(tmp_path):
+def test_a_finished_task_is_visible_to_other_readers_at_once_and_the_journal_goes_at_close(
+    tmp_path,
+):
     path = tmp_path / "live.sqlite"
     store = llqm.ProfileStore(path)
     with llqm.run("live", store=store) as run:
@@ -100,7 +108,9 @@ def test_a_finished_task_is_visible_to_other_readers_at_once_and_the_journal_goe
             pass
         reader = llqm.ProfileStore(path, readonly=True)  # as `llqm report` in another shell would
         assert [t.name for t in reader.tasks(run.id)] == ["first"]
-    assert [t.name for t in reader.tasks(run.id)] == ["first"]  # committed at the run's end, not twice
+    assert [t.name for t in reader.tasks(run.id)] == [
+        "first"
+    ]  # committed at the run's end, not twice
     store.close()
     assert list(tmp_path.glob("live.sqlite-journal-*")) == []
 
@@ -129,7 +139,11 @@ def test_a_forked_child_keeps_its_tasks_in_its_own_journal_and_connection(tmp_pa
     result = run_python(code)
     assert result.returncode == -9, result.stderr
     store = llqm.ProfileStore(path, readonly=True)
-    assert sorted(t.name for t in store.tasks(store.run().id)) == ["after fork", "before fork", "in child"]
+    assert sorted(t.name for t in store.tasks(store.run().id)) == [
+        "after fork",
+        "before fork",
+        "in child",
+    ]
 
 
 def test_a_schema_1_store_is_upgraded_with_every_profile_kept_and_readable_by_column(tmp_path):
@@ -137,21 +151,48 @@ def test_a_schema_1_store_is_upgraded_with_every_profile_kept_and_readable_by_co
     path = tmp_path / "old.sqlite"
     conn = sqlite3.connect(path)
     conn.executescript(MIGRATIONS[0] + "; PRAGMA user_version = 1;")
-    conn.execute("INSERT INTO runs (id, name, status, start_ns, end_ns, trace_id, span_id) VALUES "
-                 "('abc123', 'old run', 'completed', 1, 9, ?, ?)", ("a" * 32, "b" * 16))
-    old_profile = {"wall_s": 0.5, "cpu_s": 0.25, "cpu_scope": "thread", "peak_rss_bytes": 7000, "samples": 3,
-                   "qpu_s": 1.5, "pid": 42, "host": "lab", "gpu": {"available": True, "devices": 2,
-                                                                    "utilization_max_pct": 80.0}}
-    for task_id, status, profile in (("t1", "completed", json.dumps(old_profile)), ("t2", "running", None)):
-        conn.execute("INSERT INTO tasks (id, run_id, name, stage, status, start_ns, trace_id, span_id, profile) "
-                     "VALUES (?, 'abc123', ?, 'work', ?, 2, ?, ?, ?)", (task_id, task_id, status, "a" * 32, "c" * 16, profile))
+    conn.execute(
+        "INSERT INTO runs (id, name, status, start_ns, end_ns, trace_id, span_id) VALUES "
+        "('abc123', 'old run', 'completed', 1, 9, ?, ?)",
+        ("a" * 32, "b" * 16),
+    )
+    old_profile = {
+        "wall_s": 0.5,
+        "cpu_s": 0.25,
+        "cpu_scope": "thread",
+        "peak_rss_bytes": 7000,
+        "samples": 3,
+        "qpu_s": 1.5,
+        "pid": 42,
+        "host": "lab",
+        "gpu": {"available": True, "devices": 2, "utilization_max_pct": 80.0},
+    }
+    for task_id, status, profile in (
+        ("t1", "completed", json.dumps(old_profile)),
+        ("t2", "running", None),
+    ):
+        conn.execute(
+            "INSERT INTO tasks (id, run_id, name, stage, status, start_ns, trace_id, span_id, profile) "
+            "VALUES (?, 'abc123', ?, 'work', ?, 2, ?, ?, ?)",
+            (task_id, task_id, status, "a" * 32, "c" * 16, profile),
+        )
     conn.commit()
     conn.close()
 
-    done, running = llqm.ProfileStore(path, readonly=True).tasks("abc123")  # as `llqm report` opens it: upgraded first
+    done, running = llqm.ProfileStore(path, readonly=True).tasks(
+        "abc123"
+    )  # as `llqm report` opens it: upgraded first
     p = done.profile
-    assert (p.wall_s, p.cpu_s, p.cpu_scope, p.peak_rss_bytes, p.samples, p.qpu_s, p.pid, p.host) == (
-        0.5, 0.25, "thread", 7000, 3, 1.5, 42, "lab")
+    assert (
+        p.wall_s,
+        p.cpu_s,
+        p.cpu_scope,
+        p.peak_rss_bytes,
+        p.samples,
+        p.qpu_s,
+        p.pid,
+        p.host,
+    ) == (0.5, 0.25, "thread", 7000, 3, 1.5, 42, "lab")
     assert p.gpu == llqm.GpuProfile(available=True, devices=2, utilization_max_pct=80.0)
     assert p.queue_s is None and p.children_cpu_s == 0.0
     assert running.profile == llqm.Profile()
@@ -175,7 +216,10 @@ def test_a_store_from_a_newer_llqm_is_refused_with_a_clear_sentence(tmp_path):
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     conn.commit()
     conn.close()
-    with pytest.raises(llqm.StoreError, match=f"schema version {SCHEMA_VERSION + 1}, newer than this llqm understands"):
+    with pytest.raises(
+        llqm.StoreError,
+        match=f"schema version {SCHEMA_VERSION + 1}, newer than this llqm understands",
+    ):
         llqm.ProfileStore(path, readonly=True)
 
 
@@ -193,7 +237,9 @@ def test_a_corrupt_or_foreign_file_is_refused_and_left_untouched(tmp_path):
     conn.commit()
     conn.close()
     for readonly in (True, False):
-        with pytest.raises(llqm.StoreError, match="is an SQLite database but not an LLQM profile store"):
+        with pytest.raises(
+            llqm.StoreError, match="is an SQLite database but not an LLQM profile store"
+        ):
             llqm.ProfileStore(foreign, readonly=readonly)
 
 
@@ -211,7 +257,9 @@ def test_a_store_that_cannot_be_written_warns_once_and_the_run_completes(tmp_pat
     path = tmp_path / "ro.sqlite"
     store = llqm.ProfileStore(path)
     os.chmod(path, 0o400)
-    store._conn.execute("PRAGMA query_only = ON")  # root ignores file modes; make the connection refuse writes
+    store._conn.execute(
+        "PRAGMA query_only = ON"
+    )  # root ignores file modes; make the connection refuse writes
     with pytest.warns(UserWarning, match="profiles are no longer being kept in"):
         with llqm.run("unwritable", store=store):
             with llqm.task("still measured"):
@@ -232,7 +280,9 @@ def test_eight_processes_write_runs_into_one_store_at_once(tmp_path):
         """
     )
     procs = [
-        subprocess.Popen([sys.executable, "-c", code, str(n)], cwd=ROOT, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", code, str(n)], cwd=ROOT, stderr=subprocess.PIPE, text=True
+        )
         for n in range(8)
     ]
     errors = [p.communicate(timeout=240)[1] for p in procs]
@@ -244,7 +294,10 @@ def test_eight_processes_write_runs_into_one_store_at_once(tmp_path):
     assert all(len(store.tasks(r.id)) == 40 for r in runs)
     for run in runs:  # every report adds up
         report = build_report(store, run.id)
-        assert sum(s["tasks"] for s in report["stages"].values()) == 40 and report["run"]["status"] == "completed"
+        assert (
+            sum(s["tasks"] for s in report["stages"].values()) == 40
+            and report["run"]["status"] == "completed"
+        )
 
 
 def test_after_the_process_exits_the_store_is_one_self_contained_file(tmp_path):
@@ -261,7 +314,9 @@ def test_after_the_process_exits_the_store_is_one_self_contained_file(tmp_path):
     assert [t.name for t in store.tasks(store.run().id)] == ["t"]
 
 
-def test_many_queued_rows_are_committed_before_the_drain_interval_and_closing_does_not_wait_it_out(tmp_path):
+def test_many_queued_rows_are_committed_before_the_drain_interval_and_closing_does_not_wait_it_out(
+    tmp_path,
+):
     from llqm_core import store as store_module
 
     path = tmp_path / "busy.sqlite"
@@ -275,7 +330,9 @@ def test_many_queued_rows_are_committed_before_the_drain_interval_and_closing_do
         while committed < store_module.MAX_QUEUED_ROWS and time.monotonic() < deadline:
             time.sleep(0.05)
             committed = sqlite3.connect(path).execute("SELECT count(*) FROM tasks").fetchone()[0]
-        assert committed >= store_module.MAX_QUEUED_ROWS  # memory held for queued rows stays bounded
+        assert (
+            committed >= store_module.MAX_QUEUED_ROWS
+        )  # memory held for queued rows stays bounded
         with llqm.task("last", stage="work"):
             pass
     started = time.monotonic()
@@ -283,7 +340,9 @@ def test_many_queued_rows_are_committed_before_the_drain_interval_and_closing_do
     assert time.monotonic() - started < store_module.DRAIN_INTERVAL_S / 2
 
 
-def test_while_tasks_keep_ending_sqlite_takes_their_rows_in_batches_and_readers_see_them_at_once(tmp_path, monkeypatch):
+def test_while_tasks_keep_ending_sqlite_takes_their_rows_in_batches_and_readers_see_them_at_once(
+    tmp_path, monkeypatch
+):
     from llqm_core import store as store_module
 
     monkeypatch.setattr(store_module, "DRAIN_INTERVAL_S", 0.1)
@@ -302,7 +361,11 @@ def test_while_tasks_keep_ending_sqlite_takes_their_rows_in_batches_and_readers_
             with llqm.task(f"t{i}"):
                 pass
         time.sleep(0.5)
-        assert in_sqlite() == 1  # five drain intervals later, the next batch still waits out FINISHED_ROWS_WAIT_S
-        assert len(llqm.ProfileStore(path, readonly=True).tasks(run.id)) == 6  # readers merge the journal
+        assert (
+            in_sqlite() == 1
+        )  # five drain intervals later, the next batch still waits out FINISHED_ROWS_WAIT_S
+        assert (
+            len(llqm.ProfileStore(path, readonly=True).tasks(run.id)) == 6
+        )  # readers merge the journal
         time.sleep(2.5)
         assert in_sqlite() == 6

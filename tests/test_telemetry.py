@@ -9,13 +9,12 @@ import textwrap
 import time
 
 import pytest
+from conftest import run_cli, run_python
 from google.protobuf.json_format import ParseDict
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 import llqm_core as llqm
 from llqm_core.otlp_json import run_spans, spans_to_otlp_json
-
-from conftest import run_cli, run_python
 
 PIPELINE = textwrap.dedent(
     """
@@ -32,7 +31,7 @@ PIPELINE = textwrap.dedent(
 
 def _finish_to_exit(result) -> float:
     """Seconds between the end of the run and the end of the process."""
-    line = next(l for l in result.stdout.splitlines() if l.startswith("RUN"))
+    line = next(out for out in result.stdout.splitlines() if out.startswith("RUN"))
     return time.monotonic() - float(line.split()[2])
 
 
@@ -48,8 +47,12 @@ def test_unreachable_otlp_endpoint_neither_fails_nor_stalls_the_run(tmp_path, en
     try:
         result = run_python(
             PIPELINE,
-            env={"LLQM_EXPORTERS": "", "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{port}",
-                 "LLQM_EXPORT_TIMEOUT": "1", "LLQM_STORE": str(store)},
+            env={
+                "LLQM_EXPORTERS": "",
+                "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{port}",
+                "LLQM_EXPORT_TIMEOUT": "1",
+                "LLQM_STORE": str(store),
+            },
         )
         after_run = _finish_to_exit(result)
     finally:
@@ -58,7 +61,9 @@ def test_unreachable_otlp_endpoint_neither_fails_nor_stalls_the_run(tmp_path, en
     assert after_run < 4.0
     said = [line for line in result.stderr.splitlines() if "not delivered" in line]
     assert len(said) == 1 and "21 of 21 spans were not delivered to span exporter 'otlp'" in said[0]
-    assert "Transient error" not in result.stderr  # the exporter's retries are not logged one by one
+    assert (
+        "Transient error" not in result.stderr
+    )  # the exporter's retries are not logged one by one
     run = llqm.ProfileStore(store, readonly=True).run()
     assert run.status is llqm.RunStatus.COMPLETED
 
@@ -68,13 +73,23 @@ def test_json_file_exporter_and_service_name_from_standard_variables(tmp_path):
     store = tmp_path / "s.sqlite"
     result = run_python(
         PIPELINE,
-        env={"LLQM_EXPORTERS": "", "OTEL_TRACES_EXPORTER": "jsonfile", "LLQM_SPANS_FILE": str(spans_file),
-             "OTEL_SERVICE_NAME": "ghz-lab", "LLQM_STORE": str(store)},
+        env={
+            "LLQM_EXPORTERS": "",
+            "OTEL_TRACES_EXPORTER": "jsonfile",
+            "LLQM_SPANS_FILE": str(spans_file),
+            "OTEL_SERVICE_NAME": "ghz-lab",
+            "LLQM_STORE": str(store),
+        },
     )
     assert result.returncode == 0, result.stderr
     batches = [json.loads(line) for line in spans_file.read_text().splitlines()]
     resource_spans = [rs for batch in batches for rs in batch["resourceSpans"]]
-    services = {a["value"]["stringValue"] for rs in resource_spans for a in rs["resource"]["attributes"] if a["key"] == "service.name"}
+    services = {
+        a["value"]["stringValue"]
+        for rs in resource_spans
+        for a in rs["resource"]["attributes"]
+        if a["key"] == "service.name"
+    }
     assert services == {"ghz-lab"}
     names = {s["name"] for rs in resource_spans for ss in rs["scopeSpans"] for s in ss["spans"]}
     assert names == {"exported"} | {f"t{i}" for i in range(20)}
@@ -82,24 +97,43 @@ def test_json_file_exporter_and_service_name_from_standard_variables(tmp_path):
     traced = run_cli("trace", "--format", "otlp-json", env={"LLQM_STORE": str(store)})
     assert traced.returncode == 0, traced.stderr
     stored = json.loads(traced.stdout)
-    stored_spans = {s["spanId"]: s for rs in stored["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"]}
-    live_spans = {s["spanId"]: s for rs in resource_spans for ss in rs["scopeSpans"] for s in ss["spans"]}
+    stored_spans = {
+        s["spanId"]: s
+        for rs in stored["resourceSpans"]
+        for ss in rs["scopeSpans"]
+        for s in ss["spans"]
+    }
+    live_spans = {
+        s["spanId"]: s for rs in resource_spans for ss in rs["scopeSpans"] for s in ss["spans"]
+    }
     assert stored_spans == live_spans
 
 
 def test_unknown_exporter_name_is_a_user_error_naming_the_choices():
-    with pytest.raises(llqm.UserError, match=r"unknown span exporter 'zipkinn'; available exporters are: console, jsonfile, memory, none, otlp"):
+    with pytest.raises(
+        llqm.UserError,
+        match=r"unknown span exporter 'zipkinn'; available exporters are: console, jsonfile, memory, none, otlp",
+    ):
         llqm.configure_exporters(["zipkinn"])
 
 
 def _to_protobuf_json(document: dict) -> dict:
     """OTLP/JSON carries ids as hex; protobuf's JSON mapping wants base64."""
+
     def walk(node):
         if isinstance(node, dict):
-            return {k: (base64.b64encode(bytes.fromhex(v)).decode() if k in ("traceId", "spanId", "parentSpanId") else walk(v)) for k, v in node.items()}
+            return {
+                k: (
+                    base64.b64encode(bytes.fromhex(v)).decode()
+                    if k in ("traceId", "spanId", "parentSpanId")
+                    else walk(v)
+                )
+                for k, v in node.items()
+            }
         if isinstance(node, list):
             return [walk(v) for v in node]
         return node
+
     return walk(document)
 
 
@@ -113,7 +147,9 @@ def test_stored_run_encodes_to_the_same_otlp_json_as_the_live_spans(store_path, 
     rebuilt = spans_to_otlp_json(run_spans(store.run(run.id), store.tasks(run.id)))
     live = spans_to_otlp_json(spans.get_finished_spans())
     assert rebuilt == live
-    span = next(s for s in rebuilt["resourceSpans"][0]["scopeSpans"][0]["spans"] if s["name"] == "outer")
+    span = next(
+        s for s in rebuilt["resourceSpans"][0]["scopeSpans"][0]["spans"] if s["name"] == "outer"
+    )
     assert len(span["traceId"]) == 32 and len(span["spanId"]) == 16
     attributes = {a["key"]: a["value"] for a in span["attributes"]}
     assert attributes["llqm.circuit.qubits"] == {"intValue": "100"}
@@ -122,7 +158,9 @@ def test_stored_run_encodes_to_the_same_otlp_json_as_the_live_spans(store_path, 
     assert len(message.resource_spans[0].scope_spans[0].spans) == 3
 
 
-def test_spans_started_inside_a_task_are_its_children_and_its_span_keeps_the_stored_id(store_path, spans):
+def test_spans_started_inside_a_task_are_its_children_and_its_span_keeps_the_stored_id(
+    store_path, spans
+):
     """The task's span is built after it ends; meanwhile a placeholder with the same id is current."""
     from opentelemetry import trace
 
@@ -152,7 +190,9 @@ def test_with_no_span_reader_nested_tasks_still_form_a_tree_in_the_store(tmp_pat
         print(run.record.span_id, tasks["outer"].parent_span_id, tasks["outer"].span_id, tasks["inner"].parent_span_id)
         """
     )
-    result = run_python(code, env={"LLQM_EXPORTERS": "none", "LLQM_STORE": str(tmp_path / "s.sqlite")})
+    result = run_python(
+        code, env={"LLQM_EXPORTERS": "none", "LLQM_STORE": str(tmp_path / "s.sqlite")}
+    )
     assert result.returncode == 0, result.stderr
     run_span, outer_parent, outer_span, inner_parent = result.stdout.split()
     assert outer_parent == run_span and inner_parent == outer_span != run_span
@@ -167,7 +207,9 @@ def test_a_task_span_reaches_the_exporter_while_its_run_is_still_open(spans):
         deadline = time.monotonic() + task_spans.BATCH_INTERVAL_S + 5
         while not spans.get_finished_spans() and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert [s.name for s in spans.get_finished_spans()] == ["early"]  # built by the background thread
+        assert [s.name for s in spans.get_finished_spans()] == [
+            "early"
+        ]  # built by the background thread
         with llqm.task("late", stage="work"):
             pass
         llqm.flush()
@@ -211,9 +253,15 @@ def test_a_forked_child_does_not_export_its_parents_pending_spans(tmp_path):
             os.waitpid(pid, 0)
         """
     )
-    result = run_python(code, env={"LLQM_EXPORTERS": "jsonfile", "LLQM_SPANS_FILE": str(spans_file)})
+    result = run_python(
+        code, env={"LLQM_EXPORTERS": "jsonfile", "LLQM_SPANS_FILE": str(spans_file)}
+    )
     assert result.returncode == 0, result.stderr
-    names = [span["name"] for line in spans_file.read_text().splitlines()
-             for resource in json.loads(line)["resourceSpans"] for scope in resource["scopeSpans"]
-             for span in scope["spans"]]
+    names = [
+        span["name"]
+        for line in spans_file.read_text().splitlines()
+        for resource in json.loads(line)["resourceSpans"]
+        for scope in resource["scopeSpans"]
+        for span in scope["spans"]
+    ]
     assert sorted(names) == ["before fork", "parent"]

@@ -9,9 +9,9 @@ from __future__ import annotations
 import time
 
 import pytest
+from llqm_qiskit.circuits import nearest_neighbour
 
 import llqm_core as llqm
-from llqm_qiskit.circuits import nearest_neighbour
 
 QUBITS = 100
 GATES = 1_000_000
@@ -20,9 +20,8 @@ STAGES = ("init", "layout", "routing", "translation", "optimization", "schedulin
 
 @pytest.mark.slow
 def test_a_million_gate_transpile_is_profiled_stage_by_stage(store_path):
-    from qiskit_ibm_runtime.fake_provider import FakeFez
-
     from llqm_qiskit import profiled_transpile
+    from qiskit_ibm_runtime.fake_provider import FakeFez
 
     with llqm.run("transpile 10^6 gates", store=store_path) as run:
         with llqm.task("build", stage="generate") as build:
@@ -34,7 +33,9 @@ def test_a_million_gate_transpile_is_profiled_stage_by_stage(store_path):
 
     tasks = llqm.ProfileStore(store_path).tasks(run.id)
     generate = next(t for t in tasks if t.stage == "generate")
-    assert generate.metrics["circuit.size"] >= GATES and generate.metrics["circuit.qubits"] == QUBITS
+    assert (
+        generate.metrics["circuit.size"] >= GATES and generate.metrics["circuit.qubits"] == QUBITS
+    )
     # A generous bound: it catches a builder that went quadratic, not a slow machine (it takes ~1 s).
     assert generate.metrics["circuit.build_s"] < 30
 
@@ -48,7 +49,9 @@ def test_a_million_gate_transpile_is_profiled_stage_by_stage(store_path):
     assert sum(t.profile.wall_s for t in stages) <= parent.profile.wall_s
     # The compiled circuit (parent's output) and the last stage agree on the two-qubit gates left.
     assert parent.metrics["circuit.two_qubit_gates"] > 0
-    assert stages[-1].metrics["circuit.two_qubit_gates"] == parent.metrics["circuit.two_qubit_gates"]
+    assert (
+        stages[-1].metrics["circuit.two_qubit_gates"] == parent.metrics["circuit.two_qubit_gates"]
+    )
     # The heavy stages did measurable work on the large circuit.
     translation = next(t for t in stages if t.stage == "transpile.translation")
     assert translation.metrics["transpile.pass.BasisTranslator.time_s"] > 0

@@ -5,6 +5,9 @@ from __future__ import annotations
 import warnings
 
 import pytest
+from llqm_qiskit import ghz
+from llqm_qiskit.aer import AerBackend
+from llqm_qiskit.observables import ideal_outcomes
 from mitiq.zne import execute_with_zne
 from mitiq.zne.inference import RichardsonFactory
 from mitiq.zne.scaling import fold_gates_at_random, fold_global
@@ -13,9 +16,6 @@ from qiskit import transpile
 import llqm_core as llqm
 from llqm_core import registries
 from llqm_core.errors import UserError
-from llqm_qiskit import ghz
-from llqm_qiskit.aer import AerBackend
-from llqm_qiskit.observables import ideal_outcomes
 
 SHOTS, SEED = 2000, 17
 
@@ -27,25 +27,43 @@ def backend():
 
 def pipeline_data(backend, circuit, optimization_level=0):
     def compile_circuits(circuits):
-        return transpile(list(circuits), backend.device, optimization_level=optimization_level, seed_transpiler=3,
-                         initial_layout=list(range(10, 10 + circuit.num_qubits)))
+        return transpile(
+            list(circuits),
+            backend.device,
+            optimization_level=optimization_level,
+            seed_transpiler=3,
+            initial_layout=list(range(10, 10 + circuit.num_qubits)),
+        )
 
-    return {"circuit": circuit, "backend": backend, "compile": compile_circuits, "observable": ideal_outcomes(circuit),
-            "shots": SHOTS, "seed": SEED, "warnings": []}
+    return {
+        "circuit": circuit,
+        "backend": backend,
+        "compile": compile_circuits,
+        "observable": ideal_outcomes(circuit),
+        "shots": SHOTS,
+        "seed": SEED,
+        "warnings": [],
+    }
 
 
 def test_zne_as_tasks_gives_the_value_of_mitiqs_execute_with_zne(store_path, backend):
     circuit = ghz(3)
     data = pipeline_data(backend, circuit)
-    step = registries.create("stage", "mitigate.zne", scale_factors=[1, 3, 5], folding="global", factory="richardson")
+    step = registries.create(
+        "stage", "mitigate.zne", scale_factors=[1, 3, 5], folding="global", factory="richardson"
+    )
     with llqm.run("zne vs mitiq") as run:
         ours = step(data)
 
-    def batched_executor(circuits) -> list[float]:  # one job for all folded circuits, as LLQM runs them
+    def batched_executor(
+        circuits,
+    ) -> list[float]:  # one job for all folded circuits, as LLQM runs them
         counts = backend.execute(data["compile"](circuits), SHOTS, seed=SEED)
         return [data["observable"].expectation(c) for c in counts]
 
-    theirs = execute_with_zne(circuit, batched_executor, factory=RichardsonFactory([1, 3, 5]), scale_noise=fold_global)
+    theirs = execute_with_zne(
+        circuit, batched_executor, factory=RichardsonFactory([1, 3, 5]), scale_noise=fold_global
+    )
     assert ours["value"] == pytest.approx(theirs, abs=1e-12)
     assert ours["unmitigated"] == ours["zne_values"][0] and ours["circuits_executed"] == 3
     assert abs(ours["value"] - 1.0) < abs(ours["unmitigated"] - 1.0)  # it helped on this circuit
@@ -69,24 +87,47 @@ def test_folds_cancelled_by_the_transpiler_are_reported(store_path, backend):
 def test_random_folding_repeats_with_its_seed(backend):
     circuit = ghz(4)
     assert fold_gates_at_random(circuit, 2.0, seed=5) == fold_gates_at_random(circuit, 2.0, seed=5)
-    step = registries.create("stage", "mitigate.zne", scale_factors=[1, 2, 3], folding="random", seed=5)
-    assert step(pipeline_data(backend, circuit))["zne_values"] == step(pipeline_data(backend, circuit))["zne_values"]
+    step = registries.create(
+        "stage", "mitigate.zne", scale_factors=[1, 2, 3], folding="random", seed=5
+    )
+    assert (
+        step(pipeline_data(backend, circuit))["zne_values"]
+        == step(pipeline_data(backend, circuit))["zne_values"]
+    )
 
 
-@pytest.mark.parametrize("options, message", [
-    ({"scale_factors": [0.5, 1]}, "scale factors must be 1 or more"),
-    ({"scale_factors": [1]}, "scale_factors must be a list of at least two numbers"),
-    ({"scale_factors": [1, 1, 3]}, "scale factors must differ"),
-    ({"scale_factors": "1,3"}, "scale_factors must be a list"),
-    ({"factory": "poly", "order": 3}, "a poly factory of order 3 needs at least 4 scale factors, not 3"),
-    ({"factory": "exp", "scale_factors": [1, 3]}, "an exp factory without an asymptote needs at least 3"),
-    ({"factory": "cubic"}, "unknown factory 'cubic'; choose one of: richardson, linear, poly, exp"),
-    ({"folding": "left"}, "unknown folding 'left'; choose one of: global, random, all, identity"),
-    ({"folding": "all", "scale_factors": [1, 2]}, "folding \"all\" takes odd whole scale factors"),
-    ({"order": 2}, "order belongs to the poly factory"),
-    ({"inner": True}, "zne executes its circuits, so it must come last"),
-    ({"scales": [1, 3]}, "stage 'mitigate.zne' has no option 'scales'"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"scale_factors": [0.5, 1]}, "scale factors must be 1 or more"),
+        ({"scale_factors": [1]}, "scale_factors must be a list of at least two numbers"),
+        ({"scale_factors": [1, 1, 3]}, "scale factors must differ"),
+        ({"scale_factors": "1,3"}, "scale_factors must be a list"),
+        (
+            {"factory": "poly", "order": 3},
+            "a poly factory of order 3 needs at least 4 scale factors, not 3",
+        ),
+        (
+            {"factory": "exp", "scale_factors": [1, 3]},
+            "an exp factory without an asymptote needs at least 3",
+        ),
+        (
+            {"factory": "cubic"},
+            "unknown factory 'cubic'; choose one of: richardson, linear, poly, exp",
+        ),
+        (
+            {"folding": "left"},
+            "unknown folding 'left'; choose one of: global, random, all, identity",
+        ),
+        (
+            {"folding": "all", "scale_factors": [1, 2]},
+            'folding "all" takes odd whole scale factors',
+        ),
+        ({"order": 2}, "order belongs to the poly factory"),
+        ({"inner": True}, "zne executes its circuits, so it must come last"),
+        ({"scales": [1, 3]}, "stage 'mitigate.zne' has no option 'scales'"),
+    ],
+)
 def test_bad_zne_parameters_get_one_sentence(options, message):
     with pytest.raises(UserError, match=message):
         registries.create("stage", "mitigate.zne", **options)
@@ -99,30 +140,53 @@ def test_folding_after_transpile_scales_the_two_qubit_gates_in_place(backend):
     base = compiled.count_ops()["cz"]
     for scale in (1, 3, 5, 2):
         folded = fold_gates(compiled, scale, {"cz"}, seed=1)
-        assert abs(folded.count_ops()["cz"] - scale * base) <= 1  # fractional scales: the nearest whole fold
-        assert folded.layout == compiled.layout and folded.count_ops()["sx"] == compiled.count_ops()["sx"]
-    ideal = AerBackend(device="fake_fez", noise=False).execute(fold_gates(compiled, 5, {"cz"}), 200, seed=1)
+        assert (
+            abs(folded.count_ops()["cz"] - scale * base) <= 1
+        )  # fractional scales: the nearest whole fold
+        assert (
+            folded.layout == compiled.layout
+            and folded.count_ops()["sx"] == compiled.count_ops()["sx"]
+        )
+    ideal = AerBackend(device="fake_fez", noise=False).execute(
+        fold_gates(compiled, 5, {"cz"}), 200, seed=1
+    )
     assert set(ideal) <= {"0000", "1111"}  # cz cz = identity: the folded circuit does the same
 
 
 def test_the_fold_after_transpile_policy_folds_without_transpiling_again(store_path):
     from llqm_core.pipeline import parse_pipeline, run_pipeline
 
-    run_id, data = run_pipeline(parse_pipeline({
-        "circuit": {"kind": "ghz", "qubits": 4},
-        "backend": {"name": "aer", "device": "fake_fez"},
-        "transpile": {"optimization_level": 1, "seed": 3},  # level 1 would cancel logical folds
-        "mitigation": {"technique": "zne", "zne": {"scale_factors": [1, 3, 5], "factory": "linear"}},
-        "execution": {"shots": 2000, "seed": 1},
-        "policies": {"names": ["fold_after_transpile"]},
-    }), store=store_path)
+    run_id, data = run_pipeline(
+        parse_pipeline(
+            {
+                "circuit": {"kind": "ghz", "qubits": 4},
+                "backend": {"name": "aer", "device": "fake_fez"},
+                "transpile": {
+                    "optimization_level": 1,
+                    "seed": 3,
+                },  # level 1 would cancel logical folds
+                "mitigation": {
+                    "technique": "zne",
+                    "zne": {"scale_factors": [1, 3, 5], "factory": "linear"},
+                },
+                "execution": {"shots": 2000, "seed": 1},
+                "policies": {"names": ["fold_after_transpile"]},
+            }
+        ),
+        store=store_path,
+    )
     store = llqm.ProfileStore(store_path)
     (decision,) = store.decisions(run_id)
     assert decision.choice == {"fold": "after_transpile", "gates": ["cz"]}
-    assert decision.inputs["transpiles_avoided"] == 3 and decision.inputs["transpile_s_saved_estimate"] > 0
+    assert (
+        decision.inputs["transpiles_avoided"] == 3
+        and decision.inputs["transpile_s_saved_estimate"] > 0
+    )
     tasks = store.tasks(run_id)
     zne = next(t for t in tasks if t.stage == "mitigate.zne")
-    assert not [t for t in tasks if t.stage == "transpile" and t.parent_id == zne.id]  # nothing transpiled again
+    assert not [
+        t for t in tasks if t.stage == "transpile" and t.parent_id == zne.id
+    ]  # nothing transpiled again
     assert not data["warnings"]  # the folds survived: no cancelled-fold warning
     values = data["zne_values"]
     assert values[0] > values[1] > values[2]  # more folds, more noise

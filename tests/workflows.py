@@ -5,9 +5,8 @@ from __future__ import annotations
 import os
 import time
 
-from prefect import flow, task
-
 from llqm_prefect import profiled
+from prefect import flow, task
 
 
 def busy(seconds: float) -> None:

@@ -30,8 +30,12 @@ def profile_markdown(report: dict[str, Any]) -> str:
     figures = report.get("fidelity") or {}
     if figures:
         keys = [k for k in FIDELITY_FIGURES if k in figures]
-        lines += ["| " + " | ".join(keys) + " |", "|" + "---:|" * len(keys),
-                  "| " + " | ".join(_cell(figures[k]) for k in keys) + " |", ""]
+        lines += [
+            "| " + " | ".join(keys) + " |",
+            "|" + "---:|" * len(keys),
+            "| " + " | ".join(_cell(figures[k]) for k in keys) + " |",
+            "",
+        ]
     lines += [
         "## Stages",
         "",
@@ -39,9 +43,16 @@ def profile_markdown(report: dict[str, Any]) -> str:
         "|---|---:|---:|---:|",
     ]
     for stage, totals in sorted(report["stages"].items(), key=lambda item: -item[1]["wall_s"]):
-        lines.append(f"| {_cell(stage)} | {totals['tasks']} | {_cell(totals['wall_s'])} | {_cell(totals['cpu_s'])} |")
-    lines += ["", "## Tasks", "", "| task | stage | status | wall s | cpu s | peak RSS MiB | error |",
-              "|---|---|---|---:|---:|---:|---|"]
+        lines.append(
+            f"| {_cell(stage)} | {totals['tasks']} | {_cell(totals['wall_s'])} | {_cell(totals['cpu_s'])} |"
+        )
+    lines += [
+        "",
+        "## Tasks",
+        "",
+        "| task | stage | status | wall s | cpu s | peak RSS MiB | error |",
+        "|---|---|---|---:|---:|---:|---|",
+    ]
     for task in report["tasks"]:
         peak = None if task["peak_rss_bytes"] is None else task["peak_rss_bytes"] / 2**20
         lines.append(

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import functools
-from contextlib import contextmanager
 import warnings
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
 
 from prefect import Flow
 from prefect.context import FlowRunContext
@@ -42,16 +43,24 @@ def profiled(
     if flow is None:
         return lambda f: profiled(f, store=store, stages=stages, artifact=artifact)
     if not isinstance(flow, Flow):
-        raise TypeError(f"@profiled goes above Prefect's @flow; it was given {type(flow).__name__} instead of a Flow.")
+        raise TypeError(
+            f"@profiled goes above Prefect's @flow; it was given {type(flow).__name__} instead of a Flow."
+        )
     PrefectInstrumentor().instrument()
     telemetry()  # Prefect's flow and task spans must reach the same tracer provider as LLQM's
     if isinstance(store, llqm_core.ProfileStore):
-        store = str(store.path)  # the options travel to worker processes with the flow: keep them picklable
+        store = str(
+            store.path
+        )  # the options travel to worker processes with the flow: keep them picklable
     elif store not in (None, False):
         store = str(store)
     options = {"store": store, "stages": dict(stages or {}), "artifact": artifact}
     wrapped = flow.with_options()
-    wrapped.fn = _async_flow_fn(flow.fn, flow.name, options) if flow.isasync else _flow_fn(flow.fn, flow.name, options)
+    wrapped.fn = (
+        _async_flow_fn(flow.fn, flow.name, options)
+        if flow.isasync
+        else _flow_fn(flow.fn, flow.name, options)
+    )
     setattr(wrapped.fn, OPTIONS_ATTRIBUTE, options)
     return wrapped
 
@@ -73,7 +82,9 @@ def _open_run(flow_name: str, options: dict[str, Any]) -> llqm_core.ActiveRun | 
     return active
 
 
-def _close_run(active: llqm_core.ActiveRun, options: dict[str, Any], exc: BaseException | None) -> None:
+def _close_run(
+    active: llqm_core.ActiveRun, options: dict[str, Any], exc: BaseException | None
+) -> None:
     active.finish(exc)
     forget_run(active)
     if options["artifact"] and active.store is not None:
@@ -91,7 +102,9 @@ def _publish(active: llqm_core.ActiveRun) -> None:
             _sync=True,  # also from an async flow: the artifact is written before the flow run ends
         )
     except Exception as exc:  # the profile is in the store; the UI copy is a convenience
-        warnings.warn(f"could not publish the LLQM profile as a Prefect artifact: {exc}", stacklevel=2)
+        warnings.warn(
+            f"could not publish the LLQM profile as a Prefect artifact: {exc}", stacklevel=2
+        )
 
 
 @contextmanager
@@ -119,7 +132,9 @@ def _flow_fn(fn: Callable[..., Any], flow_name: str, options: dict[str, Any]) ->
     return profiled_flow
 
 
-def _async_flow_fn(fn: Callable[..., Any], flow_name: str, options: dict[str, Any]) -> Callable[..., Any]:
+def _async_flow_fn(
+    fn: Callable[..., Any], flow_name: str, options: dict[str, Any]
+) -> Callable[..., Any]:
     @functools.wraps(fn)
     async def profiled_flow(*args: Any, **kwargs: Any) -> Any:
         with _flow_run_as_llqm_run(flow_name, options):

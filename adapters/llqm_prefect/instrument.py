@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import inspect
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import prefect.task_engine
 import prefect.task_runners
@@ -56,25 +57,40 @@ def stage_of(task_run_tags: list[str], task_name: str, stages: dict[str, str]) -
     """A task's stage: its ``llqm.stage:NAME`` tag, else the flow decorator's ``stages`` map, else its name."""
     for tag in task_run_tags:
         if tag.startswith(STAGE_TAG_PREFIX) and len(tag) > len(STAGE_TAG_PREFIX):
-            return tag[len(STAGE_TAG_PREFIX):]
+            return tag[len(STAGE_TAG_PREFIX) :]
     return stages.get(task_name, task_name)
 
 
-def _start(context: TaskRunContext, active: llqm_core.ActiveRun, parameters: dict[str, Any]) -> llqm_core.TaskHandle:
+def _start(
+    context: TaskRunContext, active: llqm_core.ActiveRun, parameters: dict[str, Any]
+) -> llqm_core.TaskHandle:
     task_run = context.task_run
     binding = _bindings.get(active.id) or FlowBinding({})
-    upstream_runs = [str(item.id) for inputs in (task_run.task_inputs or {}).values() for item in inputs
-                     if isinstance(item, TaskRunResult)]
+    upstream_runs = [
+        str(item.id)
+        for inputs in (task_run.task_inputs or {}).values()
+        for item in inputs
+        if isinstance(item, TaskRunResult)
+    ]
     with binding.lock:
         upstream = [binding.llqm_ids[i] for i in upstream_runs if i in binding.llqm_ids]
     elsewhere = [i for i in upstream_runs if i not in binding.llqm_ids]
     if elsewhere and active.store is not None:  # upstream tasks that ran in other processes
-        upstream += active.store.task_ids_by_metric(active.id, workers.TASK_RUN_ID, elsewhere).values()
+        upstream += active.store.task_ids_by_metric(
+            active.id, workers.TASK_RUN_ID, elsewhere
+        ).values()
     stage = stage_of(list(task_run.tags or []), context.task.name, binding.stages)
     # Named after the task, not the task run: its span sits under Prefect's span of the task run.
-    handle = llqm_core.start_task(context.task.name, stage, upstream + active.producers(parameters.values()), run=active)
-    handle.annotate({workers.TASK_RUN_ID: str(task_run.id), "prefect.task_run": task_run.name,
-                     "prefect.attempt": int(task_run.run_count or 1)})
+    handle = llqm_core.start_task(
+        context.task.name, stage, upstream + active.producers(parameters.values()), run=active
+    )
+    handle.annotate(
+        {
+            workers.TASK_RUN_ID: str(task_run.id),
+            "prefect.task_run": task_run.name,
+            "prefect.attempt": int(task_run.run_count or 1),
+        }
+    )
     with binding.lock:
         binding.llqm_ids[str(task_run.id)] = handle.id
     return handle
@@ -119,11 +135,17 @@ class PrefectInstrumentor:
     def instrument(self) -> None:
         with self._lock:
             if not self.is_instrumented:
-                prefect.task_engine.call_with_parameters = _profiled_call(prefect.task_engine.call_with_parameters)
+                prefect.task_engine.call_with_parameters = _profiled_call(
+                    prefect.task_engine.call_with_parameters
+                )
                 prefect.task_runners._run_task_in_subprocess = workers.run_task_in_subprocess
 
     def uninstrument(self) -> None:
         with self._lock:
             if self.is_instrumented:
-                prefect.task_engine.call_with_parameters = prefect.task_engine.call_with_parameters.__wrapped__
-                prefect.task_runners._run_task_in_subprocess = prefect.task_runners._run_task_in_subprocess.__wrapped__
+                prefect.task_engine.call_with_parameters = (
+                    prefect.task_engine.call_with_parameters.__wrapped__
+                )
+                prefect.task_runners._run_task_in_subprocess = (
+                    prefect.task_runners._run_task_in_subprocess.__wrapped__
+                )

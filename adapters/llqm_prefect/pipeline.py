@@ -12,14 +12,17 @@ chooses after ``generate`` runs as its own task like any other.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import llqm_core
 from llqm_core.pipeline import Pipeline, Step, StepCallback, run_in_order
 from llqm_core.registries import apply_step
 
 
-def pipeline_flow(pipeline: Pipeline, store: Any = None, on_step: StepCallback | None = None) -> Any:
+def pipeline_flow(
+    pipeline: Pipeline, store: Any = None, on_step: StepCallback | None = None
+) -> Any:
     """A Prefect flow (already profiled) that runs ``pipeline`` and returns ``(run_id, data)``."""
     from prefect import flow, task
     from prefect.cache_policies import NO_CACHE
@@ -40,11 +43,18 @@ def pipeline_flow(pipeline: Pipeline, store: Any = None, on_step: StepCallback |
         return llqm_core.current_run().id, data
 
     flow_name = re.sub(r"[^A-Za-z0-9_.-]+", "-", pipeline.name).strip("-") or "llqm-pipeline"
-    prefect_flow = flow(run_pipeline, name=flow_name, persist_result=False, validate_parameters=False)
-    return profiled(prefect_flow, store=store if store is not None else pipeline.store,
-                    stages={step.name: step.name for step in pipeline.steps})
+    prefect_flow = flow(
+        run_pipeline, name=flow_name, persist_result=False, validate_parameters=False
+    )
+    return profiled(
+        prefect_flow,
+        store=store if store is not None else pipeline.store,
+        stages={step.name: step.name for step in pipeline.steps},
+    )
 
 
-def run_pipeline_on_prefect(pipeline: Pipeline, store: Any = None, on_step: StepCallback | None = None) -> tuple[str, dict[str, Any]]:
+def run_pipeline_on_prefect(
+    pipeline: Pipeline, store: Any = None, on_step: StepCallback | None = None
+) -> tuple[str, dict[str, Any]]:
     """The ``prefect`` engine: run the pipeline as a profiled Prefect flow."""
     return pipeline_flow(pipeline, store, on_step)()

@@ -6,7 +6,8 @@ seconds to import, so it is imported only when a pipeline actually runs on it.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from llqm_core import hookimpl
 

@@ -29,15 +29,21 @@ import llqm_core
 from llqm_core.telemetry import telemetry
 
 _ORIGINAL_RUN_IN_SUBPROCESS = getattr(
-    prefect.task_runners._run_task_in_subprocess, "__wrapped__", prefect.task_runners._run_task_in_subprocess
+    prefect.task_runners._run_task_in_subprocess,
+    "__wrapped__",
+    prefect.task_runners._run_task_in_subprocess,
 )
 _attached: dict[tuple[str, Any], llqm_core.ActiveRun] = {}
 _attached_lock = threading.Lock()
 _missing: set[tuple[str, Any]] = set()
 
 
-_ORIGINAL_RUN_SYNC = getattr(prefect.task_engine.run_task_sync, "__wrapped__", prefect.task_engine.run_task_sync)
-_ORIGINAL_RUN_ASYNC = getattr(prefect.task_engine.run_task_async, "__wrapped__", prefect.task_engine.run_task_async)
+_ORIGINAL_RUN_SYNC = getattr(
+    prefect.task_engine.run_task_sync, "__wrapped__", prefect.task_engine.run_task_sync
+)
+_ORIGINAL_RUN_ASYNC = getattr(
+    prefect.task_engine.run_task_async, "__wrapped__", prefect.task_engine.run_task_async
+)
 
 
 def _instrument_this_process() -> None:
@@ -102,7 +108,9 @@ def _flow_run_parts(context: Any) -> tuple[Any, Any]:
         flow, flow_run = context.get("flow"), context.get("flow_run")
     else:
         flow, flow_run = getattr(context, "flow", None), getattr(context, "flow_run", None)
-    flow_run_id = flow_run.get("id") if isinstance(flow_run, dict) else getattr(flow_run, "id", None)
+    flow_run_id = (
+        flow_run.get("id") if isinstance(flow_run, dict) else getattr(flow_run, "id", None)
+    )
     return flow, flow_run_id
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from llqm_core.checks import flag
 
@@ -21,4 +22,6 @@ def raw_value(data: dict[str, Any], counts: Mapping[str, int]) -> float:
 def last_only(technique: str, inner: bool) -> None:
     """Techniques that execute the circuit end a combination; only preparing ones go inside."""
     if flag("inner", inner):
-        raise ValueError(f"{technique} executes its circuits, so it must come last in a combination such as \"rem+{technique}\".")
+        raise ValueError(
+            f'{technique} executes its circuits, so it must come last in a combination such as "rem+{technique}".'
+        )

@@ -74,13 +74,18 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import cirq
 import numpy as np
 from mitiq.interface import convert_to_mitiq
-from mitiq.pec import combine_results, represent_operation_with_local_depolarizing_noise, sample_circuit
+from mitiq.pec import (
+    combine_results,
+    represent_operation_with_local_depolarizing_noise,
+    sample_circuit,
+)
 from mitiq.pec.types import OperationRepresentation
 from qiskit import QuantumCircuit
 
@@ -99,9 +104,15 @@ _NOT_GATES = {"barrier", "measure", "delay", "reset"}
 def _check_noise_level(value: Any) -> float | None:
     if value is None:
         return None
-    if (not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value)
-            or not 0 < value < MAX_NOISE_LEVEL):
-        raise ValueError(f"noise_level must be a number above 0 and below {MAX_NOISE_LEVEL}, not {value!r}.")
+    if (
+        not isinstance(value, (int, float))
+        or isinstance(value, bool)
+        or not math.isfinite(value)
+        or not 0 < value < MAX_NOISE_LEVEL
+    ):
+        raise ValueError(
+            f"noise_level must be a number above 0 and below {MAX_NOISE_LEVEL}, not {value!r}."
+        )
     return float(value)
 
 
@@ -126,8 +137,11 @@ class NoiseLevels:
         return self.one_qubit if qubits == 1 else self.two_qubit
 
     def metrics(self) -> dict[str, Any]:
-        metrics: dict[str, Any] = {"pec.noise_level_1q": self.one_qubit, "pec.noise_level_2q": self.two_qubit,
-                                   "pec.noise_source": self.source}
+        metrics: dict[str, Any] = {
+            "pec.noise_level_1q": self.one_qubit,
+            "pec.noise_level_2q": self.two_qubit,
+            "pec.noise_source": self.source,
+        }
         if self.gate_error_1q is not None:
             metrics["pec.gate_error_1q"] = self.gate_error_1q
         if self.gate_error_2q is not None:
@@ -156,8 +170,14 @@ def physical_qubits(compiled: QuantumCircuit) -> list[int]:
     layout = getattr(compiled, "layout", None)
     if layout is not None:
         return list(layout.initial_index_layout(filter_ancillas=True))
-    return sorted({compiled.find_bit(q).index for i in compiled.data if i.operation.name not in _NOT_GATES
-                   for q in i.qubits})
+    return sorted(
+        {
+            compiled.find_bit(q).index
+            for i in compiled.data
+            if i.operation.name not in _NOT_GATES
+            for q in i.qubits
+        }
+    )
 
 
 def calibrated_noise_levels(compiled: QuantumCircuit, snapshot: Any) -> NoiseLevels:
@@ -171,9 +191,12 @@ def calibrated_noise_levels(compiled: QuantumCircuit, snapshot: Any) -> NoiseLev
             error = errors.get((operation.name, qubits))
             if error is not None:
                 used_2q[(operation.name, qubits)] = error
-    problems = [f"PEC: circuit {compiled.name!r} uses {gate} on qubits {q[0]}-{q[1]}, whose calibrated error is "
-                f"{error:g} (out of service): no noise model can cancel that; choose another layout."
-                for (gate, q), error in sorted(used_2q.items()) if error >= 1.0]
+    problems = [
+        f"PEC: circuit {compiled.name!r} uses {gate} on qubits {q[0]}-{q[1]}, whose calibrated error is "
+        f"{error:g} (out of service): no noise model can cancel that; choose another layout."
+        for (gate, q), error in sorted(used_2q.items())
+        if error >= 1.0
+    ]
     r2 = float(np.mean(list(used_2q.values()))) if used_2q else None
     qubits = physical_qubits(compiled)
     r1 = None
@@ -186,14 +209,18 @@ def calibrated_noise_levels(compiled: QuantumCircuit, snapshot: Any) -> NoiseLev
     p2 = two_qubit_level(r2) if r2 is not None else 0.0
     for arity, level, error in ((1, p1, r1), (2, p2, r2)):
         if not level < MAX_NOISE_LEVEL:
-            raise ValueError(f"the calibration's mean {arity}-qubit gate error {error:g} on the qubits circuit "
-                             f"{compiled.name!r} uses gives a local depolarizing noise level of {level:g}, which PEC "
-                             f"cannot invert (it needs less than {MAX_NOISE_LEVEL}); choose better qubits or give noise_level.")
+            raise ValueError(
+                f"the calibration's mean {arity}-qubit gate error {error:g} on the qubits circuit "
+                f"{compiled.name!r} uses gives a local depolarizing noise level of {level:g}, which PEC "
+                f"cannot invert (it needs less than {MAX_NOISE_LEVEL}); choose better qubits or give noise_level."
+            )
     couplers = sorted({tuple(q) for _, q in used_2q})
     return NoiseLevels(p1, p2, "calibration", r1, r2, qubits, couplers, problems)
 
 
-def represent(circuit: QuantumCircuit, levels: NoiseLevels) -> tuple[list[OperationRepresentation], float]:
+def represent(
+    circuit: QuantumCircuit, levels: NoiseLevels
+) -> tuple[list[OperationRepresentation], float]:
     """Mitiq's local depolarizing representation of each distinct gate of ``circuit``, and the
     one-norm of the whole circuit's representation (gamma, the product over its gates)."""
     converted, _ = convert_to_mitiq(circuit)
@@ -204,10 +231,13 @@ def represent(circuit: QuantumCircuit, levels: NoiseLevels) -> tuple[list[Operat
             continue
         if operation not in by_operation:
             if len(operation.qubits) > 2:
-                raise ValueError(f"PEC represents one- and two-qubit gates, and circuit {circuit.name!r} has "
-                                 f"{operation} on {len(operation.qubits)} qubits; decompose it first.")
+                raise ValueError(
+                    f"PEC represents one- and two-qubit gates, and circuit {circuit.name!r} has "
+                    f"{operation} on {len(operation.qubits)} qubits; decompose it first."
+                )
             by_operation[operation] = represent_operation_with_local_depolarizing_noise(
-                cirq.Circuit(operation), levels.for_arity(len(operation.qubits)))
+                cirq.Circuit(operation), levels.for_arity(len(operation.qubits))
+            )
         gamma *= by_operation[operation].norm
     return list(by_operation.values()), gamma
 
@@ -217,13 +247,19 @@ def measurement_map(circuit: QuantumCircuit) -> dict[int, int]:
     readout = {}
     for instruction in circuit.data:
         if instruction.operation.name == "measure":
-            readout[circuit.find_bit(instruction.clbits[0]).index] = circuit.find_bit(instruction.qubits[0]).index
+            readout[circuit.find_bit(instruction.clbits[0]).index] = circuit.find_bit(
+                instruction.qubits[0]
+            ).index
     return readout
 
 
 def _registers(circuit: QuantumCircuit) -> tuple:
-    return (tuple((r.name, r.size) for r in circuit.qregs), tuple((r.name, r.size) for r in circuit.cregs),
-            circuit.num_qubits, circuit.num_clbits)
+    return (
+        tuple((r.name, r.size) for r in circuit.qregs),
+        tuple((r.name, r.size) for r in circuit.cregs),
+        circuit.num_qubits,
+        circuit.num_clbits,
+    )
 
 
 def _placement(count: int, full: int, used: list[int]) -> list[int] | None:
@@ -242,44 +278,73 @@ def fit_to_logical(sampled: QuantumCircuit, logical: QuantumCircuit) -> QuantumC
     kept everything is returned as it is; a narrower one is put back on the qubits the
     logical circuit uses (in order), onto the logical circuit's own registers; anything
     else that cannot be matched is an error rather than a wrong answer."""
-    if _registers(sampled) == _registers(logical) and measurement_map(sampled) == measurement_map(logical):
+    if _registers(sampled) == _registers(logical) and measurement_map(sampled) == measurement_map(
+        logical
+    ):
         return sampled
-    used = sorted({logical.find_bit(q).index for i in logical.data if i.operation.name != "barrier" for q in i.qubits})
+    used = sorted(
+        {
+            logical.find_bit(q).index
+            for i in logical.data
+            if i.operation.name != "barrier"
+            for q in i.qubits
+        }
+    )
     qubits = _placement(sampled.num_qubits, logical.num_qubits, used)
     if qubits is None:
-        raise RuntimeError(f"Mitiq's sampling returned a circuit on {sampled.num_qubits} qubits for circuit "
-                           f"{logical.name!r} on {logical.num_qubits} ({len(used)} used), which cannot be matched.")
+        raise RuntimeError(
+            f"Mitiq's sampling returned a circuit on {sampled.num_qubits} qubits for circuit "
+            f"{logical.name!r} on {logical.num_qubits} ({len(used)} used), which cannot be matched."
+        )
     clbits = _placement(sampled.num_clbits, logical.num_clbits, sorted(measurement_map(logical)))
     if clbits is None:
-        raise RuntimeError(f"Mitiq's sampling returned a circuit with {sampled.num_clbits} classical bits for circuit "
-                           f"{logical.name!r} with {logical.num_clbits}, which cannot be matched.")
+        raise RuntimeError(
+            f"Mitiq's sampling returned a circuit with {sampled.num_clbits} classical bits for circuit "
+            f"{logical.name!r} with {logical.num_clbits}, which cannot be matched."
+        )
     fitted = logical.copy_empty_like(name=sampled.name or logical.name)
     fitted.compose(sampled, qubits=qubits, clbits=clbits, inplace=True)
     if measurement_map(fitted) != measurement_map(logical):
-        raise RuntimeError(f"Mitiq's sampling changed which qubit each classical bit of circuit {logical.name!r} "
-                           f"measures ({measurement_map(fitted)} instead of {measurement_map(logical)}).")
+        raise RuntimeError(
+            f"Mitiq's sampling changed which qubit each classical bit of circuit {logical.name!r} "
+            f"measures ({measurement_map(fitted)} instead of {measurement_map(logical)})."
+        )
     return fitted
 
 
 def circuit_key(circuit: QuantumCircuit) -> tuple:
     """What makes two sampled circuits the same circuit: their gates, in order, on the same bits."""
+
     def param(value: Any) -> Any:
         try:
             return round(float(value), 12)
         except (TypeError, ValueError):
             return str(value)
-    return tuple((i.operation.name, tuple(param(p) for p in i.operation.params),
-                  tuple(circuit.find_bit(q).index for q in i.qubits), tuple(circuit.find_bit(c).index for c in i.clbits))
-                 for i in circuit.data)
+
+    return tuple(
+        (
+            i.operation.name,
+            tuple(param(p) for p in i.operation.params),
+            tuple(circuit.find_bit(q).index for q in i.qubits),
+            tuple(circuit.find_bit(c).index for c in i.clbits),
+        )
+        for i in circuit.data
+    )
 
 
-def sample_chunk(circuit: QuantumCircuit, representations: Sequence[OperationRepresentation],
-                 random_state: np.random.RandomState, samples: int) -> tuple[list[QuantumCircuit], list[int], float]:
+def sample_chunk(
+    circuit: QuantumCircuit,
+    representations: Sequence[OperationRepresentation],
+    random_state: np.random.RandomState,
+    samples: int,
+) -> tuple[list[QuantumCircuit], list[int], float]:
     """Mitiq's ``sample_circuit`` for one chunk, each circuit fitted back on the logical registers."""
     with warnings.catch_warnings():
         # Measurements (and the identities Mitiq puts on idle qubits) have no representation on purpose.
         warnings.filterwarnings("ignore", message="No representation found", category=UserWarning)
-        sampled, signs, norm = sample_circuit(circuit, representations, random_state=random_state, num_samples=samples)
+        sampled, signs, norm = sample_circuit(
+            circuit, representations, random_state=random_state, num_samples=samples
+        )
     return [fit_to_logical(c, circuit) for c in sampled], [int(s) for s in signs], float(norm)
 
 
@@ -297,13 +362,22 @@ def placement_problems(base: QuantumCircuit, compiled: Sequence[QuantumCircuit])
     moved = [c for c in compiled if physical_qubits(c) != expected]
     if not moved:
         return []
-    return [f"PEC: {len(moved)} of {len(compiled)} sampled circuits were compiled onto other physical qubits "
-            f"({physical_qubits(moved[0])}) than circuit {base.name!r} ({expected}), whose calibration set the noise "
-            "levels; fix the layout (transpile seed, layout_method or optimization_level 0)."]
+    return [
+        f"PEC: {len(moved)} of {len(compiled)} sampled circuits were compiled onto other physical qubits "
+        f"({physical_qubits(moved[0])}) than circuit {base.name!r} ({expected}), whose calibration set the noise "
+        "levels; fix the layout (transpile seed, layout_method or optimization_level 0)."
+    ]
 
 
-def pec(*, samples: int = 100, chunk_size: int = 50, noise_level: float | None = None, seed: int | None = None,
-        shots_per_sample: int | None = None, inner: bool = False) -> Callable[[dict[str, Any]], dict[str, Any]]:
+def pec(
+    *,
+    samples: int = 100,
+    chunk_size: int = 50,
+    noise_level: float | None = None,
+    seed: int | None = None,
+    shots_per_sample: int | None = None,
+    inner: bool = False,
+) -> Callable[[dict[str, Any]], dict[str, Any]]:
     last_only("pec", inner)
     whole("samples", samples, 1)
     whole("chunk_size", chunk_size, 1)
@@ -326,8 +400,13 @@ def pec(*, samples: int = 100, chunk_size: int = 50, noise_level: float | None =
             else:
                 levels = NoiseLevels(noise_level, noise_level, "option")
             representations, gamma = represent(circuit, levels)
-            represent_task.annotate({**levels.metrics(), "pec.gamma": gamma,
-                                     "pec.representations": len(representations)})
+            represent_task.annotate(
+                {
+                    **levels.metrics(),
+                    "pec.gamma": gamma,
+                    "pec.representations": len(representations),
+                }
+            )
 
         rng_seed = seed if seed is not None else data["seed"]
         random_state = np.random.RandomState(rng_seed)
@@ -339,25 +418,41 @@ def pec(*, samples: int = 100, chunk_size: int = 50, noise_level: float | None =
         chunks = math.ceil(samples / chunk_size)
         for index in range(chunks):
             size = min(chunk_size, samples - index * chunk_size)
-            with llqm_core.task(f"sample {index + 1}/{chunks}", stage="mitigate.pec.sample") as sample_task:
+            with llqm_core.task(
+                f"sample {index + 1}/{chunks}", stage="mitigate.pec.sample"
+            ) as sample_task:
                 sample_task.add_dependency(represent_task)
-                circuits, chunk_signs, norm = sample_chunk(circuit, representations, random_state, size)
+                circuits, chunk_signs, norm = sample_chunk(
+                    circuit, representations, random_state, size
+                )
                 chunk_keys = [circuit_key(c) for c in circuits]
-                sample_task.annotate({"pec.chunk": index, "pec.chunk_samples": size,
-                                      "pec.distinct_circuits": len(set(chunk_keys)),
-                                      "pec.negative_samples": sum(1 for s in chunk_signs if s < 0), "pec.norm": norm})
+                sample_task.annotate(
+                    {
+                        "pec.chunk": index,
+                        "pec.chunk_samples": size,
+                        "pec.distinct_circuits": len(set(chunk_keys)),
+                        "pec.negative_samples": sum(1 for s in chunk_signs if s < 0),
+                        "pec.norm": norm,
+                    }
+                )
                 sample_task.record_output(circuits)
             sample_tasks.append(sample_task)
             sampled_compiled += data["compile"](circuits)
             signs += chunk_signs
             keys += chunk_keys
         if not math.isclose(norm, gamma, rel_tol=1e-9):
-            raise RuntimeError(f"Mitiq sampled with a one-norm of {norm} where the representations give {gamma}.")
+            raise RuntimeError(
+                f"Mitiq sampled with a one-norm of {norm} where the representations give {gamma}."
+            )
         problems += placement_problems(compiled, sampled_compiled)
 
-        per_sample = shots_per_sample if shots_per_sample is not None else max(1, data["shots"] // samples)
+        per_sample = (
+            shots_per_sample if shots_per_sample is not None else max(1, data["shots"] // samples)
+        )
         copies = max(1, math.ceil(data["shots"] / per_sample))
-        counts = backend.execute(sampled_compiled + [compiled] * copies, per_sample, seed=data["seed"])
+        counts = backend.execute(
+            sampled_compiled + [compiled] * copies, per_sample, seed=data["seed"]
+        )
         sample_counts, baseline = counts[:samples], sum_counts(counts[samples:])
 
         with llqm_core.task("combine", stage="mitigate.pec.combine") as combine_task:
@@ -369,18 +464,38 @@ def pec(*, samples: int = 100, chunk_size: int = 50, noise_level: float | None =
             error = float(np.std(estimators) / np.sqrt(samples))
             unmitigated = raw_value(data, baseline)
             distinct = len(set(keys))
-            combine_task.annotate({
-                "pec.value": mitigated, "pec.error": error, "pec.unmitigated": unmitigated, "pec.gamma": norm,
-                "pec.samples": samples, "pec.chunks": chunks, "pec.distinct_circuits": distinct,
-                "pec.negative_samples": sum(1 for s in signs if s < 0), "pec.circuits_executed": len(counts),
-                "pec.shots_per_sample": per_sample, "pec.baseline_copies": copies,
-                "pec.baseline_shots": per_sample * copies, "pec.seed": -1 if rng_seed is None else rng_seed,
-            })
+            combine_task.annotate(
+                {
+                    "pec.value": mitigated,
+                    "pec.error": error,
+                    "pec.unmitigated": unmitigated,
+                    "pec.gamma": norm,
+                    "pec.samples": samples,
+                    "pec.chunks": chunks,
+                    "pec.distinct_circuits": distinct,
+                    "pec.negative_samples": sum(1 for s in signs if s < 0),
+                    "pec.circuits_executed": len(counts),
+                    "pec.shots_per_sample": per_sample,
+                    "pec.baseline_copies": copies,
+                    "pec.baseline_shots": per_sample * copies,
+                    "pec.seed": -1 if rng_seed is None else rng_seed,
+                }
+            )
         for problem in problems:
             warnings.warn(problem, stacklevel=2)
-        added = {"value": mitigated, "unmitigated": unmitigated, "counts": baseline, "circuits_executed": len(counts),
-                 "pec_gamma": norm, "pec_error": error, "pec_samples": samples, "pec_distinct_circuits": distinct,
-                 "pec_shots_per_sample": per_sample, "pec_values": values, "pec_signs": signs}
+        added = {
+            "value": mitigated,
+            "unmitigated": unmitigated,
+            "counts": baseline,
+            "circuits_executed": len(counts),
+            "pec_gamma": norm,
+            "pec_error": error,
+            "pec_samples": samples,
+            "pec_distinct_circuits": distinct,
+            "pec_shots_per_sample": per_sample,
+            "pec_values": values,
+            "pec_signs": signs,
+        }
         if problems:
             added["warnings"] = data["warnings"] + problems
         return added

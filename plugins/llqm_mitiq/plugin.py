@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from llqm_core import hookimpl
 
@@ -14,7 +14,23 @@ from .zne import zne
 
 @hookimpl
 def llqm_register_stages(register: Callable[..., None]) -> None:
-    register("mitigate.none", unmitigated, description="no mitigation: execute once and read the observable")
-    register("mitigate.pec", pec, description="probabilistic error cancellation: represent from the calibration, sample, transpile, execute, combine (Mitiq)")
-    register("mitigate.rem", rem, description="readout-error mitigation: calibrate per qubit, execute, correct (Mitiq's confusion inversion)")
-    register("mitigate.zne", zne, description="zero-noise extrapolation: fold, transpile, execute, extrapolate (Mitiq)")
+    register(
+        "mitigate.none",
+        unmitigated,
+        description="no mitigation: execute once and read the observable",
+    )
+    register(
+        "mitigate.pec",
+        pec,
+        description="probabilistic error cancellation: represent from the calibration, sample, transpile, execute, combine (Mitiq)",
+    )
+    register(
+        "mitigate.rem",
+        rem,
+        description="readout-error mitigation: calibrate per qubit, execute, correct (Mitiq's confusion inversion)",
+    )
+    register(
+        "mitigate.zne",
+        zne,
+        description="zero-noise extrapolation: fold, transpile, execute, extrapolate (Mitiq)",
+    )

@@ -29,7 +29,8 @@ noise and, where ``A^-1 p`` has negative entries, a small bias; LLQM leaves both
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -49,7 +50,9 @@ def _check_calibration_shots(value: Any) -> int | None:
     if value is None:
         return None
     if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_SHOTS:
-        raise ValueError(f"calibration_shots must be a whole number from 1 to {MAX_SHOTS:,}, not {value!r}.")
+        raise ValueError(
+            f"calibration_shots must be a whole number from 1 to {MAX_SHOTS:,}, not {value!r}."
+        )
     return value
 
 
@@ -60,7 +63,9 @@ def readout_map(circuit: Any) -> dict[int, int]:
     readout = {}
     for instruction in circuit.data:
         if instruction.operation.name == "measure":
-            readout[circuit.find_bit(instruction.clbits[0]).index] = circuit.find_bit(instruction.qubits[0]).index
+            readout[circuit.find_bit(instruction.clbits[0]).index] = circuit.find_bit(
+                instruction.qubits[0]
+            ).index
     return readout
 
 
@@ -72,11 +77,15 @@ def _flip_gates(device: Any, qubits: Sequence[int]) -> list[str]:
     for gates in (["x"], ["sx", "sx"]):
         if all(target.instruction_supported(gates[0], (q,)) for q in qubits):
             return gates
-    raise ValueError(f"device {getattr(device, 'name', device)!r} has neither x nor sx on every measured qubit, "
-                     "so readout calibration cannot prepare |1> natively.")
+    raise ValueError(
+        f"device {getattr(device, 'name', device)!r} has neither x nor sx on every measured qubit, "
+        "so readout calibration cannot prepare |1> natively."
+    )
 
 
-def calibration_circuits(compiled: Any, readout: Mapping[int, int], device: Any = None) -> list[Any]:
+def calibration_circuits(
+    compiled: Any, readout: Mapping[int, int], device: Any = None
+) -> list[Any]:
     """``|0...0>`` and ``|1...1>`` on the measured qubits of ``compiled``, read into the same bits.
 
     Built from ``compiled`` itself (``copy_empty_like``), so they have the device's full width
@@ -99,7 +108,9 @@ def calibration_circuits(compiled: Any, readout: Mapping[int, int], device: Any 
 def ones_fraction(counts: Mapping[str, int], bits: Sequence[int]) -> np.ndarray:
     """For each of ``bits``, the share of shots that read 1 (Qiskit keys: bit 0 last)."""
     keys = [key.replace(" ", "")[::-1] for key in counts]
-    readouts = np.frombuffer("".join(keys).encode(), dtype=np.uint8).reshape(len(keys), -1) - ord("0")
+    readouts = np.frombuffer("".join(keys).encode(), dtype=np.uint8).reshape(len(keys), -1) - ord(
+        "0"
+    )
     shots = np.fromiter(counts.values(), dtype=float, count=len(keys))
     if not shots.sum():
         raise ValueError("the readout calibration came back with no shots.")
@@ -114,8 +125,9 @@ def confusion_matrix(e0: float, e1: float) -> np.ndarray:
 Matrices = dict[int, np.ndarray]
 
 
-def fit_readout(counts0: Mapping[str, int], counts1: Mapping[str, int],
-                readout: Mapping[int, int]) -> tuple[Matrices, Matrices, np.ndarray, np.ndarray]:
+def fit_readout(
+    counts0: Mapping[str, int], counts1: Mapping[str, int], readout: Mapping[int, int]
+) -> tuple[Matrices, Matrices, np.ndarray, np.ndarray]:
     """Per-bit confusion matrices and their inverses from the two calibration counts.
 
     A bit whose errors add up to 1 or more (``e0 + e1 >= 1``) reads its prepared states no
@@ -129,7 +141,8 @@ def fit_readout(counts0: Mapping[str, int], counts1: Mapping[str, int],
             raise ValueError(
                 f"readout calibration of qubit {readout[bit]} (classical bit {bit}) gave P(1|0) = {p0:.3f} and "
                 f"P(0|1) = {p1:.3f}, which add up to 1 or more: the qubit's readout is no better than a coin flip, "
-                "so its confusion matrix cannot be inverted; measure on other qubits or recalibrate the device.")
+                "so its confusion matrix cannot be inverted; measure on other qubits or recalibrate the device."
+            )
         matrices[bit] = confusion_matrix(float(p0), float(p1))
         inverses[bit] = np.linalg.inv(matrices[bit])
     return matrices, inverses, e0, e1
@@ -145,8 +158,11 @@ def _reported_readout_error(device: Any, qubits: Sequence[int]) -> float | None:
     return float(np.mean(errors)) if errors else None
 
 
-def _checked_compile(compile_circuits: Callable[[Sequence[Any]], list[Any]], readout: Mapping[int, int],
-                     problems: list[str]) -> Callable[[Sequence[Any]], list[Any]]:
+def _checked_compile(
+    compile_circuits: Callable[[Sequence[Any]], list[Any]],
+    readout: Mapping[int, int],
+    problems: list[str],
+) -> Callable[[Sequence[Any]], list[Any]]:
     """``compile`` that warns when a circuit it returns measures a bit on an uncalibrated qubit.
 
     The warning also goes into ``problems``, the pipeline's own warnings list (appended in
@@ -155,14 +171,19 @@ def _checked_compile(compile_circuits: Callable[[Sequence[Any]], list[Any]], rea
     def compile_checked(circuits: Sequence[Any]) -> list[Any]:
         compiled = compile_circuits(circuits)
         for circuit in compiled:
-            moved = {bit: qubit for bit, qubit in readout_map(circuit).items()
-                     if bit in readout and readout[bit] != qubit}
+            moved = {
+                bit: qubit
+                for bit, qubit in readout_map(circuit).items()
+                if bit in readout and readout[bit] != qubit
+            }
             if moved:
                 bit, qubit = next(iter(sorted(moved.items())))
-                problem = (f"readout mitigation calibrated classical bit {bit} on qubit {readout[bit]}, but circuit "
-                           f"{circuit.name!r} was compiled to measure it on qubit {qubit} ({len(moved)} bit(s) moved): "
-                           "their correction uses another qubit's confusion matrix; fix the layout "
-                           "(transpile seed or layout_method).")
+                problem = (
+                    f"readout mitigation calibrated classical bit {bit} on qubit {readout[bit]}, but circuit "
+                    f"{circuit.name!r} was compiled to measure it on qubit {qubit} ({len(moved)} bit(s) moved): "
+                    "their correction uses another qubit's confusion matrix; fix the layout "
+                    "(transpile seed or layout_method)."
+                )
                 if problem not in problems:
                     problems.append(problem)
                     warnings.warn(problem, stacklevel=2)
@@ -173,16 +194,27 @@ def _checked_compile(compile_circuits: Callable[[Sequence[Any]], list[Any]], rea
     return compile_checked
 
 
-def _calibration_metrics(readout: Mapping[int, int], e0: np.ndarray, e1: np.ndarray, shots: int, circuits: int,
-                         device: Any) -> dict[str, Any]:
+def _calibration_metrics(
+    readout: Mapping[int, int],
+    e0: np.ndarray,
+    e1: np.ndarray,
+    shots: int,
+    circuits: int,
+    device: Any,
+) -> dict[str, Any]:
     qubits = [readout[bit] for bit in sorted(readout)]
     worst = int(np.argmax(e0 + e1))
     metrics = {
-        "rem.calibrated_qubits": len(qubits), "rem.calibration_shots": shots,
-        "rem.calibration_circuits": circuits, "rem.qubits": qubits,
-        "rem.e0_mean": float(np.mean(e0)), "rem.e0_max": float(np.max(e0)),
-        "rem.e1_mean": float(np.mean(e1)), "rem.e1_max": float(np.max(e1)),
-        "rem.worst_qubit": qubits[worst], "rem.worst_error_sum": float(e0[worst] + e1[worst]),
+        "rem.calibrated_qubits": len(qubits),
+        "rem.calibration_shots": shots,
+        "rem.calibration_circuits": circuits,
+        "rem.qubits": qubits,
+        "rem.e0_mean": float(np.mean(e0)),
+        "rem.e0_max": float(np.max(e0)),
+        "rem.e1_mean": float(np.mean(e1)),
+        "rem.e1_max": float(np.max(e1)),
+        "rem.worst_qubit": qubits[worst],
+        "rem.worst_error_sum": float(e0[worst] + e1[worst]),
     }
     reported = _reported_readout_error(device, qubits)
     if reported is not None:
@@ -190,14 +222,20 @@ def _calibration_metrics(readout: Mapping[int, int], e0: np.ndarray, e1: np.ndar
     return metrics
 
 
-def _fit_from_shared_job(calibrate: Any, counts: list[Mapping[str, int]], fit: Callable[..., None]) -> None:
+def _fit_from_shared_job(
+    calibrate: Any, counts: list[Mapping[str, int]], fit: Callable[..., None]
+) -> None:
     """The calibration's part of a shared job, fitted in a task of its own (``calibrate`` has ended)."""
-    with llqm_core.task("calibrate (fit from the shared job)", stage="mitigate.rem.calibrate") as task:
+    with llqm_core.task(
+        "calibrate (fit from the shared job)", stage="mitigate.rem.calibrate"
+    ) as task:
         task.add_dependency(calibrate, *task.run.producers([counts]))
         fit(counts, task)
 
 
-def rem(*, calibration_shots: int | None = None, inner: bool = False) -> Callable[[dict[str, Any]], dict[str, Any]]:
+def rem(
+    *, calibration_shots: int | None = None, inner: bool = False
+) -> Callable[[dict[str, Any]], dict[str, Any]]:
     calibration_shots = _check_calibration_shots(calibration_shots)
     inner = flag("inner", inner)
 
@@ -212,36 +250,62 @@ def rem(*, calibration_shots: int | None = None, inner: bool = False) -> Callabl
             calibrate.add_dependency(*calibrate.run.producers([compiled]))
             readout = readout_map(compiled)
             if not readout:
-                raise ValueError(f"circuit {compiled.name!r} measures nothing, so there is no readout to calibrate.")
+                raise ValueError(
+                    f"circuit {compiled.name!r} measures nothing, so there is no readout to calibrate."
+                )
             unmeasured = [bit for bit in observable.bits() if bit not in readout]
             if unmeasured:
-                raise ValueError(f"the observable reads classical bit {unmeasured[0]}, which circuit "
-                                 f"{compiled.name!r} does not measure into.")
+                raise ValueError(
+                    f"the observable reads classical bit {unmeasured[0]}, which circuit "
+                    f"{compiled.name!r} does not measure into."
+                )
             circuits = calibration_circuits(compiled, readout, backend.device)
 
             def fit(counts: list[Mapping[str, int]], task: Any) -> None:
                 _, inverses, e0, e1 = fit_readout(counts[0], counts[1], readout)
                 inverse.update(inverses)
-                task.annotate(_calibration_metrics(readout, e0, e1, shots, len(circuits), backend.device))
+                task.annotate(
+                    _calibration_metrics(readout, e0, e1, shots, len(circuits), backend.device)
+                )
 
-            batching = decide(data, "execute.batch", circuits=circuits, shots=shots, next_shots=data["shots"],
-                              backend=backend)
+            batching = decide(
+                data,
+                "execute.batch",
+                circuits=circuits,
+                shots=shots,
+                next_shots=data["shots"],
+                backend=backend,
+            )
             if batching is not None and batching.choice.get("share_next_job"):
-                backend = backend if isinstance(backend, SharedJob) else SharedJob(
-                    backend, max_circuits=batching.choice.get("max_circuits"))
-                backend.defer(circuits, shots, calibration_seed, lambda counts: _fit_from_shared_job(calibrate, counts, fit))
-                calibrate.annotate({"rem.calibration_circuits": len(circuits), "rem.in_next_job": True})
+                backend = (
+                    backend
+                    if isinstance(backend, SharedJob)
+                    else SharedJob(backend, max_circuits=batching.choice.get("max_circuits"))
+                )
+                backend.defer(
+                    circuits,
+                    shots,
+                    calibration_seed,
+                    lambda counts: _fit_from_shared_job(calibrate, counts, fit),
+                )
+                calibrate.annotate(
+                    {"rem.calibration_circuits": len(circuits), "rem.in_next_job": True}
+                )
                 added["backend"] = backend
             else:
                 fit(backend.execute(circuits, shots, seed=calibration_seed), calibrate)
 
         def corrected(counts: Mapping[str, int]) -> float:
             if not inverse:
-                raise RuntimeError("the readout calibration has not run yet: its circuits wait for the next job.")
+                raise RuntimeError(
+                    "the readout calibration has not run yet: its circuits wait for the next job."
+                )
             return observable.mitigated_expectation(counts, inverse)
 
         added["evaluate"] = corrected
-        if data.get("compile") is not None:  # later techniques compile with it: check they keep the calibrated qubits
+        if (
+            data.get("compile") is not None
+        ):  # later techniques compile with it: check they keep the calibrated qubits
             added["compile"] = _checked_compile(data["compile"], readout, data["warnings"])
         if inner:
             return added
@@ -250,7 +314,12 @@ def rem(*, calibration_shots: int | None = None, inner: bool = False) -> Callabl
             correct.add_dependency(calibrate, *correct.run.producers([counts]))
             value, unmitigated = corrected(counts), observable.expectation(counts)
             correct.annotate({"rem.mitigated": value, "rem.unmitigated": unmitigated})
-        return {**added, "value": value, "unmitigated": unmitigated, "counts": counts,
-                "circuits_executed": 1 + len(circuits)}
+        return {
+            **added,
+            "value": value,
+            "unmitigated": unmitigated,
+            "counts": counts,
+            "circuits_executed": 1 + len(circuits),
+        }
 
     return step

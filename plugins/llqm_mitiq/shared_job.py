@@ -14,8 +14,9 @@ snapshot and name.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import llqm_core
 
@@ -44,8 +45,13 @@ class SharedJob:
         """Circuits waiting for the next job."""
         return sum(len(d.circuits) for d in self._deferred)
 
-    def defer(self, circuits: Sequence[Any], shots: int, seed: int | None,
-              on_counts: Callable[[list[dict[str, int]]], None]) -> None:
+    def defer(
+        self,
+        circuits: Sequence[Any],
+        shots: int,
+        seed: int | None,
+        on_counts: Callable[[list[dict[str, int]]], None],
+    ) -> None:
         self._deferred.append(_Deferred(list(circuits), shots, seed, on_counts))
 
     def execute(self, circuits: Any, shots: int, *, seed: int | None = None) -> Any:
@@ -61,7 +67,7 @@ class SharedJob:
         counts = self.backend.execute(batch, shots, seed=seed)
         start = 0
         for rider in riders:
-            rider.on_counts(counts[start:start + len(rider.circuits)])
+            rider.on_counts(counts[start : start + len(rider.circuits)])
             start += len(rider.circuits)
         return counts[start] if single else counts[start:]
 
@@ -70,8 +76,11 @@ class SharedJob:
         return deferred.shots == shots and (self.max_circuits is None or total <= self.max_circuits)
 
     def _run_alone(self, deferred: _Deferred, shots: int, own: int) -> None:
-        reason = (f"{deferred.shots} shots against the job's {shots}" if deferred.shots != shots else
-                  f"{self.pending + own} circuits, more than the {self.max_circuits} a job takes")
+        reason = (
+            f"{deferred.shots} shots against the job's {shots}"
+            if deferred.shots != shots
+            else f"{self.pending + own} circuits, more than the {self.max_circuits} a job takes"
+        )
         counts = self.backend.execute(deferred.circuits, deferred.shots, seed=deferred.seed)
         if (task := llqm_core.current_task()) is not None:
             task.annotate({"execute.shared_job_refused": reason})

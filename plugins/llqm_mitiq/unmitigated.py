@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .common import evaluate, last_only, raw_value
 
@@ -12,7 +13,11 @@ def unmitigated(*, inner: bool = False) -> Callable[[dict[str, Any]], dict[str, 
 
     def step(data: dict[str, Any]) -> dict[str, Any]:
         counts = data["backend"].execute(data["compiled"], data["shots"], seed=data["seed"])
-        return {"counts": counts, "unmitigated": raw_value(data, counts), "value": evaluate(data, counts),
-                "circuits_executed": 1}
+        return {
+            "counts": counts,
+            "unmitigated": raw_value(data, counts),
+            "value": evaluate(data, counts),
+            "circuits_executed": 1,
+        }
 
     return step

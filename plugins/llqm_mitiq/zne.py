@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import random
 import warnings
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from mitiq.zne.inference import ExpFactory, LinearFactory, PolyFactory, RichardsonFactory
 from mitiq.zne.scaling import fold_all, fold_gates_at_random, fold_global, insert_id_layers
@@ -40,20 +41,30 @@ FACTORIES = ("richardson", "linear", "poly", "exp")
 
 
 def _check_scale_factors(scale_factors: Any, folding: str) -> list[float]:
-    if (not isinstance(scale_factors, (list, tuple)) or len(scale_factors) < 2
-            or not all(isinstance(s, (int, float)) and not isinstance(s, bool) for s in scale_factors)):
-        raise ValueError(f"scale_factors must be a list of at least two numbers of 1 or more, not {scale_factors!r}.")
+    if (
+        not isinstance(scale_factors, (list, tuple))
+        or len(scale_factors) < 2
+        or not all(isinstance(s, (int, float)) and not isinstance(s, bool) for s in scale_factors)
+    ):
+        raise ValueError(
+            f"scale_factors must be a list of at least two numbers of 1 or more, not {scale_factors!r}."
+        )
     if any(s < 1 for s in scale_factors):
-        raise ValueError(f"scale factors must be 1 or more (1 is the unscaled circuit), not {scale_factors!r}.")
+        raise ValueError(
+            f"scale factors must be 1 or more (1 is the unscaled circuit), not {scale_factors!r}."
+        )
     if len(set(scale_factors)) != len(scale_factors):
         raise ValueError(f"scale factors must differ from each other, not {scale_factors!r}.")
     if folding == "all" and any(s != int(s) or int(s) % 2 == 0 for s in scale_factors):
-        raise ValueError(f"folding \"all\" takes odd whole scale factors (1, 3, 5, ...), not {scale_factors!r}.")
+        raise ValueError(
+            f'folding "all" takes odd whole scale factors (1, 3, 5, ...), not {scale_factors!r}.'
+        )
     return [float(s) for s in scale_factors]
 
 
-def extrapolation(factory: str, order: int | None, asymptote: float | None,
-                  points: int) -> Callable[[Sequence[float], Sequence[float]], float]:
+def extrapolation(
+    factory: str, order: int | None, asymptote: float | None, points: int
+) -> Callable[[Sequence[float], Sequence[float]], float]:
     """The zero-noise limit by Mitiq's factory ``factory``, checked against the number of points."""
     if not isinstance(factory, str) or factory not in FACTORIES:
         raise ValueError(f"unknown factory {factory!r}; choose one of: {', '.join(FACTORIES)}.")
@@ -64,18 +75,25 @@ def extrapolation(factory: str, order: int | None, asymptote: float | None,
     if factory == "poly":
         whole("order", order if order is not None else 0, 1)
         if points < order + 1:
-            raise ValueError(f"a poly factory of order {order} needs at least {order + 1} scale factors, not {points}.")
+            raise ValueError(
+                f"a poly factory of order {order} needs at least {order + 1} scale factors, not {points}."
+            )
         return lambda s, v: PolyFactory.extrapolate(s, v, order=order)
     if factory == "exp":
         if asymptote is None and points < 3:
-            raise ValueError(f"an exp factory without an asymptote needs at least 3 scale factors, not {points}.")
+            raise ValueError(
+                f"an exp factory without an asymptote needs at least 3 scale factors, not {points}."
+            )
         return lambda s, v: ExpFactory.extrapolate(s, v, asymptote=asymptote)
     return (RichardsonFactory if factory == "richardson" else LinearFactory).extrapolate
 
 
 def two_qubit_gates(circuit) -> int:
-    return sum(1 for instruction in circuit.data
-               if instruction.operation.num_qubits == 2 and instruction.operation.name != "barrier")
+    return sum(
+        1
+        for instruction in circuit.data
+        if instruction.operation.num_qubits == 2 and instruction.operation.name != "barrier"
+    )
 
 
 def fold_shortfalls(scale_factors: Sequence[float], compiled: Sequence[Any]) -> list[str]:
@@ -85,10 +103,14 @@ def fold_shortfalls(scale_factors: Sequence[float], compiled: Sequence[Any]) -> 
     for scale, circuit in zip(scale_factors, compiled):
         growth = two_qubit_gates(circuit) / base
         expected = scale / min(scale_factors)
-        if growth < (1 + expected) / 2:  # nearer "nothing folded" than the scale factor (random folding is discrete)
-            problems.append(f"ZNE scale factor {scale:g} left {growth:.2f}x the two-qubit gates after transpiling "
-                            f"(expected {expected:.2f}x): the transpiler cancelled the folds, so the noise was not "
-                            "scaled; transpile at optimization_level 0, or fold after transpiling.")
+        if (
+            growth < (1 + expected) / 2
+        ):  # nearer "nothing folded" than the scale factor (random folding is discrete)
+            problems.append(
+                f"ZNE scale factor {scale:g} left {growth:.2f}x the two-qubit gates after transpiling "
+                f"(expected {expected:.2f}x): the transpiler cancelled the folds, so the noise was not "
+                "scaled; transpile at optimization_level 0, or fold after transpiling."
+            )
     return problems
 
 
@@ -103,7 +125,9 @@ def fold_gates(compiled: Any, scale: float, gates: set[str], seed: int | None = 
     ``scale``: every gate is folded ``(scale - 1) // 2`` times, and a seeded random subset of
     them once more to reach a fractional scale.
     """
-    positions = [i for i, instruction in enumerate(compiled.data) if instruction.operation.name in gates]
+    positions = [
+        i for i, instruction in enumerate(compiled.data) if instruction.operation.name in gates
+    ]
     folds = int((scale - 1) // 2)  # of every gate; ``extra`` gates get one more
     extra = round((scale - 1 - 2 * folds) / 2 * len(positions))
     more = set(random.Random(seed).sample(positions, extra)) if extra else set()
@@ -116,21 +140,38 @@ def fold_gates(compiled: Any, scale: float, gates: set[str], seed: int | None = 
     return folded
 
 
-def _fold_after_transpile(data: dict[str, Any], scales: list[float], gates: set[str], seed: int | None) -> list[Any]:
+def _fold_after_transpile(
+    data: dict[str, Any], scales: list[float], gates: set[str], seed: int | None
+) -> list[Any]:
     folded = []
     for scale in scales:
-        with llqm_core.task(f"fold x{scale:g} (after transpile)", stage="mitigate.zne.fold") as handle:
+        with llqm_core.task(
+            f"fold x{scale:g} (after transpile)", stage="mitigate.zne.fold"
+        ) as handle:
             handle.add_dependency(*handle.run.producers([data["compiled"]]))
             circuit = fold_gates(data["compiled"], scale, gates, seed)
-            handle.annotate({"zne.scale_factor": scale, "zne.folding": "after_transpile", "zne.folded_gates": sorted(gates)})
+            handle.annotate(
+                {
+                    "zne.scale_factor": scale,
+                    "zne.folding": "after_transpile",
+                    "zne.folded_gates": sorted(gates),
+                }
+            )
             handle.record_output(circuit)
         folded.append(circuit)
     return folded
 
 
-def zne(*, scale_factors: Sequence[float] = (1, 3, 5), folding: str = "global", factory: str = "richardson",
-        order: int | None = None, asymptote: float | None = None, seed: int | None = None,
-        inner: bool = False) -> Callable[[dict[str, Any]], dict[str, Any]]:
+def zne(
+    *,
+    scale_factors: Sequence[float] = (1, 3, 5),
+    folding: str = "global",
+    factory: str = "richardson",
+    order: int | None = None,
+    asymptote: float | None = None,
+    seed: int | None = None,
+    inner: bool = False,
+) -> Callable[[dict[str, Any]], dict[str, Any]]:
     last_only("zne", inner)
     if not isinstance(folding, str) or folding not in FOLDING:
         raise ValueError(f"unknown folding {folding!r}; choose one of: {', '.join(FOLDING)}.")
@@ -139,8 +180,13 @@ def zne(*, scale_factors: Sequence[float] = (1, 3, 5), folding: str = "global", 
     fold = FOLDING[folding]
 
     def step(data: dict[str, Any]) -> dict[str, Any]:
-        decision = decide(data, "zne.folding", compiled=data.get("compiled"), scale_factors=scales,
-                          transpile_s=data.get("transpile_s"))
+        decision = decide(
+            data,
+            "zne.folding",
+            compiled=data.get("compiled"),
+            scale_factors=scales,
+            transpile_s=data.get("transpile_s"),
+        )
         if decision is not None and decision.choice.get("fold") == "after_transpile":
             compiled = _fold_after_transpile(data, scales, set(decision.choice["gates"]), seed)
         else:
@@ -160,10 +206,23 @@ def zne(*, scale_factors: Sequence[float] = (1, 3, 5), folding: str = "global", 
             handle.add_dependency(*handle.run.producers([counts]))
             values = [evaluate(data, c) for c in counts]
             mitigated = float(extrapolate(scales, values))
-            handle.annotate({"zne.scale_factors": scales, "zne.values": values, "zne.factory": factory,
-                             "zne.mitigated": mitigated, "zne.fold_check_failed": bool(problems)})
+            handle.annotate(
+                {
+                    "zne.scale_factors": scales,
+                    "zne.values": values,
+                    "zne.factory": factory,
+                    "zne.mitigated": mitigated,
+                    "zne.fold_check_failed": bool(problems),
+                }
+            )
         base = scales.index(min(scales))
-        return {"value": mitigated, "unmitigated": raw_value(data, counts[base]), "counts": counts[base],
-                "zne_values": values, "circuits_executed": len(compiled), "warnings": data["warnings"] + problems}
+        return {
+            "value": mitigated,
+            "unmitigated": raw_value(data, counts[base]),
+            "counts": counts[base],
+            "zne_values": values,
+            "circuits_executed": len(compiled),
+            "warnings": data["warnings"] + problems,
+        }
 
     return step

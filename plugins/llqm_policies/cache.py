@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from llqm_core import HardwareSnapshot, PolicyDecision
 from llqm_core.checks import number, whole
 from llqm_core.hardware import diff
 
-
 NAME = "transpile_cache"
-_ENTRIES: "OrderedDict[str, tuple[Any, HardwareSnapshot]]" = OrderedDict()
+_ENTRIES: OrderedDict[str, tuple[Any, HardwareSnapshot]] = OrderedDict()
 
 
 def structure_key(circuit: Any, context: tuple) -> str:
@@ -33,8 +33,18 @@ def structure_key(circuit: Any, context: tuple) -> str:
         operation = instruction.operation
         qubits = tuple(circuit.find_bit(q).index for q in instruction.qubits)
         clbits = tuple(circuit.find_bit(c).index for c in instruction.clbits)
-        digest.update(repr((operation.name, tuple(float(p) if hasattr(p, "__float__") else str(p)
-                                                  for p in operation.params), qubits, clbits)).encode())
+        digest.update(
+            repr(
+                (
+                    operation.name,
+                    tuple(
+                        float(p) if hasattr(p, "__float__") else str(p) for p in operation.params
+                    ),
+                    qubits,
+                    clbits,
+                )
+            ).encode()
+        )
     return digest.hexdigest()
 
 
@@ -54,8 +64,13 @@ class TranspileCache:
         used = {compiled.find_bit(q).index for i in compiled.data for q in i.qubits}
         return diff(made_on, snapshot).max_error_change(used) <= self.drift_threshold
 
-    def compile(self, circuits: Sequence[Any], context: tuple, snapshot: HardwareSnapshot,
-                transpile: Callable[[list[Any]], list[Any]]) -> tuple[list[Any], PolicyDecision]:
+    def compile(
+        self,
+        circuits: Sequence[Any],
+        context: tuple,
+        snapshot: HardwareSnapshot,
+        transpile: Callable[[list[Any]], list[Any]],
+    ) -> tuple[list[Any], PolicyDecision]:
         """``circuits`` transpiled, each distinct one at most once, reusing what is cached."""
         keys = [structure_key(c, context) for c in circuits]
         missing: dict[str, Any] = {}
@@ -77,9 +92,15 @@ class TranspileCache:
         decision = PolicyDecision(
             policy=NAME,
             choice={"hits": hits, "transpiled": len(missing)},
-            rationale=(f"{len(circuits)} circuits, {len(set(keys))} distinct: {len(missing)} transpiled, {hits} reused "
-                       f"from the cache (calibration {snapshot.fingerprint})"),
-            inputs={"circuits": len(circuits), "distinct": len(set(keys)), "snapshot": snapshot.fingerprint},
+            rationale=(
+                f"{len(circuits)} circuits, {len(set(keys))} distinct: {len(missing)} transpiled, {hits} reused "
+                f"from the cache (calibration {snapshot.fingerprint})"
+            ),
+            inputs={
+                "circuits": len(circuits),
+                "distinct": len(set(keys)),
+                "snapshot": snapshot.fingerprint,
+            },
         )
         return results, decision
 

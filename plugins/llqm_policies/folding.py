@@ -12,7 +12,8 @@ fidelity figures show the effect on the mitigated error.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from llqm_core import PolicyDecision
 
@@ -23,8 +24,14 @@ SELF_INVERSE_TWO_QUBIT = ("cz", "cx", "ecr", "swap")
 class FoldAfterTranspile:
     decides = "zne.folding"
 
-    def decide(self, *, compiled: Any, scale_factors: Sequence[float], transpile_s: float | None = None,
-               **_: Any) -> PolicyDecision | None:
+    def decide(
+        self,
+        *,
+        compiled: Any,
+        scale_factors: Sequence[float],
+        transpile_s: float | None = None,
+        **_: Any,
+    ) -> PolicyDecision | None:
         if compiled is None:
             return None  # nothing transpiled yet: fold the logical circuit as usual
         ops = compiled.count_ops()
@@ -35,11 +42,17 @@ class FoldAfterTranspile:
         return PolicyDecision(
             policy=NAME,
             choice={"fold": "after_transpile", "gates": gates},
-            rationale=(f"transpiled once; folding its {sum(ops[g] for g in gates)} {'/'.join(gates)} gates in place "
-                       f"avoids {len(scale_factors)} transpiles"
-                       + (f" (about {saved:.2f} s)" if saved is not None else "")
-                       + " and cannot be undone by the transpiler's optimisation"),
-            inputs={"scale_factors": list(scale_factors), "two_qubit_gates": sum(ops[g] for g in gates),
-                    "transpiles_avoided": len(scale_factors), "transpile_s": transpile_s,
-                    "transpile_s_saved_estimate": saved},
+            rationale=(
+                f"transpiled once; folding its {sum(ops[g] for g in gates)} {'/'.join(gates)} gates in place "
+                f"avoids {len(scale_factors)} transpiles"
+                + (f" (about {saved:.2f} s)" if saved is not None else "")
+                + " and cannot be undone by the transpiler's optimisation"
+            ),
+            inputs={
+                "scale_factors": list(scale_factors),
+                "two_qubit_gates": sum(ops[g] for g in gates),
+                "transpiles_avoided": len(scale_factors),
+                "transpile_s": transpile_s,
+                "transpile_s_saved_estimate": saved,
+            },
         )

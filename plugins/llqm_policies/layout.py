@@ -60,7 +60,9 @@ def interaction_graph(circuit: QuantumCircuit) -> tuple[rx.PyGraph, dict[tuple[i
 def structure_key(circuit: QuantumCircuit) -> str:
     """The same for two circuits with the same qubits, measurements and two-qubit interactions."""
     _, uses = interaction_graph(circuit)
-    measured = sorted(circuit.find_bit(i.qubits[0]).index for i in circuit.data if i.operation.name == "measure")
+    measured = sorted(
+        circuit.find_bit(i.qubits[0]).index for i in circuit.data if i.operation.name == "measure"
+    )
     text = f"{circuit.num_qubits}|{sorted(uses.items())}|{measured}"
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -94,26 +96,54 @@ class HardwareAwareLayout:
         self.drift_threshold = float(drift_threshold)
 
     @staticmethod
-    def score(layout: list[int], uses: dict[tuple[int, int], int], singles: dict[int, int], measured: list[int],
-              errors: dict[tuple[int, int], float], single_errors: dict[int, float], snapshot: HardwareSnapshot) -> float:
+    def score(
+        layout: list[int],
+        uses: dict[tuple[int, int], int],
+        singles: dict[int, int],
+        measured: list[int],
+        errors: dict[tuple[int, int], float],
+        single_errors: dict[int, float],
+        snapshot: HardwareSnapshot,
+    ) -> float:
         """``-log`` of the predicted success probability of the circuit on ``layout``."""
-        total = sum(count * _cost(errors.get(tuple(sorted((layout[a], layout[b]))), 1.0)) for (a, b), count in uses.items())
+        total = sum(
+            count * _cost(errors.get(tuple(sorted((layout[a], layout[b]))), 1.0))
+            for (a, b), count in uses.items()
+        )
         total += sum(count * _cost(single_errors.get(layout[q])) for q, count in singles.items())
-        return total + sum(_cost(snapshot.qubits[layout[q]].readout_error) for q in measured if layout[q] in snapshot.qubits)
+        return total + sum(
+            _cost(snapshot.qubits[layout[q]].readout_error)
+            for q in measured
+            if layout[q] in snapshot.qubits
+        )
 
-    def decide(self, *, circuit: QuantumCircuit, snapshot: HardwareSnapshot, **_: Any) -> PolicyDecision | None:
+    def decide(
+        self, *, circuit: QuantumCircuit, snapshot: HardwareSnapshot, **_: Any
+    ) -> PolicyDecision | None:
         key = structure_key(circuit)
         kept = self._still_good(key, snapshot)
         if kept is not None:
             return kept
         graph, uses = interaction_graph(circuit)
-        measured = sorted({circuit.find_bit(i.qubits[0]).index for i in circuit.data if i.operation.name == "measure"})
+        measured = sorted(
+            {
+                circuit.find_bit(i.qubits[0]).index
+                for i in circuit.data
+                if i.operation.name == "measure"
+            }
+        )
         singles: dict[int, int] = {}
         for instruction in circuit.data:
-            if instruction.operation.num_qubits == 1 and instruction.operation.name not in ("measure", "barrier", "rz"):
+            if instruction.operation.num_qubits == 1 and instruction.operation.name not in (
+                "measure",
+                "barrier",
+                "rz",
+            ):
                 q = circuit.find_bit(instruction.qubits[0]).index
                 singles[q] = singles.get(q, 0) + 1
-        single_errors = {g.qubits[0]: g.error for g in snapshot.gates if g.gate == "sx" and g.error is not None}
+        single_errors = {
+            g.qubits[0]: g.error for g in snapshot.gates if g.gate == "sx" and g.error is not None
+        }
         errors = coupler_errors(snapshot)
         device = rx.PyGraph()
         device.add_nodes_from(range(snapshot.num_qubits))
@@ -121,7 +151,9 @@ class HardwareAwareLayout:
         best: tuple[float, list[int]] | None = None
         first: float | None = None
         seen = 0
-        for mapping in itertools.islice(rx.vf2_mapping(device, graph, subgraph=True, induced=False), self.candidates):
+        for mapping in itertools.islice(
+            rx.vf2_mapping(device, graph, subgraph=True, induced=False), self.candidates
+        ):
             layout = [0] * circuit.num_qubits
             for physical, virtual in mapping.items():
                 layout[virtual] = physical
@@ -135,12 +167,19 @@ class HardwareAwareLayout:
         return PolicyDecision(
             policy=NAME,
             choice={"initial_layout": best[1]},
-            rationale=(f"best of {seen} SWAP-free embeddings that avoid the {len(faulty_couplers(snapshot))} couplers and "
-                       f"{len(faulty_qubits(snapshot))} qubits out of service: predicted success "
-                       f"{math.exp(-best[0]):.3g} against {math.exp(-first):.3g} for the first embedding found"),
-            inputs={"snapshot": snapshot.fingerprint, "backend": snapshot.backend, "structure": key,
-                    "candidates": seen, "predicted_success": math.exp(-best[0]),
-                    "predicted_success_first": math.exp(-first)},
+            rationale=(
+                f"best of {seen} SWAP-free embeddings that avoid the {len(faulty_couplers(snapshot))} couplers and "
+                f"{len(faulty_qubits(snapshot))} qubits out of service: predicted success "
+                f"{math.exp(-best[0]):.3g} against {math.exp(-first):.3g} for the first embedding found"
+            ),
+            inputs={
+                "snapshot": snapshot.fingerprint,
+                "backend": snapshot.backend,
+                "structure": key,
+                "candidates": seen,
+                "predicted_success": math.exp(-best[0]),
+                "predicted_success_first": math.exp(-first),
+            },
         )
 
     def _still_good(self, key: str, snapshot: HardwareSnapshot) -> PolicyDecision | None:
@@ -149,7 +188,10 @@ class HardwareAwareLayout:
         if store is None:
             return None
         for earlier in store.policy_history(NAME):
-            if earlier.inputs.get("structure") != key or earlier.inputs.get("backend") != snapshot.backend:
+            if (
+                earlier.inputs.get("structure") != key
+                or earlier.inputs.get("backend") != snapshot.backend
+            ):
                 continue
             before = store.snapshot(earlier.inputs.get("snapshot", ""))
             if before is None:
@@ -163,9 +205,15 @@ class HardwareAwareLayout:
             return PolicyDecision(
                 policy=NAME,
                 choice={"initial_layout": layout},
-                rationale=(f"kept the layout chosen on snapshot {before.fingerprint}: the calibration of its qubits moved "
-                           f"at most {moved * 100:.0f}% since (threshold {self.drift_threshold * 100:.0f}%)"),
-                inputs=dict(earlier.inputs) | {"snapshot": snapshot.fingerprint, "kept_from": before.fingerprint,
-                                               "largest_change": moved},
+                rationale=(
+                    f"kept the layout chosen on snapshot {before.fingerprint}: the calibration of its qubits moved "
+                    f"at most {moved * 100:.0f}% since (threshold {self.drift_threshold * 100:.0f}%)"
+                ),
+                inputs=dict(earlier.inputs)
+                | {
+                    "snapshot": snapshot.fingerprint,
+                    "kept_from": before.fingerprint,
+                    "largest_change": moved,
+                },
             )
         return None

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import os
 import statistics
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from llqm_core import PolicyDecision
 from llqm_core.checks import number, whole
@@ -23,7 +24,9 @@ NAME = "parallel_transpile"
 class ParallelTranspile:
     decides = "transpile.parallel"
 
-    def __init__(self, *, max_workers: int | None = None, min_serial_s: float = 1.0, history: int = 50) -> None:
+    def __init__(
+        self, *, max_workers: int | None = None, min_serial_s: float = 1.0, history: int = 50
+    ) -> None:
         if max_workers is not None:
             whole("max_workers", max_workers)
         self.max_workers = max_workers or os.cpu_count() or 1
@@ -32,8 +35,12 @@ class ParallelTranspile:
 
     def seconds_per_gate(self) -> float | None:
         """The median transpile seconds per input gate of the store's recent transpile tasks."""
-        rates = [task.profile.wall_s / task.metrics["transpile.input_size"] for task in recent_tasks("transpile", self.history)
-                 if task.metrics.get("transpile.input_size") and "transpile.processes" not in task.metrics]
+        rates = [
+            task.profile.wall_s / task.metrics["transpile.input_size"]
+            for task in recent_tasks("transpile", self.history)
+            if task.metrics.get("transpile.input_size")
+            and "transpile.processes" not in task.metrics
+        ]
         return statistics.median(rates) if rates else None
 
     def decide(self, *, circuits: Sequence[Any], **_: Any) -> PolicyDecision | None:
@@ -48,8 +55,16 @@ class ParallelTranspile:
         if serial < self.min_serial_s or workers < 2:
             return None
         return PolicyDecision(
-            policy=NAME, choice={"processes": workers},
-            rationale=(f"{len(circuits)} circuits of {gates} gates would take about {serial:.2f} s serially "
-                       f"({rate * 1e6:.1f} us per gate, from earlier runs): {workers} worker processes"),
-            inputs={"circuits": len(circuits), "gates": gates, "seconds_per_gate": rate, "predicted_serial_s": serial},
+            policy=NAME,
+            choice={"processes": workers},
+            rationale=(
+                f"{len(circuits)} circuits of {gates} gates would take about {serial:.2f} s serially "
+                f"({rate * 1e6:.1f} us per gate, from earlier runs): {workers} worker processes"
+            ),
+            inputs={
+                "circuits": len(circuits),
+                "gates": gates,
+                "seconds_per_gate": rate,
+                "predicted_serial_s": serial,
+            },
         )

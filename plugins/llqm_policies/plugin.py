@@ -2,31 +2,60 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from llqm_core import hookimpl
 
-from .batching import NAME as BATCHING, JobBatching
-from .budget import NAME as BUDGET, BudgetedMitigation
-from .cache import NAME as CACHE, TranspileCache
-from .folding import NAME as FOLDING, FoldAfterTranspile
-from .layout import NAME as LAYOUT, HardwareAwareLayout
-from .parallel import NAME as PARALLEL, ParallelTranspile
-from .predict import NAME as PREDICT, CostModel
+from .batching import NAME as BATCHING
+from .batching import JobBatching
+from .budget import NAME as BUDGET
+from .budget import BudgetedMitigation
+from .cache import NAME as CACHE
+from .cache import TranspileCache
+from .folding import NAME as FOLDING
+from .folding import FoldAfterTranspile
+from .layout import NAME as LAYOUT
+from .layout import HardwareAwareLayout
+from .parallel import NAME as PARALLEL
+from .parallel import ParallelTranspile
+from .predict import NAME as PREDICT
+from .predict import CostModel
 
 
 @hookimpl
 def llqm_register_policies(register: Callable[..., None]) -> None:
-    register(LAYOUT, HardwareAwareLayout,
-             description="layout: the SWAP-free embedding with the best predicted success on the latest calibration")
-    register(FOLDING, FoldAfterTranspile,
-             description="zne.folding: transpile once, fold the self-inverse two-qubit gates in place")
-    register(CACHE, TranspileCache,
-             description="transpile.cache: transpile each distinct circuit once while its calibration holds")
-    register(BUDGET, BudgetedMitigation,
-             description="mitigation: the technique predicted to leave the lowest error within a shots/QPU budget")
-    register(PARALLEL, ParallelTranspile,
-             description="transpile.parallel: worker processes for a batch whose serial transpile would take long")
-    register(BATCHING, JobBatching,
-             description="execute.batch: a step's own small job (readout calibration) rides in the next job instead")
-    register(PREDICT, CostModel, description="predict: each stage's time and memory from stored profiles (log-linear fit)")
+    register(
+        LAYOUT,
+        HardwareAwareLayout,
+        description="layout: the SWAP-free embedding with the best predicted success on the latest calibration",
+    )
+    register(
+        FOLDING,
+        FoldAfterTranspile,
+        description="zne.folding: transpile once, fold the self-inverse two-qubit gates in place",
+    )
+    register(
+        CACHE,
+        TranspileCache,
+        description="transpile.cache: transpile each distinct circuit once while its calibration holds",
+    )
+    register(
+        BUDGET,
+        BudgetedMitigation,
+        description="mitigation: the technique predicted to leave the lowest error within a shots/QPU budget",
+    )
+    register(
+        PARALLEL,
+        ParallelTranspile,
+        description="transpile.parallel: worker processes for a batch whose serial transpile would take long",
+    )
+    register(
+        BATCHING,
+        JobBatching,
+        description="execute.batch: a step's own small job (readout calibration) rides in the next job instead",
+    )
+    register(
+        PREDICT,
+        CostModel,
+        description="predict: each stage's time and memory from stored profiles (log-linear fit)",
+    )

@@ -45,7 +45,11 @@ def run_features(store: ProfileStore, run: Any) -> dict[str, Any] | None:
     generate = next((t for t in tasks if t.stage == "generate" and t.parent_id is None), None)
     if generate is None or "circuit.size" not in generate.metrics:
         return None
-    shots = (run.config.get("execution") or {}).get("shots", 4000) if isinstance(run.config, dict) else 4000
+    shots = (
+        (run.config.get("execution") or {}).get("shots", 4000)
+        if isinstance(run.config, dict)
+        else 4000
+    )
     return {name: generate.metrics.get(name) for name in FEATURES[:-1]} | {"shots": shots}
 
 
@@ -57,7 +61,9 @@ class _StageModel:
             x, y = np.array(rows), np.log(np.array(values) + 1e-6)
             keep = np.ones(len(y), dtype=bool)
             for _ in range(2):  # refit without runs far off the line (a cold start, a busy machine)
-                self.coefficients = np.linalg.solve(x[keep].T @ x[keep] + RIDGE * np.eye(x.shape[1]), x[keep].T @ y[keep])
+                self.coefficients = np.linalg.solve(
+                    x[keep].T @ x[keep] + RIDGE * np.eye(x.shape[1]), x[keep].T @ y[keep]
+                )
                 residuals = y - x @ self.coefficients
                 spread = np.median(np.abs(residuals[keep] - np.median(residuals[keep]))) or 1e-9
                 keep = np.abs(residuals - np.median(residuals[keep])) <= 3 * 1.4826 * spread
@@ -79,7 +85,9 @@ class CostModel:
         self.history = history
         self.min_runs = min_runs
 
-    def fit(self, store: ProfileStore, exclude: set[str] = frozenset()) -> tuple[dict[str, tuple[_StageModel, _StageModel]], int]:
+    def fit(
+        self, store: ProfileStore, exclude: set[str] = frozenset()
+    ) -> tuple[dict[str, tuple[_StageModel, _StageModel]], int]:
         """Per stage, models of wall seconds and peak memory from the store's latest pipeline runs."""
         samples: dict[str, list[tuple[list[float], float, float]]] = defaultdict(list)
         used = 0
@@ -95,30 +103,45 @@ class CostModel:
                 if task.end_ns is None:
                     continue
                 totals[task.stage][0] += task.profile.wall_s
-                totals[task.stage][1] = max(totals[task.stage][1], float(task.profile.peak_rss_bytes))
+                totals[task.stage][1] = max(
+                    totals[task.stage][1], float(task.profile.peak_rss_bytes)
+                )
             for stage, (wall, rss) in totals.items():
                 samples[stage].append((_row(features), wall, rss))
-        models = {stage: (_StageModel([r for r, _, _ in rows], [w for _, w, _ in rows], self.min_runs),
-                          _StageModel([r for r, _, _ in rows], [m for _, _, m in rows], self.min_runs))
-                  for stage, rows in samples.items()}
+        models = {
+            stage: (
+                _StageModel([r for r, _, _ in rows], [w for _, w, _ in rows], self.min_runs),
+                _StageModel([r for r, _, _ in rows], [m for _, _, m in rows], self.min_runs),
+            )
+            for stage, rows in samples.items()
+        }
         return models, used
 
-    def predict(self, features: dict[str, Any], store: ProfileStore, exclude: set[str] = frozenset()) -> tuple[dict[str, dict[str, float]], int]:
+    def predict(
+        self, features: dict[str, Any], store: ProfileStore, exclude: set[str] = frozenset()
+    ) -> tuple[dict[str, dict[str, float]], int]:
         models, used = self.fit(store, exclude)
         row = _row(features)
-        return {stage: {"wall_s": wall.predict(row), "peak_rss_bytes": rss.predict(row)}
-                for stage, (wall, rss) in sorted(models.items())}, used
+        return {
+            stage: {"wall_s": wall.predict(row), "peak_rss_bytes": rss.predict(row)}
+            for stage, (wall, rss) in sorted(models.items())
+        }, used
 
-    def decide(self, *, features: dict[str, Any], store: ProfileStore | None = None, **_: Any) -> PolicyDecision | None:
+    def decide(
+        self, *, features: dict[str, Any], store: ProfileStore | None = None, **_: Any
+    ) -> PolicyDecision | None:
         store = store or history_store()
         if store is None:
             return None
         current = llqm_core.current_run()
-        stages, used = self.predict(features, store, exclude={current.id} if current is not None else set())
+        stages, used = self.predict(
+            features, store, exclude={current.id} if current is not None else set()
+        )
         if not used:
             return None
         return PolicyDecision(
-            policy=NAME, choice={"stages": stages},
+            policy=NAME,
+            choice={"stages": stages},
             rationale=f"log-linear fit per stage on {used} earlier pipeline runs of this store",
             inputs={"features": features, "runs_used": used},
         )

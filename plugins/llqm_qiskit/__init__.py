@@ -4,12 +4,31 @@ Loaded through the ``llqm`` entry point ``qiskit`` (``llqm_qiskit.plugin``), as 
 third-party plugin would be.
 """
 
-from .circuits import generate, ghz, ghz_success, load_qasm, mirror, qaoa_maxcut, qft, random_layered
+from .circuits import (
+    generate,
+    ghz,
+    ghz_success,
+    load_qasm,
+    mirror,
+    qaoa_maxcut,
+    qft,
+    random_layered,
+)
 from .metrics import circuit_metrics, describe
 from .snapshot import hardware_snapshot
 from .transpile import profiled_transpile
 
 __all__ = [
-    "circuit_metrics", "describe", "generate", "ghz", "ghz_success", "hardware_snapshot", "load_qasm", "mirror",
-    "profiled_transpile", "qaoa_maxcut", "qft", "random_layered",
+    "circuit_metrics",
+    "describe",
+    "generate",
+    "ghz",
+    "ghz_success",
+    "hardware_snapshot",
+    "load_qasm",
+    "mirror",
+    "profiled_transpile",
+    "qaoa_maxcut",
+    "qft",
+    "random_layered",
 ]

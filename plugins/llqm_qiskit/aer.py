@@ -39,8 +39,27 @@ from .drift import CalibrationDrift
 from .noise import PauliNoise
 
 METHODS = ("automatic", "density_matrix", "pauli_frames", "stabilizer", "statevector")
-_CLIFFORD = {"cx", "cz", "cy", "ecr", "swap", "h", "s", "sdg", "x", "y", "z", "sx", "sxdg", "id",
-             "measure", "barrier", "reset", "delay", "quantum_channel"}
+_CLIFFORD = {
+    "cx",
+    "cz",
+    "cy",
+    "ecr",
+    "swap",
+    "h",
+    "s",
+    "sdg",
+    "x",
+    "y",
+    "z",
+    "sx",
+    "sxdg",
+    "id",
+    "measure",
+    "barrier",
+    "reset",
+    "delay",
+    "quantum_channel",
+}
 _PHASES = {"rz", "p", "u1"}
 
 
@@ -59,17 +78,28 @@ def is_clifford(circuit: QuantumCircuit) -> bool:
 
 
 def active_qubits(circuit: QuantumCircuit) -> int:
-    touched = {q for instruction in circuit.data if instruction.operation.name != "barrier" for q in instruction.qubits}
+    touched = {
+        q
+        for instruction in circuit.data
+        if instruction.operation.name != "barrier"
+        for q in instruction.qubits
+    }
     return len(touched)
 
 
-def choose_method(circuits: list[QuantumCircuit], exact_max_qubits: int, statevector_max_qubits: int,
-                  noisy: bool = True) -> str:
+def choose_method(
+    circuits: list[QuantumCircuit],
+    exact_max_qubits: int,
+    statevector_max_qubits: int,
+    noisy: bool = True,
+) -> str:
     width = max(active_qubits(c) for c in circuits)
     if width <= exact_max_qubits:
         return "density_matrix"
     if all(is_clifford(c) for c in circuits):
-        return "pauli_frames" if noisy and all(frames.supports(c) for c in circuits) else "stabilizer"
+        return (
+            "pauli_frames" if noisy and all(frames.supports(c) for c in circuits) else "stabilizer"
+        )
     if width <= statevector_max_qubits:
         return "statevector"
     raise ValueError(
@@ -84,11 +114,20 @@ class AerBackend(QuantumBackend):
 
     kind = "aer"
 
-    def __init__(self, *, device: str = DEFAULT_DEVICE, method: str = "automatic", noise: bool = True,
-                 drift: dict[str, Any] | CalibrationDrift | None = None, exact_max_qubits: int = 10,
-                 statevector_max_qubits: int = 28) -> None:
+    def __init__(
+        self,
+        *,
+        device: str = DEFAULT_DEVICE,
+        method: str = "automatic",
+        noise: bool = True,
+        drift: dict[str, Any] | CalibrationDrift | None = None,
+        exact_max_qubits: int = 10,
+        statevector_max_qubits: int = 28,
+    ) -> None:
         if not isinstance(method, str) or method not in METHODS:
-            raise ValueError(f"unknown simulation method {method!r}; choose one of: {', '.join(METHODS)}.")
+            raise ValueError(
+                f"unknown simulation method {method!r}; choose one of: {', '.join(METHODS)}."
+            )
         flag("noise", noise)
         super().__init__(fake_device(device))
         self.method = method
@@ -106,24 +145,41 @@ class AerBackend(QuantumBackend):
     def _pauli_noise(self, snapshot: HardwareSnapshot) -> PauliNoise:
         fingerprint = snapshot.fingerprint
         if fingerprint not in self._noise_models:
-            self._noise_models = {fingerprint: PauliNoise(snapshot)}  # keep one: a drifting device moves on
+            self._noise_models = {
+                fingerprint: PauliNoise(snapshot)
+            }  # keep one: a drifting device moves on
         return self._noise_models[fingerprint]
 
-    def run_job(self, circuits: list[QuantumCircuit], shots: int, seed: int | None,
-                snapshot: HardwareSnapshot) -> JobOutcome:
+    def run_job(
+        self,
+        circuits: list[QuantumCircuit],
+        shots: int,
+        seed: int | None,
+        snapshot: HardwareSnapshot,
+    ) -> JobOutcome:
         method = self.method
         if method == "automatic":
-            method = choose_method(circuits, self.exact_max_qubits, self.statevector_max_qubits, noisy=self.noise)
+            method = choose_method(
+                circuits, self.exact_max_qubits, self.statevector_max_qubits, noisy=self.noise
+            )
         if method == "pauli_frames":
             return self._sample_frames(circuits, shots, seed, snapshot)
         if self.noise:
             with llqm_core.task("noise into circuits", stage="execute.noise") as step:
                 model = self._pauli_noise(snapshot)
                 circuits = [model.apply(c) for c in circuits]
-                step.annotate({"noise.channels": sum(c.count_ops().get("quantum_channel", 0) for c in circuits)})
+                step.annotate(
+                    {
+                        "noise.channels": sum(
+                            c.count_ops().get("quantum_channel", 0) for c in circuits
+                        )
+                    }
+                )
         with llqm_core.task("simulate", stage="execute.simulate") as step:
             started = time.perf_counter()
-            result = AerSimulator(method=method).run(circuits, shots=shots, seed_simulator=seed).result()
+            result = (
+                AerSimulator(method=method).run(circuits, shots=shots, seed_simulator=seed).result()
+            )
             elapsed = time.perf_counter() - started
             if not result.success:
                 raise RuntimeError(f"Aer failed to run the job: {result.status}")
@@ -132,17 +188,28 @@ class AerBackend(QuantumBackend):
         counts = [dict(result.get_counts(i)) for i in range(len(circuits))]
         return JobOutcome(counts=counts, qpu_s=float(result.time_taken), metrics=metrics)
 
-    def _sample_frames(self, circuits: list[QuantumCircuit], shots: int, seed: int | None,
-                       snapshot: HardwareSnapshot) -> JobOutcome:
+    def _sample_frames(
+        self,
+        circuits: list[QuantumCircuit],
+        shots: int,
+        seed: int | None,
+        snapshot: HardwareSnapshot,
+    ) -> JobOutcome:
         with llqm_core.task("simulate", stage="execute.simulate") as step:
             started = time.perf_counter()
             model = self._pauli_noise(snapshot) if self.noise else None
-            counts = [frames.sample_counts(c, model, shots, None if seed is None else seed + i)
-                      for i, c in enumerate(circuits)]
+            counts = [
+                frames.sample_counts(c, model, shots, None if seed is None else seed + i)
+                for i, c in enumerate(circuits)
+            ]
             elapsed = time.perf_counter() - started
             metrics = self._method_metrics("pauli_frames", elapsed, shots * len(circuits))
             step.annotate(metrics)
         return JobOutcome(counts=counts, qpu_s=elapsed, metrics=metrics)
 
     def _method_metrics(self, method: str, elapsed: float, shots: int) -> dict[str, Any]:
-        return {"execute.method": method, "execute.seconds_per_shot": elapsed / shots, "execute.noise": self.noise}
+        return {
+            "execute.method": method,
+            "execute.seconds_per_shot": elapsed / shots,
+            "execute.noise": self.noise,
+        }

@@ -14,8 +14,9 @@ keyword arguments.
 from __future__ import annotations
 
 import abc
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar
 
 from qiskit import QuantumCircuit
 from qiskit.providers import BackendV2
@@ -78,8 +79,13 @@ class QuantumBackend(abc.ABC):
         return self.snapshot()
 
     @abc.abstractmethod
-    def run_job(self, circuits: list[QuantumCircuit], shots: int, seed: int | None,
-                snapshot: HardwareSnapshot) -> JobOutcome:
+    def run_job(
+        self,
+        circuits: list[QuantumCircuit],
+        shots: int,
+        seed: int | None,
+        snapshot: HardwareSnapshot,
+    ) -> JobOutcome:
         """Run ``circuits`` (already checked to fit the device) and return their counts."""
 
     def check_circuits(self, circuits: Sequence[QuantumCircuit]) -> None:
@@ -88,16 +94,25 @@ class QuantumBackend(abc.ABC):
             if not isinstance(circuit, QuantumCircuit):
                 raise TypeError(f"{self.name} runs QuantumCircuits, not {type(circuit).__name__}.")
             if circuit.num_qubits > self.num_qubits:
-                raise ValueError(f"circuit {circuit.name!r} has {circuit.num_qubits} qubits, more than the "
-                                 f"{self.num_qubits} of {self.device_name}.")
+                raise ValueError(
+                    f"circuit {circuit.name!r} has {circuit.num_qubits} qubits, more than the "
+                    f"{self.num_qubits} of {self.device_name}."
+                )
             foreign = sorted(set(circuit.count_ops()) - allowed)
             if foreign:
-                raise ValueError(f"circuit {circuit.name!r} uses {', '.join(foreign)}, which {self.device_name} does not "
-                                 f"run (its gates: {', '.join(sorted(self.device.target.operation_names))}); "
-                                 "transpile it for the device first.")
+                raise ValueError(
+                    f"circuit {circuit.name!r} uses {', '.join(foreign)}, which {self.device_name} does not "
+                    f"run (its gates: {', '.join(sorted(self.device.target.operation_names))}); "
+                    "transpile it for the device first."
+                )
 
-    def execute(self, circuits: QuantumCircuit | Sequence[QuantumCircuit], shots: int, *,
-                seed: int | None = None) -> dict[str, int] | list[dict[str, int]]:
+    def execute(
+        self,
+        circuits: QuantumCircuit | Sequence[QuantumCircuit],
+        shots: int,
+        *,
+        seed: int | None = None,
+    ) -> dict[str, int] | list[dict[str, int]]:
         """Run one job as an ``execute`` task; counts for one circuit, or a list for a list."""
         batch = [circuits] if isinstance(circuits, QuantumCircuit) else list(circuits)
         check_shots(shots)
@@ -108,12 +123,21 @@ class QuantumBackend(abc.ABC):
             handle.add_dependency(*handle.run.producers(batch))
             snapshot = self.calibration_for_job()
             handle.use_hardware(snapshot)
-            handle.annotate({"backend.name": self.name, "backend.device": self.device_name,
-                             "execute.circuits": len(batch), "execute.shots": shots, "result.shots": shots * len(batch)})
+            handle.annotate(
+                {
+                    "backend.name": self.name,
+                    "backend.device": self.device_name,
+                    "execute.circuits": len(batch),
+                    "execute.shots": shots,
+                    "result.shots": shots * len(batch),
+                }
+            )
             outcome = self.run_job(batch, shots, seed, snapshot)
             handle.record_usage(qpu_s=outcome.qpu_s, queue_s=outcome.queue_s)
             handle.annotate(outcome.metrics)
-            counts = [Counts(c) for c in outcome.counts]  # a dict that can be tracked: later tasks depend on this one
+            counts = [
+                Counts(c) for c in outcome.counts
+            ]  # a dict that can be tracked: later tasks depend on this one
             output = counts[0] if isinstance(circuits, QuantumCircuit) else counts
             handle.run.note_output(output, handle.id)
         return output

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from qiskit import QuantumCircuit, qasm2, qasm3
 from qiskit.circuit.library import QFTGate
@@ -37,7 +37,9 @@ def ghz_success(counts: dict[str, int]) -> float:
     return (counts.get("0" * width, 0) + counts.get("1" * width, 0)) / sum(counts.values())
 
 
-def mirror(qubits: int, depth: int, seed: int | None = None, measure: bool = True) -> QuantumCircuit:
+def mirror(
+    qubits: int, depth: int, seed: int | None = None, measure: bool = True
+) -> QuantumCircuit:
     """``depth`` random Clifford layers, then their inverse: the ideal outcome is all zeros.
 
     Each layer is a random one-qubit Clifford on every qubit and CNOTs on neighbouring pairs
@@ -60,7 +62,9 @@ def mirror(qubits: int, depth: int, seed: int | None = None, measure: bool = Tru
     return circuit
 
 
-def random_layered(qubits: int, depth: int, seed: int | None = None, measure: bool = True) -> QuantumCircuit:
+def random_layered(
+    qubits: int, depth: int, seed: int | None = None, measure: bool = True
+) -> QuantumCircuit:
     """``depth`` layers of random single-qubit rotations and CNOTs on random disjoint pairs."""
     _check_width("random", qubits, 2)
     whole("depth", depth)
@@ -68,7 +72,12 @@ def random_layered(qubits: int, depth: int, seed: int | None = None, measure: bo
     circuit = QuantumCircuit(qubits, name=f"random_{qubits}x{depth}")
     for _ in range(depth):
         for q in range(qubits):
-            circuit.u(rng.uniform(0, math.pi), rng.uniform(-math.pi, math.pi), rng.uniform(-math.pi, math.pi), q)
+            circuit.u(
+                rng.uniform(0, math.pi),
+                rng.uniform(-math.pi, math.pi),
+                rng.uniform(-math.pi, math.pi),
+                q,
+            )
         order = list(range(qubits))
         rng.shuffle(order)
         for a, b in zip(order[::2], order[1::2]):
@@ -81,7 +90,9 @@ def random_layered(qubits: int, depth: int, seed: int | None = None, measure: bo
 def random_regular_graph(nodes: int, degree: int, seed: int | None = None) -> list[tuple[int, int]]:
     """Edges of a random ``degree``-regular simple graph (pairing model, retried until simple)."""
     if degree >= nodes or (nodes * degree) % 2:
-        raise ValueError(f"no {degree}-regular graph on {nodes} nodes exists; need degree < nodes and nodes*degree even.")
+        raise ValueError(
+            f"no {degree}-regular graph on {nodes} nodes exists; need degree < nodes and nodes*degree even."
+        )
     rng = random.Random(seed)
     for _ in range(1000):
         stubs = [n for n in range(nodes) for _ in range(degree)]
@@ -89,11 +100,20 @@ def random_regular_graph(nodes: int, degree: int, seed: int | None = None) -> li
         edges = {tuple(sorted(pair)) for pair in zip(stubs[::2], stubs[1::2])}
         if len(edges) == len(stubs) // 2 and all(a != b for a, b in edges):
             return sorted(edges)
-    raise ValueError(f"could not draw a simple {degree}-regular graph on {nodes} nodes; try another seed.")
+    raise ValueError(
+        f"could not draw a simple {degree}-regular graph on {nodes} nodes; try another seed."
+    )
 
 
-def qaoa_maxcut(qubits: int, layers: int = 1, seed: int | None = None, degree: int = 3,
-                gamma: float = 0.4, beta: float = 0.3, measure: bool = True) -> QuantumCircuit:
+def qaoa_maxcut(
+    qubits: int,
+    layers: int = 1,
+    seed: int | None = None,
+    degree: int = 3,
+    gamma: float = 0.4,
+    beta: float = 0.3,
+    measure: bool = True,
+) -> QuantumCircuit:
     """QAOA for MaxCut on a random ``degree``-regular graph: ``layers`` of cost and mixer."""
     _check_width("qaoa", qubits, 3)
     whole("layers", layers)
@@ -152,7 +172,14 @@ def load_qasm(path: str | Path) -> QuantumCircuit:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ValueError(f"cannot read QASM file {path}: {exc.strerror}.") from None
-    header = next((line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith("//")), "")
+    header = next(
+        (
+            line.strip()
+            for line in text.splitlines()
+            if line.strip() and not line.strip().startswith("//")
+        ),
+        "",
+    )
     try:
         if header.startswith("OPENQASM 2"):
             circuit = qasm2.loads(text, custom_instructions=qasm2.LEGACY_CUSTOM_INSTRUCTIONS)
@@ -187,5 +214,7 @@ def generate(kind: str, qubits: int, depth: int = 1, seed: int | None = None) ->
     """A circuit by family name: ``ghz``, ``mirror`` (depth = Clifford layers), ``random``
     (depth = layers), ``qaoa`` (depth = QAOA layers, 3-regular graph) or ``qft``."""
     if kind not in KINDS:
-        raise ValueError(f"unknown circuit kind {kind!r}; choose one of: {', '.join(sorted(KINDS))}.")
+        raise ValueError(
+            f"unknown circuit kind {kind!r}; choose one of: {', '.join(sorted(KINDS))}."
+        )
     return KINDS[kind](qubits, depth, seed)

@@ -55,14 +55,24 @@ class CalibrationDrift:
     def _step(self, base: HardwareSnapshot, hours: float) -> None:
         root = math.sqrt(hours)
         for q in sorted(base.qubits):
-            for name, sigma in (("t1_s", self.coherence_sigma), ("t2_s", self.coherence_sigma), ("readout_error", self.error_sigma)):
+            for name, sigma in (
+                ("t1_s", self.coherence_sigma),
+                ("t2_s", self.coherence_sigma),
+                ("readout_error", self.error_sigma),
+            ):
                 key = ("qubit", q, name)
-                self._log_factors[key] = self._log_factors.get(key, 0.0) + self._rng.gauss(0.0, sigma * root)
+                self._log_factors[key] = self._log_factors.get(key, 0.0) + self._rng.gauss(
+                    0.0, sigma * root
+                )
         for gate in base.gates:
             key = ("gate", gate.gate, gate.qubits)
-            self._log_factors[key] = self._log_factors.get(key, 0.0) + self._rng.gauss(0.0, self.error_sigma * root)
+            self._log_factors[key] = self._log_factors.get(key, 0.0) + self._rng.gauss(
+                0.0, self.error_sigma * root
+            )
         failure = 1 - math.exp(-self.coupler_failure_rate * hours)
-        for coupler in sorted({tuple(sorted(g.qubits)) for g in base.gates if len(g.qubits) == 2} - self._failed):
+        for coupler in sorted(
+            {tuple(sorted(g.qubits)) for g in base.gates if len(g.qubits) == 2} - self._failed
+        ):
             if self._rng.random() < failure:
                 self._failed.add(coupler)
 
@@ -89,6 +99,14 @@ class CalibrationDrift:
             if len(g.qubits) == 2 and tuple(sorted(g.qubits)) in self._failed:
                 error = 1.0
             gates.append(replace(g, error=error))
-        extra = dict(base.extra) | {"drift": {"seed": self.seed, "elapsed_h": self.elapsed_h, "base": base.fingerprint}}
-        return HardwareSnapshot(backend=base.backend, num_qubits=base.num_qubits, taken_at=time.time(),
-                                qubits=qubits, gates=gates, extra=extra)
+        extra = dict(base.extra) | {
+            "drift": {"seed": self.seed, "elapsed_h": self.elapsed_h, "base": base.fingerprint}
+        }
+        return HardwareSnapshot(
+            backend=base.backend,
+            num_qubits=base.num_qubits,
+            taken_at=time.time(),
+            qubits=qubits,
+            gates=gates,
+            extra=extra,
+        )

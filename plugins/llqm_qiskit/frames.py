@@ -49,7 +49,9 @@ def supports(circuit: QuantumCircuit) -> bool:
         operation = instruction.operation
         if operation.name not in _SUPPORTED:
             return False
-        if operation.name == "rz" and (operation.is_parameterized() or _quarter_turns(float(operation.params[0])) is None):
+        if operation.name == "rz" and (
+            operation.is_parameterized() or _quarter_turns(float(operation.params[0])) is None
+        ):
             return False
     return True
 
@@ -63,12 +65,18 @@ class _Sampler:
         self.probabilities /= self.probabilities.sum()
         width = len(labels[0])
         # position i of the qubit list is the label's character -1-i (Qiskit's order)
-        self.x = np.array([[label[-1 - i] in "XY" for i in range(width)] for label in labels], dtype=bool)
-        self.z = np.array([[label[-1 - i] in "ZY" for i in range(width)] for label in labels], dtype=bool)
+        self.x = np.array(
+            [[label[-1 - i] in "XY" for i in range(width)] for label in labels], dtype=bool
+        )
+        self.z = np.array(
+            [[label[-1 - i] in "ZY" for i in range(width)] for label in labels], dtype=bool
+        )
         self.cumulative = np.cumsum(self.probabilities)
 
     def draw(self, rng: np.random.Generator, shots: int) -> tuple[np.ndarray, np.ndarray]:
-        picks = np.searchsorted(self.cumulative, rng.random(shots) * self.cumulative[-1], side="right")
+        picks = np.searchsorted(
+            self.cumulative, rng.random(shots) * self.cumulative[-1], side="right"
+        )
         picks = np.minimum(picks, len(self.probabilities) - 1)
         return self.x[picks].T, self.z[picks].T  # (qubits of the gate, shots)
 
@@ -81,7 +89,10 @@ def _snapped(circuit: QuantumCircuit) -> QuantumCircuit:
     snapped = circuit.copy_empty_like()
     for instruction in circuit.data:
         if instruction.operation.name == "rz":
-            snapped.rz(_quarter_turns(float(instruction.operation.params[0])) * math.pi / 2, instruction.qubits[0])
+            snapped.rz(
+                _quarter_turns(float(instruction.operation.params[0])) * math.pi / 2,
+                instruction.qubits[0],
+            )
         else:
             snapped._append(instruction)  # Qiskit's fast path: the bits are the circuit's own
     return snapped
@@ -96,16 +107,24 @@ def _is_exact_turn(operation) -> bool:
 
 def _reference_shot(circuit: QuantumCircuit, seed: int | None) -> np.ndarray:
     """One noiseless outcome of ``circuit`` from Aer's stabilizer method, bit 0 first."""
-    result = AerSimulator(method="stabilizer").run(_snapped(circuit), shots=1, memory=True, seed_simulator=seed).result()
+    result = (
+        AerSimulator(method="stabilizer")
+        .run(_snapped(circuit), shots=1, memory=True, seed_simulator=seed)
+        .result()
+    )
     key = result.get_memory(0)[0].replace(" ", "")
     return np.array([c == "1" for c in reversed(key)], dtype=bool)
 
 
-def sample_counts(circuit: QuantumCircuit, noise: PauliNoise | None, shots: int, seed: int | None = None) -> dict[str, int]:
+def sample_counts(
+    circuit: QuantumCircuit, noise: PauliNoise | None, shots: int, seed: int | None = None
+) -> dict[str, int]:
     """Counts of ``shots`` runs of ``circuit`` under ``noise``, keyed as Qiskit keys them."""
     if not supports(circuit):
-        raise ValueError(f"circuit {circuit.name!r} is not a Clifford circuit of supported gates; the Pauli-frame "
-                         "sampler cannot run it.")
+        raise ValueError(
+            f"circuit {circuit.name!r} is not a Clifford circuit of supported gates; the Pauli-frame "
+            "sampler cannot run it."
+        )
     reference = _reference_shot(circuit, seed)
     rng = np.random.default_rng(seed)
     index = {qubit: i for i, qubit in enumerate(circuit.qubits)}
@@ -130,12 +149,27 @@ def sample_counts(circuit: QuantumCircuit, noise: PauliNoise | None, shots: int,
         plan.append((name, qubits, clbit, channel, flip, turns))
     records = []
     for start in range(0, shots, CHUNK_SHOTS):
-        records.append(_run_chunk(plan, circuit.num_qubits, circuit.num_clbits, reference, min(CHUNK_SHOTS, shots - start), rng))
+        records.append(
+            _run_chunk(
+                plan,
+                circuit.num_qubits,
+                circuit.num_clbits,
+                reference,
+                min(CHUNK_SHOTS, shots - start),
+                rng,
+            )
+        )
     return _counts(np.concatenate(records, axis=1), circuit)
 
 
-def _run_chunk(plan: list, num_qubits: int, num_clbits: int, reference: np.ndarray, shots: int,
-               rng: np.random.Generator) -> np.ndarray:
+def _run_chunk(
+    plan: list,
+    num_qubits: int,
+    num_clbits: int,
+    reference: np.ndarray,
+    shots: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
     x = np.zeros((num_qubits, shots), dtype=bool)
     z = rng.random((num_qubits, shots)) < 0.5  # Z on |0> is harmless; it randomises random outcomes
     record = np.repeat(reference[:, None], shots, axis=1)
@@ -181,7 +215,9 @@ def _run_chunk(plan: list, num_qubits: int, num_clbits: int, reference: np.ndarr
 def _counts(record: np.ndarray, circuit: QuantumCircuit) -> dict[str, int]:
     """Qiskit's count keys: registers last-first, space-separated, each with its bit 0 last."""
     positions = {clbit: i for i, clbit in enumerate(circuit.clbits)}
-    registers = [[positions[bit] for bit in register] for register in circuit.cregs] or [list(range(len(positions)))]
+    registers = [[positions[bit] for bit in register] for register in circuit.cregs] or [
+        list(range(len(positions)))
+    ]
     rows = np.concatenate([record[list(reversed(bits))] for bits in reversed(registers)], axis=0).T
     widths = [len(bits) for bits in reversed(registers)]
     packed = np.packbits(rows, axis=1)
@@ -192,7 +228,7 @@ def _counts(record: np.ndarray, circuit: QuantumCircuit) -> dict[str, int]:
         bits = "".join("1" if b else "0" for b in np.unpackbits(row)[:total_bits])
         parts, start = [], 0
         for width in widths:
-            parts.append(bits[start:start + width])
+            parts.append(bits[start : start + width])
             start += width
         keys[" ".join(parts)] = int(count)
     return keys

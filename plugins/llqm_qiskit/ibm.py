@@ -40,8 +40,9 @@ from __future__ import annotations
 import os
 import time
 from collections import Counter
-from datetime import datetime, timezone
-from typing import Any, Iterable
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any
 
 from qiskit import QuantumCircuit
 
@@ -57,8 +58,10 @@ from .noise import PauliNoise
 
 CHANNELS = ("ibm_quantum_platform", "ibm_cloud")
 LOCAL_NOISE = ("pauli", "device", "none")
-NO_ACCOUNT = ("no IBM Quantum account: save one with QiskitRuntimeService.save_account(token=..., instance=...) "
-              "or set QISKIT_IBM_TOKEN (and QISKIT_IBM_INSTANCE), or pass local=True to run on a fake device.")
+NO_ACCOUNT = (
+    "no IBM Quantum account: save one with QiskitRuntimeService.save_account(token=..., instance=...) "
+    "or set QISKIT_IBM_TOKEN (and QISKIT_IBM_INSTANCE), or pass local=True to run on a fake device."
+)
 #: A job's usage may still be ``pending`` when it finishes; look again this many times, a second apart.
 USAGE_POLLS = 5
 USAGE_POLL_S = 1.0
@@ -79,11 +82,11 @@ def _parse_time(value: Any) -> datetime | None:
             return None
     else:
         return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _iso(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def _number(value: Any) -> float | None:
@@ -107,7 +110,9 @@ def usage_from_metrics(metrics: Any) -> tuple[float | None, float | None, dict[s
     """
     metrics = metrics if isinstance(metrics, dict) else {}
     stamps = metrics.get("timestamps") if isinstance(metrics.get("timestamps"), dict) else {}
-    created, running, finished = (_parse_time(stamps.get(k)) for k in ("created", "running", "finished"))
+    created, running, finished = (
+        _parse_time(stamps.get(k)) for k in ("created", "running", "finished")
+    )
     details: dict[str, Any] = {}
     for key, moment in (("created", created), ("running", running), ("finished", finished)):
         if moment is not None:
@@ -128,8 +133,10 @@ def usage_from_metrics(metrics: Any) -> tuple[float | None, float | None, dict[s
                 details["ibm.usage_field"] = field
                 break
 
-    for source, name in (("position_in_queue", "ibm.queue_position"),
-                         ("position_in_provider", "ibm.queue_position_in_provider")):
+    for source, name in (
+        ("position_in_queue", "ibm.queue_position"),
+        ("position_in_provider", "ibm.queue_position_in_provider"),
+    ):
         if isinstance(metrics.get(source), int) and not isinstance(metrics.get(source), bool):
             details[name] = metrics[source]
     for source in ("estimated_start_time", "estimated_completion_time"):
@@ -149,7 +156,10 @@ def spans_summary(spans: Iterable[Any] | None) -> dict[str, Any]:
     """
     rows = []
     for span in spans or ():
-        start, stop = _parse_time(getattr(span, "start", None)), _parse_time(getattr(span, "stop", None))
+        start, stop = (
+            _parse_time(getattr(span, "start", None)),
+            _parse_time(getattr(span, "stop", None)),
+        )
         if start is None or stop is None:
             continue
         size = getattr(span, "size", None)
@@ -163,7 +173,9 @@ def spans_summary(spans: Iterable[Any] | None) -> dict[str, Any]:
         "ibm.execution_spans.start": _iso(first),
         "ibm.execution_spans.stop": _iso(last),
         "ibm.execution_spans.duration_s": (last - first).total_seconds(),
-        "ibm.execution_spans.busy_s": sum((stop - start).total_seconds() for start, stop, _ in rows),
+        "ibm.execution_spans.busy_s": sum(
+            (stop - start).total_seconds() for start, stop, _ in rows
+        ),
         "ibm.execution_spans.shots": [size for _, _, size in rows],
     }
 
@@ -195,12 +207,16 @@ def _scrub(text: str) -> str:
 
 def _reason(exc: BaseException) -> str:
     """The first sentence of an error of qiskit-ibm-runtime, secrets cut out, to quote in ours."""
-    text = str(getattr(exc, "message", None) or exc).strip()  # QiskitError's str() wraps it in quotes
+    text = str(
+        getattr(exc, "message", None) or exc
+    ).strip()  # QiskitError's str() wraps it in quotes
     first = text.splitlines()[0].split(". ")[0].strip().rstrip(".") if text else type(exc).__name__
     return _scrub(first)
 
 
-def connect(device: str, *, channel: str | None = None, instance: str | None = None, name: str | None = None) -> Any:
+def connect(
+    device: str, *, channel: str | None = None, instance: str | None = None, name: str | None = None
+) -> Any:
     """The ``IBMBackend`` called ``device`` of the account ``QiskitRuntimeService`` finds.
 
     Every failure is one sentence (a ValueError for what the user can fix, a ConnectionError
@@ -216,12 +232,16 @@ def connect(device: str, *, channel: str | None = None, instance: str | None = N
         service = QiskitRuntimeService(channel=channel, instance=instance, name=name)
     except AccountNotFoundError:
         if name is not None:
-            raise ValueError(f"no IBM Quantum account named {name!r}: save one with "
-                             f"QiskitRuntimeService.save_account(name={name!r}, token=..., instance=...).") from None
+            raise ValueError(
+                f"no IBM Quantum account named {name!r}: save one with "
+                f"QiskitRuntimeService.save_account(name={name!r}, token=..., instance=...)."
+            ) from None
         raise ValueError(NO_ACCOUNT) from None
     except (InvalidAccountError, IBMNotAuthorizedError, ValueError) as exc:
-        raise ValueError(f"IBM Quantum did not accept the account ({_reason(exc)}): check its token and instance, "
-                         "and that IBM Quantum can be reached from here.") from None
+        raise ValueError(
+            f"IBM Quantum did not accept the account ({_reason(exc)}): check its token and instance, "
+            "and that IBM Quantum can be reached from here."
+        ) from None
     except IBMError as exc:
         raise ConnectionError(f"could not reach IBM Quantum ({_reason(exc)}).") from None
     try:
@@ -231,9 +251,13 @@ def connect(device: str, *, channel: str | None = None, instance: str | None = N
             known = ", ".join(sorted(b.name for b in service.backends())) or "none"
         except Exception:  # the list only helps the message; the sentence stands without it
             known = "unknown (the service did not list them)"
-        raise ValueError(f"unknown device {device!r} for this IBM Quantum account; its devices are: {known}.") from None
+        raise ValueError(
+            f"unknown device {device!r} for this IBM Quantum account; its devices are: {known}."
+        ) from None
     except IBMError as exc:
-        raise ConnectionError(f"could not read device {device!r} from IBM Quantum ({_reason(exc)}).") from None
+        raise ConnectionError(
+            f"could not read device {device!r} from IBM Quantum ({_reason(exc)})."
+        ) from None
 
 
 class IBMRuntimeBackend(QuantumBackend):
@@ -249,37 +273,62 @@ class IBMRuntimeBackend(QuantumBackend):
 
     kind = "ibm_runtime"
 
-    def __init__(self, *, device: str | None = None, local: bool = False, channel: str | None = None,
-                 instance: str | None = None, name: str | None = None, noise: str | None = None,
-                 max_wait_s: float | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        device: str | None = None,
+        local: bool = False,
+        channel: str | None = None,
+        instance: str | None = None,
+        name: str | None = None,
+        noise: str | None = None,
+        max_wait_s: float | None = None,
+    ) -> None:
         if device is not None and not isinstance(device, str):
-            raise ValueError(f"device must be a device name such as 'ibm_fez' or 'fake_fez', not {device!r}.")
+            raise ValueError(
+                f"device must be a device name such as 'ibm_fez' or 'fake_fez', not {device!r}."
+            )
         flag("local", local)
         if channel is not None and channel not in CHANNELS:
             raise ValueError(f"unknown channel {channel!r}; choose one of: {', '.join(CHANNELS)}.")
         for option, value in (("instance", instance), ("name", name)):
             if value is not None and (not isinstance(value, str) or not value):
                 raise ValueError(f"{option} must be a non-empty string, not {value!r}.")
-        if max_wait_s is not None and (not isinstance(max_wait_s, (int, float)) or isinstance(max_wait_s, bool)
-                                       or not max_wait_s > 0):
-            raise ValueError(f"max_wait_s must be a positive number of seconds (or None to wait), not {max_wait_s!r}.")
+        if max_wait_s is not None and (
+            not isinstance(max_wait_s, (int, float))
+            or isinstance(max_wait_s, bool)
+            or not max_wait_s > 0
+        ):
+            raise ValueError(
+                f"max_wait_s must be a positive number of seconds (or None to wait), not {max_wait_s!r}."
+            )
         if local:
             if channel is not None or instance is not None or name is not None:
-                raise ValueError("channel, instance and name choose an IBM Quantum account, which local mode does "
-                                 "not use; drop them or set local=False.")
+                raise ValueError(
+                    "channel, instance and name choose an IBM Quantum account, which local mode does "
+                    "not use; drop them or set local=False."
+                )
             if noise is not None and noise not in LOCAL_NOISE:
-                raise ValueError(f"unknown local noise {noise!r}; choose one of: {', '.join(LOCAL_NOISE)}.")
+                raise ValueError(
+                    f"unknown local noise {noise!r}; choose one of: {', '.join(LOCAL_NOISE)}."
+                )
             super().__init__(fake_device(device or DEFAULT_DEVICE))
         else:
             if noise is not None:
-                raise ValueError("noise applies to local mode only (the device itself is the noise on IBM Quantum); "
-                                 "drop it or set local=True.")
+                raise ValueError(
+                    "noise applies to local mode only (the device itself is the noise on IBM Quantum); "
+                    "drop it or set local=True."
+                )
             if device is None:
-                raise ValueError("device is needed to run on IBM Quantum: name one of your account's devices, such "
-                                 "as 'ibm_fez', or pass local=True to run on a fake device.")
+                raise ValueError(
+                    "device is needed to run on IBM Quantum: name one of your account's devices, such "
+                    "as 'ibm_fez', or pass local=True to run on a fake device."
+                )
             if device.startswith("fake_"):
-                raise ValueError(f"{device!r} is a fake device, which runs in local mode only: pass local=True, "
-                                 "or name a real device such as 'ibm_fez'.")
+                raise ValueError(
+                    f"{device!r} is a fake device, which runs in local mode only: pass local=True, "
+                    "or name a real device such as 'ibm_fez'."
+                )
             super().__init__(connect(device, channel=channel, instance=instance, name=name))
         self.local = local
         self.noise = (noise or "pauli") if local else None
@@ -291,8 +340,9 @@ class IBMRuntimeBackend(QuantumBackend):
             self._noise_models = {snapshot.fingerprint: PauliNoise(snapshot)}
         return self._noise_models[snapshot.fingerprint]
 
-    def _sampler(self, circuits: list[QuantumCircuit], seed: int | None,
-                 snapshot: HardwareSnapshot) -> tuple[Any, list[QuantumCircuit], dict[str, Any]]:
+    def _sampler(
+        self, circuits: list[QuantumCircuit], seed: int | None, snapshot: HardwareSnapshot
+    ) -> tuple[Any, list[QuantumCircuit], dict[str, Any]]:
         """The SamplerV2 to run on, the circuits it runs, and the metrics that say how."""
         from qiskit_ibm_runtime import SamplerV2
 
@@ -308,9 +358,17 @@ class IBMRuntimeBackend(QuantumBackend):
             with llqm_core.task("noise into circuits", stage="execute.noise") as step:
                 model = self._pauli_noise(snapshot)
                 circuits = [model.apply(c) for c in circuits]
-                step.annotate({"noise.channels": sum(c.count_ops().get("quantum_channel", 0) for c in circuits)})
+                step.annotate(
+                    {
+                        "noise.channels": sum(
+                            c.count_ops().get("quantum_channel", 0) for c in circuits
+                        )
+                    }
+                )
         # an Aer method for SamplerV2 (the noise, if any, is in the circuits already: no Pauli frames here)
-        metrics["ibm.local.method"] = choose_method(circuits, _EXACT_MAX_QUBITS, _STATEVECTOR_MAX_QUBITS, noisy=False)
+        metrics["ibm.local.method"] = choose_method(
+            circuits, _EXACT_MAX_QUBITS, _STATEVECTOR_MAX_QUBITS, noisy=False
+        )
         simulator = AerSimulator(method=metrics["ibm.local.method"])
         return SamplerV2(mode=simulator, options=options), circuits, metrics
 
@@ -324,10 +382,14 @@ class IBMRuntimeBackend(QuantumBackend):
             except JobTimeoutError:
                 try:
                     job.cancel()
-                except Exception:  # the job may have just finished or be past cancelling; say so below
+                except (
+                    Exception
+                ):  # the job may have just finished or be past cancelling; say so below
                     pass
-                raise TimeoutError(f"IBM Quantum job {job.job_id()} did not finish within max_wait_s="
-                                   f"{self.max_wait_s} s, so it was cancelled.") from None
+                raise TimeoutError(
+                    f"IBM Quantum job {job.job_id()} did not finish within max_wait_s="
+                    f"{self.max_wait_s} s, so it was cancelled."
+                ) from None
         return job.result()
 
     @staticmethod
@@ -335,7 +397,9 @@ class IBMRuntimeBackend(QuantumBackend):
         """The job's metrics payload, or {} where the job or the service gives none."""
         try:
             payload = job.metrics()
-        except Exception:  # older local jobs have no metrics(); a network hiccup must not lose the counts
+        except (
+            Exception
+        ):  # older local jobs have no metrics(); a network hiccup must not lose the counts
             return {}
         return payload if isinstance(payload, dict) else {}
 
@@ -350,29 +414,46 @@ class IBMRuntimeBackend(QuantumBackend):
         if qpu_s is None and details.get("ibm.usage_status") != "pending":
             try:
                 qpu_s = _number(job.usage())
-            except Exception:  # job.usage() is the fallback; without it the task records no QPU time
+            except (
+                Exception
+            ):  # job.usage() is the fallback; without it the task records no QPU time
                 qpu_s = None
             if qpu_s is not None:
                 details["ibm.usage_field"] = "job.usage()"
         return queue_s, qpu_s, details
 
-    def run_job(self, circuits: list[QuantumCircuit], shots: int, seed: int | None,
-                snapshot: HardwareSnapshot) -> JobOutcome:
+    def run_job(
+        self,
+        circuits: list[QuantumCircuit],
+        shots: int,
+        seed: int | None,
+        snapshot: HardwareSnapshot,
+    ) -> JobOutcome:
         for circuit in circuits:
             if not any(register.size for register in circuit.cregs):
-                raise ValueError(f"circuit {circuit.name!r} measures nothing into a classical register, and SamplerV2 "
-                                 "returns only measured registers; add measurements (measure_all).")
+                raise ValueError(
+                    f"circuit {circuit.name!r} measures nothing into a classical register, and SamplerV2 "
+                    "returns only measured registers; add measurements (measure_all)."
+                )
             if circuit.num_parameters:
-                raise ValueError(f"circuit {circuit.name!r} has {circuit.num_parameters} unbound parameters; "
-                                 "bind them (assign_parameters) before executing.")
+                raise ValueError(
+                    f"circuit {circuit.name!r} has {circuit.num_parameters} unbound parameters; "
+                    "bind them (assign_parameters) before executing."
+                )
         sampler, runnable, metrics = self._sampler(circuits, seed, snapshot)
         job = sampler.run(runnable, shots=shots)
         metrics["ibm.job_id"] = job.job_id()
-        at_submit = usage_from_metrics(self._metrics(job))[2]  # where it stands in the queue as it enters
+        at_submit = usage_from_metrics(self._metrics(job))[
+            2
+        ]  # where it stands in the queue as it enters
         result = self._wait(job)
         queue_s, qpu_s, details = self._usage(job)
         metrics |= details
-        metrics |= {k: v for k, v in at_submit.items() if k.startswith(("ibm.queue_position", "ibm.estimated_"))}
+        metrics |= {
+            k: v
+            for k, v in at_submit.items()
+            if k.startswith(("ibm.queue_position", "ibm.estimated_"))
+        }
         execution = result.metadata.get("execution") if isinstance(result.metadata, dict) else None
         if isinstance(execution, dict):
             metrics |= spans_summary(execution.get("execution_spans"))

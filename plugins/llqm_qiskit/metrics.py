@@ -60,12 +60,19 @@ def describe(value: Any) -> dict[str, Any] | None:
     """The metrics of a Qiskit value, or None when the value is not one this plugin knows."""
     if isinstance(value, QuantumCircuit):
         return circuit_metrics(value)
-    if isinstance(value, (list, tuple)) and value and all(isinstance(v, QuantumCircuit) for v in value):
+    if (
+        isinstance(value, (list, tuple))
+        and value
+        and all(isinstance(v, QuantumCircuit) for v in value)
+    ):
         return _circuits_metrics(list(value))
     if isinstance(value, Counts):
         return _counts_metrics(value)
     if isinstance(value, Result):
-        metrics: dict[str, Any] = {"result.experiments": len(value.results), "result.success": bool(value.success)}
+        metrics: dict[str, Any] = {
+            "result.experiments": len(value.results),
+            "result.success": bool(value.success),
+        }
         shots = sum(int(getattr(r, "shots", 0) or 0) for r in value.results)
         if shots:
             metrics["result.shots"] = shots

@@ -36,18 +36,37 @@ class ModelledQPU(AerBackend):
 
     kind = "modelled_qpu"
 
-    def __init__(self, *, device: str = DEFAULT_DEVICE, method: str = "automatic", noise: bool = True,
-                 drift: dict[str, Any] | CalibrationDrift | None = None, job_overhead_s: float = 2.0,
-                 rep_delay_s: float = 250e-6, queue_utilisation: float = 0.0, queue_mean_job_s: float = 60.0,
-                 queue_seed: int | None = 0, time_scale: float = 0.01, timeout_s: float | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        device: str = DEFAULT_DEVICE,
+        method: str = "automatic",
+        noise: bool = True,
+        drift: dict[str, Any] | CalibrationDrift | None = None,
+        job_overhead_s: float = 2.0,
+        rep_delay_s: float = 250e-6,
+        queue_utilisation: float = 0.0,
+        queue_mean_job_s: float = 60.0,
+        queue_seed: int | None = 0,
+        time_scale: float = 0.01,
+        timeout_s: float | None = None,
+    ) -> None:
         super().__init__(device=device, method=method, noise=noise, drift=drift)
         if timeout_s is not None:
             positive("timeout_s", timeout_s, "modelled seconds")
         self.timeout_s = timeout_s
-        if not isinstance(time_scale, (int, float)) or isinstance(time_scale, bool) or not 0 <= time_scale <= 1:
-            raise ValueError(f"time_scale must be a number from 0 to 1 (real seconds per modelled second), not {time_scale!r}.")
+        if (
+            not isinstance(time_scale, (int, float))
+            or isinstance(time_scale, bool)
+            or not 0 <= time_scale <= 1
+        ):
+            raise ValueError(
+                f"time_scale must be a number from 0 to 1 (real seconds per modelled second), not {time_scale!r}."
+            )
         self.usage = QpuTimeModel(job_overhead_s=job_overhead_s, rep_delay_s=rep_delay_s)
-        self.queue = QueueModel(utilisation=queue_utilisation, mean_job_s=queue_mean_job_s, seed=queue_seed)
+        self.queue = QueueModel(
+            utilisation=queue_utilisation, mean_job_s=queue_mean_job_s, seed=queue_seed
+        )
         self.time_scale = float(time_scale)
         self.modelled_device = Device.named(self.name)
 
@@ -58,25 +77,43 @@ class ModelledQPU(AerBackend):
             if self.timeout_s is not None and others > self.timeout_s:
                 sleep_modelled(self.timeout_s, self.time_scale)
                 waiting.annotate({"queue.others_s": self.timeout_s, "queue.timed_out": True})
-                raise TimeoutError(f"the job waited {self.timeout_s:g} s in the queue of {self.name} without starting "
-                                   f"(timeout_s; {others:.0f} s of other users' jobs were ahead of it).")
+                raise TimeoutError(
+                    f"the job waited {self.timeout_s:g} s in the queue of {self.name} without starting "
+                    f"(timeout_s; {others:.0f} s of other users' jobs were ahead of it)."
+                )
             sleep_modelled(others, self.time_scale)
             own = 0.0
-            if not self.modelled_device.lock.acquire(blocking=False):  # another job of ours holds the device
+            if not self.modelled_device.lock.acquire(
+                blocking=False
+            ):  # another job of ours holds the device
                 started = time.monotonic()
                 self.modelled_device.lock.acquire()
                 own = (time.monotonic() - started) / self.time_scale if self.time_scale else 0.0
-            waiting.annotate({"queue.others_s": others, "queue.own_jobs_s": own, "queue.utilisation": self.queue.utilisation})
+            waiting.annotate(
+                {
+                    "queue.others_s": others,
+                    "queue.own_jobs_s": own,
+                    "queue.utilisation": self.queue.utilisation,
+                }
+            )
         return others + own
 
-    def run_job(self, circuits: list[QuantumCircuit], shots: int, seed: int | None,
-                snapshot: HardwareSnapshot) -> JobOutcome:
+    def run_job(
+        self,
+        circuits: list[QuantumCircuit],
+        shots: int,
+        seed: int | None,
+        snapshot: HardwareSnapshot,
+    ) -> JobOutcome:
         qpu_s, durations, unknown = self.usage.job_seconds(circuits, shots, snapshot)
         queue_s = self._wait_in_queue()
         try:
             started = time.monotonic()
             outcome = super().run_job(circuits, shots, seed, snapshot)
-            sleep_modelled(qpu_s - (time.monotonic() - started) / self.time_scale if self.time_scale else 0.0, self.time_scale)
+            sleep_modelled(
+                qpu_s - (time.monotonic() - started) / self.time_scale if self.time_scale else 0.0,
+                self.time_scale,
+            )
         finally:
             self.modelled_device.lock.release()
         outcome.metrics |= {
@@ -86,4 +123,6 @@ class ModelledQPU(AerBackend):
             "qpu.model.unknown_durations": unknown,
             "qpu.model.time_scale": self.time_scale,
         }
-        return JobOutcome(counts=outcome.counts, qpu_s=qpu_s, queue_s=queue_s, metrics=outcome.metrics)
+        return JobOutcome(
+            counts=outcome.counts, qpu_s=qpu_s, queue_s=queue_s, metrics=outcome.metrics
+        )

@@ -22,7 +22,14 @@ from qiskit_aer.noise import pauli_error
 
 from llqm_core import HardwareSnapshot
 
-_NOISELESS = {"barrier", "delay", "reset", "measure", "id", "rz"}  # rz is virtual on IBM hardware: no error
+_NOISELESS = {
+    "barrier",
+    "delay",
+    "reset",
+    "measure",
+    "id",
+    "rz",
+}  # rz is virtual on IBM hardware: no error
 
 
 def depolarizing_pauli_terms(error: float, num_qubits: int) -> list[tuple[str, float]]:
@@ -32,7 +39,9 @@ def depolarizing_pauli_terms(error: float, num_qubits: int) -> list[tuple[str, f
     each = strength / d**2
     labels = ["".join(p) for p in product("IXYZ", repeat=num_qubits)]
     identity = "I" * num_qubits
-    return [(identity, 1 - each * (d**2 - 1))] + [(label, each) for label in labels if label != identity]
+    return [(identity, 1 - each * (d**2 - 1))] + [
+        (label, each) for label in labels if label != identity
+    ]
 
 
 class PauliNoise:
@@ -72,7 +81,11 @@ class PauliNoise:
 
     def before_measure(self, qubit: int):
         flip = self.readout_flip(qubit)
-        return self._channel(("readout", qubit), [("I", 1 - flip), ("X", flip)]) if flip is not None else None
+        return (
+            self._channel(("readout", qubit), [("I", 1 - flip), ("X", flip)])
+            if flip is not None
+            else None
+        )
 
     def apply(self, circuit: QuantumCircuit) -> QuantumCircuit:
         """``circuit`` (already transpiled to the snapshot's device) with its noise written in."""

@@ -16,8 +16,8 @@ matrices apply term by term without ever building a 2^n matrix, so it scales to 
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 from qiskit import QuantumCircuit
@@ -38,7 +38,9 @@ _Z = (1.0, -1.0)
 @dataclass(frozen=True)
 class Term:
     coefficient: float
-    factors: tuple[tuple[int, tuple[float, float]], ...]  # (bit, f) for the bits the term depends on
+    factors: tuple[
+        tuple[int, tuple[float, float]], ...
+    ]  # (bit, f) for the bits the term depends on
 
 
 def _bits_of(key: str) -> str:
@@ -56,7 +58,9 @@ class DiagonalObservable:
         """The observable's mean over the shots of ``counts``."""
         return self.mitigated_expectation(counts, {})
 
-    def mitigated_expectation(self, counts: Mapping[str, int], inverse_confusion: Mapping[int, np.ndarray]) -> float:
+    def mitigated_expectation(
+        self, counts: Mapping[str, int], inverse_confusion: Mapping[int, np.ndarray]
+    ) -> float:
         """The expectation after undoing readout error with per-bit inverse confusion matrices.
 
         ``inverse_confusion[bit]`` is the 2x2 inverse of that bit's confusion matrix
@@ -67,13 +71,19 @@ class DiagonalObservable:
         if not counts or not sum(counts.values()):
             raise ValueError("cannot take an expectation value from counts with no shots.")
         keys = [_bits_of(key) for key in counts]
-        readouts = np.frombuffer("".join(keys).encode(), dtype=np.uint8).reshape(len(keys), -1) - ord("0")
+        readouts = np.frombuffer("".join(keys).encode(), dtype=np.uint8).reshape(
+            len(keys), -1
+        ) - ord("0")
         shots = np.fromiter(counts.values(), dtype=float, count=len(keys))
         value = np.zeros(len(keys))
         for term in self.terms:
             product = np.full(len(keys), term.coefficient)
             for bit, f in term.factors:
-                weights = np.asarray(f) @ inverse_confusion[bit] if bit in inverse_confusion else np.asarray(f)
+                weights = (
+                    np.asarray(f) @ inverse_confusion[bit]
+                    if bit in inverse_confusion
+                    else np.asarray(f)
+                )
                 product *= weights[readouts[:, bit]]
             value += product
         return float(shots @ value / shots.sum())
@@ -85,14 +95,24 @@ class DiagonalObservable:
 def parity(bits: Sequence[int]) -> DiagonalObservable:
     if not bits or any(not isinstance(b, int) or isinstance(b, bool) or b < 0 for b in bits):
         raise ValueError(f"parity needs a non-empty list of classical bit indices, not {bits!r}.")
-    return DiagonalObservable(f"parity{list(bits)}", [Term(1.0, tuple((b, _Z) for b in sorted(set(bits))))])
+    return DiagonalObservable(
+        f"parity{list(bits)}", [Term(1.0, tuple((b, _Z) for b in sorted(set(bits))))]
+    )
 
 
 def outcomes(bitstrings: Sequence[str]) -> DiagonalObservable:
     """The probability of reading any of ``bitstrings`` (Qiskit's order: bit 0 last)."""
-    terms = [Term(1.0, tuple((i, _PROJECT[c]) for i, c in enumerate(_bits_of(s)))) for s in sorted(set(bitstrings))]
-    return DiagonalObservable(f"P({' or '.join(sorted(set(bitstrings)))})" if len(bitstrings) <= 2 else
-                              f"P(one of {len(set(bitstrings))} ideal outcomes)", terms, ideal=1.0)
+    terms = [
+        Term(1.0, tuple((i, _PROJECT[c]) for i, c in enumerate(_bits_of(s))))
+        for s in sorted(set(bitstrings))
+    ]
+    return DiagonalObservable(
+        f"P({' or '.join(sorted(set(bitstrings)))})"
+        if len(bitstrings) <= 2
+        else f"P(one of {len(set(bitstrings))} ideal outcomes)",
+        terms,
+        ideal=1.0,
+    )
 
 
 def _unitary_part(circuit: QuantumCircuit) -> tuple[QuantumCircuit, dict[int, int]]:
@@ -101,23 +121,35 @@ def _unitary_part(circuit: QuantumCircuit) -> tuple[QuantumCircuit, dict[int, in
     readout = {}
     for instruction in circuit.data:
         if instruction.operation.name == "measure":
-            readout[circuit.find_bit(instruction.clbits[0]).index] = circuit.find_bit(instruction.qubits[0]).index
+            readout[circuit.find_bit(instruction.clbits[0]).index] = circuit.find_bit(
+                instruction.qubits[0]
+            ).index
     return body, readout
 
 
-def _noiseless_support(body: QuantumCircuit, readout: dict[int, int], name: str) -> tuple[list[str], float]:
+def _noiseless_support(
+    body: QuantumCircuit, readout: dict[int, int], name: str
+) -> tuple[list[str], float]:
     """Outcomes (bit 0 first) a noiseless run gives, and their total ideal probability."""
     order = [readout[b] for b in sorted(readout)]
     if body.num_qubits <= STATEVECTOR_MAX_QUBITS:
-        probabilities = Statevector(body).probabilities(qargs=order)  # index bit j is qubit order[j]
+        probabilities = Statevector(body).probabilities(
+            qargs=order
+        )  # index bit j is qubit order[j]
         support = np.flatnonzero(probabilities > 1e-12)
         if len(support) > MAX_IDEAL_OUTCOMES:
-            raise ValueError(f"circuit {name!r} has {len(support)} ideal outcomes, more than {MAX_IDEAL_OUTCOMES}; "
-                             "score it with a parity observable instead.")
-        return [format(i, f"0{len(order)}b")[::-1] for i in support], float(probabilities[support].sum())
+            raise ValueError(
+                f"circuit {name!r} has {len(support)} ideal outcomes, more than {MAX_IDEAL_OUTCOMES}; "
+                "score it with a parity observable instead."
+            )
+        return [format(i, f"0{len(order)}b")[::-1] for i in support], float(
+            probabilities[support].sum()
+        )
     if not is_clifford(body):
-        raise ValueError(f"circuit {name!r} is neither Clifford nor small (<= {STATEVECTOR_MAX_QUBITS} qubits), so its "
-                         "ideal outcomes cannot be computed; use a parity observable.")
+        raise ValueError(
+            f"circuit {name!r} is neither Clifford nor small (<= {STATEVECTOR_MAX_QUBITS} qubits), so its "
+            "ideal outcomes cannot be computed; use a parity observable."
+        )
     # A Clifford state's outcomes are uniform over 2^r strings: enough noiseless shots see them all.
     sampler = body.copy()
     sampler.measure_all()
@@ -125,11 +157,18 @@ def _noiseless_support(body: QuantumCircuit, readout: dict[int, int], name: str)
     if frames.supports(sampler):  # noiseless Pauli frames: one Aer reference shot, the rest at once
         counts = frames.sample_counts(sampler, None, shots, seed=1)
     else:
-        counts = AerSimulator(method="stabilizer").run(sampler, shots=shots, seed_simulator=1).result().get_counts()
+        counts = (
+            AerSimulator(method="stabilizer")
+            .run(sampler, shots=shots, seed_simulator=1)
+            .result()
+            .get_counts()
+        )
     support = sorted({"".join(k.replace(" ", "")[::-1][q] for q in order) for k in counts})
     if len(support) > MAX_IDEAL_OUTCOMES // 2 or len(support) & (len(support) - 1):
-        raise ValueError(f"circuit {name!r} has too many ideal outcomes (over {MAX_IDEAL_OUTCOMES // 2}) to score them "
-                         "one by one; use a parity observable instead.")
+        raise ValueError(
+            f"circuit {name!r} has too many ideal outcomes (over {MAX_IDEAL_OUTCOMES // 2}) to score them "
+            "one by one; use a parity observable instead."
+        )
     return support, 1.0
 
 
@@ -137,7 +176,9 @@ def ideal_outcomes(circuit: QuantumCircuit) -> DiagonalObservable:
     """The outcomes of a noiseless run of ``circuit`` (a Clifford or a small one), as an observable."""
     body, readout = _unitary_part(circuit)
     if not readout:
-        raise ValueError(f"circuit {circuit.name!r} measures nothing, so it has no outcomes to score.")
+        raise ValueError(
+            f"circuit {circuit.name!r} measures nothing, so it has no outcomes to score."
+        )
     support, probability = _noiseless_support(body, readout, circuit.name)
     width, measured = circuit.num_clbits, sorted(readout)
     keys = []
@@ -156,11 +197,15 @@ def neighbour_parities(circuit: QuantumCircuit) -> DiagonalObservable:
     _, readout = _unitary_part(circuit)
     measured = sorted(readout)
     if len(measured) < 2:
-        raise ValueError(f"circuit {circuit.name!r} measures {len(measured)} bit(s); neighbour parities need two or more.")
+        raise ValueError(
+            f"circuit {circuit.name!r} measures {len(measured)} bit(s); neighbour parities need two or more."
+        )
     pairs = list(zip(measured, measured[1:]))
     ideals = ideal_parities(circuit, pairs)
-    observable = DiagonalObservable(f"mean ZZ of {len(pairs)} neighbouring bits",
-                                    [Term(1.0 / len(pairs), ((a, _Z), (b, _Z))) for a, b in pairs])
+    observable = DiagonalObservable(
+        f"mean ZZ of {len(pairs)} neighbouring bits",
+        [Term(1.0 / len(pairs), ((a, _Z), (b, _Z))) for a, b in pairs],
+    )
     observable.ideal = None if None in ideals else float(np.mean(ideals))
     return observable
 
@@ -177,7 +222,9 @@ def ideal_parities(circuit: QuantumCircuit, groups: Sequence[Sequence[int]]) -> 
     for bits in groups:
         missing = [b for b in bits if b not in readout]
         if missing:
-            raise ValueError(f"bit {missing[0]} of the parity is not measured by circuit {circuit.name!r}.")
+            raise ValueError(
+                f"bit {missing[0]} of the parity is not measured by circuit {circuit.name!r}."
+            )
         label = ["I"] * body.num_qubits
         for b in bits:
             label[readout[b]] = "Z"

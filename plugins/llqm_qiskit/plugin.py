@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from llqm_core import hookimpl
 
@@ -23,12 +24,21 @@ def llqm_describe_value(value: Any) -> dict[str, Any] | None:
 
 @hookimpl
 def llqm_register_backends(register: Callable[..., None]) -> None:
-    register(AerBackend.kind, AerBackend,
-             description="embedded default: Aer simulation of a fake IBM device with noise from its calibration")
-    register(ModelledQPU.kind, ModelledQPU,
-             description="the embedded simulation with QPU time from gate durations and a modelled queue")
-    register(IBMRuntimeBackend.kind, IBMRuntimeBackend,
-             description="IBM Quantum through qiskit-ibm-runtime SamplerV2 jobs, or its local testing mode (local=True)")
+    register(
+        AerBackend.kind,
+        AerBackend,
+        description="embedded default: Aer simulation of a fake IBM device with noise from its calibration",
+    )
+    register(
+        ModelledQPU.kind,
+        ModelledQPU,
+        description="the embedded simulation with QPU time from gate durations and a modelled queue",
+    )
+    register(
+        IBMRuntimeBackend.kind,
+        IBMRuntimeBackend,
+        description="IBM Quantum through qiskit-ibm-runtime SamplerV2 jobs, or its local testing mode (local=True)",
+    )
 
 
 @hookimpl
@@ -41,6 +51,16 @@ def llqm_device_snapshot(device: str) -> Any:
 
 @hookimpl
 def llqm_register_stages(register: Callable[..., None]) -> None:
-    register("generate", generate, description="a benchmark circuit (ghz, mirror, random, qaoa, qft) or a QASM file")
-    register("observable", observable, description="what the run measures, with its exact ideal value")
-    register("transpile", transpile, description="transpile for the backend's device, a task per pass-manager stage")
+    register(
+        "generate",
+        generate,
+        description="a benchmark circuit (ghz, mirror, random, qaoa, qft) or a QASM file",
+    )
+    register(
+        "observable", observable, description="what the run measures, with its exact ideal value"
+    )
+    register(
+        "transpile",
+        transpile,
+        description="transpile for the backend's device, a task per pass-manager stage",
+    )

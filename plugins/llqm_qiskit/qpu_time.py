@@ -13,8 +13,8 @@ devices. Not modelled: dynamic rep delays, parallel sub-jobs, session or batch d
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from qiskit import QuantumCircuit
 
@@ -72,8 +72,14 @@ class QpuTimeModel:
             if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
                 raise ValueError(f"{name} must be a number of seconds of 0 or more, not {value!r}.")
 
-    def job_seconds(self, circuits: Sequence[QuantumCircuit], shots: int, snapshot: HardwareSnapshot) -> tuple[float, list[float], int]:
+    def job_seconds(
+        self, circuits: Sequence[QuantumCircuit], shots: int, snapshot: HardwareSnapshot
+    ) -> tuple[float, list[float], int]:
         """The job's QPU seconds, each circuit's duration, and how many instructions had no duration."""
         table = DurationTable(snapshot)
         each = [circuit_duration(c, table) for c in circuits]
-        return self.job_overhead_s + sum(shots * (self.rep_delay_s + d) for d in each), each, table.unknown
+        return (
+            self.job_overhead_s + sum(shots * (self.rep_delay_s + d) for d in each),
+            each,
+            table.unknown,
+        )

@@ -31,7 +31,9 @@ class QueueModel:
 
     def __post_init__(self) -> None:
         if not isinstance(self.utilisation, (int, float)) or not 0 <= self.utilisation < 1:
-            raise ValueError(f"queue utilisation must be at least 0 and below 1, not {self.utilisation!r}.")
+            raise ValueError(
+                f"queue utilisation must be at least 0 and below 1, not {self.utilisation!r}."
+            )
         positive("queue mean_job_s", self.mean_job_s, "seconds")
         self._rng = random.Random(self.seed)
 
@@ -49,7 +51,7 @@ class QueueModel:
 class Device:
     """One modelled QPU in this process: runs one job at a time, in real (scaled) time."""
 
-    _devices: dict[str, "Device"] = {}
+    _devices: dict[str, Device] = {}
     _devices_lock = threading.Lock()
 
     def __init__(self, name: str) -> None:
@@ -57,7 +59,7 @@ class Device:
         self.lock = threading.Lock()
 
     @classmethod
-    def named(cls, name: str) -> "Device":
+    def named(cls, name: str) -> Device:
         with cls._devices_lock:
             return cls._devices.setdefault(name, cls(name))
 

@@ -43,7 +43,11 @@ def hardware_snapshot(backend: BackendV2) -> HardwareSnapshot:
         for qargs, props in sorted(target[name].items(), key=lambda item: item[0] or ()):
             if qargs is None or props is None:
                 continue
-            gates.append(GateCalibration(gate=name, qubits=tuple(qargs), error=props.error, duration_s=props.duration))
+            gates.append(
+                GateCalibration(
+                    gate=name, qubits=tuple(qargs), error=props.error, duration_s=props.duration
+                )
+            )
     return HardwareSnapshot(
         backend=backend_name(backend),
         num_qubits=target.num_qubits,

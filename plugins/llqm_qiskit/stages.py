@@ -7,15 +7,17 @@ is read, and returns the step that runs later on the pipeline's data.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from qiskit import QuantumCircuit
 
 from llqm_core.checks import whole
 from llqm_core.policies import decide, policy_for, record
 
-from .circuits import KINDS, generate as generate_circuit, load_qasm
+from .circuits import KINDS, load_qasm
+from .circuits import generate as generate_circuit
 from .observables import ideal_outcomes, ideal_parity, neighbour_parities, parity
 from .transpile import OPTIMIZATION_LEVELS, profiled_transpile
 
@@ -24,22 +26,40 @@ LAYOUT_METHODS = ("default", "dense", "sabre", "trivial")
 OBSERVABLES = ("ideal_outcomes", "neighbour_parities", "parity")
 
 
-def generate(*, kind: str = "ghz", qubits: int = 5, depth: int = 1, seed: int | None = None,
-             qasm: str | None = None) -> Step:
+def generate(
+    *,
+    kind: str = "ghz",
+    qubits: int = 5,
+    depth: int = 1,
+    seed: int | None = None,
+    qasm: str | None = None,
+) -> Step:
     """A benchmark circuit by ``kind`` (ghz, mirror, random, qaoa, qft), or a QASM file read now."""
     if qasm is not None:
         if not isinstance(qasm, str):
             raise ValueError(f"qasm must be a file path, not {qasm!r}.")
-        circuit = load_qasm(Path(qasm))  # read and parsed before anything runs: invalid QASM is bad input
-        return _with_width_check(lambda data: {"circuit": circuit}, circuit.num_qubits, circuit.name)
+        circuit = load_qasm(
+            Path(qasm)
+        )  # read and parsed before anything runs: invalid QASM is bad input
+        return _with_width_check(
+            lambda data: {"circuit": circuit}, circuit.num_qubits, circuit.name
+        )
     if not isinstance(kind, str) or kind not in KINDS:
-        raise ValueError(f"unknown circuit kind {kind!r}; choose one of: {', '.join(sorted(KINDS))}, or give qasm = \"file\".")
+        raise ValueError(
+            f'unknown circuit kind {kind!r}; choose one of: {", ".join(sorted(KINDS))}, or give qasm = "file".'
+        )
     whole("qubits", qubits, 1)
     whole("depth", depth, 1)
     if seed is not None:
         whole("seed", seed, 0)
-    generate_circuit(kind, min(qubits, 3) if kind != "qaoa" else qubits, depth, seed)  # fails now on bad sizes
-    return _with_width_check(lambda data: {"circuit": generate_circuit(kind, qubits, depth, seed)}, qubits, f"{kind} circuit")
+    generate_circuit(
+        kind, min(qubits, 3) if kind != "qaoa" else qubits, depth, seed
+    )  # fails now on bad sizes
+    return _with_width_check(
+        lambda data: {"circuit": generate_circuit(kind, qubits, depth, seed)},
+        qubits,
+        f"{kind} circuit",
+    )
 
 
 def _with_width_check(step: Step, qubits: int, what: str) -> Step:
@@ -48,7 +68,9 @@ def _with_width_check(step: Step, qubits: int, what: str) -> Step:
     def preflight(context: dict[str, Any]) -> None:
         backend = context["backend"]
         if qubits > backend.num_qubits:
-            raise ValueError(f"the {what} has {qubits} qubits, more than the {backend.num_qubits} of backend {backend.name}.")
+            raise ValueError(
+                f"the {what} has {qubits} qubits, more than the {backend.num_qubits} of backend {backend.name}."
+            )
 
     step.preflight = preflight
     return step
@@ -58,7 +80,9 @@ def observable(*, kind: str = "ideal_outcomes", bits: Sequence[int] | None = Non
     """What the run measures (``ideal_outcomes``, ``neighbour_parities`` or ``parity`` of ``bits``)
     and its exact ideal value."""
     if not isinstance(kind, str) or kind not in OBSERVABLES:
-        raise ValueError(f"unknown observable kind {kind!r}; choose one of: {', '.join(OBSERVABLES)}.")
+        raise ValueError(
+            f"unknown observable kind {kind!r}; choose one of: {', '.join(OBSERVABLES)}."
+        )
     if kind != "parity" and bits is not None:
         raise ValueError(f"bits belongs to the parity observable; {kind} takes no bits.")
     if kind == "parity":
@@ -69,39 +93,68 @@ def observable(*, kind: str = "ideal_outcomes", bits: Sequence[int] | None = Non
     def step(data: dict[str, Any]) -> dict[str, Any]:
         circuit = data["circuit"]
         if kind != "parity":
-            measured = ideal_outcomes(circuit) if kind == "ideal_outcomes" else neighbour_parities(circuit)
-            return {"observable": measured, "ideal_value": measured.ideal, "observable_label": measured.label}
+            measured = (
+                ideal_outcomes(circuit) if kind == "ideal_outcomes" else neighbour_parities(circuit)
+            )
+            return {
+                "observable": measured,
+                "ideal_value": measured.ideal,
+                "observable_label": measured.label,
+            }
         measured = parity(bits)
-        return {"observable": measured, "ideal_value": ideal_parity(circuit, bits), "observable_label": measured.label}
+        return {
+            "observable": measured,
+            "ideal_value": ideal_parity(circuit, bits),
+            "observable_label": measured.label,
+        }
 
     return step
 
 
-def transpile(*, optimization_level: int = 1, seed: int | None = None, layout_method: str = "default") -> Step:
+def transpile(
+    *, optimization_level: int = 1, seed: int | None = None, layout_method: str = "default"
+) -> Step:
     """Transpile for the run's backend, a task per pass-manager stage; later steps reuse ``compile``.
 
     A ``layout`` policy of the pipeline (``hardware_layout``) may choose the initial layout."""
     if isinstance(optimization_level, bool) or optimization_level not in OPTIMIZATION_LEVELS:
-        raise ValueError(f"optimization_level must be one of 0, 1, 2, 3, not {optimization_level!r}.")
+        raise ValueError(
+            f"optimization_level must be one of 0, 1, 2, 3, not {optimization_level!r}."
+        )
     if seed is not None:
         whole("seed", seed, 0)
     if not isinstance(layout_method, str) or layout_method not in LAYOUT_METHODS:
-        raise ValueError(f"unknown layout_method {layout_method!r}; choose one of: {', '.join(LAYOUT_METHODS)}.")
+        raise ValueError(
+            f"unknown layout_method {layout_method!r}; choose one of: {', '.join(LAYOUT_METHODS)}."
+        )
 
     def step(data: dict[str, Any]) -> dict[str, Any]:
         device = data["backend"].device
         circuit = data["circuit"]
         if circuit.num_qubits > device.num_qubits:
-            raise ValueError(f"circuit {circuit.name!r} has {circuit.num_qubits} qubits, more than the "
-                             f"{device.num_qubits} of {data['backend'].name}.")
-        decision = decide(data, "layout", circuit=circuit, snapshot=data["backend"].snapshot(), device=device)
+            raise ValueError(
+                f"circuit {circuit.name!r} has {circuit.num_qubits} qubits, more than the "
+                f"{device.num_qubits} of {data['backend'].name}."
+            )
+        decision = decide(
+            data, "layout", circuit=circuit, snapshot=data["backend"].snapshot(), device=device
+        )
         chosen = decision.choice["initial_layout"] if decision is not None else None
         started = time.perf_counter()
-        compiled = profiled_transpile(circuit, device, optimization_level=optimization_level, seed_transpiler=seed,
-                                      layout_method=None if layout_method == "default" or chosen else layout_method,
-                                      initial_layout=chosen)
+        compiled = profiled_transpile(
+            circuit,
+            device,
+            optimization_level=optimization_level,
+            seed_transpiler=seed,
+            layout_method=None if layout_method == "default" or chosen else layout_method,
+            initial_layout=chosen,
+        )
         transpile_s = time.perf_counter() - started
-        placed = compiled.layout.initial_index_layout(filter_ancillas=True) if compiled.layout is not None else None
+        placed = (
+            compiled.layout.initial_index_layout(filter_ancillas=True)
+            if compiled.layout is not None
+            else None
+        )
 
         def compile_circuits(circuits: Sequence[QuantumCircuit]) -> list[QuantumCircuit]:
             """Variants of the circuit (folded, sampled) go on the same physical qubits as the circuit
@@ -111,15 +164,27 @@ def transpile(*, optimization_level: int = 1, seed: int | None = None, layout_me
 
             def run(batch: list[QuantumCircuit]) -> list[QuantumCircuit]:
                 parallel = decide(data, "transpile.parallel", circuits=batch)
-                return profiled_transpile(batch, device, optimization_level=optimization_level, seed_transpiler=seed,
-                                          initial_layout=layout,
-                                          num_processes=parallel.choice["processes"] if parallel is not None else None)
+                return profiled_transpile(
+                    batch,
+                    device,
+                    optimization_level=optimization_level,
+                    seed_transpiler=seed,
+                    initial_layout=layout,
+                    num_processes=parallel.choice["processes"] if parallel is not None else None,
+                )
 
             cache = policy_for(data, "transpile.cache")
             if cache is None:
                 return run(list(circuits))
-            context = (data["backend"].device_name, optimization_level, seed, tuple(layout) if layout else None)
-            results, decision = cache.compile(list(circuits), context, data["backend"].snapshot(), run)
+            context = (
+                data["backend"].device_name,
+                optimization_level,
+                seed,
+                tuple(layout) if layout else None,
+            )
+            results, decision = cache.compile(
+                list(circuits), context, data["backend"].snapshot(), run
+            )
             record(decision)
             return results
 

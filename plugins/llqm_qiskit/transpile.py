@@ -12,7 +12,8 @@ The stage boundaries come from a marker pass put at the front of each stage (in 
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from qiskit import QuantumCircuit
 from qiskit.dagcircuit import DAGCircuit
@@ -36,7 +37,7 @@ OPTIMIZATION_LEVELS = (0, 1, 2, 3)
 class _StageMarker(AnalysisPass):
     """Does nothing to the circuit: tells the profiler that ``stage`` begins."""
 
-    def __init__(self, stage: str | None, profiler: "_StageProfiler") -> None:
+    def __init__(self, stage: str | None, profiler: _StageProfiler) -> None:
         super().__init__()
         self.stage = stage
         self.profiler = profiler
@@ -74,7 +75,9 @@ class _StageProfiler:
         entry = self.passes.setdefault(pass_.name(), [0, 0.0, None, None])
         entry[0] += 1
         entry[1] += time
-        if dag is not None:  # the circuit as the pass left it (its last call, for a pass run in a loop)
+        if (
+            dag is not None
+        ):  # the circuit as the pass left it (its last call, for a pass run in a loop)
             entry[2] = dag.size()
             entry[3] = dag.depth() if entry[2] <= PASS_DEPTH_LIMIT else None
 
@@ -82,7 +85,9 @@ class _StageProfiler:
         """End the running stage's task with what its passes did and the circuit they left."""
         if self.current is None:
             return
-        metrics: dict[str, Any] = {"transpile.passes": sum(int(entry[0]) for entry in self.passes.values())}
+        metrics: dict[str, Any] = {
+            "transpile.passes": sum(int(entry[0]) for entry in self.passes.values())
+        }
         for name, (calls, seconds, size, depth) in self.passes.items():
             metrics[f"transpile.pass.{name}.calls"] = int(calls)
             metrics[f"transpile.pass.{name}.time_s"] = seconds
@@ -102,18 +107,26 @@ def _with_markers(pass_manager: StagedPassManager, profiler: _StageProfiler) -> 
         existing = slots.get(f"pre_{stage}")
         slots[f"pre_{stage}"] = marker + existing if existing is not None else marker
     last = pass_manager.stages[-1]
-    end = PassManager([_StageMarker(None, profiler)])  # closes the last stage on its own DAG, cheaply
+    end = PassManager(
+        [_StageMarker(None, profiler)]
+    )  # closes the last stage on its own DAG, cheaply
     existing = slots.get(f"post_{last}")
     slots[f"post_{last}"] = existing + end if existing is not None else end
     return StagedPassManager(stages=pass_manager.stages, **slots)
 
 
-def _check(circuits: Sequence[QuantumCircuit], backend: BackendV2 | None, optimization_level: int) -> None:
+def _check(
+    circuits: Sequence[QuantumCircuit], backend: BackendV2 | None, optimization_level: int
+) -> None:
     if optimization_level not in OPTIMIZATION_LEVELS:
-        raise ValueError(f"optimization_level {optimization_level!r} is not allowed; use one of 0, 1, 2, 3.")
+        raise ValueError(
+            f"optimization_level {optimization_level!r} is not allowed; use one of 0, 1, 2, 3."
+        )
     for circuit in circuits:
         if not isinstance(circuit, QuantumCircuit):
-            raise TypeError(f"profiled_transpile takes QuantumCircuits, not {type(circuit).__name__}.")
+            raise TypeError(
+                f"profiled_transpile takes QuantumCircuits, not {type(circuit).__name__}."
+            )
         if backend is not None and circuit.num_qubits > backend.num_qubits:
             raise ValueError(
                 f"circuit {circuit.name!r} has {circuit.num_qubits} qubits, more than the {backend.num_qubits} "
@@ -146,19 +159,26 @@ def profiled_transpile(
     _check(batch, backend, optimization_level)
     if pass_manager is None:
         pass_manager = generate_preset_pass_manager(
-            optimization_level=optimization_level, backend=backend, seed_transpiler=seed_transpiler,
-            layout_method=layout_method, initial_layout=list(initial_layout) if initial_layout is not None else None,
+            optimization_level=optimization_level,
+            backend=backend,
+            seed_transpiler=seed_transpiler,
+            layout_method=layout_method,
+            initial_layout=list(initial_layout) if initial_layout is not None else None,
         )
     results = []
     with llqm_core.task(STAGE, stage=STAGE) as parent:
         parent.add_dependency(*parent.run.producers(batch))
-        parent.annotate({
-            "transpile.optimization_level": optimization_level,
-            "transpile.seed": -1 if seed_transpiler is None else seed_transpiler,
-            "transpile.layout_method": "pinned" if initial_layout is not None else layout_method or "default",
-            "transpile.backend": backend_name(backend) if backend is not None else "none",
-            "transpile.input_size": sum(len(c.data) for c in batch),
-        })
+        parent.annotate(
+            {
+                "transpile.optimization_level": optimization_level,
+                "transpile.seed": -1 if seed_transpiler is None else seed_transpiler,
+                "transpile.layout_method": "pinned"
+                if initial_layout is not None
+                else layout_method or "default",
+                "transpile.backend": backend_name(backend) if backend is not None else "none",
+                "transpile.input_size": sum(len(c.data) for c in batch),
+            }
+        )
         if num_processes is not None and num_processes > 1 and len(batch) > 1:
             parent.annotate({"transpile.processes": num_processes})
             results = list(pass_manager.run(batch, num_processes=num_processes))
@@ -167,12 +187,16 @@ def profiled_transpile(
         for circuit in batch:
             profiler = _StageProfiler(parent)
             try:
-                compiled = _with_markers(pass_manager, profiler).run(circuit, callback=profiler.on_pass)
+                compiled = _with_markers(pass_manager, profiler).run(
+                    circuit, callback=profiler.on_pass
+                )
             except BaseException as exc:
                 profiler.close(None, exc)
                 raise
             profiler.close(None)  # normally closed already by the end marker
-            metrics = circuit_metrics(compiled)  # once, outside the stages: describing 10^6 gates is not free
+            metrics = circuit_metrics(
+                compiled
+            )  # once, outside the stages: describing 10^6 gates is not free
             results.append(compiled)
         output = results[0] if isinstance(circuits, QuantumCircuit) else results
         if isinstance(circuits, QuantumCircuit):

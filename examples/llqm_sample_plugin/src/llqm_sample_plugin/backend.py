@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import time
 
+from llqm_qiskit.backend import JobOutcome, QuantumBackend
 from qiskit import QuantumCircuit
 from qiskit.providers.basic_provider import BasicSimulator
 from qiskit.providers.fake_provider import GenericBackendV2
 
 from llqm_core import HardwareSnapshot
-from llqm_qiskit.backend import JobOutcome, QuantumBackend
 
 MAX_QUBITS = getattr(BasicSimulator, "MAX_QUBITS_STATEVECTOR", 24)
 
@@ -33,15 +33,28 @@ class BasicBackend(QuantumBackend):
     kind = "sample.basic"
 
     def __init__(self, *, num_qubits: int = 5, device_seed: int = 0) -> None:
-        if isinstance(num_qubits, bool) or not isinstance(num_qubits, int) or not 2 <= num_qubits <= MAX_QUBITS:
-            raise ValueError(f"num_qubits must be a whole number from 2 to {MAX_QUBITS}, not {num_qubits!r}.")
+        if (
+            isinstance(num_qubits, bool)
+            or not isinstance(num_qubits, int)
+            or not 2 <= num_qubits <= MAX_QUBITS
+        ):
+            raise ValueError(
+                f"num_qubits must be a whole number from 2 to {MAX_QUBITS}, not {num_qubits!r}."
+            )
         if isinstance(device_seed, bool) or not isinstance(device_seed, int) or device_seed < 0:
-            raise ValueError(f"device_seed must be a whole number of 0 or more, not {device_seed!r}.")
+            raise ValueError(
+                f"device_seed must be a whole number of 0 or more, not {device_seed!r}."
+            )
         super().__init__(GenericBackendV2(num_qubits=num_qubits, seed=device_seed))
         self.simulator = BasicSimulator()
 
-    def run_job(self, circuits: list[QuantumCircuit], shots: int, seed: int | None,
-                snapshot: HardwareSnapshot) -> JobOutcome:
+    def run_job(
+        self,
+        circuits: list[QuantumCircuit],
+        shots: int,
+        seed: int | None,
+        snapshot: HardwareSnapshot,
+    ) -> JobOutcome:
         started = time.perf_counter()
         result = self.simulator.run(circuits, shots=shots, seed_simulator=seed).result()
         elapsed = time.perf_counter() - started
@@ -49,6 +62,13 @@ class BasicBackend(QuantumBackend):
             raise RuntimeError(f"BasicSimulator failed to run the job: {result.status}")
         simulated_s = float(result.time_taken) if result.time_taken is not None else elapsed
         counts = [dict(result.get_counts(i)) for i in range(len(circuits))]
-        return JobOutcome(counts=counts, qpu_s=simulated_s, queue_s=0.0,
-                          metrics={"execute.simulator": self.simulator.name, "execute.noise": False,
-                                   "execute.seconds_per_shot": simulated_s / (shots * len(circuits))})
+        return JobOutcome(
+            counts=counts,
+            qpu_s=simulated_s,
+            queue_s=0.0,
+            metrics={
+                "execute.simulator": self.simulator.name,
+                "execute.noise": False,
+                "execute.seconds_per_shot": simulated_s / (shots * len(circuits)),
+            },
+        )

@@ -7,7 +7,7 @@ LLQM imports this module when it loads its plugins and registers every function 
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from llqm_core import hookimpl
 
@@ -17,11 +17,17 @@ from .stages import entropy
 
 @hookimpl
 def llqm_register_stages(register: Callable[..., None]) -> None:
-    register("sample.entropy", entropy,
-             description="Shannon entropy of the measured counts (entropy_bits, and entropy in the option base, default 2)")
+    register(
+        "sample.entropy",
+        entropy,
+        description="Shannon entropy of the measured counts (entropy_bits, and entropy in the option base, default 2)",
+    )
 
 
 @hookimpl
 def llqm_register_backends(register: Callable[..., None]) -> None:
-    register(BasicBackend.kind, BasicBackend,
-             description="noiseless runs on Qiskit's BasicSimulator, transpiled for a small generic device")
+    register(
+        BasicBackend.kind,
+        BasicBackend,
+        description="noiseless runs on Qiskit's BasicSimulator, transpiled for a small generic device",
+    )

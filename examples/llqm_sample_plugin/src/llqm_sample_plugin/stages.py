@@ -10,8 +10,8 @@ entries it returns as ``stage.<key>`` metrics of that task.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import Any, Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 
 def entropy(*, base: float = 2) -> Callable[[dict[str, Any]], dict[str, Any]]:
@@ -21,23 +21,37 @@ def entropy(*, base: float = 2) -> Callable[[dict[str, Any]], dict[str, Any]]:
     ``counts`` is one dict of bitstring -> count (one circuit) or a list of them (a batch);
     for a list, both entries are lists with one value per circuit.
     """
-    if isinstance(base, bool) or not isinstance(base, (int, float)) or not math.isfinite(base) or base <= 0 or base == 1:
+    if (
+        isinstance(base, bool)
+        or not isinstance(base, (int, float))
+        or not math.isfinite(base)
+        or base <= 0
+        or base == 1
+    ):
         raise ValueError(f"base must be a positive number other than 1, not {base!r}.")
     bits_per_unit = math.log2(base)
 
     def step(data: dict[str, Any]) -> dict[str, Any]:
         counts = data.get("counts") if isinstance(data, Mapping) else None
         if counts is None:
-            raise ValueError("sample.entropy needs data['counts'] (a dict of bitstring -> count, or a list of them) "
-                             "from an earlier step.")
+            raise ValueError(
+                "sample.entropy needs data['counts'] (a dict of bitstring -> count, or a list of them) "
+                "from an earlier step."
+            )
         if isinstance(counts, Mapping):
             bits = entropy_bits(counts)
             return {"entropy_bits": bits, "entropy": bits / bits_per_unit}
-        if isinstance(counts, (list, tuple)) and counts and all(isinstance(c, Mapping) for c in counts):
+        if (
+            isinstance(counts, (list, tuple))
+            and counts
+            and all(isinstance(c, Mapping) for c in counts)
+        ):
             each = [entropy_bits(c) for c in counts]
             return {"entropy_bits": each, "entropy": [bits / bits_per_unit for bits in each]}
-        raise ValueError(f"data['counts'] must be a dict of bitstring -> count or a non-empty list of them, "
-                         f"not {type(counts).__name__}.")
+        raise ValueError(
+            f"data['counts'] must be a dict of bitstring -> count or a non-empty list of them, "
+            f"not {type(counts).__name__}."
+        )
 
     return step
 
