@@ -23,10 +23,10 @@ from .api import (
     start_task,
     task,
 )
-from .errors import PluginError, StoreError, UserError
 from .gpu import gpu_probe
 from .hookspecs import hookimpl
-from .model import (
+from .model.errors import PluginError, StoreError, UserError
+from .model.records import (
     GateCalibration,
     GpuProfile,
     HardwareSnapshot,

@@ -27,7 +27,7 @@ from opentelemetry.trace import Status, StatusCode
 from .attributes import check_metrics, run_attributes
 from .journal import Owner
 from .measure import Measurement
-from .model import (
+from .model.records import (
     NOT_YET_MEASURED,
     HardwareSnapshot,
     PolicyDecision,
@@ -37,9 +37,9 @@ from .model import (
     TaskRecord,
     TaskStatus,
 )
+from .model.secrets import redact, redact_text
 from .plugins import loaded_plugins
 from .sampler import set_sample_interval
-from .secrets import redact, redact_text
 from .store import ProfileStore, open_store
 from .task_spans import child_context
 from .telemetry import telemetry

@@ -23,12 +23,13 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from . import __version__, hardware, registries
+from . import __version__, registries
 from .chrome_trace import chrome_trace
 from .compare import compare_runs
-from .errors import StoreError, UserError
 from .html_report import html_report
-from .model import HardwareSnapshot
+from .model import hardware
+from .model.errors import StoreError, UserError
+from .model.records import HardwareSnapshot
 from .otlp_json import run_spans, spans_to_otlp_json
 from .pipeline import PipelineFailed, features, load_pipeline, read_pipeline_file, run_pipeline
 from .plots import device_map_png, drift_map_png, sweep_plot

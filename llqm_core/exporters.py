@@ -13,8 +13,8 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from .errors import UserError
 from .hookspecs import hookimpl
+from .model.errors import UserError
 from .otlp_json import spans_to_otlp_json
 
 JSON_FILE_ENV = "LLQM_SPANS_FILE"

@@ -13,7 +13,7 @@ import threading
 import time
 
 from .memory import usage
-from .model import GpuProfile, Profile
+from .model.records import GpuProfile, Profile
 from .sampler import Watch, shared_sampler
 
 HOST = socket.gethostname()

@@ -21,7 +21,7 @@ from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from .attributes import run_attributes, task_attributes
-from .model import RunRecord, RunStatus, TaskRecord, TaskStatus
+from .model.records import RunRecord, RunStatus, TaskRecord, TaskStatus
 
 _ID_FIELDS = ("traceId", "spanId", "parentSpanId")
 

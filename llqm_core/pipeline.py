@@ -37,7 +37,7 @@ from typing import Any
 
 from . import registries
 from .api import annotate, current_run, run
-from .errors import UserError
+from .model.errors import UserError
 from .plugins import loaded_plugins
 from .policies import decide
 

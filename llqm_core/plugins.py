@@ -18,7 +18,7 @@ from typing import Any
 import pluggy
 
 from . import hookspecs
-from .errors import PluginError
+from .model.errors import PluginError
 
 ENTRY_POINT_GROUP = "llqm"
 SELECT_ENV = "LLQM_PLUGINS"

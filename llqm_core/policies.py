@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from .api import current_run, current_task
-from .model import PolicyDecision, TaskRecord
+from .model.records import PolicyDecision, TaskRecord
 from .store import ProfileStore
 
 

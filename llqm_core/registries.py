@@ -11,7 +11,7 @@ import inspect
 from typing import Any
 
 from .api import annotate, current_task, task
-from .errors import UserError
+from .model.errors import UserError
 from .plugins import loaded_plugins
 
 KINDS = {

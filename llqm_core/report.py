@@ -19,7 +19,7 @@ from .analysis import (
     prediction_errors,
     step_costs,
 )
-from .model import RunRecord, TaskRecord
+from .model.records import RunRecord, TaskRecord
 from .store import ProfileStore
 
 

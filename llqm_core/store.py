@@ -24,10 +24,10 @@ import weakref
 from collections.abc import Callable
 from pathlib import Path
 
-from .errors import StoreError
 from .journal import JournalFile, Owner, TaskJournal, encode_row, read_journals
 from .journal import json_text as _dumps  # the one compact encoder of the store's text
-from .model import (
+from .model.errors import StoreError
+from .model.records import (
     PROFILE_VALUE_NAMES,
     HardwareSnapshot,
     PolicyDecision,

@@ -13,7 +13,7 @@ import itertools
 import tomllib
 from typing import Any
 
-from .errors import UserError
+from .model.errors import UserError
 from .pipeline import Pipeline, parse_pipeline
 
 

@@ -32,7 +32,7 @@ from opentelemetry import trace
 from opentelemetry.trace import NonRecordingSpan, SpanContext, Status, StatusCode
 
 from .attributes import task_attributes
-from .model import TaskRecord
+from .model.records import TaskRecord
 
 BATCH_INTERVAL_S = 0.5
 

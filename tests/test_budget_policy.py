@@ -10,7 +10,7 @@ from conftest import run_cli
 
 import llqm_core as llqm
 from llqm_core import registries
-from llqm_core.errors import UserError
+from llqm_core.model.errors import UserError
 from llqm_core.pipeline import parse_pipeline, run_pipeline
 
 

@@ -11,7 +11,7 @@ from llqm_qiskit.aer import AerBackend
 
 import llqm_core as llqm
 from llqm_core import registries
-from llqm_core.errors import UserError
+from llqm_core.model.errors import UserError
 from llqm_core.pipeline import parse_pipeline, run_pipeline
 
 

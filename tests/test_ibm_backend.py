@@ -19,7 +19,7 @@ from qiskit import ClassicalRegister, QuantumCircuit, QuantumRegister, transpile
 
 import llqm_core as llqm
 from llqm_core import registries
-from llqm_core.errors import UserError
+from llqm_core.model.errors import UserError
 
 FAKE_TOKEN = "faketoken-9f8e7d6c5b4a3210"
 

@@ -23,7 +23,7 @@ from qiskit import QuantumCircuit
 
 import llqm_core as llqm
 from llqm_core import registries
-from llqm_core.errors import UserError
+from llqm_core.model.errors import UserError
 from llqm_core.pipeline import parse_pipeline, run_pipeline
 
 SHOTS, SEED, SAMPLES, NOISE = 1000, 17, 30, 0.05

@@ -397,7 +397,7 @@ def test_a_token_never_reaches_the_prefect_artifact(store_path, monkeypatch):
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
-    from llqm_core import secrets
+    from llqm_core.model import secrets
 
     monkeypatch.setenv("QISKIT_IBM_TOKEN", SECRET)
     monkeypatch.setattr(secrets, "_env_secrets", None)  # read the environment again

@@ -15,7 +15,7 @@ from qiskit import transpile
 
 import llqm_core as llqm
 from llqm_core import registries
-from llqm_core.errors import UserError
+from llqm_core.model.errors import UserError
 
 SHOTS, SEED = 2000, 17
 

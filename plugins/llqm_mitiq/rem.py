@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 import llqm_core
-from llqm_core.checks import flag
+from llqm_core.model.checks import flag
 from llqm_core.policies import decide
 
 from .shared_job import SharedJob

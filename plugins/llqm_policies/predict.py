@@ -24,7 +24,7 @@ import numpy as np
 
 import llqm_core
 from llqm_core import PolicyDecision, ProfileStore
-from llqm_core.checks import whole
+from llqm_core.model.checks import whole
 from llqm_core.policies import history_store
 
 NAME = "cost_model"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .model import HardwareSnapshot
+from .records import HardwareSnapshot
 
 #: An error at or above this marks a gate (or a readout) as out of service.
 FAULTY_ERROR = 1.0
