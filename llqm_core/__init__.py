@@ -24,7 +24,8 @@ from .api import (
     task,
 )
 from .gpu import gpu_probe
-from .hookspecs import hookimpl
+from .hooks.hookspecs import hookimpl
+from .hooks.plugins import configure_plugins, loaded_plugins
 from .model.errors import PluginError, StoreError, UserError
 from .model.records import (
     GateCalibration,
@@ -38,7 +39,6 @@ from .model.records import (
     TaskRecord,
     TaskStatus,
 )
-from .plugins import configure_plugins, loaded_plugins
 from .sampler import set_sample_interval
 from .store import ProfileStore, default_store_path, open_store
 from .tables import dataframe

@@ -25,6 +25,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode
 
 from .attributes import check_metrics, run_attributes
+from .hooks.plugins import loaded_plugins
 from .journal import Owner
 from .measure import Measurement
 from .model.records import (
@@ -38,7 +39,6 @@ from .model.records import (
     TaskStatus,
 )
 from .model.secrets import redact, redact_text
-from .plugins import loaded_plugins
 from .sampler import set_sample_interval
 from .store import ProfileStore, open_store
 from .task_spans import child_context

@@ -26,6 +26,7 @@ from rich.table import Table
 from . import __version__, registries
 from .chrome_trace import chrome_trace
 from .compare import compare_runs
+from .hooks.plugins import configure_plugins, loaded_plugins
 from .html_report import html_report
 from .model import hardware
 from .model.errors import StoreError, UserError
@@ -33,7 +34,6 @@ from .model.records import HardwareSnapshot
 from .otlp_json import run_spans, spans_to_otlp_json
 from .pipeline import PipelineFailed, features, load_pipeline, read_pipeline_file, run_pipeline
 from .plots import device_map_png, drift_map_png, sweep_plot
-from .plugins import configure_plugins, loaded_plugins
 from .report import (
     build_report,
     format_bytes,

@@ -13,7 +13,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from .hookspecs import hookimpl
+from .hooks.hookspecs import hookimpl
 from .model.errors import UserError
 from .otlp_json import spans_to_otlp_json
 

@@ -37,8 +37,8 @@ from typing import Any
 
 from . import registries
 from .api import annotate, current_run, run
+from .hooks.plugins import loaded_plugins
 from .model.errors import UserError
-from .plugins import loaded_plugins
 from .policies import decide
 
 SECTIONS = (

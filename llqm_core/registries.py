@@ -11,8 +11,8 @@ import inspect
 from typing import Any
 
 from .api import annotate, current_task, task
+from .hooks.plugins import loaded_plugins
 from .model.errors import UserError
-from .plugins import loaded_plugins
 
 KINDS = {
     "backend": "llqm_register_backends",

@@ -38,10 +38,10 @@ from opentelemetry.sdk.trace.export import (
     SpanExportResult,
 )
 
+from .hooks.plugins import loaded_plugins
 from .model.errors import UserError
 from .model.settings import seconds_from_env
 from .otlp_json import SCOPE
-from .plugins import loaded_plugins
 from .task_spans import TaskSpans
 
 EXPORTERS_ENV = "LLQM_EXPORTERS"

@@ -17,8 +17,8 @@ from typing import Any
 
 import pluggy
 
+from ..model.errors import PluginError
 from . import hookspecs
-from .model.errors import PluginError
 
 ENTRY_POINT_GROUP = "llqm"
 SELECT_ENV = "LLQM_PLUGINS"
