@@ -40,7 +40,7 @@ from .model.records import (
     TaskStatus,
 )
 from .sampler import set_sample_interval
-from .store import ProfileStore, default_store_path, open_store
+from .store.profile_store import ProfileStore, default_store_path, open_store
 from .tables import dataframe
 from .telemetry import configure_exporters, flush
 

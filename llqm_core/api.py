@@ -26,7 +26,6 @@ from opentelemetry.trace import Status, StatusCode
 
 from .attributes import check_metrics, run_attributes
 from .hooks.plugins import loaded_plugins
-from .journal import Owner
 from .measure import Measurement
 from .model.records import (
     NOT_YET_MEASURED,
@@ -40,7 +39,8 @@ from .model.records import (
 )
 from .model.secrets import redact, redact_text
 from .sampler import set_sample_interval
-from .store import ProfileStore, open_store
+from .store.journal import Owner
+from .store.profile_store import ProfileStore, open_store
 from .task_spans import child_context
 from .telemetry import telemetry
 

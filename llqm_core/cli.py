@@ -43,7 +43,7 @@ from .report import (
     render_report,
     run_summary,
 )
-from .store import ProfileStore, default_store_path
+from .store.profile_store import ProfileStore, default_store_path
 from .sweep import grid_pipelines, parse_grid, point_summary
 from .tables import json_lines
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from .analysis import FIDELITY_FIGURES
 from .report import build_report
-from .store import ProfileStore
+from .store.profile_store import ProfileStore
 
 STAGE_FIELDS = ("tasks", "wall_s", "cpu_s", "qpu_s", "queue_s", "peak_rss_bytes")
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from .api import current_run, current_task
 from .model.records import PolicyDecision, TaskRecord
-from .store import ProfileStore
+from .store.profile_store import ProfileStore
 
 
 def policy_for(data: dict[str, Any], point: str) -> Any:

@@ -20,7 +20,7 @@ from .analysis import (
     step_costs,
 )
 from .model.records import RunRecord, TaskRecord
-from .store import ProfileStore
+from .store.profile_store import ProfileStore
 
 
 def iso_time(ns: int | None) -> str | None:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .report import iso_time
-from .store import ProfileStore
+from .store.profile_store import ProfileStore
 
 PROFILE_COLUMNS = (
     "wall_s",

@@ -11,7 +11,7 @@ import pytest
 from conftest import busy
 
 import llqm_core as llqm
-import llqm_core.store as store_module
+import llqm_core.store.profile_store as store_module
 from llqm_core.gpu import visible_devices
 
 

@@ -2,7 +2,7 @@
 
 Each task is kept when it ends, before control returns to the caller, so a crash or a kill
 keeps everything that finished before it: appended to the process's journal beside the
-store (``llqm_core.journal``), which the writer thread commits to SQLite in batches (within
+store (``llqm_core.store.journal``), which the writer thread commits to SQLite in batches (within
 ``DRAIN_INTERVAL_S`` after a quiet spell, every ``FINISHED_ROWS_WAIT_S`` while tasks keep
 ending), and which every reader merges in meanwhile. A running task's row is kept within
 ``DRAIN_INTERVAL_S`` of its start, so a dead run also names what was in flight.
@@ -24,10 +24,8 @@ import weakref
 from collections.abc import Callable
 from pathlib import Path
 
-from .journal import JournalFile, Owner, TaskJournal, encode_row, read_journals
-from .journal import json_text as _dumps  # the one compact encoder of the store's text
-from .model.errors import StoreError
-from .model.records import (
+from ..model.errors import StoreError
+from ..model.records import (
     PROFILE_VALUE_NAMES,
     HardwareSnapshot,
     PolicyDecision,
@@ -37,6 +35,8 @@ from .model.records import (
     TaskRecord,
     TaskStatus,
 )
+from .journal import JournalFile, Owner, TaskJournal, encode_row, read_journals
+from .journal import json_text as _dumps  # the one compact encoder of the store's text
 
 STORE_ENV = "LLQM_STORE"
 BUSY_TIMEOUT_MS = 30_000
