@@ -42,7 +42,7 @@ from .model.records import (
 from .sampler import set_sample_interval
 from .store.profile_store import ProfileStore, default_store_path, open_store
 from .tables import dataframe
-from .telemetry import configure_exporters, flush
+from .telemetry.tracing import configure_exporters, flush
 
 try:
     __version__ = version("llqm")

@@ -24,14 +24,12 @@ from rich.progress import (
 from rich.table import Table
 
 from . import __version__, registries
-from .chrome_trace import chrome_trace
 from .compare import compare_runs
 from .hooks.plugins import configure_plugins, loaded_plugins
 from .html_report import html_report
 from .model import hardware
 from .model.errors import StoreError, UserError
 from .model.records import HardwareSnapshot
-from .otlp_json import run_spans, spans_to_otlp_json
 from .pipeline import PipelineFailed, features, load_pipeline, read_pipeline_file, run_pipeline
 from .plots import device_map_png, drift_map_png, sweep_plot
 from .report import (
@@ -46,6 +44,8 @@ from .report import (
 from .store.profile_store import ProfileStore, default_store_path
 from .sweep import grid_pipelines, parse_grid, point_summary
 from .tables import json_lines
+from .telemetry.chrome_trace import chrome_trace
+from .telemetry.otlp_json import run_spans, spans_to_otlp_json
 
 EXIT_USER_ERROR = 2
 EXIT_RUN_FAILED = 1

@@ -271,7 +271,7 @@ def test_bad_sampling_and_export_settings_are_refused_in_one_sentence(monkeypatc
     import pytest
 
     from llqm_core.sampler import interval_from_env
-    from llqm_core.telemetry import export_timeout_s
+    from llqm_core.telemetry.tracing import export_timeout_s
 
     monkeypatch.setenv("LLQM_SAMPLE_INTERVAL", "fast")
     with pytest.raises(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .model.records import RunRecord, TaskRecord
+from ..model.records import RunRecord, TaskRecord
 
 QUEUE_LANE = "queue"
 

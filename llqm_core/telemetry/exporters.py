@@ -13,8 +13,8 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from .hooks.hookspecs import hookimpl
-from .model.errors import UserError
+from ..hooks.hookspecs import hookimpl
+from ..model.errors import UserError
 from .otlp_json import spans_to_otlp_json
 
 JSON_FILE_ENV = "LLQM_SPANS_FILE"
@@ -99,5 +99,5 @@ def llqm_register_exporters(register) -> None:
         "memory",
         memory_exporter,
         batched=False,
-        description="kept in this process (tests and notebooks): llqm_core.exporters.memory_exporter()",
+        description="kept in this process (tests and notebooks): llqm_core.telemetry.exporters.memory_exporter()",
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .model.records import RunRecord, TaskRecord
+from ..model.records import RunRecord, TaskRecord
 
 PREFIX = "llqm."
 

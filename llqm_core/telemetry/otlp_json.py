@@ -20,8 +20,8 @@ from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
+from ..model.records import RunRecord, RunStatus, TaskRecord, TaskStatus
 from .attributes import run_attributes, task_attributes
-from .model.records import RunRecord, RunStatus, TaskRecord, TaskStatus
 
 _ID_FIELDS = ("traceId", "spanId", "parentSpanId")
 

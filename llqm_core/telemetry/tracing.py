@@ -8,7 +8,7 @@ Exporters are chosen, first match wins, by ``configure_exporters(...)``, by ``LL
 (comma-separated names), by the standard ``OTEL_TRACES_EXPORTER``, or else ``otlp`` when an
 ``OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT`` is set and none otherwise. Spans always reach the
 profile store, whatever is exported. Task spans are built after their task ends, off its
-path (``llqm_core.task_spans``); a flush, a change of exporters and exit build them first.
+path (``llqm_core.telemetry.task_spans``); a flush, a change of exporters and exit build them first.
 
 An exporter can never fail or stall the pipeline: batched exporters work in a background
 thread, a raising exporter is warned about once, and at exit LLQM waits at most
@@ -38,9 +38,9 @@ from opentelemetry.sdk.trace.export import (
     SpanExportResult,
 )
 
-from .hooks.plugins import loaded_plugins
-from .model.errors import UserError
-from .model.settings import seconds_from_env
+from ..hooks.plugins import loaded_plugins
+from ..model.errors import UserError
+from ..model.settings import seconds_from_env
 from .otlp_json import SCOPE
 from .task_spans import TaskSpans
 

@@ -31,8 +31,8 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.trace import NonRecordingSpan, SpanContext, Status, StatusCode
 
+from ..model.records import TaskRecord
 from .attributes import task_attributes
-from .model.records import TaskRecord
 
 BATCH_INTERVAL_S = 0.5
 
