@@ -11,19 +11,6 @@ Nothing here imports Qiskit, Mitiq or Prefect: those arrive as plugins.
 
 from importlib.metadata import PackageNotFoundError, version
 
-from .api import (
-    ActiveRun,
-    TaskHandle,
-    annotate,
-    current_run,
-    current_task,
-    finish_task,
-    run,
-    run_context,
-    start_task,
-    task,
-)
-from .gpu import gpu_probe
 from .hooks.hookspecs import hookimpl
 from .hooks.plugins import configure_plugins, loaded_plugins
 from .model.errors import PluginError, StoreError, UserError
@@ -39,7 +26,20 @@ from .model.records import (
     TaskRecord,
     TaskStatus,
 )
-from .sampler import set_sample_interval
+from .runtime.api import (
+    ActiveRun,
+    TaskHandle,
+    annotate,
+    current_run,
+    current_task,
+    finish_task,
+    run,
+    run_context,
+    start_task,
+    task,
+)
+from .runtime.gpu import gpu_probe
+from .runtime.sampler import set_sample_interval
 from .store.profile_store import ProfileStore, default_store_path, open_store
 from .tables import dataframe
 from .telemetry.tracing import configure_exporters, flush

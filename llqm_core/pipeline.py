@@ -36,10 +36,10 @@ from pathlib import Path
 from typing import Any
 
 from . import registries
-from .api import annotate, current_run, run
 from .hooks.plugins import loaded_plugins
 from .model.errors import UserError
 from .policies import decide
+from .runtime.api import annotate, current_run, run
 
 SECTIONS = (
     "name",

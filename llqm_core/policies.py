@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .api import current_run, current_task
 from .model.records import PolicyDecision, TaskRecord
+from .runtime.api import current_run, current_task
 from .store.profile_store import ProfileStore
 
 

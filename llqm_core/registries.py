@@ -10,9 +10,9 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from .api import annotate, current_task, task
 from .hooks.plugins import loaded_plugins
 from .model.errors import UserError
+from .runtime.api import annotate, current_task, task
 
 KINDS = {
     "backend": "llqm_register_backends",

@@ -12,8 +12,8 @@ import socket
 import threading
 import time
 
+from ..model.records import GpuProfile, Profile
 from .memory import usage
-from .model.records import GpuProfile, Profile
 from .sampler import Watch, shared_sampler
 
 HOST = socket.gethostname()

@@ -24,9 +24,8 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode
 
-from .hooks.plugins import loaded_plugins
-from .measure import Measurement
-from .model.records import (
+from ..hooks.plugins import loaded_plugins
+from ..model.records import (
     NOT_YET_MEASURED,
     HardwareSnapshot,
     PolicyDecision,
@@ -36,13 +35,14 @@ from .model.records import (
     TaskRecord,
     TaskStatus,
 )
-from .model.secrets import redact, redact_text
+from ..model.secrets import redact, redact_text
+from ..store.journal import Owner
+from ..store.profile_store import ProfileStore, open_store
+from ..telemetry.attributes import check_metrics, run_attributes
+from ..telemetry.task_spans import child_context
+from ..telemetry.tracing import telemetry
+from .measure import Measurement
 from .sampler import set_sample_interval
-from .store.journal import Owner
-from .store.profile_store import ProfileStore, open_store
-from .telemetry.attributes import check_metrics, run_attributes
-from .telemetry.task_spans import child_context
-from .telemetry.tracing import telemetry
 
 _current_run: ContextVar[ActiveRun | None] = ContextVar("llqm_current_run", default=None)
 _current_task: ContextVar[TaskHandle | None] = ContextVar("llqm_current_task", default=None)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from functools import cached_property
 
-from .model.records import GpuProfile
+from ..model.records import GpuProfile
 from .per_process import PerProcess
 
 NOT_SAMPLED_REASON = (

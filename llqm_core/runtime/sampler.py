@@ -11,9 +11,9 @@ import os
 import threading
 import time
 
+from ..model.settings import seconds_from_env, seconds_in_range
 from .gpu import gpu_probe
 from .memory import current_rss
-from .model.settings import seconds_from_env, seconds_in_range
 from .per_process import PerProcess
 
 DEFAULT_INTERVAL_S = 0.2  # each tick costs ~150 us of CPU on a VM; the kernel's high-water mark catches new highs exactly
