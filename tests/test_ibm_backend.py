@@ -18,8 +18,8 @@ from llqm_qiskit.ibm import IBMRuntimeBackend, spans_summary, usage_from_metrics
 from qiskit import ClassicalRegister, QuantumCircuit, QuantumRegister, transpile
 
 import llqm_core as llqm
-from llqm_core import registries
 from llqm_core.model.errors import UserError
+from llqm_core.pipeline import registries
 
 FAKE_TOKEN = "faketoken-9f8e7d6c5b4a3210"
 

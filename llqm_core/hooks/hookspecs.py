@@ -77,7 +77,7 @@ def llqm_register_policies(register: Callable[..., None]) -> None:
     ``zne.folding``, ``transpile.cache``, ``transpile.parallel``, ``execute.batch``,
     ``mitigation``, ``predict``) and whose ``decide(**context)`` returns an ``llqm_core.PolicyDecision`` (choice, rationale,
     inputs) or None to leave the default. LLQM records every decision on the run; see
-    ``llqm_core.policies``.
+    ``llqm_core.pipeline.policies``.
     """
 
 

@@ -27,7 +27,7 @@ from mitiq.zne.scaling import fold_all, fold_gates_at_random, fold_global, inser
 
 import llqm_core
 from llqm_core.model.checks import whole
-from llqm_core.policies import decide
+from llqm_core.pipeline.policies import decide
 
 from .common import evaluate, last_only, raw_value
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from llqm_core import PolicyDecision
 from llqm_core.model.checks import number, whole
-from llqm_core.policies import recent_tasks
+from llqm_core.pipeline.policies import recent_tasks
 
 NAME = "parallel_transpile"
 

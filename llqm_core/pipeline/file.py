@@ -35,11 +35,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..hooks.plugins import loaded_plugins
+from ..model.errors import UserError
+from ..runtime.api import annotate, current_run, run
 from . import registries
-from .hooks.plugins import loaded_plugins
-from .model.errors import UserError
 from .policies import decide
-from .runtime.api import annotate, current_run, run
 
 SECTIONS = (
     "name",

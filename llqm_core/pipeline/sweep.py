@@ -13,8 +13,8 @@ import itertools
 import tomllib
 from typing import Any
 
-from .model.errors import UserError
-from .pipeline import Pipeline, parse_pipeline
+from ..model.errors import UserError
+from .file import Pipeline, parse_pipeline
 
 
 def _split_values(text: str) -> list[str]:

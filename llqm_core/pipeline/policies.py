@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .model.records import PolicyDecision, TaskRecord
-from .runtime.api import current_run, current_task
-from .store.profile_store import ProfileStore
+from ..model.records import PolicyDecision, TaskRecord
+from ..runtime.api import current_run, current_task
+from ..store.profile_store import ProfileStore
 
 
 def policy_for(data: dict[str, Any], point: str) -> Any:
