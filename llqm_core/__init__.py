@@ -11,6 +11,7 @@ Nothing here imports Qiskit, Mitiq or Prefect: those arrive as plugins.
 
 from importlib.metadata import PackageNotFoundError, version
 
+from .analysis.tables import dataframe
 from .hooks.hookspecs import hookimpl
 from .hooks.plugins import configure_plugins, loaded_plugins
 from .model.errors import PluginError, StoreError, UserError
@@ -41,7 +42,6 @@ from .runtime.api import (
 from .runtime.gpu import gpu_probe
 from .runtime.sampler import set_sample_interval
 from .store.profile_store import ProfileStore, default_store_path, open_store
-from .tables import dataframe
 from .telemetry.tracing import configure_exporters, flush
 
 try:

@@ -169,7 +169,7 @@ def test_plugins_can_be_selected_and_disabled_by_environment(tmp_path):
 
 def test_the_core_imports_no_quantum_sdk_or_workflow_engine():
     code = (
-        "import sys, llqm_core, llqm_core.cli, llqm_core.report, llqm_core.telemetry.exporters\n"
+        "import sys, llqm_core, llqm_core.cli, llqm_core.analysis.report, llqm_core.telemetry.exporters\n"
         "print(sorted(m for m in ('qiskit', 'mitiq', 'prefect', 'qiskit_aer') if m in sys.modules))"
     )
     result = run_python(code)

@@ -13,7 +13,7 @@ from prefect import flow, task
 from qiskit import QuantumCircuit
 
 import llqm_core as llqm
-from llqm_core.report import build_report
+from llqm_core.analysis.report import build_report
 
 pytestmark = pytest.mark.usefixtures("prefect_server")
 

@@ -15,7 +15,7 @@ import pytest
 from conftest import ROOT, run_python
 
 import llqm_core as llqm
-from llqm_core.report import build_report
+from llqm_core.analysis.report import build_report
 from llqm_core.store.profile_store import MIGRATIONS, SCHEMA_VERSION
 
 

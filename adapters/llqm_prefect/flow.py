@@ -12,7 +12,7 @@ from prefect import Flow
 from prefect.context import FlowRunContext
 
 import llqm_core
-from llqm_core.report import build_report
+from llqm_core.analysis.report import build_report
 from llqm_core.telemetry.tracing import telemetry
 
 from .artifact import profile_markdown

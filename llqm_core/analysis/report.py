@@ -10,7 +10,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .analysis import (
+from ..model.records import RunRecord, TaskRecord
+from ..store.profile_store import ProfileStore
+from .summary import (
     FIDELITY_FIGURES,
     bottleneck,
     concurrency,
@@ -19,8 +21,6 @@ from .analysis import (
     prediction_errors,
     step_costs,
 )
-from .model.records import RunRecord, TaskRecord
-from .store.profile_store import ProfileStore
 
 
 def iso_time(ns: int | None) -> str | None:

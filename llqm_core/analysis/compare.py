@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .analysis import FIDELITY_FIGURES
+from ..store.profile_store import ProfileStore
 from .report import build_report
-from .store.profile_store import ProfileStore
+from .summary import FIDELITY_FIGURES
 
 STAGE_FIELDS = ("tasks", "wall_s", "cpu_s", "qpu_s", "queue_s", "peak_rss_bytes")
 

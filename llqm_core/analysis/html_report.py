@@ -12,9 +12,9 @@ import base64
 import html
 from typing import Any
 
-from .analysis import FIDELITY_FIGURES
 from .plots import stages_png, timeline_png
 from .report import bottleneck_sentence, format_bytes, format_number, format_seconds
+from .summary import FIDELITY_FIGURES
 
 MAX_TASK_ROWS = 500
 _STYLE = """

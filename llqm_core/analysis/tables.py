@@ -12,8 +12,8 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
+from ..store.profile_store import ProfileStore
 from .report import iso_time
-from .store.profile_store import ProfileStore
 
 PROFILE_COLUMNS = (
     "wall_s",

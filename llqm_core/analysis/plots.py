@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .model.errors import UserError
+from ..model.errors import UserError
 
 
 def sweep_plot(rows: list[dict[str, Any]], path: str | Path, title: str) -> Path:
@@ -267,7 +267,7 @@ def _draw_device(
 def device_map_png(snapshot: Any, field: str = "readout_error") -> bytes:
     """The device's coupling map, qubits coloured by a calibration field, couplers by their
     two-qubit error, couplers out of service dashed red."""
-    from .model.hardware import faulty_couplers
+    from ..model.hardware import faulty_couplers
 
     if field not in QUBIT_FIELDS_PLOTTED:
         raise UserError(
@@ -296,7 +296,7 @@ def device_map_png(snapshot: Any, field: str = "readout_error") -> bytes:
 def drift_map_png(before: Any, after: Any) -> bytes:
     """Where the calibration moved between two snapshots: qubits by the relative change of their
     readout error, couplers by that of their two-qubit error; newly broken couplers dashed red."""
-    from .model.hardware import faulty_couplers
+    from ..model.hardware import faulty_couplers
 
     plt = _pyplot()
     positions, couplers = _device_layout(after)

@@ -14,7 +14,7 @@ import bisect
 from collections import defaultdict
 from typing import Any
 
-from .model.records import TaskRecord
+from ..model.records import TaskRecord
 
 FIDELITY_PREFIX = "fidelity."
 #: The figures a pipeline's postprocess step records, in the order reports show them.
