@@ -29,6 +29,7 @@ import weakref
 from typing import Any
 
 from opentelemetry import trace
+from opentelemetry.sdk.trace.id_generator import IdGenerator
 from opentelemetry.trace import NonRecordingSpan, SpanContext, Status, StatusCode
 
 from ..model.records import TaskRecord
@@ -39,12 +40,13 @@ BATCH_INTERVAL_S = 0.5
 _all: weakref.WeakSet[TaskSpans] = weakref.WeakSet()
 
 
-class _PresetSpanIds:
-    """The tracer's id generator, except that the building thread can say which span id comes next."""
+class PresetSpanIds(IdGenerator):
+    """An id generator that lets the thread building a task's span say which span id comes next
+    (the one the task was named by when it started); otherwise it asks ``inner``."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: IdGenerator) -> None:
         self.inner = inner
-        self._next = threading.local()
+        self._next = threading.local()  # each thread presets only the span it builds itself
 
     def preset(self, span_id: int | None) -> None:
         self._next.span_id = span_id
@@ -71,18 +73,14 @@ def child_context(parent: SpanContext, span_id: int) -> SpanContext:
 class TaskSpans:
     """The spans of ended tasks that are waiting to be built, and the thread that builds them."""
 
-    def __init__(self, tracer: Any) -> None:
+    def __init__(self, tracer: Any, ids: PresetSpanIds | None) -> None:
+        """``ids`` is the id generator ``tracer`` makes span ids with (None for a tracer that
+        records nothing)."""
         self.tracer = tracer
-        #: False while nothing would ever receive a span: then none is built. A plain attribute, kept
-        #: up to date by whoever knows the span processors: every task's start and end read it.
+        #: False while nothing would ever receive a span: then none is built. Written by whoever
+        #: knows the span processors, read at every task's start and end.
         self.reading = True
-        self._ids: _PresetSpanIds | None = None
-        inner = getattr(
-            tracer, "id_generator", None
-        )  # an SDK tracer; a no-op one records nothing anyway
-        if inner is not None:
-            self._ids = inner if isinstance(inner, _PresetSpanIds) else _PresetSpanIds(inner)
-            tracer.id_generator = self._ids
+        self._ids = ids
         self._warned = False
         self._start_afresh()
         _all.add(self)
