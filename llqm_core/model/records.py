@@ -53,7 +53,7 @@ NOT_MEASURED_GPU = GpuProfile(available=False, reason="not measured")
 _gpu_values = operator.attrgetter(*GpuProfile.__slots__)
 
 
-@dataclass(slots=True)  # no per-instance dict: built at every task's end, between two tasks' work
+@dataclass(slots=True)  # no per-instance dict: one is built at every task's end
 class Profile:
     """What was measured for one task.
 

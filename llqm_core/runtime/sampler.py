@@ -16,7 +16,8 @@ from .gpu import gpu_probe
 from .memory import current_rss
 from .per_process import PerProcess
 
-DEFAULT_INTERVAL_S = 0.2  # each tick costs ~150 us of CPU on a VM; the kernel's high-water mark catches new highs exactly
+#: Each tick costs CPU (docs/performance.md); the kernel's high-water mark catches new highs anyway.
+DEFAULT_INTERVAL_S = 0.2
 INTERVAL_ENV = "LLQM_SAMPLE_INTERVAL"
 IDLE_PARK_S = 1.0
 MIN_INTERVAL_S, MAX_INTERVAL_S = 0.001, 60.0

@@ -1,19 +1,16 @@
 """The store's journal of finished tasks: one append per task instead of an SQLite commit.
 
-A commit costs a dozen system calls (page writes and file locks) on the task's own path;
-an append to a file costs one, and what it wrote survives a kill of the process just as a
-commit does (both sit in the kernel's page cache; neither syncs to disk per task). The
-store's writer thread moves journaled rows into SQLite in batches, and empties the journal
-once all of it is committed.
+An append survives a kill of the process just as a commit does, at a fraction of its cost on
+the task's path (docs/performance.md); the store's writer thread moves journaled rows into
+SQLite in batches and empties the journal once all of it is committed.
 
 Each writing process has its own journal file beside the store, named
 ``<store>-journal-<random>.journal``: a first line (JSON) saying which process owns it, then
 one frame per finished task: a kind byte, the payload's length and the row, in ``marshal``
-format (a fifth of JSON's cost on the task's path between 20 ms tasks), or as JSON for a row
-that holds a value marshal refuses (a subclass of str or float, such as ``numpy.str_``). A
-frame cut short by a kill is ignored. Readers merge every journal into what SQLite holds, so
-a task shows in reports the moment it finishes; a writer that opens the store folds the
-journals of processes that are gone into SQLite and deletes them.
+format, or as JSON for a row that holds a value marshal refuses (a subclass of str or float,
+such as ``numpy.str_``). A frame cut short by a kill is ignored. Readers merge every journal
+into what SQLite holds, so a task shows in reports the moment it finishes; a writer that opens
+the store folds the journals of processes that are gone into SQLite and deletes them.
 """
 
 from __future__ import annotations

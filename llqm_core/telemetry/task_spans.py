@@ -1,22 +1,18 @@
 """Task spans are built after their task has ended, in batches, off the task's path.
 
-Starting, filling and ending an SDK span is some forty Python calls; run once between two
-20 ms tasks (cold caches) that is ~200 us on the VMs this project is measured on, 1% of
-the task (``bench/overhead.py``). Built a batch at a time in a background thread, the same
-work costs a fraction of that. So while a task runs, its place in the trace is held by a
+Building an SDK span is dozens of Python calls, too many for a short task's own path
+(docs/performance.md). So while a task runs, its place in the trace is held by a
 ``NonRecordingSpan`` that already carries the span id the real span will get: spans that
-other code starts inside the task (a workflow engine's, a library's) name the task as
-their parent, and the store keeps the same id. When the task ends, its record is queued;
-``BATCH_INTERVAL_S`` later the thread builds the span with its true start and end times,
-its attributes and, for a failure, the exception event. Where no exporter or other span
-processor would receive it (LLQM's own tracer provider with no exporter chosen, the
-default), no span is built, nor a placeholder made, at all: ``llqm trace`` rebuilds every
-span from the store, whose span ids still make the run's trace a tree.
+other code starts inside the task (a workflow engine's, a library's) name the task as their
+parent, and the store keeps the same id. When the task ends, its record is queued;
+``BATCH_INTERVAL_S`` later the thread builds the span with its true start and end times, its
+attributes and, for a failure, the exception event. Where nothing would receive a span (LLQM's
+own tracer provider with no exporter chosen, the default), no span is built, nor a placeholder
+made: ``llqm trace`` rebuilds every span from the store, whose span ids still make a tree.
 
-Spans therefore reach exporters up to ``BATCH_INTERVAL_S`` after their task ends; a run's
-end, ``llqm_core.flush()``, a change of exporters and the process's exit build every
-pending span first. Attributes set on the placeholder through the OpenTelemetry API are
-not recorded: ``annotate`` is the way to add a task's metrics.
+A run's end, ``llqm_core.flush()``, a change of exporters and the process's exit build every
+pending span first. Attributes set on the placeholder through the OpenTelemetry API are not
+recorded: ``annotate`` is the way to add a task's metrics.
 """
 
 from __future__ import annotations
