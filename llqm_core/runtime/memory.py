@@ -18,7 +18,7 @@ import psutil
 try:
     import resource
 except ImportError:  # Windows
-    resource = None
+    resource = None  # type: ignore[assignment]
 else:
     _getrusage, _RUSAGE_SELF = resource.getrusage, resource.RUSAGE_SELF
 

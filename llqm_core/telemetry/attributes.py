@@ -95,7 +95,12 @@ def run_attributes(run: RunRecord) -> dict[str, Any]:
 
 def task_start_attributes(task: TaskRecord) -> dict[str, Any]:
     """What is known when a task starts: enough to find it in a trace while it still runs."""
-    attrs = {TASK_ID: task.id, TASK_NAME: task.name, STAGE: task.stage, RUN_ID: task.run_id}
+    attrs: dict[str, Any] = {
+        TASK_ID: task.id,
+        TASK_NAME: task.name,
+        STAGE: task.stage,
+        RUN_ID: task.run_id,
+    }
     if task.parent_id:
         attrs[PARENT_TASK_ID] = task.parent_id
     if task.depends_on:

@@ -111,10 +111,12 @@ class ExporterHub(SpanProcessor):
         old, self._processors = self._processors, processors
         old_counted, self._counted = self._counted, dict(counted or {})
         old_ended, self._ended = self._ended, {}
-        _bounded(
-            lambda: [p.shutdown() for _, p in old],
-            export_timeout_s() if timeout_s is None else timeout_s,
-        )
+
+        def shut_down_old() -> None:
+            for _, processor in old:
+                processor.shutdown()
+
+        _bounded(shut_down_old, export_timeout_s() if timeout_s is None else timeout_s)
         for _, processor in old:
             exporter = old_counted.get(id(processor))
             ended = old_ended.get(id(processor), 0)
@@ -269,8 +271,8 @@ class Telemetry:
             )
             counted[id(processor)] = exporter
             processors.append((name, processor))
-        for exporter in exporters:
-            processors.append((type(exporter).__name__, SimpleSpanProcessor(exporter)))
+        for given in exporters:
+            processors.append((type(given).__name__, SimpleSpanProcessor(given)))
         self.hub.replace(processors, counted)
         self._note_readers()
         return self.hub.names
