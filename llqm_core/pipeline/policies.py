@@ -34,7 +34,8 @@ def history_store() -> ProfileStore | None:
 
 
 def recent_tasks(stage: str, runs: int) -> list[TaskRecord]:
-    """The finished tasks of ``stage`` in the latest ``runs`` runs of ``history_store()``, newest runs first."""
+    """The finished tasks of ``stage`` in the latest ``runs`` runs of ``history_store()``,
+    newest runs first."""
     store = history_store()
     if store is None:
         return []

@@ -217,7 +217,8 @@ class ActiveRun:
         return described
 
     def producers(self, values: Iterable[Any]) -> list[str]:
-        """The tasks whose outputs appear among ``values`` (looking one level into lists, tuples and dicts)."""
+        """The tasks whose outputs appear among ``values`` (looking one level into lists,
+        tuples and dicts)."""
         found: list[str] = []
         for value in values:
             for item in _flatten(value):

@@ -72,7 +72,8 @@ class GpuProbe:
             ]
             if self._handles:
                 self._nvml = pynvml
-                self._read()  # a library that initialises but cannot read (a forked child's, say) is no GPU to us
+                # a library that initialises but cannot read (a forked child's, say) is no GPU
+                self._read()
         except pynvml.NVMLError as exc:
             self._handles, self._nvml = [], None
             self.reason = f"NVML is unavailable: {exc}"

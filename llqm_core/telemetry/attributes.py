@@ -55,7 +55,8 @@ SCALAR_TYPES = (bool, int, float, str)
 
 
 def metric_attribute(key: str) -> str:
-    """The span attribute that carries domain metric ``key`` (``circuit.qubits`` -> ``llqm.circuit.qubits``)."""
+    """The span attribute that carries domain metric ``key`` (``circuit.qubits`` ->
+    ``llqm.circuit.qubits``)."""
     return PREFIX + key
 
 
@@ -68,7 +69,8 @@ def check_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
             )
         if metric_attribute(key) in RESERVED:
             raise ValueError(
-                f"metric name {key!r} is reserved for LLQM's own profile attribute {metric_attribute(key)!r}; choose another name."
+                f"metric name {key!r} is reserved for LLQM's own profile attribute "
+                f"{metric_attribute(key)!r}; choose another name."
             )
         if isinstance(value, SCALAR_TYPES):
             continue

@@ -122,9 +122,11 @@ class ExporterHub(SpanProcessor):
             ended = old_ended.get(id(processor), 0)
             if exporter is not None and exporter.delivered < ended:
                 print(
-                    f"llqm: warning: {ended - exporter.delivered} of {ended} spans were not delivered to span exporter "
+                    f"llqm: warning: {ended - exporter.delivered} of {ended} spans were not "
+                    "delivered to span exporter "
                     f"{exporter.name!r} (unreachable, refusing, or slower than {EXPORT_TIMEOUT_ENV}="
-                    f"{export_timeout_s():g} s); the profile store keeps every run (`llqm trace RUN` writes it as OTLP/JSON).",
+                    f"{export_timeout_s():g} s); the profile store keeps every run (`llqm trace "
+                    "RUN` writes it as OTLP/JSON).",
                     file=sys.stderr,
                 )
 
@@ -257,7 +259,8 @@ class Telemetry:
         for name in chosen:
             if name not in available:
                 raise UserError(
-                    f"unknown span exporter {name!r}; available exporters are: {', '.join(sorted([*available, 'none']))}."
+                    f"unknown span exporter {name!r}; available exporters are: "
+                    f"{', '.join(sorted([*available, 'none']))}."
                 )
         processors: list[tuple[str, SpanProcessor]] = []
         counted: dict[int, CountedExporter] = {}
