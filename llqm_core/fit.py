@@ -120,8 +120,7 @@ def _history(plan: dict[str, Any], store: str | None) -> tuple[dict[str, dict[st
     return model.predict(features, ProfileStore(path, readonly=True))
 
 
-def estimate(pipeline: Any, store: str | None = None) -> list[StepEstimate]:
-    """Each step's estimate, in order, for the pipeline as its file describes it."""
+def _modelled(pipeline: Any) -> tuple[dict[str, Any], list[tuple[str, Estimate]]]:
     plan: dict[str, Any] = {"backend": pipeline.backend, "shots": pipeline.shots}
     modelled: list[tuple[str, Estimate]] = []
     for step in pipeline.steps:
@@ -134,7 +133,12 @@ def estimate(pipeline: Any, store: str | None = None) -> list[StepEstimate]:
             raise UserError(f"in [{step.section}]: {exc}") from None
         if found is not None:
             modelled.append((step.name, found))
-    history, runs = _history(plan, store)
+    return plan, modelled
+
+
+def _combined(
+    modelled: list[tuple[str, Estimate]], history: dict[str, dict[str, float]], runs: int
+) -> list[StepEstimate]:
     base = current_rss()
     steps = []
     for name, found in modelled:
@@ -147,20 +151,27 @@ def estimate(pipeline: Any, store: str | None = None) -> list[StepEstimate]:
     return steps
 
 
+def estimate(pipeline: Any, store: str | None = None) -> list[StepEstimate]:
+    """Each step's estimate, in order, for the pipeline as its file describes it."""
+    plan, modelled = _modelled(pipeline)
+    return _combined(modelled, *_history(plan, store))
+
+
 def check_fit(
     pipeline: Any, store: str | None = None, force: bool = False, max_minutes: float | None = None
 ) -> Fit:
-    """The run's estimates; refused with one sentence when it cannot fit, unless ``force``."""
-    fit = Fit(estimate(pipeline, store), memory_limit(), max_minutes * 60 if max_minutes else None)
+    """The run's estimates; refused with one sentence when it cannot fit, unless ``force``.
+
+    The models alone are compared with the memory first: the history can only raise a peak,
+    and a large store takes a while to read."""
+    plan, modelled = _modelled(pipeline)
+    limit, max_s = memory_limit(), max_minutes * 60 if max_minutes else None
+    if not force:
+        _refuse_memory(Fit(_combined(modelled, {}, 0), limit, max_s))
+    fit = Fit(_combined(modelled, *_history(plan, store)), limit, max_s)
     if force:
         return fit
-    peak = fit.peak
-    if peak is not None and peak.peak_bytes > fit.memory_limit_bytes:
-        raise UserError(
-            f"refused: step {peak.step!r} is estimated to need {format_bytes(int(peak.peak_bytes))} "
-            f"of memory ({peak.basis}), more than the {format_bytes(int(fit.memory_limit_bytes))} "
-            "available to this process; make the run smaller, or pass --force to run it anyway."
-        )
+    _refuse_memory(fit)
     if fit.max_s is not None and fit.wall_s > fit.max_s:
         longest = max(fit.steps, key=lambda s: s.wall_s)
         raise UserError(
@@ -170,3 +181,13 @@ def check_fit(
             "or pass --force."
         )
     return fit
+
+
+def _refuse_memory(fit: Fit) -> None:
+    peak = fit.peak
+    if peak is not None and peak.peak_bytes > fit.memory_limit_bytes:
+        raise UserError(
+            f"refused: step {peak.step!r} is estimated to need {format_bytes(int(peak.peak_bytes))} "
+            f"of memory ({peak.basis}), more than the {format_bytes(int(fit.memory_limit_bytes))} "
+            "available to this process; make the run smaller, or pass --force to run it anyway."
+        )
