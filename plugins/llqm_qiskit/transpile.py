@@ -56,9 +56,8 @@ class _StageProfiler:
         self.depths = depths
         self.current: llqm_core.TaskHandle | None = None
         self.passes: dict[str, list[Any]] = {}
-        self.depth: int | None = (
-            None  # Qiskit's last measured depth, None once a pass changed the DAG
-        )
+        # Qiskit's last measured depth; None once a pass may have changed the DAG since.
+        self.depth: int | None = None
         self.final: dict[str, Any] = {}
         self.widths: dict[str, int] = {}
 
@@ -92,9 +91,8 @@ class _StageProfiler:
         entry = self.passes.setdefault(pass_.name(), [0, 0.0, 0, None])
         entry[0] += 1
         entry[1] += time
-        entry[2] = (
-            dag.size()
-        )  # the circuit as the pass left it (its last call, for a pass in a loop)
+        # The circuit as the pass left it (its last call, for a pass run in a loop).
+        entry[2] = dag.size()
         entry[3] = self._depth(dag) if self.depths else None
 
     def close(self, after: dict[str, Any] | None, exc: BaseException | None = None) -> None:
