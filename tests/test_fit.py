@@ -17,10 +17,9 @@ from llqm_qiskit import circuits
 from llqm_qiskit.estimates import KIND_GATES, qasm_header
 
 import llqm_core as llqm
-from llqm_core import fit
 from llqm_core.cli import main
-from llqm_core.errors import UserError
-from llqm_core.pipeline import parse_pipeline
+from llqm_core.model.errors import UserError
+from llqm_core.pipeline import fit, parse_pipeline
 
 
 def config(**sections) -> dict:

@@ -1,4 +1,4 @@
-"""What the mitigation steps will cost, estimated before anything is built (``llqm_core.fit``).
+"""What the mitigation steps will cost, estimated before anything is built (``llqm_core.pipeline.fit``).
 
 Each technique's circuits are counted from its options and the plan (the compiled circuit's
 gates and bytes, from the ``transpile`` step's estimate), and their execution is the run's
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from llqm_core.fit import Estimate
+from llqm_core.pipeline.fit import Estimate
 
 #: Mitiq's ``sample_circuit`` with the conversions around it, per gate of the circuit and sample.
 PEC_SAMPLE_S_PER_GATE = 5e-5

@@ -24,7 +24,7 @@ from qiskit.result import Counts
 
 import llqm_core
 from llqm_core import HardwareSnapshot
-from llqm_core.fit import Estimate
+from llqm_core.pipeline.fit import Estimate
 
 from .estimates import RESULT_BYTES_PER_SHOT_QUBIT
 from .snapshot import backend_name, hardware_snapshot
@@ -85,7 +85,7 @@ class QuantumBackend(abc.ABC):
         self, qubits: int, gates: int, shots: int, circuits: int = 1, clifford: bool | None = None
     ) -> Estimate:
         """Time and memory to execute ``circuits`` circuits here, before they exist (see
-        ``llqm_core.fit``). A QPU's: IBM's documented usage, about 2 s per job plus 250 us
+        ``llqm_core.pipeline.fit``). A QPU's: IBM's documented usage, about 2 s per job plus 250 us
         per shot, and the counts kept; simulators answer with their own model."""
         return Estimate(
             2.0 + circuits * shots * QPU_S_PER_SHOT,

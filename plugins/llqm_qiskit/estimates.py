@@ -1,4 +1,4 @@
-"""What the Qiskit steps will cost, estimated before anything is built (``llqm_core.fit``).
+"""What the Qiskit steps will cost, estimated before anything is built (``llqm_core.pipeline.fit``).
 
 Each model is an order of magnitude fitted to measurements on the project's 2-core VM
 (docs/benchmarks.md): enough to refuse a run that cannot fit, not to schedule one. A step's
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from llqm_core.fit import Estimate
+from llqm_core.pipeline.fit import Estimate
 
 #: Memory of one instruction of a built QuantumCircuit, and the Python time to append it.
 CIRCUIT_BYTES_PER_GATE = 300
