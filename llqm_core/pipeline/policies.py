@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..hooks.contracts import PipelineData
 from ..model.records import PolicyDecision, TaskRecord
 from ..runtime.api import current_run, current_task
 from ..store.profile_store import ProfileStore
 
 
-def policy_for(data: dict[str, Any], point: str) -> Any:
+def policy_for(data: PipelineData, point: str) -> Any:
     """The first of the run's policies that serves ``point`` (for policies that act, such as a
     cache, rather than only choose), or None."""
     return next((p for p in data.get("policies", []) if getattr(p, "decides", None) == point), None)
@@ -56,8 +57,9 @@ def record(decision: PolicyDecision) -> PolicyDecision:
     return decision
 
 
-def decide(data: dict[str, Any], point: str, **context: Any) -> PolicyDecision | None:
-    """The first decision a policy of ``data["policies"]`` makes at ``point``, recorded; or None."""
+def decide(data: PipelineData, point: str, **context: Any) -> PolicyDecision | None:
+    """The first decision a policy of ``data["policies"]`` makes at ``point`` (a name of
+    ``llqm_core.hooks.contracts.DECISION_POINTS``, whose context ``context`` is), recorded; or None."""
     for policy in data.get("policies", []):
         if getattr(policy, "decides", None) != point:
             continue

@@ -26,10 +26,8 @@ from opentelemetry.trace import Status, StatusCode
 
 from ..hooks.plugins import loaded_plugins
 from ..model.records import (
-    NOT_YET_MEASURED,
     HardwareSnapshot,
     PolicyDecision,
-    Profile,
     RunRecord,
     RunStatus,
     TaskRecord,
@@ -346,8 +344,6 @@ class TaskHandle:
     def record_usage(self, *, qpu_s: float | None = None, queue_s: float | None = None) -> None:
         """Add QPU or queue seconds that a backend reported for work done in this task."""
         profile = self.record.profile
-        if profile is NOT_YET_MEASURED:
-            profile = self.record.profile = Profile()
         for field, value in (("qpu_s", qpu_s), ("queue_s", queue_s)):
             if value is None:
                 continue
@@ -440,7 +436,6 @@ def start_task(
         parent_id=parent.record.id if parent is not None else None,
         depends_on=list(dict.fromkeys(_task_ids(depends_on))) if depends_on else [],
         parent_span_id=parent_span_id,
-        profile=NOT_YET_MEASURED,
     )
     handle = TaskHandle(run, record, span, parent_span, owns_run)
     if run.store is not None:
@@ -488,10 +483,18 @@ def finish_task(handle: TaskHandle, exc: BaseException | None = None) -> TaskRec
     return record
 
 
-class TaskSpec:
-    """What ``task(...)`` returns: a context manager, and a decorator making each call a task."""
+#: The tasks that ``with task(...)`` blocks opened in this context (thread or asyncio task),
+#: innermost last: one ``task(...)`` object may be entered in many threads at once.
+_entered: ContextVar[tuple[TaskHandle, ...]] = ContextVar("llqm_entered_tasks", default=())
 
-    __slots__ = ("name", "stage", "depends_on", "_open")  # one is made at every ``with task(...)``
+
+class TaskSpec:
+    """What ``task(...)`` returns: a context manager, and a decorator making each call a task.
+
+    It holds no state of its own between ``__enter__`` and ``__exit__``: the handle it opened
+    is kept per context, so one object can serve every thread that enters it."""
+
+    __slots__ = ("name", "stage", "depends_on")  # one is made at every ``with task(...)``
 
     def __init__(
         self, name: str | None, stage: str | None, depends_on: Iterable[TaskHandle | str]
@@ -499,18 +502,19 @@ class TaskSpec:
         self.name = name
         self.stage = stage
         self.depends_on = tuple(depends_on)  # the default ``()`` is kept as it is
-        self._open: list[TaskHandle] = []
 
     def __enter__(self) -> TaskHandle:
         name = self.name or self.stage
         if not name:
             raise ValueError("task() used as a context manager needs a name (or a stage).")
         handle = start_task(name, self.stage, self.depends_on)
-        self._open.append(handle)
+        _entered.set((*_entered.get(), handle))
         return handle
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        finish_task(self._open.pop(), exc)
+        *outer, handle = _entered.get()
+        _entered.set(tuple(outer))
+        finish_task(handle, exc)
 
     def __call__(self, fn: Callable) -> Callable:
         name = self.name or getattr(fn, "__name__", None) or repr(fn)

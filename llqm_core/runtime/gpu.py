@@ -3,11 +3,9 @@
 Without either, ``GpuProbe.available`` is False and ``reason`` says why: profiling goes on
 and the profile's GPU fields say that no GPU was measured.
 
-Only the shared sampler's thread reads NVML, never a task's start or end: on an H200 the
-four calls (utilisation and memory, at start and end) took ~120 us of a 20 ms task's path,
-as much as the rest of LLQM's per-task work, and bought nothing for utilisation: NVML
-reports it averaged over its own last sample period and updates it late (a 20 ms burst of
-matrix products never showed; a 100 ms one showed as 44% 0.2-0.4 s after it ended).
+Only the shared sampler's thread reads NVML, never a task's start or end: the calls cost a
+short task as much as the rest of LLQM's work, and NVML's utilisation shows late anyway
+(docs/performance.md).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """What the Qiskit steps will cost, estimated before anything is built (``llqm_core.pipeline.fit``).
 
-Each model is an order of magnitude fitted to measurements on the project's 2-core VM
-(docs/benchmarks.md): enough to refuse a run that cannot fit, not to schedule one. A step's
+Each model is an order of magnitude fitted to measurements on the project's 2-core VM (the
+figures behind each constant are in docs/pipelines.md, "Will it fit"): enough to refuse a run
+that cannot fit, not to schedule one. A step's
 ``estimate(plan)`` reads what the steps before it put in ``plan`` (``qubits``, ``gates``,
 ``clifford``, ``compiled_gates``, ``compiled_bytes``) and adds its own.
 """
@@ -19,14 +20,13 @@ from llqm_core.pipeline.fit import Estimate
 #: Memory of one instruction of a built QuantumCircuit, and the Python time to append it.
 CIRCUIT_BYTES_PER_GATE = 300
 BUILD_S_PER_GATE = 1e-5
-#: A preset transpile for a Heron r2 at level 0 or 1: 10^5-10^7 gates took 10-13 us and
-#: peaked at 0.3-0.8 KB per input gate; levels 2-3 resynthesize blocks, a few times slower.
+#: A preset transpile for a Heron r2, per input gate; levels 2-3 resynthesize blocks, slower.
 TRANSPILE_S_PER_GATE = 1.3e-5
 TRANSPILE_BYTES_PER_GATE = 800
 TRANSPILE_SLOWDOWN = {0: 1.0, 1: 1.0, 2: 3.0, 3: 4.0}
 COMPILED_GATES_PER_GATE = 1.4  # cz plus the rz/sx that translation makes, after optimization
-#: Sampling a noisy Clifford circuit: seconds per gate per shot (Pauli frames, ~60 us per
-#: operation at 4,000 shots); a statevector update: seconds per gate per amplitude.
+#: Sampling a noisy Clifford circuit: seconds per gate per shot; a statevector update:
+#: seconds per gate per amplitude.
 CLIFFORD_S_PER_GATE_SHOT = 1.5e-8
 STATEVECTOR_S_PER_GATE_AMPLITUDE = 2e-9
 AMPLITUDE_BYTES = 16  # complex128
