@@ -129,7 +129,8 @@ def ratio_line(what: str, plain: list[float], profiled: list[float], unit: str) 
     ok = best <= TARGET
     print(
         f"{what:<12} plain {min(plain):9.2f} {unit}, profiled {min(profiled):9.2f} {unit}: "
-        f"ratio {best:.3f} (medians {median:.3f}) -> {'within' if ok else 'MISSES'} the {TARGET} target"
+        f"ratio {best:.3f} (medians {median:.3f}) -> "
+        f"{'within' if ok else 'MISSES'} the {TARGET} target"
     )
     return ok
 
@@ -184,8 +185,9 @@ def main() -> int:
         start = time.perf_counter()
         circuit = nearest_neighbour(args.qubits, args.gates)
         print(
-            f"circuit: {args.qubits} qubits, {len(circuit):,} gates, built in {time.perf_counter() - start:.2f} s; "
-            f"fake_fez, optimization level {args.optimization_level}, seed {args.seed}, {repeat} transpiles each way"
+            f"circuit: {args.qubits} qubits, {len(circuit):,} gates, "
+            f"built in {time.perf_counter() - start:.2f} s; fake_fez, optimization level "
+            f"{args.optimization_level}, seed {args.seed}, {repeat} transpiles each way"
         )
         samples: dict[str, list[Sample]] = {"plain": [], "profiled": []}
         for i in range(repeat):
@@ -194,14 +196,16 @@ def main() -> int:
                 samples[kind].append(plain() if kind == "plain" else profiled())
                 s = samples[kind][-1]
                 print(
-                    f"  {kind:<9} {s.wall_s:8.2f} s wall, {s.cpu_s:8.2f} s cpu, peak RSS {s.peak_bytes / MB:8.0f} MB"
+                    f"  {kind:<9} {s.wall_s:8.2f} s wall, {s.cpu_s:8.2f} s cpu, "
+                    f"peak RSS {s.peak_bytes / MB:8.0f} MB"
                 )
         tasks = llqm.ProfileStore(store_path).tasks(runs[-1])
 
     parent = next(t for t in tasks if t.stage == "transpile")
     stages = [t for t in tasks if t.parent_id == parent.id]
     header = (
-        f"{'stage':<24} {'wall s':>9} {'passes s':>9} {'cpu s':>9} {'peak MB':>10} {'growth MB':>10} "
+        f"{'stage':<24} {'wall s':>9} {'passes s':>9} {'cpu s':>9} {'peak MB':>10} "
+        f"{'growth MB':>10} "
         f"{'size':>11} {'depth':>9} {'2q gates':>10}"
     )
     print()

@@ -298,7 +298,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> None:
     if args.check:
         console.print(
             f"{args.pipeline}: ok ({len(pipeline.steps)} steps: {', '.join(s.name for s in pipeline.steps)}; "
-            f"{pipeline.fit.summary()})"
+            f"{pipeline.fit.summary() if pipeline.fit else 'not estimated'})"
         )
         return
     store = getattr(args, "store", None) or pipeline.store

@@ -13,9 +13,9 @@ def format_bytes(value: int | None) -> str:
     if value is None:
         return "-"
     sign = "-" if value < 0 else ""
-    value = abs(value)
+    size = float(abs(value))
     for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{sign}{value:.0f} {unit}" if unit == "B" else f"{sign}{value:.1f} {unit}"
-        value /= 1024
-    return str(value)
+        if size < 1024 or unit == "GiB":
+            return f"{sign}{size:.0f} {unit}" if unit == "B" else f"{sign}{size:.1f} {unit}"
+        size /= 1024
+    return str(size)

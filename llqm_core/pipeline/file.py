@@ -18,8 +18,9 @@ nothing of what they do::
 
 A step may carry a ``preflight(data)`` that checks it against the rest of the file (a circuit
 wider than the backend) while the file is read, an ``estimate(plan)`` of its time and memory
-(``llqm_core.pipeline.fit`` refuses a run that cannot fit before anything is built), and a ``load()``
-for check-time work that builds something (parsing a QASM file), done once the run fits. The steps run in order, each its own task: ``generate``, ``observable``, ``transpile``,
+(``llqm_core.pipeline.fit`` refuses a run that cannot fit before anything is built), and a
+``load()`` for check-time work that builds something (parsing a QASM file), done once the run
+fits. The steps run in order, each its own task: ``generate``, ``observable``, ``transpile``,
 ``mitigate.<technique>`` (for ``a+b``, every technique but the last is built with
 ``inner=True``: it prepares, such as a readout calibration, and the last one executes),
 the extra stages (one that raises fails only its own task: the run goes on with a warning),

@@ -187,7 +187,8 @@ def _refuse_memory(fit: Fit) -> None:
     peak = fit.peak
     if peak is not None and peak.peak_bytes > fit.memory_limit_bytes:
         raise UserError(
-            f"refused: step {peak.step!r} is estimated to need {format_bytes(int(peak.peak_bytes))} "
+            f"refused: step {peak.step!r} is estimated to need "
+            f"{format_bytes(int(peak.peak_bytes))} "
             f"of memory ({peak.basis}), more than the {format_bytes(int(fit.memory_limit_bytes))} "
             "available to this process; make the run smaller, or pass --force to run it anyway."
         )

@@ -1,4 +1,6 @@
-"""What the mitigation steps will cost, estimated before anything is built (``llqm_core.pipeline.fit``).
+"""What the mitigation steps will cost, estimated before anything is built.
+
+``llqm_core.pipeline.fit`` compares the estimates with the limits.
 
 Each technique's circuits are counted from its options and the plan (the compiled circuit's
 gates and bytes, from the ``transpile`` step's estimate), and their execution is the run's
@@ -66,7 +68,8 @@ def pec_estimate(plan: dict[str, Any], samples: int, shots_per_sample: int | Non
 
 
 def rem_estimate(plan: dict[str, Any], calibration_shots: int | None, inner: bool) -> Estimate:
-    """Two calibration circuits (all zeros, all ones), then the circuit unless inside a combination."""
+    """Two calibration circuits (all zeros, all ones), then the circuit unless inside a
+    combination."""
     qubits = plan.get("qubits", 0)
     calibration = execute(plan, 2, gates=2 * qubits, shots=calibration_shots)
     return calibration if inner else calibration + execute(plan, 1)

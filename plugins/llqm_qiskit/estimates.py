@@ -1,4 +1,6 @@
-"""What the Qiskit steps will cost, estimated before anything is built (``llqm_core.pipeline.fit``).
+"""What the Qiskit steps will cost, estimated before anything is built.
+
+``llqm_core.pipeline.fit`` compares the estimates with the limits.
 
 Each model is an order of magnitude fitted to measurements on the project's 2-core VM (the
 figures behind each constant are in docs/pipelines.md, "Will it fit"): enough to refuse a run
@@ -88,7 +90,8 @@ def circuit_estimate(
 
 
 def transpile_estimate(plan: dict[str, Any], optimization_level: int) -> Estimate:
-    """``transpile``: time and memory per input gate; the compiled circuit's size goes into the plan."""
+    """``transpile``: time and memory per input gate; the compiled circuit's size goes into
+    the plan."""
     gates = plan.get("gates", 0)
     plan["compiled_gates"] = int(gates * COMPILED_GATES_PER_GATE)
     plan["compiled_bytes"] = plan["compiled_gates"] * CIRCUIT_BYTES_PER_GATE

@@ -62,7 +62,8 @@ class _StageProfiler:
         self.widths: dict[str, int] = {}
 
     def enter(self, stage: str | None, dag: DAGCircuit) -> None:
-        """``stage`` begins (None: the last stage has ended); the one before ends with the circuit it left."""
+        """``stage`` begins (None: the last stage has ended); the one before ends with the
+        circuit it left."""
         if stage is None:
             self.final = dag_metrics(dag, self.widths, self._depth(dag))
             self.close(self.final)
