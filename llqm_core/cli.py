@@ -10,7 +10,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from rich.console import Console
 from rich.progress import (
@@ -53,12 +53,12 @@ EXIT_RUN_FAILED = 1
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse would print the whole usage first
+    def error(self, message: str) -> NoReturn:  # argparse would print the whole usage first
         raise UserError(f"{message} (see `{self.prog} --help`).")
 
 
-def _common_options() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+def _common_options() -> _Parser:
+    common = _Parser(add_help=False)
     common.add_argument(
         "--store",
         default=argparse.SUPPRESS,
@@ -471,7 +471,9 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> None:
 
     def cell(entry: dict[str, Any], show: Any) -> str:
         if entry["a"] is None or entry["b"] is None:
-            return f"{show(entry['a']) if entry['a'] is not None else '-'} -> {show(entry['b']) if entry['b'] is not None else '-'}"
+            a = show(entry["a"]) if entry["a"] is not None else "-"
+            b = show(entry["b"]) if entry["b"] is not None else "-"
+            return f"{a} -> {b}"
         ratio = f" ({entry['ratio']:.2f}x)" if entry.get("ratio") else ""
         return f"{show(entry['a'])} -> {show(entry['b'])}{ratio}"
 
@@ -555,7 +557,8 @@ def cmd_hardware_show(args: argparse.Namespace, console: Console) -> None:
         _print_json(snapshot)
         return
     console.print(
-        f"[bold]{snapshot['backend']}[/bold]  {snapshot['num_qubits']} qubits  snapshot {snapshot['fingerprint']}"
+        f"[bold]{snapshot['backend']}[/bold]  {snapshot['num_qubits']} qubits  snapshot "
+        f"{snapshot['fingerprint']}"
         f"  taken {iso_time(int(snapshot['taken_at'] * 1e9))} ({origin})"
     )
     console.print(f"faulty qubits: {snapshot['faulty_qubits'] or 'none'}")
@@ -620,7 +623,7 @@ def _write_png(path: str, png: bytes) -> None:
 
 def cmd_plugins(args: argparse.Namespace, console: Console) -> None:
     loaded = loaded_plugins()
-    rows = []
+    rows: list[dict[str, Any]] = []
     for info in loaded.info:
         hooks = (
             sorted(

@@ -1,4 +1,5 @@
-"""The critical path follows what the run waited on, and the bottleneck names the stage and resource that dominate it."""
+"""The critical path follows what the run waited on, and the bottleneck names the stage and
+resource that dominate it."""
 
 from __future__ import annotations
 

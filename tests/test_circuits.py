@@ -53,11 +53,13 @@ def test_qaoa_uses_a_regular_graph():
 def test_qasm_2_and_3_files_load_and_bad_ones_are_refused_in_one_sentence(tmp_path):
     two = tmp_path / "bell2.qasm"
     two.write_text(
-        'OPENQASM 2.0;\ninclude "qelib1.inc";\nqreg q[2];\ncreg c[2];\nh q[0];\ncx q[0],q[1];\nmeasure q -> c;\n'
+        'OPENQASM 2.0;\ninclude "qelib1.inc";\nqreg q[2];\ncreg c[2];\nh q[0];\ncx '
+        "q[0],q[1];\nmeasure q -> c;\n"
     )
     three = tmp_path / "bell3.qasm"
     three.write_text(
-        'OPENQASM 3.0;\ninclude "stdgates.inc";\nqubit[2] q;\nbit[2] c;\nh q[0];\ncx q[0], q[1];\nc = measure q;\n'
+        'OPENQASM 3.0;\ninclude "stdgates.inc";\nqubit[2] q;\nbit[2] c;\nh q[0];\ncx q[0], '
+        "q[1];\nc = measure q;\n"
     )
     for path in (two, three):
         circuit = circuits.load_qasm(path)

@@ -1,4 +1,5 @@
-"""Faults survived: what ran before a failure, an abrupt exit or a failing backend job is kept, and says what happened."""
+"""Faults survived: what ran before a failure, an abrupt exit or a failing backend job is kept, and
+says what happened."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The Pauli-frame sampler draws from the same distribution as Aer's stabilizer method with the noise written in."""
+"""The Pauli-frame sampler draws from the same distribution as Aer's stabilizer method with the
+noise written in."""
 
 from __future__ import annotations
 

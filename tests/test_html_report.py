@@ -1,4 +1,5 @@
-"""The HTML report is one self-contained file that a real browser (headless Chromium) loads with its pictures."""
+"""The HTML report is one self-contained file that a real browser (headless Chromium) loads with
+its pictures."""
 
 from __future__ import annotations
 

@@ -155,7 +155,8 @@ def test_a_circuit_that_measures_nothing_is_refused_before_it_is_sent(fez):
 
 @pytest.mark.slow
 def test_local_mode_with_the_devices_own_noise_model(store_path, ghz3):
-    """``noise="device"``: SamplerV2(mode=fake_fez) as qiskit-ibm-runtime's local mode runs it (about a minute)."""
+    """``noise="device"``: SamplerV2(mode=fake_fez) as qiskit-ibm-runtime's local mode runs it
+    (about a minute)."""
     backend = IBMRuntimeBackend(device="fake_fez", local=True, noise="device")
     with llqm.run("ibm local device noise", store=store_path) as run:
         counts = backend.execute(ghz3, shots=1000, seed=11)

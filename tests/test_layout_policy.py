@@ -1,4 +1,5 @@
-"""The hardware-aware layout avoids what is broken, records why, and re-decides only when the calibration moved."""
+"""The hardware-aware layout avoids what is broken, records why, and re-decides only when the
+calibration moved."""
 
 from __future__ import annotations
 

@@ -117,7 +117,8 @@ BAD = [
     (with_changes(transpile={"layout_method": "magic"}), r"unknown layout_method 'magic'"),
     (
         with_changes(mitigation={"technique": "cdr"}),
-        r"\[mitigation\] technique 'cdr' names 'cdr', which is not a registered technique; the registered ones are: none, pec, rem, zne",
+        r"\[mitigation\] technique 'cdr' names 'cdr', which is not a registered technique; "
+        r"the registered ones are: none, pec, rem, zne",
     ),
     (with_changes(mitigation={"technique": 3}), r"\[mitigation\] technique must be a name"),
     (

@@ -98,7 +98,8 @@ def test_a_broken_plugin_is_reported_by_name_and_the_others_still_load(
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.warns(
         UserWarning,
-        match=r"llqm plugin 'broken' \(llqm_broken_demo\) failed to load and is skipped: ImportError: needs libfoo",
+        match=r"llqm plugin 'broken' \(llqm_broken_demo\) failed to load and is skipped: "
+        r"ImportError: needs libfoo",
     ):
         loaded = loaded_plugins()
     info = {i.name: i for i in loaded.info}
@@ -153,7 +154,10 @@ def test_a_run_is_observed_by_the_plugins_it_opened_with_and_by_those_registered
 
 
 def test_plugins_can_be_selected_and_disabled_by_environment(tmp_path):
-    code = "from llqm_core.hooks.plugins import loaded_plugins\nprint(sorted((i.name, i.status) for i in loaded_plugins().info))"
+    code = (
+        "from llqm_core.hooks.plugins import loaded_plugins\n"
+        "print(sorted((i.name, i.status) for i in loaded_plugins().info))"
+    )
     only = run_python(code, env={"LLQM_PLUGINS": "exporters"})
     assert "('exporters', 'loaded')" in only.stdout and "('qiskit', 'disabled')" in only.stdout
     without = run_python(code, env={"LLQM_DISABLE_PLUGINS": "qiskit"})

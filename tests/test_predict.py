@@ -1,4 +1,5 @@
-"""The cost model predicts each stage from stored runs, and the report sets its prediction beside the measurement."""
+"""The cost model predicts each stage from stored runs, and the report sets its prediction beside
+the measurement."""
 
 from __future__ import annotations
 

@@ -121,7 +121,8 @@ def test_rem_as_tasks_gives_mitiqs_readout_confusion_inversion(store_path, backe
     noisy = MeasurementResult.from_counts(bit0_first, qubit_indices=(0, 1, 2))
     observable = Observable(PauliString(pauli))
 
-    # Exact: Mitiq's linear inversion A^-1 p (before it projects and resamples) read through the observable's matrix.
+    # Exact: Mitiq's linear inversion A^-1 p (before it projects and resamples) read through the
+    # observable's matrix.
     quasi = inverse @ bitstrings_to_probability_vector(noisy.result)
     diagonal = np.real(np.diag(observable.matrix(qubit_indices=[0, 1, 2])))
     assert ours["value"] == pytest.approx(float(diagonal @ quasi), abs=1e-9)
@@ -130,7 +131,8 @@ def test_rem_as_tasks_gives_mitiqs_readout_confusion_inversion(store_path, backe
     )
     assert ours["evaluate"](counts) == ours["value"]
 
-    # Mitiq's whole REM also projects A^-1 p onto the closest distribution and resamples SHOTS bitstrings from it
+    # Mitiq's whole REM also projects A^-1 p onto the closest distribution and resamples SHOTS
+    # bitstrings from it
     # (numpy's global generator): the same within sampling noise, sd <= 1/sqrt(4000) = 0.016.
     np.random.seed(5)
     mitigated = mitigate_measurements(noisy, inverse)

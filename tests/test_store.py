@@ -274,7 +274,8 @@ def test_eight_processes_write_runs_into_one_store_at_once(tmp_path):
 def test_after_the_process_exits_the_store_is_one_self_contained_file(tmp_path):
     path = tmp_path / "whole.sqlite"
     result = run_python(
-        f"import llqm_core as llqm\nwith llqm.run('whole', store={str(path)!r}):\n    with llqm.task('t'):\n        pass\n"
+        f"import llqm_core as llqm\nwith llqm.run('whole', store={str(path)!r}):\n    with "
+        "llqm.task('t'):\n        pass\n"
     )
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["whole.sqlite"]

@@ -112,7 +112,8 @@ def test_json_file_exporter_and_service_name_from_standard_variables(tmp_path):
 def test_unknown_exporter_name_is_a_user_error_naming_the_choices():
     with pytest.raises(
         llqm.UserError,
-        match=r"unknown span exporter 'zipkinn'; available exporters are: console, jsonfile, memory, none, otlp",
+        match=r"unknown span exporter 'zipkinn'; available exporters are: "
+        r"console, jsonfile, memory, none, otlp",
     ):
         llqm.configure_exporters(["zipkinn"])
 
@@ -187,7 +188,8 @@ def test_with_no_span_reader_nested_tasks_still_form_a_tree_in_the_store(tmp_pat
                 with llqm.task("inner", stage="work"):
                     pass
         tasks = {t.name: t for t in llqm.ProfileStore().tasks(run.id)}
-        print(run.record.span_id, tasks["outer"].parent_span_id, tasks["outer"].span_id, tasks["inner"].parent_span_id)
+        outer, inner = tasks["outer"], tasks["inner"]
+        print(run.record.span_id, outer.parent_span_id, outer.span_id, inner.parent_span_id)
         """
     )
     result = run_python(

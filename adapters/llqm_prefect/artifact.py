@@ -21,7 +21,8 @@ def profile_markdown(report: dict[str, Any]) -> str:
     lines = [
         f"# LLQM profile: {run['name']}",
         "",
-        f"Run `{run['id']}`, status **{run['status']}**, wall {_cell(run['wall_s'])} s, trace `{run['trace_id']}`.",
+        f"Run `{run['id']}`, status **{run['status']}**, wall {_cell(run['wall_s'])} s, trace "
+        f"`{run['trace_id']}`.",
         "",
     ]
     sentence = bottleneck_sentence(report, lambda text: f"**{_cell(text)}**")
@@ -56,7 +57,8 @@ def profile_markdown(report: dict[str, Any]) -> str:
     for task in report["tasks"]:
         peak = None if task["peak_rss_bytes"] is None else task["peak_rss_bytes"] / 2**20
         lines.append(
-            f"| {_cell(task['name'])} | {_cell(task['stage'])} | {_cell(task['status'])} | {_cell(task['wall_s'])} "
+            f"| {_cell(task['name'])} | {_cell(task['stage'])} | {_cell(task['status'])} | "
+            f"{_cell(task['wall_s'])} "
             f"| {_cell(task['cpu_s'])} | {_cell(peak)} | {_cell(task['error'])} |"
         )
     return "\n".join(lines) + "\n"

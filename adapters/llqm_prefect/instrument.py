@@ -54,7 +54,8 @@ def forget_run(run: llqm_core.ActiveRun) -> None:
 
 
 def stage_of(task_run_tags: list[str], task_name: str, stages: dict[str, str]) -> str:
-    """A task's stage: its ``llqm.stage:NAME`` tag, else the flow decorator's ``stages`` map, else its name."""
+    """A task's stage: its ``llqm.stage:NAME`` tag, else the flow decorator's ``stages`` map, else
+    its name."""
     for tag in task_run_tags:
         if tag.startswith(STAGE_TAG_PREFIX) and len(tag) > len(STAGE_TAG_PREFIX):
             return tag[len(STAGE_TAG_PREFIX) :]

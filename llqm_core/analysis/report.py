@@ -6,7 +6,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.markup import escape
 from rich.table import Table
 
@@ -139,7 +139,7 @@ def _depths(tasks: list[dict[str, Any]]) -> dict[str, int]:
 def _render_tasks(report: dict[str, Any], console: Console) -> None:
     depths = _depths(report["tasks"])
     table = Table(title="Tasks", title_justify="left")
-    for column, justify in (
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
         ("task", "left"),
         ("stage", "left"),
         ("status", "left"),
@@ -148,7 +148,8 @@ def _render_tasks(report: dict[str, Any], console: Console) -> None:
         ("peak RSS", "right"),
         ("RSS growth", "right"),
         ("metrics", "left"),
-    ):
+    )
+    for column, justify in columns:
         table.add_column(column, justify=justify)
     for task in report["tasks"]:
         metrics = ", ".join(f"{k}={v}" for k, v in list(task["metrics"].items())[:4])
@@ -205,7 +206,8 @@ def bottleneck_sentence(report: dict[str, Any], strong: Callable[[str], str] = s
         return None
     return (
         f"{strong('Bottleneck:')} stage {strong(found['stage'])} on {strong(found['resource'])}, "
-        f"{found['share'] * 100:.0f}% of the run's wall time ({format_seconds(found['seconds'])}) on the critical "
+        f"{found['share'] * 100:.0f}% of the run's wall time ({format_seconds(found['seconds'])}) "
+        "on the critical "
         f"path of {len(report.get('critical_path') or [])} tasks"
     )
 

@@ -67,10 +67,10 @@ def _chain(siblings: list[TaskRecord]) -> list[TaskRecord]:
     """Among tasks of one parent, the chain that ends last: from the last to end, each time back to
     the task it waited for (a data dependency if one ended before it started, else the latest such).
     Sorted by end time and searched by bisection, so 10,000 siblings take milliseconds."""
-    ended = sorted((t for t in siblings if t.end_ns is not None), key=lambda t: t.end_ns)
+    ended = sorted((t for t in siblings if t.end_ns is not None), key=lambda t: t.end_ns or 0)
     if not ended:
         return []
-    ends = [t.end_ns for t in ended]
+    ends = [t.end_ns or 0 for t in ended]
     position = {t.id: i for i, t in enumerate(ended)}
     index = len(ended) - 1
     chain = [ended[index]]
@@ -107,7 +107,8 @@ def critical_path(tasks: list[TaskRecord]) -> list[TaskRecord]:
 def bottleneck(
     tasks: list[TaskRecord], run_wall_s: float | None, path: list[TaskRecord] | None = None
 ) -> dict[str, Any] | None:
-    """The stage that dominates the critical path, the resource it spent its time on, and its share of the run.
+    """The stage that dominates the critical path, the resource it spent its time on, and its share
+    of the run.
 
     The path's tasks count with their whole time, the tasks that contain them with the time of
     their own (a step that decides something before it starts its children). ``path`` is the
@@ -212,11 +213,12 @@ def prediction_errors(
     """What policies predicted before the run beside what the run measured: stage times (a
     decision whose choice holds ``stages``) and the mitigated error (``inputs.predicted_error``)."""
     rows = []
+    figures = figures or {}
     for decision in decisions:
         guess = (
             decision.inputs.get("predicted_error") if isinstance(decision.inputs, dict) else None
         )
-        if guess is not None and (figures or {}).get("error_mitigated") is not None:
+        if guess is not None and figures.get("error_mitigated") is not None:
             actual = figures["error_mitigated"]
             rows.append(
                 {

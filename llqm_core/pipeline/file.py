@@ -230,7 +230,8 @@ def parse_pipeline(
     for key in config:
         if key not in SECTIONS:
             raise UserError(
-                f"{source} has an unknown section or key {key!r}; the allowed ones are: {', '.join(SECTIONS)}."
+                f"{source} has an unknown section or key {key!r}; the allowed ones are: "
+                f"{', '.join(SECTIONS)}."
             )
     name = config.get("name", Path(source).stem)
     if not isinstance(name, str) or not name:

@@ -23,5 +23,6 @@ def last_only(technique: str, inner: bool) -> None:
     """Techniques that execute the circuit end a combination; only preparing ones go inside."""
     if flag("inner", inner):
         raise ValueError(
-            f'{technique} executes its circuits, so it must come last in a combination such as "rem+{technique}".'
+            f"{technique} executes its circuits, so it must come last in a combination such as "
+            f'"rem+{technique}".'
         )

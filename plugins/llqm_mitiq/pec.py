@@ -1,4 +1,5 @@
-"""``mitigate.pec``: probabilistic error cancellation as represent -> sample -> transpile -> execute -> combine.
+"""``mitigate.pec``: probabilistic error cancellation as represent -> sample -> transpile ->
+execute -> combine.
 
 Mitiq's PEC cut into LLQM tasks; every piece of the technique is Mitiq's own:
 
@@ -167,7 +168,8 @@ def two_qubit_level(error: float) -> float:
 
 
 def physical_qubits(compiled: QuantumCircuit) -> list[int]:
-    """The physical qubit of each logical qubit (from ``compiled.layout``), or the touched ones without a layout."""
+    """The physical qubit of each logical qubit (from ``compiled.layout``), or the touched ones
+    without a layout."""
     layout = getattr(compiled, "layout", None)
     if layout is not None:
         return list(layout.initial_index_layout(filter_ancillas=True))
@@ -213,7 +215,8 @@ def calibrated_noise_levels(compiled: QuantumCircuit, snapshot: Any) -> NoiseLev
             raise ValueError(
                 f"the calibration's mean {arity}-qubit gate error {error:g} on the qubits circuit "
                 f"{compiled.name!r} uses gives a local depolarizing noise level of {level:g}, which PEC "
-                f"cannot invert (it needs less than {MAX_NOISE_LEVEL}); choose better qubits or give noise_level."
+                f"cannot invert (it needs less than {MAX_NOISE_LEVEL}); choose better qubits or "
+                "give noise_level."
             )
     couplers = sorted({tuple(q) for _, q in used_2q})
     return NoiseLevels(p1, p2, "calibration", r1, r2, qubits, couplers, problems)
@@ -365,7 +368,8 @@ def placement_problems(base: QuantumCircuit, compiled: Sequence[QuantumCircuit])
         return []
     return [
         f"PEC: {len(moved)} of {len(compiled)} sampled circuits were compiled onto other physical qubits "
-        f"({physical_qubits(moved[0])}) than circuit {base.name!r} ({expected}), whose calibration set the noise "
+        f"({physical_qubits(moved[0])}) than circuit {base.name!r} ({expected}), whose calibration "
+        "set the noise "
         "levels; fix the layout (transpile seed, layout_method or optimization_level 0)."
     ]
 
@@ -457,7 +461,8 @@ def pec(
         sample_counts, baseline = counts[:samples], sum_counts(counts[samples:])
 
         with llqm_core.task("combine", stage="mitigate.pec.combine") as combine_task:
-            # The signs come from the sample tasks; the counts from the execute task, when the run can trace them.
+            # The signs come from the sample tasks; the counts from the execute task, when the run
+            # can trace them.
             combine_task.add_dependency(*sample_tasks, *combine_task.run.producers([counts]))
             values = [evaluate(data, c) for c in sample_counts]
             mitigated = float(combine_results(values, norm, signs))

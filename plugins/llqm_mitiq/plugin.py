@@ -22,12 +22,18 @@ def llqm_register_stages(register: Callable[..., None]) -> None:
     register(
         "mitigate.pec",
         pec,
-        description="probabilistic error cancellation: represent from the calibration, sample, transpile, execute, combine (Mitiq)",
+        description=(
+            "probabilistic error cancellation: represent from the calibration, sample, "
+            "transpile, execute, combine (Mitiq)"
+        ),
     )
     register(
         "mitigate.rem",
         rem,
-        description="readout-error mitigation: calibrate per qubit, execute, correct (Mitiq's confusion inversion)",
+        description=(
+            "readout-error mitigation: calibrate per qubit, execute, correct (Mitiq's "
+            "confusion inversion)"
+        ),
     )
     register(
         "mitigate.zne",

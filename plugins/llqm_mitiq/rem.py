@@ -140,9 +140,12 @@ def fit_readout(
     for bit, p0, p1 in zip(bits, e0, e1):
         if p0 + p1 >= 1.0:
             raise ValueError(
-                f"readout calibration of qubit {readout[bit]} (classical bit {bit}) gave P(1|0) = {p0:.3f} and "
-                f"P(0|1) = {p1:.3f}, which add up to 1 or more: the qubit's readout is no better than a coin flip, "
-                "so its confusion matrix cannot be inverted; measure on other qubits or recalibrate the device."
+                f"readout calibration of qubit {readout[bit]} (classical bit {bit}) gave P(1|0) = "
+                f"{p0:.3f} and "
+                f"P(0|1) = {p1:.3f}, which add up to 1 or more: the qubit's readout is no better "
+                "than a coin flip, "
+                "so its confusion matrix cannot be inverted; measure on other qubits or "
+                "recalibrate the device."
             )
         matrices[bit] = confusion_matrix(float(p0), float(p1))
         inverses[bit] = np.linalg.inv(matrices[bit])
@@ -181,7 +184,8 @@ def _checked_compile(
                 bit, qubit = next(iter(sorted(moved.items())))
                 problem = (
                     f"readout mitigation calibrated classical bit {bit} on qubit {readout[bit]}, but circuit "
-                    f"{circuit.name!r} was compiled to measure it on qubit {qubit} ({len(moved)} bit(s) moved): "
+                    f"{circuit.name!r} was compiled to measure it on qubit {qubit} ({len(moved)} "
+                    "bit(s) moved): "
                     "their correction uses another qubit's confusion matrix; fix the layout "
                     "(transpile seed or layout_method)."
                 )

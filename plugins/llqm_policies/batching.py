@@ -60,7 +60,8 @@ class JobBatching:
             if t.profile.qpu_s is not None and t.metrics.get("execute.circuits")
         ]
         if len({circuits for circuits, _ in points}) < 2:
-            return None  # one size of job measured: the fixed part and the per-circuit part cannot be told apart
+            # one size of job measured: the fixed part and the per-circuit part cannot be told apart
+            return None
         slope, intercept = statistics.linear_regression(
             [c for c, _ in points], [s for _, s in points]
         )
@@ -87,7 +88,8 @@ class JobBatching:
             (statistics.median(qpu) if qpu else None),
         )
         measured = (
-            f"; {len(jobs)} earlier job(s) on {backend.name} waited a median {queue_s or 0:.1f} s in the queue "
+            f"; {len(jobs)} earlier job(s) on {backend.name} waited a median {queue_s or 0:.1f} s "
+            "in the queue "
             f"and used {qpu_s or 0:.2f} s of QPU time"
             if jobs
             else f"; no earlier job on {backend.name} measured yet"
@@ -100,7 +102,10 @@ class JobBatching:
         return PolicyDecision(
             policy=NAME,
             choice={"share_next_job": True, "max_circuits": limit},
-            rationale=f"{len(circuits)} circuit(s) of {shots} shots go into the next job instead of one of their own"
+            rationale=(
+                f"{len(circuits)} circuit(s) of {shots} shots go into the next job instead "
+                "of one of their own"
+            )
             + measured,
             inputs={
                 "circuits": len(circuits),

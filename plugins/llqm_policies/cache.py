@@ -93,7 +93,8 @@ class TranspileCache:
             policy=NAME,
             choice={"hits": hits, "transpiled": len(missing)},
             rationale=(
-                f"{len(circuits)} circuits, {len(set(keys))} distinct: {len(missing)} transpiled, {hits} reused "
+                f"{len(circuits)} circuits, {len(set(keys))} distinct: {len(missing)} transpiled, "
+                f"{hits} reused "
                 f"from the cache (calibration {snapshot.fingerprint})"
             ),
             inputs={

@@ -168,7 +168,8 @@ class HardwareAwareLayout:
             policy=NAME,
             choice={"initial_layout": best[1]},
             rationale=(
-                f"best of {seen} SWAP-free embeddings that avoid the {len(faulty_couplers(snapshot))} couplers and "
+                f"best of {seen} SWAP-free embeddings that avoid the "
+                f"{len(faulty_couplers(snapshot))} couplers and "
                 f"{len(faulty_qubits(snapshot))} qubits out of service: predicted success "
                 f"{math.exp(-best[0]):.3g} against {math.exp(-first):.3g} for the first embedding found"
             ),
@@ -206,7 +207,8 @@ class HardwareAwareLayout:
                 policy=NAME,
                 choice={"initial_layout": layout},
                 rationale=(
-                    f"kept the layout chosen on snapshot {before.fingerprint}: the calibration of its qubits moved "
+                    f"kept the layout chosen on snapshot {before.fingerprint}: the calibration of "
+                    "its qubits moved "
                     f"at most {moved * 100:.0f}% since (threshold {self.drift_threshold * 100:.0f}%)"
                 ),
                 inputs=dict(earlier.inputs)

@@ -27,7 +27,10 @@ def llqm_register_policies(register: Callable[..., None]) -> None:
     register(
         LAYOUT,
         HardwareAwareLayout,
-        description="layout: the SWAP-free embedding with the best predicted success on the latest calibration",
+        description=(
+            "layout: the SWAP-free embedding with the best predicted success on the latest "
+            "calibration"
+        ),
     )
     register(
         FOLDING,
@@ -52,7 +55,10 @@ def llqm_register_policies(register: Callable[..., None]) -> None:
     register(
         BATCHING,
         JobBatching,
-        description="execute.batch: a step's own small job (readout calibration) rides in the next job instead",
+        description=(
+            "execute.batch: a step's own small job (readout calibration) rides in the next "
+            "job instead"
+        ),
     )
     register(
         PREDICT,

@@ -105,8 +105,10 @@ def choose_method(
     if width <= statevector_max_qubits:
         return "statevector"
     raise ValueError(
-        f"a non-Clifford circuit with {width} active qubits is too wide to simulate here: the embedded default "
-        f"simulates non-Clifford circuits of up to {statevector_max_qubits} qubits and Clifford circuits of any width."
+        f"a non-Clifford circuit with {width} active qubits is too wide to simulate here: the "
+        "embedded default "
+        f"simulates non-Clifford circuits of up to {statevector_max_qubits} qubits and Clifford "
+        "circuits of any width."
     )
 
 

@@ -4,10 +4,10 @@ On IBM Quantum (``local=False``) the account comes from ``QiskitRuntimeService``
 account (``QiskitRuntimeService.save_account``, chosen by ``name``) or the environment
 (``QISKIT_IBM_TOKEN``, ``QISKIT_IBM_INSTANCE``). This backend never keeps or records the
 token: it looks at secret environment values only to cut them out of its error messages,
-which are single sentences raised without the client's traceback. A job's cost is what the service tells about it: ``queue_s`` is
-``running - created`` of the job's metrics timestamps, ``qpu_s`` its usage
-(``usage.quantum_seconds``, or ``usage.qpu_charge_time_seconds`` as newer services name it,
-or ``job.usage()``), and the result's execution spans become ``ibm.execution_spans.*``
+which are single sentences raised without the client's traceback. A job's cost is what the
+service tells about it: ``queue_s`` is ``running - created`` of the job's metrics timestamps,
+``qpu_s`` its usage (``usage.quantum_seconds``, or ``usage.qpu_charge_time_seconds`` as newer
+services name it, or ``job.usage()``), and the result's execution spans become ``ibm.execution_spans.*``
 metrics; ``usage_from_metrics`` and ``spans_summary`` are the pure functions that read them.
 
 IBM's cloud cannot be reached from where this was written, so the cloud path is tested only

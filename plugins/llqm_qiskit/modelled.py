@@ -61,7 +61,8 @@ class ModelledQPU(AerBackend):
             or not 0 <= time_scale <= 1
         ):
             raise ValueError(
-                f"time_scale must be a number from 0 to 1 (real seconds per modelled second), not {time_scale!r}."
+                "time_scale must be a number from 0 to 1 (real seconds per modelled second), not "
+                f"{time_scale!r}."
             )
         self.usage = QpuTimeModel(job_overhead_s=job_overhead_s, rep_delay_s=rep_delay_s)
         self.queue = QueueModel(

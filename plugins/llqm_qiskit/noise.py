@@ -63,7 +63,8 @@ class PauliNoise:
         return self._channels[key]
 
     def gate_terms(self, gate: str, qubits: tuple[int, ...]) -> list[tuple[str, float]] | None:
-        """The Pauli channel after ``gate`` on ``qubits`` (Qiskit labels: last character on the first qubit)."""
+        """The Pauli channel after ``gate`` on ``qubits`` (Qiskit labels: last character on the
+        first qubit)."""
         if gate in _NOISELESS:
             return None
         error = self._gate_errors.get((gate, qubits))
@@ -91,7 +92,8 @@ class PauliNoise:
         """``circuit`` (already transpiled to the snapshot's device) with its noise written in."""
         if circuit.num_qubits > self.snapshot.num_qubits:
             raise ValueError(
-                f"circuit {circuit.name!r} has {circuit.num_qubits} qubits, more than the {self.snapshot.num_qubits} "
+                f"circuit {circuit.name!r} has {circuit.num_qubits} qubits, more than the "
+                f"{self.snapshot.num_qubits} "
                 f"of the calibrated device {self.snapshot.backend!r}; transpile it for that device first."
             )
         noisy = circuit.copy_empty_like(name=circuit.name)

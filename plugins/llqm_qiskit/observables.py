@@ -193,7 +193,8 @@ def ideal_outcomes(circuit: QuantumCircuit) -> DiagonalObservable:
 
 
 def neighbour_parities(circuit: QuantumCircuit) -> DiagonalObservable:
-    """The mean of ``Z_b Z_b'`` over consecutive measured bits ``b < b'`` of ``circuit``, with its ideal value."""
+    """The mean of ``Z_b Z_b'`` over consecutive measured bits ``b < b'`` of ``circuit``, with its
+    ideal value."""
     _, readout = _unitary_part(circuit)
     measured = sorted(readout)
     if len(measured) < 2:
@@ -211,7 +212,8 @@ def neighbour_parities(circuit: QuantumCircuit) -> DiagonalObservable:
 
 
 def ideal_parity(circuit: QuantumCircuit, bits: Sequence[int]) -> float | None:
-    """The exact noiseless value of ``parity(bits)``: stabilizer for Clifford circuits, statevector when small."""
+    """The exact noiseless value of ``parity(bits)``: stabilizer for Clifford circuits, statevector
+    when small."""
     return ideal_parities(circuit, [bits])[0]
 
 

@@ -37,7 +37,10 @@ def llqm_register_backends(register: Callable[..., None]) -> None:
     register(
         IBMRuntimeBackend.kind,
         IBMRuntimeBackend,
-        description="IBM Quantum through qiskit-ibm-runtime SamplerV2 jobs, or its local testing mode (local=True)",
+        description=(
+            "IBM Quantum through qiskit-ibm-runtime SamplerV2 jobs, or its local testing "
+            "mode (local=True)"
+        ),
     )
 
 

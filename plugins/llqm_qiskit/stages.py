@@ -42,7 +42,8 @@ def generate(
         return _from_qasm(Path(qasm))
     if not isinstance(kind, str) or kind not in KINDS:
         raise ValueError(
-            f'unknown circuit kind {kind!r}; choose one of: {", ".join(sorted(KINDS))}, or give qasm = "file".'
+            f"unknown circuit kind {kind!r}; choose one of: {', '.join(sorted(KINDS))}, or give "
+            'qasm = "file".'
         )
     whole("qubits", qubits, 1)
     whole("depth", depth, 1)
@@ -82,13 +83,15 @@ def _from_qasm(path: Path) -> Step:
 
 
 def _with_width_check(step: Step, qubits: int, what: str) -> Step:
-    """Give the step a ``preflight`` that refuses a circuit wider than the run's backend before anything runs."""
+    """Give the step a ``preflight`` that refuses a circuit wider than the run's backend before
+    anything runs."""
 
     def preflight(context: dict[str, Any]) -> None:
         backend = context["backend"]
         if qubits > backend.num_qubits:
             raise ValueError(
-                f"the {what} has {qubits:,} qubits, more than the {backend.num_qubits} of backend {backend.name}."
+                f"the {what} has {qubits:,} qubits, more than the {backend.num_qubits} of backend "
+                f"{backend.name}."
             )
 
     step.preflight = preflight

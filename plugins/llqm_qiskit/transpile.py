@@ -143,7 +143,8 @@ def _check(
             )
         if backend is not None and circuit.num_qubits > backend.num_qubits:
             raise ValueError(
-                f"circuit {circuit.name!r} has {circuit.num_qubits} qubits, more than the {backend.num_qubits} "
+                f"circuit {circuit.name!r} has {circuit.num_qubits} qubits, more than the "
+                f"{backend.num_qubits} "
                 f"of backend {backend_name(backend)!r}."
             )
 
