@@ -24,7 +24,7 @@ from qiskit import QuantumCircuit
 from qiskit.quantum_info import Pauli, StabilizerState, Statevector
 from qiskit_aer import AerSimulator
 
-from . import frames
+from . import stim_engine
 from .aer import is_clifford
 
 MAX_IDEAL_OUTCOMES = 64
@@ -154,8 +154,8 @@ def _noiseless_support(
     sampler = body.copy()
     sampler.measure_all()
     shots = 64 * MAX_IDEAL_OUTCOMES
-    if frames.supports(sampler):  # noiseless Pauli frames: one Aer reference shot, the rest at once
-        counts = frames.sample_counts(sampler, None, shots, seed=1)
+    if stim_engine.supports(sampler):  # Stim: all noiseless shots at once
+        counts = stim_engine.sample_counts(sampler, None, shots, seed=1)
     else:
         counts = (
             AerSimulator(method="stabilizer")
