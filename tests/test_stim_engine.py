@@ -101,6 +101,7 @@ def test_seeds_repeat_and_a_circuit_is_converted_once_per_calibration(backend):
     again = compiled.copy()
     assert convert(again, noise)[0] is not convert(compiled, noise)[0]
     assert convert(again, noise)[0] == convert(compiled, noise)[0]
+    assert (convert(again, noise)[1] == convert(compiled, noise)[1]).all()
 
 
 def test_the_embedded_default_uses_stim_for_wide_clifford_circuits(store_path, backend):

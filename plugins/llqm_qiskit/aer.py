@@ -64,15 +64,19 @@ _PHASES = {"rz", "p", "u1"}
 
 def is_clifford(circuit: QuantumCircuit) -> bool:
     """Whether the stabilizer method can run ``circuit``: Clifford gates, phases in steps of pi/2."""
-    for instruction in circuit.data:
-        operation = instruction.operation
-        if operation.name in _CLIFFORD:
-            continue
-        if operation.name in _PHASES and not operation.is_parameterized():
-            quarter_turns = float(operation.params[0]) / (math.pi / 2)
-            if abs(quarter_turns - round(quarter_turns)) < 1e-9:
-                continue
+    names = set(circuit.count_ops())
+    if not names <= _CLIFFORD | _PHASES:
         return False
+    if not names & _PHASES:
+        return True
+    # CircuitInstruction's own name and params: no gate object is built per instruction.
+    for instruction in circuit.data:
+        if instruction.name in _PHASES:
+            if instruction.is_parameterized():
+                return False
+            quarter_turns = float(instruction.params[0]) / (math.pi / 2)
+            if abs(quarter_turns - round(quarter_turns)) >= 1e-9:
+                return False
     return True
 
 
@@ -80,7 +84,7 @@ def active_qubits(circuit: QuantumCircuit) -> int:
     touched = {
         q
         for instruction in circuit.data
-        if instruction.operation.name != "barrier"
+        if instruction.name != "barrier"
         for q in instruction.qubits
     }
     return len(touched)
@@ -92,6 +96,7 @@ def choose_method(
     statevector_max_qubits: int,
     noisy: bool = True,
 ) -> str:
+    circuits = list({id(c): c for c in circuits}.values())  # a circuit repeated in a job: once
     width = max(active_qubits(c) for c in circuits)
     if width <= exact_max_qubits:
         return "density_matrix"

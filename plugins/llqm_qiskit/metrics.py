@@ -42,13 +42,17 @@ def circuit_metrics(circuit: QuantumCircuit) -> dict[str, Any]:
 
 
 def _circuits_metrics(circuits: list[QuantumCircuit]) -> dict[str, Any]:
-    each = [circuit_metrics(c) for c in circuits]
+    """Totals over a batch from Qiskit's own counts; the depth is its largest circuit's (a depth
+    is a walk over the circuit: for PEC's thousands of samples it would cost more than the job)."""
+    ops = [c.count_ops() for c in circuits]
+    sizes = [sum(o.values()) - int(o.get("barrier", 0)) for o in ops]
+    largest = circuits[sizes.index(max(sizes))]
     return {
         "circuits": len(circuits),
-        "circuit.qubits": max(m["circuit.qubits"] for m in each),
-        "circuit.size": sum(m["circuit.size"] for m in each),
-        "circuit.depth": max(m["circuit.depth"] for m in each),
-        "circuit.two_qubit_gates": sum(m["circuit.two_qubit_gates"] for m in each),
+        "circuit.qubits": max(c.num_qubits for c in circuits),
+        "circuit.size": sum(sizes),
+        "circuit.depth": _depth(largest),
+        "circuit.two_qubit_gates": sum(c.num_nonlocal_gates() for c in circuits),
     }
 
 

@@ -16,8 +16,9 @@ word. The circuit becomes a ``stim.Circuit`` with:
   the flip written for Aer also flips the state.
 
 The conversion is one pass over the instructions in which each distinct (gate, qubits)
-pair is translated once and every occurrence reuses its text, and Stim parses the whole
-text at once: the per-instruction work is a tuple and a dictionary look-up. A converted
+pair is translated once (and kept for later circuits on the same qubits and calibration)
+and every occurrence reuses its text, and Stim parses the whole text at once: the
+per-instruction work is a tuple and a dictionary look-up. A converted
 circuit is cached per circuit object and calibration (``CACHE_SIZE`` of them), so a circuit
 repeated in a job or run again on the same calibration is converted once. The cache knows a
 circuit by its identity and length: a circuit changed in place to another of the same
@@ -43,6 +44,7 @@ from qiskit import QuantumCircuit
 from .noise import PauliNoise
 
 CACHE_SIZE = 256
+TEXT_CACHE_SIZE = 16
 _GATES = {
     "cz": "CZ",
     "cx": "CX",
@@ -63,6 +65,7 @@ _QUARTER_TURNS = ("", "S", "Z", "S_DAG")  # rz(k pi/2) up to a global phase
 _SILENT = {"barrier", "delay", "id"}
 SUPPORTED = frozenset(_GATES) | _PHASES | _SILENT | {"measure"}
 _CACHE: OrderedDict[tuple, tuple] = OrderedDict()
+_TEXTS: dict[tuple, dict] = {}
 
 
 def supports(circuit: QuantumCircuit) -> bool:
@@ -71,13 +74,18 @@ def supports(circuit: QuantumCircuit) -> bool:
     return set(circuit.count_ops()) <= SUPPORTED
 
 
-def _pauli_channel(terms: list[tuple[str, float]], width: int) -> str:
-    """Stim's arguments for a Pauli channel given as Qiskit terms (last character on the first
-    qubit); Stim lists IX, IY, IZ, XI, ... with the first character on the first target."""
+def _channel(terms: list[tuple[str, float]], targets: str) -> str:
+    """A Pauli channel given as Qiskit terms (last character on the first qubit) in Stim's
+    words: ``DEPOLARIZE1/2`` when every non-identity Pauli is equally likely (the twirled
+    model of ``noise.py``: shorter to write and parse), else ``PAULI_CHANNEL_1/2``, whose
+    arguments run IX, IY, IZ, XI, ... with the first character on the first target."""
+    width = len(terms[0][0])
     probabilities = dict(terms)
-    order = ["".join(p) for p in product("IXYZ", repeat=width)][1:]
     # Stim's label "AB" (A on the first target) is Qiskit's "BA".
-    return ",".join(repr(probabilities.get(label[::-1], 0.0)) for label in order)
+    listed = [probabilities.get("".join(p)[::-1], 0.0) for p in product("IXYZ", repeat=width)][1:]
+    if max(listed) == min(listed):
+        return f"DEPOLARIZE{width}({sum(listed)!r}) {targets}\n"
+    return f"PAULI_CHANNEL_{width}({','.join(map(repr, listed))}) {targets}\n"
 
 
 def _quarter_turns(angle: float) -> int:
@@ -99,30 +107,41 @@ def _text(key: tuple, index: dict, noise: PauliNoise | None) -> str:
     if name in _PHASES:
         gate = _QUARTER_TURNS[_quarter_turns(float(key[2]))]
         return f"{gate} {targets}\n" if gate else ""
-    text = f"{_GATES[name]} {targets}\n"
     terms = noise.gate_terms(name, qubits) if noise is not None else None
-    if terms is not None:
-        text += f"PAULI_CHANNEL_{len(qubits)}({_pauli_channel(terms, len(qubits))}) {targets}\n"
-    return text
+    return f"{_GATES[name]} {targets}\n" + (_channel(terms, targets) if terms else "")
 
 
-def convert(circuit: QuantumCircuit, noise: PauliNoise | None) -> tuple[stim.Circuit, np.ndarray]:
-    """``circuit`` with ``noise`` as a Stim circuit, and for each classical bit the index of
-    the measurement that last wrote it (-1: never written), cached per circuit and noise."""
+def _texts(circuit: QuantumCircuit, noise: PauliNoise | None) -> dict:
+    """The Stim text of each (gate, qubits) seen so far on circuits of these qubits under this
+    noise, shared by them all (PEC's samples, ZNE's folds: the same gates over and over)."""
+    key = (tuple(circuit.qubits), None if noise is None else noise.snapshot.fingerprint)
+    texts = _TEXTS.get(key)
+    if texts is None:
+        texts = _TEXTS[key] = {"index": {q: i for i, q in enumerate(circuit.qubits)}}
+        while len(_TEXTS) > TEXT_CACHE_SIZE:
+            _TEXTS.pop(next(iter(_TEXTS)))
+    return texts
+
+
+def convert(
+    circuit: QuantumCircuit, noise: PauliNoise | None
+) -> tuple[stim.Circuit, np.ndarray, np.ndarray]:
+    """``circuit`` with ``noise`` as a Stim circuit, its noiseless reference sample, and for
+    each classical bit the index of the measurement that last wrote it (-1: never written),
+    cached per circuit and noise."""
     key = (id(circuit), len(circuit.data), None if noise is None else noise.snapshot.fingerprint)
     cached = _CACHE.get(key)
     if cached is not None and cached[0]() is circuit:
         _CACHE.move_to_end(key)
-        return cached[1], cached[2]
+        return cached[1:]
     if not supports(circuit):
         unsupported = sorted(set(circuit.count_ops()) - SUPPORTED)
         raise ValueError(
             f"circuit {circuit.name!r} uses {', '.join(unsupported)}, which Stim does not run; "
             "Stim runs Clifford circuits of the gates in stim_engine.SUPPORTED."
         )
-    index = {q: i for i, q in enumerate(circuit.qubits)}
+    texts = _texts(circuit, noise)
     clbits = {c: i for i, c in enumerate(circuit.clbits)}
-    texts: dict[tuple, str] = {}
     parts = []
     last_write = np.full(circuit.num_clbits, -1, dtype=np.int64)
     measurements = 0
@@ -138,21 +157,23 @@ def convert(circuit: QuantumCircuit, noise: PauliNoise | None) -> tuple[stim.Cir
         )
         text = texts.get(operation)
         if text is None:
-            text = texts[operation] = _text(operation, index, noise)
+            text = texts[operation] = _text(operation, texts["index"], noise)
         parts.append(text)
     converted = stim.Circuit("".join(parts))
-    _CACHE[key] = (weakref.ref(circuit), converted, last_write)
+    reference = converted.reference_sample(bit_packed=True)  # the tableau run: once per circuit
+    _CACHE[key] = (weakref.ref(circuit), converted, reference, last_write)
     while len(_CACHE) > CACHE_SIZE:
         _CACHE.popitem(last=False)
-    return converted, last_write
+    return converted, reference, last_write
 
 
 def sample_counts(
     circuit: QuantumCircuit, noise: PauliNoise | None, shots: int, seed: int | None = None
 ) -> dict[str, int]:
     """Counts of ``shots`` runs of ``circuit`` under ``noise``, keyed as Qiskit keys them."""
-    converted, last_write = convert(circuit, noise)
-    measured = converted.compile_sampler(seed=seed).sample(shots)  # (shots, measurements)
+    converted, reference, last_write = convert(circuit, noise)
+    sampler = converted.compile_sampler(seed=seed, reference_sample=reference)
+    measured = sampler.sample(shots)  # (shots, measurements)
     record = np.zeros((circuit.num_clbits, shots), dtype=bool)
     written = last_write >= 0
     record[written] = measured[:, last_write[written]].T
