@@ -31,6 +31,7 @@ run and as scaled; and the wall-time ratio (issue 19 targets: at least 50x, own 
 from __future__ import annotations
 
 import argparse
+import resource
 import tempfile
 import threading
 import time
@@ -140,14 +141,20 @@ def llqm_side(store: Path, samples: int | None) -> tuple[dict, float, OwnTime]:
     return {"run_id": run_id, **data}, wall, own
 
 
-def stage_table(store: Path, run_id: str) -> list[tuple[str, int, float, float]]:
-    """Per stage: tasks, wall seconds (summed) and peak RSS (largest), from the run's profile."""
-    rows: dict[str, list] = defaultdict(lambda: [0, 0.0, 0])
+def peak_rss_gib() -> float:
+    """The process's peak resident memory so far (the kernel's high-water mark)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+
+
+def stage_table(store: Path, run_id: str) -> list[tuple[str, int, float, float, float]]:
+    """Per stage: tasks, wall and CPU seconds (summed) and peak RSS (largest), from the run's profile."""
+    rows: dict[str, list] = defaultdict(lambda: [0, 0.0, 0.0, 0])
     for record in llqm_core.ProfileStore(store).tasks(run_id):
         row = rows[record.stage]
         row[0] += 1
         row[1] += record.profile.wall_s or 0.0
-        row[2] = max(row[2], record.profile.peak_rss_bytes or 0)
+        row[2] += record.profile.cpu_s or 0.0
+        row[3] = max(row[3], record.profile.peak_rss_bytes or 0)
     return sorted(((s, *r) for s, r in rows.items()), key=lambda r: -r[2])
 
 
@@ -254,11 +261,16 @@ def main() -> None:
     args = parser.parse_args()
     store = Path(tempfile.mkdtemp(prefix="llqm-bench-")) / "paper_scale.sqlite"
 
+    cpu_started = time.process_time()
     data, wall, own = llqm_side(store, args.samples)
-    print(f"LLQM: {PIPELINE.name}, run {data['run_id'][:12]}: wall {wall:.1f} s")
-    print(f"  {'stage':<24}{'tasks':>6}{'wall s':>10}{'peak RSS GiB':>14}")
-    for stage, tasks, seconds, peak in stage_table(store, data["run_id"]):
-        print(f"  {stage:<24}{tasks:>6}{seconds:>10.2f}{peak / 2**30:>14.2f}")
+    cpu = time.process_time() - cpu_started
+    print(
+        f"LLQM: {PIPELINE.name}, run {data['run_id'][:12]}: wall {wall:.1f} s, "
+        f"process CPU {cpu:.1f} s, peak RSS {peak_rss_gib():.2f} GiB"
+    )
+    print(f"  {'stage':<24}{'tasks':>6}{'wall s':>10}{'cpu s':>10}{'peak RSS GiB':>14}")
+    for stage, tasks, seconds, cpu, peak in stage_table(store, data["run_id"]):
+        print(f"  {stage:<24}{tasks:>6}{seconds:>10.2f}{cpu:>10.2f}{peak / 2**30:>14.2f}")
     own_s = own.seconds + own.background_s
     print(
         f"  LLQM's own share: {own_s:.2f} s of {wall:.1f} s = {100 * own_s / wall:.2f}% "
