@@ -49,8 +49,8 @@ from qiskit_aer import AerSimulator
 from qiskit_aer.noise import NoiseModel
 
 import llqm_core
-from llqm_core import api
 from llqm_core.pipeline import parse_pipeline, run_pipeline
+from llqm_core.runtime import api
 
 PIPELINE = Path(__file__).resolve().parent.parent / "examples" / "pipelines" / "paper_scale.toml"
 #: LLQM's own calls: task start and end (profile, span, store row), metrics, decisions.
