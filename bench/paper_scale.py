@@ -23,7 +23,9 @@ baseline lines say what was run and what it was scaled to.
 Prints, for LLQM: wall time and peak memory per stage (from the run's own profile), LLQM's
 own share of the wall time (time inside LLQM's task, span, metric and store calls, plus the
 CPU time of its background threads), the fidelity figures; for the baseline: each part as
-run and as scaled; and the wall-time ratio (issue 19 targets: at least 50x, own share under 5%).
+run and as scaled; and the wall-time ratio (issue 19 targets: at least 50x, own share under 5%),
+with the CPU-time ratio and the load average beside it: on a shared machine the two sides
+run at different loads, and the CPU ratio is the steadier figure.
 
     python bench/paper_scale.py [--baseline-samples 20] [--baseline-shots 100] [--samples N]
 """
@@ -31,6 +33,7 @@ run and as scaled; and the wall-time ratio (issue 19 targets: at least 50x, own 
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import tempfile
 import threading
@@ -168,12 +171,20 @@ def baseline(data: dict, samples: int, shots: int, full_samples: int, full_shots
     compiled = data["compiled"]
     layout = list(compiled.layout.initial_index_layout(filter_ancillas=True))
     observable = neighbour_parities(circuit)
-    parts = {}
+    parts: dict[str, tuple[float, float]] = {}
+    cpu: dict[str, float] = {}
+    clock = [time.process_time()]
+
+    def cpu_since(name: str) -> None:
+        now = time.process_time()
+        cpu[name] = now - clock[0]
+        clock[0] = now
 
     started = time.perf_counter()
     noise_model = NoiseModel.from_backend(device, thermal_relaxation=False)
     simulator = AerSimulator(method="stabilizer", noise_model=noise_model)
     parts["noise model"] = (time.perf_counter() - started, 1.0)
+    cpu_since("noise model")
 
     def transpiled(circuits):
         return transpile(
@@ -195,6 +206,7 @@ def baseline(data: dict, samples: int, shots: int, full_samples: int, full_shots
         setup = max(0.0, times[0] - per_shot * shots)
         run_s = fixed + sum(times)
         parts[name] = (run_s, (fixed + setup + per_shot * full) / run_s)
+        cpu_since(name)
         return counts
 
     zeros, ones = QuantumCircuit(circuit.num_qubits), QuantumCircuit(circuit.num_qubits)
@@ -213,6 +225,7 @@ def baseline(data: dict, samples: int, shots: int, full_samples: int, full_shots
     levels = calibrated_noise_levels(compiled, backend.snapshot())
     representations, _ = represent(circuit, levels)
     parts["representations"] = (time.perf_counter() - started, 1.0)
+    cpu_since("representations")
 
     executor_s = [0.0]
 
@@ -248,7 +261,8 @@ def baseline(data: dict, samples: int, shots: int, full_samples: int, full_shots
         runs_s,
         (fixed + (per_sample + per_executor) * full_samples) / runs_s,
     )
-    return parts, unmitigated, float(mitigated)
+    cpu_since("execute_with_pec")
+    return parts, cpu, unmitigated, float(mitigated)
 
 
 def main() -> None:
@@ -293,7 +307,8 @@ def main() -> None:
 
     full_samples = data["pec_samples"]
     full_shots = data["shots"]
-    parts, unmitigated, mitigated = baseline(
+    load_llqm = os.getloadavg()[0]
+    parts, part_cpu, unmitigated, mitigated = baseline(
         data,
         args.baseline_samples,
         args.baseline_shots,
@@ -306,17 +321,25 @@ def main() -> None:
         f"{args.baseline_samples} samples and {args.baseline_shots} shots per job, scaled to "
         f"{full_samples} samples and {full_shots} shots:"
     )
-    total = 0.0
+    total = total_cpu = 0.0
     for name, (seconds, scale) in parts.items():
         total += seconds * scale
+        total_cpu += part_cpu[name] * scale
         print(
-            f"  {name:<24}{seconds:>9.2f} s run   x{scale:<8.0f}{seconds * scale:>12.1f} s scaled"
+            f"  {name:<24}{seconds:>9.2f} s run ({part_cpu[name]:.2f} s CPU)   x{scale:<8.1f}"
+            f"{seconds * scale:>12.1f} s scaled"
         )
     print(
         f"  baseline at full size: {total:.0f} s ({total / 3600:.2f} h); its reduced run gave "
         f"unmitigated {unmitigated:.4f}, mitigated {mitigated:.4f}"
     )
     print(f"wall time, baseline / LLQM: {total / wall:.0f}x   (target >= 50x)")
+    print(
+        f"CPU time, baseline / LLQM: {total_cpu / cpu:.0f}x ({total_cpu:.0f} s scaled by the same "
+        f"factors / {cpu:.1f} s); load average at the end of LLQM's run {load_llqm:.1f}, of the "
+        f"baseline's {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores: on a shared machine the "
+        "wall ratio moves with the load, the CPU ratio much less"
+    )
 
 
 if __name__ == "__main__":
