@@ -283,8 +283,8 @@ def main() -> None:
         f"process CPU {cpu:.1f} s, peak RSS {peak_rss_gib():.2f} GiB"
     )
     print(f"  {'stage':<24}{'tasks':>6}{'wall s':>10}{'cpu s':>10}{'peak RSS GiB':>14}")
-    for stage, tasks, seconds, cpu, peak in stage_table(store, data["run_id"]):
-        print(f"  {stage:<24}{tasks:>6}{seconds:>10.2f}{cpu:>10.2f}{peak / 2**30:>14.2f}")
+    for stage, tasks, seconds, stage_cpu, peak in stage_table(store, data["run_id"]):
+        print(f"  {stage:<24}{tasks:>6}{seconds:>10.2f}{stage_cpu:>10.2f}{peak / 2**30:>14.2f}")
     own_s = own.seconds + own.background_s
     print(
         f"  LLQM's own share: {own_s:.2f} s of {wall:.1f} s = {100 * own_s / wall:.2f}% "
