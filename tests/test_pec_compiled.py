@@ -17,9 +17,8 @@ from mitiq.pec import represent_operation_with_global_depolarizing_noise
 from qiskit import QuantumCircuit, transpile
 
 import llqm_core as llqm
-from llqm_core import registries
-from llqm_core.errors import UserError
-from llqm_core.pipeline import parse_pipeline, run_pipeline
+from llqm_core.model.errors import UserError
+from llqm_core.pipeline import parse_pipeline, registries, run_pipeline
 
 
 @pytest.fixture(scope="module")
