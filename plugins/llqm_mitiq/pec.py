@@ -24,6 +24,12 @@ Mitiq's PEC cut into LLQM tasks; every piece of the technique is Mitiq's own:
   Mitiq's error bar ``std(norm * sign_i * value_i) / sqrt(samples)``; the unmitigated value is
   the observable on the un-sampled circuit's counts from the same job.
 
+Where the Paulis go (``sample``). ``"logical"`` (the default) is all of the above: Mitiq
+represents and samples the logical circuit and every sample is transpiled. ``"compiled"``
+(``pec_compiled.py``) represents each native gate of the compiled circuit at its own
+calibrated error and puts the sampled Paulis into the compiled circuit: no sample is
+transpiled, which is what makes thousands of 100-qubit samples affordable.
+
 Sampling and Mitiq. ``execute_with_pec(circuit, executor, representations=...,
 num_samples=N, random_state=seed)`` is ``sample_circuit(circuit, representations,
 random_state=RandomState(seed), num_samples=N)``, one executor call per circuit (or a batched
