@@ -99,6 +99,7 @@ import llqm_core
 from llqm_core.model.checks import whole
 
 from .common import evaluate, last_only, raw_value
+from .estimates import pec_estimate
 from .pec_compiled import represent_compiled, sample_compiled
 
 #: Where the sampled Paulis go: the logical circuit (then transpiled), or the compiled one.
@@ -539,4 +540,5 @@ def pec(
             added["warnings"] = data["warnings"] + problems
         return added
 
+    step.estimate = lambda plan: pec_estimate(plan, samples, shots_per_sample)
     return step
