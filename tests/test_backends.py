@@ -81,10 +81,7 @@ def test_seeded_runs_repeat_and_noise_can_be_switched_off(ghz5):
 def test_the_method_follows_the_circuit(fez):
     wide_clifford = transpile(ghz(30), fez, optimization_level=1, seed_transpiler=1)
     assert is_clifford(wide_clifford)
-    assert (
-        choose_method([wide_clifford], exact_max_qubits=10, statevector_max_qubits=28)
-        == "pauli_frames"
-    )
+    assert choose_method([wide_clifford], exact_max_qubits=10, statevector_max_qubits=28) == "stim"
     assert choose_method([wide_clifford], 10, 28, noisy=False) == "stabilizer"
     rotation = QuantumCircuit(12)
     rotation.rx(0.3, range(12))

@@ -1,6 +1,6 @@
 """The reference scale: 100-qubit circuits transpiled for a 156-qubit Heron r2 and run with 4,000 shots.
 
-Seconds each with Pauli-frame sampling, so they stay in the default run."""
+Seconds each with Stim, so they stay in the default run."""
 
 from __future__ import annotations
 
@@ -29,5 +29,5 @@ def test_a_100_qubit_circuit_transpiles_and_runs_4000_shots_on_the_embedded_defa
     assert 0.0 <= value < 1.0  # noisy: 100 qubits on a real calibration lose most shots
     tasks = llqm.ProfileStore(store_path).tasks(run.id)
     simulate = next(t for t in tasks if t.stage == "execute.simulate")
-    assert simulate.metrics["execute.method"] == "pauli_frames" and simulate.profile.wall_s < 60
+    assert simulate.metrics["execute.method"] == "stim" and simulate.profile.wall_s < 60
     assert next(t for t in tasks if t.stage == "transpile").metrics["circuit.two_qubit_gates"] >= 99

@@ -25,6 +25,12 @@ Mitiq's PEC cut into LLQM tasks; every piece of the technique is Mitiq's own:
   Mitiq's error bar ``std(norm * sign_i * value_i) / sqrt(samples)``; the unmitigated value is
   the observable on the un-sampled circuit's counts from the same job.
 
+Where the Paulis go (``sample``). ``"logical"`` (the default) is all of the above: Mitiq
+represents and samples the logical circuit and every sample is transpiled. ``"compiled"``
+(``pec_compiled.py``) represents each native gate of the compiled circuit at its own
+calibrated error and puts the sampled Paulis into the compiled circuit: no sample is
+transpiled, which is what makes thousands of 100-qubit samples affordable.
+
 Sampling and Mitiq. ``execute_with_pec(circuit, executor, representations=...,
 num_samples=N, random_state=seed)`` is ``sample_circuit(circuit, representations,
 random_state=RandomState(seed), num_samples=N)``, one executor call per circuit (or a batched
@@ -95,7 +101,10 @@ from llqm_core.model.checks import whole
 
 from .common import evaluate, last_only, raw_value
 from .estimates import pec_estimate
+from .pec_compiled import represent_compiled, sample_compiled
 
+#: Where the sampled Paulis go: the logical circuit (then transpiled), or the compiled one.
+SAMPLE_INTO = ("logical", "compiled")
 #: Mitiq's local depolarizing representation needs ``4p/3 < 1``.
 MAX_NOISE_LEVEL = 0.75
 #: The preferred one-qubit gate whose calibrated error stands for one-qubit gates.
@@ -381,9 +390,17 @@ def pec(
     noise_level: float | None = None,
     seed: int | None = None,
     shots_per_sample: int | None = None,
+    sample: str = "logical",
     inner: bool = False,
 ) -> Callable[[dict[str, Any]], dict[str, Any]]:
     last_only("pec", inner)
+    if not isinstance(sample, str) or sample not in SAMPLE_INTO:
+        raise ValueError(f"unknown sample {sample!r}; choose one of: {', '.join(SAMPLE_INTO)}.")
+    if sample == "compiled" and noise_level is not None:
+        raise ValueError(
+            'noise_level belongs to sample = "logical"; sample = "compiled" reads each gate\'s own '
+            "calibrated error."
+        )
     whole("samples", samples, 1)
     whole("chunk_size", chunk_size, 1)
     noise_level = _check_noise_level(noise_level)
@@ -397,24 +414,40 @@ def pec(
 
         with llqm_core.task("represent", stage="mitigate.pec.represent") as represent_task:
             represent_task.add_dependency(*represent_task.run.producers([circuit, compiled]))
-            if noise_level is None:
+            if sample == "compiled":
                 snapshot = backend.snapshot()
                 represent_task.use_hardware(snapshot)
-                levels = calibrated_noise_levels(compiled, snapshot)
-                problems += levels.problems
+                represented = represent_compiled(compiled, snapshot)
+                gamma = represented.gamma
+                represent_task.annotate(
+                    {
+                        "pec.sample_into": sample,
+                        "pec.gamma": gamma,
+                        "pec.representations": len(represented.representations),
+                        "pec.represented_gates": len(represented.positions),
+                    }
+                )
             else:
-                levels = NoiseLevels(noise_level, noise_level, "option")
-            representations, gamma = represent(circuit, levels)
-            represent_task.annotate(
-                {
-                    **levels.metrics(),
-                    "pec.gamma": gamma,
-                    "pec.representations": len(representations),
-                }
-            )
+                if noise_level is None:
+                    snapshot = backend.snapshot()
+                    represent_task.use_hardware(snapshot)
+                    levels = calibrated_noise_levels(compiled, snapshot)
+                    problems += levels.problems
+                else:
+                    levels = NoiseLevels(noise_level, noise_level, "option")
+                representations, gamma = represent(circuit, levels)
+                represent_task.annotate(
+                    {
+                        **levels.metrics(),
+                        "pec.sample_into": sample,
+                        "pec.gamma": gamma,
+                        "pec.representations": len(representations),
+                    }
+                )
 
         rng_seed = seed if seed is not None else data["seed"]
         random_state = np.random.RandomState(rng_seed)
+        generator = np.random.default_rng(rng_seed)
         sampled_compiled: list[QuantumCircuit] = []
         signs: list[int] = []
         keys: list[tuple] = []
@@ -427,10 +460,15 @@ def pec(
                 f"sample {index + 1}/{chunks}", stage="mitigate.pec.sample"
             ) as sample_task:
                 sample_task.add_dependency(represent_task)
-                circuits, chunk_signs, norm = sample_chunk(
-                    circuit, representations, random_state, size
-                )
-                chunk_keys = [circuit_key(c) for c in circuits]
+                if sample == "compiled":
+                    circuits, chunk_signs, chunk_keys = sample_compiled(
+                        represented, generator, size
+                    )
+                else:
+                    circuits, chunk_signs, norm = sample_chunk(
+                        circuit, representations, random_state, size
+                    )
+                    chunk_keys = [circuit_key(c) for c in circuits]
                 sample_task.annotate(
                     {
                         "pec.chunk": index,
@@ -442,14 +480,15 @@ def pec(
                 )
                 sample_task.record_output(circuits)
             sample_tasks.append(sample_task)
-            sampled_compiled += data["compile"](circuits)
+            sampled_compiled += circuits if sample == "compiled" else data["compile"](circuits)
             signs += chunk_signs
             keys += chunk_keys
         if not math.isclose(norm, gamma, rel_tol=1e-9):
             raise RuntimeError(
                 f"Mitiq sampled with a one-norm of {norm} where the representations give {gamma}."
             )
-        problems += placement_problems(compiled, sampled_compiled)
+        if sample == "logical":
+            problems += placement_problems(compiled, sampled_compiled)
 
         per_sample = (
             shots_per_sample if shots_per_sample is not None else max(1, data["shots"] // samples)

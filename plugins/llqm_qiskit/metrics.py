@@ -22,7 +22,7 @@ def _depth(circuit: QuantumCircuit) -> int:
     return circuit_to_dag(circuit, copy_operations=False).depth()  # ~8x faster at 10^6 gates
 
 
-def circuit_metrics(circuit: QuantumCircuit) -> dict[str, Any]:
+def circuit_metrics(circuit: QuantumCircuit, *, depth: bool = True) -> dict[str, Any]:
     """Size, depth, and gate counts of a circuit; two-qubit gates are what noise and routing cost.
 
     Counted without walking the instructions in Python, so that describing a 10^6-gate
@@ -35,13 +35,22 @@ def circuit_metrics(circuit: QuantumCircuit) -> dict[str, Any]:
         "circuit.qubits": circuit.num_qubits,
         "circuit.clbits": circuit.num_clbits,
         "circuit.size": sum(ops.values()) - int(ops.get("barrier", 0)),
-        "circuit.depth": _depth(circuit),
         "circuit.two_qubit_gates": circuit.num_nonlocal_gates(),
         "circuit.measurements": int(ops.get("measure", 0)),
     }
+    if depth:
+        metrics["circuit.depth"] = _depth(circuit)
     for name, count in ops.items():
         metrics[f"circuit.ops.{name}"] = int(count)
     return metrics
+
+
+def batch_metrics(circuits: list[QuantumCircuit]) -> dict[str, Any]:
+    """Several circuits' metrics together; the depth is their largest circuit's (a depth is a
+    walk over the circuit: for PEC's thousands of samples it would cost more than the job)."""
+    each = [circuit_metrics(c, depth=False) for c in circuits]
+    largest = max(range(len(each)), key=lambda i: each[i]["circuit.size"])
+    return combined(each) | {"circuit.depth": _depth(circuits[largest])}
 
 
 def dag_metrics(
@@ -107,7 +116,7 @@ def describe(value: Any) -> dict[str, Any] | None:
         and value
         and all(isinstance(v, QuantumCircuit) for v in value)
     ):
-        return combined([circuit_metrics(c) for c in value])
+        return batch_metrics(list(value))
     if isinstance(value, Counts):
         return _counts_metrics(value)
     if isinstance(value, Result):

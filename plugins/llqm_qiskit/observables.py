@@ -18,13 +18,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from qiskit import QuantumCircuit
 from qiskit.quantum_info import Pauli, StabilizerState, Statevector
 from qiskit_aer import AerSimulator
 
-from . import frames
+from . import stim_engine
 from .aer import is_clifford
 
 MAX_IDEAL_OUTCOMES = 64
@@ -33,6 +34,8 @@ STATEVECTOR_MAX_QUBITS = 20
 # f_i as (value when the bit reads 0, value when it reads 1)
 _PROJECT = {"0": (1.0, 0.0), "1": (0.0, 1.0)}
 _Z = (1.0, -1.0)
+_IDENTITY = np.eye(2)
+_CHUNK = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -75,18 +78,32 @@ class DiagonalObservable:
             len(keys), -1
         ) - ord("0")
         shots = np.fromiter(counts.values(), dtype=float, count=len(keys))
+        coefficients, bits, factors = self._arrays
+        # Each factor f_i times its bit's inverse confusion matrix (the identity where none is given).
+        inverses = np.stack(
+            [inverse_confusion.get(b, _IDENTITY) for b in range(int(bits.max()) + 1)]
+        )
+        weights = np.einsum("tfi,tfij->tfj", factors, inverses[bits])
+        terms, width = np.arange(len(coefficients))[:, None], np.arange(bits.shape[1])[None, :]
         value = np.zeros(len(keys))
-        for term in self.terms:
-            product = np.full(len(keys), term.coefficient)
-            for bit, f in term.factors:
-                weights = (
-                    np.asarray(f) @ inverse_confusion[bit]
-                    if bit in inverse_confusion
-                    else np.asarray(f)
-                )
-                product *= weights[readouts[:, bit]]
-            value += product
+        step = max(1, _CHUNK // bits.size)  # keys at a time: memory stays a few MB
+        for start in range(0, len(keys), step):
+            seen = readouts[start : start + step, bits]  # (keys, terms, factors)
+            value[start : start + step] = weights[terms, width, seen].prod(axis=2) @ coefficients
         return float(shots @ value / shots.sum())
+
+    @cached_property
+    def _arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The terms as arrays, so an expectation is a few array operations rather than a loop
+        per term: coefficients (T,), bits (T, F) and factor values (T, F, 2), shorter terms
+        padded with bit 0 and the factor (1, 1)."""
+        width = max(1, max(len(t.factors) for t in self.terms))
+        bits = np.zeros((len(self.terms), width), dtype=np.intp)
+        factors = np.ones((len(self.terms), width, 2))
+        for t, term in enumerate(self.terms):
+            for f, (bit, values) in enumerate(term.factors):
+                bits[t, f], factors[t, f] = bit, values
+        return np.array([t.coefficient for t in self.terms]), bits, factors
 
     def bits(self) -> list[int]:
         return sorted({b for t in self.terms for b, _ in t.factors})
@@ -154,8 +171,8 @@ def _noiseless_support(
     sampler = body.copy()
     sampler.measure_all()
     shots = 64 * MAX_IDEAL_OUTCOMES
-    if frames.supports(sampler):  # noiseless Pauli frames: one Aer reference shot, the rest at once
-        counts = frames.sample_counts(sampler, None, shots, seed=1)
+    if stim_engine.supports(sampler):  # Stim: all noiseless shots at once
+        counts = stim_engine.sample_counts(sampler, None, shots, seed=1)
     else:
         counts = (
             AerSimulator(method="stabilizer")

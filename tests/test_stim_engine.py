@@ -1,12 +1,11 @@
-"""The Pauli-frame sampler draws from the same distribution as Aer's stabilizer method with the
-noise written in."""
+"""Stim draws from the same distribution as Aer's stabilizer method with the noise written in."""
 
 from __future__ import annotations
 
 import pytest
 from llqm_qiskit import ghz, mirror
 from llqm_qiskit.aer import AerBackend
-from llqm_qiskit.frames import sample_counts, supports
+from llqm_qiskit.stim_engine import convert, sample_counts, supports
 from qiskit import ClassicalRegister, QuantumCircuit, transpile
 from qiskit_aer import AerSimulator
 
@@ -24,7 +23,7 @@ def total_variation(a: dict[str, int], b: dict[str, int]) -> float:
 
 
 @pytest.mark.parametrize("circuit", [ghz(4), mirror(5, 3, seed=2)], ids=["ghz4", "mirror5x3"])
-def test_frames_match_aer_with_the_noise_written_in(backend, circuit):
+def test_stim_matches_aer_with_the_noise_written_in(backend, circuit):
     compiled = transpile(circuit, backend.device, optimization_level=1, seed_transpiler=7)
     noise = backend._pauli_noise(backend.snapshot())
     ours = sample_counts(compiled, noise, SHOTS, seed=3)
@@ -83,18 +82,37 @@ def test_only_clifford_circuits_are_taken():
     rotated = QuantumCircuit(1, 1)
     rotated.rx(0.3, 0)
     assert not supports(rotated)
-    with pytest.raises(ValueError, match="not a Clifford circuit of supported gates"):
+    with pytest.raises(ValueError, match="uses rx, which Stim does not run"):
         sample_counts(rotated, None, 10)
+    phase = QuantumCircuit(1, 1)
+    phase.rz(0.3, 0)
+    with pytest.raises(ValueError, match=r"rz\(0.3\) is not a Clifford phase"):
+        sample_counts(phase, None, 10)
 
 
-def test_the_embedded_default_uses_frames_for_wide_clifford_circuits(store_path, backend):
+def test_seeds_repeat_and_a_circuit_is_converted_once_per_calibration(backend):
+    compiled = transpile(ghz(6), backend.device, optimization_level=1, seed_transpiler=7)
+    noise = backend._pauli_noise(backend.snapshot())
+    assert sample_counts(compiled, noise, 500, seed=4) == sample_counts(
+        compiled, noise, 500, seed=4
+    )
+    assert convert(compiled, noise)[0] is convert(compiled, noise)[0]
+    assert convert(compiled, None)[0] is not convert(compiled, noise)[0]
+    again = compiled.copy()
+    assert convert(again, noise)[0] is not convert(compiled, noise)[0]
+    assert convert(again, noise)[0] == convert(compiled, noise)[0]
+    assert (convert(again, noise)[1] == convert(compiled, noise)[1]).all()
+
+
+def test_the_embedded_default_uses_stim_for_wide_clifford_circuits(store_path, backend):
     import llqm_core as llqm
 
     compiled = transpile(ghz(30), backend.device, optimization_level=1, seed_transpiler=7)
-    with llqm.run("frames") as run:
+    with llqm.run("stim") as run:
         counts = backend.execute(compiled, 4000, seed=1)
     simulate = next(
         t for t in llqm.ProfileStore(store_path).tasks(run.id) if t.stage == "execute.simulate"
     )
-    assert simulate.metrics["execute.method"] == "pauli_frames" and simulate.profile.wall_s < 5
+    assert simulate.metrics["execute.method"] == "stim" and simulate.profile.wall_s < 5
+    assert simulate.metrics["execute.seconds_per_shot"] > 0
     assert 0.5 < (counts.get("0" * 30, 0) + counts.get("1" * 30, 0)) / 4000 < 0.95

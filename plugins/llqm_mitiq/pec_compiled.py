@@ -1,0 +1,185 @@
+"""PEC on the compiled circuit: Paulis sampled into the transpiled circuit, no sample transpiled again.
+
+The usual PEC (``pec.py``, as Mitiq's ``execute_with_pec`` does it) samples the logical
+circuit and transpiles every sample: at 100 qubits each transpile costs as much as the
+sample's execution, and the transpiler is free to move what the representation assumed.
+A practitioner on IBM's devices cancels the noise of the native layers instead (the noise is
+learnt, and twirled, on the hardware's own gates). Here, with ``sample = "compiled"``:
+
+- each distinct noisy native gate of the compiled circuit (``cz`` on a coupler, ``sx``/``x`` on
+  a qubit) gets Mitiq's ``represent_operation_with_global_depolarizing_noise`` at the noise
+  level of its own calibrated error ``r``: the twirled channel of ``noise.py`` (every
+  non-identity Pauli with probability ``lambda / d**2``, ``lambda = r d / (d - 1)``) is Mitiq's
+  global depolarizing noise of level ``r (d + 1) / d``, so the representation inverts exactly
+  the noise the embedded default simulates (and the snapshot reports);
+- every sample draws, for every gate occurrence, one term of its representation (Mitiq's
+  quasi-probability distribution, drawn with numpy for all samples at once: most draws are
+  the identity, so only the few Paulis that are not are drawn one by one), and the drawn
+  Paulis go into a copy of the compiled circuit right after their gate, in the device's
+  basis (``X`` as ``x``, ``Z`` as ``rz(pi)``, ``Y`` as both).
+
+Left out, as in ``pec.py``: readout error (use ``rem+pec``), idling and coherent errors; the
+inserted ``x`` gates carry their own (small) calibrated error in the simulation, as they
+would on a device. A gate out of service (error 1) cannot be inverted: refused.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cache
+
+import cirq
+import numpy as np
+from mitiq.interface import convert_to_mitiq
+from mitiq.pec import represent_operation_with_global_depolarizing_noise
+from qiskit import QuantumCircuit
+from qiskit.circuit import CircuitInstruction
+from qiskit.circuit.library import RZGate, XGate, get_standard_gate_name_mapping
+
+_PAULI_GATES = {"X": (XGate(),), "Z": (RZGate(math.pi),), "Y": (RZGate(math.pi), XGate())}
+#: What noise.py leaves noiseless: these carry no representation.
+_NOISELESS = {"barrier", "measure", "delay", "reset", "rz", "id"}
+
+
+@dataclass
+class Representation:
+    """Mitiq's representation of one native gate on its qubits, as arrays for sampling."""
+
+    gate: str
+    qubits: tuple[int, ...]
+    norm: float
+    others: np.ndarray  # the terms that insert a Pauli
+    chance: float  # the probability of drawing one of them
+    given_other: np.ndarray  # their probabilities once one is drawn
+    negative: np.ndarray  # whether each term's coefficient is negative
+    paulis: list[
+        list[tuple[str, int]]
+    ]  # each term's Paulis: (X|Y|Z, position in the gate's qubits)
+
+
+@dataclass
+class CompiledRepresentation:
+    """Every noisy gate occurrence of a compiled circuit and the representation it draws from."""
+
+    compiled: QuantumCircuit
+    positions: np.ndarray  # index in ``compiled.data`` of each noisy gate occurrence
+    which: np.ndarray  # index in ``representations`` of each occurrence
+    representations: list[Representation]
+    gamma: float  # the one-norm of the whole circuit's representation
+
+
+def global_noise_level(error: float, arity: int) -> float:
+    """Mitiq's global depolarizing level for a gate of average infidelity ``error``."""
+    d = 2**arity
+    return error * (d + 1) / d
+
+
+@cache
+def _cirq_gate(name: str) -> cirq.Gate:
+    """The Cirq gate of a Qiskit standard gate, by Mitiq's conversion (once per name: it goes
+    through OpenQASM, which is slow)."""
+    circuit = QuantumCircuit(get_standard_gate_name_mapping()[name].num_qubits)
+    circuit.append(get_standard_gate_name_mapping()[name], range(circuit.num_qubits))
+    converted, _ = convert_to_mitiq(circuit)
+    return next(iter(converted.all_operations())).gate
+
+
+def represent_gate(gate: str, qubits: tuple[int, ...], error: float) -> Representation:
+    """Mitiq's global depolarizing representation of ``gate`` on ``qubits`` at its calibrated error."""
+    level = global_noise_level(error, len(qubits))
+    if level >= 1 - 1 / 4 ** len(qubits):
+        raise ValueError(
+            f"PEC: {gate} on qubits {list(qubits)} has calibrated error {error:g} (out of service): no "
+            "representation can cancel it; choose another layout (the hardware_layout policy avoids it)."
+        )
+    ideal = cirq.Circuit(_cirq_gate(gate).on(*cirq.LineQubit.range(len(qubits))))
+    representation = represent_operation_with_global_depolarizing_noise(ideal, level)
+    coefficients = np.array(representation.coeffs, dtype=float)
+    paulis = []
+    for noisy in representation.noisy_operations:
+        operations = list(noisy.circuit.all_operations())
+        order = list(operations[0].qubits)  # the gate's own qubits, in Qiskit's order
+        paulis.append([(str(op.gate), order.index(op.qubits[0])) for op in operations[1:]])
+    probabilities = np.abs(coefficients) / np.abs(coefficients).sum()
+    others = np.array([i for i, p in enumerate(paulis) if p])
+    chance = float(probabilities[others].sum())
+    return Representation(
+        gate,
+        qubits,
+        float(representation.norm),
+        others,
+        chance,
+        probabilities[others] / chance,
+        coefficients < 0,
+        paulis,
+    )
+
+
+def represent_compiled(compiled: QuantumCircuit, snapshot) -> CompiledRepresentation:
+    """A representation for every gate of ``compiled`` that the calibration gives an error."""
+    errors = {(g.gate, tuple(g.qubits)): g.error for g in snapshot.gates if g.error}
+    index = {q: i for i, q in enumerate(compiled.qubits)}
+    found: dict[tuple, int] = {}
+    representations: list[Representation] = []
+    positions, which = [], []
+    for position, instruction in enumerate(compiled.data):
+        if instruction.name in _NOISELESS:
+            continue
+        key = (instruction.name, tuple(index[q] for q in instruction.qubits))
+        if key not in found:
+            error = errors.get(key)
+            if error is None:
+                continue
+            found[key] = len(representations)
+            representations.append(represent_gate(*key, error))
+        positions.append(position)
+        which.append(found[key])
+    which_ = np.array(which, dtype=np.int64)
+    norms = np.array([r.norm for r in representations])
+    gamma = float(np.exp(np.log(norms[which_]).sum())) if len(which_) else 1.0
+    return CompiledRepresentation(
+        compiled, np.array(positions, dtype=np.int64), which_, representations, gamma
+    )
+
+
+def sample_compiled(
+    represented: CompiledRepresentation, rng: np.random.Generator, samples: int
+) -> tuple[list[QuantumCircuit], list[int], list[tuple]]:
+    """``samples`` circuits drawn from the representation, their signs, and what each inserted.
+
+    Each gate occurrence draws a Pauli term in a sample with its representation's ``chance``:
+    the number of samples that do is binomial, and which samples and which terms are drawn
+    uniformly and by their probabilities: the distribution of one independent draw per
+    occurrence and sample, as Mitiq's ``sample_circuit`` makes, at a cost that follows the
+    Paulis drawn rather than the gates times the samples."""
+    representations = represented.representations
+    chances = np.array([r.chance for r in representations])[represented.which]
+    drawn = rng.binomial(samples, chances)
+    inserted: list[list[tuple[int, int, int]]] = [[] for _ in range(samples)]
+    for occurrence in np.flatnonzero(drawn):
+        count = int(drawn[occurrence])
+        representation_index = int(represented.which[occurrence])
+        representation = representations[representation_index]
+        terms = rng.choice(representation.others, count, p=representation.given_other)
+        for sample, term in zip(rng.choice(samples, count, replace=False), terms):
+            inserted[sample].append(
+                (int(represented.positions[occurrence]), representation_index, int(term))
+            )
+    compiled = represented.compiled
+    circuits, signs, keys = [], [], []
+    for events in inserted:
+        events.sort()
+        circuit = compiled.copy(name=f"{compiled.name}_pec")
+        negative = 0
+        for position, representation_index, term in reversed(events):  # later first: positions hold
+            representation = representations[representation_index]
+            negative += bool(representation.negative[term])
+            for pauli, local in reversed(representation.paulis[term]):
+                qubit = compiled.qubits[representation.qubits[local]]
+                for gate in reversed(_PAULI_GATES[pauli]):
+                    circuit._data.insert(position + 1, CircuitInstruction(gate, (qubit,), ()))
+        circuits.append(circuit)
+        signs.append(-1 if negative % 2 else 1)
+        keys.append(tuple(events))
+    return circuits, signs, keys
