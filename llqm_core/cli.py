@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -209,8 +210,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     show.add_argument(
         "snapshot",
-        help="a backend name (its latest snapshot, or its current calibration if none is "
-        "stored) or a fingerprint (or a unique prefix)",
+        help="a device name (its own calibration, as its plugin gives it; the latest stored one with "
+        "--stored, or when no plugin knows the device) or a stored snapshot's fingerprint (or a unique prefix)",
+    )
+    show.add_argument(
+        "--stored",
+        action="store_true",
+        help="for a device name: the latest snapshot a run stored (drifted, if the run modelled drift)",
     )
     show.add_argument("--json", action="store_true", help="print the snapshot summary as JSON")
     show.add_argument(
@@ -510,30 +516,56 @@ def cmd_hardware_list(args: argparse.Namespace, console: Console) -> None:
 
 
 def _snapshot_to_show(args: argparse.Namespace) -> tuple[HardwareSnapshot, str]:
-    """The stored snapshot named, or else the device's current calibration from a plugin."""
-    try:
-        return _store(args).find_snapshot(args.snapshot), "stored"
-    except StoreError as exc:
+    """The device's own calibration for a device name (unless ``--stored``), else a stored snapshot;
+    with a sentence that says which one it is."""
+    live = None
+    if not args.stored:
         live = loaded_plugins().manager.hook.llqm_device_snapshot(device=args.snapshot)
-        if live is None:
-            raise UserError(
-                f"{exc} No installed plugin knows a device called {args.snapshot!r} either."
-            ) from None
-        return live, "live from the device, not stored"
+    if live is not None:
+        return (
+            live,
+            "the device's own calibration, as its plugin reports it now (not a stored snapshot)",
+        )
+    try:
+        found = _store(args).find_snapshot(args.snapshot)
+    except StoreError as exc:
+        if args.stored:
+            raise
+        raise UserError(
+            f"{exc} No installed plugin knows a device called {args.snapshot!r} either."
+        ) from None
+    return found, stored_origin(found)
+
+
+def stored_origin(snapshot: HardwareSnapshot) -> str:
+    """Which stored snapshot this is, in words: a drifted one says so, with the drift that made it."""
+    drift = snapshot.extra.get("drift") if isinstance(snapshot.extra, dict) else None
+    if isinstance(drift, dict):
+        return (
+            f"a stored snapshot DRIFTED by LLQM's drift model (seed {drift.get('seed')}, "
+            f"{float(drift.get('elapsed_h') or 0):g} modelled hours after snapshot {drift.get('base')}): "
+            "not the device's own calibration"
+        )
+    return "a stored snapshot, as a run recorded it"
 
 
 def cmd_hardware_show(args: argparse.Namespace, console: Console) -> None:
     found, origin = _snapshot_to_show(args)
     if args.plot:
         _write_png(args.plot, device_map_png(found, args.field))
-    snapshot = hardware.summary(found) | {"origin": origin}
+    snapshot = hardware.summary(found) | {
+        "origin": origin,
+        "shown": "device" if origin.startswith("the device's own") else "stored",
+        "drifted": isinstance(found.extra, dict) and "drift" in found.extra,
+    }
     if args.json:
         _print_json(snapshot)
         return
     console.print(
         f"[bold]{snapshot['backend']}[/bold]  {snapshot['num_qubits']} qubits  snapshot {snapshot['fingerprint']}"
-        f"  taken {iso_time(int(snapshot['taken_at'] * 1e9))} ({origin})"
+        f"  taken {iso_time(int(snapshot['taken_at'] * 1e9))}"
     )
+    console.print(f"[bold]Shown:[/bold] {escape(origin)}")
     console.print(f"faulty qubits: {snapshot['faulty_qubits'] or 'none'}")
     console.print(f"faulty couplers: {[tuple(p) for p in snapshot['faulty_couplers']] or 'none'}")
     table = Table(title="Qubits", title_justify="left")
