@@ -128,7 +128,7 @@ def test_circuit_duration_is_its_scheduled_length(fez):
 def test_the_modelled_qpu_charges_modelled_time_and_batching_pays_the_overhead_once(
     store_path, ghz5
 ):
-    backend = ModelledQPU(device="fake_fez", time_scale=0.001)
+    backend = ModelledQPU(device="fake_fez", time_scale=0.001, queue_utilisation=0.0)
     with llqm.run("modelled") as run:
         backend.execute([ghz5, ghz5], shots=100, seed=1)
         backend.execute(ghz5, shots=100, seed=1)
@@ -157,9 +157,18 @@ def test_queue_waits_follow_the_load_and_repeat_with_the_seed():
         QueueModel(utilisation=1.0)
 
 
+def test_the_default_queue_is_a_shared_device_where_most_jobs_wait_minutes():
+    shared = QueueModel()
+    waits = [shared.others_wait_s() for _ in range(4000)]
+    assert 0.85 < sum(w > 0 for w in waits) / len(waits) < 0.95  # 9 jobs in 10 wait
+    assert 6 * 60 < sum(waits) / len(waits) < 12 * 60  # 9 minutes on average
+    assert QueueModel().others_wait_s() > 0  # the seeded first job (the examples' one job) waits
+    assert ModelledQPU(device="fake_fez").queue.mean_wait_s == pytest.approx(540.0)
+
+
 def test_jobs_of_one_process_queue_for_the_modelled_device(store_path, ghz5):
     backend = ModelledQPU(
-        device="fake_marrakesh", job_overhead_s=20.0, time_scale=0.01
+        device="fake_marrakesh", job_overhead_s=20.0, time_scale=0.01, queue_utilisation=0.0
     )  # each job holds it 0.2 s
     compiled = transpile(ghz(5), backend.device, optimization_level=1, seed_transpiler=3)
 
