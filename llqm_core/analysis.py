@@ -149,7 +149,8 @@ def _subtree(task: TaskRecord, children: dict[str | None, list[TaskRecord]]) -> 
 
 def step_costs(tasks: list[TaskRecord]) -> list[dict[str, Any]]:
     """Per top-level task (a pipeline step): circuits and shots run, QPU and queue seconds,
-    CPU seconds, and peak memory, over everything it did."""
+    CPU seconds, and peak memory, over everything it did. ``qpu_modelled`` says the QPU seconds
+    come from a model of the device (a simulator's job), not from a device's own accounting."""
     children = _children(tasks)
     costs = []
     for top in children.get(None, []):
@@ -168,6 +169,9 @@ def step_costs(tasks: list[TaskRecord]) -> list[dict[str, Any]]:
                 "circuits": sum(int(t.metrics.get("execute.circuits", 0)) for t in executed),
                 "shots": sum(int(t.metrics.get("result.shots", 0)) for t in executed),
                 "qpu_s": sum(t.profile.qpu_s or 0.0 for t in members),
+                "qpu_modelled": any(
+                    t.metrics.get("qpu.modelled") for t in members if t.profile.qpu_s
+                ),
                 "queue_s": sum(t.profile.queue_s or 0.0 for t in members),
                 "peak_rss_bytes": max((t.profile.peak_rss_bytes for t in members), default=0),
             }

@@ -14,7 +14,13 @@ from typing import Any
 
 from .analysis import FIDELITY_FIGURES
 from .plots import stages_png, timeline_png
-from .report import bottleneck_sentence, format_bytes, format_number, format_seconds
+from .report import (
+    bottleneck_sentence,
+    format_bytes,
+    format_number,
+    format_qpu,
+    format_seconds,
+)
 
 MAX_TASK_ROWS = 500
 _STYLE = """
@@ -78,7 +84,7 @@ def html_report(report: dict[str, Any]) -> str:
                     format_seconds(c["cpu_s"]),
                     c["circuits"],
                     c["shots"],
-                    format_seconds(c["qpu_s"]),
+                    format_qpu(c["qpu_s"], c.get("qpu_modelled", False)),
                     format_seconds(c["queue_s"]),
                     format_bytes(c["peak_rss_bytes"]),
                 ]

@@ -130,6 +130,13 @@ def format_seconds(value: float | None) -> str:
     return f"{value * 1000:.1f} ms" if value < 1 else f"{value:.2f} s"
 
 
+def format_qpu(value: float | None, modelled: bool) -> str:
+    """QPU seconds, labelled when a model of the device gave them rather than a device."""
+    if not value:
+        return "-"
+    return format_seconds(value) + (" modelled" if modelled else "")
+
+
 def format_bytes(value: int | None) -> str:
     if value is None:
         return "-"
@@ -248,7 +255,7 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
             format_seconds(row["cpu_s"]),
             str(row["circuits"]),
             str(row["shots"]),
-            format_seconds(row["qpu_s"]),
+            format_qpu(row["qpu_s"], row.get("qpu_modelled", False)),
             format_seconds(row["queue_s"]),
             format_bytes(row["peak_rss_bytes"]),
         )

@@ -64,7 +64,9 @@ def test_the_embedded_default_runs_a_noisy_ghz_and_profiles_the_job(store_path, 
         execute.metrics["backend.name"] == "aer:fake_fez"
         and execute.metrics["result.shots"] == 2000
     )
-    assert execute.profile.qpu_s > 0 and execute.profile.queue_s is None
+    # a simulator's seconds are CPU time, never QPU seconds (they are the simulate task's)
+    assert execute.profile.qpu_s is None and execute.profile.queue_s is None
+    assert stages["execute.simulate"][0].profile.cpu_s > 0
     assert {t.parent_id for t in stages["execute.noise"] + stages["execute.simulate"]} == {
         execute.id
     }
@@ -123,6 +125,28 @@ def test_circuit_duration_is_its_scheduled_length(fez):
     assert unknown == 0 and total == pytest.approx(2.0 + 2 * 1000 * (250e-6 + each[0]))
     with pytest.raises(ValueError, match="rep_delay_s must be a number of seconds of 0 or more"):
         QpuTimeModel(rep_delay_s=-1)
+
+
+def test_aer_can_record_the_modelled_device_time_of_a_job_labelled_as_modelled(store_path, ghz5):
+    from rich.console import Console
+
+    from llqm_core.analysis import step_costs
+    from llqm_core.report import build_report, render_report
+
+    backend = AerBackend(device="fake_fez", model_qpu_time=True)
+    with llqm.run("modelled time") as run:
+        with llqm.task("run it", stage="step"):
+            backend.execute(ghz5, 100, seed=1)
+    execute = tasks_by_stage(store_path, run.id)["execute"][0]
+    assert execute.metrics["qpu.modelled"] is True
+    assert execute.profile.qpu_s == pytest.approx(
+        QpuTimeModel().job_seconds([ghz5], 100, backend.snapshot())[0]
+    )
+    (cost,) = step_costs(llqm.ProfileStore(store_path).tasks(run.id))
+    assert cost["qpu_modelled"] and cost["qpu_s"] > 2.0
+    console = Console(record=True, width=200)
+    render_report(build_report(llqm.ProfileStore(store_path), run.id), console, tasks=False)
+    assert " modelled" in console.export_text()
 
 
 def test_the_modelled_qpu_charges_modelled_time_and_batching_pays_the_overhead_once(

@@ -116,7 +116,7 @@ class ModelledQPU(AerBackend):
         queue_s = self._wait_in_queue()
         try:
             started = time.monotonic()
-            outcome = super().run_job(circuits, shots, seed, snapshot)
+            outcome = self.simulate(circuits, shots, seed, snapshot)
             sleep_modelled(
                 qpu_s - (time.monotonic() - started) / self.time_scale if self.time_scale else 0.0,
                 self.time_scale,
@@ -124,6 +124,7 @@ class ModelledQPU(AerBackend):
         finally:
             self.modelled_device.lock.release()
         outcome.metrics |= {
+            "qpu.modelled": True,
             "qpu.model.job_overhead_s": self.usage.job_overhead_s,
             "qpu.model.rep_delay_s": self.usage.rep_delay_s,
             "qpu.model.circuit_duration_s": max(durations),
