@@ -9,7 +9,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rich.console import Console
@@ -27,7 +28,7 @@ from rich.table import Table
 from . import __version__, hardware, registries
 from .chrome_trace import chrome_trace
 from .compare import compare_runs
-from .errors import StoreError, UserError
+from .errors import LLQMWarning, StoreError, UserError
 from .html_report import html_report
 from .model import HardwareSnapshot
 from .otlp_json import run_spans, spans_to_otlp_json
@@ -664,8 +665,30 @@ def cmd_plugins(args: argparse.Namespace, console: Console) -> None:
     console.print(table)
 
 
+def _show_llqm_warnings(python_way: Callable[..., None]) -> Callable[..., None]:
+    """A ``warnings.showwarning`` that prints LLQM's own warnings as one line, ``llqm: warning: ...``
+    (no file and line: they are about the run, not the code), and any other as Python would."""
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        if issubclass(category, LLQMWarning):
+            print(f"llqm: warning: {message}", file=file or sys.stderr)
+        else:
+            python_way(message, category, filename, lineno, file, line)
+
+    return show
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     console = Console() if sys.stdout.isatty() else Console(width=160)
+    python_way = warnings.showwarning
+    warnings.showwarning = _show_llqm_warnings(python_way)
+    try:
+        return _main(argv, console)
+    finally:
+        warnings.showwarning = python_way
+
+
+def _main(argv: Sequence[str] | None, console: Console) -> int:
     try:
         args = build_parser().parse_args(argv)
         if hasattr(args, "plugins") or hasattr(args, "disable_plugins"):

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import math
 import tomllib
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +36,7 @@ from typing import Any
 
 from . import registries
 from .api import annotate, current_run, run
-from .errors import UserError
+from .errors import UserError, warn
 from .plugins import loaded_plugins
 from .policies import decide
 
@@ -376,7 +375,7 @@ def _run_contained(
         return run_one(step, data)
     except Exception as exc:
         message = f"stage {step.name!r} ({step.section}) failed and was skipped: {type(exc).__name__}: {exc}"
-        warnings.warn(message, stacklevel=2)
+        warn(message)
         return {**data, "warnings": data["warnings"] + [message]}
 
 

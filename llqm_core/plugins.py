@@ -18,7 +18,7 @@ from typing import Any
 import pluggy
 
 from . import hookspecs
-from .errors import PluginError
+from .errors import LLQMWarning, PluginError
 
 ENTRY_POINT_GROUP = "llqm"
 SELECT_ENV = "LLQM_PLUGINS"
@@ -86,6 +86,7 @@ class PluginSet:
             self.info.append(self._describe(ep, "broken", error))
             warnings.warn(
                 f"llqm plugin {ep.name!r} ({ep.value}) failed to load and is skipped: {error}",
+                category=LLQMWarning,
                 stacklevel=2,
             )
             return
@@ -118,6 +119,7 @@ class PluginSet:
             except Exception as exc:
                 warnings.warn(
                     f"llqm plugin {impl.plugin_name!r} raised in {hook_name}: {type(exc).__name__}: {exc}",
+                    category=LLQMWarning,
                     stacklevel=2,
                 )
         return results
@@ -153,6 +155,7 @@ class PluginSet:
             except Exception as exc:
                 warnings.warn(
                     f"llqm plugin {impl.plugin_name!r} raised in {hook_name}: {type(exc).__name__}: {exc}",
+                    category=LLQMWarning,
                     stacklevel=2,
                 )
         return entries

@@ -24,7 +24,7 @@ import weakref
 from collections.abc import Callable
 from pathlib import Path
 
-from .errors import StoreError
+from .errors import LLQMWarning, StoreError
 from .journal import JournalFile, Owner, TaskJournal, encode_row, read_journals
 from .journal import json_text as _dumps  # the one compact encoder of the store's text
 from .model import (
@@ -514,7 +514,11 @@ class ProfileStore:
             self._write_failed = True
             if self._conn.in_transaction:
                 self._conn.execute("ROLLBACK")
-            warnings.warn(f"profiles are no longer being kept in {self.path}: {exc}", stacklevel=4)
+            warnings.warn(
+                f"profiles are no longer being kept in {self.path}: {exc}",
+                category=LLQMWarning,
+                stacklevel=4,
+            )
 
     def _write(self, sql: str, params: tuple) -> None:
         with self._lock:
@@ -660,6 +664,7 @@ class ProfileStore:
             warnings.warn(
                 f"the journal beside {self.path} cannot be written ({exc.strerror}); each task is committed "
                 "to SQLite as it ends instead, which is slower.",
+                category=LLQMWarning,
                 stacklevel=4,
             )
 

@@ -32,6 +32,7 @@ from opentelemetry import trace
 from opentelemetry.trace import NonRecordingSpan, SpanContext, Status, StatusCode
 
 from .attributes import task_attributes
+from .errors import LLQMWarning
 from .model import TaskRecord
 
 BATCH_INTERVAL_S = 0.5
@@ -123,6 +124,7 @@ class TaskSpans:
                         self._warned = True
                         warnings.warn(
                             f"building a task's span failed and it is dropped: {exc!r}",
+                            category=LLQMWarning,
                             stacklevel=2,
                         )
 

@@ -38,7 +38,7 @@ from opentelemetry.sdk.trace.export import (
     SpanExportResult,
 )
 
-from .errors import UserError
+from .errors import LLQMWarning, UserError
 from .otlp_json import SCOPE
 from .plugins import loaded_plugins
 from .settings import seconds_from_env
@@ -140,6 +140,7 @@ class ExporterHub(SpanProcessor):
                     self._warned.add(name)
                     warnings.warn(
                         f"span exporter {name!r} failed and its spans are dropped: {exc}",
+                        category=LLQMWarning,
                         stacklevel=2,
                     )
 

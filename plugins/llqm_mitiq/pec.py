@@ -91,6 +91,7 @@ from qiskit import QuantumCircuit
 
 import llqm_core
 from llqm_core.checks import whole
+from llqm_core.errors import warn
 
 from .common import evaluate, last_only, raw_value
 
@@ -482,7 +483,7 @@ def pec(
                 }
             )
         for problem in problems:
-            warnings.warn(problem, stacklevel=2)
+            warn(problem)
         added = {
             "value": mitigated,
             "unmitigated": unmitigated,

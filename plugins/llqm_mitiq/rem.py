@@ -28,7 +28,6 @@ noise and, where ``A^-1 p`` has negative entries, a small bias; LLQM leaves both
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -36,6 +35,7 @@ import numpy as np
 
 import llqm_core
 from llqm_core.checks import flag
+from llqm_core.errors import warn
 from llqm_core.policies import decide
 
 from .shared_job import SharedJob
@@ -186,7 +186,7 @@ def _checked_compile(
                 )
                 if problem not in problems:
                     problems.append(problem)
-                    warnings.warn(problem, stacklevel=2)
+                    warn(problem)
                     if (current := llqm_core.current_task()) is not None:
                         current.annotate({"rem.layout_mismatch": True})
         return compiled
