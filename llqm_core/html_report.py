@@ -16,6 +16,7 @@ from .analysis import FIDELITY_FIGURES
 from .plots import stages_png, timeline_png
 from .report import (
     bottleneck_sentence,
+    choice_text,
     format_bytes,
     format_number,
     format_qpu,
@@ -122,7 +123,7 @@ def html_report(report: dict[str, Any]) -> str:
                 [
                     [
                         d["policy"],
-                        ", ".join(f"{k}={v}" for k, v in d["choice"].items())[:200],
+                        choice_text(d["choice"]),
                         d["rationale"],
                     ]
                     for d in report["decisions"]

@@ -7,14 +7,22 @@ current task, so the report shows it next to its measured effect. With no policy
 point, the step does what it would do anyway: the baseline the policy is measured against.
 
 A policy, as its factory (registered through ``llqm_register_policies``) returns it, has a
-``decides`` attribute naming its decision point and a ``decide(**context)`` method.
+``decides`` attribute naming its decision point, a ``name`` (the one it is registered under;
+else its class name is used) and a ``decide(**context)`` method.
+
+Every consultation is a task of its own, ``policy.<name>``, so the time a policy spends (a
+layout search, a fit over the store) shows in the profile beside the work it decides on, and
+every consultation leaves a decision: one that changes nothing says why the default was kept
+(``kept_default``; a policy that returns None is recorded as having given no reason).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
-from .api import current_run, current_task
+from .api import current_run, current_task, task
 from .model import PolicyDecision, TaskRecord
 from .store import ProfileStore
 
@@ -45,6 +53,45 @@ def recent_tasks(stage: str, runs: int) -> list[TaskRecord]:
     ]
 
 
+KEPT_DEFAULT = "kept the default because "
+
+
+def policy_name(policy: Any) -> str:
+    """The name a policy is known by: its ``name``, else its class's name."""
+    return getattr(policy, "name", None) or type(policy).__name__
+
+
+def kept_default(policy: str, because: str, **inputs: Any) -> PolicyDecision:
+    """A decision that changes nothing (an empty choice), with the reason the default stands."""
+    return PolicyDecision(
+        policy=policy, choice={}, rationale=KEPT_DEFAULT + because, inputs=dict(inputs)
+    )
+
+
+def changes_something(decision: PolicyDecision | None) -> bool:
+    """Whether a decision replaces the default (a kept default has an empty choice)."""
+    return decision is not None and bool(decision.choice)
+
+
+@contextmanager
+def policy_task(name: str) -> Iterator[Any]:
+    """The task ``policy.<name>`` that a consultation runs in (none outside a run: no implicit run)."""
+    with task(name, stage=f"policy.{name}") if current_run() is not None else nullcontext() as t:
+        yield t
+
+
+def consult(policy: Any, **context: Any) -> PolicyDecision:
+    """Ask one policy, as its own task, and record what it decided (a kept default included)."""
+    name = policy_name(policy)
+    with policy_task(name) as handle:
+        decision = policy.decide(**context)
+        if decision is None:
+            decision = kept_default(name, "the policy gave no reason for keeping it")
+        if handle is not None:
+            handle.annotate({"policy.changed": changes_something(decision)})
+        return record(decision)
+
+
 def record(decision: PolicyDecision) -> PolicyDecision:
     """Keep a decision a policy made while acting, on the current run and task."""
     active = current_run()
@@ -57,11 +104,13 @@ def record(decision: PolicyDecision) -> PolicyDecision:
 
 
 def decide(data: dict[str, Any], point: str, **context: Any) -> PolicyDecision | None:
-    """The first decision a policy of ``data["policies"]`` makes at ``point``, recorded; or None."""
+    """The first decision that changes something among the policies of ``data["policies"]``
+    serving ``point``, asked in order (each consultation a task, each decision recorded); None
+    when every one kept the default."""
     for policy in data.get("policies", []):
         if getattr(policy, "decides", None) != point:
             continue
-        decision = policy.decide(**context)
-        if decision is not None:
-            return record(decision)
+        decision = consult(policy, **context)
+        if changes_something(decision):
+            return decision
     return None

@@ -283,16 +283,21 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
         for column in ("policy", "choice", "rationale"):
             table.add_column(column)
         for decision in decisions:
-            choice = (
-                ", ".join(
-                    f"{k}={_short(v)}" for k, v in decision["choice"].items() if k != "stages"
-                )
-                or "stage predictions"
+            table.add_row(
+                decision["policy"], choice_text(decision["choice"]), decision["rationale"]
             )
-            table.add_row(decision["policy"], choice, decision["rationale"])
         console.print(table)
     for warning in report.get("warnings", []):
         console.print(f"[yellow]warning:[/yellow] {warning}")
+
+
+def choice_text(choice: dict[str, Any]) -> str:
+    """A decision's choice in a few words: "default kept" for one that changed nothing."""
+    if not choice:
+        return "default kept"
+    if "stages" in choice:
+        return "stage predictions"
+    return ", ".join(f"{k}={_short(v)}" for k, v in choice.items())
 
 
 def _short(value: Any, limit: int = 60) -> str:

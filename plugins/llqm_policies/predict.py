@@ -25,7 +25,7 @@ import numpy as np
 import llqm_core
 from llqm_core import PolicyDecision, ProfileStore
 from llqm_core.checks import whole
-from llqm_core.policies import history_store
+from llqm_core.policies import history_store, kept_default
 
 NAME = "cost_model"
 FEATURES = ("circuit.size", "circuit.qubits", "circuit.depth", "circuit.two_qubit_gates", "shots")
@@ -77,6 +77,7 @@ class _StageModel:
 
 
 class CostModel:
+    name = NAME
     decides = "predict"
 
     def __init__(self, *, history: int = 200, min_runs: int = 4) -> None:
@@ -129,16 +130,16 @@ class CostModel:
 
     def decide(
         self, *, features: dict[str, Any], store: ProfileStore | None = None, **_: Any
-    ) -> PolicyDecision | None:
+    ) -> PolicyDecision:
         store = store or history_store()
         if store is None:
-            return None
+            return kept_default(NAME, "the run keeps no store to learn from")
         current = llqm_core.current_run()
         stages, used = self.predict(
             features, store, exclude={current.id} if current is not None else set()
         )
         if not used:
-            return None
+            return kept_default(NAME, "the store holds no earlier pipeline run to predict from")
         return PolicyDecision(
             policy=NAME,
             choice={"stages": stages},
