@@ -43,7 +43,9 @@ def llqm_register_stages(register: Callable[..., None]) -> None:
     callable ``step(data)`` that reads what earlier steps left in the dict ``data``
     (``circuit``, ``compiled``, ``counts``, ``value``, ...) and returns a dict of new
     entries, or None. ``llqm_core.registries.run_stage(name, data, **options)`` runs it as
-    its own task (stage ``name``).
+    its own task (stage ``name``). A ``mitigate.<technique>`` step may carry
+    ``planned_shots(shots)``, the shots it will spend at ``shots`` per execution, so that a
+    budget is checked before anything runs.
     """
 
 
@@ -76,8 +78,12 @@ def llqm_register_policies(register: Callable[..., None]) -> None:
     policy: an object whose ``decides`` names the decision point it serves (``layout``,
     ``zne.folding``, ``transpile.cache``, ``transpile.parallel``, ``execute.batch``,
     ``mitigation``, ``predict``) and whose ``decide(**context)`` returns an ``llqm_core.PolicyDecision`` (choice, rationale,
-    inputs) or None to leave the default. LLQM records every decision on the run; see
-    ``llqm_core.policies``.
+    inputs); one that keeps the default has an empty choice and says why
+    (``llqm_core.policies.kept_default``). Each consultation runs as the task
+    ``policy.<name>`` (``name``: the policy's attribute, else its class name) and LLQM records
+    every decision on the run; see ``llqm_core.policies``. Optional: ``preflight(pipeline)``
+    refuses a file it cannot serve (``ValueError``, one sentence) when the file is checked, and
+    ``review(data)`` looks at what the run spent before ``postprocess``, returning warnings.
     """
 
 

@@ -38,7 +38,7 @@ from . import registries
 from .api import annotate, current_run, run
 from .errors import UserError, warn
 from .plugins import loaded_plugins
-from .policies import decide
+from .policies import decide, policy_name, policy_task
 
 SECTIONS = (
     "name",
@@ -162,6 +162,26 @@ def _mitigation_steps(table: dict[str, Any]) -> list[Step]:
     return steps
 
 
+def planned_shots(steps: list[Step], shots: int) -> int | None:
+    """The shots the mitigation steps among ``steps`` will spend at ``shots`` per execution, from
+    each step's ``planned_shots``; None when one of them does not say."""
+    total = 0
+    for step in steps:
+        if not step.name.startswith("mitigate."):
+            continue
+        plan = getattr(step.run, "planned_shots", None)
+        if plan is None:
+            return None
+        total += plan(shots)
+    return total
+
+
+def mitigation_shots(mitigation: dict[str, Any], shots: int) -> int | None:
+    """The shots a mitigation table (``technique`` and its options, as in a pipeline file) will
+    spend at ``shots`` per execution; None when a step does not say."""
+    return planned_shots(_mitigation_steps(dict(mitigation)), shots)
+
+
 def _extra_steps(entries: Any) -> list[Step]:
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
         raise UserError(
@@ -266,6 +286,13 @@ def parse_pipeline(config: dict[str, Any], source: str = "pipeline") -> Pipeline
                 preflight(pipeline.initial_data())
             except ValueError as exc:
                 raise UserError(f"in [{step.section}]: {exc}") from None
+    for policy in policies:  # a policy may refuse a file it cannot serve (a budget nothing fits)
+        preflight = getattr(policy, "preflight", None)
+        if preflight is not None:
+            try:
+                preflight(pipeline)
+            except ValueError as exc:
+                raise UserError(f"in [policies]: {exc}") from None
     return pipeline
 
 
@@ -358,13 +385,31 @@ def run_in_order(
         ):  # the circuit is known: policies may now predict, or choose the mitigation
             known = features(data)
             decide(data, "predict", features=known)
-            steps = _with_chosen_mitigation(
-                steps, decide(data, "mitigation", features=known, shots=pipeline.shots)
+            chosen = decide(
+                data,
+                "mitigation",
+                features=known,
+                shots=pipeline.shots,
+                mitigation=pipeline.config.get("mitigation", {"technique": "none"}),
             )
+            steps = _with_chosen_mitigation(steps, chosen)
+        if index + 1 < len(steps) and steps[index + 1].name == "postprocess":
+            data = _reviewed(data)  # the work is done: policies may check what it spent
         index += 1
     if on_step is not None:
         on_step(len(steps), len(steps), "done")
     return data
+
+
+def _reviewed(data: dict[str, Any]) -> dict[str, Any]:
+    """Policies with a ``review(data)`` (a budget) look at what the run spent, each as its own
+    task; the warnings they return join the run's."""
+    found: list[str] = []
+    for policy in data.get("policies", []):
+        if hasattr(policy, "review"):
+            with policy_task(policy_name(policy)):
+                found += policy.review(data)
+    return {**data, "warnings": data["warnings"] + found} if found else data
 
 
 def _run_contained(

@@ -447,10 +447,7 @@ def pec(
             )
         problems += placement_problems(compiled, sampled_compiled)
 
-        per_sample = (
-            shots_per_sample if shots_per_sample is not None else max(1, data["shots"] // samples)
-        )
-        copies = max(1, math.ceil(data["shots"] / per_sample))
+        per_sample, copies = shots_split(data["shots"])
         counts = backend.execute(
             sampled_compiled + [compiled] * copies, per_sample, seed=data["seed"]
         )
@@ -501,4 +498,14 @@ def pec(
             added["warnings"] = data["warnings"] + problems
         return added
 
+    def shots_split(shots: int) -> tuple[int, int]:
+        """Shots per sampled circuit, and the copies of the un-sampled circuit at that many shots."""
+        per_sample = shots_per_sample if shots_per_sample is not None else max(1, shots // samples)
+        return per_sample, max(1, math.ceil(shots / per_sample))
+
+    def planned_shots(shots: int) -> int:
+        per_sample, copies = shots_split(shots)
+        return (samples + copies) * per_sample
+
+    step.planned_shots = planned_shots
     return step

@@ -322,4 +322,9 @@ def rem(
             "circuits_executed": 1 + len(circuits),
         }
 
+    def planned_shots(shots: int) -> int:
+        calibration = 2 * (calibration_shots if calibration_shots is not None else shots)
+        return calibration + (0 if inner else shots)
+
+    step.planned_shots = planned_shots
     return step

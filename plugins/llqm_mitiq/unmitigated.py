@@ -20,4 +20,5 @@ def unmitigated(*, inner: bool = False) -> Callable[[dict[str, Any]], dict[str, 
             "circuits_executed": 1,
         }
 
+    step.planned_shots = lambda shots: shots
     return step

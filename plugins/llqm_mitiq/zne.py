@@ -239,4 +239,5 @@ def zne(
             "warnings": data["warnings"] + problems,
         }
 
+    step.planned_shots = lambda shots: len(scales) * shots
     return step
