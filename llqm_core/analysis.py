@@ -210,6 +210,10 @@ def concurrency(tasks: list[TaskRecord], run_wall_s: float | None) -> dict[str, 
     }
 
 
+#: The predicted seconds the report sets beside the measured ones, with their row label.
+PREDICTED_SECONDS = (("wall_s", ""), ("qpu_s", " (QPU)"), ("queue_s", " (queue)"))
+
+
 def prediction_errors(
     decisions: list[Any], stages: dict[str, dict[str, Any]], figures: dict[str, Any] | None = None
 ) -> list[dict[str, Any]]:
@@ -238,15 +242,18 @@ def prediction_errors(
             measured = stages.get(stage)
             if measured is None:
                 continue
-            actual = measured["wall_s"]
-            rows.append(
-                {
-                    "policy": decision.policy,
-                    "stage": stage,
-                    "predicted": guess["wall_s"],
-                    "measured": actual,
-                    "unit": "s",
-                    "relative_error": abs(guess["wall_s"] - actual) / actual if actual else None,
-                }
-            )
+            for field, label in PREDICTED_SECONDS:
+                actual = measured.get(field)
+                if field not in guess or (field != "wall_s" and not actual):
+                    continue  # QPU and queue rows only where the run spent some
+                rows.append(
+                    {
+                        "policy": decision.policy,
+                        "stage": stage + label,
+                        "predicted": guess[field],
+                        "measured": actual,
+                        "unit": "s",
+                        "relative_error": abs(guess[field] - actual) / actual if actual else None,
+                    }
+                )
     return rows

@@ -44,6 +44,7 @@ from .report import (
     render_report,
     run_summary,
 )
+from .shapes import describe, pipeline_shape
 from .store import ProfileStore, default_store_path
 from .sweep import grid_pipelines, parse_grid, point_summary
 from .tables import json_lines
@@ -313,29 +314,41 @@ def cmd_predict(args: argparse.Namespace, console: Console) -> None:
     if generate is not None:
         data.update(generate.run(data) or {})  # the circuit only: nothing runs, nothing is recorded
     model = registries.create("policy", args.model)
-    if not hasattr(model, "predict"):
+    if not hasattr(model, "forecast"):
         raise UserError(
             f"policy {args.model!r} does not predict costs; use a cost model such as cost_model."
         )
     store = getattr(args, "store", None) or pipeline.store
-    stages, used = model.predict(features(data), ProfileStore(store, readonly=True))
-    if not used:
+    shape = pipeline_shape(pipeline.config, [s.name for s in pipeline.steps])
+    found = model.forecast(features(data), ProfileStore(store, readonly=True), shape)
+    if not found["runs_stored"]:
         raise UserError(
             "the store holds no completed pipeline runs to learn from; run some pipelines first (llqm run)."
         )
     if args.json:
-        _print_json({"features": features(data), "runs_used": used, "stages": stages})
+        _print_json({"features": features(data)} | found)
         return
-    table = Table(
-        title=f"Predicted for {args.pipeline} from {used} earlier runs", title_justify="left"
+    if not found["runs_used"]:
+        console.print(f"{found['note']}: nothing to predict {args.pipeline} from.")
+        return
+    console.print(
+        f"Predicted from {found['runs_used']} earlier runs of the same shape ({describe(shape)})."
     )
-    for column in ("stage", "wall", "peak RSS"):
+    table = Table(title=f"Predicted for {args.pipeline}", title_justify="left")
+    for column in ("stage", "runs", "wall", "cpu", "QPU", "queue", "peak RSS"):
         table.add_column(column, justify="left" if column == "stage" else "right")
-    for stage, guess in sorted(stages.items(), key=lambda item: -item[1]["wall_s"]):
+    for stage, guess in sorted(found["stages"].items(), key=lambda item: -item[1]["wall_s"]):
         table.add_row(
-            stage, format_seconds(guess["wall_s"]), format_bytes(int(guess["peak_rss_bytes"]))
+            stage,
+            str(guess["runs"]),
+            format_seconds(guess["wall_s"]),
+            format_seconds(guess["cpu_s"]),
+            format_seconds(guess["qpu_s"] or None),
+            format_seconds(guess["queue_s"] or None),
+            format_bytes(int(guess["peak_rss_bytes"])),
         )
     console.print(table)
+    console.print(f"How close: {found['closeness']}.")
 
 
 def cmd_sweep(args: argparse.Namespace, console: Console) -> None:

@@ -39,6 +39,7 @@ from .api import annotate, current_run, run
 from .errors import UserError, warn
 from .plugins import loaded_plugins
 from .policies import decide, policy_name, policy_task
+from .shapes import pipeline_shape
 
 SECTIONS = (
     "name",
@@ -384,7 +385,12 @@ def run_in_order(
             step.name == "generate"
         ):  # the circuit is known: policies may now predict, or choose the mitigation
             known = features(data)
-            decide(data, "predict", features=known)
+            decide(
+                data,
+                "predict",
+                features=known,
+                shape=pipeline_shape(pipeline.config, [s.name for s in steps]),
+            )
             chosen = decide(
                 data,
                 "mitigation",
