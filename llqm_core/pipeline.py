@@ -369,7 +369,8 @@ def run_in_order(
 ) -> dict[str, Any]:
     """The order every engine keeps: each step through ``run_one`` (which makes it a task of the
     engine's kind); an extra stage that fails is skipped with a warning; once the circuit is
-    generated, the policies may predict the run's costs and choose its mitigation."""
+    generated, the policies may choose its mitigation and predict the run's costs; before
+    ``postprocess`` they may review what the run spent."""
     data = pipeline.initial_data()
     steps = list(pipeline.steps)
     index = 0
@@ -381,16 +382,8 @@ def run_in_order(
             data = _run_contained(step, data, run_one)
         else:
             data = run_one(step, data)
-        if (
-            step.name == "generate"
-        ):  # the circuit is known: policies may now predict, or choose the mitigation
-            known = features(data)
-            decide(
-                data,
-                "predict",
-                features=known,
-                shape=pipeline_shape(pipeline.config, [s.name for s in steps]),
-            )
+        if step.name == "generate":  # the circuit is known: policies may choose the mitigation,
+            known = features(data)  # then predict the costs of the steps that will run
             chosen = decide(
                 data,
                 "mitigation",
@@ -399,6 +392,8 @@ def run_in_order(
                 mitigation=pipeline.config.get("mitigation", {"technique": "none"}),
             )
             steps = _with_chosen_mitigation(steps, chosen)
+            shape = pipeline_shape(pipeline.config, [s.name for s in steps])
+            decide(data, "predict", features=known, shape=shape)
         if index + 1 < len(steps) and steps[index + 1].name == "postprocess":
             data = _reviewed(data)  # the work is done: policies may check what it spent
         index += 1
