@@ -216,8 +216,8 @@ def test_zne_by_default_scales_the_noise_at_the_default_optimization_level(store
     assert values[0] > values[1] > values[2]  # scale factors 1, 3, 5: more folds, more noise
 
 
-def test_the_cli_prints_llqm_warnings_as_one_line(tmp_path):
-    from conftest import run_cli
+def test_the_cli_prints_llqm_warnings_as_one_line(tmp_path, capsys):
+    from llqm_core.cli import main
 
     pipeline = tmp_path / "cancelled.toml"
     pipeline.write_text(
@@ -225,8 +225,10 @@ def test_the_cli_prints_llqm_warnings_as_one_line(tmp_path):
         '[mitigation]\ntechnique = "zne"\n[mitigation.zne]\nfolding = "global"\n'
         "[execution]\nshots = 200\n"
     )
-    done = run_cli("--store", str(tmp_path / "s.sqlite"), "run", str(pipeline), timeout=300)
-    assert done.returncode == 0, done.stderr
-    lines = [line for line in done.stderr.splitlines() if "scale factor" in line]
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")  # shown even if an earlier test raised it from here
+        assert main(["--store", str(tmp_path / "s.sqlite"), "run", str(pipeline)]) == 0
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if "scale factor" in line]
     assert lines and all(line.startswith("llqm: warning: ZNE scale factor") for line in lines)
-    assert "UserWarning" not in done.stderr and ".py:" not in done.stderr
+    assert "UserWarning" not in err and ".py:" not in err

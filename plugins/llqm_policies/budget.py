@@ -34,7 +34,7 @@ import llqm_core
 from llqm_core import PolicyDecision, ProfileStore
 from llqm_core.analysis import fidelity, step_costs
 from llqm_core.checks import number, positive
-from llqm_core.errors import warn
+from llqm_core.errors import UserError, warn
 from llqm_core.pipeline import mitigation_shots
 from llqm_core.policies import kept_default, record
 
@@ -289,5 +289,5 @@ def _planned(mitigation: dict[str, Any], shots: int) -> int | None:
     """The shots a mitigation will spend at ``shots``, as its steps plan them (None: unknown)."""
     try:
         return mitigation_shots(mitigation, shots)
-    except Exception:  # a technique no longer registered: its cost stays a prediction
+    except UserError:  # a technique no longer registered: its cost stays a prediction
         return None
