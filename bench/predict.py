@@ -25,7 +25,7 @@ from llqm_policies.predict import CostModel, run_features
 
 import llqm_core
 from llqm_core.pipeline import parse_pipeline, run_pipeline
-from llqm_core.shapes import describe, run_shape
+from llqm_core.pipeline.shapes import describe, run_shape
 
 MIN_STAGE_S = 0.005
 

@@ -14,8 +14,8 @@ from llqm_qiskit.queue_model import QueueModel
 from qiskit import QuantumCircuit, transpile
 
 import llqm_core as llqm
-from llqm_core import registries
-from llqm_core.errors import UserError
+from llqm_core.model.errors import UserError
+from llqm_core.pipeline import registries
 
 
 @pytest.fixture(scope="module")
@@ -130,8 +130,8 @@ def test_circuit_duration_is_its_scheduled_length(fez):
 def test_aer_can_record_the_modelled_device_time_of_a_job_labelled_as_modelled(store_path, ghz5):
     from rich.console import Console
 
-    from llqm_core.analysis import step_costs
-    from llqm_core.report import build_report, render_report
+    from llqm_core.analysis.report import build_report, render_report
+    from llqm_core.analysis.summary import step_costs
 
     backend = AerBackend(device="fake_fez", model_qpu_time=True)
     with llqm.run("modelled time") as run:

@@ -9,10 +9,9 @@ from llqm_qiskit import ghz
 from llqm_qiskit.aer import AerBackend
 
 import llqm_core as llqm
-from llqm_core import registries
-from llqm_core.errors import UserError
-from llqm_core.hardware import faulty_couplers
-from llqm_core.pipeline import parse_pipeline, run_pipeline
+from llqm_core.model.errors import UserError
+from llqm_core.model.hardware import faulty_couplers
+from llqm_core.pipeline import parse_pipeline, registries, run_pipeline
 
 PIPELINE = {
     "name": "ghz-12 with the layout policy",
@@ -100,7 +99,7 @@ def test_the_layout_search_stops_at_its_time_budget_and_says_so(store_path, snap
     search for minutes (it has no odd cycle); the budget stops it and the decision says so."""
     from qiskit import QuantumCircuit
 
-    from llqm_core.policies import decide
+    from llqm_core.pipeline.policies import decide
 
     almost = QuantumCircuit(100)
     for q in range(99):

@@ -8,8 +8,8 @@ import pytest
 from conftest import run_cli
 
 import llqm_core as llqm
+from llqm_core.analysis.report import build_report
 from llqm_core.pipeline import parse_pipeline, run_pipeline
-from llqm_core.report import build_report
 
 
 def config(qubits: int, policies: list[str] | None = None) -> dict:

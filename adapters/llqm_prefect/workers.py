@@ -26,8 +26,8 @@ from opentelemetry import trace
 from prefect.context import FlowRunContext
 
 import llqm_core
-from llqm_core.errors import LLQMWarning
-from llqm_core.telemetry import telemetry
+from llqm_core.model.errors import LLQMWarning
+from llqm_core.telemetry.tracing import telemetry
 
 _ORIGINAL_RUN_IN_SUBPROCESS = getattr(
     prefect.task_runners._run_task_in_subprocess,

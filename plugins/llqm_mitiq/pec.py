@@ -90,8 +90,8 @@ from mitiq.pec.types import OperationRepresentation
 from qiskit import QuantumCircuit
 
 import llqm_core
-from llqm_core.checks import whole
-from llqm_core.errors import warn
+from llqm_core.model.checks import whole
+from llqm_core.model.errors import warn
 
 from .common import evaluate, last_only, raw_value
 

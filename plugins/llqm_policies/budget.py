@@ -32,11 +32,11 @@ from typing import Any
 
 import llqm_core
 from llqm_core import PolicyDecision, ProfileStore
-from llqm_core.analysis import fidelity, step_costs
-from llqm_core.checks import number, positive
-from llqm_core.errors import UserError, warn
-from llqm_core.pipeline import mitigation_shots
-from llqm_core.policies import kept_default, record
+from llqm_core.analysis.summary import fidelity, step_costs
+from llqm_core.model.checks import number, positive
+from llqm_core.model.errors import UserError, warn
+from llqm_core.pipeline.file import mitigation_shots
+from llqm_core.pipeline.policies import kept_default, record
 
 from .predict import run_features
 

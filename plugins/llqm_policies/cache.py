@@ -18,9 +18,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from llqm_core import HardwareSnapshot, PolicyDecision
-from llqm_core.checks import number, whole
-from llqm_core.hardware import diff
-from llqm_core.policies import policy_task, record
+from llqm_core.model.checks import number, whole
+from llqm_core.model.hardware import diff
+from llqm_core.pipeline.policies import policy_task, record
 
 NAME = "transpile_cache"
 _ENTRIES: OrderedDict[str, tuple[Any, HardwareSnapshot]] = OrderedDict()

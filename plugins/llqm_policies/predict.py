@@ -1,7 +1,7 @@
 """``cost_model``: each stage's time, CPU, memory, QPU and queue seconds for a new circuit,
 predicted from stored profiles of runs of the same shape.
 
-Only runs of the pipeline's shape count (``llqm_core.shapes``: the same mitigation technique,
+Only runs of the pipeline's shape count (``llqm_core.pipeline.shapes``: the same mitigation technique,
 backend kind, observable kind and policies that change the work): a run of another shape has
 other stages and other costs, and with none of the same shape the answer is "no comparable
 history" rather than another pipeline's stages. For every stage of those runs, a log-linear
@@ -33,9 +33,9 @@ import numpy as np
 
 import llqm_core
 from llqm_core import PolicyDecision, ProfileStore
-from llqm_core.checks import whole
-from llqm_core.policies import history_store, kept_default
-from llqm_core.shapes import describe, run_shape
+from llqm_core.model.checks import whole
+from llqm_core.pipeline.policies import history_store, kept_default
+from llqm_core.pipeline.shapes import describe, run_shape
 
 NAME = "cost_model"
 FEATURES = ("circuit.size", "circuit.qubits", "circuit.depth", "circuit.two_qubit_gates", "shots")
@@ -180,7 +180,7 @@ class CostModel:
         shape: dict[str, Any] | None = None,
     ) -> tuple[dict[str, dict[str, float]], int]:
         """``forecast``'s stages and the number of runs they rest on (pass the pipeline's
-        ``shape``, from ``llqm_core.shapes``: without one, runs of every shape are mixed)."""
+        ``shape``, from ``llqm_core.pipeline.shapes``: without one, runs of every shape are mixed)."""
         found = self.forecast(features, store, shape, exclude)
         return found["stages"], found["runs_used"]
 

@@ -29,7 +29,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from llqm_core.checks import positive
+from llqm_core.model.checks import positive
 
 #: A shared device's load by default (see above for what the figures rest on).
 SHARED_UTILISATION = 0.9
