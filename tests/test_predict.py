@@ -10,6 +10,7 @@ from conftest import run_cli
 import llqm_core as llqm
 from llqm_core.analysis.report import build_report
 from llqm_core.pipeline import parse_pipeline, run_pipeline
+from llqm_core.pipeline.shapes import changes_work
 
 
 def config(qubits: int, policies: list[str] | None = None) -> dict:
@@ -105,6 +106,7 @@ def test_predictions_come_only_from_runs_of_the_same_shape(store_path, tmp_path,
     assert main(["--store", str(store_path), "predict", str(plain), "--json"]) == 0
     predicted = json.loads(capsys.readouterr().out)
     assert predicted["runs_used"] == 4 and predicted["runs_stored"] == 5
+    assert not changes_work("cost_model") and changes_work("hardware_layout")
     assert predicted["shape"] == {
         "technique": "none",
         "backend": "aer",

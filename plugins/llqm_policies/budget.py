@@ -47,6 +47,9 @@ ON_OVERSPEND = ("refuse", "warn")
 class BudgetedMitigation:
     name = NAME
     decides = "mitigation"
+    #: Runs are compared by the technique they ran (``llqm_core.pipeline.shapes``), which is
+    #: all this policy changes: a run it chose ZNE for is a ZNE run like any other.
+    changes_work = False
 
     def __init__(
         self,
