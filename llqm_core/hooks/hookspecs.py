@@ -45,9 +45,20 @@ def llqm_register_stages(register: Callable[..., None]) -> None:
     callable ``step(data)`` that reads what earlier steps left in ``data`` (a ``PipelineData``,
     below: ``circuit``, ``compiled``, ``counts``, ``value``, ...) and returns a dict of new
     entries, or None. ``llqm_core.registries.run_stage(name, data, **options)`` runs it as
-    its own task (stage ``name``). A ``mitigate.<technique>`` step may carry
-    ``planned_shots(shots)``, the shots it will spend at ``shots`` per execution, so that a
-    budget is checked before anything runs.
+    its own task (stage ``name``).
+
+    While a pipeline file is read, before anything is built, the step may answer through
+    attributes set on it: ``step.preflight(data)`` checks it against the rest of the file
+    (``ValueError``: a circuit wider than the backend); ``step.estimate(plan)`` returns an
+    ``llqm_core.pipeline.fit.Estimate(wall_s, memory_bytes, basis)`` of its own work, reading
+    from the dict ``plan`` what earlier steps' estimates put there (``backend``, ``shots``,
+    ``qubits``, ``gates``, ``clifford``, ``compiled_gates``, ``compiled_bytes``) and adding
+    what it makes, so that the core can refuse a run that cannot fit
+    (``llqm_core.pipeline.fit``); ``step.load()`` does check-time work that builds something
+    (parsing a QASM file) once the run fits.
+    A ``mitigate.<technique>`` step also carries ``step.planned_shots(shots)``: the shots it
+    will spend at ``shots`` per execution, exactly, so that a shots budget is checked before
+    anything runs.
     """
 
 

@@ -95,7 +95,8 @@ class Profile:
     def from_values(cls, values: list | tuple) -> Profile:
         """The inverse of ``values``."""
         own, gpu = values[:_OWN_FIELDS], values[_OWN_FIELDS:]
-        return cls(*own, GpuProfile(bool(gpu[0]), *gpu[1:]))  # SQLite keeps ``available`` as 0 or 1
+        # SQLite keeps ``available`` as 0 or 1
+        return cls(*own, GpuProfile(bool(gpu[0]), *gpu[1:]))  # type: ignore[call-arg]
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Profile:

@@ -18,17 +18,16 @@ every consultation leaves a decision: one that changes nothing says why the defa
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from typing import Any
 
-from ..hooks.contracts import PipelineData
 from ..model.records import PolicyDecision, TaskRecord
 from ..runtime.api import current_run, current_task, task
 from ..store.profile_store import ProfileStore
 
 
-def policy_for(data: PipelineData, point: str) -> Any:
+def policy_for(data: Mapping[str, Any], point: str) -> Any:
     """The first of the run's policies that serves ``point`` (for policies that act, such as a
     cache, rather than only choose), or None."""
     return next((p for p in data.get("policies", []) if getattr(p, "decides", None) == point), None)
@@ -42,7 +41,8 @@ def history_store() -> ProfileStore | None:
 
 
 def recent_tasks(stage: str, runs: int) -> list[TaskRecord]:
-    """The finished tasks of ``stage`` in the latest ``runs`` runs of ``history_store()``, newest runs first."""
+    """The finished tasks of ``stage`` in the latest ``runs`` runs of ``history_store()``,
+    newest runs first."""
     store = history_store()
     if store is None:
         return []
@@ -104,11 +104,11 @@ def record(decision: PolicyDecision) -> PolicyDecision:
     return decision
 
 
-def decide(data: PipelineData, point: str, **context: Any) -> PolicyDecision | None:
+def decide(data: Mapping[str, Any], point: str, **context: Any) -> PolicyDecision | None:
     """The first decision that changes something among the policies of ``data["policies"]``
-    serving ``point`` (a name of ``llqm_core.hooks.contracts.DECISION_POINTS``, whose context
-    ``context`` is), asked in order (each consultation a task, each decision recorded); None
-    when every one kept the default."""
+    (``PipelineData``) serving ``point`` (a name of ``llqm_core.hooks.contracts.DECISION_POINTS``,
+    whose context ``context`` is), asked in order (each consultation a task, each decision
+    recorded); None when every one kept the default."""
     for policy in data.get("policies", []):
         if getattr(policy, "decides", None) != point:
             continue

@@ -93,7 +93,7 @@ class ActiveRun:
         self.adopt_span = adopt_span
         self.store = _resolve_store(store)
         self.config = redact(dict(config or {}))
-        self.record: RunRecord | None = None
+        self.record: RunRecord  # made by ``start`` (or ``attach``)
         self.otel_context: otel_context.Context | None = (
             None  # what ``run_context`` made current last
         )
@@ -217,7 +217,8 @@ class ActiveRun:
         return described
 
     def producers(self, values: Iterable[Any]) -> list[str]:
-        """The tasks whose outputs appear among ``values`` (looking one level into lists, tuples and dicts)."""
+        """The tasks whose outputs appear among ``values`` (looking one level into lists,
+        tuples and dicts)."""
         found: list[str] = []
         for value in values:
             for item in _flatten(value):
@@ -292,18 +293,17 @@ class TaskHandle:
         self,
         run: ActiveRun,
         record: TaskRecord,
-        span: trace.Span,
+        span: trace.Span | None,
         parent_span: trace.SpanContext,
         owns_run: bool,
     ) -> None:
         self.run = run
         self.record = record
-        self.span = span  # stands for the task in the trace while spans are read; its real span is built once it ends
+        # Stands for the task in the trace while spans are read; its real span is built once it ends.
+        self.span = span
         self.parent_span = parent_span
         self.owns_run = owns_run
-        self.measurement: Measurement | None = (
-            None  # made last at the start: LLQM's own bookkeeping is not measured
-        )
+        self.measurement: Measurement  # made last at the start: LLQM's bookkeeping is not measured
         self._tokens: tuple | None = None
 
     @property

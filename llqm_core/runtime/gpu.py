@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from functools import cached_property
+from typing import Any
 
 from ..model.records import GpuProfile
 from .per_process import PerProcess
@@ -53,7 +54,7 @@ class GpuProbe:
         self.available = False
         self.reason: str | None = None
         self._handles: list = []
-        self._nvml = None
+        self._nvml: Any = None  # the pynvml module, once it answered
         try:
             import pynvml  # provided by the nvidia-ml-py distribution (extra 'gpu')
         except ImportError:
@@ -71,7 +72,8 @@ class GpuProbe:
             ]
             if self._handles:
                 self._nvml = pynvml
-                self._read()  # a library that initialises but cannot read (a forked child's, say) is no GPU to us
+                # a library that initialises but cannot read (a forked child's, say) is no GPU
+                self._read()
         except pynvml.NVMLError as exc:
             self._handles, self._nvml = [], None
             self.reason = f"NVML is unavailable: {exc}"

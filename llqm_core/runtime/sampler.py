@@ -147,8 +147,9 @@ class ResourceSampler:
 
         Each task reads its own start and end; a tick reads for the tasks that have run about an
         interval by then. In a pipeline of tasks shorter than the interval no tick finds one, and
-        none reads (docs/performance.md). A peak that no end reading sees and that sets no new high for the process is therefore
-        seen if it lasts two intervals (one, once the task has run for one)."""
+        none reads (docs/performance.md). A peak that no end reading sees and that sets no new
+        high for the process is therefore seen if it lasts two intervals (one, once the task has
+        run for one)."""
         due = False
         for watch in watches:
             if watch.seen:

@@ -211,6 +211,7 @@ def run_record(row: sqlite3.Row) -> RunRecord:
     if (
         run.status is RunStatus.RUNNING
         and run.pid is not None
+        and run.host is not None
         and Owner(run.host, run.pid, run.process_started).is_gone()
     ):
         run.status = RunStatus.INTERRUPTED

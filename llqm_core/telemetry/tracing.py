@@ -111,18 +111,22 @@ class ExporterHub(SpanProcessor):
         old, self._processors = self._processors, processors
         old_counted, self._counted = self._counted, dict(counted or {})
         old_ended, self._ended = self._ended, {}
-        _bounded(
-            lambda: [p.shutdown() for _, p in old],
-            export_timeout_s() if timeout_s is None else timeout_s,
-        )
+
+        def shut_down_old() -> None:
+            for _, processor in old:
+                processor.shutdown()
+
+        _bounded(shut_down_old, export_timeout_s() if timeout_s is None else timeout_s)
         for _, processor in old:
             exporter = old_counted.get(id(processor))
             ended = old_ended.get(id(processor), 0)
             if exporter is not None and exporter.delivered < ended:
                 print(
-                    f"llqm: warning: {ended - exporter.delivered} of {ended} spans were not delivered to span exporter "
+                    f"llqm: warning: {ended - exporter.delivered} of {ended} spans were not "
+                    "delivered to span exporter "
                     f"{exporter.name!r} (unreachable, refusing, or slower than {EXPORT_TIMEOUT_ENV}="
-                    f"{export_timeout_s():g} s); the profile store keeps every run (`llqm trace RUN` writes it as OTLP/JSON).",
+                    f"{export_timeout_s():g} s); the profile store keeps every run (`llqm trace "
+                    "RUN` writes it as OTLP/JSON).",
                     file=sys.stderr,
                 )
 
@@ -256,7 +260,8 @@ class Telemetry:
         for name in chosen:
             if name not in available:
                 raise UserError(
-                    f"unknown span exporter {name!r}; available exporters are: {', '.join(sorted([*available, 'none']))}."
+                    f"unknown span exporter {name!r}; available exporters are: "
+                    f"{', '.join(sorted([*available, 'none']))}."
                 )
         processors: list[tuple[str, SpanProcessor]] = []
         counted: dict[int, CountedExporter] = {}
@@ -270,8 +275,8 @@ class Telemetry:
             )
             counted[id(processor)] = exporter
             processors.append((name, processor))
-        for exporter in exporters:
-            processors.append((type(exporter).__name__, SimpleSpanProcessor(exporter)))
+        for given in exporters:
+            processors.append((type(given).__name__, SimpleSpanProcessor(given)))
         self.hub.replace(processors, counted)
         self._note_readers()
         return self.hub.names

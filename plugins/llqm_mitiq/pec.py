@@ -94,6 +94,7 @@ from llqm_core.model.checks import whole
 from llqm_core.model.errors import warn
 
 from .common import evaluate, last_only, raw_value
+from .estimates import pec_estimate, pec_shots
 
 #: Mitiq's local depolarizing representation needs ``4p/3 < 1``.
 MAX_NOISE_LEVEL = 0.75
@@ -447,7 +448,7 @@ def pec(
             )
         problems += placement_problems(compiled, sampled_compiled)
 
-        per_sample, copies = shots_split(data["shots"])
+        per_sample, copies = pec_shots(data["shots"], samples, shots_per_sample)
         counts = backend.execute(
             sampled_compiled + [compiled] * copies, per_sample, seed=data["seed"]
         )
@@ -498,14 +499,10 @@ def pec(
             added["warnings"] = data["warnings"] + problems
         return added
 
-    def shots_split(shots: int) -> tuple[int, int]:
-        """Shots per sampled circuit, and the copies of the un-sampled circuit at that many shots."""
-        per_sample = shots_per_sample if shots_per_sample is not None else max(1, shots // samples)
-        return per_sample, max(1, math.ceil(shots / per_sample))
-
     def planned_shots(shots: int) -> int:
-        per_sample, copies = shots_split(shots)
+        per_sample, copies = pec_shots(shots, samples, shots_per_sample)
         return (samples + copies) * per_sample
 
     step.planned_shots = planned_shots
+    step.estimate = lambda plan: pec_estimate(plan, samples, shots_per_sample)
     return step

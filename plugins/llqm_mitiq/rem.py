@@ -38,6 +38,7 @@ from llqm_core.model.checks import flag
 from llqm_core.model.errors import warn
 from llqm_core.pipeline.policies import decide
 
+from .estimates import rem_estimate
 from .shared_job import SharedJob
 
 MAX_SHOTS = 10_000_000
@@ -327,4 +328,5 @@ def rem(
         return calibration + (0 if inner else shots)
 
     step.planned_shots = planned_shots
+    step.estimate = lambda plan: rem_estimate(plan, calibration_shots, inner)
     return step

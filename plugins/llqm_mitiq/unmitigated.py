@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .common import evaluate, last_only, raw_value
+from .estimates import unmitigated_estimate
 
 
 def unmitigated(*, inner: bool = False) -> Callable[[dict[str, Any]], dict[str, Any]]:
@@ -21,4 +22,5 @@ def unmitigated(*, inner: bool = False) -> Callable[[dict[str, Any]], dict[str, 
         }
 
     step.planned_shots = lambda shots: shots
+    step.estimate = unmitigated_estimate
     return step

@@ -31,6 +31,7 @@ from llqm_core.model.errors import warn
 from llqm_core.pipeline.policies import decide
 
 from .common import evaluate, last_only, raw_value
+from .estimates import zne_estimate
 
 FOLDING = {
     "global": lambda circuit, scale, seed: fold_global(circuit, scale),
@@ -240,4 +241,5 @@ def zne(
         }
 
     step.planned_shots = lambda shots: len(scales) * shots
+    step.estimate = lambda plan: zne_estimate(plan, scales)
     return step
