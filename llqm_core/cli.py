@@ -9,10 +9,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -31,6 +33,7 @@ from .analysis.report import (
     build_report,
     format_bytes,
     format_number,
+    format_qpu,
     format_seconds,
     iso_time,
     render_report,
@@ -39,10 +42,11 @@ from .analysis.report import (
 from .analysis.tables import json_lines
 from .hooks.plugins import configure_plugins, loaded_plugins
 from .model import hardware
-from .model.errors import StoreError, UserError
+from .model.errors import LLQMWarning, StoreError, UserError
 from .model.records import HardwareSnapshot
 from .pipeline import registries
 from .pipeline.file import PipelineFailed, features, load_pipeline, read_pipeline_file, run_pipeline
+from .pipeline.shapes import describe, pipeline_shape
 from .pipeline.sweep import grid_pipelines, parse_grid, point_summary
 from .store.profile_store import ProfileStore, default_store_path
 from .telemetry.chrome_trace import chrome_trace
@@ -225,8 +229,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     show.add_argument(
         "snapshot",
-        help="a backend name (its latest snapshot, or its current calibration if none is "
-        "stored) or a fingerprint (or a unique prefix)",
+        help="a device name (its own calibration, as its plugin gives it; the latest stored one with "
+        "--stored, or when no plugin knows the device) or a stored snapshot's fingerprint (or a unique prefix)",
+    )
+    show.add_argument(
+        "--stored",
+        action="store_true",
+        help="for a device name: the latest snapshot a run stored (drifted, if the run modelled drift)",
     )
     show.add_argument("--json", action="store_true", help="print the snapshot summary as JSON")
     show.add_argument(
@@ -324,29 +333,41 @@ def cmd_predict(args: argparse.Namespace, console: Console) -> None:
     if generate is not None:
         data.update(generate.run(data) or {})  # the circuit only: nothing runs, nothing is recorded
     model = registries.create("policy", args.model)
-    if not hasattr(model, "predict"):
+    if not hasattr(model, "forecast"):
         raise UserError(
             f"policy {args.model!r} does not predict costs; use a cost model such as cost_model."
         )
     store = getattr(args, "store", None) or pipeline.store
-    stages, used = model.predict(features(data), ProfileStore(store, readonly=True))
-    if not used:
+    shape = pipeline_shape(pipeline.config, [s.name for s in pipeline.steps])
+    found = model.forecast(features(data), ProfileStore(store, readonly=True), shape)
+    if not found["runs_stored"]:
         raise UserError(
             "the store holds no completed pipeline runs to learn from; run some pipelines first (llqm run)."
         )
     if args.json:
-        _print_json({"features": features(data), "runs_used": used, "stages": stages})
+        _print_json({"features": features(data)} | found)
         return
-    table = Table(
-        title=f"Predicted for {args.pipeline} from {used} earlier runs", title_justify="left"
+    if not found["runs_used"]:
+        console.print(f"{found['note']}: nothing to predict {args.pipeline} from.")
+        return
+    console.print(
+        f"Predicted from {found['runs_used']} earlier runs of the same shape ({describe(shape)})."
     )
-    for column in ("stage", "wall", "peak RSS"):
+    table = Table(title=f"Predicted for {args.pipeline}", title_justify="left")
+    for column in ("stage", "runs", "wall", "cpu", "QPU", "queue", "peak RSS"):
         table.add_column(column, justify="left" if column == "stage" else "right")
-    for stage, guess in sorted(stages.items(), key=lambda item: -item[1]["wall_s"]):
+    for stage, guess in sorted(found["stages"].items(), key=lambda item: -item[1]["wall_s"]):
         table.add_row(
-            stage, format_seconds(guess["wall_s"]), format_bytes(int(guess["peak_rss_bytes"]))
+            stage,
+            str(guess["runs"]),
+            format_seconds(guess["wall_s"]),
+            format_seconds(guess["cpu_s"]),
+            format_seconds(guess["qpu_s"] or None),
+            format_seconds(guess["queue_s"] or None),
+            format_bytes(int(guess["peak_rss_bytes"])),
         )
     console.print(table)
+    console.print(f"How close: {found['closeness']}.")
 
 
 def cmd_sweep(args: argparse.Namespace, console: Console) -> None:
@@ -404,7 +425,7 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> None:
             format_number(row["error_reduction"]),
             str(row["circuits"]),
             str(row["shots"]),
-            format_seconds(row["qpu_s"]),
+            format_qpu(row["qpu_s"], row["qpu_modelled"]),
             format_seconds(row["queue_s"]),
             format_seconds(row["wall_s"]),
             row["run"][:12],
@@ -536,31 +557,57 @@ def cmd_hardware_list(args: argparse.Namespace, console: Console) -> None:
 
 
 def _snapshot_to_show(args: argparse.Namespace) -> tuple[HardwareSnapshot, str]:
-    """The stored snapshot named, or else the device's current calibration from a plugin."""
-    try:
-        return _store(args).find_snapshot(args.snapshot), "stored"
-    except StoreError as exc:
+    """The device's own calibration for a device name (unless ``--stored``), else a stored snapshot;
+    with a sentence that says which one it is."""
+    live = None
+    if not args.stored:
         live = loaded_plugins().manager.hook.llqm_device_snapshot(device=args.snapshot)
-        if live is None:
-            raise UserError(
-                f"{exc} No installed plugin knows a device called {args.snapshot!r} either."
-            ) from None
-        return live, "live from the device, not stored"
+    if live is not None:
+        return (
+            live,
+            "the device's own calibration, as its plugin reports it now (not a stored snapshot)",
+        )
+    try:
+        found = _store(args).find_snapshot(args.snapshot)
+    except StoreError as exc:
+        if args.stored:
+            raise
+        raise UserError(
+            f"{exc} No installed plugin knows a device called {args.snapshot!r} either."
+        ) from None
+    return found, stored_origin(found)
+
+
+def stored_origin(snapshot: HardwareSnapshot) -> str:
+    """Which stored snapshot this is, in words: a drifted one says so, with the drift that made it."""
+    drift = snapshot.extra.get("drift") if isinstance(snapshot.extra, dict) else None
+    if isinstance(drift, dict):
+        return (
+            f"a stored snapshot DRIFTED by LLQM's drift model (seed {drift.get('seed')}, "
+            f"{float(drift.get('elapsed_h') or 0):g} modelled hours after snapshot {drift.get('base')}): "
+            "not the device's own calibration"
+        )
+    return "a stored snapshot, as a run recorded it"
 
 
 def cmd_hardware_show(args: argparse.Namespace, console: Console) -> None:
     found, origin = _snapshot_to_show(args)
     if args.plot:
         _write_png(args.plot, device_map_png(found, args.field))
-    snapshot = hardware.summary(found) | {"origin": origin}
+    snapshot = hardware.summary(found) | {
+        "origin": origin,
+        "shown": "device" if origin.startswith("the device's own") else "stored",
+        "drifted": isinstance(found.extra, dict) and "drift" in found.extra,
+    }
     if args.json:
         _print_json(snapshot)
         return
     console.print(
         f"[bold]{snapshot['backend']}[/bold]  {snapshot['num_qubits']} qubits  snapshot "
         f"{snapshot['fingerprint']}"
-        f"  taken {iso_time(int(snapshot['taken_at'] * 1e9))} ({origin})"
+        f"  taken {iso_time(int(snapshot['taken_at'] * 1e9))}"
     )
+    console.print(f"[bold]Shown:[/bold] {escape(origin)}")
     console.print(f"faulty qubits: {snapshot['faulty_qubits'] or 'none'}")
     console.print(f"faulty couplers: {[tuple(p) for p in snapshot['faulty_couplers']] or 'none'}")
     table = Table(title="Qubits", title_justify="left")
@@ -659,8 +706,30 @@ def cmd_plugins(args: argparse.Namespace, console: Console) -> None:
     console.print(table)
 
 
+def _show_llqm_warnings(python_way: Callable[..., None]) -> Callable[..., None]:
+    """A ``warnings.showwarning`` that prints LLQM's own warnings as one line, ``llqm: warning: ...``
+    (no file and line: they are about the run, not the code), and any other as Python would."""
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        if issubclass(category, LLQMWarning):
+            print(f"llqm: warning: {message}", file=file or sys.stderr)
+        else:
+            python_way(message, category, filename, lineno, file, line)
+
+    return show
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     console = Console() if sys.stdout.isatty() else Console(width=160)
+    python_way = warnings.showwarning
+    warnings.showwarning = _show_llqm_warnings(python_way)
+    try:
+        return _main(argv, console)
+    finally:
+        warnings.showwarning = python_way
+
+
+def _main(argv: Sequence[str] | None, console: Console) -> int:
     try:
         args = build_parser().parse_args(argv)
         if hasattr(args, "plugins") or hasattr(args, "disable_plugins"):

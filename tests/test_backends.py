@@ -64,7 +64,9 @@ def test_the_embedded_default_runs_a_noisy_ghz_and_profiles_the_job(store_path, 
         execute.metrics["backend.name"] == "aer:fake_fez"
         and execute.metrics["result.shots"] == 2000
     )
-    assert execute.profile.qpu_s > 0 and execute.profile.queue_s is None
+    # a simulator's seconds are CPU time, never QPU seconds (they are the simulate task's)
+    assert execute.profile.qpu_s is None and execute.profile.queue_s is None
+    assert stages["execute.simulate"][0].profile.cpu_s > 0
     assert {t.parent_id for t in stages["execute.noise"] + stages["execute.simulate"]} == {
         execute.id
     }
@@ -122,10 +124,32 @@ def test_circuit_duration_is_its_scheduled_length(fez):
         QpuTimeModel(rep_delay_s=-1)
 
 
+def test_aer_can_record_the_modelled_device_time_of_a_job_labelled_as_modelled(store_path, ghz5):
+    from rich.console import Console
+
+    from llqm_core.analysis.report import build_report, render_report
+    from llqm_core.analysis.summary import step_costs
+
+    backend = AerBackend(device="fake_fez", model_qpu_time=True)
+    with llqm.run("modelled time") as run:
+        with llqm.task("run it", stage="step"):
+            backend.execute(ghz5, 100, seed=1)
+    execute = tasks_by_stage(store_path, run.id)["execute"][0]
+    assert execute.metrics["qpu.modelled"] is True
+    assert execute.profile.qpu_s == pytest.approx(
+        QpuTimeModel().job_seconds([ghz5], 100, backend.snapshot())[0]
+    )
+    (cost,) = step_costs(llqm.ProfileStore(store_path).tasks(run.id))
+    assert cost["qpu_modelled"] and cost["qpu_s"] > 2.0
+    console = Console(record=True, width=200)
+    render_report(build_report(llqm.ProfileStore(store_path), run.id), console, tasks=False)
+    assert " modelled" in console.export_text()
+
+
 def test_the_modelled_qpu_charges_modelled_time_and_batching_pays_the_overhead_once(
     store_path, ghz5
 ):
-    backend = ModelledQPU(device="fake_fez", time_scale=0.001)
+    backend = ModelledQPU(device="fake_fez", time_scale=0.001, queue_utilisation=0.0)
     with llqm.run("modelled") as run:
         backend.execute([ghz5, ghz5], shots=100, seed=1)
         backend.execute(ghz5, shots=100, seed=1)
@@ -154,9 +178,18 @@ def test_queue_waits_follow_the_load_and_repeat_with_the_seed():
         QueueModel(utilisation=1.0)
 
 
+def test_the_default_queue_is_a_shared_device_where_most_jobs_wait_minutes():
+    shared = QueueModel()
+    waits = [shared.others_wait_s() for _ in range(4000)]
+    assert 0.85 < sum(w > 0 for w in waits) / len(waits) < 0.95  # 9 jobs in 10 wait
+    assert 6 * 60 < sum(waits) / len(waits) < 12 * 60  # 9 minutes on average
+    assert QueueModel().others_wait_s() > 0  # the seeded first job (the examples' one job) waits
+    assert ModelledQPU(device="fake_fez").queue.mean_wait_s == pytest.approx(540.0)
+
+
 def test_jobs_of_one_process_queue_for_the_modelled_device(store_path, ghz5):
     backend = ModelledQPU(
-        device="fake_marrakesh", job_overhead_s=20.0, time_scale=0.01
+        device="fake_marrakesh", job_overhead_s=20.0, time_scale=0.01, queue_utilisation=0.0
     )  # each job holds it 0.2 s
     compiled = transpile(ghz(5), backend.device, optimization_level=1, seed_transpiler=3)
 

@@ -86,7 +86,8 @@ def test_a_job_time_limit_caps_the_shared_job_by_the_measured_qpu_seconds_per_ci
         return len(jobs_of(store_path, run_id)), store.decisions(run_id)
 
     jobs, decisions = run_with_limit(3.2)  # room for 2 circuits: the calibration alone fills it
-    assert jobs == 2 and not decisions
+    assert jobs == 2 and [d.choice for d in decisions] == [{}]
+    assert "2 circuits already fill a job (at most 2 per job)" in decisions[0].rationale
     jobs, (decision,) = run_with_limit(3.7)  # room for 3: calibration and circuit share one job
     assert jobs == 1 and decision.choice["max_circuits"] == 3
     assert decision.inputs["job_fixed_qpu_s"] == pytest.approx(2.0, abs=0.05)
@@ -100,9 +101,10 @@ def test_calibration_shots_other_than_the_jobs_keep_a_job_of_their_own(store_pat
         store=store_path,
     )
     assert len(jobs_of(store_path, run_id)) == 2
-    assert not [
+    (kept,) = [
         d for d in llqm.ProfileStore(store_path).decisions(run_id) if d.policy == "job_batching"
     ]
+    assert kept.choice == {} and "one job runs one number of shots" in kept.rationale
 
 
 def test_a_shared_job_hands_each_party_its_own_counts(store_path):

@@ -9,7 +9,7 @@ import pytest
 from conftest import run_cli
 
 import llqm_core as llqm
-from llqm_core.model.errors import UserError
+from llqm_core.model.errors import LLQMWarning, UserError
 from llqm_core.pipeline import parse_pipeline, registries, run_pipeline
 
 
@@ -54,8 +54,9 @@ def test_the_best_affordable_technique_is_chosen_and_its_prediction_reported(his
     policies = {"names": ["budgeted_mitigation"], "budgeted_mitigation": {"budget_shots": 10_000}}
     run_id, data = run_pipeline(parse_pipeline(config(NONE, policies)), store=history)
     store = llqm.ProfileStore(history)
-    (decision,) = store.decisions(run_id)
+    decision, review = store.decisions(run_id)
     assert decision.choice["technique"] == best_of_all
+    assert review.choice == {"budget": "met"} and "the run kept its budget" in review.rationale
     assert any(
         t.stage == f"mitigate.{best_of_all}" for t in store.tasks(run_id)
     )  # the choice ran, not the file's
@@ -71,7 +72,7 @@ def test_on_the_prefect_engine_the_chosen_technique_runs_as_its_own_task(prefect
         parse_pipeline({**config(ZNE, policies), "run": {"engine": "prefect"}}), store=history
     )
     store = llqm.ProfileStore(history)
-    (decision,) = store.decisions(run_id)
+    decision, _ = store.decisions(run_id)
     stages = {t.stage for t in store.tasks(run_id)}
     assert (
         decision.choice["technique"] == "none" and store.run(run_id).config["engine"] == "prefect"
@@ -84,11 +85,51 @@ def test_on_the_prefect_engine_the_chosen_technique_runs_as_its_own_task(prefect
 def test_a_tight_budget_rules_out_the_costly_techniques(history):
     policies = {"names": ["budgeted_mitigation"], "budgeted_mitigation": {"budget_shots": 1500}}
     run_id, _ = run_pipeline(parse_pipeline(config(ZNE, policies)), store=history)
-    (decision,) = llqm.ProfileStore(history).decisions(run_id)
+    decision, _ = llqm.ProfileStore(history).decisions(run_id)
     assert (
         decision.choice["technique"] == "none"
     )  # 1000 shots fit; REM (3000) and ZNE (3000) do not
     assert decision.inputs["predicted_shots"] <= 1500
+
+
+def budgeted(options: dict) -> dict:
+    return {"names": ["budgeted_mitigation"], "budgeted_mitigation": options}
+
+
+def test_a_budget_the_run_itself_cannot_fit_is_refused_when_the_file_is_checked():
+    with pytest.raises(
+        UserError, match=r"unmitigated execution alone takes 1,000 shots .* over budget_shots = 800"
+    ):
+        parse_pipeline(config(ZNE, budgeted({"budget_shots": 800})))
+    parse_pipeline(config(ZNE, budgeted({"budget_shots": 800, "on_overspend": "warn"})))
+
+
+def test_with_nothing_affordable_known_an_over_budget_mitigation_is_not_run(store_path):
+    """ZNE's three scale factors at 1,000 shots plan 3,000 shots: over 2,500, with no history."""
+    run_id, data = run_pipeline(
+        parse_pipeline(config(ZNE, budgeted({"budget_shots": 2500}))), store=store_path
+    )
+    store = llqm.ProfileStore(store_path)
+    chosen, review = store.decisions(run_id)
+    assert chosen.choice["technique"] == "none"
+    assert (
+        "the file's zne would spend 3,000 shots, 500 over budget_shots = 2,500" in chosen.rationale
+    )
+    assert review.choice == {"budget": "met"} and review.inputs["spent_shots"] == 1000
+    stages = {t.stage for t in store.tasks(run_id)}
+    assert "mitigate.none" in stages and "mitigate.zne" not in stages
+    assert {"policy.budgeted_mitigation"} <= stages and not data["warnings"]
+
+
+def test_overspending_on_request_runs_with_a_warning_saying_by_how_much(store_path):
+    options = {"budget_shots": 2500, "on_overspend": "warn"}
+    with pytest.warns(LLQMWarning, match="budget exceeded: 3,000 shots spent, 500 \\(20%\\) over"):
+        run_id, _ = run_pipeline(parse_pipeline(config(ZNE, budgeted(options))), store=store_path)
+    report = json.loads(run_cli("--store", str(store_path), "report", run_id, "--json").stdout)
+    assert any("500 (20%) over budget_shots = 2,500" in w for w in report["warnings"])
+    kept, review = report["decisions"]
+    assert kept["choice"] == {} and "it runs anyway" in kept["rationale"]
+    assert review["choice"] == {"budget": "exceeded"} and review["inputs"]["spent_shots"] == 3000
 
 
 @pytest.mark.parametrize(
@@ -97,6 +138,7 @@ def test_a_tight_budget_rules_out_the_costly_techniques(history):
         ({}, "needs budget_shots or budget_qpu_s"),
         ({"budget_shots": 0}, "budget_shots must be a positive number"),
         ({"budget_qpu_s": 5, "similarity": 0.5}, "similarity must be a number of 1 or more"),
+        ({"budget_shots": 5, "on_overspend": "yes"}, "on_overspend must be one of: refuse, warn"),
     ],
 )
 def test_bad_budget_options_get_one_sentence(options, message):

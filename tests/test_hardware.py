@@ -115,7 +115,8 @@ def test_hardware_show_reads_a_device_never_run_on_from_its_plugin(store_path, c
     assert (
         shown["backend"] == "fake_fez"
         and shown["num_qubits"] == 156
-        and shown["origin"].startswith("live")
+        and shown["shown"] == "device"
+        and shown["origin"].startswith("the device's own calibration")
     )
     assert [27, 28] in shown["faulty_couplers"] and [139, 155] in shown["faulty_couplers"]
     assert {"t1_s", "t2_s", "readout_error"} <= set(shown["qubits"][0])
@@ -149,3 +150,31 @@ def test_coupling_maps_draw_a_calibration_and_a_drift(store_path, tmp_path, caps
         main(["hardware", "show", base.fingerprint, "--plot", str(shown), "--field", "colour"]) == 2
     )
     assert "unknown calibration field 'colour'" in capsys.readouterr().err
+
+
+def test_hardware_show_of_a_device_shows_its_own_calibration_even_after_a_drifted_run(
+    store_path, capsys
+):
+    from llqm_qiskit.aer import AerBackend
+    from llqm_qiskit.drift import CalibrationDrift
+
+    own = AerBackend(device="fake_fez").snapshot()
+    drifted = CalibrationDrift(seed=2, coupler_failure_rate=0.01).advance(own, 24)
+    assert len(hardware.faulty_couplers(drifted)) > len(hardware.faulty_couplers(own))
+    with llqm.run("drifting"):
+        with llqm.task("job") as t:
+            t.use_hardware(drifted)
+    assert main(["hardware", "show", "fake_fez", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["fingerprint"] == own.fingerprint and shown["shown"] == "device"
+    assert (
+        len(shown["faulty_couplers"]) == len(hardware.faulty_couplers(own)) and not shown["drifted"]
+    )
+    assert main(["hardware", "show", "fake_fez", "--stored", "--json"]) == 0
+    stored = json.loads(capsys.readouterr().out)
+    assert stored["fingerprint"] == drifted.fingerprint and stored["drifted"]
+    assert main(["hardware", "show", "fake_fez", "--stored"]) == 0
+    text = capsys.readouterr().out
+    assert "DRIFTED by LLQM's drift model" in text and "not the device's own calibration" in text
+    assert main(["hardware", "show", "fake_fez"]) == 0
+    assert "Shown: the device's own calibration" in capsys.readouterr().out

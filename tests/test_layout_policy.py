@@ -50,7 +50,11 @@ def test_the_chosen_layout_avoids_broken_couplers_and_needs_no_swaps(store_path,
     transpile = next(
         t for t in store.tasks(run_id) if t.stage == "transpile" and t.parent_id is not None
     )
-    assert decision.task_id == transpile.parent_id  # recorded on the step that asked for it
+    consulted = next(t for t in store.tasks(run_id) if t.id == decision.task_id)
+    # the consultation is a task of its own, under the step that asked for it
+    assert (
+        consulted.stage == "policy.hardware_layout" and consulted.parent_id == transpile.parent_id
+    )
     assert data["fidelity"]["fidelity.unmitigated"] > 0.5
 
 
@@ -84,10 +88,34 @@ def test_a_circuit_that_needs_routing_gets_no_decision(snapshot):
     triangle.cx(0, 1)
     triangle.cx(1, 2)
     triangle.cx(2, 0)
-    assert (
-        registries.create("policy", "hardware_layout").decide(circuit=triangle, snapshot=snapshot)
-        is None
+    kept = registries.create("policy", "hardware_layout").decide(
+        circuit=triangle, snapshot=snapshot
     )
+    assert kept.choice == {} and "have no SWAP-free embedding" in kept.rationale
+    assert kept.inputs["hit_time_budget"] is False
+
+
+def test_the_layout_search_stops_at_its_time_budget_and_says_so(store_path, snapshot):
+    """A 100-qubit line closed into a triangle at one end almost embeds in heavy-hex: VF2 would
+    search for minutes (it has no odd cycle); the budget stops it and the decision says so."""
+    from qiskit import QuantumCircuit
+
+    from llqm_core.pipeline.policies import decide
+
+    almost = QuantumCircuit(100)
+    for q in range(99):
+        almost.cz(q, q + 1)
+    almost.cz(97, 99)
+    policy = registries.create("policy", "hardware_layout", time_budget_s=0.3)
+    with llqm.run("budgeted search") as run:
+        assert decide({"policies": [policy]}, "layout", circuit=almost, snapshot=snapshot) is None
+    store = llqm.ProfileStore(store_path)
+    (kept,) = store.decisions(run.id)
+    assert kept.choice == {} and kept.inputs["hit_time_budget"] is True
+    assert "stopped at its time budget (time_budget_s = 0.3 s)" in kept.rationale
+    (consulted,) = store.tasks(run.id)
+    assert consulted.stage == "policy.hardware_layout" and consulted.id == kept.task_id
+    assert consulted.metrics["policy.changed"] is False
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ def config(policies: dict) -> dict:
         "transpile": {"optimization_level": 0, "seed": 7},
         "mitigation": {
             "technique": "zne",
-            "zne": {"scale_factors": [1, 3, 5], "factory": "linear"},
+            "zne": {"scale_factors": [1, 3, 5], "factory": "linear", "folding": "global"},
         },
         "execution": {"shots": 200, "seed": 1},
         "policies": policies,
@@ -47,8 +47,10 @@ def test_folded_circuits_go_to_worker_processes_when_history_says_it_pays(store_
 def test_no_history_or_a_single_circuit_means_no_workers(store_path):
     policy = registries.create("policy", "parallel_transpile", min_serial_s=0.0)
     with llqm.run("fresh store"):
-        assert policy.decide(circuits=[ghz(3), ghz(4)]) is None  # nothing learnt yet
-        assert policy.decide(circuits=[ghz(3)]) is None
+        fresh = policy.decide(circuits=[ghz(3), ghz(4)])  # nothing learnt yet
+        assert not fresh.choice and "no earlier transpile task" in fresh.rationale
+        single = policy.decide(circuits=[ghz(3)])
+        assert not single.choice and single.rationale.startswith("kept the default because")
 
 
 @pytest.mark.parametrize(

@@ -199,6 +199,7 @@ def test_the_cli_runs_a_pipeline_file_and_refuses_a_bad_one_with_exit_2(tmp_path
     assert (
         zne["circuits"] == 3 and zne["shots"] == 6000 and zne["qpu_s"] > 2.0
     )  # one job: one 2 s overhead
+    assert zne["queue_s"] > 60.0  # the example exists to show a shared device's queue
     assert report["bottleneck"]["stage"] and 0 < report["bottleneck"]["share"] <= 1
     bad = tmp_path / "bad.toml"
     bad.write_text(small.read_text().replace("shots = 2000", "shots = -3"))

@@ -14,7 +14,7 @@ from mitiq.zne.scaling import fold_gates_at_random, fold_global
 from qiskit import transpile
 
 import llqm_core as llqm
-from llqm_core.model.errors import UserError
+from llqm_core.model.errors import LLQMWarning, UserError
 from llqm_core.pipeline import registries
 
 SHOTS, SEED = 2000, 17
@@ -74,8 +74,10 @@ def test_zne_as_tasks_gives_the_value_of_mitiqs_execute_with_zne(store_path, bac
 
 def test_folds_cancelled_by_the_transpiler_are_reported(store_path, backend):
     circuit = ghz(3)
-    step = registries.create("stage", "mitigate.zne", scale_factors=[1, 3], factory="linear")
-    with pytest.warns(UserWarning, match="scale factor 3 left 1.00x the two-qubit gates"):
+    step = registries.create(
+        "stage", "mitigate.zne", scale_factors=[1, 3], factory="linear", folding="global"
+    )
+    with pytest.warns(LLQMWarning, match="scale factor 3 left 1.00x the two-qubit gates"):
         cancelled = step(pipeline_data(backend, circuit, optimization_level=1))
     assert len(cancelled["warnings"]) == 1 and "optimization_level 0" in cancelled["warnings"][0]
     with warnings.catch_warnings():
@@ -117,7 +119,7 @@ def test_random_folding_repeats_with_its_seed(backend):
         ),
         (
             {"folding": "left"},
-            "unknown folding 'left'; choose one of: global, random, all, identity",
+            "unknown folding 'left'; choose one of: after_transpile, global, random, all, identity",
         ),
         (
             {"folding": "all", "scale_factors": [1, 2]},
@@ -167,7 +169,7 @@ def test_the_fold_after_transpile_policy_folds_without_transpiling_again(store_p
                 },  # level 1 would cancel logical folds
                 "mitigation": {
                     "technique": "zne",
-                    "zne": {"scale_factors": [1, 3, 5], "factory": "linear"},
+                    "zne": {"scale_factors": [1, 3, 5], "factory": "linear", "folding": "global"},
                 },
                 "execution": {"shots": 2000, "seed": 1},
                 "policies": {"names": ["fold_after_transpile"]},
@@ -190,3 +192,43 @@ def test_the_fold_after_transpile_policy_folds_without_transpiling_again(store_p
     assert not data["warnings"]  # the folds survived: no cancelled-fold warning
     values = data["zne_values"]
     assert values[0] > values[1] > values[2]  # more folds, more noise
+
+
+def test_zne_by_default_scales_the_noise_at_the_default_optimization_level(store_path):
+    """A file that says only technique = "zne" transpiles at level 1: the folds must survive it."""
+    from llqm_core.pipeline import parse_pipeline, run_pipeline
+
+    run_id, data = run_pipeline(
+        parse_pipeline(
+            {
+                "circuit": {"kind": "ghz", "qubits": 4},
+                "mitigation": {"technique": "zne"},
+                "execution": {"shots": 2000, "seed": 1},
+            }
+        ),
+        store=store_path,
+    )
+    tasks = llqm.ProfileStore(store_path).tasks(run_id)
+    folds = [t for t in tasks if t.stage == "mitigate.zne.fold"]
+    assert [t.metrics["zne.folding"] for t in folds] == ["after_transpile"] * 3
+    assert not data["warnings"]
+    values = data["zne_values"]
+    assert values[0] > values[1] > values[2]  # scale factors 1, 3, 5: more folds, more noise
+
+
+def test_the_cli_prints_llqm_warnings_as_one_line(tmp_path, capsys):
+    from llqm_core.cli import main
+
+    pipeline = tmp_path / "cancelled.toml"
+    pipeline.write_text(
+        '[circuit]\nkind = "ghz"\nqubits = 3\n[transpile]\noptimization_level = 1\n'
+        '[mitigation]\ntechnique = "zne"\n[mitigation.zne]\nfolding = "global"\n'
+        "[execution]\nshots = 200\n"
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")  # shown even if an earlier test raised it from here
+        assert main(["--store", str(tmp_path / "s.sqlite"), "run", str(pipeline)]) == 0
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if "scale factor" in line]
+    assert lines and all(line.startswith("llqm: warning: ZNE scale factor") for line in lines)
+    assert "UserWarning" not in err and ".py:" not in err

@@ -13,6 +13,7 @@ from prefect.context import FlowRunContext
 
 import llqm_core
 from llqm_core.analysis.report import build_report
+from llqm_core.model.errors import LLQMWarning
 from llqm_core.telemetry.tracing import telemetry
 
 from .artifact import profile_markdown
@@ -103,7 +104,9 @@ def _publish(active: llqm_core.ActiveRun) -> None:
         )
     except Exception as exc:  # the profile is in the store; the UI copy is a convenience
         warnings.warn(
-            f"could not publish the LLQM profile as a Prefect artifact: {exc}", stacklevel=2
+            f"could not publish the LLQM profile as a Prefect artifact: {exc}",
+            category=LLQMWarning,
+            stacklevel=2,
         )
 
 

@@ -26,6 +26,7 @@ from opentelemetry import trace
 from prefect.context import FlowRunContext
 
 import llqm_core
+from llqm_core.model.errors import LLQMWarning
 from llqm_core.telemetry.tracing import telemetry
 
 _ORIGINAL_RUN_IN_SUBPROCESS = getattr(
@@ -133,6 +134,7 @@ def attached_run(flow_run_context: Any) -> llqm_core.ActiveRun | None:
                         f"{socket.gethostname()}, so its tasks that run here are not profiled; "
                         "workers need the "
                         "flow's store on a file system they share.",
+                        category=LLQMWarning,
                         stacklevel=2,
                     )
                 return None

@@ -13,7 +13,14 @@ import html
 from typing import Any
 
 from .plots import stages_png, timeline_png
-from .report import bottleneck_sentence, format_bytes, format_number, format_seconds
+from .report import (
+    bottleneck_sentence,
+    choice_text,
+    format_bytes,
+    format_number,
+    format_qpu,
+    format_seconds,
+)
 from .summary import FIDELITY_FIGURES
 
 MAX_TASK_ROWS = 500
@@ -78,7 +85,7 @@ def html_report(report: dict[str, Any]) -> str:
                     format_seconds(c["cpu_s"]),
                     c["circuits"],
                     c["shots"],
-                    format_seconds(c["qpu_s"]),
+                    format_qpu(c["qpu_s"], c.get("qpu_modelled", False)),
                     format_seconds(c["queue_s"]),
                     format_bytes(c["peak_rss_bytes"]),
                 ]
@@ -116,7 +123,7 @@ def html_report(report: dict[str, Any]) -> str:
                 [
                     [
                         d["policy"],
-                        ", ".join(f"{k}={v}" for k, v in d["choice"].items())[:200],
+                        choice_text(d["choice"]),
                         d["rationale"],
                     ]
                     for d in report["decisions"]

@@ -125,6 +125,13 @@ def build_report(store: ProfileStore, run_id: str | None = None) -> dict[str, An
     }
 
 
+def format_qpu(value: float | None, modelled: bool) -> str:
+    """QPU seconds, labelled when a model of the device gave them rather than a device."""
+    if not value:
+        return "-"
+    return format_seconds(value) + (" modelled" if modelled else "")
+
+
 def _depths(tasks: list[dict[str, Any]]) -> dict[str, int]:
     parents = {t["id"]: t["parent_id"] for t in tasks}
     depths: dict[str, int] = {}
@@ -233,7 +240,7 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
             format_seconds(row["cpu_s"]),
             str(row["circuits"]),
             str(row["shots"]),
-            format_seconds(row["qpu_s"]),
+            format_qpu(row["qpu_s"], row.get("qpu_modelled", False)),
             format_seconds(row["queue_s"]),
             format_bytes(row["peak_rss_bytes"]),
         )
@@ -261,16 +268,21 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
         for column in ("policy", "choice", "rationale"):
             table.add_column(column)
         for decision in decisions:
-            choice = (
-                ", ".join(
-                    f"{k}={_short(v)}" for k, v in decision["choice"].items() if k != "stages"
-                )
-                or "stage predictions"
+            table.add_row(
+                decision["policy"], choice_text(decision["choice"]), decision["rationale"]
             )
-            table.add_row(decision["policy"], choice, decision["rationale"])
         console.print(table)
     for warning in report.get("warnings", []):
         console.print(f"[yellow]warning:[/yellow] {warning}")
+
+
+def choice_text(choice: dict[str, Any]) -> str:
+    """A decision's choice in a few words: "default kept" for one that changed nothing."""
+    if not choice:
+        return "default kept"
+    if "stages" in choice:
+        return "stage predictions"
+    return ", ".join(f"{k}={_short(v)}" for k, v in choice.items())
 
 
 def _short(value: Any, limit: int = 60) -> str:

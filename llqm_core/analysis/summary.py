@@ -150,7 +150,8 @@ def _subtree(task: TaskRecord, children: dict[str | None, list[TaskRecord]]) -> 
 
 def step_costs(tasks: list[TaskRecord]) -> list[dict[str, Any]]:
     """Per top-level task (a pipeline step): circuits and shots run, QPU and queue seconds,
-    CPU seconds, and peak memory, over everything it did."""
+    CPU seconds, and peak memory, over everything it did. ``qpu_modelled`` says the QPU seconds
+    come from a model of the device (a simulator's job), not from a device's own accounting."""
     children = _children(tasks)
     costs = []
     for top in children.get(None, []):
@@ -169,6 +170,9 @@ def step_costs(tasks: list[TaskRecord]) -> list[dict[str, Any]]:
                 "circuits": sum(int(t.metrics.get("execute.circuits", 0)) for t in executed),
                 "shots": sum(int(t.metrics.get("result.shots", 0)) for t in executed),
                 "qpu_s": sum(t.profile.qpu_s or 0.0 for t in members),
+                "qpu_modelled": any(
+                    t.metrics.get("qpu.modelled") for t in members if t.profile.qpu_s
+                ),
                 "queue_s": sum(t.profile.queue_s or 0.0 for t in members),
                 "peak_rss_bytes": max((t.profile.peak_rss_bytes for t in members), default=0),
             }
@@ -207,6 +211,10 @@ def concurrency(tasks: list[TaskRecord], run_wall_s: float | None) -> dict[str, 
     }
 
 
+#: The predicted seconds the report sets beside the measured ones, with their row label.
+PREDICTED_SECONDS = (("wall_s", ""), ("qpu_s", " (QPU)"), ("queue_s", " (queue)"))
+
+
 def prediction_errors(
     decisions: list[Any], stages: dict[str, dict[str, Any]], figures: dict[str, Any] | None = None
 ) -> list[dict[str, Any]]:
@@ -236,15 +244,18 @@ def prediction_errors(
             measured = stages.get(stage)
             if measured is None:
                 continue
-            actual = measured["wall_s"]
-            rows.append(
-                {
-                    "policy": decision.policy,
-                    "stage": stage,
-                    "predicted": guess["wall_s"],
-                    "measured": actual,
-                    "unit": "s",
-                    "relative_error": abs(guess["wall_s"] - actual) / actual if actual else None,
-                }
-            )
+            for field, label in PREDICTED_SECONDS:
+                actual = measured.get(field)
+                if field not in guess or (field != "wall_s" and not actual):
+                    continue  # QPU and queue rows only where the run spent some
+                rows.append(
+                    {
+                        "policy": decision.policy,
+                        "stage": stage + label,
+                        "predicted": guess[field],
+                        "measured": actual,
+                        "unit": "s",
+                        "relative_error": abs(guess[field] - actual) / actual if actual else None,
+                    }
+                )
     return rows

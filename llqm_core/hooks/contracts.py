@@ -63,6 +63,7 @@ class FoldingContext(TypedDict):
     compiled: Any  #: the compiled circuit (None when nothing was transpiled)
     scale_factors: Sequence[float]  #: the noise scale factors the file asks for
     transpile_s: float | None  #: what transpiling the circuit once cost
+    folding: str  #: the file's folding (``after_transpile``, ZNE's default, or one of Mitiq's)
 
 
 class TranspileParallelContext(TypedDict):
@@ -85,18 +86,22 @@ class MitigationContext(TypedDict):
 
     features: dict[str, Any]  #: ``circuit.*`` metrics and the shots
     shots: int  #: ``[execution] shots``
+    mitigation: dict[str, Any]  #: the file's ``[mitigation]`` table (technique and options)
 
 
 class PredictContext(TypedDict):
-    """``predict``: each stage's time and memory, predicted before the run goes on."""
+    """``predict``: each stage's costs, predicted before the run goes on, once the mitigation is
+    chosen."""
 
-    features: dict[str, Any]
+    features: dict[str, Any]  #: ``circuit.*`` metrics and the shots
+    shape: dict[str, Any]  #: the run's shape (``llqm_core.pipeline.shapes``): runs comparable to it
 
 
 class TranspileCacheContext(TypedDict):
     """``transpile.cache``: a policy that acts rather than chooses. The transpile stage calls its
     ``compile(circuits, context, snapshot, transpile)`` instead of ``decide``; it returns the
-    compiled circuits and the decision (hits and misses), which the stage records."""
+    compiled circuits and the decision (hits and misses), which it records itself, its look-up
+    being the task ``policy.transpile_cache``."""
 
     circuits: list[Any]  #: the circuits to compile
     context: tuple  #: what else decides the result: device name, level, seed, layout

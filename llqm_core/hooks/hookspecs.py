@@ -56,6 +56,9 @@ def llqm_register_stages(register: Callable[..., None]) -> None:
     what it makes, so that the core can refuse a run that cannot fit
     (``llqm_core.pipeline.fit``); ``step.load()`` does check-time work that builds something
     (parsing a QASM file) once the run fits.
+    A ``mitigate.<technique>`` step also carries ``step.planned_shots(shots)``: the shots it
+    will spend at ``shots`` per execution, exactly, so that a shots budget is checked before
+    anything runs.
     """
 
 
@@ -88,8 +91,13 @@ def llqm_register_policies(register: Callable[..., None]) -> None:
     policy: an object whose ``decides`` names the decision point it serves (one of the
     "Decision points" below, constants in ``llqm_core.hooks.contracts``) and whose
     ``decide(**context)`` takes that point's context as keyword arguments and returns an
-    ``llqm_core.PolicyDecision`` (choice, rationale, inputs) or None to leave the default.
-    LLQM records every decision on the run; see ``llqm_core.pipeline.policies``.
+    ``llqm_core.PolicyDecision`` (choice, rationale, inputs); one that keeps the default has an
+    empty choice and says why (``llqm_core.pipeline.policies.kept_default``). Each consultation
+    runs as the task ``policy.<name>`` (``name``: the policy's attribute, else its class name)
+    and LLQM records every decision on the run; see ``llqm_core.pipeline.policies``. Optional:
+    ``preflight(pipeline)`` refuses a file it cannot serve (``ValueError``, one sentence) when
+    the file is checked, and ``review(data)`` looks at what the run spent before
+    ``postprocess``, returning warnings.
     """
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pluggy
 
-from ..model.errors import PluginError
+from ..model.errors import LLQMWarning, PluginError
 from . import hookspecs
 
 ENTRY_POINT_GROUP = "llqm"
@@ -87,6 +87,7 @@ class PluginSet:
             self.info.append(self._describe(ep, "broken", error))
             warnings.warn(
                 f"llqm plugin {ep.name!r} ({ep.value}) failed to load and is skipped: {error}",
+                category=LLQMWarning,
                 stacklevel=2,
             )
             return
@@ -120,6 +121,7 @@ class PluginSet:
             except Exception as exc:
                 warnings.warn(
                     f"llqm plugin {impl.plugin_name!r} raised in {hook_name}: {type(exc).__name__}: {exc}",
+                    category=LLQMWarning,
                     stacklevel=2,
                 )
         return results
@@ -156,6 +158,7 @@ class PluginSet:
             except Exception as exc:
                 warnings.warn(
                     f"llqm plugin {impl.plugin_name!r} raised in {hook_name}: {type(exc).__name__}: {exc}",
+                    category=LLQMWarning,
                     stacklevel=2,
                 )
         return entries

@@ -2,7 +2,13 @@
 
 A ``UserError`` carries one sentence that names what is wrong and what is allowed;
 the CLI prints it and exits 2 without a traceback. Anything else is a bug.
+
+LLQM's own warnings (a step that did not do what its options promise, a profile that could
+not be kept) are ``LLQMWarning``s, issued through ``warn``: the CLI prints each as one line,
+``llqm: warning: ...``, where Python would print the file and line that raised it.
 """
+
+import warnings
 
 
 class UserError(Exception):
@@ -15,3 +21,12 @@ class StoreError(UserError):
 
 class PluginError(UserError):
     """A plugin is unknown, cannot be loaded, or misbehaved."""
+
+
+class LLQMWarning(UserWarning):
+    """Something LLQM did or measured is not what the user would expect; the run goes on."""
+
+
+def warn(message: str, stacklevel: int = 2) -> None:
+    """Issue ``message`` as an ``LLQMWarning`` (``stacklevel`` counted from the caller)."""
+    warnings.warn(message, LLQMWarning, stacklevel=stacklevel + 1)

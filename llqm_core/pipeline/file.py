@@ -32,18 +32,18 @@ from __future__ import annotations
 
 import math
 import tomllib
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..hooks.plugins import loaded_plugins
-from ..model.errors import UserError
+from ..model.errors import UserError, warn
 from ..runtime.api import annotate, current_run, run
 from . import registries
 from .fit import Fit, check_fit
-from .policies import decide
+from .policies import decide, policy_name, policy_task
+from .shapes import pipeline_shape
 
 SECTIONS = (
     "name",
@@ -166,6 +166,26 @@ def _mitigation_steps(table: dict[str, Any]) -> list[Step]:
             options["inner"] = True
         steps.append(_stage(f"mitigation.{part}", f"mitigate.{part}", options))
     return steps
+
+
+def planned_shots(steps: list[Step], shots: int) -> int | None:
+    """The shots the mitigation steps among ``steps`` will spend at ``shots`` per execution, from
+    each step's ``planned_shots``; None when one of them does not say."""
+    total = 0
+    for step in steps:
+        if not step.name.startswith("mitigate."):
+            continue
+        plan = getattr(step.run, "planned_shots", None)
+        if plan is None:
+            return None
+        total += plan(shots)
+    return total
+
+
+def mitigation_shots(mitigation: dict[str, Any], shots: int) -> int | None:
+    """The shots a mitigation table (``technique`` and its options, as in a pipeline file) will
+    spend at ``shots`` per execution; None when a step does not say."""
+    return planned_shots(_mitigation_steps(dict(mitigation)), shots)
 
 
 def _extra_steps(entries: Any) -> list[Step]:
@@ -291,6 +311,13 @@ def parse_pipeline(
                 preflight(pipeline.initial_data())
             except ValueError as exc:
                 raise UserError(f"in [{step.section}]: {exc}") from None
+    for policy in policies:  # a policy may refuse a file it cannot serve (a budget nothing fits)
+        preflight = getattr(policy, "preflight", None)
+        if preflight is not None:
+            try:
+                preflight(pipeline)
+            except ValueError as exc:
+                raise UserError(f"in [policies]: {exc}") from None
     pipeline.fit = check_fit(pipeline, store or store_option, force, max_minutes)
     for step in steps:  # what builds something (a parsed QASM file) comes once the run fits
         load = getattr(step.run, "load", None)
@@ -374,7 +401,8 @@ def run_in_order(
 ) -> dict[str, Any]:
     """The order every engine keeps: each step through ``run_one`` (which makes it a task of the
     engine's kind); an extra stage that fails is skipped with a warning; once the circuit is
-    generated, the policies may predict the run's costs and choose its mitigation."""
+    generated, the policies may choose its mitigation and predict the run's costs; before
+    ``postprocess`` they may review what the run spent."""
     data = pipeline.initial_data()
     steps = list(pipeline.steps)
     index = 0
@@ -386,18 +414,35 @@ def run_in_order(
             data = _run_contained(step, data, run_one)
         else:
             data = run_one(step, data)
-        if (
-            step.name == "generate"
-        ):  # the circuit is known: policies may now predict, or choose the mitigation
-            known = features(data)
-            decide(data, "predict", features=known)
-            steps = _with_chosen_mitigation(
-                steps, decide(data, "mitigation", features=known, shots=pipeline.shots)
+        if step.name == "generate":  # the circuit is known: policies may choose the mitigation,
+            known = features(data)  # then predict the costs of the steps that will run
+            chosen = decide(
+                data,
+                "mitigation",
+                features=known,
+                shots=pipeline.shots,
+                mitigation=pipeline.config.get("mitigation", {"technique": "none"}),
             )
+            steps = _with_chosen_mitigation(steps, chosen)
+            shape = pipeline_shape(pipeline.config, [s.name for s in steps])
+            decide(data, "predict", features=known, shape=shape)
+        if index + 1 < len(steps) and steps[index + 1].name == "postprocess":
+            data = _reviewed(data)  # the work is done: policies may check what it spent
         index += 1
     if on_step is not None:
         on_step(len(steps), len(steps), "done")
     return data
+
+
+def _reviewed(data: dict[str, Any]) -> dict[str, Any]:
+    """Policies with a ``review(data)`` (a budget) look at what the run spent, each as its own
+    task; the warnings they return join the run's."""
+    found: list[str] = []
+    for policy in data.get("policies", []):
+        if hasattr(policy, "review"):
+            with policy_task(policy_name(policy)):
+                found += policy.review(data)
+    return {**data, "warnings": data["warnings"] + found} if found else data
 
 
 def _run_contained(
@@ -408,7 +453,7 @@ def _run_contained(
         return run_one(step, data)
     except Exception as exc:
         message = f"stage {step.name!r} ({step.section}) failed and was skipped: {type(exc).__name__}: {exc}"
-        warnings.warn(message, stacklevel=2)
+        warn(message)
         return {**data, "warnings": data["warnings"] + [message]}
 
 

@@ -7,16 +7,23 @@ current task, so the report shows it next to its measured effect. With no policy
 point, the step does what it would do anyway: the baseline the policy is measured against.
 
 A policy, as its factory (registered through ``llqm_register_policies``) returns it, has a
-``decides`` attribute naming its decision point and a ``decide(**context)`` method.
+``decides`` attribute naming its decision point, a ``name`` (the one it is registered under;
+else its class name is used) and a ``decide(**context)`` method.
+
+Every consultation is a task of its own, ``policy.<name>``, so the time a policy spends (a
+layout search, a fit over the store) shows in the profile beside the work it decides on, and
+every consultation leaves a decision: one that changes nothing says why the default was kept
+(``kept_default``; a policy that returns None is recorded as having given no reason).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from ..model.records import PolicyDecision, TaskRecord
-from ..runtime.api import current_run, current_task
+from ..runtime.api import current_run, current_task, task
 from ..store.profile_store import ProfileStore
 
 
@@ -47,6 +54,45 @@ def recent_tasks(stage: str, runs: int) -> list[TaskRecord]:
     ]
 
 
+KEPT_DEFAULT = "kept the default because "
+
+
+def policy_name(policy: Any) -> str:
+    """The name a policy is known by: its ``name``, else its class's name."""
+    return getattr(policy, "name", None) or type(policy).__name__
+
+
+def kept_default(policy: str, because: str, **inputs: Any) -> PolicyDecision:
+    """A decision that changes nothing (an empty choice), with the reason the default stands."""
+    return PolicyDecision(
+        policy=policy, choice={}, rationale=KEPT_DEFAULT + because, inputs=dict(inputs)
+    )
+
+
+def changes_something(decision: PolicyDecision | None) -> bool:
+    """Whether a decision replaces the default (a kept default has an empty choice)."""
+    return decision is not None and bool(decision.choice)
+
+
+@contextmanager
+def policy_task(name: str) -> Iterator[Any]:
+    """The task ``policy.<name>`` that a consultation runs in (none outside a run: no implicit run)."""
+    with task(name, stage=f"policy.{name}") if current_run() is not None else nullcontext() as t:
+        yield t
+
+
+def consult(policy: Any, **context: Any) -> PolicyDecision:
+    """Ask one policy, as its own task, and record what it decided (a kept default included)."""
+    name = policy_name(policy)
+    with policy_task(name) as handle:
+        decision = policy.decide(**context)
+        if decision is None:
+            decision = kept_default(name, "the policy gave no reason for keeping it")
+        if handle is not None:
+            handle.annotate({"policy.changed": changes_something(decision)})
+        return record(decision)
+
+
 def record(decision: PolicyDecision) -> PolicyDecision:
     """Keep a decision a policy made while acting, on the current run and task."""
     active = current_run()
@@ -59,13 +105,14 @@ def record(decision: PolicyDecision) -> PolicyDecision:
 
 
 def decide(data: Mapping[str, Any], point: str, **context: Any) -> PolicyDecision | None:
-    """The first decision a policy of ``data["policies"]`` (``PipelineData``) makes at ``point``
-    (a name of ``llqm_core.hooks.contracts.DECISION_POINTS``, whose context ``context`` is),
-    recorded; or None."""
+    """The first decision that changes something among the policies of ``data["policies"]``
+    (``PipelineData``) serving ``point`` (a name of ``llqm_core.hooks.contracts.DECISION_POINTS``,
+    whose context ``context`` is), asked in order (each consultation a task, each decision
+    recorded); None when every one kept the default."""
     for policy in data.get("policies", []):
         if getattr(policy, "decides", None) != point:
             continue
-        decision = policy.decide(**context)
-        if decision is not None:
-            return record(decision)
+        decision = consult(policy, **context)
+        if changes_something(decision):
+            return decision
     return None

@@ -20,6 +20,7 @@ import warnings
 import weakref
 from pathlib import Path
 
+from ..model.errors import LLQMWarning
 from ..model.records import (
     PROFILE_VALUE_NAMES,
     HardwareSnapshot,
@@ -292,7 +293,11 @@ class StoreWriter:
             self.state = WriterState.FAILED
             if self._conn.in_transaction:
                 self._conn.execute("ROLLBACK")
-            warnings.warn(f"profiles are no longer being kept in {self.path}: {exc}", stacklevel=5)
+            warnings.warn(
+                f"profiles are no longer being kept in {self.path}: {exc}",
+                category=LLQMWarning,
+                stacklevel=5,
+            )
 
     def _take_queued(
         self, started_by_ns: int | None, take_finished: bool
@@ -363,6 +368,7 @@ class StoreWriter:
             warnings.warn(
                 f"the journal beside {self.path} cannot be written ({exc.strerror}); each task is "
                 "committed to SQLite as it ends instead, which is slower.",
+                category=LLQMWarning,
                 stacklevel=4,
             )
 

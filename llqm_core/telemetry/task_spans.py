@@ -28,6 +28,7 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace.id_generator import IdGenerator
 from opentelemetry.trace import NonRecordingSpan, SpanContext, Status, StatusCode
 
+from ..model.errors import LLQMWarning
 from ..model.records import TaskRecord
 from .attributes import task_attributes
 
@@ -117,6 +118,7 @@ class TaskSpans:
                         self._warned = True
                         warnings.warn(
                             f"building a task's span failed and it is dropped: {exc!r}",
+                            category=LLQMWarning,
                             stacklevel=2,
                         )
 

@@ -40,7 +40,7 @@ from opentelemetry.sdk.trace.export import (
 from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 
 from ..hooks.plugins import loaded_plugins
-from ..model.errors import UserError
+from ..model.errors import LLQMWarning, UserError
 from ..model.settings import seconds_from_env
 from .otlp_json import SCOPE
 from .task_spans import PresetSpanIds, TaskSpans
@@ -145,6 +145,7 @@ class ExporterHub(SpanProcessor):
                     self._warned.add(name)
                     warnings.warn(
                         f"span exporter {name!r} failed and its spans are dropped: {exc}",
+                        category=LLQMWarning,
                         stacklevel=2,
                     )
 

@@ -53,12 +53,18 @@ def zne_estimate(plan: dict[str, Any], scale_factors: Sequence[float]) -> Estima
     return held + execute(plan, len(scale_factors), gates=mean)
 
 
+def pec_shots(shots: int, samples: int, shots_per_sample: int | None) -> tuple[int, int]:
+    """PEC's shots per sampled circuit (default: the run's shots shared out over the samples),
+    and the copies of the un-sampled circuit that give the baseline the run's shots."""
+    per_sample = shots_per_sample or max(1, shots // samples)
+    return per_sample, max(1, -(-shots // per_sample))
+
+
 def pec_estimate(plan: dict[str, Any], samples: int, shots_per_sample: int | None) -> Estimate:
     """``samples`` sampled circuits of the circuit's size, all compiled and held until the batch
     executes, plus the copies of the unmitigated baseline."""
     gates = plan.get("compiled_gates", 0)
-    per_sample = shots_per_sample or max(1, plan["shots"] // samples)
-    copies = max(1, -(-plan["shots"] // per_sample))
+    per_sample, copies = pec_shots(plan["shots"], samples, shots_per_sample)
     held = Estimate(
         samples * plan.get("gates", 0) * PEC_SAMPLE_S_PER_GATE,
         samples * gates * _bytes_per_gate(plan),

@@ -98,9 +98,10 @@ from qiskit import QuantumCircuit
 
 import llqm_core
 from llqm_core.model.checks import whole
+from llqm_core.model.errors import warn
 
 from .common import evaluate, last_only, raw_value
-from .estimates import pec_estimate
+from .estimates import pec_estimate, pec_shots
 from .pec_compiled import represent_compiled, sample_compiled
 
 #: Where the sampled Paulis go: the logical circuit (then transpiled), or the compiled one.
@@ -490,10 +491,7 @@ def pec(
         if sample == "logical":
             problems += placement_problems(compiled, sampled_compiled)
 
-        per_sample = (
-            shots_per_sample if shots_per_sample is not None else max(1, data["shots"] // samples)
-        )
-        copies = max(1, math.ceil(data["shots"] / per_sample))
+        per_sample, copies = pec_shots(data["shots"], samples, shots_per_sample)
         counts = backend.execute(
             sampled_compiled + [compiled] * copies, per_sample, seed=data["seed"]
         )
@@ -527,7 +525,7 @@ def pec(
                 }
             )
         for problem in problems:
-            warnings.warn(problem, stacklevel=2)
+            warn(problem)
         added = {
             "value": mitigated,
             "unmitigated": unmitigated,
@@ -545,5 +543,10 @@ def pec(
             added["warnings"] = data["warnings"] + problems
         return added
 
+    def planned_shots(shots: int) -> int:
+        per_sample, copies = pec_shots(shots, samples, shots_per_sample)
+        return (samples + copies) * per_sample
+
+    step.planned_shots = planned_shots
     step.estimate = lambda plan: pec_estimate(plan, samples, shots_per_sample)
     return step

@@ -28,7 +28,6 @@ noise and, where ``A^-1 p`` has negative entries, a small bias; LLQM leaves both
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -36,6 +35,7 @@ import numpy as np
 
 import llqm_core
 from llqm_core.model.checks import flag
+from llqm_core.model.errors import warn
 from llqm_core.pipeline.policies import decide
 
 from .estimates import rem_estimate
@@ -191,7 +191,7 @@ def _checked_compile(
                 )
                 if problem not in problems:
                     problems.append(problem)
-                    warnings.warn(problem, stacklevel=2)
+                    warn(problem)
                     if (current := llqm_core.current_task()) is not None:
                         current.annotate({"rem.layout_mismatch": True})
         return compiled
@@ -327,5 +327,10 @@ def rem(
             "circuits_executed": 1 + len(circuits),
         }
 
+    def planned_shots(shots: int) -> int:
+        calibration = 2 * (calibration_shots if calibration_shots is not None else shots)
+        return calibration + (0 if inner else shots)
+
+    step.planned_shots = planned_shots
     step.estimate = lambda plan: rem_estimate(plan, calibration_shots, inner)
     return step

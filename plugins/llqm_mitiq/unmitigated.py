@@ -21,5 +21,6 @@ def unmitigated(*, inner: bool = False) -> Callable[[dict[str, Any]], dict[str, 
             "circuits_executed": 1,
         }
 
+    step.planned_shots = lambda shots: shots
     step.estimate = unmitigated_estimate
     return step

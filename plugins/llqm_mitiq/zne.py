@@ -1,24 +1,24 @@
 """``mitigate.zne``: zero-noise extrapolation as fold -> transpile -> execute -> extrapolate tasks.
 
-Noise is scaled by Mitiq's folding (``global``: the whole circuit, ``random``: gates at random,
-``all``: every gate, odd integer scale factors only; ``identity``: identity layers
-inserted) and extrapolated by Mitiq's factories (``richardson``, ``linear``, ``poly`` with
-``order``, ``exp``). Mitiq 1.x no longer ships folding from the left. Every folded circuit is
-transpiled with the pipeline's options, and all of them run as one batched job.
+By default (``folding = "after_transpile"``) the circuit the transpile step compiled has its
+self-inverse two-qubit gates folded in place (``fold_gates``): nothing is transpiled again, so
+no transpiler can cancel the folds, at any optimization level. Mitiq's folding of the logical
+circuit is there by name (``global``: the whole circuit, ``random``: gates at random, ``all``:
+every gate, odd integer scale factors only; ``identity``: identity layers inserted); then
+every folded circuit is transpiled with the pipeline's options (Mitiq 1.x no longer ships
+folding from the left). Either way the values are extrapolated by Mitiq's factories
+(``richardson``, ``linear``, ``poly`` with ``order``, ``exp``) from one batched job.
 
-With the ``fold_after_transpile`` policy, the circuit is transpiled once and its self-inverse
-two-qubit gates are folded in place (``fold_gates``) instead.
-
-A transpiler at optimization level 1 or more cancels folded gate pairs, so the noise is
-silently not scaled. After transpiling, each folded circuit's two-qubit gate count is
-compared with what its scale factor promises; a shortfall is a warning on the task, in the
-run's warnings and in the report.
+With Mitiq's folding, a transpiler at optimization level 1 or more cancels folded gate pairs,
+so the noise is silently not scaled. After transpiling, each folded circuit's two-qubit gate
+count is compared with what its scale factor promises; a shortfall is an LLQM warning, in the
+run's warnings and in the report. The ``fold_after_transpile`` policy replaces a Mitiq folding
+named in the file by folding after transpiling, and records what that saved.
 """
 
 from __future__ import annotations
 
 import random
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -27,6 +27,7 @@ from mitiq.zne.scaling import fold_all, fold_gates_at_random, fold_global, inser
 
 import llqm_core
 from llqm_core.model.checks import whole
+from llqm_core.model.errors import warn
 from llqm_core.pipeline.policies import decide
 
 from .common import evaluate, last_only, raw_value
@@ -38,6 +39,8 @@ FOLDING = {
     "all": lambda circuit, scale, seed: fold_all(circuit, scale),
     "identity": lambda circuit, scale, seed: insert_id_layers(circuit, scale),
 }
+AFTER_TRANSPILE = "after_transpile"
+FOLDINGS = (AFTER_TRANSPILE, *FOLDING)
 FACTORIES = ("richardson", "linear", "poly", "exp")
 
 
@@ -118,6 +121,13 @@ def fold_shortfalls(scale_factors: Sequence[float], compiled: Sequence[Any]) -> 
 SELF_INVERSE = {"cz", "cx", "ecr", "swap"}
 
 
+def foldable_gates(compiled: Any) -> set[str]:
+    """The self-inverse two-qubit gates of a compiled circuit, which fold in place (none: None given)."""
+    if compiled is None:
+        return set()
+    return {name for name in compiled.count_ops() if name in SELF_INVERSE}
+
+
 def fold_gates(compiled: Any, scale: float, gates: set[str], seed: int | None = None) -> Any:
     """``compiled`` with each self-inverse gate ``G`` of ``gates`` replaced by ``G (G G)^k``.
 
@@ -166,7 +176,7 @@ def _fold_after_transpile(
 def zne(
     *,
     scale_factors: Sequence[float] = (1, 3, 5),
-    folding: str = "global",
+    folding: str = AFTER_TRANSPILE,
     factory: str = "richardson",
     order: int | None = None,
     asymptote: float | None = None,
@@ -174,11 +184,11 @@ def zne(
     inner: bool = False,
 ) -> Callable[[dict[str, Any]], dict[str, Any]]:
     last_only("zne", inner)
-    if not isinstance(folding, str) or folding not in FOLDING:
-        raise ValueError(f"unknown folding {folding!r}; choose one of: {', '.join(FOLDING)}.")
+    if not isinstance(folding, str) or folding not in FOLDINGS:
+        raise ValueError(f"unknown folding {folding!r}; choose one of: {', '.join(FOLDINGS)}.")
     scales = _check_scale_factors(list(scale_factors), folding)
     extrapolate = extrapolation(factory, order, asymptote, len(scales))
-    fold = FOLDING[folding]
+    fold = FOLDING.get(folding, FOLDING["global"])
 
     def step(data: dict[str, Any]) -> dict[str, Any]:
         decision = decide(
@@ -187,10 +197,14 @@ def zne(
             compiled=data.get("compiled"),
             scale_factors=scales,
             transpile_s=data.get("transpile_s"),
+            folding=folding,
         )
-        if decision is not None and decision.choice.get("fold") == "after_transpile":
+        gates = foldable_gates(data.get("compiled"))
+        if decision is not None and decision.choice.get("fold") == AFTER_TRANSPILE:
             compiled = _fold_after_transpile(data, scales, set(decision.choice["gates"]), seed)
-        else:
+        elif folding == AFTER_TRANSPILE and gates:
+            compiled = _fold_after_transpile(data, scales, gates, seed)
+        else:  # Mitiq's folding named in the file (or nothing compiled to fold): fold, then transpile
             folded = []
             for scale in scales:
                 with llqm_core.task(f"fold x{scale:g}", stage="mitigate.zne.fold") as handle:
@@ -201,7 +215,7 @@ def zne(
             compiled = data["compile"](folded)
         problems = fold_shortfalls(scales, compiled)
         for problem in problems:
-            warnings.warn(problem, stacklevel=2)
+            warn(problem)
         counts = data["backend"].execute(compiled, data["shots"], seed=data["seed"])
         with llqm_core.task("extrapolate", stage="mitigate.zne.extrapolate") as handle:
             handle.add_dependency(*handle.run.producers([counts]))
@@ -226,5 +240,6 @@ def zne(
             "warnings": data["warnings"] + problems,
         }
 
+    step.planned_shots = lambda shots: len(scales) * shots
     step.estimate = lambda plan: zne_estimate(plan, scales)
     return step

@@ -23,12 +23,13 @@ from typing import Any
 
 from llqm_core import PolicyDecision
 from llqm_core.model.checks import positive, whole
-from llqm_core.pipeline.policies import recent_tasks
+from llqm_core.pipeline.policies import kept_default, recent_tasks
 
 NAME = "job_batching"
 
 
 class JobBatching:
+    name = NAME
     decides = "execute.batch"
 
     def __init__(
@@ -69,9 +70,12 @@ class JobBatching:
 
     def decide(
         self, *, circuits: Sequence[Any], shots: int, next_shots: int | None, backend: Any, **_: Any
-    ) -> PolicyDecision | None:
+    ) -> PolicyDecision:
         if next_shots is not None and next_shots != shots:
-            return None  # one job runs one number of shots: the circuits keep a job of their own
+            return kept_default(
+                NAME,
+                f"the next job runs {next_shots} shots and these circuits {shots}: one job runs one number of shots",
+            )
         limit = self.max_circuits or getattr(getattr(backend, "device", None), "max_circuits", None)
         jobs = self.earlier_jobs(backend.name)
         line = self.qpu_line(jobs) if self.max_job_s is not None else None
@@ -80,7 +84,9 @@ class JobBatching:
             fitting = max(0, int((self.max_job_s - fixed) // per_circuit))
             limit = fitting if limit is None else min(limit, fitting)
         if limit is not None and len(circuits) >= limit:
-            return None
+            return kept_default(
+                NAME, f"{len(circuits)} circuits already fill a job (at most {limit} per job)"
+            )
         queue = [t.profile.queue_s for t in jobs if t.profile.queue_s is not None]
         qpu = [t.profile.qpu_s for t in jobs if t.profile.qpu_s is not None]
         queue_s, qpu_s = (

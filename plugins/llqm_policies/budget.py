@@ -3,12 +3,24 @@
 From the store's earlier pipeline runs, each mitigation the runs used (technique and options)
 is known by what it cost and what error it left. For a new run, only runs of similar circuits
 count (two-qubit gates within a factor ``similarity`` of the new circuit's); a technique's
-cost is scaled to the new run's shots (its shots and QPU seconds per shot of the pipeline), and
-its predicted error is the mean error it left on those similar runs. Among the techniques
-whose predicted cost fits ``budget_shots`` and ``budget_qpu_s``, the one with the lowest
-predicted error is chosen; the decision carries the prediction, and the report sets it beside
-the error the run then measured. With no history within budget, the file's own mitigation
-stands.
+cost is scaled to the new run's shots (its shots and QPU seconds per shot of the pipeline),
+and its predicted error is the mean error it left on those similar runs. Shots are not left
+to prediction where the steps can say what they will spend (``planned_shots``: ZNE runs each
+scale factor at the run's shots, REM adds two calibration circuits, ...): those are exact.
+Among the techniques whose cost fits ``budget_shots`` and ``budget_qpu_s``, the one with the
+lowest predicted error is chosen; the decision carries the prediction, and the report sets it
+beside the error the run then measured.
+
+A budget is never overspent in silence:
+
+- a run whose unmitigated execution alone needs more shots than ``budget_shots`` is refused
+  when the file is checked (nothing could fit);
+- with nothing affordable in the store, the file's own mitigation runs if its planned shots
+  fit; if they do not, the run goes unmitigated, which fits, and the decision says why;
+- ``on_overspend = "warn"`` keeps the file's mitigation even over the budget, with a warning;
+- at the end of the work the policy reviews what the run spent (shots and QPU seconds of
+  its jobs): a decision says the budget was met, or a warning in the report says by how much
+  it was exceeded (QPU seconds are predicted, so they can overrun).
 """
 
 from __future__ import annotations
@@ -22,14 +34,22 @@ import llqm_core
 from llqm_core import PolicyDecision, ProfileStore
 from llqm_core.analysis.summary import fidelity, step_costs
 from llqm_core.model.checks import number, positive
+from llqm_core.model.errors import UserError, warn
+from llqm_core.pipeline.file import mitigation_shots
+from llqm_core.pipeline.policies import kept_default, record
 
 from .predict import run_features
 
 NAME = "budgeted_mitigation"
+ON_OVERSPEND = ("refuse", "warn")
 
 
 class BudgetedMitigation:
+    name = NAME
     decides = "mitigation"
+    #: Runs are compared by the technique they ran (``llqm_core.pipeline.shapes``), which is
+    #: all this policy changes: a run it chose ZNE for is a ZNE run like any other.
+    changes_work = False
 
     def __init__(
         self,
@@ -38,6 +58,7 @@ class BudgetedMitigation:
         budget_qpu_s: float | None = None,
         similarity: float = 2.0,
         history: int = 200,
+        on_overspend: str = "refuse",
     ) -> None:
         self.budget_shots = None if budget_shots is None else positive("budget_shots", budget_shots)
         self.budget_qpu_s = None if budget_qpu_s is None else positive("budget_qpu_s", budget_qpu_s)
@@ -45,6 +66,24 @@ class BudgetedMitigation:
             raise ValueError("budgeted_mitigation needs budget_shots or budget_qpu_s (or both).")
         self.similarity = number("similarity", similarity, 1)
         self.history = history
+        if on_overspend not in ON_OVERSPEND:
+            raise ValueError(
+                f"on_overspend must be one of: {', '.join(ON_OVERSPEND)}, not {on_overspend!r}."
+            )
+        self.on_overspend = on_overspend
+
+    def preflight(self, pipeline: Any) -> None:
+        """Refuse, when the file is checked, a run that no mitigation at all could keep in budget."""
+        if (
+            self.budget_shots is not None
+            and pipeline.shots > self.budget_shots
+            and self.on_overspend == "refuse"
+        ):
+            raise ValueError(
+                f"budgeted_mitigation: the run's unmitigated execution alone takes {pipeline.shots:,} shots "
+                f"([execution] shots), over budget_shots = {self.budget_shots:,.0f}, so nothing fits; lower the "
+                'shots, raise the budget, or set on_overspend = "warn" to run over it with a warning.'
+            )
 
     def candidates(
         self, store: ProfileStore, features: dict[str, Any], shots: int, exclude: set[str]
@@ -72,7 +111,7 @@ class BudgetedMitigation:
             if error is None:
                 continue
             costs = step_costs(tasks)
-            seen[json.dumps(mitigation, sort_keys=True)].append(
+            seen[json.dumps(_technique_only(mitigation), sort_keys=True)].append(
                 (
                     float(error),
                     sum(c["shots"] for c in costs) / run_shots,
@@ -81,12 +120,17 @@ class BudgetedMitigation:
             )
         found = []
         for key, rows in seen.items():
+            mitigation = json.loads(key)
+            planned = _planned(mitigation, shots)
             found.append(
                 {
-                    "mitigation": json.loads(key),
+                    "mitigation": mitigation,
                     "runs": len(rows),
                     "predicted_error": sum(r[0] for r in rows) / len(rows),
-                    "predicted_shots": shots * sum(r[1] for r in rows) / len(rows),
+                    "predicted_shots": planned
+                    if planned is not None
+                    else shots * sum(r[1] for r in rows) / len(rows),
+                    "shots_planned": planned is not None,
                     "predicted_qpu_s": shots * sum(r[2] for r in rows) / len(rows),
                 }
             )
@@ -97,19 +141,33 @@ class BudgetedMitigation:
             self.budget_shots is None or candidate["predicted_shots"] <= self.budget_shots
         ) and (self.budget_qpu_s is None or candidate["predicted_qpu_s"] <= self.budget_qpu_s)
 
+    def budget_text(self) -> str:
+        parts = (
+            [f"budget_shots = {self.budget_shots:,.0f}"] if self.budget_shots is not None else []
+        )
+        if self.budget_qpu_s is not None:
+            parts.append(f"budget_qpu_s = {self.budget_qpu_s:g}")
+        return " and ".join(parts)
+
     def decide(
-        self, *, features: dict[str, Any], shots: int, store: ProfileStore | None = None, **_: Any
-    ) -> PolicyDecision | None:
+        self,
+        *,
+        features: dict[str, Any],
+        shots: int,
+        mitigation: dict[str, Any] | None = None,
+        store: ProfileStore | None = None,
+        **_: Any,
+    ) -> PolicyDecision:
         active = llqm_core.current_run()
         store = store or (active.store if active is not None else None)
-        if store is None:
-            return None
-        options = self.candidates(
-            store, features, shots, {active.id} if active is not None else set()
+        options = (
+            self.candidates(store, features, shots, {active.id} if active is not None else set())
+            if store is not None
+            else []
         )
         affordable = [c for c in options if self.fits(c)]
         if not affordable:
-            return None
+            return self._nothing_affordable(mitigation or {"technique": "none"}, shots, options)
         best = affordable[0]
         mitigation = dict(best["mitigation"])
         technique = mitigation.pop("technique", "none")
@@ -131,3 +189,108 @@ class BudgetedMitigation:
                 "features": features,
             },
         )
+
+    def _nothing_affordable(
+        self, mitigation: dict[str, Any], shots: int, options: list[dict[str, Any]]
+    ) -> PolicyDecision:
+        """No technique seen in the store fits: the file's mitigation if its plan fits, else none."""
+        technique = mitigation.get("technique", "none")
+        planned = _planned(mitigation, shots)
+        seen = (
+            f"none of the {len(options)} techniques seen on similar circuits fits {self.budget_text()}"
+            if options
+            else "the store has no similar run to predict from"
+        )
+        inputs = {
+            "budget_shots": self.budget_shots,
+            "budget_qpu_s": self.budget_qpu_s,
+            "planned_shots": planned,
+        }
+        if self.budget_shots is None or (planned is not None and planned <= self.budget_shots):
+            planned_text = (
+                f"{planned:,} shots" if planned is not None else "an unknown number of shots"
+            )
+            return kept_default(
+                NAME,
+                f"{seen}; the file's {technique} plans {planned_text}, within the budget",
+                **inputs,
+            )
+        over = f"the file's {technique} would spend {planned:,} shots, {planned - self.budget_shots:,.0f} over budget_shots = {self.budget_shots:,.0f}"
+        if self.on_overspend == "warn":
+            message = f'budgeted_mitigation: {over}; it runs anyway (on_overspend = "warn")'
+            warn(message)
+            return kept_default(
+                NAME, f'{seen}; {over}; it runs anyway (on_overspend = "warn")', **inputs
+            )
+        return PolicyDecision(
+            policy=NAME,
+            choice={"technique": "none", "options": {}},
+            rationale=f"{seen}, and {over}: the run goes unmitigated ({shots:,} shots) to keep the budget",
+            inputs=inputs | {"predicted_shots": shots},
+        )
+
+    def review(self, data: dict[str, Any]) -> list[str]:
+        """What the run's jobs spent against the budget: a decision when it was met, a warning
+        (also returned, for the run's warnings) saying by how much when it was exceeded."""
+        active = llqm_core.current_run()
+        if active is None or active.store is None:
+            return []
+        costs = step_costs(active.store.tasks(active.id))
+        spent_shots = sum(c["shots"] for c in costs)
+        spent_qpu = sum(c["qpu_s"] for c in costs)
+        over = []
+        if self.budget_shots is not None and spent_shots > self.budget_shots:
+            excess = spent_shots - self.budget_shots
+            over.append(
+                f"{spent_shots:,} shots spent, {excess:,.0f} ({excess / self.budget_shots:.0%}) over budget_shots = "
+                f"{self.budget_shots:,.0f}"
+            )
+        if self.budget_qpu_s is not None and spent_qpu > self.budget_qpu_s:
+            excess = spent_qpu - self.budget_qpu_s
+            over.append(
+                f"{spent_qpu:.3g} QPU s spent, {excess:.3g} s ({excess / self.budget_qpu_s:.0%}) over budget_qpu_s = "
+                f"{self.budget_qpu_s:g}"
+            )
+        inputs = {
+            "spent_shots": spent_shots,
+            "spent_qpu_s": spent_qpu,
+            "budget_shots": self.budget_shots,
+            "budget_qpu_s": self.budget_qpu_s,
+        }
+        if not over:
+            record(
+                PolicyDecision(
+                    policy=NAME,
+                    choice={"budget": "met"},
+                    rationale=f"the run kept its budget: {spent_shots:,} shots and {spent_qpu:.3g} QPU s "
+                    f"spent ({self.budget_text()})",
+                    inputs=inputs,
+                )
+            )
+            return []
+        message = "budget exceeded: " + "; ".join(over)
+        record(
+            PolicyDecision(
+                policy=NAME,
+                choice={"budget": "exceeded"},
+                rationale=message,
+                inputs=inputs | {"exceeded": True},
+            )
+        )
+        warn(message)
+        return [message]
+
+
+def _technique_only(mitigation: dict[str, Any]) -> dict[str, Any]:
+    """A mitigation table with the options of the techniques it does not use left out."""
+    technique = mitigation.get("technique", "none")
+    used = {part.strip() for part in str(technique).split("+")}
+    return {k: v for k, v in mitigation.items() if k == "technique" or k in used}
+
+
+def _planned(mitigation: dict[str, Any], shots: int) -> int | None:
+    """The shots a mitigation will spend at ``shots``, as its steps plan them (None: unknown)."""
+    try:
+        return mitigation_shots(mitigation, shots)
+    except UserError:  # a technique no longer registered: its cost stays a prediction
+        return None

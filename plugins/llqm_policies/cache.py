@@ -20,6 +20,7 @@ from typing import Any
 from llqm_core import HardwareSnapshot, PolicyDecision
 from llqm_core.model.checks import number, whole
 from llqm_core.model.hardware import diff
+from llqm_core.pipeline.policies import policy_task, record
 
 NAME = "transpile_cache"
 _ENTRIES: OrderedDict[str, tuple[Any, HardwareSnapshot]] = OrderedDict()
@@ -49,6 +50,7 @@ def structure_key(circuit: Any, context: tuple) -> str:
 
 
 class TranspileCache:
+    name = NAME
     decides = "transpile.cache"
 
     def __init__(self, *, drift_threshold: float = 0.25, max_entries: int = 10_000) -> None:
@@ -71,13 +73,16 @@ class TranspileCache:
         snapshot: HardwareSnapshot,
         transpile: Callable[[list[Any]], list[Any]],
     ) -> tuple[list[Any], PolicyDecision]:
-        """``circuits`` transpiled, each distinct one at most once, reusing what is cached."""
-        keys = [structure_key(c, context) for c in circuits]
-        missing: dict[str, Any] = {}
-        for key, circuit in zip(keys, circuits):
-            entry = _ENTRIES.get(key)
-            if (entry is None or not self._usable(entry, snapshot)) and key not in missing:
-                missing[key] = circuit
+        """``circuits`` transpiled, each distinct one at most once, reusing what is cached; the
+        look-up is the task ``policy.transpile_cache``, which records the decision."""
+        with policy_task(NAME):
+            keys = [structure_key(c, context) for c in circuits]
+            missing: dict[str, Any] = {}
+            for key, circuit in zip(keys, circuits):
+                entry = _ENTRIES.get(key)
+                if (entry is None or not self._usable(entry, snapshot)) and key not in missing:
+                    missing[key] = circuit
+            decision = record(self._decision(circuits, keys, missing, snapshot))
         if missing:
             for key, compiled in zip(missing, transpile(list(missing.values()))):
                 _ENTRIES[key] = (compiled, snapshot)
@@ -88,8 +93,17 @@ class TranspileCache:
         for key in keys:
             _ENTRIES.move_to_end(key)
             results.append(_ENTRIES[key][0])
+        return results, decision
+
+    @staticmethod
+    def _decision(
+        circuits: Sequence[Any],
+        keys: list[str],
+        missing: dict[str, Any],
+        snapshot: HardwareSnapshot,
+    ) -> PolicyDecision:
         hits = len(circuits) - len(missing)
-        decision = PolicyDecision(
+        return PolicyDecision(
             policy=NAME,
             choice={"hits": hits, "transpiled": len(missing)},
             rationale=(
@@ -103,7 +117,6 @@ class TranspileCache:
                 "snapshot": snapshot.fingerprint,
             },
         )
-        return results, decision
 
 
 def clear() -> None:

@@ -16,12 +16,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from llqm_core import PolicyDecision
+from llqm_core.pipeline.policies import kept_default
 
 NAME = "fold_after_transpile"
 SELF_INVERSE_TWO_QUBIT = ("cz", "cx", "ecr", "swap")
 
 
 class FoldAfterTranspile:
+    name = NAME
     decides = "zne.folding"
 
     def decide(
@@ -30,14 +32,21 @@ class FoldAfterTranspile:
         compiled: Any,
         scale_factors: Sequence[float],
         transpile_s: float | None = None,
+        folding: str | None = None,
         **_: Any,
-    ) -> PolicyDecision | None:
+    ) -> PolicyDecision:
         if compiled is None:
-            return None  # nothing transpiled yet: fold the logical circuit as usual
+            return kept_default(
+                NAME, "nothing was transpiled before ZNE: the logical circuit is folded"
+            )
         ops = compiled.count_ops()
         gates = [g for g in SELF_INVERSE_TWO_QUBIT if ops.get(g)]
         if not gates:
-            return None  # nothing self-inverse to fold: the usual folding stands
+            return kept_default(
+                NAME, "the compiled circuit has no self-inverse two-qubit gate to fold in place"
+            )
+        if folding == "after_transpile":
+            return kept_default(NAME, "ZNE already folds after transpiling (its default folding)")
         saved = transpile_s * sum(scale_factors) if transpile_s is not None else None
         return PolicyDecision(
             policy=NAME,

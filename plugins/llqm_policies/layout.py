@@ -21,8 +21,11 @@ It re-evaluates only when the calibration moved: the store keeps its earlier dec
 one was made for the same circuit structure on the same device and the calibration has
 drifted less than ``drift_threshold`` (largest relative change of a used gate or readout
 error) with none of the chosen couplers failed, that layout is kept without a new search.
-Circuits whose interaction graph has no embedding (it needs routing) get no decision, and
-the transpiler's own layout stands.
+The search has a time budget (``time_budget_s``, default 2 s): VF2 can search for minutes
+for a graph that almost embeds. At the budget it stops and keeps the best embedding found so
+far, saying so in the rationale. A circuit whose interaction graph has no embedding found
+(it needs routing, or the budget ran out first) gets a decision that keeps the default, with
+the reason, and the transpiler's own layout stands.
 """
 
 from __future__ import annotations
@@ -30,15 +33,17 @@ from __future__ import annotations
 import hashlib
 import itertools
 import math
+import time
+from collections.abc import Iterator
 from typing import Any
 
 import rustworkx as rx
 from qiskit import QuantumCircuit
 
 from llqm_core import HardwareSnapshot, PolicyDecision
-from llqm_core.model.checks import number, whole
+from llqm_core.model.checks import number, positive, whole
 from llqm_core.model.hardware import diff, faulty_couplers, faulty_qubits
-from llqm_core.pipeline.policies import history_store
+from llqm_core.pipeline.policies import history_store, kept_default
 
 NAME = "hardware_layout"
 
@@ -82,16 +87,57 @@ def coupler_errors(snapshot: HardwareSnapshot) -> dict[tuple[int, int], float]:
     return errors
 
 
+class _OutOfTime(Exception):
+    pass
+
+
+class BudgetedSearch:
+    """VF2 embeddings of a circuit's interaction graph into a device, within a time budget.
+
+    VF2 may search for minutes without yielding a thing (a graph that almost embeds, such as
+    one with an odd cycle on a heavy-hex device): the budget is checked inside the search,
+    through the node matcher that VF2 calls at every state it visits, and ``hit_budget`` says
+    when it stopped the search. The check roughly doubles VF2's own cost per state.
+    """
+
+    def __init__(self, budget_s: float) -> None:
+        self.budget_s = budget_s
+        self.hit_budget = False
+        self.elapsed_s = 0.0
+
+    def mappings(self, device: rx.PyGraph, graph: rx.PyGraph, limit: int) -> Iterator[dict]:
+        started = time.perf_counter()
+        deadline = started + self.budget_s
+
+        def in_time(_device_node: Any, _circuit_node: Any) -> bool:
+            if time.perf_counter() > deadline:
+                raise _OutOfTime
+            return True
+
+        found = rx.vf2_mapping(device, graph, node_matcher=in_time, subgraph=True, induced=False)
+        try:
+            yield from itertools.islice(found, limit)
+        except _OutOfTime:
+            self.hit_budget = True
+        finally:
+            self.elapsed_s = time.perf_counter() - started
+
+
 def _cost(error: float | None) -> float:
     return -math.log(max(1e-12, 1.0 - min(error or 0.0, 0.999999)))
 
 
 class HardwareAwareLayout:
+    name = NAME
     decides = "layout"
 
-    def __init__(self, *, candidates: int = 5000, drift_threshold: float = 0.25) -> None:
+    def __init__(
+        self, *, candidates: int = 5000, drift_threshold: float = 0.25, time_budget_s: float = 2.0
+    ) -> None:
         whole("candidates", candidates)
         number("drift_threshold", drift_threshold)
+        positive("time_budget_s", time_budget_s, "seconds")
+        self.time_budget_s = float(time_budget_s)
         self.candidates = candidates
         self.drift_threshold = float(drift_threshold)
 
@@ -151,9 +197,8 @@ class HardwareAwareLayout:
         best: tuple[float, list[int]] | None = None
         first: float | None = None
         seen = 0
-        for mapping in itertools.islice(
-            rx.vf2_mapping(device, graph, subgraph=True, induced=False), self.candidates
-        ):
+        search = BudgetedSearch(self.time_budget_s)
+        for mapping in search.mappings(device, graph, self.candidates):
             layout = [0] * circuit.num_qubits
             for physical, virtual in mapping.items():
                 layout[virtual] = physical
@@ -162,8 +207,25 @@ class HardwareAwareLayout:
             first = cost if first is None else first
             if best is None or cost < best[0]:
                 best = (cost, layout)
+        budget = (
+            f"; the search stopped at its time budget (time_budget_s = {self.time_budget_s:g} s)"
+            if search.hit_budget
+            else ""
+        )
         if best is None:
-            return None  # no embedding without SWAPs: leave the layout to the transpiler
+            return kept_default(
+                NAME,
+                (
+                    f"no SWAP-free embedding was found in {search.elapsed_s:.2f} s of search"
+                    if search.hit_budget
+                    else "the circuit's two-qubit interactions have no SWAP-free embedding in the device"
+                )
+                + budget
+                + ": the transpiler's own layout and routing stand",
+                search_s=search.elapsed_s,
+                hit_time_budget=search.hit_budget,
+                time_budget_s=self.time_budget_s,
+            )
         return PolicyDecision(
             policy=NAME,
             choice={"initial_layout": best[1]},
@@ -172,12 +234,15 @@ class HardwareAwareLayout:
                 f"{len(faulty_couplers(snapshot))} couplers and "
                 f"{len(faulty_qubits(snapshot))} qubits out of service: predicted success "
                 f"{math.exp(-best[0]):.3g} against {math.exp(-first):.3g} for the first embedding found"
+                + budget
             ),
             inputs={
                 "snapshot": snapshot.fingerprint,
                 "backend": snapshot.backend,
                 "structure": key,
                 "candidates": seen,
+                "search_s": search.elapsed_s,
+                "hit_time_budget": search.hit_budget,
                 "predicted_success": math.exp(-best[0]),
                 "predicted_success_first": math.exp(-first),
             },
@@ -190,7 +255,8 @@ class HardwareAwareLayout:
             return None
         for earlier in store.policy_history(NAME):
             if (
-                earlier.inputs.get("structure") != key
+                "initial_layout" not in earlier.choice
+                or earlier.inputs.get("structure") != key
                 or earlier.inputs.get("backend") != snapshot.backend
             ):
                 continue

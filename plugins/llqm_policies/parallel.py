@@ -16,12 +16,13 @@ from typing import Any
 
 from llqm_core import PolicyDecision
 from llqm_core.model.checks import number, whole
-from llqm_core.pipeline.policies import recent_tasks
+from llqm_core.pipeline.policies import kept_default, recent_tasks
 
 NAME = "parallel_transpile"
 
 
 class ParallelTranspile:
+    name = NAME
     decides = "transpile.parallel"
 
     def __init__(
@@ -43,17 +44,27 @@ class ParallelTranspile:
         ]
         return statistics.median(rates) if rates else None
 
-    def decide(self, *, circuits: Sequence[Any], **_: Any) -> PolicyDecision | None:
+    def decide(self, *, circuits: Sequence[Any], **_: Any) -> PolicyDecision:
         if len(circuits) < 2:
-            return None
+            return kept_default(
+                NAME, f"a batch of {len(circuits)} circuit has nothing to share out"
+            )
         rate = self.seconds_per_gate()
         if rate is None:
-            return None
+            return kept_default(
+                NAME, "the store has no earlier transpile task to predict the batch's time from"
+            )
         gates = sum(len(c.data) for c in circuits)
         serial = rate * gates
         workers = min(len(circuits), self.max_workers, os.cpu_count() or 1)
         if serial < self.min_serial_s or workers < 2:
-            return None
+            why = (
+                f"{len(circuits)} circuits of {gates} gates would take about {serial:.2f} s serially, "
+                f"under min_serial_s = {self.min_serial_s:g} s"
+                if workers >= 2
+                else "only one worker process is available"
+            )
+            return kept_default(NAME, why, predicted_serial_s=serial, seconds_per_gate=rate)
         return PolicyDecision(
             policy=NAME,
             choice={"processes": workers},

@@ -15,7 +15,11 @@ follows the circuit unless one is asked for:
 Active qubits are the ones a circuit touches: Aer leaves the idle qubits of a circuit
 transpiled onto a 156-qubit device out of the simulation. The execute task shows the cost of
 the choice: its ``execute.noise`` and ``execute.simulate`` children, the method, and seconds
-per shot. A simulator has no queue; its QPU seconds are the simulation time Aer reports.
+per shot. A simulator has no queue and no QPU: the simulation's seconds are CPU time (the
+``execute.simulate`` task's wall and CPU), never QPU seconds. With ``model_qpu_time = true`` a
+job records the seconds the device itself would be busy with it (the ``qpu_time.py`` model of
+``modelled_qpu``, without the queue), marked ``qpu.modelled`` so reports label them modelled;
+by default a simulated job has no QPU seconds at all.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from .devices import DEFAULT_DEVICE, fake_device
 from .drift import CalibrationDrift
 from .estimates import simulation_estimate
 from .noise import PauliNoise
+from .qpu_time import QpuTimeModel
 
 METHODS = ("automatic", "density_matrix", "stim", "stabilizer", "statevector")
 _CLIFFORD = {
@@ -116,7 +121,8 @@ def choose_method(
 
 class AerBackend(QuantumBackend):
     """``aer``: the embedded default. Options: ``device`` (a fake backend's name, ``fake_fez``),
-    ``method``, ``noise`` (False for an ideal run), ``drift`` (CalibrationDrift options)."""
+    ``method``, ``noise`` (False for an ideal run), ``drift`` (CalibrationDrift options),
+    ``model_qpu_time`` (record the device's modelled busy seconds as QPU seconds, labelled so)."""
 
     kind = "aer"
 
@@ -129,13 +135,16 @@ class AerBackend(QuantumBackend):
         drift: dict[str, Any] | CalibrationDrift | None = None,
         exact_max_qubits: int = 10,
         statevector_max_qubits: int = 28,
+        model_qpu_time: bool = False,
     ) -> None:
         if not isinstance(method, str) or method not in METHODS:
             raise ValueError(
                 f"unknown simulation method {method!r}; choose one of: {', '.join(METHODS)}."
             )
         flag("noise", noise)
+        flag("model_qpu_time", model_qpu_time)
         super().__init__(fake_device(device))
+        self.qpu_model = QpuTimeModel() if model_qpu_time else None
         self.method = method
         self.noise = noise
         self.drift = CalibrationDrift(**drift) if isinstance(drift, dict) else drift
@@ -184,6 +193,20 @@ class AerBackend(QuantumBackend):
         seed: int | None,
         snapshot: HardwareSnapshot,
     ) -> JobOutcome:
+        outcome = self.simulate(circuits, shots, seed, snapshot)
+        if self.qpu_model is not None:
+            outcome.qpu_s = self.qpu_model.job_seconds(circuits, shots, snapshot)[0]
+            outcome.metrics["qpu.modelled"] = True
+        return outcome
+
+    def simulate(
+        self,
+        circuits: list[QuantumCircuit],
+        shots: int,
+        seed: int | None,
+        snapshot: HardwareSnapshot,
+    ) -> JobOutcome:
+        """Counts from the simulation; its seconds are CPU time, recorded on ``execute.simulate``."""
         method = self.method
         if method == "automatic":
             method = choose_method(
@@ -213,7 +236,7 @@ class AerBackend(QuantumBackend):
             metrics = self._method_metrics(method, elapsed, shots * len(circuits))
             step.annotate(metrics)
         counts = [dict(result.get_counts(i)) for i in range(len(circuits))]
-        return JobOutcome(counts=counts, qpu_s=float(result.time_taken), metrics=metrics)
+        return JobOutcome(counts=counts, metrics=metrics)
 
     def _sample_stim(
         self,
@@ -232,7 +255,7 @@ class AerBackend(QuantumBackend):
             elapsed = time.perf_counter() - started
             metrics = self._method_metrics("stim", elapsed, shots * len(circuits))
             step.annotate(metrics)
-        return JobOutcome(counts=counts, qpu_s=elapsed, metrics=metrics)
+        return JobOutcome(counts=counts, metrics=metrics)
 
     def _method_metrics(self, method: str, elapsed: float, shots: int) -> dict[str, Any]:
         return {

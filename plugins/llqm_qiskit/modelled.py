@@ -26,12 +26,19 @@ from .backend import JobOutcome
 from .devices import DEFAULT_DEVICE
 from .drift import CalibrationDrift
 from .qpu_time import QpuTimeModel
-from .queue_model import Device, QueueModel, sleep_modelled
+from .queue_model import (
+    SHARED_MEAN_JOB_S,
+    SHARED_UTILISATION,
+    Device,
+    QueueModel,
+    sleep_modelled,
+)
 
 
 class ModelledQPU(AerBackend):
     """Options of ``aer`` plus the usage model (``job_overhead_s``, ``rep_delay_s``), the queue
-    (``queue_utilisation``, ``queue_mean_job_s``, ``queue_seed``), ``time_scale``, and
+    (``queue_utilisation``, default 0.9, and ``queue_mean_job_s``, default 60: a shared device, see
+    ``queue_model.py``; ``queue_seed``), ``time_scale``, and
     ``timeout_s``: a job still queued after that many modelled seconds fails with TimeoutError."""
 
     kind = "modelled_qpu"
@@ -45,8 +52,8 @@ class ModelledQPU(AerBackend):
         drift: dict[str, Any] | CalibrationDrift | None = None,
         job_overhead_s: float = 2.0,
         rep_delay_s: float = 250e-6,
-        queue_utilisation: float = 0.0,
-        queue_mean_job_s: float = 60.0,
+        queue_utilisation: float = SHARED_UTILISATION,
+        queue_mean_job_s: float = SHARED_MEAN_JOB_S,
         queue_seed: int | None = 0,
         time_scale: float = 0.01,
         timeout_s: float | None = None,
@@ -110,7 +117,7 @@ class ModelledQPU(AerBackend):
         queue_s = self._wait_in_queue()
         try:
             started = time.monotonic()
-            outcome = super().run_job(circuits, shots, seed, snapshot)
+            outcome = self.simulate(circuits, shots, seed, snapshot)
             sleep_modelled(
                 qpu_s - (time.monotonic() - started) / self.time_scale if self.time_scale else 0.0,
                 self.time_scale,
@@ -118,6 +125,7 @@ class ModelledQPU(AerBackend):
         finally:
             self.modelled_device.lock.release()
         outcome.metrics |= {
+            "qpu.modelled": True,
             "qpu.model.job_overhead_s": self.usage.job_overhead_s,
             "qpu.model.rep_delay_s": self.usage.rep_delay_s,
             "qpu.model.circuit_duration_s": max(durations),

@@ -14,7 +14,7 @@ from typing import Any
 from qiskit import QuantumCircuit
 
 from llqm_core.model.checks import whole
-from llqm_core.pipeline.policies import decide, policy_for, record
+from llqm_core.pipeline.policies import decide, policy_for
 
 from .circuits import KINDS, load_qasm
 from .circuits import generate as generate_circuit
@@ -204,10 +204,7 @@ def transpile(
                 seed,
                 tuple(layout) if layout else None,
             )
-            results, decision = cache.compile(
-                list(circuits), context, data["backend"].snapshot(), run
-            )
-            record(decision)
+            results, _ = cache.compile(list(circuits), context, data["backend"].snapshot(), run)
             return results
 
         return {"compile": compile_circuits, "compiled": compiled, "transpile_s": transpile_s}

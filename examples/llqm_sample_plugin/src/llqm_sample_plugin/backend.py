@@ -64,8 +64,7 @@ class BasicBackend(QuantumBackend):
         counts = [dict(result.get_counts(i)) for i in range(len(circuits))]
         return JobOutcome(
             counts=counts,
-            qpu_s=simulated_s,
-            queue_s=0.0,
+            queue_s=0.0,  # a simulator's seconds are CPU time, not QPU seconds: no qpu_s
             metrics={
                 "execute.simulator": self.simulator.name,
                 "execute.noise": False,
