@@ -24,7 +24,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode
 
-from .attributes import check_metrics, run_attributes
+from .attributes import HOST_CPUS, check_metrics, run_attributes
 from .journal import Owner
 from .measure import Measurement
 from .model import (
@@ -175,7 +175,7 @@ class ActiveRun:
             parent_span_id=_hex(parent.span_id, 16) if parent.is_valid else None,
             span_owned=not adopted,
             config=self.config,
-            resource=redact(tel.resource_attributes),
+            resource=redact(tel.resource_attributes) | {HOST_CPUS: os.cpu_count()},
             pid=me.pid,
             host=me.host,
             process_started=me.process_started,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -98,7 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--check", action="store_true", help="only check the file, run nothing")
     run.add_argument(
-        "--tasks", action="store_true", help="also list every task (as llqm report does)"
+        "--tasks",
+        action="store_true",
+        help="list every task (by default only the biggest, so the report fits a screen)",
     )
     run.set_defaults(handler=cmd_run)
 
@@ -159,7 +162,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--html",
         default=None,
         metavar="FILE",
-        help="also write a self-contained HTML report with pictures",
+        help="write a self-contained HTML report with pictures to FILE (instead of the tables)",
+    )
+    report.add_argument(
+        "--tasks",
+        action="store_true",
+        help="list every task (by default only the biggest, so the report fits a screen)",
     )
     report.set_defaults(handler=cmd_report)
 
@@ -420,10 +428,16 @@ def cmd_report(args: argparse.Namespace, console: Console) -> None:
             raise UserError(
                 f"cannot write the HTML report to {args.html}: {exc.strerror}."
             ) from None
+        console.print(
+            f"Wrote the HTML report of run {report['run']['id'][:12]} ({len(report['tasks'])} tasks) "
+            f"to {os.path.abspath(args.html)}",
+            highlight=False,
+            soft_wrap=True,
+        )
     if args.json:
         _print_json(report)
-    else:
-        render_report(report, console)
+    elif not args.html:
+        render_report(report, console, tasks=args.tasks)
 
 
 def cmd_compare(args: argparse.Namespace, console: Console) -> None:

@@ -14,7 +14,15 @@ from typing import Any
 
 from .analysis import FIDELITY_FIGURES
 from .plots import stages_png, timeline_png
-from .report import bottleneck_sentence, format_bytes, format_number, format_seconds
+from .report import (
+    STAGE_COLUMNS,
+    bottleneck_sentence,
+    format_bytes,
+    format_number,
+    format_seconds,
+    stage_rows,
+    stages_caption,
+)
 
 MAX_TASK_ROWS = 500
 _STYLE = """
@@ -88,26 +96,7 @@ def html_report(report: dict[str, Any]) -> str:
     )
     parts.append(_image(timeline_png(report), "timeline of the run's tasks"))
     parts.append(_image(stages_png(report), "stage breakdown"))
-    parts.append(
-        _table(
-            "Stages",
-            ["stage", "tasks", "wall", "cpu", "QPU", "queue", "peak RSS"],
-            [
-                [
-                    stage,
-                    t["tasks"],
-                    format_seconds(t["wall_s"]),
-                    format_seconds(t["cpu_s"]),
-                    format_seconds(t["qpu_s"]),
-                    format_seconds(t["queue_s"]),
-                    format_bytes(t["peak_rss_bytes"]),
-                ]
-                for stage, t in sorted(
-                    report["stages"].items(), key=lambda item: -item[1]["wall_s"]
-                )
-            ],
-        )
-    )
+    parts.append(_table(stages_caption(report), list(STAGE_COLUMNS), stage_rows(report)))
     if report.get("decisions"):
         parts.append(
             _table(

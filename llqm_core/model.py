@@ -79,6 +79,7 @@ class Profile:
     queue_s: float | None = None
     pid: int | None = None  # where the task ran: a worker's process may not be the run's
     host: str | None = None
+    thread: int | None = None  # the thread that ran it: tasks of one thread ran in order
     gpu: GpuProfile = NOT_MEASURED_GPU  # frozen: one shared value
 
     def to_dict(self) -> dict[str, Any]:

@@ -146,16 +146,26 @@ def timeline_png(report: dict[str, Any]) -> bytes:
         {_seconds_of(t["start"]) - origin for t in tasks}
         | {_seconds_of(t["end"]) - origin for t in tasks}
     )
+    cpus = report["run"].get("cpus") or float("inf")
     cpu = [
-        sum(
-            t["cpu_s"] / t["wall_s"]
-            for t, start, _ in placed
-            if t["wall_s"] and start <= at < start + t["wall_s"]
+        min(
+            sum(
+                t["cpu_s"] / t["wall_s"]
+                for t, start, _ in placed
+                if t["wall_s"] and start <= at < start + t["wall_s"]
+            ),
+            cpus,
         )
         for at in steps
     ]
     usage.plot(steps, cpu, drawstyle="steps-post", color="tab:blue", label="busy cores")
-    usage.set_ylabel("busy cores", fontsize=8)
+    usage.set_ylabel(
+        "busy cores" if cpus == float("inf") else f"busy cores (of {cpus})",
+        fontsize=8,
+        color="tab:blue",
+    )
+    if cpus != float("inf"):
+        usage.set_ylim(0, cpus * 1.05)
     memory = usage.twinx()
     points = sorted(
         (start + offset * t["wall_s"], value / 2**20)
@@ -176,21 +186,22 @@ def timeline_png(report: dict[str, Any]) -> bytes:
 
 
 def stages_png(report: dict[str, Any]) -> bytes:
-    """Each stage's summed wall time split into CPU and the rest (waiting: queue, QPU, I/O)."""
+    """Each stage's own wall time (outside its nested stages, so the bars add up to the run's
+    busy time) split into CPU and the rest (waiting: queue, QPU, I/O)."""
     plt = _pyplot()
-    stages = sorted(report["stages"].items(), key=lambda item: item[1]["wall_s"])[-15:]
+    stages = sorted(report["stages"].items(), key=lambda item: item[1]["own_wall_s"])[-15:]
     figure, axes = plt.subplots(figsize=(8, 0.35 * len(stages) + 1.2))
     names = [s for s, _ in stages]
-    cpu = [min(t["cpu_s"], t["wall_s"]) for _, t in stages]
-    rest = [max(t["wall_s"] - c, 0.0) for (_, t), c in zip(stages, cpu)]
+    cpu = [min(t["own_cpu_s"], t["own_wall_s"]) for _, t in stages]
+    rest = [max(t["own_wall_s"] - c, 0.0) for (_, t), c in zip(stages, cpu)]
     axes.barh(names, cpu, color="tab:blue", label="CPU")
     axes.barh(
         names, rest, left=cpu, color="tab:orange", label="waiting (queue, QPU, I/O, other threads)"
     )
-    axes.set_xlabel("seconds (summed over the stage's tasks)")
+    axes.set_xlabel("own seconds (outside nested stages; summed over the stage's tasks)")
     axes.tick_params(axis="y", labelsize=7)
     axes.legend(fontsize=7)
-    axes.set_title("Stage breakdown", fontsize=10)
+    axes.set_title("Stage breakdown (own time)", fontsize=10)
     figure.tight_layout()
     return _png(figure)
 

@@ -128,6 +128,10 @@ MIGRATIONS: list[str] = [
         profile = NULL
     WHERE profile IS NOT NULL;
     """,
+    # 3: the thread that ran a task (tasks of one thread ran in order: a real edge of the critical path)
+    """
+    ALTER TABLE tasks ADD COLUMN thread INTEGER;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
