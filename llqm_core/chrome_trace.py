@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .attributes import HOST_CPUS
 from .model import RunRecord, TaskRecord
 
 QUEUE_LANE = "queue"
@@ -109,6 +110,7 @@ def chrome_trace(run: RunRecord, tasks: list[TaskRecord]) -> dict[str, Any]:
                     "args": {"rss": rss / mib},
                 }
             )
+    cpus = run.resource.get(HOST_CPUS) or 64  # a tiny task may be charged a whole tick of CPU
     for task in tasks:  # CPU use of the innermost tasks, as a step function
         if (
             task.end_ns is None
@@ -116,7 +118,7 @@ def chrome_trace(run: RunRecord, tasks: list[TaskRecord]) -> dict[str, Any]:
             or not task.profile.wall_s
         ):
             continue
-        use = min(100.0 * task.profile.cpu_s / task.profile.wall_s, 100.0 * 64)
+        use = min(100.0 * task.profile.cpu_s / task.profile.wall_s, 100.0 * cpus)
         events.append(
             {
                 "ph": "C",

@@ -142,22 +142,8 @@ def timeline_png(report: dict[str, Any]) -> bytes:
         ncol=min(len(colours), 6),
     )
     gantt.set_title(f"{report['run']['name']}: innermost tasks by resource", fontsize=10)
-    steps = sorted(
-        {_seconds_of(t["start"]) - origin for t in tasks}
-        | {_seconds_of(t["end"]) - origin for t in tasks}
-    )
+    steps, cpu = busy_cores_series(report)
     cpus = report["run"].get("cpus") or float("inf")
-    cpu = [
-        min(
-            sum(
-                t["cpu_s"] / t["wall_s"]
-                for t, start, _ in placed
-                if t["wall_s"] and start <= at < start + t["wall_s"]
-            ),
-            cpus,
-        )
-        for at in steps
-    ]
     usage.plot(steps, cpu, drawstyle="steps-post", color="tab:blue", label="busy cores")
     usage.set_ylabel(
         "busy cores" if cpus == float("inf") else f"busy cores (of {cpus})",
@@ -183,6 +169,33 @@ def timeline_png(report: dict[str, Any]) -> bytes:
     usage.set_xlabel("seconds since the run started")
     figure.tight_layout()
     return _png(figure)
+
+
+def busy_cores_series(report: dict[str, Any]) -> tuple[list[float], list[float]]:
+    """The busy cores over the run (seconds since its first task, a step at each task's start and
+    end): each running innermost task adds its CPU seconds over its wall seconds, and the sum never
+    exceeds the logical CPUs of the run's machine (``run.cpus``, where known): a task of
+    microseconds may be charged a whole clock tick of process CPU, a rate no core count bounds."""
+    parents = {t["parent_id"] for t in report["tasks"]}
+    tasks = [t for t in report["tasks"] if t["wall_s"] is not None and t["id"] not in parents]
+    if not tasks:
+        return [], []
+    origin = min(_seconds_of(t["start"]) for t in report["tasks"] if t["start"])
+    spans = [(_seconds_of(t["start"]) - origin, t) for t in tasks]
+    steps = sorted({start for start, _ in spans} | {start + t["wall_s"] for start, t in spans})
+    cpus = report["run"].get("cpus") or float("inf")
+    values = [
+        min(
+            sum(
+                t["cpu_s"] / t["wall_s"]
+                for start, t in spans
+                if t["wall_s"] and start <= at < start + t["wall_s"]
+            ),
+            cpus,
+        )
+        for at in steps
+    ]
+    return steps, values
 
 
 def stages_png(report: dict[str, Any]) -> bytes:

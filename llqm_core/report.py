@@ -324,10 +324,16 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
             f"{parallel['mean_busy_cores']:.2f} busy cores on average"
             + (f" (of {parallel['cpus']})" if parallel.get("cpus") else "")
         )
-    costs = Table(title="Cost per step", title_justify="left")
+    steps = report.get("costs", [])
+    title = "Cost per step"
+    if len(steps) > BIGGEST_TASKS:  # keep the biggest, in the run's order
+        biggest = sorted(steps, key=lambda row: -(row["wall_s"] or 0.0))[:BIGGEST_TASKS]
+        steps = [row for row in steps if any(row is big for big in biggest)]
+        title += f" (the {BIGGEST_TASKS} longest of {len(report['costs'])}; --json has all)"
+    costs = Table(title=title, title_justify="left")
     for column in ("step", "wall", "cpu", "circuits", "shots", "QPU", "queue", "peak RSS"):
         costs.add_column(column, justify="left" if column == "step" else "right")
-    for row in report.get("costs", []):
+    for row in steps:
         costs.add_row(
             row["stage"],
             format_seconds(row["wall_s"]),

@@ -71,6 +71,8 @@ def test_report_json_has_run_tasks_and_stage_totals(two_runs, capsys):
     assert report["stages"]["generate.sub"]["wall_s"] == pytest.approx(tasks["child"]["wall_s"])
     assert set(report["stages"]["execute"]) == {
         "tasks",
+        "own_wall_s",
+        "own_cpu_s",
         "wall_s",
         "cpu_s",
         "qpu_s",
@@ -81,6 +83,44 @@ def test_report_json_has_run_tasks_and_stage_totals(two_runs, capsys):
     assert [names[i] for i in report["critical_path"]] == ["child", "use"]
     by_prefix = cli_json(capsys, "report", second.id[:8], "--json")
     assert by_prefix["run"]["id"] == second.id
+
+
+def test_stage_times_name_own_and_inclusive_time_and_own_time_adds_up(two_runs, capsys):
+    """A parent stage's inclusive time counts its nested stage again; own time does not, and the
+    stages' own times add up to the run's busy time (the top-level tasks' time, run one by one)."""
+    report = cli_json(capsys, "report", "--json")
+    stages, tasks = report["stages"], {t["name"]: t for t in report["tasks"]}
+    assert stages["generate"]["wall_s"] == pytest.approx(tasks["gen"]["wall_s"])
+    assert stages["generate"]["own_wall_s"] == pytest.approx(
+        tasks["gen"]["wall_s"] - tasks["child"]["wall_s"]
+    )
+    assert tasks["gen"]["own_wall_s"] == pytest.approx(stages["generate"]["own_wall_s"])
+    assert sum(s["own_wall_s"] for s in stages.values()) == pytest.approx(report["run"]["busy_s"])
+    assert report["run"]["busy_s"] == pytest.approx(tasks["gen"]["wall_s"] + tasks["use"]["wall_s"])
+    assert report["run"]["busy_s"] <= report["run"]["wall_s"]
+    assert main(["report"]) == 0
+    out = capsys.readouterr().out
+    assert "own wall" in out and "wall incl. nested" in out and "do not add it up" in out
+
+
+def test_the_text_report_of_a_big_run_fits_a_screen_and_tasks_lists_all(store_path):
+    with llqm.run("many tasks") as run:
+        for i in range(60):
+            with llqm.task(f"sample {i}", stage="mitigate.pec.sample"):
+                pass
+        for i in range(15):
+            run.record_decision(
+                llqm.PolicyDecision(
+                    policy="transpile_cache", choice={"hit": i}, rationale="same circuit"
+                )
+            )
+    short = run_cli("--store", str(store_path), "report", run.id)
+    assert short.returncode == 0, short.stderr
+    assert len(short.stdout.splitlines()) < 60
+    assert "Biggest tasks by own wall time (10 of 60; --tasks lists all)" in short.stdout
+    assert "first 10 of 15" in short.stdout
+    every = run_cli("--store", str(store_path), "report", run.id, "--tasks")
+    assert all(f"sample {i} " in every.stdout for i in range(60))
 
 
 def test_human_report_shows_the_tasks_and_stages(two_runs, capsys):
