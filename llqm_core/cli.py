@@ -528,7 +528,7 @@ def _snapshot_to_show(args: argparse.Namespace) -> tuple[HardwareSnapshot, str]:
     try:
         return _store(args).find_snapshot(args.snapshot), "stored"
     except StoreError as exc:
-        live = loaded_plugins().manager.hook.llqm_device_snapshot(device=args.snapshot)
+        live = loaded_plugins().first_result("llqm_device_snapshot", device=args.snapshot)
         if live is None:
             raise UserError(
                 f"{exc} No installed plugin knows a device called {args.snapshot!r} either."
@@ -610,6 +610,7 @@ def _write_png(path: str, png: bytes) -> None:
 
 def cmd_plugins(args: argparse.Namespace, console: Console) -> None:
     loaded = loaded_plugins()
+    registered = loaded.registrations()
     rows = []
     for info in loaded.info:
         hooks = (
@@ -628,6 +629,7 @@ def cmd_plugins(args: argparse.Namespace, console: Console) -> None:
                 "package": info.package,
                 "module": info.module,
                 "status": info.status,
+                "registers": registered.get(info.name, {}),
                 "hooks": hooks,
                 "error": info.error,
             }
@@ -636,14 +638,22 @@ def cmd_plugins(args: argparse.Namespace, console: Console) -> None:
         _print_json(rows)
         return
     table = Table(title="Plugins (entry-point group 'llqm')", title_justify="left")
-    for column in ("name", "package", "module", "status", "hooks"):
+    for column in ("name", "package", "status", "registers", "other hooks"):
         table.add_column(column)
     for row in rows:
         status = row["status"] if row["error"] is None else f"{row['status']}: {row['error']}"
+        registers = "\n".join(
+            f"{_plural(kind)}: {', '.join(names)}" for kind, names in row["registers"].items()
+        )
+        observes = [h for h in row["hooks"] if not h.startswith("llqm_register_")]
         table.add_row(
-            row["name"], row["package"] or "-", row["module"], status, ", ".join(row["hooks"])
+            row["name"], row["package"] or "-", status, registers or "-", ", ".join(observes) or "-"
         )
     console.print(table)
+
+
+def _plural(kind: str) -> str:
+    return kind[:-1] + "ies" if kind.endswith("y") else kind + "s"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

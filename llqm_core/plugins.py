@@ -116,11 +116,31 @@ class PluginSet:
                     (impl.plugin_name, impl.function(**{a: kwargs[a] for a in impl.argnames}))
                 )
             except Exception as exc:
-                warnings.warn(
-                    f"llqm plugin {impl.plugin_name!r} raised in {hook_name}: {type(exc).__name__}: {exc}",
-                    stacklevel=2,
-                )
+                _warn_raised(impl.plugin_name, hook_name, exc)
         return results
+
+    def first_result(self, hook_name: str, **kwargs: Any) -> Any:
+        """The first answer other than None to a ``firstresult`` hook, asking one implementation at a
+        time as pluggy would; one that raises is warned about by name and the next one is asked."""
+        for impl in self.implementations(hook_name):
+            try:
+                result = impl.function(**{a: kwargs[a] for a in impl.argnames})
+            except Exception as exc:
+                _warn_raised(impl.plugin_name, hook_name, exc)
+                continue
+            if result is not None:
+                return result
+        return None
+
+    def registrations(self) -> dict[str, dict[str, list[str]]]:
+        """What each plugin registers: {plugin: {kind (``stage``, ``backend``, ...): sorted names}}."""
+        from .registries import KINDS
+
+        found: dict[str, dict[str, list[str]]] = {}
+        for kind, hook in KINDS.items():
+            for name, entry in sorted(self.registry(hook).items()):
+                found.setdefault(entry["plugin"], {}).setdefault(kind, []).append(name)
+        return found
 
     def registry(self, hook_name: str) -> dict[str, dict[str, Any]]:
         """Collect what plugins ``register(name, obj, **options)`` through a ``llqm_register_*`` hook."""
@@ -151,10 +171,7 @@ class PluginSet:
             except PluginError:
                 raise
             except Exception as exc:
-                warnings.warn(
-                    f"llqm plugin {impl.plugin_name!r} raised in {hook_name}: {type(exc).__name__}: {exc}",
-                    stacklevel=2,
-                )
+                _warn_raised(impl.plugin_name, hook_name, exc)
         return entries
 
     def describe_value(self, value: Any) -> dict[str, Any]:
@@ -163,6 +180,14 @@ class PluginSet:
             if result:
                 metrics.update(result)
         return metrics
+
+
+def _warn_raised(plugin: str, hook_name: str, exc: Exception) -> None:
+    """One warning naming the plugin whose hook raised: the caller goes on without its answer."""
+    warnings.warn(
+        f"llqm plugin {plugin!r} raised in {hook_name}: {type(exc).__name__}: {exc}",
+        stacklevel=4,
+    )
 
 
 _current: PluginSet | None = None

@@ -6,7 +6,7 @@ import json
 import time
 
 import pytest
-from conftest import run_cli
+from conftest import run_cli, run_python
 
 import llqm_core as llqm
 from llqm_core.cli import main
@@ -149,6 +149,42 @@ def test_plugins_lists_built_in_plugins_from_their_package(capsys, fresh_plugins
         for row in cli_json(capsys, "--disable-plugins", "qiskit", "plugins", "--json")
     }
     assert rows["qiskit"]["status"] == "disabled"
+
+
+def test_plugins_lists_what_each_plugin_registers_by_name(capsys, fresh_plugins):
+    rows = {row["name"]: row for row in cli_json(capsys, "plugins", "--json")}
+    assert {"generate", "observable", "transpile"} <= set(rows["qiskit"]["registers"]["stage"])
+    assert {"aer", "modelled_qpu", "ibm_runtime"} <= set(rows["qiskit"]["registers"]["backend"])
+    assert "mitigate.zne" in rows["mitiq"]["registers"]["stage"]
+    assert "hardware_layout" in rows["policies"]["registers"]["policy"]
+    assert rows["prefect"]["registers"] == {"engine": ["prefect"]}
+    assert "otlp" in rows["exporters"]["registers"]["exporter"]
+    assert main(["plugins"]) == 0
+    table = capsys.readouterr().out
+    assert "engines: prefect" in table and "policies: budgeted_mitigation" in table
+
+
+def test_a_plugin_raising_for_a_device_snapshot_gives_one_line_naming_it(store_path):
+    code = """
+import sys
+import llqm_core as llqm
+from llqm_core.cli import main
+
+class Broken:
+    @llqm.hookimpl
+    def llqm_device_snapshot(self, device):
+        raise RuntimeError("calibration service down")
+
+llqm.loaded_plugins().register(Broken(), name="broken_devices")
+sys.exit(main(["hardware", "show", "fake_fez", "--json"]))
+"""
+    done = run_python(code)
+    assert done.returncode == 0, done.stderr  # the qiskit plugin still answers
+    assert json.loads(done.stdout)["backend"] == "fake_fez"
+    assert "Traceback" not in done.stderr
+    named = [line for line in done.stderr.splitlines() if "broken_devices" in line]
+    assert len(named) == 1 and "raised in llqm_device_snapshot" in named[0]
+    assert "calibration service down" in named[0]
 
 
 @pytest.mark.parametrize(
