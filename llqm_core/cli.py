@@ -135,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--plot",
         default=None,
         metavar="FILE.png",
-        help="also draw error against shots for each point",
+        help="also draw each point's error against its QPU seconds (shots where no QPU time is reported)",
     )
     sweep.set_defaults(handler=cmd_sweep)
 
@@ -376,6 +376,7 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> None:
         "shots",
         "QPU",
         "queue",
+        "CPU",
         "wall",
         "run",
     ):
@@ -390,6 +391,7 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> None:
             str(row["shots"]),
             format_seconds(row["qpu_s"]),
             format_seconds(row["queue_s"]),
+            format_seconds(row["cpu_s"]),
             format_seconds(row["wall_s"]),
             row["run"][:12],
         )

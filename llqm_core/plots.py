@@ -9,9 +9,23 @@ from .errors import UserError
 
 
 def sweep_plot(rows: list[dict[str, Any]], path: str | Path, title: str) -> Path:
-    """Error against cost for each point of a sweep: mitigated (filled) and unmitigated (hollow)
+    """Draw ``sweep_figure`` into a PNG file at ``path``."""
+    plt = _pyplot()
+    figure = sweep_figure(rows, title)
+    path = Path(path)
+    try:
+        figure.savefig(path, dpi=120)
+    except OSError as exc:
+        raise UserError(f"cannot write the plot to {path}: {exc.strerror}.") from None
+    finally:
+        plt.close(figure)
+    return path
+
+
+def sweep_figure(rows: list[dict[str, Any]], title: str) -> Any:
+    """Error against cost for each point of a sweep: mitigated (filled) and unmitigated (open)
     errors against the QPU seconds each point spent (or its shots, on a backend that reports
-    no QPU time), one labelled marker per point."""
+    no QPU time), one labelled marker per point, and a legend that says which marker is which."""
     plt = _pyplot()
     figure, axes = plt.subplots(figsize=(7, 4.5))
     cost, axis_label = (
@@ -24,7 +38,7 @@ def sweep_plot(rows: list[dict[str, Any]], path: str | Path, title: str) -> Path
         if row["error_unmitigated"] is not None:
             axes.scatter(row[cost], row["error_unmitigated"], facecolors="none", edgecolors="grey")
         if row["error_mitigated"] is not None:
-            axes.scatter(row[cost], row["error_mitigated"])
+            axes.scatter(row[cost], row["error_mitigated"], color="tab:blue")
             axes.annotate(
                 label,
                 (row[cost], row["error_mitigated"]),
@@ -32,19 +46,20 @@ def sweep_plot(rows: list[dict[str, Any]], path: str | Path, title: str) -> Path
                 xytext=(4, 4),
                 textcoords="offset points",
             )
+    axes.legend(
+        handles=[
+            axes.scatter([], [], color="tab:blue"),
+            axes.scatter([], [], facecolors="none", edgecolors="grey"),
+        ],
+        labels=["mitigated error (labelled with its point)", "unmitigated error, same point"],
+        fontsize=7,
+    )
     axes.set_xlabel(axis_label)
     axes.set_ylabel("absolute error against the ideal value")
     axes.set_title(title, fontsize=10)
     axes.grid(alpha=0.3)
     figure.tight_layout()
-    path = Path(path)
-    try:
-        figure.savefig(path, dpi=120)
-    except OSError as exc:
-        raise UserError(f"cannot write the plot to {path}: {exc.strerror}.") from None
-    finally:
-        plt.close(figure)
-    return path
+    return figure
 
 
 def _pyplot():

@@ -245,9 +245,9 @@ def _render_tasks(report: dict[str, Any], console: Console, every: bool) -> None
         ("cpu", "right"),
         ("peak RSS", "right"),
         ("RSS growth", "right"),
-        ("metrics", "left"),
     ):
         table.add_column(column, justify=justify)
+    table.add_column("metrics", no_wrap=True, overflow="ellipsis", max_width=40)  # a line per task
     for task in rows:
         metrics = ", ".join(f"{k}={v}" for k, v in list(task["metrics"].items())[:4])
         if len(task["metrics"]) > 4:
