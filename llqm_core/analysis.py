@@ -14,9 +14,14 @@ import bisect
 from collections import defaultdict
 from typing import Any
 
-from .model import TaskRecord
+from .model import TaskRecord, TaskStatus
 
 FIDELITY_PREFIX = "fidelity."
+#: Metrics of a task an engine served from its cache (status ``cached``): the key it was cached
+#: under, and what the earlier task that computed the result took (what the cache saved).
+CACHE_KEY = "cache.key"
+CACHE_SAVED_WALL = "cache.saved_wall_s"
+CACHE_SAVED_CPU = "cache.saved_cpu_s"
 #: The figures a pipeline's postprocess step records, in the order reports show them.
 FIDELITY_FIGURES = (
     "ideal",
@@ -229,6 +234,21 @@ def fidelity(tasks: list[TaskRecord]) -> dict[str, Any]:
             }
         )
     return figures
+
+
+def cache_savings(tasks: list[TaskRecord]) -> dict[str, Any] | None:
+    """What the engine's cache saved the run: how many tasks it served, and the wall and CPU
+    seconds their results took when they were computed (where the computing task is known)."""
+    cached = [t for t in tasks if t.status is TaskStatus.CACHED]
+    if not cached:
+        return None
+    known = [t for t in cached if CACHE_SAVED_WALL in t.metrics]
+    return {
+        "cached_tasks": len(cached),
+        "with_known_source": len(known),
+        "saved_wall_s": sum(float(t.metrics[CACHE_SAVED_WALL]) for t in known),
+        "saved_cpu_s": sum(float(t.metrics.get(CACHE_SAVED_CPU, 0.0)) for t in known),
+    }
 
 
 def concurrency(

@@ -17,6 +17,7 @@ from .plots import stages_png, timeline_png
 from .report import (
     STAGE_COLUMNS,
     bottleneck_sentence,
+    cache_sentence,
     format_bytes,
     format_number,
     format_seconds,
@@ -66,6 +67,9 @@ def html_report(report: dict[str, Any]) -> str:
     sentence = bottleneck_sentence(report, lambda text: f"<b>{html.escape(text)}</b>")
     if sentence:
         parts.append(f'<p id="bottleneck">{sentence}.</p>')
+    cached = cache_sentence(report)
+    if cached:
+        parts.append(f'<p id="cache">{html.escape(cached)}.</p>')
     figures = report.get("fidelity") or {}
     if figures:
         parts.append(

@@ -28,6 +28,7 @@ class TaskStatus(str, enum.Enum):
     COMPLETED = "completed"
     FAILED = "failed"
     INTERRUPTED = "interrupted"
+    CACHED = "cached"  # an engine served the result from its cache: the task did no work
 
 
 RESOURCES = ("cpu", "gpu", "memory", "qpu", "queue")

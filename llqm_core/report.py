@@ -13,6 +13,7 @@ from rich.table import Table
 from .analysis import (
     FIDELITY_FIGURES,
     bottleneck,
+    cache_savings,
     concurrency,
     exclusive_times,
     fidelity,
@@ -184,6 +185,7 @@ def build_report(store: ProfileStore, run_id: str | None = None) -> dict[str, An
         "bottleneck": bottleneck(tasks, run.wall_s, path),
         "concurrency": concurrency(tasks, run.wall_s, cpus),
         "fidelity": figures,
+        "cache": cache_savings(tasks),
         "costs": step_costs(tasks),
         "warnings": [w for t in tasks for w in t.metrics.get("pipeline.warnings", [])],
         "decisions": [d.__dict__ for d in decisions],
@@ -312,11 +314,28 @@ def bottleneck_sentence(report: dict[str, Any], strong: Callable[[str], str] = s
     )
 
 
+def cache_sentence(report: dict[str, Any]) -> str | None:
+    """What the engine's cache saved, in one sentence; None when it served no task."""
+    cache = report.get("cache")
+    if not cache:
+        return None
+    unknown = cache["cached_tasks"] - cache["with_known_source"]
+    return (
+        f"Cache: {cache['cached_tasks']} tasks served from the engine's cache, saving "
+        f"{format_seconds(cache['saved_wall_s'])} of wall time and {format_seconds(cache['saved_cpu_s'])} "
+        "of CPU (what computing their results took)"
+        + (f"; {unknown} of them computed outside this store" if unknown else "")
+    )
+
+
 def render_outcome(report: dict[str, Any], console: Console) -> None:
     """The bottleneck, the cost of each step, and the fidelity figures: the answer at a glance."""
     sentence = bottleneck_sentence(report, lambda text: f"[bold]{escape(text)}[/bold]")
     if sentence:
         console.print(sentence)
+    cached = cache_sentence(report)
+    if cached:
+        console.print(cached, highlight=False)
     parallel = report.get("concurrency") or {}
     if parallel.get("mean_busy_cores") is not None:
         console.print(

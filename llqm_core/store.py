@@ -771,6 +771,17 @@ class ProfileStore:
             else {}
         )
 
+    def latest_task_with_metric(self, key: str, value: str) -> TaskRecord | None:
+        """The latest completed task of any finished run whose metric ``key`` is ``value`` (e.g. the
+        task that computed a result an engine later served from its cache under that key)."""
+        rows = self._query(
+            "SELECT tasks.*, runs.status AS run_status FROM tasks JOIN runs ON runs.id = tasks.run_id "
+            "WHERE tasks.status = 'completed' AND json_extract(tasks.metrics, ?) = ? "
+            "ORDER BY tasks.end_ns DESC LIMIT 1",
+            (f'$."{key}"', value),
+        )
+        return self._task(rows[0], RunStatus(rows[0]["run_status"])) if rows else None
+
     def snapshot(self, fingerprint: str) -> HardwareSnapshot | None:
         rows = self._query(
             "SELECT data FROM hardware_snapshots WHERE fingerprint = ?", (fingerprint,)
