@@ -24,7 +24,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode
 
-from .attributes import HOST_CPUS, check_metrics, run_attributes
+from .attributes import check_metrics, run_attributes
 from .journal import Owner
 from .measure import Measurement
 from .model import (
@@ -175,10 +175,11 @@ class ActiveRun:
             parent_span_id=_hex(parent.span_id, 16) if parent.is_valid else None,
             span_owned=not adopted,
             config=self.config,
-            resource=redact(tel.resource_attributes) | {HOST_CPUS: os.cpu_count()},
+            resource=redact(tel.resource_attributes),
             pid=me.pid,
             host=me.host,
             process_started=me.process_started,
+            cpus=os.cpu_count(),
         )
         self.span.set_attributes(run_attributes(self.record))
         if self.store is not None:

@@ -44,7 +44,6 @@ QPU_TIME = "llqm.qpu.time_s"
 QUEUE_TIME = "llqm.queue.time_s"
 PROCESS_PID = "llqm.process.pid"
 HOST_NAME = "llqm.host.name"
-HOST_CPUS = "llqm.host.cpus"  # on a run: the logical CPUs of the machine it started on
 
 #: Attribute names that domain metrics may not take, since the profile owns them.
 RESERVED = frozenset(

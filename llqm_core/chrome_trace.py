@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from .attributes import HOST_CPUS
 from .model import RunRecord, TaskRecord
 
 QUEUE_LANE = "queue"
@@ -110,7 +109,7 @@ def chrome_trace(run: RunRecord, tasks: list[TaskRecord]) -> dict[str, Any]:
                     "args": {"rss": rss / mib},
                 }
             )
-    cpus = run.resource.get(HOST_CPUS) or 64  # a tiny task may be charged a whole tick of CPU
+    cpus = run.cpus or 64  # a tiny task may be charged a whole tick of CPU
     for task in tasks:  # CPU use of the innermost tasks, as a step function
         if (
             task.end_ns is None

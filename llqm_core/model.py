@@ -142,6 +142,7 @@ class RunRecord:
     pid: int | None = None
     host: str | None = None
     process_started: float | None = None
+    cpus: int | None = None  # the logical CPUs of the machine the run started on
 
     @property
     def started(self) -> float:

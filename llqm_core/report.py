@@ -21,7 +21,6 @@ from .analysis import (
     prediction_errors,
     step_costs,
 )
-from .attributes import HOST_CPUS
 from .model import RunRecord, TaskRecord
 from .store import ProfileStore
 
@@ -164,7 +163,7 @@ def build_report(store: ProfileStore, run_id: str | None = None) -> dict[str, An
     path, guessed = find_critical_path(tasks)
     # The machine's cores bound the busy cores only when every task ran on it (not on a cluster).
     on_one_host = all(t.profile.host in (None, run.host) for t in tasks)
-    cpus = run.resource.get(HOST_CPUS) if on_one_host else None
+    cpus = run.cpus if on_one_host else None
     return {
         "run": run_summary(run)
         | {

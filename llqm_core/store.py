@@ -128,9 +128,11 @@ MIGRATIONS: list[str] = [
         profile = NULL
     WHERE profile IS NOT NULL;
     """,
-    # 3: the thread that ran a task (tasks of one thread ran in order: a real edge of the critical path)
+    # 3: the thread that ran a task (tasks of one thread ran in order: a real edge of the critical path),
+    # and the CPUs of a run's machine (what bounds its busy cores)
     """
     ALTER TABLE tasks ADD COLUMN thread INTEGER;
+    ALTER TABLE runs ADD COLUMN cpus INTEGER;
     """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -241,11 +243,22 @@ def _stored_row(row: list) -> list:
     return row
 
 
-_JOURNAL_WIDTHS = (len(TASK_COLUMNS), len(V1_TASK_COLUMNS))
+#: Schema 2 journaled rows had no ``thread`` (a process of an older llqm that died left them).
+_THREAD_AT = TASK_COLUMNS.index("thread")
+_JOURNAL_WIDTHS = (len(TASK_COLUMNS), len(TASK_COLUMNS) - 1, len(V1_TASK_COLUMNS))
 
 
 def _journaled_rows(journal: JournalFile) -> list[list]:
-    return [row if len(row) == len(TASK_COLUMNS) else _upgraded(row) for row in journal.rows]
+    return [_current_row(row) for row in journal.rows]
+
+
+def _current_row(row: list) -> list:
+    """A journaled row in today's columns, whichever llqm wrote it."""
+    if len(row) == len(TASK_COLUMNS):
+        return row
+    if len(row) == len(TASK_COLUMNS) - 1:
+        return [*row[:_THREAD_AT], None, *row[_THREAD_AT:]]
+    return _upgraded(row)
 
 
 def _foreign_file(path: Path) -> StoreError:
@@ -570,7 +583,7 @@ class ProfileStore:
     def insert_run(self, run: RunRecord) -> None:
         self._write(
             "INSERT INTO runs (id, name, status, start_ns, end_ns, trace_id, span_id, parent_span_id, error, span_owned,"
-            " config, resource, pid, host, process_started) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " config, resource, pid, host, process_started, cpus) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 run.id,
                 run.name,
@@ -587,6 +600,7 @@ class ProfileStore:
                 run.pid,
                 run.host,
                 run.process_started,
+                run.cpus,
             ),
         )
 
@@ -772,15 +786,27 @@ class ProfileStore:
         )
 
     def latest_task_with_metric(self, key: str, value: str) -> TaskRecord | None:
-        """The latest completed task of any finished run whose metric ``key`` is ``value`` (e.g. the
-        task that computed a result an engine later served from its cache under that key)."""
+        """The latest completed task of any run whose metric ``key`` is ``value`` (e.g. the task that
+        computed a result an engine later served from its cache under that key), committed or
+        still in a journal."""
         rows = self._query(
-            "SELECT tasks.*, runs.status AS run_status FROM tasks JOIN runs ON runs.id = tasks.run_id "
-            "WHERE tasks.status = 'completed' AND json_extract(tasks.metrics, ?) = ? "
-            "ORDER BY tasks.end_ns DESC LIMIT 1",
+            "SELECT * FROM tasks WHERE status = 'completed' AND json_extract(metrics, ?) = ? "
+            "ORDER BY end_ns DESC LIMIT 1",
             (f'$."{key}"', value),
         )
-        return self._task(rows[0], RunStatus(rows[0]["run_status"])) if rows else None
+        found = [dict(rows[0])] if rows else []
+        for journal in read_journals(self.path, _JOURNAL_WIDTHS):
+            for row in _journaled_rows(journal):
+                entry = dict(zip(TASK_COLUMNS, _stored_row(row)))
+                if (
+                    entry["status"] == TaskStatus.COMPLETED.value
+                    and json.loads(entry["metrics"]).get(key) == value
+                ):
+                    found.append(entry)
+        if not found:
+            return None
+        latest = max(found, key=lambda entry: entry["end_ns"] or 0)
+        return self._task(latest, self.run(latest["run_id"]).status)
 
     def snapshot(self, fingerprint: str) -> HardwareSnapshot | None:
         rows = self._query(
@@ -860,6 +886,7 @@ class ProfileStore:
             pid=row["pid"],
             host=row["host"],
             process_started=row["process_started"],
+            cpus=row["cpus"],
         )
         if (
             run.status is RunStatus.RUNNING

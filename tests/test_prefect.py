@@ -431,15 +431,15 @@ def test_task_runs_served_from_prefects_cache_stay_in_the_profile_as_cached(stor
 
     from prefect.cache_policies import INPUTS, NO_CACHE
 
-    @task(cache_policy=INPUTS)
-    def load(salt: str, n: int) -> list[int]:  # salt: a key no other test session shares
+    @task(cache_policy=INPUTS)  # salt: keys no other test (or session, in this PREFECT_HOME) shares
+    def load(salt: str, n: int) -> tuple[str, list[int]]:
         busy(0.05)
-        return list(range(n))
+        return salt, list(range(n))
 
     @task(cache_policy=INPUTS)
-    def double(values: list[int]) -> list[int]:
+    def double(loaded: tuple[str, list[int]]) -> list[int]:
         busy(0.05)
-        return [2 * v for v in values]
+        return [2 * v for v in loaded[1]]
 
     @task(cache_policy=NO_CACHE)
     def total(values: list[int]) -> int:
