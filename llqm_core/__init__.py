@@ -11,7 +11,23 @@ Nothing here imports Qiskit, Mitiq or Prefect: those arrive as plugins.
 
 from importlib.metadata import PackageNotFoundError, version
 
-from .api import (
+from .analysis.tables import dataframe
+from .hooks.hookspecs import hookimpl
+from .hooks.plugins import configure_plugins, loaded_plugins
+from .model.errors import PluginError, StoreError, UserError
+from .model.records import (
+    GateCalibration,
+    GpuProfile,
+    HardwareSnapshot,
+    PolicyDecision,
+    Profile,
+    QubitCalibration,
+    RunRecord,
+    RunStatus,
+    TaskRecord,
+    TaskStatus,
+)
+from .runtime.api import (
     ActiveRun,
     TaskHandle,
     annotate,
@@ -24,26 +40,10 @@ from .api import (
     start_task,
     task,
 )
-from .errors import PluginError, StoreError, UserError
-from .gpu import gpu_probe
-from .hookspecs import hookimpl
-from .model import (
-    GateCalibration,
-    GpuProfile,
-    HardwareSnapshot,
-    PolicyDecision,
-    Profile,
-    QubitCalibration,
-    RunRecord,
-    RunStatus,
-    TaskRecord,
-    TaskStatus,
-)
-from .plugins import configure_plugins, loaded_plugins
-from .sampler import set_sample_interval
-from .store import ProfileStore, default_store_path, open_store
-from .tables import dataframe
-from .telemetry import configure_exporters, flush
+from .runtime.gpu import gpu_probe
+from .runtime.sampler import set_sample_interval
+from .store.profile_store import ProfileStore, default_store_path, open_store
+from .telemetry.tracing import configure_exporters, flush
 
 try:
     __version__ = version("llqm")

@@ -24,17 +24,11 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from . import __version__, hardware, registries
-from .chrome_trace import chrome_trace
-from .compare import compare_runs
-from .errors import StoreError, UserError
-from .html_report import html_report
-from .model import HardwareSnapshot
-from .otlp_json import run_spans, spans_to_otlp_json
-from .pipeline import PipelineFailed, features, load_pipeline, read_pipeline_file, run_pipeline
-from .plots import device_map_png, drift_map_png, sweep_plot
-from .plugins import configure_plugins, loaded_plugins
-from .report import (
+from . import __version__
+from .analysis.compare import compare_runs
+from .analysis.html_report import html_report
+from .analysis.plots import device_map_png, drift_map_png, sweep_plot
+from .analysis.report import (
     build_report,
     format_bytes,
     format_number,
@@ -43,9 +37,17 @@ from .report import (
     render_report,
     run_summary,
 )
-from .store import ProfileStore, default_store_path
-from .sweep import grid_pipelines, parse_grid, point_summary
-from .tables import json_lines
+from .analysis.tables import json_lines
+from .hooks.plugins import configure_plugins, loaded_plugins
+from .model import hardware
+from .model.errors import StoreError, UserError
+from .model.records import HardwareSnapshot
+from .pipeline import registries
+from .pipeline.file import PipelineFailed, features, load_pipeline, read_pipeline_file, run_pipeline
+from .pipeline.sweep import grid_pipelines, parse_grid, point_summary
+from .store.profile_store import ProfileStore, default_store_path
+from .telemetry.chrome_trace import chrome_trace
+from .telemetry.otlp_json import run_spans, spans_to_otlp_json
 
 EXIT_USER_ERROR = 2
 EXIT_RUN_FAILED = 1
@@ -612,7 +614,10 @@ def _write_png(path: str, png: bytes) -> None:
 
 def cmd_plugins(args: argparse.Namespace, console: Console) -> None:
     loaded = loaded_plugins()
-    registered = loaded.registrations()
+    registered: dict[str, dict[str, list[str]]] = {}  # plugin -> kind -> names
+    for kind, hook in registries.KINDS.items():
+        for name, entry in sorted(loaded.registry(hook).items()):
+            registered.setdefault(entry["plugin"], {}).setdefault(kind, []).append(name)
     rows = []
     for info in loaded.info:
         hooks = (

@@ -95,8 +95,8 @@ def test_the_timelines_busy_cores_never_exceed_the_machines_cpus(store_path, fin
     2-core machine); the busy-cores line is bounded by the CPUs the run's machine has."""
     import os
 
-    from llqm_core.plots import busy_cores_series
-    from llqm_core.report import build_report
+    from llqm_core.analysis.plots import busy_cores_series
+    from llqm_core.analysis.report import build_report
 
     report = build_report(llqm.ProfileStore(store_path), finished_run.id)
     assert report["run"]["cpus"] == os.cpu_count()

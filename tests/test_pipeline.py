@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import llqm_core as llqm
-from llqm_core.errors import UserError
+from llqm_core.model.errors import UserError
 from llqm_core.pipeline import load_pipeline, parse_pipeline, run_pipeline
 
 GOOD = {
@@ -260,7 +260,7 @@ def test_any_value_in_a_pipeline_file_is_accepted_or_refused_with_one_sentence(s
 
 
 def test_the_sweep_plot_says_which_marker_is_mitigated():
-    from llqm_core.plots import sweep_figure
+    from llqm_core.analysis.plots import sweep_figure
 
     row = {"point": {"circuit.qubits": 4}, "error_unmitigated": 0.3, "error_mitigated": 0.1}
     figure = sweep_figure([row | {"qpu_s": 2.0, "shots": 4000}], "sweep")

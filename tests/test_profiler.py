@@ -11,8 +11,8 @@ import pytest
 from conftest import busy
 
 import llqm_core as llqm
-import llqm_core.store as store_module
-from llqm_core.gpu import visible_devices
+import llqm_core.store.writer as store_writer
+from llqm_core.runtime.gpu import visible_devices
 
 
 def finished(store_path, run) -> dict[str, llqm.TaskRecord]:
@@ -129,8 +129,8 @@ def test_only_tasks_that_overlap_a_task_of_another_thread_count_their_thread_cpu
 
 def test_tasks_of_many_threads_at_once_all_reach_the_store_each_once(store_path, monkeypatch):
     """Threads start and end tasks while the store's writer takes running rows (no lock on the tasks' side)."""
-    monkeypatch.setattr(store_module, "DRAIN_INTERVAL_S", 0.01)
-    monkeypatch.setattr(store_module, "START_ROW_DELAY_S", 0.0)
+    monkeypatch.setattr(store_writer, "DRAIN_INTERVAL_S", 0.01)
+    monkeypatch.setattr(store_writer, "START_ROW_DELAY_S", 0.0)
     with llqm.run("crowd", store=llqm.ProfileStore(store_path)) as run:
 
         def work(thread: int) -> None:
@@ -272,8 +272,8 @@ def test_sampler_interval_is_configurable_and_one_sampler_serves_all_tasks(store
 def test_bad_sampling_and_export_settings_are_refused_in_one_sentence(monkeypatch):
     import pytest
 
-    from llqm_core.sampler import interval_from_env
-    from llqm_core.telemetry import export_timeout_s
+    from llqm_core.runtime.sampler import interval_from_env
+    from llqm_core.telemetry.tracing import export_timeout_s
 
     monkeypatch.setenv("LLQM_SAMPLE_INTERVAL", "fast")
     with pytest.raises(

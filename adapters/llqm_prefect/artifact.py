@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from llqm_core.analysis import FIDELITY_FIGURES
-from llqm_core.report import STAGE_COLUMNS, bottleneck_sentence, stage_rows, stages_caption
+from llqm_core.analysis.report import (
+    STAGE_COLUMNS,
+    bottleneck_sentence,
+    stage_rows,
+    stages_caption,
+)
+from llqm_core.analysis.summary import FIDELITY_FIGURES
 
 
 def _cell(value: Any) -> str:

@@ -25,8 +25,8 @@ from prefect.context import FlowRunContext, TaskRunContext
 from prefect.transactions import get_transaction
 
 import llqm_core
-from llqm_core.analysis import CACHE_KEY
-from llqm_core.telemetry import telemetry
+from llqm_core.analysis.summary import CACHE_KEY
+from llqm_core.telemetry.tracing import telemetry
 
 from . import workers
 from .workers import attached_run

@@ -26,7 +26,7 @@ from opentelemetry import trace
 from prefect.context import FlowRunContext
 
 import llqm_core
-from llqm_core.telemetry import telemetry
+from llqm_core.telemetry.tracing import telemetry
 
 _ORIGINAL_RUN_IN_SUBPROCESS = getattr(
     prefect.task_runners._run_task_in_subprocess,

@@ -2,7 +2,7 @@
 
 LLQM imports this module when it loads its plugins and registers every function marked
 ``@hookimpl``; a hook is matched by its name (and its argument names) against
-``llqm_core/hookspecs.py``.
+``llqm_core/hooks/hookspecs.py``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,10 @@ def llqm_register_stages(register: Callable[..., None]) -> None:
     register(
         "sample.entropy",
         entropy,
-        description="Shannon entropy of the measured counts (entropy_bits, and entropy in the option base, default 2)",
+        description=(
+            "Shannon entropy of the measured counts (entropy_bits, and entropy in the "
+            "option base, default 2)"
+        ),
     )
 
 
