@@ -618,7 +618,7 @@ def cmd_plugins(args: argparse.Namespace, console: Console) -> None:
     for kind, hook in registries.KINDS.items():
         for name, entry in sorted(loaded.registry(hook).items()):
             registered.setdefault(entry["plugin"], {}).setdefault(kind, []).append(name)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for info in loaded.info:
         hooks = (
             sorted(
