@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -113,7 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="run even when the estimates say it will not fit (memory, [run] max_minutes)",
     )
     run.add_argument(
-        "--tasks", action="store_true", help="also list every task (as llqm report does)"
+        "--tasks",
+        action="store_true",
+        help="list every task (by default only the biggest, so the report fits a screen)",
     )
     run.set_defaults(handler=cmd_run)
 
@@ -152,7 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--plot",
         default=None,
         metavar="FILE.png",
-        help="also draw error against shots for each point",
+        help="also draw each point's error against its QPU seconds (shots where no QPU time is reported)",
     )
     sweep.set_defaults(handler=cmd_sweep)
 
@@ -179,7 +182,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--html",
         default=None,
         metavar="FILE",
-        help="also write a self-contained HTML report with pictures",
+        help="write a self-contained HTML report with pictures to FILE (instead of the tables)",
+    )
+    report.add_argument(
+        "--tasks",
+        action="store_true",
+        help="list every task (by default only the biggest, so the report fits a screen)",
     )
     report.set_defaults(handler=cmd_report)
 
@@ -230,7 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument(
         "snapshot",
         help="a device name (its own calibration, as its plugin gives it; the latest stored one with "
-        "--stored, or when no plugin knows the device) or a stored snapshot's fingerprint (or a unique prefix)",
+        "--stored, or when no plugin knows the device) or a stored snapshot's fingerprint "
+        "(or a unique prefix)",
     )
     show.add_argument(
         "--stored",
@@ -413,6 +422,7 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> None:
         "shots",
         "QPU",
         "queue",
+        "CPU",
         "wall",
         "run",
     ):
@@ -427,6 +437,7 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> None:
             str(row["shots"]),
             format_qpu(row["qpu_s"], row["qpu_modelled"]),
             format_seconds(row["queue_s"]),
+            format_seconds(row["cpu_s"]),
             format_seconds(row["wall_s"]),
             row["run"][:12],
         )
@@ -465,10 +476,16 @@ def cmd_report(args: argparse.Namespace, console: Console) -> None:
             raise UserError(
                 f"cannot write the HTML report to {args.html}: {exc.strerror}."
             ) from None
+        console.print(
+            f"Wrote the HTML report of run {report['run']['id'][:12]} ({len(report['tasks'])} tasks) "
+            f"to {os.path.abspath(args.html)}",
+            highlight=False,
+            soft_wrap=True,
+        )
     if args.json:
         _print_json(report)
-    else:
-        render_report(report, console)
+    elif not args.html:
+        render_report(report, console, tasks=args.tasks)
 
 
 def cmd_compare(args: argparse.Namespace, console: Console) -> None:
@@ -561,7 +578,7 @@ def _snapshot_to_show(args: argparse.Namespace) -> tuple[HardwareSnapshot, str]:
     with a sentence that says which one it is."""
     live = None
     if not args.stored:
-        live = loaded_plugins().manager.hook.llqm_device_snapshot(device=args.snapshot)
+        live = loaded_plugins().first_result("llqm_device_snapshot", device=args.snapshot)
     if live is not None:
         return (
             live,
@@ -670,6 +687,10 @@ def _write_png(path: str, png: bytes) -> None:
 
 def cmd_plugins(args: argparse.Namespace, console: Console) -> None:
     loaded = loaded_plugins()
+    registered: dict[str, dict[str, list[str]]] = {}  # plugin -> kind -> names
+    for kind, hook in registries.KINDS.items():
+        for name, entry in sorted(loaded.registry(hook).items()):
+            registered.setdefault(entry["plugin"], {}).setdefault(kind, []).append(name)
     rows: list[dict[str, Any]] = []
     for info in loaded.info:
         hooks = (
@@ -688,6 +709,7 @@ def cmd_plugins(args: argparse.Namespace, console: Console) -> None:
                 "package": info.package,
                 "module": info.module,
                 "status": info.status,
+                "registers": registered.get(info.name, {}),
                 "hooks": hooks,
                 "error": info.error,
             }
@@ -696,12 +718,16 @@ def cmd_plugins(args: argparse.Namespace, console: Console) -> None:
         _print_json(rows)
         return
     table = Table(title="Plugins (entry-point group 'llqm')", title_justify="left")
-    for column in ("name", "package", "module", "status", "hooks"):
+    for column in ("name", "package", "status", "registers", "other hooks"):
         table.add_column(column)
     for row in rows:
         status = row["status"] if row["error"] is None else f"{row['status']}: {row['error']}"
+        registers = "\n".join(
+            f"{_plural(kind)}: {', '.join(names)}" for kind, names in row["registers"].items()
+        )
+        observes = [h for h in row["hooks"] if not h.startswith("llqm_register_")]
         table.add_row(
-            row["name"], row["package"] or "-", row["module"], status, ", ".join(row["hooks"])
+            row["name"], row["package"] or "-", status, registers or "-", ", ".join(observes) or "-"
         )
     console.print(table)
 
@@ -717,6 +743,10 @@ def _show_llqm_warnings(python_way: Callable[..., None]) -> Callable[..., None]:
             python_way(message, category, filename, lineno, file, line)
 
     return show
+
+
+def _plural(kind: str) -> str:
+    return kind[:-1] + "ies" if kind.endswith("y") else kind + "s"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

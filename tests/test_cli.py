@@ -71,6 +71,8 @@ def test_report_json_has_run_tasks_and_stage_totals(two_runs, capsys):
     assert report["stages"]["generate.sub"]["wall_s"] == pytest.approx(tasks["child"]["wall_s"])
     assert set(report["stages"]["execute"]) == {
         "tasks",
+        "own_wall_s",
+        "own_cpu_s",
         "wall_s",
         "cpu_s",
         "qpu_s",
@@ -81,6 +83,44 @@ def test_report_json_has_run_tasks_and_stage_totals(two_runs, capsys):
     assert [names[i] for i in report["critical_path"]] == ["child", "use"]
     by_prefix = cli_json(capsys, "report", second.id[:8], "--json")
     assert by_prefix["run"]["id"] == second.id
+
+
+def test_stage_times_name_own_and_inclusive_time_and_own_time_adds_up(two_runs, capsys):
+    """A parent stage's inclusive time counts its nested stage again; own time does not, and the
+    stages' own times add up to the run's busy time (the top-level tasks' time, run one by one)."""
+    report = cli_json(capsys, "report", "--json")
+    stages, tasks = report["stages"], {t["name"]: t for t in report["tasks"]}
+    assert stages["generate"]["wall_s"] == pytest.approx(tasks["gen"]["wall_s"])
+    assert stages["generate"]["own_wall_s"] == pytest.approx(
+        tasks["gen"]["wall_s"] - tasks["child"]["wall_s"]
+    )
+    assert tasks["gen"]["own_wall_s"] == pytest.approx(stages["generate"]["own_wall_s"])
+    assert sum(s["own_wall_s"] for s in stages.values()) == pytest.approx(report["run"]["busy_s"])
+    assert report["run"]["busy_s"] == pytest.approx(tasks["gen"]["wall_s"] + tasks["use"]["wall_s"])
+    assert report["run"]["busy_s"] <= report["run"]["wall_s"]
+    assert main(["report"]) == 0
+    out = capsys.readouterr().out
+    assert "own wall" in out and "wall incl. nested" in out and "do not add it up" in out
+
+
+def test_the_text_report_of_a_big_run_fits_a_screen_and_tasks_lists_all(store_path):
+    with llqm.run("many tasks") as run:
+        for i in range(60):
+            with llqm.task(f"sample {i}", stage="mitigate.pec.sample"):
+                pass
+        for i in range(15):
+            run.record_decision(
+                llqm.PolicyDecision(
+                    policy="transpile_cache", choice={"hit": i}, rationale="same circuit"
+                )
+            )
+    short = run_cli("--store", str(store_path), "report", run.id)
+    assert short.returncode == 0, short.stderr
+    assert len(short.stdout.splitlines()) < 60
+    assert "Biggest tasks by own wall time (10 of 60; --tasks lists all)" in short.stdout
+    assert "first 10 of 15" in short.stdout
+    every = run_cli("--store", str(store_path), "report", run.id, "--tasks")
+    assert all(f"sample {i} " in every.stdout for i in range(60))
 
 
 def test_human_report_shows_the_tasks_and_stages(two_runs, capsys):
@@ -109,6 +149,39 @@ def test_plugins_lists_built_in_plugins_from_their_package(capsys, fresh_plugins
         for row in cli_json(capsys, "--disable-plugins", "qiskit", "plugins", "--json")
     }
     assert rows["qiskit"]["status"] == "disabled"
+
+
+def test_plugins_lists_what_each_plugin_registers_by_name(capsys, fresh_plugins):
+    rows = {row["name"]: row for row in cli_json(capsys, "plugins", "--json")}
+    assert {"generate", "observable", "transpile"} <= set(rows["qiskit"]["registers"]["stage"])
+    assert {"aer", "modelled_qpu", "ibm_runtime"} <= set(rows["qiskit"]["registers"]["backend"])
+    assert "mitigate.zne" in rows["mitiq"]["registers"]["stage"]
+    assert "hardware_layout" in rows["policies"]["registers"]["policy"]
+    assert rows["prefect"]["registers"] == {"engine": ["prefect"]}
+    assert "otlp" in rows["exporters"]["registers"]["exporter"]
+    assert main(["plugins"]) == 0
+    table = capsys.readouterr().out
+    assert "engines: prefect" in table and "policies: budgeted_mitigation" in table
+
+
+def test_a_plugin_raising_for_a_device_snapshot_gives_one_line_naming_it(
+    store_path, capsys, fresh_plugins
+):
+    class Broken:
+        @llqm.hookimpl
+        def llqm_device_snapshot(self, device):
+            raise RuntimeError("calibration service down")
+
+    llqm.loaded_plugins().register(Broken(), name="broken_devices")
+    with pytest.warns(UserWarning) as warned:
+        assert main(["hardware", "show", "fake_atlantis"]) == 2  # no traceback: one error line
+    named = [str(w.message) for w in warned if "broken_devices" in str(w.message)]
+    assert named == [
+        "llqm plugin 'broken_devices' raised in llqm_device_snapshot: "
+        "RuntimeError: calibration service down"
+    ]
+    # the other plugins were still asked, and none knew the device
+    assert "No installed plugin knows a device called 'fake_atlantis'" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

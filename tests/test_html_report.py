@@ -43,6 +43,12 @@ def test_the_html_report_is_self_contained(store_path, finished_run, tmp_path):
     out = tmp_path / "report.html"
     done = run_cli("--store", str(store_path), "report", finished_run.id, "--html", str(out))
     assert done.returncode == 0, done.stderr
+    assert (
+        done.stdout.strip().splitlines()
+        == [  # where the file went, and no text report
+            f"Wrote the HTML report of run {finished_run.id[:12]} (4 tasks) to {out}"
+        ]
+    )
     page = out.read_text()
     assert finished_run.id in page and "0.8125" in page and "Bottleneck:" in page
     assert page.count("data:image/png;base64,") == 2
@@ -83,3 +89,22 @@ def test_headless_chromium_loads_the_report_and_decodes_its_figures(
     assert 'data-figures="2"' in shown.stdout  # the page's script ran and both pictures decoded
     assert finished_run.id in shown.stdout and "0.9375" in shown.stdout
     assert "Uncaught" not in shown.stderr and "Not allowed to load" not in shown.stderr
+
+
+def test_the_timelines_busy_cores_never_exceed_the_machines_cpus(store_path, finished_run):
+    """A task of microseconds can be charged a whole clock tick of process CPU (a rate of 40 on a
+    2-core machine); the busy-cores line is bounded by the CPUs the run's machine has."""
+    import os
+
+    from llqm_core.analysis.plots import busy_cores_series
+    from llqm_core.analysis.report import build_report
+
+    report = build_report(llqm.ProfileStore(store_path), finished_run.id)
+    assert report["run"]["cpus"] == os.cpu_count()
+    queue = next(t for t in report["tasks"] if t["name"] == "queue")
+    queue["cpu_s"] = (
+        40 * os.cpu_count() * queue["wall_s"]
+    )  # what a tick charged to a tiny task reads
+    _, busy = busy_cores_series(report)
+    assert max(busy) == os.cpu_count()
+    assert report["concurrency"]["mean_busy_cores"] <= os.cpu_count()

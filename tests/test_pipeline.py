@@ -261,6 +261,19 @@ def test_any_value_in_a_pipeline_file_is_accepted_or_refused_with_one_sentence(s
         assert pipeline.shots >= 1 and pipeline.steps
 
 
+def test_the_sweep_plot_says_which_marker_is_mitigated():
+    from llqm_core.analysis.plots import sweep_figure
+
+    row = {"point": {"circuit.qubits": 4}, "error_unmitigated": 0.3, "error_mitigated": 0.1}
+    figure = sweep_figure([row | {"qpu_s": 2.0, "shots": 4000}], "sweep")
+    axes = figure.axes[0]
+    assert axes.get_xlabel() == "QPU seconds (all jobs)"
+    labels = [t.get_text() for t in axes.get_legend().get_texts()]
+    assert labels == ["mitigated error (labelled with its point)", "unmitigated error, same point"]
+    figure = sweep_figure([row | {"qpu_s": 0.0, "shots": 4000}], "sweep")
+    assert figure.axes[0].get_xlabel() == "shots spent (all circuits)"
+
+
 def test_a_sweep_runs_every_point_and_reports_error_against_cost(tmp_path):
     pipeline = tmp_path / "sweep.toml"
     pipeline.write_text(
@@ -289,6 +302,7 @@ def test_a_sweep_runs_every_point_and_reports_error_against_cost(tmp_path):
         {"mitigation.technique": t, "circuit.qubits": q} for t in ("none", "zne") for q in (2, 3)
     ]
     assert all(r["error_unmitigated"] is not None and r["shots"] for r in rows)
+    assert all(r["cpu_s"] > 0 for r in rows)  # the table's CPU column
     assert (
         rows[2]["circuits"] == 2 * rows[0]["circuits"] and rows[2]["shots"] == 2 * rows[0]["shots"]
     )

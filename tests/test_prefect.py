@@ -421,3 +421,61 @@ def test_a_token_never_reaches_the_prefect_artifact(store_path, monkeypatch):
     )  # the error is shown, the token is not
     assert SECRET not in mine.data
     assert SECRET not in json.dumps(build_report(llqm.ProfileStore(store_path), run.id))
+
+
+def test_task_runs_served_from_prefects_cache_stay_in_the_profile_as_cached(store_path):
+    """The same flow twice with ``cache_policy=INPUTS``: the second run's cached task runs are
+    LLQM tasks with status ``cached``, no cost, the cache key and the task that computed the
+    result, in their place among the dependencies; the report counts what the cache saved."""
+    import uuid
+
+    from prefect.cache_policies import INPUTS, NO_CACHE
+
+    @task(cache_policy=INPUTS)  # salt: keys no other test (or session, in this PREFECT_HOME) shares
+    def load(salt: str, n: int) -> tuple[str, list[int]]:
+        busy(0.05)
+        return salt, list(range(n))
+
+    @task(cache_policy=INPUTS)
+    def double(loaded: tuple[str, list[int]]) -> list[int]:
+        busy(0.05)
+        return [2 * v for v in loaded[1]]
+
+    @task(cache_policy=NO_CACHE)
+    def total(values: list[int]) -> int:
+        return sum(values)
+
+    @profiled
+    @flow
+    def cached_flow(salt: str) -> int:
+        return total(double(load(salt, 5)))
+
+    salt = uuid.uuid4().hex
+    assert cached_flow(salt) == cached_flow(salt) == 20
+    store = llqm.ProfileStore(store_path)
+    first, second = sorted(store.runs(), key=lambda r: r.start_ns)
+    ran = {t.name: t for t in store.tasks(first.id)}
+    served = {t.name: t for t in store.tasks(second.id)}
+    assert set(served) == {"load", "double", "total"}
+    assert {n: t.status.value for n, t in served.items()} == {
+        "load": "cached",
+        "double": "cached",
+        "total": "completed",
+    }
+    for name in ("load", "double"):
+        cached, source = served[name], ran[name]
+        assert cached.profile.wall_s == 0 and cached.profile.cpu_s == 0
+        assert cached.metrics["cache.key"] == source.metrics["cache.key"]
+        assert cached.metrics["cache.source_run"] == first.id
+        assert cached.metrics["cache.source_task"] == source.id
+        assert cached.metrics["cache.saved_wall_s"] == pytest.approx(source.profile.wall_s)
+    assert served["double"].depends_on == [served["load"].id]
+    assert served["total"].depends_on == [served["double"].id]
+    report = build_report(store, second.id)
+    assert report["cache"] == {
+        "cached_tasks": 2,
+        "with_known_source": 2,
+        "saved_wall_s": pytest.approx(ran["load"].profile.wall_s + ran["double"].profile.wall_s),
+        "saved_cpu_s": pytest.approx(ran["load"].profile.cpu_s + ran["double"].profile.cpu_s),
+    }
+    assert build_report(store, first.id)["cache"] is None

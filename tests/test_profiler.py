@@ -28,7 +28,9 @@ def test_cpu_bound_task_reports_cpu_close_to_wall_and_sleeping_task_near_zero(st
     tasks = finished(store_path, run)
     spin, nap = tasks["spin"].profile, tasks["nap"].profile
     assert spin.wall_s >= 0.29
-    assert spin.cpu_s >= 0.29 and 0.7 * spin.wall_s <= spin.cpu_s <= 1.1 * spin.wall_s
+    # its 0.3 s of CPU, never more than its wall time (one thread); a busy machine stretches the
+    # wall time, so the CPU's share of it is no measure
+    assert spin.cpu_s >= 0.29 and spin.cpu_s <= 1.1 * spin.wall_s
     assert nap.wall_s >= 0.29
     assert nap.cpu_s < 0.05
 

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from llqm_core.analysis.report import bottleneck_sentence
+from llqm_core.analysis.report import (
+    STAGE_COLUMNS,
+    bottleneck_sentence,
+    stage_rows,
+    stages_caption,
+)
 from llqm_core.analysis.summary import FIDELITY_FIGURES
 
 
@@ -40,13 +45,12 @@ def profile_markdown(report: dict[str, Any]) -> str:
     lines += [
         "## Stages",
         "",
-        "| stage | tasks | wall s | cpu s |",
-        "|---|---:|---:|---:|",
+        stages_caption(report) + ".",
+        "",
+        "| " + " | ".join(STAGE_COLUMNS) + " |",
+        "|---|" + "---:|" * (len(STAGE_COLUMNS) - 1),
     ]
-    for stage, totals in sorted(report["stages"].items(), key=lambda item: -item[1]["wall_s"]):
-        lines.append(
-            f"| {_cell(stage)} | {totals['tasks']} | {_cell(totals['wall_s'])} | {_cell(totals['cpu_s'])} |"
-        )
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in stage_rows(report)]
     lines += [
         "",
         "## Tasks",

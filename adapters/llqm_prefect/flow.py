@@ -18,6 +18,7 @@ from llqm_core.telemetry.tracing import telemetry
 
 from .artifact import profile_markdown
 from .instrument import PrefectInstrumentor, bind_run, forget_run
+from .server import quiet_temporary_server
 from .workers import FLOW_RUN_ID, OPTIONS_ATTRIBUTE, instrument_task_runner
 
 
@@ -48,6 +49,7 @@ def profiled(
             f"@profiled goes above Prefect's @flow; it was given {type(flow).__name__} instead of a Flow."
         )
     PrefectInstrumentor().instrument()
+    quiet_temporary_server()  # before the first flow run starts Prefect's temporary server
     telemetry()  # Prefect's flow and task spans must reach the same tracer provider as LLQM's
     if isinstance(store, llqm_core.ProfileStore):
         store = str(

@@ -22,8 +22,11 @@ import prefect.task_engine
 import prefect.task_runners
 from prefect.client.schemas.objects import TaskRunResult
 from prefect.context import FlowRunContext, TaskRunContext
+from prefect.transactions import get_transaction
 
 import llqm_core
+from llqm_core.analysis.summary import CACHE_KEY
+from llqm_core.telemetry.tracing import telemetry
 
 from . import workers
 from .workers import attached_run
@@ -62,11 +65,8 @@ def stage_of(task_run_tags: list[str], task_name: str, stages: dict[str, str]) -
     return stages.get(task_name, task_name)
 
 
-def _start(
-    context: TaskRunContext, active: llqm_core.ActiveRun, parameters: dict[str, Any]
-) -> llqm_core.TaskHandle:
-    task_run = context.task_run
-    binding = _bindings.get(active.id) or FlowBinding({})
+def _upstream(active: llqm_core.ActiveRun, binding: FlowBinding, task_run: Any) -> list[str]:
+    """The LLQM tasks of the task runs whose results or futures ``task_run`` received."""
     upstream_runs = [
         str(item.id)
         for inputs in (task_run.task_inputs or {}).values()
@@ -80,6 +80,15 @@ def _start(
         upstream += active.store.task_ids_by_metric(
             active.id, workers.TASK_RUN_ID, elsewhere
         ).values()
+    return upstream
+
+
+def _start(
+    context: TaskRunContext, active: llqm_core.ActiveRun, parameters: dict[str, Any]
+) -> llqm_core.TaskHandle:
+    task_run = context.task_run
+    binding = _bindings.get(active.id) or FlowBinding({})
+    upstream = _upstream(active, binding, task_run)
     stage = stage_of(list(task_run.tags or []), context.task.name, binding.stages)
     # Named after the task, not the task run: its span sits under Prefect's span of the task run.
     handle = llqm_core.start_task(
@@ -92,9 +101,65 @@ def _start(
             "prefect.attempt": int(task_run.run_count or 1),
         }
     )
+    key = _cache_key()
+    if key is not None:  # a later run that Prefect serves from its cache finds this one by it
+        handle.annotate({CACHE_KEY: key})
     with binding.lock:
         binding.llqm_ids[str(task_run.id)] = handle.id
     return handle
+
+
+def _cache_key() -> str | None:
+    """The key under which Prefect caches the current task run's result (its transaction's key)."""
+    transaction = get_transaction()
+    return None if transaction is None or transaction.key is None else str(transaction.key)
+
+
+def note_cached_task_run(span: Any) -> None:
+    """Watches Prefect's spans: a task run that Prefect served from its cache ran no code, so no
+    LLQM task started for it; when its span ends (in its own thread, its context still current)
+    it becomes an LLQM task with status ``cached``, no cost of its own, its place among the
+    dependencies, the cache key, and the earlier task that computed the result (what it saved)."""
+    if (span.attributes or {}).get("prefect.run.type") != "task":
+        return
+    context = TaskRunContext.get()
+    if context is None or context.task_run is None or context.task_run.state_name != "Cached":
+        return
+    if str(context.task_run.id) != span.attributes.get("prefect.run.id"):
+        return
+    active = llqm_core.current_run() or attached_run(FlowRunContext.get())
+    if active is None:
+        return
+    task_run = context.task_run
+    binding = _bindings.get(active.id) or FlowBinding({})
+    metrics: dict[str, Any] = {
+        workers.TASK_RUN_ID: str(task_run.id),
+        "prefect.task_run": task_run.name,
+    }
+    key = _cache_key()
+    if key is not None:
+        metrics[CACHE_KEY] = key
+        source = (
+            active.store.latest_task_with_metric(CACHE_KEY, key)
+            if active.store is not None
+            else None
+        )
+        if source is not None:
+            metrics |= {
+                "cache.source_run": source.run_id,
+                "cache.source_task": source.id,
+                "cache.saved_wall_s": source.profile.wall_s,
+                "cache.saved_cpu_s": source.profile.cpu_s,
+            }
+    record = llqm_core.record_cached_task(
+        context.task.name,
+        stage_of(list(task_run.tags or []), context.task.name, binding.stages),
+        _upstream(active, binding, task_run),
+        run=active,
+        metrics=metrics,
+    )
+    with binding.lock:
+        binding.llqm_ids[str(task_run.id)] = record.id
 
 
 def _profiled_call(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -140,6 +205,7 @@ class PrefectInstrumentor:
                     prefect.task_engine.call_with_parameters
                 )
                 prefect.task_runners._run_task_in_subprocess = workers.run_task_in_subprocess
+                telemetry().watch_ended_spans(note_cached_task_run)
 
     def uninstrument(self) -> None:
         with self._lock:
@@ -150,3 +216,4 @@ class PrefectInstrumentor:
                 prefect.task_runners._run_task_in_subprocess = (
                     prefect.task_runners._run_task_in_subprocess.__wrapped__
                 )
+                telemetry().watch_ended_spans(note_cached_task_run, on=False)

@@ -13,6 +13,9 @@ from llqm_core import hookimpl
 
 
 def run_on_prefect(pipeline: Any, store: Any = None, on_step: Any = None) -> Any:
+    from .server import quiet_temporary_server
+
+    quiet_temporary_server(engine=True)  # before Prefect is imported: it reads its settings then
     from .pipeline import run_pipeline_on_prefect
 
     return run_pipeline_on_prefect(pipeline, store=store, on_step=on_step)

@@ -14,12 +14,16 @@ from typing import Any
 
 from .plots import stages_png, timeline_png
 from .report import (
+    STAGE_COLUMNS,
     bottleneck_sentence,
+    cache_sentence,
     choice_text,
     format_bytes,
     format_number,
     format_qpu,
     format_seconds,
+    stage_rows,
+    stages_caption,
 )
 from .summary import FIDELITY_FIGURES
 
@@ -65,6 +69,9 @@ def html_report(report: dict[str, Any]) -> str:
     sentence = bottleneck_sentence(report, lambda text: f"<b>{html.escape(text)}</b>")
     if sentence:
         parts.append(f'<p id="bottleneck">{sentence}.</p>')
+    cached = cache_sentence(report)
+    if cached:
+        parts.append(f'<p id="cache">{html.escape(cached)}.</p>')
     figures = report.get("fidelity") or {}
     if figures:
         parts.append(
@@ -95,26 +102,7 @@ def html_report(report: dict[str, Any]) -> str:
     )
     parts.append(_image(timeline_png(report), "timeline of the run's tasks"))
     parts.append(_image(stages_png(report), "stage breakdown"))
-    parts.append(
-        _table(
-            "Stages",
-            ["stage", "tasks", "wall", "cpu", "QPU", "queue", "peak RSS"],
-            [
-                [
-                    stage,
-                    t["tasks"],
-                    format_seconds(t["wall_s"]),
-                    format_seconds(t["cpu_s"]),
-                    format_seconds(t["qpu_s"]),
-                    format_seconds(t["queue_s"]),
-                    format_bytes(t["peak_rss_bytes"]),
-                ]
-                for stage, t in sorted(
-                    report["stages"].items(), key=lambda item: -item[1]["wall_s"]
-                )
-            ],
-        )
-    )
+    parts.append(_table(stages_caption(report), list(STAGE_COLUMNS), stage_rows(report)))
     if report.get("decisions"):
         parts.append(
             _table(

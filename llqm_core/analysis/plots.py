@@ -9,9 +9,23 @@ from ..model.errors import UserError
 
 
 def sweep_plot(rows: list[dict[str, Any]], path: str | Path, title: str) -> Path:
-    """Error against cost for each point of a sweep: mitigated (filled) and unmitigated (hollow)
+    """Draw ``sweep_figure`` into a PNG file at ``path``."""
+    plt = _pyplot()
+    figure = sweep_figure(rows, title)
+    path = Path(path)
+    try:
+        figure.savefig(path, dpi=120)
+    except OSError as exc:
+        raise UserError(f"cannot write the plot to {path}: {exc.strerror}.") from None
+    finally:
+        plt.close(figure)
+    return path
+
+
+def sweep_figure(rows: list[dict[str, Any]], title: str) -> Any:
+    """Error against cost for each point of a sweep: mitigated (filled) and unmitigated (open)
     errors against the QPU seconds each point spent (or its shots, on a backend that reports
-    no QPU time), one labelled marker per point."""
+    no QPU time), one labelled marker per point, and a legend that says which marker is which."""
     plt = _pyplot()
     figure, axes = plt.subplots(figsize=(7, 4.5))
     cost, axis_label = (
@@ -24,7 +38,7 @@ def sweep_plot(rows: list[dict[str, Any]], path: str | Path, title: str) -> Path
         if row["error_unmitigated"] is not None:
             axes.scatter(row[cost], row["error_unmitigated"], facecolors="none", edgecolors="grey")
         if row["error_mitigated"] is not None:
-            axes.scatter(row[cost], row["error_mitigated"])
+            axes.scatter(row[cost], row["error_mitigated"], color="tab:blue")
             axes.annotate(
                 label,
                 (row[cost], row["error_mitigated"]),
@@ -32,19 +46,20 @@ def sweep_plot(rows: list[dict[str, Any]], path: str | Path, title: str) -> Path
                 xytext=(4, 4),
                 textcoords="offset points",
             )
+    axes.legend(
+        handles=[
+            axes.scatter([], [], color="tab:blue"),
+            axes.scatter([], [], facecolors="none", edgecolors="grey"),
+        ],
+        labels=["mitigated error (labelled with its point)", "unmitigated error, same point"],
+        fontsize=7,
+    )
     axes.set_xlabel(axis_label)
     axes.set_ylabel("absolute error against the ideal value")
     axes.set_title(title, fontsize=10)
     axes.grid(alpha=0.3)
     figure.tight_layout()
-    path = Path(path)
-    try:
-        figure.savefig(path, dpi=120)
-    except OSError as exc:
-        raise UserError(f"cannot write the plot to {path}: {exc.strerror}.") from None
-    finally:
-        plt.close(figure)
-    return path
+    return figure
 
 
 def _pyplot():
@@ -142,20 +157,16 @@ def timeline_png(report: dict[str, Any]) -> bytes:
         ncol=min(len(colours), 6),
     )
     gantt.set_title(f"{report['run']['name']}: innermost tasks by resource", fontsize=10)
-    steps = sorted(
-        {_seconds_of(t["start"]) - origin for t in tasks}
-        | {_seconds_of(t["end"]) - origin for t in tasks}
-    )
-    cpu = [
-        sum(
-            t["cpu_s"] / t["wall_s"]
-            for t, start, _ in placed
-            if t["wall_s"] and start <= at < start + t["wall_s"]
-        )
-        for at in steps
-    ]
+    steps, cpu = busy_cores_series(report)
+    cpus = report["run"].get("cpus") or float("inf")
     usage.plot(steps, cpu, drawstyle="steps-post", color="tab:blue", label="busy cores")
-    usage.set_ylabel("busy cores", fontsize=8)
+    usage.set_ylabel(
+        "busy cores" if cpus == float("inf") else f"busy cores (of {cpus})",
+        fontsize=8,
+        color="tab:blue",
+    )
+    if cpus != float("inf"):
+        usage.set_ylim(0, cpus * 1.05)
     memory = usage.twinx()
     points = sorted(
         (start + offset * t["wall_s"], value / 2**20)
@@ -175,22 +186,50 @@ def timeline_png(report: dict[str, Any]) -> bytes:
     return _png(figure)
 
 
+def busy_cores_series(report: dict[str, Any]) -> tuple[list[float], list[float]]:
+    """The busy cores over the run (seconds since its first task, a step at each task's start and
+    end): each running innermost task adds its CPU seconds over its wall seconds, and the sum never
+    exceeds the logical CPUs of the run's machine (``run.cpus``, where known): a task of
+    microseconds may be charged a whole clock tick of process CPU, a rate no core count bounds."""
+    parents = {t["parent_id"] for t in report["tasks"]}
+    tasks = [t for t in report["tasks"] if t["wall_s"] is not None and t["id"] not in parents]
+    if not tasks:
+        return [], []
+    origin = min(_seconds_of(t["start"]) for t in report["tasks"] if t["start"])
+    spans = [(_seconds_of(t["start"]) - origin, t) for t in tasks]
+    steps = sorted({start for start, _ in spans} | {start + t["wall_s"] for start, t in spans})
+    cpus = report["run"].get("cpus") or float("inf")
+    values = [
+        min(
+            sum(
+                t["cpu_s"] / t["wall_s"]
+                for start, t in spans
+                if t["wall_s"] and start <= at < start + t["wall_s"]
+            ),
+            cpus,
+        )
+        for at in steps
+    ]
+    return steps, values
+
+
 def stages_png(report: dict[str, Any]) -> bytes:
-    """Each stage's summed wall time split into CPU and the rest (waiting: queue, QPU, I/O)."""
+    """Each stage's own wall time (outside its nested stages, so the bars add up to the run's
+    busy time) split into CPU and the rest (waiting: queue, QPU, I/O)."""
     plt = _pyplot()
-    stages = sorted(report["stages"].items(), key=lambda item: item[1]["wall_s"])[-15:]
+    stages = sorted(report["stages"].items(), key=lambda item: item[1]["own_wall_s"])[-15:]
     figure, axes = plt.subplots(figsize=(8, 0.35 * len(stages) + 1.2))
     names = [s for s, _ in stages]
-    cpu = [min(t["cpu_s"], t["wall_s"]) for _, t in stages]
-    rest = [max(t["wall_s"] - c, 0.0) for (_, t), c in zip(stages, cpu)]
+    cpu = [min(t["own_cpu_s"], t["own_wall_s"]) for _, t in stages]
+    rest = [max(t["own_wall_s"] - c, 0.0) for (_, t), c in zip(stages, cpu)]
     axes.barh(names, cpu, color="tab:blue", label="CPU")
     axes.barh(
         names, rest, left=cpu, color="tab:orange", label="waiting (queue, QPU, I/O, other threads)"
     )
-    axes.set_xlabel("seconds (summed over the stage's tasks)")
+    axes.set_xlabel("own seconds (outside nested stages; summed over the stage's tasks)")
     axes.tick_params(axis="y", labelsize=7)
     axes.legend(fontsize=7)
-    axes.set_title("Stage breakdown", fontsize=10)
+    axes.set_title("Stage breakdown (own time)", fontsize=10)
     figure.tight_layout()
     return _png(figure)
 

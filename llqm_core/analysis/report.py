@@ -16,9 +16,11 @@ from ..store.profile_store import ProfileStore
 from .summary import (
     FIDELITY_FIGURES,
     bottleneck,
+    cache_savings,
     concurrency,
-    critical_path,
+    exclusive_times,
     fidelity,
+    find_critical_path,
     prediction_errors,
     step_costs,
 )
@@ -39,7 +41,8 @@ def run_summary(run: RunRecord) -> dict[str, Any]:
     }
 
 
-def task_entry(task: TaskRecord) -> dict[str, Any]:
+def task_entry(task: TaskRecord, own: tuple[float, float] | None = None) -> dict[str, Any]:
+    """One task as JSON-ready data; ``own`` is its (wall, cpu) seconds outside its child tasks."""
     p = task.profile
     return {
         "id": task.id,
@@ -52,6 +55,8 @@ def task_entry(task: TaskRecord) -> dict[str, Any]:
         "end": iso_time(task.end_ns),
         "wall_s": p.wall_s if task.end_ns is not None else None,
         "cpu_s": p.cpu_s if task.end_ns is not None else None,
+        "own_wall_s": None if own is None else own[0],
+        "own_cpu_s": None if own is None else own[1],
         "cpu_scope": p.cpu_scope,
         "peak_rss_bytes": p.peak_rss_bytes if task.end_ns is not None else None,
         "rss_growth_bytes": p.rss_growth_bytes if task.end_ns is not None else None,
@@ -68,14 +73,24 @@ def task_entry(task: TaskRecord) -> dict[str, Any]:
     }
 
 
-def stage_totals(tasks: list[TaskRecord]) -> dict[str, dict[str, Any]]:
-    """Per stage: how many tasks, and their summed wall, CPU, QPU and queue seconds and largest peak RSS."""
+def stage_totals(
+    tasks: list[TaskRecord], own: dict[str, tuple[float, float]] | None = None
+) -> dict[str, dict[str, Any]]:
+    """Per stage: how many tasks, their summed wall, CPU, QPU and queue seconds and largest peak RSS.
+
+    ``wall_s`` and ``cpu_s`` are inclusive: a task's time counts its nested tasks again (a
+    ``mitigate.zne`` task contains its ``execute`` tasks). ``own_wall_s`` and ``own_cpu_s`` count
+    only the time no child task accounts for, so they add up across stages to the run's busy time.
+    ``own`` is ``exclusive_times(tasks)`` when the caller has it already."""
+    own = exclusive_times(tasks) if own is None else own
     totals: dict[str, dict[str, Any]] = {}
     for task in tasks:
         entry = totals.setdefault(
             task.stage,
             {
                 "tasks": 0,
+                "own_wall_s": 0.0,
+                "own_cpu_s": 0.0,
                 "wall_s": 0.0,
                 "cpu_s": 0.0,
                 "qpu_s": 0.0,
@@ -85,6 +100,8 @@ def stage_totals(tasks: list[TaskRecord]) -> dict[str, dict[str, Any]]:
         )
         entry["tasks"] += 1
         if task.end_ns is not None:
+            entry["own_wall_s"] += own[task.id][0]
+            entry["own_cpu_s"] += own[task.id][1]
             entry["wall_s"] += task.profile.wall_s
             entry["cpu_s"] += task.profile.cpu_s
             entry["qpu_s"] += task.profile.qpu_s or 0.0
@@ -93,31 +110,82 @@ def stage_totals(tasks: list[TaskRecord]) -> dict[str, dict[str, Any]]:
     return totals
 
 
+STAGE_COLUMNS = (
+    "stage",
+    "tasks",
+    "own wall",
+    "own cpu",
+    "wall incl. nested",
+    "cpu incl. nested",
+    "QPU",
+    "queue",
+    "peak RSS",
+)
+
+
+def stage_rows(report: dict[str, Any]) -> list[list[str]]:
+    """The stages table's rows (``STAGE_COLUMNS``), the most own wall time first: one layout for
+    the console, HTML and Markdown, so own and inclusive time are named alike everywhere."""
+    ordered = sorted(report["stages"].items(), key=lambda item: -item[1]["own_wall_s"])
+    return [
+        [
+            stage,
+            str(t["tasks"]),
+            format_seconds(t["own_wall_s"]),
+            format_seconds(t["own_cpu_s"]),
+            format_seconds(t["wall_s"]),
+            format_seconds(t["cpu_s"]),
+            format_seconds(t["qpu_s"]),
+            format_seconds(t["queue_s"]),
+            format_bytes(t["peak_rss_bytes"]),
+        ]
+        for stage, t in ordered
+    ]
+
+
+def stages_caption(report: dict[str, Any]) -> str:
+    """What the stages table's columns add up to, in one sentence."""
+    busy = report["run"].get("busy_s")
+    return (
+        f"Stages: own time adds up to the tasks' busy time ({format_seconds(busy)}); "
+        "time incl. nested counts a nested stage again in its parent, so do not add it up"
+    )
+
+
 def build_report(store: ProfileStore, run_id: str | None = None) -> dict[str, Any]:
     """The report of one run (the latest when ``run_id`` is None) as plain JSON-ready data."""
     run = store.run(run_id)
     tasks = store.tasks(run.id)
     decisions = store.decisions(run.id)
-    stages = stage_totals(tasks)
+    own = exclusive_times(tasks)
+    stages = stage_totals(tasks, own)
+    busy = sum(entry["own_wall_s"] for entry in stages.values())
     figures = fidelity(tasks)
-    path = critical_path(tasks)
+    path, guessed = find_critical_path(tasks)
+    # The machine's cores bound the busy cores only when every task ran on it (not on a cluster).
+    on_one_host = all(t.profile.host in (None, run.host) for t in tasks)
+    cpus = run.cpus if on_one_host else None
     return {
         "run": run_summary(run)
         | {
             "trace_id": run.trace_id,
             "ended": iso_time(run.end_ns),
             "wall_s": run.wall_s,
+            "busy_s": busy,
+            "cpus": cpus,
             "error": run.error,
             "config": run.config,
             "host": run.host,
             "pid": run.pid,
         },
-        "tasks": [task_entry(t) for t in tasks],
+        "tasks": [task_entry(t, own.get(t.id)) for t in tasks],
         "stages": stages,
         "critical_path": [t.id for t in path],
+        "critical_path_guessed": [t.id for t in path if t.id in guessed],
         "bottleneck": bottleneck(tasks, run.wall_s, path),
-        "concurrency": concurrency(tasks, run.wall_s),
+        "concurrency": concurrency(tasks, run.wall_s, cpus),
         "fidelity": figures,
+        "cache": cache_savings(tasks),
         "costs": step_costs(tasks),
         "warnings": [w for t in tasks for w in t.metrics.get("pipeline.warnings", [])],
         "decisions": [d.__dict__ for d in decisions],
@@ -143,13 +211,27 @@ def _depths(tasks: list[dict[str, Any]]) -> dict[str, int]:
     return depths
 
 
-def _render_tasks(report: dict[str, Any], console: Console) -> None:
+#: Tasks the text report lists unless asked for all (``--tasks``): enough to name where time went.
+BIGGEST_TASKS = 10
+
+
+def _render_tasks(report: dict[str, Any], console: Console, every: bool) -> None:
+    """Every task, nested under its parent; or only the few with the most own wall time."""
     depths = _depths(report["tasks"])
-    table = Table(title="Tasks", title_justify="left")
+    rows = report["tasks"]
+    title = "Tasks"
+    if not every and len(rows) > BIGGEST_TASKS:
+        rows = sorted(rows, key=lambda t: -(t["own_wall_s"] or 0.0))[:BIGGEST_TASKS]
+        title = (
+            f"Biggest tasks by own wall time ({BIGGEST_TASKS} of {len(report['tasks'])}; "
+            "--tasks lists all)"
+        )
+    table = Table(title=title, title_justify="left")
     columns: tuple[tuple[str, JustifyMethod], ...] = (
         ("task", "left"),
         ("stage", "left"),
         ("status", "left"),
+        ("own wall", "right"),
         ("wall", "right"),
         ("cpu", "right"),
         ("peak RSS", "right"),
@@ -158,15 +240,17 @@ def _render_tasks(report: dict[str, Any], console: Console) -> None:
     )
     for column, justify in columns:
         table.add_column(column, justify=justify)
-    for task in report["tasks"]:
+    table.add_column("metrics", no_wrap=True, overflow="ellipsis", max_width=40)  # a line per task
+    for task in rows:
         metrics = ", ".join(f"{k}={v}" for k, v in list(task["metrics"].items())[:4])
         if len(task["metrics"]) > 4:
             metrics += ", ..."
         style = "red" if task["status"] in ("failed", "interrupted") else None
         table.add_row(
-            "  " * depths[task["id"]] + task["name"],
+            "  " * depths[task["id"]] * every + task["name"],
             task["stage"],
             task["status"],
+            format_seconds(task["own_wall_s"]),
             format_seconds(task["wall_s"]),
             format_seconds(task["cpu_s"]),
             format_bytes(task["peak_rss_bytes"]),
@@ -177,7 +261,9 @@ def _render_tasks(report: dict[str, Any], console: Console) -> None:
     console.print(table)
 
 
-def render_report(report: dict[str, Any], console: Console, tasks: bool = True) -> None:
+def render_report(report: dict[str, Any], console: Console, tasks: bool = False) -> None:
+    """The report as tables that fit a screen: the biggest tasks (all of them with ``tasks``),
+    the stages, and the outcome."""
     run = report["run"]
     console.print(
         f"[bold]{run['name']}[/bold]  run {run['id']}  [bold]{run['status']}[/bold]  "
@@ -185,18 +271,13 @@ def render_report(report: dict[str, Any], console: Console, tasks: bool = True) 
     )
     if run.get("error"):
         console.print(f"[red]error:[/red] {run['error']}")
-    if tasks:
-        _render_tasks(report, console)
-    stages = Table(title="Stages", title_justify="left")
-    for column in ("stage", "tasks", "wall", "cpu"):
+    if report["tasks"]:
+        _render_tasks(report, console, tasks)
+    stages = Table(title=stages_caption(report), title_justify="left")
+    for column in STAGE_COLUMNS:
         stages.add_column(column, justify="left" if column == "stage" else "right")
-    for stage, totals in sorted(report["stages"].items(), key=lambda item: -item[1]["wall_s"]):
-        stages.add_row(
-            stage,
-            str(totals["tasks"]),
-            format_seconds(totals["wall_s"]),
-            format_seconds(totals["cpu_s"]),
-        )
+    for row in stage_rows(report):
+        stages.add_row(*row)
     console.print(stages)
     render_outcome(report, console)
 
@@ -211,11 +292,31 @@ def bottleneck_sentence(report: dict[str, Any], strong: Callable[[str], str] = s
     found = report.get("bottleneck")
     if not found:
         return None
+    guessed = len(report.get("critical_path_guessed") or [])
+    caveat = (
+        f" ({guessed} of its links guessed from timing: those tasks were stored without their thread)"
+        if guessed
+        else ""
+    )
     return (
         f"{strong('Bottleneck:')} stage {strong(found['stage'])} on {strong(found['resource'])}, "
         f"{found['share'] * 100:.0f}% of the run's wall time ({format_seconds(found['seconds'])}) "
         "on the critical "
-        f"path of {len(report.get('critical_path') or [])} tasks"
+        f"path of {len(report.get('critical_path') or [])} tasks{caveat}"
+    )
+
+
+def cache_sentence(report: dict[str, Any]) -> str | None:
+    """What the engine's cache saved, in one sentence; None when it served no task."""
+    cache = report.get("cache")
+    if not cache:
+        return None
+    unknown = cache["cached_tasks"] - cache["with_known_source"]
+    return (
+        f"Cache: {cache['cached_tasks']} tasks served from the engine's cache, saving "
+        f"{format_seconds(cache['saved_wall_s'])} of wall time and {format_seconds(cache['saved_cpu_s'])} "
+        "of CPU (what computing their results took)"
+        + (f"; {unknown} of them computed outside this store" if unknown else "")
     )
 
 
@@ -224,16 +325,26 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
     sentence = bottleneck_sentence(report, lambda text: f"[bold]{escape(text)}[/bold]")
     if sentence:
         console.print(sentence)
+    cached = cache_sentence(report)
+    if cached:
+        console.print(cached, highlight=False)
     parallel = report.get("concurrency") or {}
     if parallel.get("mean_busy_cores") is not None:
         console.print(
             f"Concurrency: up to {parallel['max_parallel_tasks']} tasks at once, "
             f"{parallel['mean_busy_cores']:.2f} busy cores on average"
+            + (f" (of {parallel['cpus']})" if parallel.get("cpus") else "")
         )
-    costs = Table(title="Cost per step", title_justify="left")
+    steps = report.get("costs", [])
+    title = "Cost per step"
+    if len(steps) > BIGGEST_TASKS:  # keep the biggest, in the run's order
+        biggest = sorted(steps, key=lambda row: -(row["wall_s"] or 0.0))[:BIGGEST_TASKS]
+        steps = [row for row in steps if any(row is big for big in biggest)]
+        title += f" (the {BIGGEST_TASKS} longest of {len(report['costs'])}; --json has all)"
+    costs = Table(title=title, title_justify="left")
     for column in ("step", "wall", "cpu", "circuits", "shots", "QPU", "queue", "peak RSS"):
         costs.add_column(column, justify="left" if column == "step" else "right")
-    for row in report.get("costs", []):
+    for row in steps:
         costs.add_row(
             row["stage"],
             format_seconds(row["wall_s"]),
@@ -264,10 +375,14 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
         console.print(table)
     decisions = report.get("decisions") or []
     if decisions:
-        table = Table(title="Policy decisions", title_justify="left")
+        shown = decisions[:BIGGEST_TASKS]
+        title = "Policy decisions"
+        if len(shown) < len(decisions):
+            title += f" (first {len(shown)} of {len(decisions)}; --json has all)"
+        table = Table(title=title, title_justify="left")
         for column in ("policy", "choice", "rationale"):
             table.add_column(column)
-        for decision in decisions:
+        for decision in shown:
             table.add_row(
                 decision["policy"], choice_text(decision["choice"]), decision["rationale"]
             )

@@ -14,9 +14,14 @@ import bisect
 from collections import defaultdict
 from typing import Any
 
-from ..model.records import TaskRecord
+from ..model.records import TaskRecord, TaskStatus
 
 FIDELITY_PREFIX = "fidelity."
+#: Metrics of a task an engine served from its cache (status ``cached``): the key it was cached
+#: under, and what the earlier task that computed the result took (what the cache saved).
+CACHE_KEY = "cache.key"
+CACHE_SAVED_WALL = "cache.saved_wall_s"
+CACHE_SAVED_CPU = "cache.saved_cpu_s"
 #: The figures a pipeline's postprocess step records, in the order reports show them.
 FIDELITY_FIGURES = (
     "ideal",
@@ -63,9 +68,23 @@ def _resource(tasks: list[TaskRecord], wall: float, cpu: float) -> str:
     return "cpu" if cpu >= 0.5 * wall else "wait"
 
 
-def _chain(siblings: list[TaskRecord]) -> list[TaskRecord]:
+def _same_thread(a: TaskRecord, b: TaskRecord) -> bool | None:
+    """Whether two tasks ran in one thread (so one waited for the other); None when unknown
+    (a task stored before LLQM recorded threads)."""
+    if a.profile.thread is None or b.profile.thread is None:
+        return None
+    return (a.profile.host, a.profile.pid, a.profile.thread) == (
+        b.profile.host,
+        b.profile.pid,
+        b.profile.thread,
+    )
+
+
+def _chain(siblings: list[TaskRecord], guessed: set[str]) -> list[TaskRecord]:
     """Among tasks of one parent, the chain that ends last: from the last to end, each time back to
-    the task it waited for (a data dependency if one ended before it started, else the latest such).
+    the task it waited for along a real edge: the latest data dependency that ended before it
+    started, else the latest task of its own thread that did. Where threads are unknown (older
+    stores), the latest task that ended before it is a guess: its id goes into ``guessed``.
     Sorted by end time and searched by bisection, so 10,000 siblings take milliseconds."""
     ended = sorted((t for t in siblings if t.end_ns is not None), key=lambda t: t.end_ns or 0)
     if not ended:
@@ -76,32 +95,60 @@ def _chain(siblings: list[TaskRecord]) -> list[TaskRecord]:
     chain = [ended[index]]
     while True:
         current = ended[index]
-        limit = min(
-            bisect.bisect_right(ends, current.start_ns), index
-        )  # strictly earlier: the walk ends
-        if limit == 0:
-            break
+        limit = min(bisect.bisect_right(ends, current.start_ns), index)  # ended before it started
         consumed = [
             position[d] for d in current.depends_on if d in position and position[d] < limit
         ]
-        index = max(consumed) if consumed else limit - 1
+        found = max(consumed) if consumed else _thread_predecessor(ended, limit, current)
+        if found is None:
+            break
+        index, guess = found if isinstance(found, tuple) else (found, False)
+        if guess:
+            guessed.add(ended[index].id)
         chain.append(ended[index])
     return chain[::-1]
 
 
-def critical_path(tasks: list[TaskRecord]) -> list[TaskRecord]:
-    """The tasks, innermost first, whose time the run could not have done without: the chain that
-    ended last among the top-level tasks, each replaced by the chain of its own children."""
+def _thread_predecessor(
+    ended: list[TaskRecord], limit: int, current: TaskRecord
+) -> int | tuple[int, bool] | None:
+    """The index of the latest of ``ended[:limit]`` in ``current``'s thread; where threads are
+    unknown, the latest of them all, marked as a guess; None when nothing came before."""
+    for index in range(limit - 1, -1, -1):
+        same = _same_thread(ended[index], current)
+        if same:
+            return index
+        if same is None:
+            return index, True
+    return None
+
+
+def find_critical_path(tasks: list[TaskRecord]) -> tuple[list[TaskRecord], set[str]]:
+    """The critical path (see ``critical_path``) and the ids of its tasks reached by a guessed
+    edge (empty when every edge is real: data, parent and child, or order within a thread)."""
     children = _children(tasks)
+    guessed: set[str] = set()
 
     def expand(chain: list[TaskRecord]) -> list[TaskRecord]:
         path: list[TaskRecord] = []
         for task in chain:
-            inner = _chain(children.get(task.id, []))
-            path.extend(expand(inner) if inner else [task])
+            inner = _chain(children.get(task.id, []), guessed)
+            part = expand(inner) if inner else [task]
+            if task.id in guessed:  # the guess reached the first of what it stands for
+                guessed.add(part[0].id)
+            path.extend(part)
         return path
 
-    return expand(_chain(children.get(None, [])))
+    path = expand(_chain(children.get(None, []), guessed))
+    ids = {t.id for t in path}
+    return path, {i for i in guessed if i in ids}
+
+
+def critical_path(tasks: list[TaskRecord]) -> list[TaskRecord]:
+    """The tasks, innermost first, whose time the run could not have done without: the chain that
+    ended last among the top-level tasks, each replaced by the chain of its own children. Only
+    real edges join it: data dependencies, parent and child, and order within one thread."""
+    return find_critical_path(tasks)[0]
 
 
 def bottleneck(
@@ -194,9 +241,28 @@ def fidelity(tasks: list[TaskRecord]) -> dict[str, Any]:
     return figures
 
 
-def concurrency(tasks: list[TaskRecord], run_wall_s: float | None) -> dict[str, Any]:
+def cache_savings(tasks: list[TaskRecord]) -> dict[str, Any] | None:
+    """What the engine's cache saved the run: how many tasks it served, and the wall and CPU
+    seconds their results took when they were computed (where the computing task is known)."""
+    cached = [t for t in tasks if t.status is TaskStatus.CACHED]
+    if not cached:
+        return None
+    known = [t for t in cached if CACHE_SAVED_WALL in t.metrics]
+    return {
+        "cached_tasks": len(cached),
+        "with_known_source": len(known),
+        "saved_wall_s": sum(float(t.metrics[CACHE_SAVED_WALL]) for t in known),
+        "saved_cpu_s": sum(float(t.metrics.get(CACHE_SAVED_CPU, 0.0)) for t in known),
+    }
+
+
+def concurrency(
+    tasks: list[TaskRecord], run_wall_s: float | None, cpus: int | None = None
+) -> dict[str, Any]:
     """How parallel the run really was: the most innermost tasks running at once, and the busy
-    cores on average (CPU seconds of the innermost tasks over the run's wall time)."""
+    cores on average (CPU seconds of the innermost tasks over the run's wall time), never more
+    than ``cpus``, the machine's logical CPUs where the run recorded them: a task of microseconds
+    can read a whole clock tick of process CPU, which no core count bounds."""
     children = _children(tasks)
     leaves = [t for t in tasks if t.end_ns is not None and not children.get(t.id)]
     events = sorted([(t.start_ns, 1) for t in leaves] + [(t.end_ns, -1) for t in leaves])
@@ -205,9 +271,11 @@ def concurrency(tasks: list[TaskRecord], run_wall_s: float | None) -> dict[str, 
         running += change
         most = max(most, running)
     wall = run_wall_s or 0.0
+    busy = sum(t.profile.cpu_s for t in leaves) / wall if wall else None
     return {
         "max_parallel_tasks": most,
-        "mean_busy_cores": sum(t.profile.cpu_s for t in leaves) / wall if wall else None,
+        "mean_busy_cores": busy if busy is None or not cpus else min(busy, cpus),
+        "cpus": cpus,
     }
 
 

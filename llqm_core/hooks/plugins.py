@@ -119,12 +119,21 @@ class PluginSet:
                     (impl.plugin_name, impl.function(**{a: kwargs[a] for a in impl.argnames}))
                 )
             except Exception as exc:
-                warnings.warn(
-                    f"llqm plugin {impl.plugin_name!r} raised in {hook_name}: {type(exc).__name__}: {exc}",
-                    category=LLQMWarning,
-                    stacklevel=2,
-                )
+                _warn_raised(impl.plugin_name, hook_name, exc)
         return results
+
+    def first_result(self, hook_name: str, **kwargs: Any) -> Any:
+        """The first answer other than None to a ``firstresult`` hook, asking one implementation at a
+        time as pluggy would; one that raises is warned about by name and the next one is asked."""
+        for impl in self.implementations(hook_name):
+            try:
+                result = impl.function(**{a: kwargs[a] for a in impl.argnames})
+            except Exception as exc:
+                _warn_raised(impl.plugin_name, hook_name, exc)
+                continue
+            if result is not None:
+                return result
+        return None
 
     def registry(self, hook_name: str) -> dict[str, dict[str, Any]]:
         """Collect what plugins ``register(name, obj, **options)`` through a ``llqm_register_*`` hook."""
@@ -156,11 +165,7 @@ class PluginSet:
             except PluginError:
                 raise
             except Exception as exc:
-                warnings.warn(
-                    f"llqm plugin {impl.plugin_name!r} raised in {hook_name}: {type(exc).__name__}: {exc}",
-                    category=LLQMWarning,
-                    stacklevel=2,
-                )
+                _warn_raised(impl.plugin_name, hook_name, exc)
         return entries
 
     def describe_value(self, value: Any) -> dict[str, Any]:
@@ -169,6 +174,15 @@ class PluginSet:
             if result:
                 metrics.update(result)
         return metrics
+
+
+def _warn_raised(plugin: str, hook_name: str, exc: Exception) -> None:
+    """One warning naming the plugin whose hook raised: the caller goes on without its answer."""
+    warnings.warn(
+        f"llqm plugin {plugin!r} raised in {hook_name}: {type(exc).__name__}: {exc}",
+        category=LLQMWarning,
+        stacklevel=4,
+    )
 
 
 _current: PluginSet | None = None

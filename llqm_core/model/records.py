@@ -28,6 +28,7 @@ class TaskStatus(str, enum.Enum):
     COMPLETED = "completed"
     FAILED = "failed"
     INTERRUPTED = "interrupted"
+    CACHED = "cached"  # an engine served the result from its cache: the task did no work
 
 
 RESOURCES = ("cpu", "gpu", "memory", "qpu", "queue")
@@ -79,6 +80,7 @@ class Profile:
     queue_s: float | None = None
     pid: int | None = None  # where the task ran: a worker's process may not be the run's
     host: str | None = None
+    thread: int | None = None  # the thread that ran it: tasks of one thread ran in order
     gpu: GpuProfile = NOT_MEASURED_GPU  # frozen: one shared value
 
     def to_dict(self) -> dict[str, Any]:
@@ -138,6 +140,7 @@ class RunRecord:
     pid: int | None = None
     host: str | None = None
     process_started: float | None = None
+    cpus: int | None = None  # the logical CPUs of the machine the run started on
 
     @property
     def started(self) -> float:

@@ -19,11 +19,12 @@ KINDS = {
     "stage": "llqm_register_stages",
     "policy": "llqm_register_policies",
     "engine": "llqm_register_engines",
+    "exporter": "llqm_register_exporters",
 }
 
 
 def registered(kind: str) -> dict[str, dict[str, Any]]:
-    """Every entry of one kind (``backend``, ``stage``, ``policy``), by name."""
+    """Every entry of one kind (``backend``, ``stage``, ``policy``, ``engine``, ``exporter``), by name."""
     return loaded_plugins().registry(KINDS[kind])
 
 

@@ -106,6 +106,7 @@ def point_summary(assignment: dict[str, Any], report: dict[str, Any]) -> dict[st
         "shots": sum(c["shots"] for c in costs),
         "qpu_s": sum(c["qpu_s"] for c in costs),
         "qpu_modelled": any(c.get("qpu_modelled") for c in costs),
+        "cpu_s": sum(c["cpu_s"] for c in costs),
         "queue_s": sum(c["queue_s"] for c in costs),
         "wall_s": report["run"]["wall_s"],
     }

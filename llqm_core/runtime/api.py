@@ -28,6 +28,7 @@ from ..hooks.plugins import loaded_plugins
 from ..model.records import (
     HardwareSnapshot,
     PolicyDecision,
+    Profile,
     RunRecord,
     RunStatus,
     TaskRecord,
@@ -177,6 +178,7 @@ class ActiveRun:
             pid=me.pid,
             host=me.host,
             process_started=me.process_started,
+            cpus=os.cpu_count(),
         )
         self.span.set_attributes(run_attributes(self.record))
         if self.store is not None:
@@ -450,13 +452,21 @@ def start_task(
     return handle
 
 
-def finish_task(handle: TaskHandle, exc: BaseException | None = None) -> TaskRecord:
-    """Stop measuring, end the span and keep the finished task in the store."""
+def finish_task(
+    handle: TaskHandle, exc: BaseException | None = None, *, cached: bool = False
+) -> TaskRecord:
+    """Stop measuring, end the span and keep the finished task in the store. A ``cached`` task
+    did no work (see ``record_cached_task``): it ends where it started and costs nothing."""
     record = handle.record
     reported = record.profile  # what backends reported while the task ran (``record_usage``)
     record.profile = handle.measurement.stop(reported.qpu_s, reported.queue_s)
     record.end_ns = time.time_ns()
-    if exc is None:
+    if cached:
+        where = record.profile
+        record.profile = Profile(pid=where.pid, host=where.host, thread=where.thread)
+        record.end_ns = record.start_ns
+        record.status = TaskStatus.CACHED
+    elif exc is None:
         record.status = TaskStatus.COMPLETED
     else:
         record.status = _status_for(exc)
@@ -481,6 +491,23 @@ def finish_task(handle: TaskHandle, exc: BaseException | None = None) -> TaskRec
     if handle.owns_run:
         handle.run.finish(exc)
     return record
+
+
+def record_cached_task(
+    name: str,
+    stage: str | None = None,
+    depends_on: Iterable[TaskHandle | str] = (),
+    *,
+    run: ActiveRun | None = None,
+    metrics: dict[str, Any] | None = None,
+) -> TaskRecord:
+    """Keep a task that a workflow engine served from its cache instead of running it: status
+    ``cached``, no cost of its own, its place among the tasks (``depends_on``; tasks may depend
+    on it by its id) and ``metrics`` saying where its result came from (``cache.key``,
+    ``cache.source_run``, ``cache.saved_wall_s``, ...)."""
+    handle = start_task(name, stage, depends_on, run=run, activate=False)
+    handle.annotate(metrics or {})
+    return finish_task(handle, cached=True)
 
 
 #: The tasks that ``with task(...)`` blocks opened in this context (thread or asyncio task),

@@ -88,6 +88,7 @@ class Measurement(Watch):
             queue_s=queue_s,
             pid=sampler.pid,
             host=HOST,
+            thread=self.thread,
             gpu=self._gpu_profile(),
         )
 

@@ -174,6 +174,9 @@ class ProfileStore:
     def task_ids_by_metric(self, run_id: str, key: str, values: list[str]) -> dict[str, str]:
         return self._reader.task_ids_by_metric(run_id, key, values)
 
+    def latest_task_with_metric(self, key: str, value: str) -> TaskRecord | None:
+        return self._reader.latest_task_with_metric(key, value)
+
     def snapshot(self, fingerprint: str) -> HardwareSnapshot | None:
         return self._reader.snapshot(fingerprint)
 

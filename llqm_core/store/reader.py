@@ -142,6 +142,29 @@ class StoreReader:
             if task.metrics.get(key) in wanted
         }
 
+    def latest_task_with_metric(self, key: str, value: str) -> TaskRecord | None:
+        """The latest completed task of any run whose metric ``key`` is ``value`` (e.g. the task
+        that computed a result an engine later served from its cache under that key), committed
+        or still in a journal."""
+        rows = self._query(
+            "SELECT * FROM tasks WHERE status = 'completed' AND json_extract(metrics, ?) = ? "
+            "ORDER BY end_ns DESC LIMIT 1",
+            (f'$."{key}"', value),
+        )
+        found: list = list(rows)
+        for journal in read_journals(self.path, len(TASK_COLUMNS)):
+            for row in journal.rows:
+                entry = dict(zip(TASK_COLUMNS, stored_row(row)))
+                if (
+                    entry["status"] == TaskStatus.COMPLETED.value
+                    and json.loads(entry["metrics"]).get(key) == value
+                ):
+                    found.append(entry)
+        if not found:
+            return None
+        latest = max(found, key=lambda entry: entry["end_ns"] or 0)
+        return task_record(latest, self.run(latest["run_id"]).status)
+
     def snapshot(self, fingerprint: str) -> HardwareSnapshot | None:
         rows = self._query(
             "SELECT data FROM hardware_snapshots WHERE fingerprint = ?", (fingerprint,)
@@ -207,6 +230,7 @@ def run_record(row: sqlite3.Row) -> RunRecord:
         pid=row["pid"],
         host=row["host"],
         process_started=row["process_started"],
+        cpus=row["cpus"],
     )
     if (
         run.status is RunStatus.RUNNING

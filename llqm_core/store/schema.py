@@ -56,6 +56,12 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX decisions_by_run ON decisions(run_id);
     """,
+    # 3: the thread that ran a task (tasks of one thread ran in order: a real edge of the critical
+    # path), and the CPUs of a run's machine (what bounds its busy cores)
+    """
+    ALTER TABLE tasks ADD COLUMN thread INTEGER;
+    ALTER TABLE runs ADD COLUMN cpus INTEGER;
+    """,
 ]
 SCHEMA_VERSION = FIRST_VERSION + len(MIGRATIONS) - 1
 #: A task's row, in the order the journal keeps it and the INSERT names it. (``profile`` is a

@@ -201,8 +201,8 @@ class StoreWriter:
     def insert_run(self, run: RunRecord) -> None:
         self._write(
             "INSERT INTO runs (id, name, status, start_ns, end_ns, trace_id, span_id,"
-            " parent_span_id, error, span_owned, config, resource, pid, host, process_started)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " parent_span_id, error, span_owned, config, resource, pid, host, process_started, cpus)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 run.id,
                 run.name,
@@ -219,6 +219,7 @@ class StoreWriter:
                 run.pid,
                 run.host,
                 run.process_started,
+                run.cpus,
             ),
         )
 

@@ -109,6 +109,7 @@ def chrome_trace(run: RunRecord, tasks: list[TaskRecord]) -> dict[str, Any]:
                     "args": {"rss": rss / mib},
                 }
             )
+    cpus = run.cpus or 64  # a tiny task may be charged a whole tick of CPU
     for task in tasks:  # CPU use of the innermost tasks, as a step function
         if (
             task.end_ns is None
@@ -116,7 +117,7 @@ def chrome_trace(run: RunRecord, tasks: list[TaskRecord]) -> dict[str, Any]:
             or not task.profile.wall_s
         ):
             continue
-        use = min(100.0 * task.profile.cpu_s / task.profile.wall_s, 100.0 * 64)
+        use = min(100.0 * task.profile.cpu_s / task.profile.wall_s, 100.0 * cpus)
         events.append(
             {
                 "ph": "C",

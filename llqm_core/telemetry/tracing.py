@@ -95,6 +95,8 @@ class ExporterHub(SpanProcessor):
         self._warned: set[str] = set()
         self._counted: dict[int, CountedExporter] = {}  # by id of the processor that feeds it
         self._ended: dict[int, int] = {}
+        #: Called with every span that ends, exported or not (see ``Telemetry.watch_ended_spans``).
+        self.watchers: tuple[Callable[[ReadableSpan], None], ...] = ()
 
     @property
     def names(self) -> list[str]:
@@ -134,6 +136,13 @@ class ExporterHub(SpanProcessor):
         return None
 
     def on_end(self, span: ReadableSpan) -> None:
+        for watcher in self.watchers:
+            try:
+                watcher(span)
+            except Exception as exc:  # a watcher never costs the span its export
+                warnings.warn(
+                    f"{watcher.__qualname__} failed on span {span.name!r}: {exc}", stacklevel=2
+                )
         for name, processor in self._processors:
             key = id(processor)
             if key in self._counted:
@@ -280,6 +289,13 @@ class Telemetry:
         self.hub.replace(processors, counted)
         self._note_readers()
         return self.hub.names
+
+    def watch_ended_spans(self, watcher: Callable[[ReadableSpan], None], on: bool = True) -> None:
+        """Call ``watcher`` in the thread that ends each span of the provider (a workflow engine's
+        spans say what the engine did, e.g. that it served a task run from its cache), or stop.
+        Watching is not reading: with no exporter, LLQM still builds no task span."""
+        others = tuple(w for w in self.hub.watchers if w is not watcher)
+        self.hub.watchers = (*others, watcher) if on else others
 
     def flush(self, timeout_s: float | None = None) -> bool:
         timeout = export_timeout_s() if timeout_s is None else timeout_s

@@ -1,0 +1,33 @@
+"""Settings for Prefect's temporary server, so that a profiled run prints what LLQM means to print.
+
+With no ``PREFECT_API_URL``, Prefect starts a temporary server (SQLite under ``PREFECT_HOME``)
+in a subprocess that inherits this process's environment. Its telemetry heartbeat writes to
+that database while the server migrates and records the first flow run, and then posts to
+the network: on a busy machine, or one without a network, each prints a traceback on the run's
+standard error ("database is locked", "Failed to send telemetry"). LLQM therefore turns the
+server's analytics off unless the user set ``PREFECT_SERVER_ANALYTICS_ENABLED`` themselves.
+A variable the user set always wins; against a server of their own, nothing is changed.
+"""
+
+from __future__ import annotations
+
+import os
+
+#: For every profiled flow whose temporary server LLQM's process starts.
+SERVER_DEFAULTS = {"PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
+#: For ``llqm run`` with ``engine = "prefect"``, read when Prefect is imported (LLQM imports it
+#: then): Prefect's console shows warnings and errors only (its flow and task run logs still reach
+#: the server and its UI), and a busy machine gets 2 minutes, not 20 s, to start the server.
+ENGINE_DEFAULTS = {
+    "PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL": "WARNING",
+    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
+}
+
+
+def quiet_temporary_server(engine: bool = False) -> None:
+    """Set the defaults above (``ENGINE_DEFAULTS`` too with ``engine``) where the user set nothing,
+    when Prefect will start a temporary server."""
+    if os.environ.get("PREFECT_API_URL"):
+        return
+    for name, value in (SERVER_DEFAULTS | (ENGINE_DEFAULTS if engine else {})).items():
+        os.environ.setdefault(name, value)
