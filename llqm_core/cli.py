@@ -23,7 +23,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from . import __version__, hardware, registries
+from . import __version__, hardware, profile_program, registries
 from .chrome_trace import chrome_trace
 from .compare import compare_runs
 from .errors import StoreError, UserError
@@ -244,6 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     plugins.add_argument("--json", action="store_true", help="print a JSON list")
     plugins.set_defaults(handler=cmd_plugins)
+    profile_program.add_command(commands, common)
     return parser
 
 
@@ -640,7 +641,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             configure_plugins(
                 getattr(args, "plugins", None), getattr(args, "disable_plugins", None)
             )
-        args.handler(args, console)
+        status = args.handler(args, console)
     except UserError as exc:
         print(f"llqm: error: {exc}", file=sys.stderr)
         return EXIT_USER_ERROR
@@ -655,7 +656,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_RUN_FAILED
     except BrokenPipeError:
         return 0
-    return 0
+    return status or 0
 
 
 if __name__ == "__main__":

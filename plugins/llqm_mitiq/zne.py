@@ -98,10 +98,15 @@ def two_qubit_gates(circuit) -> int:
 
 def fold_shortfalls(scale_factors: Sequence[float], compiled: Sequence[Any]) -> list[str]:
     """A sentence for each folded circuit whose two-qubit gates did not grow as its scale factor says."""
-    base = two_qubit_gates(compiled[scale_factors.index(min(scale_factors))]) or 1
+    return gate_count_shortfalls(scale_factors, [two_qubit_gates(c) for c in compiled])
+
+
+def gate_count_shortfalls(scale_factors: Sequence[float], gates: Sequence[int]) -> list[str]:
+    """``fold_shortfalls`` from the two-qubit gate count of the circuit run at each scale factor."""
+    base = gates[scale_factors.index(min(scale_factors))] or 1
     problems = []
-    for scale, circuit in zip(scale_factors, compiled):
-        growth = two_qubit_gates(circuit) / base
+    for scale, count in zip(scale_factors, gates):
+        growth = count / base
         expected = scale / min(scale_factors)
         if (
             growth < (1 + expected) / 2

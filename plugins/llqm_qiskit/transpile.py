@@ -85,6 +85,12 @@ class _StageProfiler:
         """End the running stage's task with what its passes did and the circuit they left."""
         if self.current is None:
             return
+        self.current.annotate(self.pass_metrics() | (after or {}))
+        llqm_core.finish_task(self.current, exc)
+        self.current = None
+
+    def pass_metrics(self) -> dict[str, Any]:
+        """Every pass's calls, seconds and the circuit it left, as metrics; the record starts afresh."""
         metrics: dict[str, Any] = {
             "transpile.passes": sum(int(entry[0]) for entry in self.passes.values())
         }
@@ -95,9 +101,8 @@ class _StageProfiler:
                 metrics[f"transpile.pass.{name}.size_after"] = size
             if depth is not None:
                 metrics[f"transpile.pass.{name}.depth_after"] = depth
-        self.current.annotate(metrics | (after or {}))
-        llqm_core.finish_task(self.current, exc)
-        self.current, self.passes = None, {}
+        self.passes = {}
+        return metrics
 
 
 def _with_markers(pass_manager: StagedPassManager, profiler: _StageProfiler) -> StagedPassManager:
