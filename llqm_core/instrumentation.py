@@ -14,9 +14,11 @@ every one installed.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, ClassVar
 
@@ -29,6 +31,24 @@ from .post_import import PostImportHook, remove, when_imported
 
 _MISSING = object()
 _warned: set[tuple[str, str]] = set()
+_suppressed: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "llqm_instrumentation_suppressed", default=False
+)
+
+
+@contextmanager
+def suppressed() -> Iterator[None]:
+    """Calls made inside are the instrumented library's own business (Mitiq converting a circuit
+    with Qiskit's transpiler while it folds): instrumentors leave them to the enclosing task."""
+    token = _suppressed.set(True)
+    try:
+        yield
+    finally:
+        _suppressed.reset(token)
+
+
+def is_suppressed() -> bool:
+    return _suppressed.get()
 
 
 class Instrumentor:

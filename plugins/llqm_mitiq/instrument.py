@@ -39,7 +39,7 @@ import mitiq.zne.inference
 import mitiq.zne.zne
 
 import llqm_core
-from llqm_core.instrumentation import Instrumentor
+from llqm_core.instrumentation import Instrumentor, suppressed
 
 from .zne import gate_count_shortfalls
 
@@ -140,7 +140,8 @@ def _folding(scale_noise: Callable[..., Any], technique: _Technique) -> Callable
     @functools.wraps(scale_noise)
     def fold(circuit: Any, scale_factor: float, *args: Any, **kwargs: Any) -> Any:
         with llqm_core.task(f"fold x{scale_factor:g}", stage="mitigate.zne.fold") as handle:
-            folded = scale_noise(circuit, scale_factor, *args, **kwargs)
+            with suppressed():  # Mitiq's own circuit conversions are part of folding
+                folded = scale_noise(circuit, scale_factor, *args, **kwargs)
             handle.annotate(
                 {
                     "zne.scale_factor": float(scale_factor),
@@ -233,7 +234,8 @@ def _wrap_sample_circuit(original: Callable[..., Any]) -> Callable[..., Any]:
         if _in("pec") is None:
             return original(*args, **kwargs)
         with llqm_core.task("sample", stage="mitigate.pec.sample") as handle:
-            circuits, signs, norm = original(*args, **kwargs)
+            with suppressed():
+                circuits, signs, norm = original(*args, **kwargs)
             handle.annotate(
                 {
                     "pec.samples": len(circuits),

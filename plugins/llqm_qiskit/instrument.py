@@ -29,7 +29,7 @@ from qiskit.result import Result
 from qiskit.transpiler import PassManager, StagedPassManager
 
 import llqm_core
-from llqm_core.instrumentation import Instrumentor
+from llqm_core.instrumentation import Instrumentor, is_suppressed
 
 from .metrics import circuit_metrics
 from .snapshot import backend_name, hardware_snapshot
@@ -60,7 +60,7 @@ PRIMITIVES = (
 
 def _profiling() -> llqm_core.ActiveRun | None:
     """The run to profile a call into: the current one, unless this call is nested in another."""
-    return None if _busy.get() else llqm_core.current_run()
+    return None if _busy.get() or is_suppressed() else llqm_core.current_run()
 
 
 # --- transpile ------------------------------------------------------------------------------
