@@ -159,17 +159,19 @@ class Instrumentor:
                 setattr(owner, attribute, original)
 
 
+_made: dict[tuple[str, Any], Instrumentor] = {}
+
+
 def instrumentors() -> dict[str, Instrumentor]:
-    """Every installed instrumentor by name, made once per plugin set."""
-    plugins = loaded_plugins()
-    made = getattr(plugins, "_instrumentors", None)
-    if made is None:
-        made = {
-            name: entry["object"]()
-            for name, entry in plugins.registry("llqm_register_instrumentors").items()
-        }
-        plugins._instrumentors = made
-    return made
+    """Every installed instrumentor by name; each is made once, so the one switched on is the one
+    switched off."""
+    found = {}
+    for name, entry in loaded_plugins().registry("llqm_register_instrumentors").items():
+        key = (name, entry["object"])
+        if key not in _made:
+            _made[key] = entry["object"]()
+        found[name] = _made[key]
+    return found
 
 
 def _chosen(names: list[str] | None) -> list[Instrumentor]:

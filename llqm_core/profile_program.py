@@ -166,9 +166,14 @@ def join_parent_run() -> None:
     run_id = os.environ.get(RUN_ENV)
     if not run_id:
         return
+    global _joined
     active = ActiveRun.attach(run_id, os.environ.get(STORE_ENV))
-    run_context(active).__enter__()  # current in the main thread for the rest of the process
+    _joined = run_context(active)  # kept: a collected generator would leave the context again
+    _joined.__enter__()  # current in the main thread for the rest of the process
     instrument_all()
+
+
+_joined: object = None
 
 
 def add_command(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
