@@ -2,7 +2,6 @@
 
 from qiskit import QuantumCircuit
 from qiskit.transpiler import generate_preset_pass_manager
-from qiskit_aer import AerSimulator
 from qiskit_ibm_runtime import SamplerV2 as Sampler
 from qiskit_ibm_runtime.fake_provider import FakeManilaV2
 
