@@ -113,7 +113,10 @@ def _exit_status(code: object) -> int:
 def _print_traceback(exc: BaseException) -> None:
     """The traceback Python would print, without the frames of LLQM and runpy above the program."""
     tb = exc.__traceback__
-    while tb is not None and tb.tb_frame.f_code.co_filename in (__file__, runpy.__file__):
+    while tb is not None and (
+        tb.tb_frame.f_code.co_filename in (__file__, runpy.__file__)
+        or tb.tb_frame.f_code.co_filename.startswith("<frozen runpy")
+    ):
         tb = tb.tb_next
     traceback.print_exception(type(exc), exc, tb)
 

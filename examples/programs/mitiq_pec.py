@@ -40,6 +40,6 @@ representations = represent_operations_in_circuit_with_local_depolarizing_noise(
     circuit, NOISE_LEVEL
 )
 mitigated = pec.execute_with_pec(
-    circuit, execute, representations=representations, num_samples=40, random_state=7
+    circuit, execute, representations=representations, num_samples=20, random_state=7
 )
 print(f"unmitigated {execute(circuit):.4f} mitigated {mitigated:.4f}")
