@@ -112,7 +112,7 @@ def test_pec_with_mitiq_representations(tmp_path, capsys):
     steps = [t["stage"] for t in children(report, pec)]
     assert steps[0] == "mitigate.pec.sample" and steps[-1] == "mitigate.pec.combine"
     assert steps.count("execute") == 20
-    assert not by_stage(report, "transpile.init")[0]["parent_id"] is None
+    assert by_stage(report, "transpile.init")[0]["parent_id"] is not None
     sample = by_stage(report, "mitigate.pec.sample")[-1]
     assert sample["metrics"]["pec.samples"] == 20 and sample["metrics"]["pec.gamma"] > 1
 
