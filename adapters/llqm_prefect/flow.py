@@ -12,6 +12,7 @@ from prefect import Flow
 from prefect.context import FlowRunContext
 
 import llqm_core
+from llqm_core.instrumentation import instrument_all
 from llqm_core.report import build_report
 from llqm_core.telemetry import telemetry
 
@@ -26,6 +27,7 @@ def profiled(
     store: Any = None,
     stages: dict[str, str] | None = None,
     artifact: bool = True,
+    instrument: bool = True,
 ) -> Any:
     """Profile every task run of a Prefect flow as an LLQM task of one LLQM run per flow run.
 
@@ -39,9 +41,14 @@ def profiled(
     stages (a task tagged ``llqm.stage:NAME`` takes ``NAME``; otherwise its name is its stage);
     with ``artifact`` the flow run gets a markdown artifact ``llqm-profile`` with the profile
     summary, shown in the Prefect UI. Subflows called inside the flow belong to the same run.
+    With ``instrument`` (the default) every installed instrumentor is switched on when the
+    flow runs, so a task that calls ``qiskit.transpile`` or Mitiq's ``execute_with_zne`` shows
+    their stages under its own task; ``instrument=False`` leaves them as they are.
     """
     if flow is None:
-        return lambda f: profiled(f, store=store, stages=stages, artifact=artifact)
+        return lambda f: profiled(
+            f, store=store, stages=stages, artifact=artifact, instrument=instrument
+        )
     if not isinstance(flow, Flow):
         raise TypeError(
             f"@profiled goes above Prefect's @flow; it was given {type(flow).__name__} instead of a Flow."
@@ -54,7 +61,12 @@ def profiled(
         )  # the options travel to worker processes with the flow: keep them picklable
     elif store not in (None, False):
         store = str(store)
-    options = {"store": store, "stages": dict(stages or {}), "artifact": artifact}
+    options = {
+        "store": store,
+        "stages": dict(stages or {}),
+        "artifact": artifact,
+        "instrument": instrument,
+    }
     wrapped = flow.with_options()
     wrapped.fn = (
         _async_flow_fn(flow.fn, flow.name, options)
@@ -75,6 +87,8 @@ def _open_run(flow_name: str, options: dict[str, Any]) -> llqm_core.ActiveRun | 
     if flow_run is not None:
         config |= {FLOW_RUN_ID: str(flow_run.id), "prefect.flow_run": flow_run.name}
     name = f"{flow_name}/{flow_run.name}" if flow_run is not None else flow_name
+    if options["instrument"]:
+        instrument_all()
     active = llqm_core.ActiveRun(name, options["store"], config, adopt_span=True).start()
     bind_run(active, options["stages"])
     if context is not None:

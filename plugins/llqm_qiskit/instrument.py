@@ -186,7 +186,7 @@ def _wrap_run_in_worker(original: Callable[..., Any]) -> Callable[..., Any]:
     """Qiskit's parallel transpile in a worker process: each circuit a ``transpile`` task there."""
 
     def run_workflow_in_new_process(program: Any, pass_manager_bin: bytes, **kwargs: Any) -> Any:
-        active = llqm_core.current_run()
+        active = None if is_suppressed() else llqm_core.current_run()
         if active is None or not isinstance(program, QuantumCircuit):
             return original(program, pass_manager_bin, **kwargs)
         import dill

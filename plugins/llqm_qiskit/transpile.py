@@ -23,6 +23,7 @@ from qiskit.transpiler.basepasses import AnalysisPass
 from qiskit.transpiler.preset_passmanagers import generate_preset_pass_manager
 
 import llqm_core
+from llqm_core.instrumentation import suppressed
 
 from .metrics import circuit_metrics
 from .snapshot import backend_name
@@ -186,15 +187,17 @@ def profiled_transpile(
         )
         if num_processes is not None and num_processes > 1 and len(batch) > 1:
             parent.annotate({"transpile.processes": num_processes})
-            results = list(pass_manager.run(batch, num_processes=num_processes))
+            with suppressed():  # LLQM's own transpile: the Qiskit instrumentor stays out of it
+                results = list(pass_manager.run(batch, num_processes=num_processes))
             parent.record_output(results)
             return results[0] if isinstance(circuits, QuantumCircuit) else results
         for circuit in batch:
             profiler = _StageProfiler(parent)
             try:
-                compiled = _with_markers(pass_manager, profiler).run(
-                    circuit, callback=profiler.on_pass
-                )
+                with suppressed():
+                    compiled = _with_markers(pass_manager, profiler).run(
+                        circuit, callback=profiler.on_pass
+                    )
             except BaseException as exc:
                 profiler.close(None, exc)
                 raise
