@@ -31,7 +31,6 @@ from qiskit.transpiler import PassManager, StagedPassManager
 import llqm_core
 from llqm_core.instrumentation import Instrumentor, is_suppressed
 
-from .metrics import circuit_metrics
 from .snapshot import backend_name, hardware_snapshot
 from .transpile import STAGE, _StageMarker, _StageProfiler, _with_markers
 
@@ -93,7 +92,7 @@ def _run_profiled(
 ) -> Any:
     """One circuit through ``pass_manager`` (by ``run``, the original ``run``), its stages as
     ``profiled_transpile`` makes them, or its passes on ``parent`` for an unstaged manager."""
-    profiler = _StageProfiler(parent)
+    profiler = _StageProfiler(parent, shapes=False)
     user = _user_callback(callback)
 
     def on_pass(**kwargs: Any) -> None:
@@ -102,11 +101,12 @@ def _run_profiled(
             user(**kwargs)
 
     staged = isinstance(pass_manager, StagedPassManager)
-    marked = _with_markers(pass_manager, profiler) if staged else pass_manager
+    marked = _with_markers(pass_manager) if staged else pass_manager
     if not staged:
         profiler.current = parent  # the passes are recorded on the transpile task itself
     try:
-        out = run(marked, circuit, callback=on_pass, **options)
+        with profiler.running():
+            out = run(marked, circuit, callback=on_pass, **options)
     except BaseException as exc:
         if staged:
             profiler.close(None, exc)
@@ -170,11 +170,7 @@ def _wrap_pass_manager_run(original: Callable[..., Any]) -> Callable[..., Any]:
                         for circuit in batch
                     ]
                     out = out[0] if single else out
-                if single:
-                    handle.annotate(circuit_metrics(out))
-                    active.note_output(out, handle.id)
-                else:
-                    handle.record_output(out)
+                handle.record_output(out)  # described once: the execute task reuses it
             return out
         finally:
             _busy.reset(token)
@@ -216,7 +212,7 @@ def _wrap_run_in_worker(original: Callable[..., Any]) -> Callable[..., Any]:
 
         with _transpile_task(active, [program]) as handle:
             out = _run_profiled(pass_manager, program, handle, run, user if sent else None)
-            handle.annotate(circuit_metrics(out))
+            handle.record_output(out)
         return out
 
     return run_workflow_in_new_process
@@ -252,10 +248,10 @@ _snapshots: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 def _snapshot(backend: Any) -> llqm_core.HardwareSnapshot | None:
     """The backend's calibration (read once per backend object), or None when it has none."""
-    if backend is None or not hasattr(backend, "target"):
+    if backend is None:
         return None
     try:
-        found = _snapshots.get(backend)
+        found = _snapshots.get(backend)  # before the target: Aer builds its target on each read
     except TypeError:
         found = None
     if found is None:
@@ -294,7 +290,7 @@ def _primitive_backend(primitive: Any) -> Any:
             backend = getattr(primitive, attribute, None)
         except Exception:
             continue
-        if hasattr(backend, "target"):
+        if hasattr(type(backend), "target"):  # the class's: Aer builds a target on each read
             return backend
     return None
 

@@ -12,7 +12,11 @@ The stage boundaries come from a marker pass put at the front of each stage (in 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+import weakref
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from qiskit import QuantumCircuit
@@ -33,18 +37,26 @@ STAGE = "transpile"
 #: operations (a depth is a walk of the whole DAG: 0.1 s at 10^6 gates, for every one of ~40 passes).
 PASS_DEPTH_LIMIT = 100_000
 OPTIMIZATION_LEVELS = (0, 1, 2, 3)
+_running: ContextVar[_StageProfiler | None] = ContextVar("llqm_qiskit_stage_profiler", default=None)
 
 
 class _StageMarker(AnalysisPass):
-    """Does nothing to the circuit: tells the profiler that ``stage`` begins."""
+    """Does nothing to the circuit: tells the profiler running in this context that ``stage`` begins."""
 
-    def __init__(self, stage: str | None, profiler: _StageProfiler) -> None:
+    def __init__(self, stage: str | None) -> None:
         super().__init__()
         self.stage = stage
-        self.profiler = profiler
 
     def run(self, dag: DAGCircuit) -> None:
-        self.profiler.enter(self.stage, dag)
+        profiler = _running.get()
+        if profiler is not None:
+            profiler.enter(self.stage, dag)
+
+
+@functools.cache
+def _marker(stage: str | None) -> PassManager:
+    """One marker pass manager per stage, shared: the profiler comes from the context."""
+    return PassManager([_StageMarker(stage)])
 
 
 def _dag_metrics(dag: DAGCircuit) -> dict[str, Any]:
@@ -57,10 +69,20 @@ def _dag_metrics(dag: DAGCircuit) -> dict[str, Any]:
 
 
 class _StageProfiler:
-    def __init__(self, parent: llqm_core.TaskHandle) -> None:
+    def __init__(self, parent: llqm_core.TaskHandle, shapes: bool = True) -> None:
         self.parent = parent
+        self.shapes = shapes  # the circuit's size and depth after each pass (costs a DAG walk)
         self.current: llqm_core.TaskHandle | None = None
         self.passes: dict[str, list[float]] = {}
+
+    @contextmanager
+    def running(self) -> Iterator[None]:
+        """Stage markers run inside report to this profiler."""
+        token = _running.set(self)
+        try:
+            yield
+        finally:
+            _running.reset(token)
 
     def enter(self, stage: str | None, dag: DAGCircuit) -> None:
         """``stage`` begins (None: the last stage has ended); the one before ends with the circuit it left."""
@@ -77,7 +99,7 @@ class _StageProfiler:
         entry[0] += 1
         entry[1] += time
         if (
-            dag is not None
+            dag is not None and self.shapes
         ):  # the circuit as the pass left it (its last call, for a pass run in a loop)
             entry[2] = dag.size()
             entry[3] = dag.depth() if entry[2] <= PASS_DEPTH_LIMIT else None
@@ -106,19 +128,32 @@ class _StageProfiler:
         return metrics
 
 
-def _with_markers(pass_manager: StagedPassManager, profiler: _StageProfiler) -> StagedPassManager:
+_marked: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _with_markers(pass_manager: StagedPassManager) -> StagedPassManager:
+    """``pass_manager`` with a marker in front of each stage and one after the last (made once
+    per pass manager and kept while its slots stay the same)."""
     slots = {name: getattr(pass_manager, name) for name in pass_manager.expanded_stages}
+    key = (
+        tuple(pass_manager.stages),
+        tuple((id(v), len(v) if v is not None else 0) for v in slots.values()),
+    )
+    cached = _marked.get(pass_manager)
+    if cached is not None and cached[0] == key:
+        return cached[1]
     for stage in pass_manager.stages:
-        marker = PassManager([_StageMarker(stage, profiler)])
         existing = slots.get(f"pre_{stage}")
-        slots[f"pre_{stage}"] = marker + existing if existing is not None else marker
+        slots[f"pre_{stage}"] = (
+            _marker(stage) + existing if existing is not None else _marker(stage)
+        )
     last = pass_manager.stages[-1]
-    end = PassManager(
-        [_StageMarker(None, profiler)]
-    )  # closes the last stage on its own DAG, cheaply
+    end = _marker(None)  # closes the last stage on its own DAG, cheaply
     existing = slots.get(f"post_{last}")
     slots[f"post_{last}"] = existing + end if existing is not None else end
-    return StagedPassManager(stages=pass_manager.stages, **slots)
+    marked = StagedPassManager(stages=pass_manager.stages, **slots)
+    _marked[pass_manager] = (key, marked)
+    return marked
 
 
 def _check(
@@ -194,10 +229,8 @@ def profiled_transpile(
         for circuit in batch:
             profiler = _StageProfiler(parent)
             try:
-                with suppressed():
-                    compiled = _with_markers(pass_manager, profiler).run(
-                        circuit, callback=profiler.on_pass
-                    )
+                with suppressed(), profiler.running():
+                    compiled = _with_markers(pass_manager).run(circuit, callback=profiler.on_pass)
             except BaseException as exc:
                 profiler.close(None, exc)
                 raise
