@@ -6,9 +6,8 @@ a script that transpiles and runs 100 small circuits.
 Both figures alternate blocks in one process and take the median of the per-pair ratios:
 whole runs timed against each other drift on a shared VM by more than the effect measured.
 
-- Unrelated program (plain Python: arithmetic, JSON): blocks with every instrumentor on,
-  inside an LLQM run as ``llqm profile`` runs a program, against blocks with none on and no
-  run; beside it, the same alternation with identical blocks on both sides, which is how far
+- Unrelated program (plain Python: arithmetic, JSON), inside one LLQM run as ``llqm profile``
+  runs a program: blocks with every instrumentor on against blocks with none on; beside it, the same alternation with identical blocks on both sides, which is how far
   two blocks differ when nothing differs. Target: the two ratios agree (nothing measurable).
 - ``examples/programs/hundred_circuits.py`` (transpile for FakeManilaV2 at level 1 and run on
   Aer, 100 times), run as ``llqm profile`` runs it (one run, instrumentors on: a ``transpile``
@@ -83,6 +82,16 @@ def pairs(first, second, count: int) -> tuple[list[float], list[float]]:
     return walls, cpus
 
 
+def switched(on: bool, work):
+    """``work`` timed with the instrumentors on or off (switched outside the timing)."""
+
+    def run() -> None:
+        (instrument_all if on else uninstrument_all)()
+        work()
+
+    return run
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=5, help="pairs of 100-circuit scripts")
@@ -91,13 +100,15 @@ def main() -> None:
     store = Path(tempfile.mkdtemp(prefix="llqm-instrument-bench-")) / "profiles.sqlite"
 
     def block() -> None:
-        for _ in range(5):
+        for _ in range(20):
             unrelated()
 
     script()  # imports and first-call costs out of the way
-    instrumented(block, store)()
-    same_wall, _ = pairs(block, block, args.unrelated_pairs)
-    on_wall, on_cpu = pairs(block, instrumented(block, store), args.unrelated_pairs)
+    instrumented(script, store)()
+    with llqm_core.run("unrelated", store=store):  # as llqm profile runs a program
+        same_wall, _ = pairs(switched(False, block), switched(False, block), args.unrelated_pairs)
+        on_wall, on_cpu = pairs(switched(False, block), switched(True, block), args.unrelated_pairs)
+        uninstrument_all()
     print(
         f"unrelated program, instrumentors on vs off: {statistics.median(on_wall):.4f}x wall "
         f"({statistics.median(on_cpu):.4f}x CPU); identical blocks: "

@@ -15,6 +15,7 @@ every one installed.
 from __future__ import annotations
 
 import contextvars
+import functools
 import threading
 import warnings
 from collections.abc import Callable, Iterator
@@ -51,6 +52,14 @@ def is_suppressed() -> bool:
     return _suppressed.get()
 
 
+@functools.cache  # reading a distribution's metadata scans sys.path: once per library
+def _installed(library: str) -> str | None:
+    try:
+        return version(library)
+    except PackageNotFoundError:
+        return None
+
+
 class Instrumentor:
     """Subclass, set ``name``, ``library`` (its distribution) and ``supported`` (a version
     specifier such as ``">=2.0,<3"``), and implement ``_instrument`` with ``self.patch(...)``."""
@@ -70,10 +79,7 @@ class Instrumentor:
         return self._on
 
     def library_version(self) -> str | None:
-        try:
-            return version(self.library)
-        except PackageNotFoundError:
-            return None
+        return _installed(self.library)
 
     def supports(self) -> bool:
         """Whether the installed library is one this instrumentor was written for; warns once if not."""
@@ -193,3 +199,29 @@ def instrument_all(names: list[str] | None = None) -> list[str]:
 def uninstrument_all(names: list[str] | None = None) -> None:
     for instrumentor in _chosen(names):
         instrumentor.uninstrument()
+
+
+_holders = 0
+_held: list[str] = []
+_hold_lock = threading.Lock()
+
+
+@contextmanager
+def switched_on() -> Iterator[None]:
+    """Every installed instrumentor on for the block, and off again after it. Blocks that
+    overlap (flows in threads) share them: the last to end switches off what the first
+    switched on, and instrumentors that were on before are left on."""
+    global _holders, _held
+    with _hold_lock:
+        if _holders == 0:
+            _held = [
+                i.name for i in instrumentors().values() if not i.is_instrumented and i.instrument()
+            ]
+        _holders += 1
+    try:
+        yield
+    finally:
+        with _hold_lock:
+            _holders -= 1
+            if _holders == 0:
+                uninstrument_all(_held)

@@ -29,7 +29,7 @@ from rich.console import Console
 from .api import ActiveRun, run_context
 from .errors import UserError
 from .html_report import html_report
-from .instrumentation import instrument_all, uninstrument_all
+from .instrumentation import instrument_all, switched_on
 from .report import build_report, render_report
 from .store import ProfileStore
 
@@ -154,12 +154,8 @@ def profile_program(
     program's exit status."""
     config = {"profile.program": program.label}
     active = ActiveRun(name or f"profile {program.label}", store, config).start()
-    switched_on = instrument_all()
-    try:
-        with _environment(active), run_context(active):
-            status, error = execute(program)
-    finally:
-        uninstrument_all(switched_on)
+    with switched_on(), _environment(active), run_context(active):
+        status, error = execute(program)
     active.finish(error)
     return active, status
 

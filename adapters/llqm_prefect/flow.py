@@ -5,14 +5,14 @@ from __future__ import annotations
 import functools
 import warnings
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from prefect import Flow
 from prefect.context import FlowRunContext
 
 import llqm_core
-from llqm_core.instrumentation import instrument_all
+from llqm_core.instrumentation import switched_on
 from llqm_core.report import build_report
 from llqm_core.telemetry import telemetry
 
@@ -41,8 +41,8 @@ def profiled(
     stages (a task tagged ``llqm.stage:NAME`` takes ``NAME``; otherwise its name is its stage);
     with ``artifact`` the flow run gets a markdown artifact ``llqm-profile`` with the profile
     summary, shown in the Prefect UI. Subflows called inside the flow belong to the same run.
-    With ``instrument`` (the default) every installed instrumentor is switched on when the
-    flow runs, so a task that calls ``qiskit.transpile`` or Mitiq's ``execute_with_zne`` shows
+    With ``instrument`` (the default) every installed instrumentor is on while the flow runs
+    (and off after, unless it was on before), so a task that calls ``qiskit.transpile`` or Mitiq's ``execute_with_zne`` shows
     their stages under its own task; ``instrument=False`` leaves them as they are.
     """
     if flow is None:
@@ -87,8 +87,6 @@ def _open_run(flow_name: str, options: dict[str, Any]) -> llqm_core.ActiveRun | 
     if flow_run is not None:
         config |= {FLOW_RUN_ID: str(flow_run.id), "prefect.flow_run": flow_run.name}
     name = f"{flow_name}/{flow_run.name}" if flow_run is not None else flow_name
-    if options["instrument"]:
-        instrument_all()
     active = llqm_core.ActiveRun(name, options["store"], config, adopt_span=True).start()
     bind_run(active, options["stages"])
     if context is not None:
@@ -129,7 +127,10 @@ def _flow_run_as_llqm_run(flow_name: str, options: dict[str, Any]) -> Iterator[N
         yield
         return
     try:
-        with llqm_core.run_context(active):
+        with (
+            switched_on() if options["instrument"] else nullcontext(),
+            llqm_core.run_context(active),
+        ):
             yield
     except BaseException as exc:
         _close_run(active, options, exc)
