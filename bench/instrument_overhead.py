@@ -33,7 +33,7 @@ from pathlib import Path
 os.environ.setdefault("LLQM_EXPORTERS", "none")
 
 import llqm_core  # noqa: E402
-from llqm_core.instrumentation import instrument_all, uninstrument_all  # noqa: E402
+from llqm_core.runtime.instrumentation import instrument_all, uninstrument_all  # noqa: E402
 
 SCRIPT = Path(__file__).resolve().parent.parent / "examples" / "programs" / "hundred_circuits.py"
 

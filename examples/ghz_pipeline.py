@@ -17,7 +17,7 @@ from llqm_qiskit.devices import HERON_R2
 from qiskit import QuantumCircuit
 
 import llqm_core as llqm
-from llqm_core import registries
+from llqm_core.pipeline import registries
 
 
 @llqm.task(stage="generate")

@@ -11,22 +11,11 @@ Nothing here imports Qiskit, Mitiq or Prefect: those arrive as plugins.
 
 from importlib.metadata import PackageNotFoundError, version
 
-from .api import (
-    ActiveRun,
-    TaskHandle,
-    annotate,
-    current_run,
-    current_task,
-    finish_task,
-    run,
-    run_context,
-    start_task,
-    task,
-)
-from .errors import PluginError, StoreError, UserError
-from .gpu import gpu_probe
-from .hookspecs import hookimpl
-from .model import (
+from .analysis.tables import dataframe
+from .hooks.hookspecs import hookimpl
+from .hooks.plugins import configure_plugins, loaded_plugins
+from .model.errors import PluginError, StoreError, UserError
+from .model.records import (
     GateCalibration,
     GpuProfile,
     HardwareSnapshot,
@@ -38,11 +27,23 @@ from .model import (
     TaskRecord,
     TaskStatus,
 )
-from .plugins import configure_plugins, loaded_plugins
-from .sampler import set_sample_interval
-from .store import ProfileStore, default_store_path, open_store
-from .tables import dataframe
-from .telemetry import configure_exporters, flush
+from .runtime.api import (
+    ActiveRun,
+    TaskHandle,
+    annotate,
+    current_run,
+    current_task,
+    finish_task,
+    run,
+    run_context,
+    start_task,
+    task,
+)
+from .runtime.gpu import gpu_probe
+from .runtime.instrumentation import Instrumentor, instrument_all, uninstrument_all
+from .runtime.sampler import set_sample_interval
+from .store.profile_store import ProfileStore, default_store_path, open_store
+from .telemetry.tracing import configure_exporters, flush
 
 try:
     __version__ = version("llqm")
@@ -55,6 +56,7 @@ __all__ = [
     "GateCalibration",
     "GpuProfile",
     "HardwareSnapshot",
+    "Instrumentor",
     "PluginError",
     "PolicyDecision",
     "Profile",
@@ -76,6 +78,7 @@ __all__ = [
     "finish_task",
     "flush",
     "hookimpl",
+    "instrument_all",
     "open_store",
     "loaded_plugins",
     "run",
@@ -84,5 +87,6 @@ __all__ = [
     "gpu_probe",
     "start_task",
     "task",
+    "uninstrument_all",
     "__version__",
 ]

@@ -23,17 +23,11 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from . import __version__, hardware, profile_program, registries
-from .chrome_trace import chrome_trace
-from .compare import compare_runs
-from .errors import StoreError, UserError
-from .html_report import html_report
-from .model import HardwareSnapshot
-from .otlp_json import run_spans, spans_to_otlp_json
-from .pipeline import PipelineFailed, features, load_pipeline, read_pipeline_file, run_pipeline
-from .plots import device_map_png, drift_map_png, sweep_plot
-from .plugins import configure_plugins, loaded_plugins
-from .report import (
+from . import __version__, profile_command
+from .analysis.compare import compare_runs
+from .analysis.html_report import html_report
+from .analysis.plots import device_map_png, drift_map_png, sweep_plot
+from .analysis.report import (
     build_report,
     format_bytes,
     format_number,
@@ -42,9 +36,17 @@ from .report import (
     render_report,
     run_summary,
 )
-from .store import ProfileStore, default_store_path
-from .sweep import grid_pipelines, parse_grid, point_summary
-from .tables import json_lines
+from .analysis.tables import json_lines
+from .hooks.plugins import configure_plugins, loaded_plugins
+from .model import hardware
+from .model.errors import StoreError, UserError
+from .model.records import HardwareSnapshot
+from .pipeline import registries
+from .pipeline.file import PipelineFailed, features, load_pipeline, read_pipeline_file, run_pipeline
+from .pipeline.sweep import grid_pipelines, parse_grid, point_summary
+from .store.profile_store import ProfileStore, default_store_path
+from .telemetry.chrome_trace import chrome_trace
+from .telemetry.otlp_json import run_spans, spans_to_otlp_json
 
 EXIT_USER_ERROR = 2
 EXIT_RUN_FAILED = 1
@@ -244,7 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     plugins.add_argument("--json", action="store_true", help="print a JSON list")
     plugins.set_defaults(handler=cmd_plugins)
-    profile_program.add_command(commands, common)
+    profile_command.add_command(commands, common)
     return parser
 
 

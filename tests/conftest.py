@@ -21,7 +21,7 @@ os.environ["LLQM_STORE"] = os.path.join(_home, "default-store.sqlite")
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
 
 import llqm_core  # noqa: E402
-from llqm_core import plugins as plugins_module  # the module, not llqm_core.loaded_plugins  # noqa: E402
+from llqm_core.hooks import plugins as plugins_module  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 

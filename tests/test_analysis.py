@@ -9,8 +9,8 @@ import pytest
 from conftest import busy
 
 import llqm_core as llqm
-from llqm_core.analysis import bottleneck, critical_path, exclusive_times
-from llqm_core.report import build_report
+from llqm_core.analysis.report import build_report
+from llqm_core.analysis.summary import bottleneck, critical_path, exclusive_times
 
 
 def test_the_critical_path_goes_through_what_the_run_waited_for(store_path):

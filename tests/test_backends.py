@@ -14,8 +14,8 @@ from llqm_qiskit.queue_model import QueueModel
 from qiskit import QuantumCircuit, transpile
 
 import llqm_core as llqm
-from llqm_core import registries
-from llqm_core.errors import UserError
+from llqm_core.model.errors import UserError
+from llqm_core.pipeline import registries
 
 
 @pytest.fixture(scope="module")

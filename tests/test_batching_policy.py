@@ -9,7 +9,7 @@ from llqm_qiskit.aer import AerBackend
 from qiskit import transpile
 
 import llqm_core as llqm
-from llqm_core.errors import UserError
+from llqm_core.model.errors import UserError
 from llqm_core.pipeline import parse_pipeline, run_pipeline
 
 

@@ -9,9 +9,8 @@ import pytest
 from conftest import run_cli
 
 import llqm_core as llqm
-from llqm_core import registries
-from llqm_core.errors import UserError
-from llqm_core.pipeline import parse_pipeline, run_pipeline
+from llqm_core.model.errors import UserError
+from llqm_core.pipeline import parse_pipeline, registries, run_pipeline
 
 
 def config(mitigation: dict, policies: dict | None = None, qubits: int = 5) -> dict:

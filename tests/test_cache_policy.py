@@ -10,9 +10,8 @@ from llqm_qiskit import ghz, profiled_transpile
 from llqm_qiskit.aer import AerBackend
 
 import llqm_core as llqm
-from llqm_core import registries
-from llqm_core.errors import UserError
-from llqm_core.pipeline import parse_pipeline, run_pipeline
+from llqm_core.model.errors import UserError
+from llqm_core.pipeline import parse_pipeline, registries, run_pipeline
 
 
 @pytest.fixture(autouse=True)

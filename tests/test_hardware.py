@@ -8,8 +8,8 @@ from dataclasses import replace
 import pytest
 
 import llqm_core as llqm
-from llqm_core import hardware
 from llqm_core.cli import main
+from llqm_core.model import hardware
 
 
 def device(

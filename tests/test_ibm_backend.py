@@ -18,8 +18,8 @@ from llqm_qiskit.ibm import IBMRuntimeBackend, spans_summary, usage_from_metrics
 from qiskit import ClassicalRegister, QuantumCircuit, QuantumRegister, transpile
 
 import llqm_core as llqm
-from llqm_core import registries
-from llqm_core.errors import UserError
+from llqm_core.model.errors import UserError
+from llqm_core.pipeline import registries
 
 FAKE_TOKEN = "faketoken-9f8e7d6c5b4a3210"
 
@@ -174,7 +174,7 @@ def test_usage_from_documented_metrics_takes_queue_from_timestamps_and_qpu_from_
     assert details["ibm.run_s"] == pytest.approx(11.5)  # finished - running
     assert details["ibm.created"] == "2022-06-20T12:55:20.268427Z"
     assert details["ibm.queue_position"] == 10 and details["ibm.queue_position_in_provider"] == 10
-    from llqm_core.attributes import check_metrics
+    from llqm_core.telemetry.attributes import check_metrics
 
     assert check_metrics(details) == details  # all of them are allowed metric names and values
 

@@ -15,7 +15,7 @@ from qiskit_ibm_runtime.fake_provider import FakeManilaV2
 
 import llqm_core
 from llqm_core import ProfileStore, hookimpl
-from llqm_core.instrumentation import (
+from llqm_core.runtime.instrumentation import (
     Instrumentor,
     instrument_all,
     instrumentors,

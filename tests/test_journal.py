@@ -11,8 +11,8 @@ import sys
 import numpy as np
 
 import llqm_core as llqm
-from llqm_core.journal import TaskJournal, encode_row, read_journals
-from llqm_core.store import V1_TASK_COLUMNS
+from llqm_core.store.journal import TaskJournal, encode_row, read_journals
+from llqm_core.store.profile_store import V1_TASK_COLUMNS
 
 
 class Label(str):

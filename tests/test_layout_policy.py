@@ -9,10 +9,9 @@ from llqm_qiskit import ghz
 from llqm_qiskit.aer import AerBackend
 
 import llqm_core as llqm
-from llqm_core import registries
-from llqm_core.errors import UserError
-from llqm_core.hardware import faulty_couplers
-from llqm_core.pipeline import parse_pipeline, run_pipeline
+from llqm_core.model.errors import UserError
+from llqm_core.model.hardware import faulty_couplers
+from llqm_core.pipeline import parse_pipeline, registries, run_pipeline
 
 PIPELINE = {
     "name": "ghz-12 with the layout policy",

@@ -7,7 +7,7 @@ from llqm_qiskit import ghz, mirror
 from llqm_qiskit.observables import ideal_parities, neighbour_parities
 from qiskit import QuantumCircuit
 
-from llqm_core.errors import UserError
+from llqm_core.model.errors import UserError
 from llqm_core.pipeline import parse_pipeline, run_pipeline
 
 

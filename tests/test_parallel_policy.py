@@ -8,9 +8,8 @@ import pytest
 from llqm_qiskit import ghz
 
 import llqm_core as llqm
-from llqm_core import registries
-from llqm_core.errors import UserError
-from llqm_core.pipeline import parse_pipeline, run_pipeline
+from llqm_core.model.errors import UserError
+from llqm_core.pipeline import parse_pipeline, registries, run_pipeline
 
 
 def config(policies: dict) -> dict:

@@ -22,9 +22,8 @@ from mitiq.pec import (
 from qiskit import QuantumCircuit
 
 import llqm_core as llqm
-from llqm_core import registries
-from llqm_core.errors import UserError
-from llqm_core.pipeline import parse_pipeline, run_pipeline
+from llqm_core.model.errors import UserError
+from llqm_core.pipeline import parse_pipeline, registries, run_pipeline
 
 SHOTS, SEED, SAMPLES, NOISE = 1000, 17, 30, 0.05
 PER_SAMPLE = 500  # shots per sampled circuit: the baseline then runs as just 2 copies

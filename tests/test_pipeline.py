@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import llqm_core as llqm
-from llqm_core.errors import UserError
+from llqm_core.model.errors import UserError
 from llqm_core.pipeline import load_pipeline, parse_pipeline, run_pipeline
 
 GOOD = {

@@ -8,7 +8,7 @@ import pytest
 from conftest import run_python
 
 import llqm_core as llqm
-from llqm_core.plugins import loaded_plugins
+from llqm_core.hooks.plugins import loaded_plugins
 
 THIRD_PARTY = textwrap.dedent(
     """
@@ -153,7 +153,7 @@ def test_a_run_is_observed_by_the_plugins_it_opened_with_and_by_those_registered
 
 
 def test_plugins_can_be_selected_and_disabled_by_environment(tmp_path):
-    code = "from llqm_core.plugins import loaded_plugins\nprint(sorted((i.name, i.status) for i in loaded_plugins().info))"
+    code = "from llqm_core.hooks.plugins import loaded_plugins\nprint(sorted((i.name, i.status) for i in loaded_plugins().info))"
     only = run_python(code, env={"LLQM_PLUGINS": "exporters"})
     assert "('exporters', 'loaded')" in only.stdout and "('qiskit', 'disabled')" in only.stdout
     without = run_python(code, env={"LLQM_DISABLE_PLUGINS": "qiskit"})
@@ -169,7 +169,7 @@ def test_plugins_can_be_selected_and_disabled_by_environment(tmp_path):
 
 def test_the_core_imports_no_quantum_sdk_or_workflow_engine():
     code = (
-        "import sys, llqm_core, llqm_core.cli, llqm_core.report, llqm_core.exporters\n"
+        "import sys, llqm_core, llqm_core.cli, llqm_core.analysis.report, llqm_core.telemetry.exporters\n"
         "print(sorted(m for m in ('qiskit', 'mitiq', 'prefect', 'qiskit_aer') if m in sys.modules))"
     )
     result = run_python(code)
@@ -180,12 +180,12 @@ def test_the_core_imports_no_quantum_sdk_or_workflow_engine():
 def test_the_hook_reference_in_docs_is_generated_from_the_hookspecs():
     from conftest import ROOT
 
-    from llqm_core import hookspecs
-    from llqm_core.hookdoc import hook_reference
+    from llqm_core.hooks import hookspecs
+    from llqm_core.hooks.hookdoc import hook_reference
 
     reference = hook_reference()
     assert (ROOT / "docs" / "hooks.md").read_text() == reference, (
-        "run: python -m llqm_core.hookdoc > docs/hooks.md"
+        "run: python -m llqm_core.hooks.hookdoc > docs/hooks.md"
     )
     for name in dir(hookspecs):
         if name.startswith("llqm_"):

@@ -13,7 +13,7 @@ from prefect import flow, task
 from qiskit import QuantumCircuit
 
 import llqm_core as llqm
-from llqm_core.report import build_report
+from llqm_core.analysis.report import build_report
 
 pytestmark = pytest.mark.usefixtures("prefect_server")
 
@@ -397,7 +397,7 @@ def test_a_token_never_reaches_the_prefect_artifact(store_path, monkeypatch):
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
-    from llqm_core import secrets
+    from llqm_core.model import secrets
 
     monkeypatch.setenv("QISKIT_IBM_TOKEN", SECRET)
     monkeypatch.setattr(secrets, "_env_secrets", None)  # read the environment again

@@ -9,7 +9,7 @@ from qiskit import QuantumCircuit, transpile
 from qiskit_ibm_runtime.fake_provider import FakeManilaV2
 
 import llqm_core as llqm
-from llqm_core.instrumentation import instrumentors, uninstrument_all
+from llqm_core.runtime.instrumentation import instrumentors, uninstrument_all
 
 pytestmark = pytest.mark.usefixtures("prefect_server")
 

@@ -11,11 +11,10 @@ import sys
 import pytest
 from conftest import ROOT
 
-from llqm_core import ProfileStore
+from llqm_core import ProfileStore, UserError
+from llqm_core.analysis.report import build_report
 from llqm_core.cli import main
-from llqm_core.errors import UserError
-from llqm_core.profile_program import parse_program
-from llqm_core.report import build_report
+from llqm_core.runtime.programs import parse_program
 
 PROGRAMS = ROOT / "examples" / "programs"
 

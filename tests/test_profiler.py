@@ -11,8 +11,8 @@ import pytest
 from conftest import busy
 
 import llqm_core as llqm
-import llqm_core.store as store_module
-from llqm_core.gpu import visible_devices
+import llqm_core.store.profile_store as store_module
+from llqm_core.runtime.gpu import visible_devices
 
 
 def finished(store_path, run) -> dict[str, llqm.TaskRecord]:
@@ -270,8 +270,8 @@ def test_sampler_interval_is_configurable_and_one_sampler_serves_all_tasks(store
 def test_bad_sampling_and_export_settings_are_refused_in_one_sentence(monkeypatch):
     import pytest
 
-    from llqm_core.sampler import interval_from_env
-    from llqm_core.telemetry import export_timeout_s
+    from llqm_core.runtime.sampler import interval_from_env
+    from llqm_core.telemetry.tracing import export_timeout_s
 
     monkeypatch.setenv("LLQM_SAMPLE_INTERVAL", "fast")
     with pytest.raises(

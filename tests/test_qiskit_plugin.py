@@ -97,7 +97,7 @@ def test_transpile_refuses_bad_options_in_one_sentence(fez):
 
 
 def test_fake_fez_faulty_couplers_are_found_from_its_calibration(fez):
-    from llqm_core import hardware
+    from llqm_core.model import hardware
 
     couplers = hardware.faulty_couplers(hardware_snapshot(fez))
     assert {(27, 28), (31, 32), (32, 33), (68, 69), (80, 81), (106, 107), (139, 155)} <= set(

@@ -21,9 +21,8 @@ from mitiq.rem import (
 from qiskit import QuantumCircuit, transpile
 
 import llqm_core as llqm
-from llqm_core import registries
-from llqm_core.errors import UserError
-from llqm_core.pipeline import parse_pipeline, run_pipeline
+from llqm_core.model.errors import UserError
+from llqm_core.pipeline import parse_pipeline, registries, run_pipeline
 
 SHOTS, SEED = 4000, 17
 LAYOUT = [10, 11, 12]

@@ -27,7 +27,7 @@ PACKAGE = ROOT / "examples" / "llqm_sample_plugin"
 PIPELINE = textwrap.dedent(
     """
     import llqm_core
-    import llqm_core.registries as registries
+    import llqm_core.pipeline.registries as registries
     import llqm_qiskit
 
     with llqm_core.run("sample plugin", store=STORE) as run:
@@ -153,7 +153,7 @@ def test_the_sample_stage_and_backend_refuse_bad_input_with_one_sentence(
     try:
         from llqm_sample_plugin import BasicBackend, entropy
 
-        from llqm_core import registries
+        from llqm_core.pipeline import registries
 
         assert registries.lookup("stage", "sample.entropy") is entropy
         assert registries.lookup("backend", "sample.basic") is BasicBackend

@@ -6,7 +6,7 @@ import textwrap
 
 from conftest import run_cli, run_python
 
-from llqm_core.secrets import REDACTED, redact
+from llqm_core.model.secrets import REDACTED, redact
 
 ENV_TOKEN = "envtoken-0123456789abcdef"
 CONFIG_TOKEN = "cfgtoken-fedcba9876543210"
@@ -76,7 +76,7 @@ def test_redact_replaces_secret_keys_at_any_depth_and_keeps_the_rest():
 
 
 def test_secret_names_are_told_apart_from_ordinary_ones():
-    from llqm_core.secrets import names_a_secret
+    from llqm_core.model.secrets import names_a_secret
 
     for name in (
         "QISKIT_IBM_TOKEN",

@@ -15,8 +15,8 @@ import pytest
 from conftest import ROOT, run_python
 
 import llqm_core as llqm
-from llqm_core.report import build_report
-from llqm_core.store import MIGRATIONS, SCHEMA_VERSION
+from llqm_core.analysis.report import build_report
+from llqm_core.store.profile_store import MIGRATIONS, SCHEMA_VERSION
 
 
 def test_store_is_created_on_first_use_in_wal_mode_owner_only_with_a_schema_version(tmp_path):
@@ -317,7 +317,7 @@ def test_after_the_process_exits_the_store_is_one_self_contained_file(tmp_path):
 def test_many_queued_rows_are_committed_before_the_drain_interval_and_closing_does_not_wait_it_out(
     tmp_path,
 ):
-    from llqm_core import store as store_module
+    from llqm_core.store import profile_store as store_module
 
     path = tmp_path / "busy.sqlite"
     store = llqm.ProfileStore(path)
@@ -343,7 +343,7 @@ def test_many_queued_rows_are_committed_before_the_drain_interval_and_closing_do
 def test_while_tasks_keep_ending_sqlite_takes_their_rows_in_batches_and_readers_see_them_at_once(
     tmp_path, monkeypatch
 ):
-    from llqm_core import store as store_module
+    from llqm_core.store import profile_store as store_module
 
     monkeypatch.setattr(store_module, "DRAIN_INTERVAL_S", 0.1)
     monkeypatch.setattr(store_module, "FINISHED_ROWS_WAIT_S", 2.0)

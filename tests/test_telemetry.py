@@ -14,7 +14,7 @@ from google.protobuf.json_format import ParseDict
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 import llqm_core as llqm
-from llqm_core.otlp_json import run_spans, spans_to_otlp_json
+from llqm_core.telemetry.otlp_json import run_spans, spans_to_otlp_json
 
 PIPELINE = textwrap.dedent(
     """
@@ -199,7 +199,7 @@ def test_with_no_span_reader_nested_tasks_still_form_a_tree_in_the_store(tmp_pat
 
 
 def test_a_task_span_reaches_the_exporter_while_its_run_is_still_open(spans):
-    from llqm_core import task_spans
+    from llqm_core.telemetry import task_spans
 
     with llqm.run("long run", store=False):
         with llqm.task("early", stage="work"):

@@ -14,8 +14,8 @@ from mitiq.zne.scaling import fold_gates_at_random, fold_global
 from qiskit import transpile
 
 import llqm_core as llqm
-from llqm_core import registries
-from llqm_core.errors import UserError
+from llqm_core.model.errors import UserError
+from llqm_core.pipeline import registries
 
 SHOTS, SEED = 2000, 17
 

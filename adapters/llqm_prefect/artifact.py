@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from llqm_core.analysis import FIDELITY_FIGURES
-from llqm_core.report import bottleneck_sentence
+from llqm_core.analysis.report import bottleneck_sentence
+from llqm_core.analysis.summary import FIDELITY_FIGURES
 
 
 def _cell(value: Any) -> str:

@@ -12,9 +12,9 @@ from prefect import Flow
 from prefect.context import FlowRunContext
 
 import llqm_core
-from llqm_core.instrumentation import switched_on
-from llqm_core.report import build_report
-from llqm_core.telemetry import telemetry
+from llqm_core.analysis.report import build_report
+from llqm_core.runtime.instrumentation import switched_on
+from llqm_core.telemetry.tracing import telemetry
 
 from .artifact import profile_markdown
 from .instrument import PrefectInstrumentor, bind_run, forget_run

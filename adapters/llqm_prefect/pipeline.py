@@ -16,8 +16,8 @@ from collections.abc import Callable
 from typing import Any
 
 import llqm_core
-from llqm_core.pipeline import Pipeline, Step, StepCallback, run_in_order
-from llqm_core.registries import apply_step
+from llqm_core.pipeline.file import Pipeline, Step, StepCallback, run_in_order
+from llqm_core.pipeline.registries import apply_step
 
 
 def pipeline_flow(

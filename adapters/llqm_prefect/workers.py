@@ -26,7 +26,7 @@ from opentelemetry import trace
 from prefect.context import FlowRunContext
 
 import llqm_core
-from llqm_core.telemetry import telemetry
+from llqm_core.telemetry.tracing import telemetry
 
 _ORIGINAL_RUN_IN_SUBPROCESS = getattr(
     prefect.task_runners._run_task_in_subprocess,
@@ -137,7 +137,7 @@ def attached_run(flow_run_context: Any) -> llqm_core.ActiveRun | None:
                 return None
             joined = llqm_core.ActiveRun.attach(run, store)
             if options.get("instrument", True):
-                from llqm_core.instrumentation import instrument_all
+                from llqm_core.runtime.instrumentation import instrument_all
 
                 instrument_all()
             from .instrument import bind_run

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from llqm_core.checks import flag
+from llqm_core.model.checks import flag
 
 
 def evaluate(data: dict[str, Any], counts: Mapping[str, int]) -> float:

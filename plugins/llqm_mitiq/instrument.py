@@ -39,7 +39,7 @@ import mitiq.zne.inference
 import mitiq.zne.zne
 
 import llqm_core
-from llqm_core.instrumentation import Instrumentor, suppressed
+from llqm_core.runtime.instrumentation import Instrumentor, suppressed
 
 from .zne import gate_count_shortfalls
 

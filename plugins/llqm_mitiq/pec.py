@@ -90,7 +90,7 @@ from mitiq.pec.types import OperationRepresentation
 from qiskit import QuantumCircuit
 
 import llqm_core
-from llqm_core.checks import whole
+from llqm_core.model.checks import whole
 
 from .common import evaluate, last_only, raw_value
 

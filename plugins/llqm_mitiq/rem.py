@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 
 import llqm_core
-from llqm_core.checks import flag
-from llqm_core.policies import decide
+from llqm_core.model.checks import flag
+from llqm_core.pipeline.policies import decide
 
 from .shared_job import SharedJob
 

@@ -26,8 +26,8 @@ from mitiq.zne.inference import ExpFactory, LinearFactory, PolyFactory, Richards
 from mitiq.zne.scaling import fold_all, fold_gates_at_random, fold_global, insert_id_layers
 
 import llqm_core
-from llqm_core.checks import whole
-from llqm_core.policies import decide
+from llqm_core.model.checks import whole
+from llqm_core.pipeline.policies import decide
 
 from .common import evaluate, last_only, raw_value
 

@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from llqm_core import PolicyDecision
-from llqm_core.checks import positive, whole
-from llqm_core.policies import recent_tasks
+from llqm_core.model.checks import positive, whole
+from llqm_core.pipeline.policies import recent_tasks
 
 NAME = "job_batching"
 

@@ -20,8 +20,8 @@ from typing import Any
 
 import llqm_core
 from llqm_core import PolicyDecision, ProfileStore
-from llqm_core.analysis import fidelity, step_costs
-from llqm_core.checks import number, positive
+from llqm_core.analysis.summary import fidelity, step_costs
+from llqm_core.model.checks import number, positive
 
 from .predict import run_features
 

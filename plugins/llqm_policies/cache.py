@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from llqm_core import HardwareSnapshot, PolicyDecision
-from llqm_core.checks import number, whole
-from llqm_core.hardware import diff
+from llqm_core.model.checks import number, whole
+from llqm_core.model.hardware import diff
 
 NAME = "transpile_cache"
 _ENTRIES: OrderedDict[str, tuple[Any, HardwareSnapshot]] = OrderedDict()

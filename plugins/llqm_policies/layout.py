@@ -36,9 +36,9 @@ import rustworkx as rx
 from qiskit import QuantumCircuit
 
 from llqm_core import HardwareSnapshot, PolicyDecision
-from llqm_core.checks import number, whole
-from llqm_core.hardware import diff, faulty_couplers, faulty_qubits
-from llqm_core.policies import history_store
+from llqm_core.model.checks import number, whole
+from llqm_core.model.hardware import diff, faulty_couplers, faulty_qubits
+from llqm_core.pipeline.policies import history_store
 
 NAME = "hardware_layout"
 

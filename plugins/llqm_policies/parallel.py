@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from llqm_core import PolicyDecision
-from llqm_core.checks import number, whole
-from llqm_core.policies import recent_tasks
+from llqm_core.model.checks import number, whole
+from llqm_core.pipeline.policies import recent_tasks
 
 NAME = "parallel_transpile"
 

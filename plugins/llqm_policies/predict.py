@@ -24,8 +24,8 @@ import numpy as np
 
 import llqm_core
 from llqm_core import PolicyDecision, ProfileStore
-from llqm_core.checks import whole
-from llqm_core.policies import history_store
+from llqm_core.model.checks import whole
+from llqm_core.pipeline.policies import history_store
 
 NAME = "cost_model"
 FEATURES = ("circuit.size", "circuit.qubits", "circuit.depth", "circuit.two_qubit_gates", "shots")

@@ -30,7 +30,7 @@ from qiskit_aer import AerSimulator
 
 import llqm_core
 from llqm_core import HardwareSnapshot
-from llqm_core.checks import flag
+from llqm_core.model.checks import flag
 
 from . import frames
 from .backend import JobOutcome, QuantumBackend

@@ -24,7 +24,7 @@ from qiskit.result import Counts
 
 import llqm_core
 from llqm_core import HardwareSnapshot
-from llqm_core.instrumentation import suppressed
+from llqm_core.runtime.instrumentation import suppressed
 
 from .snapshot import backend_name, hardware_snapshot
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from qiskit import QuantumCircuit, qasm2, qasm3
 from qiskit.circuit.library import QFTGate
 
-from llqm_core.checks import whole
+from llqm_core.model.checks import whole
 
 _ONE_QUBIT_CLIFFORDS = ("h", "s", "sdg", "x", "y", "z", "sx", "sxdg")
 

@@ -48,8 +48,8 @@ from qiskit import QuantumCircuit
 
 import llqm_core
 from llqm_core import HardwareSnapshot
-from llqm_core.checks import flag
-from llqm_core.secrets import MIN_SECRET_LENGTH, REDACTED, names_a_secret, redact_text
+from llqm_core.model.checks import flag
+from llqm_core.model.secrets import MIN_SECRET_LENGTH, REDACTED, names_a_secret, redact_text
 
 from .aer import choose_method
 from .backend import JobOutcome, QuantumBackend
@@ -197,7 +197,7 @@ def counts_from_pub(data: Any, circuit: QuantumCircuit) -> dict[str, int]:
 
 def _scrub(text: str) -> str:
     """``text`` without any secret value of the environment as it is now (a token set after
-    ``llqm_core.secrets`` first looked is cut out too)."""
+    ``llqm_core.model.secrets`` first looked is cut out too)."""
     text = redact_text(text)
     for key, value in os.environ.items():
         if names_a_secret(key) and len(value) >= MIN_SECRET_LENGTH and value in text:

@@ -29,7 +29,7 @@ from qiskit.result import Result
 from qiskit.transpiler import PassManager, StagedPassManager
 
 import llqm_core
-from llqm_core.instrumentation import Instrumentor, is_suppressed
+from llqm_core.runtime.instrumentation import Instrumentor, is_suppressed
 
 from .snapshot import backend_name, hardware_snapshot
 from .transpile import STAGE, _StageMarker, _StageProfiler, _with_markers

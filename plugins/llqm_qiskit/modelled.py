@@ -19,7 +19,7 @@ from qiskit import QuantumCircuit
 
 import llqm_core
 from llqm_core import HardwareSnapshot
-from llqm_core.checks import positive
+from llqm_core.model.checks import positive
 
 from .aer import AerBackend
 from .backend import JobOutcome

@@ -19,7 +19,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from llqm_core.checks import positive
+from llqm_core.model.checks import positive
 
 
 @dataclass

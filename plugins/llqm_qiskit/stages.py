@@ -13,8 +13,8 @@ from typing import Any
 
 from qiskit import QuantumCircuit
 
-from llqm_core.checks import whole
-from llqm_core.policies import decide, policy_for, record
+from llqm_core.model.checks import whole
+from llqm_core.pipeline.policies import decide, policy_for, record
 
 from .circuits import KINDS, load_qasm
 from .circuits import generate as generate_circuit

@@ -27,7 +27,7 @@ from qiskit.transpiler.basepasses import AnalysisPass
 from qiskit.transpiler.preset_passmanagers import generate_preset_pass_manager
 
 import llqm_core
-from llqm_core.instrumentation import suppressed
+from llqm_core.runtime.instrumentation import suppressed
 
 from .metrics import circuit_metrics
 from .snapshot import backend_name

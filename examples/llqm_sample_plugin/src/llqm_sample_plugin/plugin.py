@@ -2,7 +2,7 @@
 
 LLQM imports this module when it loads its plugins and registers every function marked
 ``@hookimpl``; a hook is matched by its name (and its argument names) against
-``llqm_core/hookspecs.py``.
+``llqm_core/hooks/hookspecs.py``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,152 @@
+"""One self-contained HTML file per run: the report's tables and pictures, readable offline.
+
+Pictures are PNGs embedded as data URIs and the styles are inline, so the file can be mailed
+or archived alone. A few lines of script count the pictures the browser actually decoded and
+write the count on the page (``<body data-figures="N">``), which is what the test checks in a
+real browser.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from typing import Any
+
+from .plots import stages_png, timeline_png
+from .report import bottleneck_sentence, format_bytes, format_number, format_seconds
+from .summary import FIDELITY_FIGURES
+
+MAX_TASK_ROWS = 500
+_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
+table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.85em; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+caption { text-align: left; font-weight: bold; padding: 0.3em 0; }
+.warning { color: #a05a00; } .failed { color: #b00020; }
+img { max-width: 100%; border: 1px solid #ddd; margin: 0.5em 0; }
+"""
+_SCRIPT = """
+window.addEventListener("load", () => {
+  const decoded = Array.from(document.images).filter(i => i.complete && i.naturalWidth > 0).length;
+  document.body.dataset.figures = String(decoded);
+});
+"""
+
+
+def _table(caption: str, header: list[str], rows: list[list[Any]]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows
+    )
+    return f"<table><caption>{html.escape(caption)}</caption><tr>{head}</tr>{body}</table>"
+
+
+def _image(png: bytes, alt: str) -> str:
+    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
+
+
+def html_report(report: dict[str, Any]) -> str:
+    run = report["run"]
+    parts = [
+        f"<h1>{html.escape(run['name'])}</h1>",
+        f'<p id="run">run <code>{run["id"]}</code>, <b class="{run["status"]}">{run["status"]}</b>, started '
+        f"{run['started']}, wall {format_seconds(run['wall_s'])}, trace <code>{run['trace_id']}</code></p>",
+    ]
+    if run.get("error"):
+        parts.append(f'<p class="failed">error: {html.escape(run["error"])}</p>')
+    sentence = bottleneck_sentence(report, lambda text: f"<b>{html.escape(text)}</b>")
+    if sentence:
+        parts.append(f'<p id="bottleneck">{sentence}.</p>')
+    figures = report.get("fidelity") or {}
+    if figures:
+        parts.append(
+            _table(
+                "Fidelity",
+                list(FIDELITY_FIGURES),
+                [[format_number(figures.get(k)) for k in FIDELITY_FIGURES]],
+            )
+        )
+    parts.append(
+        _table(
+            "Cost per step",
+            ["step", "wall", "cpu", "circuits", "shots", "QPU", "queue", "peak RSS"],
+            [
+                [
+                    c["stage"],
+                    format_seconds(c["wall_s"]),
+                    format_seconds(c["cpu_s"]),
+                    c["circuits"],
+                    c["shots"],
+                    format_seconds(c["qpu_s"]),
+                    format_seconds(c["queue_s"]),
+                    format_bytes(c["peak_rss_bytes"]),
+                ]
+                for c in report.get("costs", [])
+            ],
+        )
+    )
+    parts.append(_image(timeline_png(report), "timeline of the run's tasks"))
+    parts.append(_image(stages_png(report), "stage breakdown"))
+    parts.append(
+        _table(
+            "Stages",
+            ["stage", "tasks", "wall", "cpu", "QPU", "queue", "peak RSS"],
+            [
+                [
+                    stage,
+                    t["tasks"],
+                    format_seconds(t["wall_s"]),
+                    format_seconds(t["cpu_s"]),
+                    format_seconds(t["qpu_s"]),
+                    format_seconds(t["queue_s"]),
+                    format_bytes(t["peak_rss_bytes"]),
+                ]
+                for stage, t in sorted(
+                    report["stages"].items(), key=lambda item: -item[1]["wall_s"]
+                )
+            ],
+        )
+    )
+    if report.get("decisions"):
+        parts.append(
+            _table(
+                "Policy decisions",
+                ["policy", "choice", "rationale"],
+                [
+                    [
+                        d["policy"],
+                        ", ".join(f"{k}={v}" for k, v in d["choice"].items())[:200],
+                        d["rationale"],
+                    ]
+                    for d in report["decisions"]
+                ],
+            )
+        )
+    for warning in report.get("warnings", []):
+        parts.append(f'<p class="warning">warning: {html.escape(warning)}</p>')
+    tasks = report["tasks"][:MAX_TASK_ROWS]
+    parts.append(
+        _table(
+            f"Tasks ({len(tasks)} of {len(report['tasks'])})",
+            ["task", "stage", "status", "wall", "cpu", "peak RSS", "QPU", "queue"],
+            [
+                [
+                    t["name"],
+                    t["stage"],
+                    t["status"],
+                    format_seconds(t["wall_s"]),
+                    format_seconds(t["cpu_s"]),
+                    format_bytes(t["peak_rss_bytes"]),
+                    format_seconds(t["qpu_s"]),
+                    format_seconds(t["queue_s"]),
+                ]
+                for t in tasks
+            ],
+        )
+    )
+    return (
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>LLQM: {html.escape(run["name"])}'
+        f'</title><style>{_STYLE}</style></head><body data-figures="0">{"".join(parts)}'
+        f"<script>{_SCRIPT}</script></body></html>"
+    )

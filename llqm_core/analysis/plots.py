@@ -1,0 +1,326 @@
+"""Pictures of what a table cannot show at a glance (matplotlib, imported only when drawing)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..model.errors import UserError
+
+
+def sweep_plot(rows: list[dict[str, Any]], path: str | Path, title: str) -> Path:
+    """Error against cost for each point of a sweep: mitigated (filled) and unmitigated (hollow)
+    errors against the QPU seconds each point spent (or its shots, on a backend that reports
+    no QPU time), one labelled marker per point."""
+    plt = _pyplot()
+    figure, axes = plt.subplots(figsize=(7, 4.5))
+    cost, axis_label = (
+        ("qpu_s", "QPU seconds (all jobs)")
+        if any(r["qpu_s"] for r in rows)
+        else ("shots", "shots spent (all circuits)")
+    )
+    for row in rows:
+        label = ", ".join(f"{k.split('.')[-1]}={v}" for k, v in row["point"].items())
+        if row["error_unmitigated"] is not None:
+            axes.scatter(row[cost], row["error_unmitigated"], facecolors="none", edgecolors="grey")
+        if row["error_mitigated"] is not None:
+            axes.scatter(row[cost], row["error_mitigated"])
+            axes.annotate(
+                label,
+                (row[cost], row["error_mitigated"]),
+                fontsize=7,
+                xytext=(4, 4),
+                textcoords="offset points",
+            )
+    axes.set_xlabel(axis_label)
+    axes.set_ylabel("absolute error against the ideal value")
+    axes.set_title(title, fontsize=10)
+    axes.grid(alpha=0.3)
+    figure.tight_layout()
+    path = Path(path)
+    try:
+        figure.savefig(path, dpi=120)
+    except OSError as exc:
+        raise UserError(f"cannot write the plot to {path}: {exc.strerror}.") from None
+    finally:
+        plt.close(figure)
+    return path
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _png(figure: Any) -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=110)
+    _pyplot().close(figure)
+    return buffer.getvalue()
+
+
+def _resource_lane(task: dict[str, Any]) -> str:
+    if task["stage"].endswith("queue") or (task["queue_s"] and not task["qpu_s"]):
+        return "queue"
+    if task["qpu_s"]:
+        return "qpu"
+    if (task["gpu"].get("utilization_mean_pct") or 0) > 0:
+        return "gpu"
+    return "cpu"
+
+
+def timeline_png(report: dict[str, Any]) -> bytes:
+    """The run's innermost tasks as bars in lanes by resource (CPU workers, GPU, QPU, queue),
+    coloured by stage family, with the CPU use and resident memory of the tasks under it."""
+    plt = _pyplot()
+    parents = {t["parent_id"] for t in report["tasks"]}
+    tasks = [t for t in report["tasks"] if t["wall_s"] is not None and t["id"] not in parents]
+    if not tasks:
+        figure, axes = plt.subplots(figsize=(8, 1.5))
+        axes.text(0.5, 0.5, "no ended tasks", ha="center")
+        return _png(figure)
+    origin = min(_seconds_of(t["start"]) for t in report["tasks"] if t["start"])
+    lanes: dict[str, int] = {}
+    worker_ends: list[float] = []
+    placed = []
+    for task in sorted(tasks, key=lambda t: t["start"]):
+        start = _seconds_of(task["start"]) - origin
+        lane = _resource_lane(task)
+        if lane == "cpu":  # overlapping CPU tasks go to separate worker lanes
+            index = next((i for i, end in enumerate(worker_ends) if end <= start + 1e-6), None)
+            if index is None:
+                worker_ends.append(0.0)
+                index = len(worker_ends) - 1
+            worker_ends[index] = start + task["wall_s"]
+            lane = f"cpu worker {index + 1}"
+        lanes.setdefault(lane, len(lanes))
+        placed.append((task, start, lane))
+    order = sorted(lanes, key=lambda name: (not name.startswith("cpu"), name))
+    rows = {name: i for i, name in enumerate(order)}
+    families = sorted({t["stage"].split(".")[0] for t in tasks})
+    colours = {f: plt.get_cmap("tab10")(i % 10) for i, f in enumerate(families)}
+    figure, (gantt, usage) = plt.subplots(
+        2,
+        1,
+        figsize=(10, 2.2 + 0.5 * len(rows) + 1.8),
+        sharex=True,
+        gridspec_kw={"height_ratios": [max(len(rows), 2), 2]},
+    )
+    for task, start, lane in placed:
+        gantt.barh(
+            rows[lane],
+            task["wall_s"],
+            left=start,
+            height=0.8,
+            color=colours[task["stage"].split(".")[0]],
+            edgecolor="black",
+            linewidth=0.3,
+        )
+        if task["wall_s"] > 0.04 * (report["run"]["wall_s"] or 1):
+            gantt.text(
+                start + task["wall_s"] / 2,
+                rows[lane],
+                task["stage"],
+                ha="center",
+                va="center",
+                fontsize=6,
+                clip_on=True,
+            )
+    gantt.set_yticks(range(len(order)), order)
+    gantt.invert_yaxis()
+    gantt.legend(
+        handles=[plt.Rectangle((0, 0), 1, 1, color=c) for c in colours.values()],
+        labels=list(colours),
+        fontsize=7,
+        loc="lower right",
+        ncol=min(len(colours), 6),
+    )
+    gantt.set_title(f"{report['run']['name']}: innermost tasks by resource", fontsize=10)
+    steps = sorted(
+        {_seconds_of(t["start"]) - origin for t in tasks}
+        | {_seconds_of(t["end"]) - origin for t in tasks}
+    )
+    cpu = [
+        sum(
+            t["cpu_s"] / t["wall_s"]
+            for t, start, _ in placed
+            if t["wall_s"] and start <= at < start + t["wall_s"]
+        )
+        for at in steps
+    ]
+    usage.plot(steps, cpu, drawstyle="steps-post", color="tab:blue", label="busy cores")
+    usage.set_ylabel("busy cores", fontsize=8)
+    memory = usage.twinx()
+    points = sorted(
+        (start + offset * t["wall_s"], value / 2**20)
+        for t, start, _ in placed
+        for offset, value in (
+            (0, t["profile"]["start_rss_bytes"]),
+            (0.5, t["profile"]["peak_rss_bytes"]),
+            (1, t["profile"]["end_rss_bytes"]),
+        )
+    )
+    memory.plot(
+        [p[0] for p in points], [p[1] for p in points], drawstyle="steps-post", color="tab:purple"
+    )
+    memory.set_ylabel("RSS (MiB)", fontsize=8, color="tab:purple")
+    usage.set_xlabel("seconds since the run started")
+    figure.tight_layout()
+    return _png(figure)
+
+
+def stages_png(report: dict[str, Any]) -> bytes:
+    """Each stage's summed wall time split into CPU and the rest (waiting: queue, QPU, I/O)."""
+    plt = _pyplot()
+    stages = sorted(report["stages"].items(), key=lambda item: item[1]["wall_s"])[-15:]
+    figure, axes = plt.subplots(figsize=(8, 0.35 * len(stages) + 1.2))
+    names = [s for s, _ in stages]
+    cpu = [min(t["cpu_s"], t["wall_s"]) for _, t in stages]
+    rest = [max(t["wall_s"] - c, 0.0) for (_, t), c in zip(stages, cpu)]
+    axes.barh(names, cpu, color="tab:blue", label="CPU")
+    axes.barh(
+        names, rest, left=cpu, color="tab:orange", label="waiting (queue, QPU, I/O, other threads)"
+    )
+    axes.set_xlabel("seconds (summed over the stage's tasks)")
+    axes.tick_params(axis="y", labelsize=7)
+    axes.legend(fontsize=7)
+    axes.set_title("Stage breakdown", fontsize=10)
+    figure.tight_layout()
+    return _png(figure)
+
+
+def _seconds_of(iso: str) -> float:
+    from datetime import datetime
+
+    return datetime.fromisoformat(iso).timestamp()
+
+
+QUBIT_FIELDS_PLOTTED = ("readout_error", "t1_s", "t2_s")
+
+
+def _device_layout(snapshot: Any) -> tuple[dict[int, tuple[float, float]], list[tuple[int, int]]]:
+    """Positions for the device's qubits (a force-directed layout of its coupling graph) and its couplers."""
+    import networkx
+
+    couplers = sorted({tuple(sorted(g.qubits)) for g in snapshot.gates if len(g.qubits) == 2})
+    graph = networkx.Graph()
+    graph.add_nodes_from(range(snapshot.num_qubits))
+    graph.add_edges_from(couplers)
+    return networkx.kamada_kawai_layout(graph), couplers
+
+
+def _draw_device(
+    axes: Any,
+    positions: dict,
+    couplers: list,
+    edge_values: dict,
+    node_values: dict,
+    broken: set,
+    cmap: str,
+    label: str,
+) -> None:
+    import matplotlib.collections as collections
+
+    plt = _pyplot()
+    finite = [v for v in edge_values.values() if v is not None]
+    norm = plt.Normalize(min(finite, default=0), max(finite, default=1))
+    segments = [[positions[a], positions[b]] for a, b in couplers]
+    colours = [
+        plt.get_cmap("Greys")(0.35)
+        if edge_values.get(c) is None
+        else plt.get_cmap(cmap)(norm(edge_values[c]))
+        for c in couplers
+    ]
+    axes.add_collection(
+        collections.LineCollection(segments, colors=colours, linewidths=2.5, zorder=1)
+    )
+    for a, b in broken:
+        axes.plot(
+            *zip(positions[a], positions[b]), color="red", linestyle="--", linewidth=2.5, zorder=2
+        )
+    qubits = sorted(positions)
+    values = [node_values.get(q) for q in qubits]
+    known = [v for v in values if v is not None]
+    points = axes.scatter(
+        [positions[q][0] for q in qubits],
+        [positions[q][1] for q in qubits],
+        c=[v if v is not None else float("nan") for v in values],
+        cmap=cmap,
+        s=40,
+        zorder=3,
+        edgecolors="black",
+        linewidths=0.3,
+        vmin=min(known, default=0),
+        vmax=max(known, default=1),
+    )
+    axes.figure.colorbar(points, ax=axes, shrink=0.7, label=label)
+    axes.set_aspect("equal")
+    axes.axis("off")
+
+
+def device_map_png(snapshot: Any, field: str = "readout_error") -> bytes:
+    """The device's coupling map, qubits coloured by a calibration field, couplers by their
+    two-qubit error, couplers out of service dashed red."""
+    from ..model.hardware import faulty_couplers
+
+    if field not in QUBIT_FIELDS_PLOTTED:
+        raise UserError(
+            f"unknown calibration field {field!r}; choose one of: {', '.join(QUBIT_FIELDS_PLOTTED)}."
+        )
+    plt = _pyplot()
+    positions, couplers = _device_layout(snapshot)
+    broken = set(faulty_couplers(snapshot))
+    errors: dict[tuple[int, int], float] = {}
+    for gate in snapshot.gates:
+        pair = tuple(sorted(gate.qubits))
+        if len(pair) == 2 and gate.error is not None and pair not in broken:
+            errors[pair] = max(errors.get(pair, 0.0), gate.error)
+    nodes = {q: getattr(c, field) for q, c in snapshot.qubits.items()}
+    figure, axes = plt.subplots(figsize=(9, 8))
+    _draw_device(axes, positions, couplers, errors, nodes, broken, "viridis", field)
+    axes.set_title(
+        f"{snapshot.backend} ({snapshot.fingerprint}): qubits by {field}, couplers by two-qubit error; "
+        f"{len(broken)} out of service (red)",
+        fontsize=9,
+    )
+    figure.tight_layout()
+    return _png(figure)
+
+
+def drift_map_png(before: Any, after: Any) -> bytes:
+    """Where the calibration moved between two snapshots: qubits by the relative change of their
+    readout error, couplers by that of their two-qubit error; newly broken couplers dashed red."""
+    from ..model.hardware import faulty_couplers
+
+    plt = _pyplot()
+    positions, couplers = _device_layout(after)
+    old = {(g.gate, g.qubits): g.error for g in before.gates}
+    edges: dict[tuple[int, int], float] = {}
+    for gate in after.gates:
+        was = old.get((gate.gate, gate.qubits))
+        if len(gate.qubits) == 2 and was and gate.error is not None and gate.error < 1.0:
+            pair = tuple(sorted(gate.qubits))
+            edges[pair] = max(edges.get(pair, 0.0), (gate.error - was) / was)
+    nodes = {}
+    for q, calibration in after.qubits.items():
+        was = before.qubits.get(q)
+        if was is not None and was.readout_error and calibration.readout_error is not None:
+            nodes[q] = (calibration.readout_error - was.readout_error) / was.readout_error
+    newly_broken = set(faulty_couplers(after)) - set(faulty_couplers(before))
+    figure, axes = plt.subplots(figsize=(9, 8))
+    _draw_device(
+        axes, positions, couplers, edges, nodes, newly_broken, "coolwarm", "relative change"
+    )
+    axes.set_title(
+        f"{after.backend}: drift from {before.fingerprint} to {after.fingerprint}; "
+        f"{len(newly_broken)} couplers newly out of service (red)",
+        fontsize=9,
+    )
+    figure.tight_layout()
+    return _png(figure)

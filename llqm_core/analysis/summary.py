@@ -1,0 +1,248 @@
+"""What a run's tasks add up to: time a task spent outside its children, the bottleneck,
+and the fidelity and cost of each pipeline step.
+
+Nested tasks overlap in time (``execute`` contains ``execute.simulate``), so sums of wall
+time double-count. A task's *exclusive* time is its wall time minus its children's, the time
+only it accounts for. The *critical path* is the chain of innermost tasks the run waited on
+(see ``critical_path``); the bottleneck is the stage with the most time on it, and its
+resource is what that time was spent on.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import defaultdict
+from typing import Any
+
+from ..model.records import TaskRecord
+
+FIDELITY_PREFIX = "fidelity."
+#: The figures a pipeline's postprocess step records, in the order reports show them.
+FIDELITY_FIGURES = (
+    "ideal",
+    "unmitigated",
+    "mitigated",
+    "error_unmitigated",
+    "error_mitigated",
+    "error_reduction",
+)
+
+
+def _children(tasks: list[TaskRecord]) -> dict[str | None, list[TaskRecord]]:
+    children: dict[str | None, list[TaskRecord]] = defaultdict(list)
+    for task in tasks:
+        children[task.parent_id].append(task)
+    return children
+
+
+def exclusive_times(tasks: list[TaskRecord]) -> dict[str, tuple[float, float]]:
+    """Each ended task's (wall, cpu) seconds not spent in its child tasks."""
+    children = _children(tasks)
+    times = {}
+    for task in tasks:
+        if task.end_ns is None:
+            continue
+        ended = [c for c in children.get(task.id, []) if c.end_ns is not None]
+        wall = task.profile.wall_s - sum(c.profile.wall_s for c in ended)
+        cpu = task.profile.cpu_s - sum(
+            c.profile.cpu_s for c in ended if c.profile.pid == task.profile.pid
+        )
+        times[task.id] = (max(wall, 0.0), max(cpu, 0.0))
+    return times
+
+
+def _resource(tasks: list[TaskRecord], wall: float, cpu: float) -> str:
+    if any(t.stage.endswith("queue") for t in tasks) or (
+        any(t.profile.queue_s for t in tasks) and wall > 2 * cpu
+    ):
+        return "queue"
+    if any(t.profile.qpu_s for t in tasks) and wall > 2 * cpu:
+        return "qpu"
+    if any((t.profile.gpu.utilization_mean_pct or 0) > 50 for t in tasks):
+        return "gpu"
+    return "cpu" if cpu >= 0.5 * wall else "wait"
+
+
+def _chain(siblings: list[TaskRecord]) -> list[TaskRecord]:
+    """Among tasks of one parent, the chain that ends last: from the last to end, each time back to
+    the task it waited for (a data dependency if one ended before it started, else the latest such).
+    Sorted by end time and searched by bisection, so 10,000 siblings take milliseconds."""
+    ended = sorted((t for t in siblings if t.end_ns is not None), key=lambda t: t.end_ns)
+    if not ended:
+        return []
+    ends = [t.end_ns for t in ended]
+    position = {t.id: i for i, t in enumerate(ended)}
+    index = len(ended) - 1
+    chain = [ended[index]]
+    while True:
+        current = ended[index]
+        limit = min(
+            bisect.bisect_right(ends, current.start_ns), index
+        )  # strictly earlier: the walk ends
+        if limit == 0:
+            break
+        consumed = [
+            position[d] for d in current.depends_on if d in position and position[d] < limit
+        ]
+        index = max(consumed) if consumed else limit - 1
+        chain.append(ended[index])
+    return chain[::-1]
+
+
+def critical_path(tasks: list[TaskRecord]) -> list[TaskRecord]:
+    """The tasks, innermost first, whose time the run could not have done without: the chain that
+    ended last among the top-level tasks, each replaced by the chain of its own children."""
+    children = _children(tasks)
+
+    def expand(chain: list[TaskRecord]) -> list[TaskRecord]:
+        path: list[TaskRecord] = []
+        for task in chain:
+            inner = _chain(children.get(task.id, []))
+            path.extend(expand(inner) if inner else [task])
+        return path
+
+    return expand(_chain(children.get(None, [])))
+
+
+def bottleneck(
+    tasks: list[TaskRecord], run_wall_s: float | None, path: list[TaskRecord] | None = None
+) -> dict[str, Any] | None:
+    """The stage that dominates the critical path, the resource it spent its time on, and its share of the run.
+
+    The path's tasks count with their whole time, the tasks that contain them with the time of
+    their own (a step that decides something before it starts its children). ``path`` is the
+    critical path when the caller has it already."""
+    by_id = {t.id: t for t in tasks}
+    on_path = set()
+    for task in critical_path(tasks) if path is None else path:
+        node: TaskRecord | None = task
+        while node is not None and node.id not in on_path:
+            on_path.add(node.id)
+            node = by_id.get(node.parent_id) if node.parent_id else None
+    times = {k: v for k, v in exclusive_times(tasks).items() if k in on_path}
+    by_stage: dict[str, list[TaskRecord]] = defaultdict(list)
+    for task in tasks:
+        if task.id in times:
+            by_stage[task.stage].append(task)
+    if not by_stage:
+        return None
+    stage, members = max(by_stage.items(), key=lambda item: sum(times[t.id][0] for t in item[1]))
+    wall = sum(times[t.id][0] for t in members)
+    cpu = sum(times[t.id][1] for t in members)
+    total = run_wall_s or sum(w for w, _ in times.values()) or 1.0
+    return {
+        "stage": stage,
+        "resource": _resource(members, wall, cpu),
+        "share": wall / total,
+        "seconds": wall,
+    }
+
+
+def _subtree(task: TaskRecord, children: dict[str | None, list[TaskRecord]]) -> list[TaskRecord]:
+    found, pending = [], [task]
+    while pending:
+        node = pending.pop()
+        found.append(node)
+        pending.extend(children.get(node.id, []))
+    return found
+
+
+def step_costs(tasks: list[TaskRecord]) -> list[dict[str, Any]]:
+    """Per top-level task (a pipeline step): circuits and shots run, QPU and queue seconds,
+    CPU seconds, and peak memory, over everything it did."""
+    children = _children(tasks)
+    costs = []
+    for top in children.get(None, []):
+        members = _subtree(top, children)
+        executed = [t for t in members if t.stage == "execute"]
+        costs.append(
+            {
+                "task": top.name,
+                "stage": top.stage,
+                "wall_s": top.profile.wall_s if top.end_ns is not None else None,
+                "cpu_s": sum(
+                    t.profile.cpu_s
+                    for t in members
+                    if t.parent_id is None or t.profile.pid != top.profile.pid
+                ),
+                "circuits": sum(int(t.metrics.get("execute.circuits", 0)) for t in executed),
+                "shots": sum(int(t.metrics.get("result.shots", 0)) for t in executed),
+                "qpu_s": sum(t.profile.qpu_s or 0.0 for t in members),
+                "queue_s": sum(t.profile.queue_s or 0.0 for t in members),
+                "peak_rss_bytes": max((t.profile.peak_rss_bytes for t in members), default=0),
+            }
+        )
+    return costs
+
+
+def fidelity(tasks: list[TaskRecord]) -> dict[str, Any]:
+    """The fidelity figures a pipeline's postprocess step recorded (empty for other runs)."""
+    figures: dict[str, Any] = {}
+    for task in tasks:
+        figures.update(
+            {
+                k.removeprefix(FIDELITY_PREFIX): v
+                for k, v in task.metrics.items()
+                if k.startswith(FIDELITY_PREFIX)
+            }
+        )
+    return figures
+
+
+def concurrency(tasks: list[TaskRecord], run_wall_s: float | None) -> dict[str, Any]:
+    """How parallel the run really was: the most innermost tasks running at once, and the busy
+    cores on average (CPU seconds of the innermost tasks over the run's wall time)."""
+    children = _children(tasks)
+    leaves = [t for t in tasks if t.end_ns is not None and not children.get(t.id)]
+    events = sorted([(t.start_ns, 1) for t in leaves] + [(t.end_ns, -1) for t in leaves])
+    running = most = 0
+    for _, change in events:
+        running += change
+        most = max(most, running)
+    wall = run_wall_s or 0.0
+    return {
+        "max_parallel_tasks": most,
+        "mean_busy_cores": sum(t.profile.cpu_s for t in leaves) / wall if wall else None,
+    }
+
+
+def prediction_errors(
+    decisions: list[Any], stages: dict[str, dict[str, Any]], figures: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """What policies predicted before the run beside what the run measured: stage times (a
+    decision whose choice holds ``stages``) and the mitigated error (``inputs.predicted_error``)."""
+    rows = []
+    for decision in decisions:
+        guess = (
+            decision.inputs.get("predicted_error") if isinstance(decision.inputs, dict) else None
+        )
+        if guess is not None and (figures or {}).get("error_mitigated") is not None:
+            actual = figures["error_mitigated"]
+            rows.append(
+                {
+                    "policy": decision.policy,
+                    "stage": "mitigated error",
+                    "predicted": guess,
+                    "measured": actual,
+                    "relative_error": abs(guess - actual) / actual if actual else None,
+                }
+            )
+        predicted = decision.choice.get("stages") if isinstance(decision.choice, dict) else None
+        if not isinstance(predicted, dict):
+            continue
+        for stage, guess in sorted(predicted.items()):
+            measured = stages.get(stage)
+            if measured is None:
+                continue
+            actual = measured["wall_s"]
+            rows.append(
+                {
+                    "policy": decision.policy,
+                    "stage": stage,
+                    "predicted": guess["wall_s"],
+                    "measured": actual,
+                    "unit": "s",
+                    "relative_error": abs(guess["wall_s"] - actual) / actual if actual else None,
+                }
+            )
+    return rows

@@ -1,0 +1,129 @@
+"""The LLQM plugin API: every hook a plugin may implement.
+
+A plugin is a module (or object) named by an entry point in the ``llqm`` group::
+
+    [project.entry-points.llqm]
+    my_plugin = "my_package.llqm_plugin"
+
+and implements any of these hooks with ``@llqm_core.hookimpl``. The built-in plugins are
+registered the same way, so they are also examples. Hooks that ``register`` something hand
+the plugin a callback; hooks that observe a run must not raise: if one does, LLQM warns
+naming the plugin and goes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pluggy
+
+PROJECT = "llqm"
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+@hookspec
+def llqm_register_exporters(register: Callable[..., None]) -> None:
+    """Add span exporters: call ``register(name, factory, batched=True, description="")``.
+
+    ``factory()`` returns an OpenTelemetry ``SpanExporter``; it is called only when the user
+    selects ``name`` (``LLQM_EXPORTERS`` or ``OTEL_TRACES_EXPORTER``). ``batched`` exporters
+    run behind a ``BatchSpanProcessor`` so a slow destination never holds up a task.
+    """
+
+
+@hookspec
+def llqm_register_stages(register: Callable[..., None]) -> None:
+    """Add pipeline stages: call ``register(name, factory, description="")`` for each.
+
+    ``factory(**options)`` checks the options a pipeline file gives (keyword-only, with
+    defaults; ``ValueError`` with one sentence for a bad value) and returns the step: a
+    callable ``step(data)`` that reads what earlier steps left in the dict ``data``
+    (``circuit``, ``compiled``, ``counts``, ``value``, ...) and returns a dict of new
+    entries, or None. ``llqm_core.registries.run_stage(name, data, **options)`` runs it as
+    its own task (stage ``name``).
+    """
+
+
+@hookspec
+def llqm_register_backends(register: Callable[..., None]) -> None:
+    """Add execution backends: call ``register(name, factory, description="")`` for each.
+
+    ``factory(**options)`` builds the backend from the options a pipeline file gives
+    (keyword-only parameters with defaults, so LLQM can name an unknown option); it raises
+    ``ValueError`` with one sentence for a bad value. The Qiskit plugin's backends subclass
+    ``llqm_qiskit.QuantumBackend`` (``execute(circuits, shots, seed=)``, ``snapshot()``).
+    """
+
+
+@hookspec
+def llqm_register_instrumentors(register: Callable[..., None]) -> None:
+    """Add instrumentors: call ``register(name, factory, description="")`` for each.
+
+    ``factory()`` returns an ``llqm_core.Instrumentor``: it patches a library's
+    entry points (``instrument()`` / ``uninstrument()``, symmetric and idempotent, for the
+    library versions it declares) so that unmodified code calling them is profiled as LLQM
+    tasks while a run is current. ``llqm profile`` and ``@profiled`` Prefect flows switch on
+    every registered one.
+    """
+
+
+@hookspec(firstresult=True)
+def llqm_device_snapshot(device: str) -> Any:
+    """Return the current calibration of the device called ``device`` as an
+    ``llqm_core.HardwareSnapshot``, or None if you do not know that name.
+
+    ``llqm hardware show DEVICE`` asks this when the store holds no snapshot of ``DEVICE``,
+    so a user can look at a device before running anything on it.
+    """
+
+
+@hookspec
+def llqm_register_policies(register: Callable[..., None]) -> None:
+    """Add optimisation policies: call ``register(name, factory, description="")`` for each.
+
+    ``factory(**options)`` (the options of ``[policies.<name>]`` in a pipeline file) returns a
+    policy: an object whose ``decides`` names the decision point it serves (``layout``,
+    ``zne.folding``, ``transpile.cache``, ``transpile.parallel``, ``execute.batch``,
+    ``mitigation``, ``predict``) and whose ``decide(**context)`` returns an ``llqm_core.PolicyDecision`` (choice, rationale,
+    inputs) or None to leave the default. LLQM records every decision on the run; see
+    ``llqm_core.pipeline.policies``.
+    """
+
+
+@hookspec
+def llqm_register_engines(register: Callable[..., None]) -> None:
+    """Add workflow engines for pipeline files: call ``register(name, run_pipeline, description="")``.
+
+    ``run_pipeline(pipeline, store=..., on_step=...)`` runs an ``llqm_core.pipeline.Pipeline``
+    (its checked steps, in order, each through ``llqm_core.registries.run_step``) as the
+    engine's own workflow, and returns ``(run_id, data)``. ``[run] engine = "<name>"`` in a
+    pipeline file picks it; the built-in ``local`` engine runs the steps in-process.
+    """
+
+
+@hookspec
+def llqm_describe_value(value: Any) -> dict[str, Any] | None:
+    """Return domain metrics of ``value`` (a task's result), or None if it is not yours.
+
+    Keys are dotted metric names such as ``circuit.qubits``; values are bool, int, float,
+    str or lists of one of those. They become the span attributes ``llqm.<key>``. This is
+    how the core learns about circuits and results without importing any quantum SDK.
+    """
+
+
+@hookspec
+def llqm_run_started(run: Any) -> None:
+    """Observe a run that has just started (an ``llqm_core.RunRecord``)."""
+
+
+@hookspec
+def llqm_task_finished(task: Any) -> None:
+    """Observe a task that has just ended (an ``llqm_core.TaskRecord`` with its profile)."""
+
+
+@hookspec
+def llqm_run_finished(run: Any) -> None:
+    """Observe a run that has just ended, whatever its status."""

@@ -1,0 +1,117 @@
+"""Named things plugins register (backends, stages, policies), found by name with clear errors.
+
+A pipeline file or a CLI option names a backend or a policy; these functions turn the name
+into the registered object, and the options into a call, with one sentence for a name or
+an option that is not known. Built-in and third-party entries are found the same way.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from ..hooks.plugins import loaded_plugins
+from ..model.errors import UserError
+from ..runtime.api import annotate, current_task, task
+
+KINDS = {
+    "backend": "llqm_register_backends",
+    "stage": "llqm_register_stages",
+    "policy": "llqm_register_policies",
+    "engine": "llqm_register_engines",
+}
+
+
+def registered(kind: str) -> dict[str, dict[str, Any]]:
+    """Every entry of one kind (``backend``, ``stage``, ``policy``), by name."""
+    return loaded_plugins().registry(KINDS[kind])
+
+
+def lookup(kind: str, name: str) -> Any:
+    """The object registered as ``name``, or a UserError that lists what is registered."""
+    entries = registered(kind)
+    if name not in entries:
+        known = (
+            ", ".join(sorted(entries))
+            or "none (is the plugin that provides it installed and enabled?)"
+        )
+        raise UserError(f"unknown {kind} {name!r}; registered {kind} names are: {known}.")
+    return entries[name]["object"]
+
+
+def create(kind: str, name: str, /, **options: Any) -> Any:
+    """Call the factory registered as ``name`` with ``options``, refusing options it does not take."""
+    factory = lookup(kind, name)
+    check_options(factory, options, f"{kind} {name!r}")
+    try:
+        return factory(**options)
+    except ValueError as exc:  # factories refuse bad option values with ValueError, by convention
+        raise UserError(f"{kind} {name!r}: {exc}") from None
+
+
+def run_stage(name: str, data: dict[str, Any], /, **options: Any) -> dict[str, Any]:
+    """Build the stage registered as ``name`` with ``options`` and run it on ``data`` as its own task."""
+    return run_step(name, create("stage", name, **options), data)
+
+
+def run_step(name: str, step: Any, data: dict[str, Any]) -> dict[str, Any]:
+    """Run a built stage as its own task (stage ``name``); see ``apply_step``."""
+    with task(name, stage=name):
+        return apply_step(name, step, data)
+
+
+def apply_step(name: str, step: Any, data: dict[str, Any]) -> dict[str, Any]:
+    """Run a built stage in the current task and merge its new entries into ``data``.
+
+    A stage's factory checks its options when the pipeline is read, so that bad input is
+    refused before anything runs; the step it returns reads what earlier steps left in
+    ``data`` (``circuit``, ``compiled``, ``counts``, ...) and returns a dict of new entries
+    or None. Plain numbers and strings among them are recorded on the task as ``stage.*``; the
+    other values (circuits, counts) are described by the plugins and tracked as the task's outputs.
+    A workflow engine that makes its own task of each step calls this inside it.
+    """
+    added = step(data) or {}
+    if not isinstance(added, dict):
+        raise TypeError(
+            f"stage {name!r} returned {type(added).__name__}; a stage returns a dict of new entries or None."
+        )
+    annotate({f"stage.{key}": value for key, value in added.items() if _is_metric(value)})
+    handle = current_task()
+    if handle is not None:
+        for (
+            value
+        ) in added.values():  # circuits, counts...: described by the plugins, tracked as outputs
+            if not _is_metric(value) and not callable(value):
+                handle.record_output(value)
+    return {**data, **added}
+
+
+def _is_metric(value: Any) -> bool:
+    return isinstance(value, (bool, int, float, str))
+
+
+def check_options(factory: Any, options: dict[str, Any], what: str) -> None:
+    """One sentence naming an option that ``factory`` does not take, and the ones it does."""
+    try:
+        parameters = inspect.signature(factory).parameters
+    except (TypeError, ValueError):  # a builtin without a signature: let the call decide
+        return
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return
+    allowed = [
+        n for n, p in parameters.items() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    for option in options:
+        if option not in allowed:
+            raise UserError(
+                f"{what} has no option {option!r}; its options are: {', '.join(allowed) or 'none'}."
+            )
+    missing = [
+        n
+        for n, p in parameters.items()
+        if p.default is inspect.Parameter.empty
+        and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+        and n not in options
+    ]
+    if missing:
+        raise UserError(f"{what} needs the option {missing[0]!r}.")

@@ -1,0 +1,104 @@
+"""Sweeps: one pipeline file run over a grid of values, with error against cost at each point.
+
+``--grid KEY=V1,V2,...`` names a value of the file by its dotted path (``circuit.qubits``,
+``mitigation.technique``, ``mitigation.zne.scale_factors``) and the values to try, written
+as TOML values (``4,8``; ``"zne","pec"`` or plain words; ``[1,3],[1,3,5]``). Every point
+of the grid is checked before the first one runs, so a bad value costs nothing.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import tomllib
+from typing import Any
+
+from ..model.errors import UserError
+from .file import Pipeline, parse_pipeline
+
+
+def _split_values(text: str) -> list[str]:
+    """Split on commas that are not inside brackets or quotes."""
+    parts, depth, quote, current = [], 0, None, ""
+    for char in text:
+        if quote:
+            quote = None if char == quote else quote
+        elif char in "\"'":
+            quote = char
+        elif char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append(current)
+            current = ""
+            continue
+        current += char
+    parts.append(current)
+    return [p.strip() for p in parts]
+
+
+def _value(text: str) -> Any:
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text  # a bare word: a name such as zne
+
+
+def parse_grid(entries: list[str]) -> list[tuple[str, list[Any]]]:
+    grid = []
+    for entry in entries:
+        key, sep, values = entry.partition("=")
+        if not sep or not key.strip() or not values.strip():
+            raise UserError(
+                f"--grid {entry!r} must be KEY=V1,V2,... with KEY a dotted path such as circuit.qubits."
+            )
+        grid.append((key.strip(), [_value(v) for v in _split_values(values) if v]))
+    return grid
+
+
+def _assign(config: dict[str, Any], key: str, value: Any) -> None:
+    *sections, last = key.split(".")
+    table = config
+    for section in sections:
+        table = table.setdefault(section, {})
+        if not isinstance(table, dict):
+            raise UserError(f"--grid {key}: {section!r} is not a table in the pipeline file.")
+    table[last] = value
+
+
+def grid_pipelines(
+    config: dict[str, Any], grid: list[tuple[str, list[Any]]], source: str
+) -> list[tuple[dict[str, Any], Pipeline]]:
+    """Every point of the grid as (its values, the checked pipeline), in order."""
+    keys = [key for key, _ in grid]
+    points = []
+    for values in itertools.product(*(values for _, values in grid)):
+        assignment = dict(zip(keys, values))
+        point = copy.deepcopy(config)
+        for key, value in assignment.items():
+            _assign(point, key, value)
+        label = ", ".join(f"{k}={v}" for k, v in assignment.items())
+        point["name"] = f"{config.get('name', 'sweep')} [{label}]"
+        try:
+            points.append((assignment, parse_pipeline(point, source)))
+        except UserError as exc:
+            raise UserError(f"sweep point {label}: {exc}") from None
+    return points
+
+
+def point_summary(assignment: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
+    """One row of a sweep: the point, its errors and what it cost."""
+    figures, costs = report.get("fidelity", {}), report.get("costs", [])
+    return {
+        "point": assignment,
+        "run": report["run"]["id"],
+        "error_unmitigated": figures.get("error_unmitigated"),
+        "error_mitigated": figures.get("error_mitigated"),
+        "error_reduction": figures.get("error_reduction"),
+        "circuits": sum(c["circuits"] for c in costs),
+        "shots": sum(c["shots"] for c in costs),
+        "qpu_s": sum(c["qpu_s"] for c in costs),
+        "queue_s": sum(c["queue_s"] for c in costs),
+        "wall_s": report["run"]["wall_s"],
+    }

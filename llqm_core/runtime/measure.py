@@ -1,0 +1,107 @@
+"""Measuring one task from inside its own process.
+
+Wall and CPU time are read at start and end; peak RSS comes from the shared sampler and
+from the kernel's high-water mark (``ru_maxrss``), which catches a peak that fell between
+two samples whenever it set a new high for the process. The GPU is read by the sampler alone.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+
+from ..model.records import GpuProfile, Profile
+from .memory import usage
+from .sampler import Watch, shared_sampler
+
+HOST = socket.gethostname()
+
+
+_perf_counter, _thread_time, _times, _get_ident = (
+    time.perf_counter,
+    time.thread_time,
+    os.times,
+    threading.get_ident,
+)
+
+
+class Measurement(Watch):
+    """Made at a task's start, stopped at its end: the result is the task's ``Profile``.
+
+    It is the ``Watch`` the shared sampler folds its readings into meanwhile (one object per
+    task, not two: each costs microseconds between two tasks' work)."""
+
+    __slots__ = (
+        "_sampler",
+        "_start_rss",
+        "_start_process_cpu",
+        "_start_hwm",
+        "_start_times",
+        "_start_thread_cpu",
+        "_start_wall",
+    )
+
+    def __init__(self) -> None:
+        self._sampler = sampler = shared_sampler()
+        self._start_rss, self._start_process_cpu, self._start_hwm = usage()
+        Watch.__init__(self, _get_ident(), self._start_rss)
+        sampler.watch(self)
+        self._start_times = _times()
+        self._start_thread_cpu = _thread_time()
+        self._start_wall = _perf_counter()
+
+    def stop(self, qpu_s: float | None = None, queue_s: float | None = None) -> Profile:
+        """The task's profile, with the QPU and queue seconds that backends reported for it."""
+        wall = _perf_counter() - self._start_wall
+        thread_cpu = _thread_time() - self._start_thread_cpu
+        end_rss, end_process_cpu, end_hwm = usage()
+        process_cpu = end_process_cpu - self._start_process_cpu
+        end_times = _times()
+        sampler = self._sampler
+        sampler.unwatch(self)
+        start = self._start_times
+        children_cpu = (end_times.children_user - start.children_user) + (
+            end_times.children_system - start.children_system
+        )
+        peak = max(self.max_rss, end_rss)  # the end reading is the task's last sample
+        if end_hwm is not None and self._start_hwm is not None and end_hwm > self._start_hwm:
+            peak = max(peak, end_hwm)
+        if self.concurrent:
+            scope, cpu = "thread", thread_cpu + children_cpu
+        else:
+            scope, cpu = "process", process_cpu + children_cpu
+        return Profile(
+            wall_s=wall,
+            cpu_s=cpu,
+            cpu_scope=scope,
+            thread_cpu_s=thread_cpu,
+            process_cpu_s=process_cpu,
+            children_cpu_s=children_cpu,
+            start_rss_bytes=self._start_rss,
+            end_rss_bytes=end_rss,
+            peak_rss_bytes=peak,
+            rss_growth_bytes=end_rss - self._start_rss,
+            samples=self.samples + 1,
+            qpu_s=qpu_s,
+            queue_s=queue_s,
+            pid=sampler.pid,
+            host=HOST,
+            gpu=self._gpu_profile(),
+        )
+
+    def _gpu_profile(self) -> GpuProfile:
+        """What the sampler read of the GPU while the task ran (the ``gpu`` module says why nothing else)."""
+        probe = self._sampler.gpu
+        if not probe.available:
+            return probe.unavailable
+        if not self.gpu_readings:
+            return probe.not_sampled
+        return GpuProfile(
+            available=True,
+            devices=probe.devices,
+            utilization_max_pct=self.gpu_util_max,
+            utilization_mean_pct=self.gpu_util_sum / self.gpu_readings,
+            memory_peak_bytes=self.gpu_memory_max,
+        )

@@ -1,0 +1,174 @@
+"""One background sampler per process, shared by every task that is running.
+
+A thread per task would multiply the sampling cost by the concurrency; instead each
+running task registers a ``Watch`` and the single sampler thread folds every reading into
+all watches. The thread parks (no readings, no CPU) once no task has run for a second.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+from ..model.settings import seconds_from_env, seconds_in_range
+from .gpu import gpu_probe
+from .memory import current_rss
+from .per_process import PerProcess
+
+DEFAULT_INTERVAL_S = 0.2  # each tick costs ~150 us of CPU on a VM; the kernel's high-water mark catches new highs exactly
+INTERVAL_ENV = "LLQM_SAMPLE_INTERVAL"
+IDLE_PARK_S = 1.0
+MIN_INTERVAL_S, MAX_INTERVAL_S = 0.001, 60.0
+
+
+def interval_from_env() -> float:
+    return seconds_from_env(INTERVAL_ENV, DEFAULT_INTERVAL_S, MIN_INTERVAL_S, MAX_INTERVAL_S)
+
+
+class Watch:
+    """The extremes one task saw while it ran, and whether a task in another thread ran meanwhile."""
+
+    __slots__ = (
+        "thread",
+        "concurrent",
+        "max_rss",
+        "samples",
+        "gpu_util_max",
+        "gpu_util_sum",
+        "gpu_readings",
+        "gpu_memory_max",
+        "seen",
+    )
+
+    def __init__(self, thread: int, rss: int) -> None:
+        self.thread = thread
+        self.concurrent = False
+        self.max_rss = rss  # the task's reading at its start is its first sample
+        self.samples = 1
+        self.gpu_util_max: float | None = None
+        self.gpu_util_sum = 0.0
+        self.gpu_readings = 0
+        self.gpu_memory_max: int | None = None
+        self.seen = False  # by a tick of the sampler: the task has run for about an interval since
+
+    def fold(self, rss: int, gpu: tuple[float, int] | None) -> None:
+        self.samples += 1
+        if rss > self.max_rss:
+            self.max_rss = rss
+        if gpu is None:
+            return
+        util, memory = gpu
+        self.gpu_readings += 1
+        self.gpu_util_sum += util
+        self.gpu_util_max = util if self.gpu_util_max is None else max(self.gpu_util_max, util)
+        self.gpu_memory_max = (
+            memory if self.gpu_memory_max is None else max(self.gpu_memory_max, memory)
+        )
+
+
+class ResourceSampler:
+    def __init__(self, interval_s: float = DEFAULT_INTERVAL_S) -> None:
+        self.interval_s = interval_s
+        self.pid = (
+            os.getpid()
+        )  # a forked child makes a sampler of its own: every task's end names its process
+        self.gpu = gpu_probe()
+        self._watches: set[Watch] = set()
+        self._lock = threading.Lock()
+        self._busy = threading.Event()
+        self._ticking = False  # the event's state, as a plain read: every task's start asks
+        self._thread: threading.Thread | None = None
+
+    def watch(self, watch: Watch) -> None:
+        """Fold readings into ``watch`` (made by the task's own thread, from its first reading) until
+        ``unwatch``; watches of tasks in other threads at the same time are marked ``concurrent``.
+
+        Without the lock, as it runs at every task's start: set operations are atomic under the
+        GIL, each thread adds before it looks, so of two tasks that overlap the later one to look
+        sees both, and marking only ever sets a flag."""
+        watches = self._watches
+        watches.add(watch)
+        if len(watches) > 1:
+            for other in tuple(watches):  # a snapshot: other threads add and remove meanwhile
+                if other.thread != watch.thread:
+                    other.concurrent = watch.concurrent = True
+        if not self._ticking:  # read after adding: see ``_loop``'s parking
+            self._start_ticking()
+
+    def _start_ticking(self) -> None:
+        with self._lock:
+            self._ticking = True
+            self._busy.set()
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="llqm-sampler", daemon=True)
+                self._thread.start()
+
+    def unwatch(self, watch: Watch) -> None:
+        """Stop watching: one set operation, atomic under the GIL (readers iterate a snapshot)."""
+        self._watches.discard(watch)
+
+    def _loop(self) -> None:
+        """Tick while tasks come and go; park only after ``IDLE_PARK_S`` without any, so short
+        tasks in a row do not wake the thread (and contend for the GIL) once each."""
+        idle_s = 0.0
+        busy = self._busy
+        while True:
+            if (
+                not busy.is_set()
+            ):  # each wake costs ~120 us of CPU on a VM: the loop does no more than it must
+                busy.wait()
+            time.sleep(self.interval_s)
+            with self._lock:
+                watches = tuple(self._watches)
+                if not watches:
+                    idle_s += self.interval_s
+                    if idle_s >= IDLE_PARK_S:
+                        self._ticking = False
+                        self._busy.clear()
+                        if (
+                            self._watches
+                        ):  # a task started meanwhile, and may have seen ``_ticking`` still True
+                            self._ticking = True
+                            self._busy.set()
+                        idle_s = 0.0
+            if not watches:
+                continue
+            idle_s = 0.0
+            if not self._any_seen_before(watches):
+                continue
+            try:
+                rss = current_rss()
+                gpu = self.gpu.read() if self.gpu.available else None
+            except OSError:
+                continue
+            for watch in watches:
+                watch.fold(rss, gpu)
+
+    @staticmethod
+    def _any_seen_before(watches: tuple[Watch, ...]) -> bool:
+        """Whether a task was running at the previous tick already (and mark those that were not).
+
+        Each task reads its own start and end; a tick reads for the tasks that have run about an
+        interval by then. In a pipeline of tasks shorter than the interval no tick finds one, and
+        none reads: on a VM each read costs the thread a second wait for the GIL (~100 us of CPU).
+        A peak that no end reading sees and that sets no new high for the process is therefore
+        seen if it lasts two intervals (one, once the task has run for one)."""
+        due = False
+        for watch in watches:
+            if watch.seen:
+                due = True
+            else:
+                watch.seen = True
+        return due
+
+
+#: This process's sampler (a forked child starts its own: threads do not survive a fork).
+shared_sampler = PerProcess(lambda: ResourceSampler(interval_from_env())).get
+
+
+def set_sample_interval(seconds: float) -> None:
+    """Change the shared sampler's interval; takes effect at its next reading."""
+    shared_sampler().interval_s = seconds_in_range(
+        seconds, "sample interval", MIN_INTERVAL_S, MAX_INTERVAL_S
+    )

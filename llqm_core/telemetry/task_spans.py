@@ -1,0 +1,170 @@
+"""Task spans are built after their task has ended, in batches, off the task's path.
+
+Starting, filling and ending an SDK span is some forty Python calls; run once between two
+20 ms tasks (cold caches) that is ~200 us on the VMs this project is measured on, 1% of
+the task (``bench/overhead.py``). Built a batch at a time in a background thread, the same
+work costs a fraction of that. So while a task runs, its place in the trace is held by a
+``NonRecordingSpan`` that already carries the span id the real span will get: spans that
+other code starts inside the task (a workflow engine's, a library's) name the task as
+their parent, and the store keeps the same id. When the task ends, its record is queued;
+``BATCH_INTERVAL_S`` later the thread builds the span with its true start and end times,
+its attributes and, for a failure, the exception event. Where no exporter or other span
+processor would receive it (LLQM's own tracer provider with no exporter chosen, the
+default), no span is built, nor a placeholder made, at all: ``llqm trace`` rebuilds every
+span from the store, whose span ids still make the run's trace a tree.
+
+Spans therefore reach exporters up to ``BATCH_INTERVAL_S`` after their task ends; a run's
+end, ``llqm_core.flush()``, a change of exporters and the process's exit build every
+pending span first. Attributes set on the placeholder through the OpenTelemetry API are
+not recorded: ``annotate`` is the way to add a task's metrics.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import warnings
+import weakref
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry.trace import NonRecordingSpan, SpanContext, Status, StatusCode
+
+from ..model.records import TaskRecord
+from .attributes import task_attributes
+
+BATCH_INTERVAL_S = 0.5
+
+_all: weakref.WeakSet[TaskSpans] = weakref.WeakSet()
+
+
+class _PresetSpanIds:
+    """The tracer's id generator, except that the building thread can say which span id comes next."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self._next = threading.local()
+
+    def preset(self, span_id: int | None) -> None:
+        self._next.span_id = span_id
+
+    def generate_span_id(self) -> int:
+        span_id = getattr(self._next, "span_id", None)
+        if span_id is None:
+            return self.inner.generate_span_id()
+        self._next.span_id = None
+        return span_id
+
+    def generate_trace_id(self) -> int:
+        return self.inner.generate_trace_id()
+
+    def is_trace_id_random(self) -> bool:
+        return self.inner.is_trace_id_random()
+
+
+def child_context(parent: SpanContext, span_id: int) -> SpanContext:
+    """The context of a task's span (built or still to be built): a child of ``parent`` with the given id."""
+    return SpanContext(parent.trace_id, span_id, False, parent.trace_flags, parent.trace_state)
+
+
+class TaskSpans:
+    """The spans of ended tasks that are waiting to be built, and the thread that builds them."""
+
+    def __init__(self, tracer: Any) -> None:
+        self.tracer = tracer
+        #: False while nothing would ever receive a span: then none is built. A plain attribute, kept
+        #: up to date by whoever knows the span processors: every task's start and end read it.
+        self.reading = True
+        self._ids: _PresetSpanIds | None = None
+        inner = getattr(
+            tracer, "id_generator", None
+        )  # an SDK tracer; a no-op one records nothing anyway
+        if inner is not None:
+            self._ids = inner if isinstance(inner, _PresetSpanIds) else _PresetSpanIds(inner)
+            tracer.id_generator = self._ids
+        self._warned = False
+        self._start_afresh()
+        _all.add(self)
+
+    def _start_afresh(self) -> None:
+        self._queue: list[tuple] = []
+        self._lock = threading.Lock()
+        self._building = threading.RLock()  # a flush waits for a batch the thread has taken
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @staticmethod
+    def placeholder(parent: SpanContext, span_id: int) -> NonRecordingSpan:
+        """The span that stands for a task while it runs: a child of ``parent`` with the given id."""
+        return NonRecordingSpan(child_context(parent, span_id))
+
+    def ended(self, record: TaskRecord, parent: SpanContext, stacktrace: str | None = None) -> None:
+        """Queue the span of a task that has ended (``stacktrace`` when it failed); it gets the
+        span id the record names. Call only where ``reading`` says spans are read."""
+        with self._lock:
+            self._queue.append((record, parent, stacktrace))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="llqm-spans", daemon=True)
+                self._thread.start()
+        if not self._wake.is_set():
+            self._wake.set()
+
+    def build_pending(self) -> None:
+        """Build every queued span now (at a run's end, a flush, an exporter change, exit)."""
+        with self._building:
+            with self._lock:
+                queued, self._queue = self._queue, []
+            for item in queued:
+                try:
+                    self._build(*item)
+                except Exception as exc:  # a span processor's bug must not stop the spans after it
+                    if not self._warned:
+                        self._warned = True
+                        warnings.warn(
+                            f"building a task's span failed and it is dropped: {exc!r}",
+                            stacklevel=2,
+                        )
+
+    def _loop(self) -> None:
+        while True:
+            self._wake.wait()
+            time.sleep(BATCH_INTERVAL_S)  # let the spans of that while gather into one batch
+            self._wake.clear()
+            self.build_pending()
+
+    def _build(self, record: TaskRecord, parent: SpanContext, stacktrace: str | None) -> None:
+        if self._ids is not None:
+            self._ids.preset(int(record.span_id, 16))
+        try:
+            span = self.tracer.start_span(
+                record.name,
+                context=trace.set_span_in_context(NonRecordingSpan(parent)),
+                start_time=record.start_ns,
+                attributes=task_attributes(record),
+            )
+        finally:
+            if self._ids is not None:
+                self._ids.preset(None)
+        if stacktrace is not None:
+            span.add_event(
+                "exception",
+                {  # as record_exception() would, with secrets cut out
+                    "exception.type": record.error_type,
+                    "exception.message": record.error,
+                    "exception.stacktrace": stacktrace,
+                    "exception.escaped": False,
+                },
+                timestamp=record.end_ns,
+            )
+            span.set_status(Status(StatusCode.ERROR, f"{record.error_type}: {record.error}"))
+        span.end(end_time=record.end_ns)
+
+
+def _forget_parents_spans() -> None:
+    for spans in list(_all):
+        spans._start_afresh()  # the parent builds its own queue; the child's thread did not survive the fork
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_parents_spans)

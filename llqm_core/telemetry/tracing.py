@@ -1,0 +1,305 @@
+"""OpenTelemetry set-up: one tracer provider, exporters chosen by name, bounded shutdown.
+
+If the application already installed an SDK ``TracerProvider`` as the global one, LLQM adds
+its exporters to it; otherwise LLQM installs its own (resource from ``OTEL_SERVICE_NAME`` and
+``OTEL_RESOURCE_ATTRIBUTES``), so spans of the workflow engine and of LLQM share one trace.
+
+Exporters are chosen, first match wins, by ``configure_exporters(...)``, by ``LLQM_EXPORTERS``
+(comma-separated names), by the standard ``OTEL_TRACES_EXPORTER``, or else ``otlp`` when an
+``OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT`` is set and none otherwise. Spans always reach the
+profile store, whatever is exported. Task spans are built after their task ends, off its
+path (``llqm_core.telemetry.task_spans``); a flush, a change of exporters and exit build them first.
+
+An exporter can never fail or stall the pipeline: batched exporters work in a background
+thread, a raising exporter is warned about once, and at exit LLQM waits at most
+``LLQM_EXPORT_TIMEOUT`` seconds (default 2) for pending spans before giving up on them; then
+one line says how many spans an exporter never delivered (the store still has them).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import sys
+import threading
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.export import (
+    BatchSpanProcessor,
+    SimpleSpanProcessor,
+    SpanExporter,
+    SpanExportResult,
+)
+
+from ..hooks.plugins import loaded_plugins
+from ..model.errors import UserError
+from ..model.settings import seconds_from_env
+from .otlp_json import SCOPE
+from .task_spans import TaskSpans
+
+EXPORTERS_ENV = "LLQM_EXPORTERS"
+EXPORT_TIMEOUT_ENV = "LLQM_EXPORT_TIMEOUT"
+DEFAULT_EXPORT_TIMEOUT_S = 2.0
+BATCH_DELAY_ENV = "OTEL_BSP_SCHEDULE_DELAY"
+DEFAULT_BATCH_DELAY_MS = 500.0
+
+
+def batch_delay_ms() -> float:
+    """How long ended spans wait to be batched: OTEL_BSP_SCHEDULE_DELAY (ms) if set, else 500 ms
+    (the SDK's 5 s would lose the last five seconds of spans of a process that is killed)."""
+    raw = os.environ.get(BATCH_DELAY_ENV)
+    try:
+        return float(raw) if raw is not None and raw.strip() else DEFAULT_BATCH_DELAY_MS
+    except ValueError:
+        return DEFAULT_BATCH_DELAY_MS
+
+
+def export_timeout_s() -> float:
+    return seconds_from_env(EXPORT_TIMEOUT_ENV, DEFAULT_EXPORT_TIMEOUT_S, 0.0)
+
+
+class CountedExporter(SpanExporter):
+    """An exporter that counts the spans it delivered, so that what never arrived can be said once."""
+
+    def __init__(self, name: str, inner: SpanExporter) -> None:
+        self.name, self.inner = name, inner
+        self.delivered = 0
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        result = self.inner.export(spans)
+        if result is SpanExportResult.SUCCESS:
+            self.delivered += len(spans)
+        return result
+
+    def shutdown(self) -> None:
+        self.inner.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        flush = getattr(self.inner, "force_flush", None)
+        return flush(timeout_millis) if flush is not None else True
+
+
+class ExporterHub(SpanProcessor):
+    """The one processor LLQM adds to the provider; the exporters behind it can be swapped."""
+
+    def __init__(self) -> None:
+        self._processors: list[tuple[str, SpanProcessor]] = []
+        self._warned: set[str] = set()
+        self._counted: dict[int, CountedExporter] = {}  # by id of the processor that feeds it
+        self._ended: dict[int, int] = {}
+
+    @property
+    def names(self) -> list[str]:
+        return [name for name, _ in self._processors]
+
+    def replace(
+        self,
+        processors: list[tuple[str, SpanProcessor]],
+        counted: dict[int, CountedExporter] | None = None,
+        timeout_s: float | None = None,
+    ) -> None:
+        """Swap the exporters; the old ones get ``timeout_s`` (default: the export timeout) to
+        deliver what they hold, and what they never delivered is said in one line."""
+        old, self._processors = self._processors, processors
+        old_counted, self._counted = self._counted, dict(counted or {})
+        old_ended, self._ended = self._ended, {}
+        _bounded(
+            lambda: [p.shutdown() for _, p in old],
+            export_timeout_s() if timeout_s is None else timeout_s,
+        )
+        for _, processor in old:
+            exporter = old_counted.get(id(processor))
+            ended = old_ended.get(id(processor), 0)
+            if exporter is not None and exporter.delivered < ended:
+                print(
+                    f"llqm: warning: {ended - exporter.delivered} of {ended} spans were not delivered to span exporter "
+                    f"{exporter.name!r} (unreachable, refusing, or slower than {EXPORT_TIMEOUT_ENV}="
+                    f"{export_timeout_s():g} s); the profile store keeps every run (`llqm trace RUN` writes it as OTLP/JSON).",
+                    file=sys.stderr,
+                )
+
+    def on_start(self, span: Span, parent_context: otel_context.Context | None = None) -> None:
+        return None
+
+    def on_end(self, span: ReadableSpan) -> None:
+        for name, processor in self._processors:
+            key = id(processor)
+            if key in self._counted:
+                self._ended[key] = self._ended.get(key, 0) + 1
+            try:
+                processor.on_end(span)
+            except Exception as exc:
+                if name not in self._warned:
+                    self._warned.add(name)
+                    warnings.warn(
+                        f"span exporter {name!r} failed and its spans are dropped: {exc}",
+                        stacklevel=2,
+                    )
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        deadline = time.monotonic() + timeout_millis / 1000
+        ok = True
+        for _, processor in self._processors:
+            remaining = max(0, int((deadline - time.monotonic()) * 1000))
+            ok = processor.force_flush(remaining) and ok
+        return ok
+
+    def shutdown(self) -> None:
+        self.replace([])
+
+
+def _bounded(action, timeout_s: float) -> bool:
+    """Run ``action`` in a daemon thread and wait for it at most ``timeout_s``."""
+    worker = threading.Thread(target=action, name="llqm-export-shutdown", daemon=True)
+    worker.start()
+    worker.join(timeout_s)
+    return not worker.is_alive()
+
+
+def _selected_names() -> list[str]:
+    for variable in (EXPORTERS_ENV, "OTEL_TRACES_EXPORTER"):
+        raw = os.environ.get(variable)
+        if raw is not None and raw.strip():
+            return [n.strip() for n in raw.split(",") if n.strip()]
+    if os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or os.environ.get(
+        "OTEL_EXPORTER_OTLP_ENDPOINT"
+    ):
+        return ["otlp"]
+    return []
+
+
+class _OwnTracerProvider(TracerProvider):
+    """The provider LLQM installs when the application has none: it says when a span processor
+    is added (by LLQM or by the application), so that whether spans are read at all is known
+    without asking at every task."""
+
+    def __init__(self, on_new_processor: Callable[[], None], **kwargs: Any) -> None:
+        self._on_new_processor = on_new_processor
+        super().__init__(**kwargs)
+
+    def add_span_processor(self, span_processor: SpanProcessor) -> None:
+        super().add_span_processor(span_processor)
+        self._on_new_processor()
+
+
+class Telemetry:
+    def __init__(self) -> None:
+        self.hub = ExporterHub()
+        current = trace.get_tracer_provider()
+        self._owns_provider = not isinstance(current, TracerProvider)
+        if self._owns_provider:
+            self.provider = _OwnTracerProvider(
+                self._note_readers, resource=Resource.create(), shutdown_on_exit=False
+            )
+        else:
+            self.provider = current
+        self.tracer = self.provider.get_tracer(SCOPE.name, SCOPE.version)
+        self.task_spans = TaskSpans(self.tracer)
+        self._note_readers()
+
+    def _note_readers(self) -> None:
+        """Tell the task spans whether anything reads them: not when the provider is LLQM's own and
+        its only processor, the hub, has no exporter (then no span is built, nor a placeholder made)."""
+        self.task_spans.reading = self._spans_are_read()
+
+    def _spans_are_read(self) -> bool:
+        if not self._owns_provider or self.hub.names:
+            return True
+        # The SDK keeps a provider's processors in private fields; when they cannot be read, assume a reader.
+        processors = getattr(
+            getattr(self.provider, "_active_span_processor", None), "_span_processors", None
+        )
+        return processors not in ((), (self.hub,))
+
+    def install(self) -> None:
+        """Attach the exporters to the provider and make it the global one if none was set."""
+        self.provider.add_span_processor(self.hub)
+        if self._owns_provider and isinstance(
+            trace.get_tracer_provider(), trace.ProxyTracerProvider
+        ):
+            trace.set_tracer_provider(self.provider)
+        atexit.register(self.close)
+
+    def configure(self, names: Sequence[str], exporters: Sequence[SpanExporter] = ()) -> list[str]:
+        self.task_spans.build_pending()  # the spans of tasks already ended go where they would have gone
+        available = loaded_plugins().registry("llqm_register_exporters")
+        chosen = [name for name in names if name != "none"]
+        for name in chosen:
+            if name not in available:
+                raise UserError(
+                    f"unknown span exporter {name!r}; available exporters are: {', '.join(sorted([*available, 'none']))}."
+                )
+        processors: list[tuple[str, SpanProcessor]] = []
+        counted: dict[int, CountedExporter] = {}
+        for name in chosen:
+            entry = available[name]
+            exporter = CountedExporter(name, entry["object"]())
+            processor = (
+                BatchSpanProcessor(exporter, schedule_delay_millis=batch_delay_ms())
+                if entry.get("batched", True)
+                else SimpleSpanProcessor(exporter)
+            )
+            counted[id(processor)] = exporter
+            processors.append((name, processor))
+        for exporter in exporters:
+            processors.append((type(exporter).__name__, SimpleSpanProcessor(exporter)))
+        self.hub.replace(processors, counted)
+        self._note_readers()
+        return self.hub.names
+
+    def flush(self, timeout_s: float | None = None) -> bool:
+        timeout = export_timeout_s() if timeout_s is None else timeout_s
+        self.task_spans.build_pending()
+        return self.hub.force_flush(int(timeout * 1000))
+
+    def close(self) -> None:
+        """Hand pending spans to the exporters, waiting no longer than the export timeout in all.
+
+        The exporters' shutdown is bounded inside ``replace``, which then reports in this
+        thread what never arrived (a second bound around it would cut that report off)."""
+        deadline = time.monotonic() + export_timeout_s()
+        _bounded(self.task_spans.build_pending, export_timeout_s())
+        self.hub.replace([], timeout_s=max(0.0, deadline - time.monotonic()))
+        self._note_readers()
+
+    @property
+    def resource_attributes(self) -> dict:
+        return dict(self.provider.resource.attributes)
+
+
+_telemetry: Telemetry | None = None
+_lock = threading.Lock()
+
+
+def telemetry() -> Telemetry:
+    """The process's telemetry, set up on first use from the environment."""
+    global _telemetry
+    current = _telemetry
+    if current is not None:
+        return current  # every task's start and end ask: no lock once set up
+    with _lock:
+        if _telemetry is None:
+            candidate = Telemetry()
+            candidate.configure(_selected_names())
+            candidate.install()
+            _telemetry = candidate
+        return _telemetry
+
+
+def configure_exporters(
+    names: Sequence[str] = (), exporters: Sequence[SpanExporter] = ()
+) -> list[str]:
+    """Export spans to the named exporters and to the given exporter objects, replacing the previous ones."""
+    return telemetry().configure(names, exporters)
+
+
+def flush(timeout_s: float | None = None) -> bool:
+    """Push pending spans out now; True when every exporter finished in time."""
+    return telemetry().flush(timeout_s)

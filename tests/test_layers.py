@@ -1,0 +1,116 @@
+"""Imports run one way: along the core's packages, and from plugins into the core, never back.
+
+The allowed directions are the ones each package's docstring states (docs/architecture.md);
+a new import against them, or a new package that does not declare its place, fails here.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import llqm_core
+
+CORE = Path(llqm_core.__file__).parent
+ROOT = CORE.parent
+
+#: Each package of the core and the packages it may import besides itself, in the data's order.
+MAY_IMPORT = {
+    "model": set(),
+    "hooks": {"model"},
+    "store": {"model"},
+    "telemetry": {"model", "hooks"},
+    "runtime": {"model", "hooks", "store", "telemetry"},
+    "pipeline": {"model", "hooks", "store", "telemetry", "runtime"},
+    "analysis": {"model", "store"},
+}
+#: Modules above every package: the public face, the command line, and a documented old path.
+TOP_MODULES = {"__init__", "cli", "profile_command", "registries"}
+PLUGINS = {"llqm_qiskit", "llqm_mitiq", "llqm_policies", "llqm_prefect"}
+#: What the engine-agnostic core never imports, not even lazily.
+ENGINES_AND_SDKS = {"qiskit", "qiskit_aer", "qiskit_ibm_runtime", "mitiq", "cirq", "prefect"}
+
+
+def imported_modules(path: Path, module: str) -> set[str]:
+    """Every module ``path`` imports, as absolute names, including imports inside functions."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                parts = parts[: len(parts) - node.level + 1]
+                base = ".".join(parts + ([base] if base else []))
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return found
+
+
+def module_name(path: Path) -> str:
+    return ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+
+
+def place(module: str) -> str:
+    """The package (or top-level module) of the core that ``module`` belongs to."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def core_modules() -> list[tuple[Path, str]]:
+    return [(path, module_name(path)) for path in sorted(CORE.rglob("*.py"))]
+
+
+def test_every_core_module_sits_in_a_declared_package_or_on_top():
+    for path, module in core_modules():
+        assert place(module) in TOP_MODULES | set(MAY_IMPORT), (
+            f"{path}: neither a declared package nor a top-level module; "
+            f"put it in one of {sorted(MAY_IMPORT)}"
+        )
+
+
+def test_core_packages_import_only_the_packages_below_them():
+    wrong = []
+    for path, module in core_modules():
+        own = place(module)
+        if own in TOP_MODULES:
+            continue
+        for imported in imported_modules(path, module):
+            if imported.split(".")[0] != "llqm_core":
+                continue
+            target = place(imported)
+            # the top level re-exports every package, so importing it would skip the order
+            if target != own and target not in MAY_IMPORT[own]:
+                wrong.append(f"{module} imports {imported}")
+    assert not wrong, "imports against the core's order:\n" + "\n".join(sorted(wrong))
+
+
+def test_the_core_never_imports_an_sdk_an_engine_or_a_plugin():
+    wrong = [
+        f"{module} imports {imported}"
+        for path, module in core_modules()
+        for imported in imported_modules(path, module)
+        if imported.split(".")[0] in ENGINES_AND_SDKS | PLUGINS
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_plugins_and_adapters_import_no_other_plugin_directly():
+    wrong = []
+    for folder in ("plugins", "adapters"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            own = path.relative_to(ROOT / folder).parts[0]
+            module = ".".join(path.relative_to(ROOT / folder).with_suffix("").parts)
+            for imported in imported_modules(path, module.removesuffix(".__init__")):
+                top = imported.split(".")[0]
+                if top in PLUGINS and top != own:
+                    wrong.append(f"{path.relative_to(ROOT)} imports {imported}")
+    assert not wrong, "plugins meet only through hooks:\n" + "\n".join(wrong)
+
+
+def test_every_core_package_says_what_it_owns_and_what_it_may_import():
+    for package in MAY_IMPORT:
+        doc = ast.get_docstring(ast.parse((CORE / package / "__init__.py").read_text()))
+        assert doc and "import" in doc, f"llqm_core.{package} needs a docstring naming its imports"
