@@ -319,6 +319,18 @@ class _PendingJobs:
         self.tasks.clear()
 
 
+def _failing_ends(
+    handle: llqm_core.TaskHandle, owned: bool, call: Callable[..., Any], *args: Any, **kwargs: Any
+) -> Any:
+    """``call(*args, **kwargs)``; an exception ends the task (where it is this job's own) and goes on."""
+    try:
+        return call(*args, **kwargs)
+    except BaseException as exc:
+        if owned:
+            llqm_core.finish_task(handle, exc)
+        raise
+
+
 def _job_usage(job: Any, result: Any) -> tuple[float | None, float | None, dict[str, Any]]:
     """QPU and queue seconds the job reports: IBM's job metrics, or a simulator's own time."""
     if hasattr(job, "metrics") and callable(job.metrics):
@@ -391,11 +403,7 @@ class QiskitInstrumentor(Instrumentor):
             handle, owned = instrumentor._execute_task(active, self, backend, circuits, kwargs)
             token = _busy.set(True)
             try:
-                job = original(self, *args, **kwargs)
-            except BaseException as exc:
-                if owned:
-                    llqm_core.finish_task(handle, exc)
-                raise
+                job = _failing_ends(handle, owned, original, self, *args, **kwargs)
             finally:
                 _busy.reset(token)
             instrumentor._watch(job, handle, owned)
@@ -460,12 +468,7 @@ class QiskitInstrumentor(Instrumentor):
             if pending is None:
                 return original(job, *args, **kwargs)
             handle, owned = pending
-            try:
-                value = original(job, *args, **kwargs)
-            except BaseException as exc:
-                if owned:
-                    llqm_core.finish_task(handle, exc)
-                raise
+            value = _failing_ends(handle, owned, original, job, *args, **kwargs)
             qpu_s, queue_s, details = _job_usage(job, value)
             handle.record_usage(qpu_s=qpu_s, queue_s=queue_s)
             shots = _result_shots(value)
