@@ -189,3 +189,48 @@ def test_a_third_party_plugin_adds_its_own_instrumentor(fresh_plugins):
 def test_unknown_instrumentor_is_a_user_error():
     with pytest.raises(llqm_core.UserError, match="unknown instrumentor 'nope'"):
         instrument_all(["nope"])
+
+
+def test_every_kind_of_primitive_is_an_execute_task_with_the_same_result(instrumented, tmp_path):
+    from qiskit.primitives import BackendSamplerV2, StatevectorEstimator, StatevectorSampler
+    from qiskit.quantum_info import SparsePauliOp
+    from qiskit_aer.primitives import EstimatorV2 as AerEstimator
+    from qiskit_aer.primitives import SamplerV2 as AerSampler
+
+    backend = FakeManilaV2()
+    compiled = transpile(bell(), backend, optimization_level=1, seed_transpiler=2)
+    unmeasured = bell().remove_final_measurements(inplace=False)
+    zz = SparsePauliOp("ZZ")
+
+    def results():
+        return [
+            StatevectorSampler(seed=3).run([bell()], shots=50).result()[0].data.meas.get_counts(),
+            float(StatevectorEstimator().run([(unmeasured, zz)]).result()[0].data.evs),
+            BackendSamplerV2(backend=backend, options={"seed_simulator": 4})
+            .run([compiled], shots=50)
+            .result()[0]
+            .data.meas.get_counts(),
+            AerSampler(seed=5).run([bell()], shots=50).result()[0].data.meas.get_counts(),
+            float(AerEstimator().run([(unmeasured, zz)]).result()[0].data.evs),
+        ]
+
+    uninstrument_all()
+    plain = results()
+    instrument_all()
+    with llqm_core.run("primitives", store=tmp_path / "s.sqlite") as run:
+        assert results() == plain
+    executes = [
+        t
+        for t in ProfileStore(tmp_path / "s.sqlite", readonly=True).tasks(run.id)
+        if t.stage == "execute"
+    ]
+    assert [t.metrics["execute.caller"] for t in executes] == [
+        "StatevectorSampler",
+        "StatevectorEstimator",
+        "BackendSamplerV2",
+        "SamplerV2",
+        "EstimatorV2",
+    ]
+    assert all(t.status.value == "completed" for t in executes)
+    assert executes[2].hardware is not None  # fake_manila's calibration
+    assert executes[0].metrics["result.shots"] == 50
