@@ -234,3 +234,39 @@ def test_every_kind_of_primitive_is_an_execute_task_with_the_same_result(instrum
     assert all(t.status.value == "completed" for t in executes)
     assert executes[2].hardware is not None  # fake_manila's calibration
     assert executes[0].metrics["result.shots"] == 50
+
+
+def test_mitiq_fails_as_it_does_without_instrumentation(instrumented, tmp_path):
+    from mitiq import zne
+
+    circuit = QuantumCircuit(1)
+    circuit.x(0)
+
+    def broken(_circuit) -> float:
+        raise RuntimeError("the device went away")
+
+    calls = [
+        lambda: zne.execute_with_zne(circuit, lambda c: 1.0, scale_noise=None),
+        lambda: zne.execute_with_zne(circuit, lambda c: 1.0, num_to_average=0),
+        lambda: zne.execute_with_zne(circuit, lambda c: 1.0, colour="red"),
+        lambda: zne.execute_with_zne(circuit, broken),
+    ]
+
+    def errors():
+        found = []
+        for call in calls:
+            with pytest.raises(Exception) as caught:
+                call()
+            found.append((type(caught.value), str(caught.value)))
+        return found
+
+    uninstrument_all()
+    plain = errors()
+    instrument_all()
+    with llqm_core.run("mitiq errors", store=tmp_path / "s.sqlite") as run:
+        assert errors() == plain
+    tasks = ProfileStore(tmp_path / "s.sqlite", readonly=True).tasks(run.id)
+    failed = [
+        t for t in tasks if t.stage in ("mitigate.zne", "execute") and t.status.value == "failed"
+    ]
+    assert {t.error for t in failed} >= {"the device went away"}

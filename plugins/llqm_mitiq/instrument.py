@@ -91,17 +91,20 @@ def _wrap_technique(name: str) -> Callable[[Callable[..., Any]], Callable[..., A
         @functools.wraps(original)
         def execute_with(*args: Any, **kwargs: Any) -> Any:
             active = llqm_core.current_run()
-            if active is None:
+            try:
+                bound = signature.bind(*args, **kwargs)
+            except TypeError:
+                bound = None
+            if active is None or bound is None:  # a wrong call fails as Mitiq makes it fail
                 return original(*args, **kwargs)
             with llqm_core.task(name, stage=f"mitigate.{name}") as handle:
                 technique = _Technique(name, handle)
-                if name == "zne":
-                    bound = signature.bind(*args, **kwargs)
-                    bound.apply_defaults()
+                bound.apply_defaults()
+                if callable(bound.arguments.get("scale_noise")):
                     bound.arguments["scale_noise"] = _folding(
                         bound.arguments["scale_noise"], technique
                     )
-                    args, kwargs = bound.args, bound.kwargs
+                args, kwargs = bound.args, bound.kwargs
                 token = _technique.set(technique)
                 try:
                     value = original(*args, **kwargs)
