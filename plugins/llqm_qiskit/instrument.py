@@ -272,7 +272,15 @@ def _snapshot(backend: Any) -> llqm_core.HardwareSnapshot | None:
 
 
 def _pub_circuits(pubs: Any) -> list[QuantumCircuit]:
-    items = [pubs] if isinstance(pubs, QuantumCircuit) else list(pubs or ())
+    """The circuits of a ``run`` call's input: a circuit, a list of circuits, or of pubs
+    (tuples or pub objects, circuit first); what it cannot read is left out, never an error."""
+    if isinstance(pubs, QuantumCircuit) or hasattr(pubs, "circuit"):
+        items = [pubs]
+    else:
+        try:
+            items = list(pubs or ())
+        except TypeError:
+            return []
     circuits = []
     for pub in items:
         if isinstance(pub, QuantumCircuit):
@@ -398,7 +406,8 @@ class QiskitInstrumentor(Instrumentor):
             active = _profiling()
             if active is None:
                 return original(self, *args, **kwargs)
-            circuits = _pub_circuits(args[0] if args else next(iter(kwargs.values()), ()))
+            given = args[0] if args else kwargs.get("pubs", kwargs.get("run_input", ()))
+            circuits = _pub_circuits(given)
             backend = _primitive_backend(self) if primitive else self
             handle, owned = instrumentor._execute_task(active, self, backend, circuits, kwargs)
             token = _busy.set(True)
