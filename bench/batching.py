@@ -74,7 +74,8 @@ def main() -> None:
     }
     for label, row in medians.items():
         print(
-            f"calibration {label:6s}  jobs {row['jobs']:.0f}   QPU {row['qpu_s']:6.2f} s   queue {row['queue_s']:7.1f} s   "
+            f"calibration {label:6s}  jobs {row['jobs']:.0f}   QPU {row['qpu_s']:6.2f} s   queue "
+            f"{row['queue_s']:7.1f} s   "
             f"mitigated error {row['error']:.4f}"
         )
     apart, shared = medians["apart"], medians["shared"]

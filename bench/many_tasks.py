@@ -55,7 +55,8 @@ def main() -> None:
     baseline_s = timed("--store", str(store), "runs", "--json")
     print(f"{args.tasks} tasks in {elapsed:.2f} s ({elapsed / args.tasks * 1e6:.0f} us per task)")
     print(
-        f"LLQM's memory growth over the second run: {growth / args.tasks:.0f} bytes per task ({growth / 2**20:.1f} MiB)"
+        f"LLQM's memory growth over the second run: {growth / args.tasks:.0f} bytes per task "
+        f"({growth / 2**20:.1f} MiB)"
     )
     print(f"store: {store.stat().st_size / 2**20:.1f} MiB for {2 * args.tasks} tasks")
     print(

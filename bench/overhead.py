@@ -76,7 +76,8 @@ def cpu_20ms() -> None:
 
 
 def python_20ms() -> Callable[[], None]:
-    """Plain Python arithmetic that takes 20 ms on this machine at its fastest (more when the VM is slower)."""
+    """Plain Python arithmetic that takes 20 ms on this machine at its fastest (more when the
+    VM is slower)."""
 
     def loop(turns: int) -> None:
         total = 0
@@ -267,10 +268,12 @@ def main() -> int:
         f"GPU: {f'{gpu.devices} device(s) read through NVML by the sampler' if gpu.available else gpu.reason}"
     )
     print(
-        f"empty tasks:  bare {base / args.tasks * 1e6:8.2f} us/task, LLQM {with_store / args.tasks * 1e6:8.1f} us/task"
+        f"empty tasks:  bare {base / args.tasks * 1e6:8.2f} us/task, LLQM "
+        f"{with_store / args.tasks * 1e6:8.1f} us/task"
     )
     print(
-        f"LLQM cost per task:            {us_per_task:8.1f} us (profiling + span + store)   target < {TARGET_US_PER_TASK:.0f} us"
+        f"LLQM cost per task:            {us_per_task:8.1f} us (profiling + span + store)   target "
+        f"< {TARGET_US_PER_TASK:.0f} us"
     )
     print(f"LLQM cost per task, no store:  {us_no_store:8.1f} us (profiling + span)")
     spin, arithmetic = long["CPU-clock spin"], long["Python arithmetic"]
@@ -286,14 +289,18 @@ def main() -> int:
             f"20 ms tasks, {name + ':':21s} {result.on_path * 100:+.2f}% on the pipeline's path{floor}"
         )
         print(
-            f"   {'':21s} all blocks' wall time {result.whole * 100:+.2f}%; LLQM's own time {result.own_us:.0f} us per "
-            f"task ({result.own_share * 100:.2f}% of 20 ms); the work itself {result.work_change * 100:+.2f}% inside tasks"
+            f"   {'':21s} all blocks' wall time {result.whole * 100:+.2f}%; LLQM's own time "
+            f"{result.own_us:.0f} us per "
+            f"task ({result.own_share * 100:.2f}% of 20 ms); the work itself "
+            f"{result.work_change * 100:+.2f}% inside tasks"
         )
         if name in judged:
             basis, share = judged[name]
             print(
-                f"   {'':21s} judged: {basis} {share * 100:+.2f}% + {result.background * 100:.2f}% background threads' "
-                f"CPU = {(share + result.background) * 100:+.2f}%   target < {TARGET_LONG_OVERHEAD * 100:.0f}%"
+                f"   {'':21s} judged: {basis} {share * 100:+.2f}% + {result.background * 100:.2f}% "
+                "background threads' "
+                f"CPU = {(share + result.background) * 100:+.2f}%   target < "
+                f"{TARGET_LONG_OVERHEAD * 100:.0f}%"
             )
     hot_ref, cold_ref = reference_slowdown(100)
     print(
@@ -301,7 +308,8 @@ def main() -> int:
         f"{spin.on_path * 20e3 / us_per_task:.1f}x its back-to-back cost"
     )
     print(
-        f"machine effect, plain SQLite + JSON work (no LLQM): {hot_ref:.0f} us back to back, {cold_ref:.0f} us "
+        f"machine effect, plain SQLite + JSON work (no LLQM): {hot_ref:.0f} us back to back, "
+        f"{cold_ref:.0f} us "
         f"between 20 ms of CPU work ({cold_ref / hot_ref:.1f}x)"
     )
     worst = max(judged[name][1] + result.background for name, result in long.items())

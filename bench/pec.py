@@ -94,7 +94,8 @@ def main() -> None:
         f"execute_with_pec  wall {theirs_s:6.2f} s   estimate {theirs:.4f}   error {abs(theirs - ideal):.4f}"
     )
     print(
-        f"LLQM pipeline     wall {ours_s:6.2f} s   estimate {data['value']:.4f}   error {abs(data['value'] - ideal):.4f}"
+        f"LLQM pipeline     wall {ours_s:6.2f} s   estimate {data['value']:.4f}   error "
+        f"{abs(data['value'] - ideal):.4f}"
         f"   run {run_id[:12]}"
     )
     print(f"wall time, baseline / LLQM: {theirs_s / ours_s:.1f}x   (target >= 1.5x)")

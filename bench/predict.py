@@ -66,12 +66,14 @@ def main() -> None:
                 error = abs(predicted[stage]["wall_s"] - actual) / actual
                 errors.append(error)
                 print(
-                    f"{run.name:14s} {stage:14s} predicted {predicted[stage]['wall_s']:7.3f} s  measured {actual:7.3f} s"
+                    f"{run.name:14s} {stage:14s} predicted {predicted[stage]['wall_s']:7.3f} s  "
+                    f"measured {actual:7.3f} s"
                     f"  error {error * 100:5.1f}%"
                 )
     print(f"fitted on {len(runs) - len(held_out)} runs, predicted {len(held_out)} others")
     print(
-        f"median relative error of predicted stage times: {statistics.median(errors) * 100:.1f}%   (target < 25%)"
+        f"median relative error of predicted stage times: {statistics.median(errors) * 100:.1f}%   "
+        "(target < 25%)"
     )
 
 

@@ -69,12 +69,14 @@ def main() -> int:
             llqm = timed(profiled_flow, args.tasks, args.settle)
             pairs.append((bare, llqm))
             print(
-                f"repeat {repeat + 1}: plain Prefect {bare:.2f} s, with @profiled {llqm:.2f} s, ratio {llqm / bare:.4f}"
+                f"repeat {repeat + 1}: plain Prefect {bare:.2f} s, with @profiled {llqm:.2f} s, "
+                f"ratio {llqm / bare:.4f}"
             )
     ratio = statistics.median(llqm / bare for bare, llqm in pairs)
     per_task_ms = statistics.median((llqm - bare) / args.tasks * 1000 for bare, llqm in pairs)
     print(
-        f"median ratio {ratio:.4f} (LLQM adds {(ratio - 1) * 100:+.2f}%, {per_task_ms:.2f} ms per task)   target < {TARGET * 100:.0f}%"
+        f"median ratio {ratio:.4f} (LLQM adds {(ratio - 1) * 100:+.2f}%, {per_task_ms:.2f} ms per "
+        f"task)   target < {TARGET * 100:.0f}%"
     )
     print("RESULT:", "within target" if ratio - 1 < TARGET else "OUTSIDE target")
     return 0 if ratio - 1 < TARGET else 1

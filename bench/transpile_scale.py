@@ -94,7 +94,8 @@ def main() -> int:
     start = time.perf_counter()
     circuit = nearest_neighbour(args.qubits, args.gates)
     print(
-        f"circuit: {args.qubits} qubits, {len(circuit):,} gates, built in {time.perf_counter() - start:.2f} s; "
+        f"circuit: {args.qubits} qubits, {len(circuit):,} gates, built in "
+        f"{time.perf_counter() - start:.2f} s; "
         f"fake_fez, optimization level {args.optimization_level}, seed {args.seed}"
     )
 
@@ -104,7 +105,8 @@ def main() -> int:
     plain_size = len(plain_out)
     del plain_out
     print(
-        f"plain qiskit.transpile: {plain:.2f} s, {plain_size:,} instructions out, process peak RSS {max_rss_mb():.0f} MB"
+        f"plain qiskit.transpile: {plain:.2f} s, {plain_size:,} instructions out, process peak RSS "
+        f"{max_rss_mb():.0f} MB"
     )
 
     with tempfile.TemporaryDirectory() as scratch:

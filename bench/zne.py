@@ -165,7 +165,8 @@ def main() -> None:
     print(f"medians of {args.repeat} pairs of runs, scale factors {scales}, {args.shots} shots:")
     for label, row in (("execute_with_zne", theirs), ("LLQM + policies", ours)):
         print(
-            f"{label:17s} wall {row['wall_s']:7.2f} s   QPU {row['qpu_s']:7.2f} s   queue {row['queue_s']:7.1f} s   "
+            f"{label:17s} wall {row['wall_s']:7.2f} s   QPU {row['qpu_s']:7.2f} s   queue "
+            f"{row['queue_s']:7.1f} s   "
             f"jobs {row['jobs']:.0f}   mitigated error {row['error']:.4f}"
         )
     print(
@@ -175,7 +176,8 @@ def main() -> None:
         f"modelled QPU, baseline / LLQM:  {theirs['qpu_s'] / ours['qpu_s']:.1f}x   (target >= 3x)"
     )
     print(
-        f"mitigated error, LLQM vs baseline: {ours['error']:.4f} vs {theirs['error']:.4f}   (target: no worse)"
+        f"mitigated error, LLQM vs baseline: {ours['error']:.4f} vs {theirs['error']:.4f}   "
+        "(target: no worse)"
     )
 
 

@@ -34,7 +34,8 @@ def transpile_for_fez(circuit: QuantumCircuit, seed: int) -> QuantumCircuit:
 
 @task(tags=["llqm.stage:execute"])
 def run_noisy(circuit: QuantumCircuit, shots: int, seed: int) -> dict[str, int]:
-    # Pauli noise from the calibration (no thermal relaxation) keeps Clifford circuits on the stabilizer method.
+    # Pauli noise from the calibration (no thermal relaxation) keeps Clifford circuits on the
+    # stabilizer method.
     simulator = AerSimulator(
         noise_model=NoiseModel.from_backend(FakeFez(), thermal_relaxation=False)
     )

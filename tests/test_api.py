@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import pytest
 
@@ -235,3 +236,33 @@ def test_store_false_keeps_only_spans(spans):
             pass
     assert run.store is None
     assert {s.name for s in spans.get_finished_spans()} == {"no store", "t"}
+
+
+def test_one_task_object_entered_in_many_threads_at_once_finishes_each_threads_own_task(
+    store_path,
+):
+    shared = llqm.task("shared", stage="work")
+    together = threading.Barrier(4)
+    with llqm.run("threads") as run:
+
+        def work(index: int) -> None:
+            with llqm.run_context(run), shared as handle:
+                together.wait(timeout=30)  # all four are open at once
+                handle.annotate(index=index)
+
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    tasks = llqm.ProfileStore(store_path, readonly=True).tasks(run.id)
+    assert sorted(t.metrics["index"] for t in tasks) == [0, 1, 2, 3]
+    assert all(t.status is llqm.TaskStatus.COMPLETED for t in tasks)
+
+
+def test_running_tasks_share_no_profile_object():
+    with llqm.run("profiles", store=False):
+        with llqm.task("outer") as outer, llqm.task("inner") as inner:
+            assert outer.record.profile is not inner.record.profile
+            inner.record_usage(queue_s=2.0)
+            assert outer.record.profile.queue_s is None

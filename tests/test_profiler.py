@@ -11,7 +11,7 @@ import pytest
 from conftest import busy
 
 import llqm_core as llqm
-import llqm_core.store.profile_store as store_module
+import llqm_core.store.writer as store_writer
 from llqm_core.runtime.gpu import visible_devices
 
 
@@ -127,8 +127,8 @@ def test_only_tasks_that_overlap_a_task_of_another_thread_count_their_thread_cpu
 
 def test_tasks_of_many_threads_at_once_all_reach_the_store_each_once(store_path, monkeypatch):
     """Threads start and end tasks while the store's writer takes running rows (no lock on the tasks' side)."""
-    monkeypatch.setattr(store_module, "DRAIN_INTERVAL_S", 0.01)
-    monkeypatch.setattr(store_module, "START_ROW_DELAY_S", 0.0)
+    monkeypatch.setattr(store_writer, "DRAIN_INTERVAL_S", 0.01)
+    monkeypatch.setattr(store_writer, "START_ROW_DELAY_S", 0.0)
     with llqm.run("crowd", store=llqm.ProfileStore(store_path)) as run:
 
         def work(thread: int) -> None:

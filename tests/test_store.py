@@ -16,7 +16,9 @@ from conftest import ROOT, run_python
 
 import llqm_core as llqm
 from llqm_core.analysis.report import build_report
-from llqm_core.store.profile_store import MIGRATIONS, SCHEMA_VERSION
+from llqm_core.model.records import PROFILE_VALUE_NAMES
+from llqm_core.store import writer
+from llqm_core.store.schema import SCHEMA_VERSION
 
 
 def test_store_is_created_on_first_use_in_wal_mode_owner_only_with_a_schema_version(tmp_path):
@@ -146,66 +148,35 @@ def test_a_forked_child_keeps_its_tasks_in_its_own_journal_and_connection(tmp_pa
     ]
 
 
-def test_a_schema_1_store_is_upgraded_with_every_profile_kept_and_readable_by_column(tmp_path):
-    """Schema 2 keeps a task's profile as columns; a store of schema 1 (the profile as JSON) is upgraded in place."""
+def test_a_store_of_a_development_schema_is_refused_with_a_clear_sentence(tmp_path):
+    """Schema 1 was only ever written by development versions: no release reads or upgrades it."""
     path = tmp_path / "old.sqlite"
     conn = sqlite3.connect(path)
-    conn.executescript(MIGRATIONS[0] + "; PRAGMA user_version = 1;")
-    conn.execute(
-        "INSERT INTO runs (id, name, status, start_ns, end_ns, trace_id, span_id) VALUES "
-        "('abc123', 'old run', 'completed', 1, 9, ?, ?)",
-        ("a" * 32, "b" * 16),
-    )
-    old_profile = {
-        "wall_s": 0.5,
-        "cpu_s": 0.25,
-        "cpu_scope": "thread",
-        "peak_rss_bytes": 7000,
-        "samples": 3,
-        "qpu_s": 1.5,
-        "pid": 42,
-        "host": "lab",
-        "gpu": {"available": True, "devices": 2, "utilization_max_pct": 80.0},
-    }
-    for task_id, status, profile in (
-        ("t1", "completed", json.dumps(old_profile)),
-        ("t2", "running", None),
-    ):
-        conn.execute(
-            "INSERT INTO tasks (id, run_id, name, stage, status, start_ns, trace_id, span_id, profile) "
-            "VALUES (?, 'abc123', ?, 'work', ?, 2, ?, ?, ?)",
-            (task_id, task_id, status, "a" * 32, "c" * 16, profile),
-        )
+    conn.execute("CREATE TABLE runs (id TEXT PRIMARY KEY)")
+    conn.execute("PRAGMA user_version = 1")
     conn.commit()
     conn.close()
+    for readonly in (True, False):
+        with pytest.raises(llqm.StoreError, match="schema version 1, which only development"):
+            llqm.ProfileStore(path, readonly=readonly)
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 1
 
-    done, running = llqm.ProfileStore(path, readonly=True).tasks(
-        "abc123"
-    )  # as `llqm report` opens it: upgraded first
-    p = done.profile
-    assert (
-        p.wall_s,
-        p.cpu_s,
-        p.cpu_scope,
-        p.peak_rss_bytes,
-        p.samples,
-        p.qpu_s,
-        p.pid,
-        p.host,
-    ) == (0.5, 0.25, "thread", 7000, 3, 1.5, 42, "lab")
-    assert p.gpu == llqm.GpuProfile(available=True, devices=2, utilization_max_pct=80.0)
-    assert p.queue_s is None and p.children_cpu_s == 0.0
-    assert running.profile == llqm.Profile()
+
+def test_a_tasks_profile_is_kept_as_columns_that_plain_sql_reads_by_name(tmp_path):
+    path = tmp_path / "columns.sqlite"
     store = llqm.ProfileStore(path)
-    with llqm.run("new run", store=store) as run:
-        with llqm.task("step", stage="work"):
+    with llqm.run("columns", store=store):
+        with llqm.task("step", stage="work") as step:
+            step.record_usage(qpu_s=1.5)
             sum(range(10_000))
     store.close()
     conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
-    by_sql = dict(conn.execute("SELECT id, wall_s FROM tasks WHERE wall_s IS NOT NULL").fetchall())
-    (step,) = llqm.ProfileStore(path, readonly=True).tasks(run.id)
-    assert by_sql == {"t1": 0.5, step.id: step.profile.wall_s} and step.profile.wall_s > 0
+    conn.row_factory = sqlite3.Row
+    (row,) = conn.execute("SELECT * FROM tasks").fetchall()
+    assert {name: row[name] for name in PROFILE_VALUE_NAMES} == dict(
+        zip(PROFILE_VALUE_NAMES, step.record.profile.values())
+    )
+    assert row["qpu_s"] == 1.5 and row["wall_s"] > 0
 
 
 def test_a_store_from_a_newer_llqm_is_refused_with_a_clear_sentence(tmp_path):
@@ -257,7 +228,7 @@ def test_a_store_that_cannot_be_written_warns_once_and_the_run_completes(tmp_pat
     path = tmp_path / "ro.sqlite"
     store = llqm.ProfileStore(path)
     os.chmod(path, 0o400)
-    store._conn.execute(
+    store._writer._conn.execute(
         "PRAGMA query_only = ON"
     )  # root ignores file modes; make the connection refuse writes
     with pytest.warns(UserWarning, match="profiles are no longer being kept in"):
@@ -317,36 +288,30 @@ def test_after_the_process_exits_the_store_is_one_self_contained_file(tmp_path):
 def test_many_queued_rows_are_committed_before_the_drain_interval_and_closing_does_not_wait_it_out(
     tmp_path,
 ):
-    from llqm_core.store import profile_store as store_module
-
     path = tmp_path / "busy.sqlite"
     store = llqm.ProfileStore(path)
     with llqm.run("busy", store=store):
-        for i in range(store_module.MAX_QUEUED_ROWS + 10):
+        for i in range(writer.MAX_QUEUED_ROWS + 10):
             with llqm.task(f"t{i}", stage="work"):
                 pass
-        deadline = time.monotonic() + store_module.DRAIN_INTERVAL_S * 0.75
+        deadline = time.monotonic() + writer.DRAIN_INTERVAL_S * 0.75
         committed = 0
-        while committed < store_module.MAX_QUEUED_ROWS and time.monotonic() < deadline:
+        while committed < writer.MAX_QUEUED_ROWS and time.monotonic() < deadline:
             time.sleep(0.05)
             committed = sqlite3.connect(path).execute("SELECT count(*) FROM tasks").fetchone()[0]
-        assert (
-            committed >= store_module.MAX_QUEUED_ROWS
-        )  # memory held for queued rows stays bounded
+        assert committed >= writer.MAX_QUEUED_ROWS  # memory held for queued rows stays bounded
         with llqm.task("last", stage="work"):
             pass
     started = time.monotonic()
     store.close()  # the writer is waiting out its drain interval: closing wakes it instead
-    assert time.monotonic() - started < store_module.DRAIN_INTERVAL_S / 2
+    assert time.monotonic() - started < writer.DRAIN_INTERVAL_S / 2
 
 
 def test_while_tasks_keep_ending_sqlite_takes_their_rows_in_batches_and_readers_see_them_at_once(
     tmp_path, monkeypatch
 ):
-    from llqm_core.store import profile_store as store_module
-
-    monkeypatch.setattr(store_module, "DRAIN_INTERVAL_S", 0.1)
-    monkeypatch.setattr(store_module, "FINISHED_ROWS_WAIT_S", 2.0)
+    monkeypatch.setattr(writer, "DRAIN_INTERVAL_S", 0.1)
+    monkeypatch.setattr(writer, "FINISHED_ROWS_WAIT_S", 2.0)
     path = tmp_path / "batches.sqlite"
 
     def in_sqlite() -> int:

@@ -237,6 +237,38 @@ def test_a_span_processor_added_to_the_global_provider_receives_task_spans():
     assert result.stdout.strip() == "['r', 't']"
 
 
+def test_an_application_provider_gets_task_spans_with_the_ids_the_store_keeps(tmp_path):
+    """The application made the provider, so LLQM cannot give it an id generator: it presets
+    ids on its own tracer of that provider (the SDK tracer's ``id_generator``, which this test
+    would see go)."""
+    code = textwrap.dedent(
+        """
+        from opentelemetry import trace
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        trace.set_tracer_provider(provider)
+        import llqm_core as llqm
+        with llqm.run("r") as run:
+            with llqm.task("t", stage="work"):
+                pass
+        llqm.flush()
+        (task,) = llqm.ProfileStore().tasks(run.id)
+        (span,) = [s for s in exporter.get_finished_spans() if s.name == "t"]
+        print(task.span_id, format(span.context.span_id, "016x"))
+        """
+    )
+    result = run_python(
+        code, env={"LLQM_EXPORTERS": "none", "LLQM_STORE": str(tmp_path / "s.sqlite")}
+    )
+    assert result.returncode == 0, result.stderr
+    stored, exported = result.stdout.split()
+    assert stored == exported
+
+
 def test_a_forked_child_does_not_export_its_parents_pending_spans(tmp_path):
     spans_file = tmp_path / "spans.jsonl"
     code = textwrap.dedent(

@@ -18,6 +18,8 @@ from typing import Any
 
 import pluggy
 
+from ..model.records import HardwareSnapshot, RunRecord, TaskRecord
+
 PROJECT = "llqm"
 
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -40,8 +42,8 @@ def llqm_register_stages(register: Callable[..., None]) -> None:
 
     ``factory(**options)`` checks the options a pipeline file gives (keyword-only, with
     defaults; ``ValueError`` with one sentence for a bad value) and returns the step: a
-    callable ``step(data)`` that reads what earlier steps left in the dict ``data``
-    (``circuit``, ``compiled``, ``counts``, ``value``, ...) and returns a dict of new
+    callable ``step(data)`` that reads what earlier steps left in ``data`` (a ``PipelineData``,
+    below: ``circuit``, ``compiled``, ``counts``, ``value``, ...) and returns a dict of new
     entries, or None. ``llqm_core.registries.run_stage(name, data, **options)`` runs it as
     its own task (stage ``name``).
     """
@@ -71,7 +73,7 @@ def llqm_register_instrumentors(register: Callable[..., None]) -> None:
 
 
 @hookspec(firstresult=True)
-def llqm_device_snapshot(device: str) -> Any:
+def llqm_device_snapshot(device: str) -> HardwareSnapshot | None:
     """Return the current calibration of the device called ``device`` as an
     ``llqm_core.HardwareSnapshot``, or None if you do not know that name.
 
@@ -85,11 +87,11 @@ def llqm_register_policies(register: Callable[..., None]) -> None:
     """Add optimisation policies: call ``register(name, factory, description="")`` for each.
 
     ``factory(**options)`` (the options of ``[policies.<name>]`` in a pipeline file) returns a
-    policy: an object whose ``decides`` names the decision point it serves (``layout``,
-    ``zne.folding``, ``transpile.cache``, ``transpile.parallel``, ``execute.batch``,
-    ``mitigation``, ``predict``) and whose ``decide(**context)`` returns an ``llqm_core.PolicyDecision`` (choice, rationale,
-    inputs) or None to leave the default. LLQM records every decision on the run; see
-    ``llqm_core.pipeline.policies``.
+    policy: an object whose ``decides`` names the decision point it serves (one of the
+    "Decision points" below, constants in ``llqm_core.hooks.contracts``) and whose
+    ``decide(**context)`` takes that point's context as keyword arguments and returns an
+    ``llqm_core.PolicyDecision`` (choice, rationale, inputs) or None to leave the default.
+    LLQM records every decision on the run; see ``llqm_core.pipeline.policies``.
     """
 
 
@@ -115,15 +117,15 @@ def llqm_describe_value(value: Any) -> dict[str, Any] | None:
 
 
 @hookspec
-def llqm_run_started(run: Any) -> None:
-    """Observe a run that has just started (an ``llqm_core.RunRecord``)."""
+def llqm_run_started(run: RunRecord) -> None:
+    """Observe a run that has just started."""
 
 
 @hookspec
-def llqm_task_finished(task: Any) -> None:
-    """Observe a task that has just ended (an ``llqm_core.TaskRecord`` with its profile)."""
+def llqm_task_finished(task: TaskRecord) -> None:
+    """Observe a task that has just ended, with its profile."""
 
 
 @hookspec
-def llqm_run_finished(run: Any) -> None:
+def llqm_run_finished(run: RunRecord) -> None:
     """Observe a run that has just ended, whatever its status."""

@@ -56,7 +56,8 @@ class PluginSet:
             unknown = sorted((names or set()) - set(found))
             if unknown:
                 raise PluginError(
-                    f"unknown plugin {unknown[0]!r} in {option}; installed plugins are: {', '.join(sorted(found)) or 'none'}."
+                    f"unknown plugin {unknown[0]!r} in {option}; installed plugins are: "
+                    f"{', '.join(sorted(found)) or 'none'}."
                 )
         for name, ep in sorted(found.items()):
             if (select is not None and name not in select) or (disable and name in disable):
@@ -108,7 +109,8 @@ class PluginSet:
         return impls
 
     def call_each(self, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
-        """Call every implementation of a hook on its own; one that raises is warned about by name and skipped."""
+        """Call every implementation of a hook on its own; one that raises is warned about by
+        name and skipped."""
         results = []
         for impl in self.implementations(hook_name):
             try:
@@ -137,7 +139,8 @@ class PluginSet:
             ) -> None:
                 if name in entries:
                     raise PluginError(
-                        f"plugin {_plugin!r} registers {name!r} through {hook_name}, already registered by plugin {entries[name]['plugin']!r}."
+                        f"plugin {_plugin!r} registers {name!r} through {hook_name}, already "
+                        f"registered by plugin {entries[name]['plugin']!r}."
                     )
                 entries[name] = {
                     "object": obj,
@@ -185,7 +188,8 @@ def loaded_plugins() -> PluginSet:
 
 
 def configure_plugins(select: str | None = None, disable: str | None = None) -> PluginSet:
-    """Reload plugins with an explicit selection (comma-separated names); None falls back to the environment."""
+    """Reload plugins with an explicit selection (comma-separated names); None falls back to
+    the environment."""
     global _current
     chosen = PluginSet(
         select=_names(select if select is not None else os.environ.get(SELECT_ENV)),

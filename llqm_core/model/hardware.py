@@ -40,7 +40,7 @@ def faulty_couplers(snapshot: HardwareSnapshot) -> list[tuple[int, int]]:
     """Qubit pairs (lower index first) whose two-qubit gate is out of service in either direction."""
     return sorted(
         {
-            tuple(sorted(g.qubits))
+            (min(g.qubits), max(g.qubits))
             for g in snapshot.gates
             if len(g.qubits) == 2 and g.error is not None and g.error >= FAULTY_ERROR
         }

@@ -53,7 +53,7 @@ NOT_MEASURED_GPU = GpuProfile(available=False, reason="not measured")
 _gpu_values = operator.attrgetter(*GpuProfile.__slots__)
 
 
-@dataclass(slots=True)  # no per-instance dict: built at every task's end, between two tasks' work
+@dataclass(slots=True)  # no per-instance dict: one is built at every task's end
 class Profile:
     """What was measured for one task.
 
@@ -95,7 +95,8 @@ class Profile:
     def from_values(cls, values: list | tuple) -> Profile:
         """The inverse of ``values``."""
         own, gpu = values[:_OWN_FIELDS], values[_OWN_FIELDS:]
-        return cls(*own, GpuProfile(bool(gpu[0]), *gpu[1:]))  # SQLite keeps ``available`` as 0 or 1
+        # SQLite keeps ``available`` as 0 or 1
+        return cls(*own, GpuProfile(bool(gpu[0]), *gpu[1:]))  # type: ignore[call-arg]
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Profile:
@@ -106,9 +107,6 @@ class Profile:
         return cls(**{k: v for k, v in data.items() if k in known})
 
 
-#: The profile of a task still running: one shared value that nothing changes (the task's own is
-#: made when a backend first reports usage for it, or when it ends): one object less per task start.
-NOT_YET_MEASURED = Profile()
 _profile_values = operator.attrgetter(*Profile.__slots__)
 _OWN_FIELDS = len(Profile.__slots__) - 1  # all but ``gpu``, the last
 _own_values = operator.attrgetter(*Profile.__slots__[:_OWN_FIELDS])

@@ -12,6 +12,7 @@ A policy, as its factory (registered through ``llqm_register_policies``) returns
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..model.records import PolicyDecision, TaskRecord
@@ -19,7 +20,7 @@ from ..runtime.api import current_run, current_task
 from ..store.profile_store import ProfileStore
 
 
-def policy_for(data: dict[str, Any], point: str) -> Any:
+def policy_for(data: Mapping[str, Any], point: str) -> Any:
     """The first of the run's policies that serves ``point`` (for policies that act, such as a
     cache, rather than only choose), or None."""
     return next((p for p in data.get("policies", []) if getattr(p, "decides", None) == point), None)
@@ -33,7 +34,8 @@ def history_store() -> ProfileStore | None:
 
 
 def recent_tasks(stage: str, runs: int) -> list[TaskRecord]:
-    """The finished tasks of ``stage`` in the latest ``runs`` runs of ``history_store()``, newest runs first."""
+    """The finished tasks of ``stage`` in the latest ``runs`` runs of ``history_store()``,
+    newest runs first."""
     store = history_store()
     if store is None:
         return []
@@ -56,8 +58,10 @@ def record(decision: PolicyDecision) -> PolicyDecision:
     return decision
 
 
-def decide(data: dict[str, Any], point: str, **context: Any) -> PolicyDecision | None:
-    """The first decision a policy of ``data["policies"]`` makes at ``point``, recorded; or None."""
+def decide(data: Mapping[str, Any], point: str, **context: Any) -> PolicyDecision | None:
+    """The first decision a policy of ``data["policies"]`` (``PipelineData``) makes at ``point``
+    (a name of ``llqm_core.hooks.contracts.DECISION_POINTS``, whose context ``context`` is),
+    recorded; or None."""
     for policy in data.get("policies", []):
         if getattr(policy, "decides", None) != point:
             continue

@@ -26,10 +26,8 @@ from opentelemetry.trace import Status, StatusCode
 
 from ..hooks.plugins import loaded_plugins
 from ..model.records import (
-    NOT_YET_MEASURED,
     HardwareSnapshot,
     PolicyDecision,
-    Profile,
     RunRecord,
     RunStatus,
     TaskRecord,
@@ -95,7 +93,7 @@ class ActiveRun:
         self.adopt_span = adopt_span
         self.store = _resolve_store(store)
         self.config = redact(dict(config or {}))
-        self.record: RunRecord | None = None
+        self.record: RunRecord  # made by ``start`` (or ``attach``)
         self.otel_context: otel_context.Context | None = (
             None  # what ``run_context`` made current last
         )
@@ -219,7 +217,8 @@ class ActiveRun:
         return described
 
     def producers(self, values: Iterable[Any]) -> list[str]:
-        """The tasks whose outputs appear among ``values`` (looking one level into lists, tuples and dicts)."""
+        """The tasks whose outputs appear among ``values`` (looking one level into lists,
+        tuples and dicts)."""
         found: list[str] = []
         for value in values:
             for item in _flatten(value):
@@ -294,18 +293,17 @@ class TaskHandle:
         self,
         run: ActiveRun,
         record: TaskRecord,
-        span: trace.Span,
+        span: trace.Span | None,
         parent_span: trace.SpanContext,
         owns_run: bool,
     ) -> None:
         self.run = run
         self.record = record
-        self.span = span  # stands for the task in the trace while spans are read; its real span is built once it ends
+        # Stands for the task in the trace while spans are read; its real span is built once it ends.
+        self.span = span
         self.parent_span = parent_span
         self.owns_run = owns_run
-        self.measurement: Measurement | None = (
-            None  # made last at the start: LLQM's own bookkeeping is not measured
-        )
+        self.measurement: Measurement  # made last at the start: LLQM's bookkeeping is not measured
         self._tokens: tuple | None = None
 
     @property
@@ -346,8 +344,6 @@ class TaskHandle:
     def record_usage(self, *, qpu_s: float | None = None, queue_s: float | None = None) -> None:
         """Add QPU or queue seconds that a backend reported for work done in this task."""
         profile = self.record.profile
-        if profile is NOT_YET_MEASURED:
-            profile = self.record.profile = Profile()
         for field, value in (("qpu_s", qpu_s), ("queue_s", queue_s)):
             if value is None:
                 continue
@@ -440,7 +436,6 @@ def start_task(
         parent_id=parent.record.id if parent is not None else None,
         depends_on=list(dict.fromkeys(_task_ids(depends_on))) if depends_on else [],
         parent_span_id=parent_span_id,
-        profile=NOT_YET_MEASURED,
     )
     handle = TaskHandle(run, record, span, parent_span, owns_run)
     if run.store is not None:
@@ -488,10 +483,18 @@ def finish_task(handle: TaskHandle, exc: BaseException | None = None) -> TaskRec
     return record
 
 
-class TaskSpec:
-    """What ``task(...)`` returns: a context manager, and a decorator making each call a task."""
+#: The tasks that ``with task(...)`` blocks opened in this context (thread or asyncio task),
+#: innermost last: one ``task(...)`` object may be entered in many threads at once.
+_entered: ContextVar[tuple[TaskHandle, ...]] = ContextVar("llqm_entered_tasks", default=())
 
-    __slots__ = ("name", "stage", "depends_on", "_open")  # one is made at every ``with task(...)``
+
+class TaskSpec:
+    """What ``task(...)`` returns: a context manager, and a decorator making each call a task.
+
+    It holds no state of its own between ``__enter__`` and ``__exit__``: the handle it opened
+    is kept per context, so one object can serve every thread that enters it."""
+
+    __slots__ = ("name", "stage", "depends_on")  # one is made at every ``with task(...)``
 
     def __init__(
         self, name: str | None, stage: str | None, depends_on: Iterable[TaskHandle | str]
@@ -499,18 +502,19 @@ class TaskSpec:
         self.name = name
         self.stage = stage
         self.depends_on = tuple(depends_on)  # the default ``()`` is kept as it is
-        self._open: list[TaskHandle] = []
 
     def __enter__(self) -> TaskHandle:
         name = self.name or self.stage
         if not name:
             raise ValueError("task() used as a context manager needs a name (or a stage).")
         handle = start_task(name, self.stage, self.depends_on)
-        self._open.append(handle)
+        _entered.set((*_entered.get(), handle))
         return handle
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        finish_task(self._open.pop(), exc)
+        *outer, handle = _entered.get()
+        _entered.set(tuple(outer))
+        finish_task(handle, exc)
 
     def __call__(self, fn: Callable) -> Callable:
         name = self.name or getattr(fn, "__name__", None) or repr(fn)

@@ -3,17 +3,16 @@
 Without either, ``GpuProbe.available`` is False and ``reason`` says why: profiling goes on
 and the profile's GPU fields say that no GPU was measured.
 
-Only the shared sampler's thread reads NVML, never a task's start or end: on an H200 the
-four calls (utilisation and memory, at start and end) took ~120 us of a 20 ms task's path,
-as much as the rest of LLQM's per-task work, and bought nothing for utilisation: NVML
-reports it averaged over its own last sample period and updates it late (a 20 ms burst of
-matrix products never showed; a 100 ms one showed as 44% 0.2-0.4 s after it ended).
+Only the shared sampler's thread reads NVML, never a task's start or end: the calls cost a
+short task as much as the rest of LLQM's work, and NVML's utilisation shows late anyway
+(docs/performance.md).
 """
 
 from __future__ import annotations
 
 import os
 from functools import cached_property
+from typing import Any
 
 from ..model.records import GpuProfile
 from .per_process import PerProcess
@@ -55,7 +54,7 @@ class GpuProbe:
         self.available = False
         self.reason: str | None = None
         self._handles: list = []
-        self._nvml = None
+        self._nvml: Any = None  # the pynvml module, once it answered
         try:
             import pynvml  # provided by the nvidia-ml-py distribution (extra 'gpu')
         except ImportError:
@@ -73,7 +72,8 @@ class GpuProbe:
             ]
             if self._handles:
                 self._nvml = pynvml
-                self._read()  # a library that initialises but cannot read (a forked child's, say) is no GPU to us
+                # a library that initialises but cannot read (a forked child's, say) is no GPU
+                self._read()
         except pynvml.NVMLError as exc:
             self._handles, self._nvml = [], None
             self.reason = f"NVML is unavailable: {exc}"

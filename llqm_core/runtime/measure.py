@@ -30,8 +30,8 @@ _perf_counter, _thread_time, _times, _get_ident = (
 class Measurement(Watch):
     """Made at a task's start, stopped at its end: the result is the task's ``Profile``.
 
-    It is the ``Watch`` the shared sampler folds its readings into meanwhile (one object per
-    task, not two: each costs microseconds between two tasks' work)."""
+    It is the ``Watch`` the shared sampler folds its readings into meanwhile: one object per
+    task, not two."""
 
     __slots__ = (
         "_sampler",

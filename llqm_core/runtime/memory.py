@@ -1,11 +1,11 @@
 """Cheap readings of this process's memory and CPU, for the per-task hot path and the sampler.
 
-A task is measured at its start and its end; between 20 ms of other work each system call
-there costs tens of microseconds, so each reading is one call that answers as much as it
-can. On Linux the resident set size is one ``pread`` of ``/proc/<pid>/statm`` on a file
-kept open (a forked child opens its own); ``getrusage`` gives the process's CPU time
-(microseconds) and its peak RSS (``ru_maxrss``, the kernel's high-water mark) at once.
-Elsewhere psutil and ``time.process_time`` answer.
+A task is measured at its start and its end, where each system call is costly
+(docs/performance.md), so each reading is one call that answers as much as it can. On Linux
+the resident set size is one ``pread`` of ``/proc/<pid>/statm`` on a file kept open (a
+forked child opens its own); ``getrusage`` gives the process's CPU time and its peak RSS
+(``ru_maxrss``, the kernel's high-water mark) at once. Elsewhere psutil and
+``time.process_time`` answer.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import psutil
 try:
     import resource
 except ImportError:  # Windows
-    resource = None
+    resource = None  # type: ignore[assignment]
 else:
     _getrusage, _RUSAGE_SELF = resource.getrusage, resource.RUSAGE_SELF
 

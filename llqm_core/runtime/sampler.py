@@ -16,7 +16,8 @@ from .gpu import gpu_probe
 from .memory import current_rss
 from .per_process import PerProcess
 
-DEFAULT_INTERVAL_S = 0.2  # each tick costs ~150 us of CPU on a VM; the kernel's high-water mark catches new highs exactly
+#: Each tick costs CPU (docs/performance.md); the kernel's high-water mark catches new highs anyway.
+DEFAULT_INTERVAL_S = 0.2
 INTERVAL_ENV = "LLQM_SAMPLE_INTERVAL"
 IDLE_PARK_S = 1.0
 MIN_INTERVAL_S, MAX_INTERVAL_S = 0.001, 60.0
@@ -77,23 +78,23 @@ class ResourceSampler:
         self._watches: set[Watch] = set()
         self._lock = threading.Lock()
         self._busy = threading.Event()
-        self._ticking = False  # the event's state, as a plain read: every task's start asks
+        self._ticking = False  # the event's state, read under the lock at every task's start
         self._thread: threading.Thread | None = None
 
     def watch(self, watch: Watch) -> None:
         """Fold readings into ``watch`` (made by the task's own thread, from its first reading) until
         ``unwatch``; watches of tasks in other threads at the same time are marked ``concurrent``.
 
-        Without the lock, as it runs at every task's start: set operations are atomic under the
-        GIL, each thread adds before it looks, so of two tasks that overlap the later one to look
-        sees both, and marking only ever sets a flag."""
-        watches = self._watches
-        watches.add(watch)
-        if len(watches) > 1:
-            for other in tuple(watches):  # a snapshot: other threads add and remove meanwhile
-                if other.thread != watch.thread:
-                    other.concurrent = watch.concurrent = True
-        if not self._ticking:  # read after adding: see ``_loop``'s parking
+        Tasks in several threads and the sampler's thread share the set: each takes the lock."""
+        with self._lock:
+            watches = self._watches
+            watches.add(watch)
+            if len(watches) > 1:
+                for other in watches:
+                    if other.thread != watch.thread:
+                        other.concurrent = watch.concurrent = True
+            ticking = self._ticking
+        if not ticking:
             self._start_ticking()
 
     def _start_ticking(self) -> None:
@@ -105,32 +106,27 @@ class ResourceSampler:
                 self._thread.start()
 
     def unwatch(self, watch: Watch) -> None:
-        """Stop watching: one set operation, atomic under the GIL (readers iterate a snapshot)."""
-        self._watches.discard(watch)
+        """Stop watching. A reading the thread took before may still be folded in meanwhile: it
+        only raises maxima the task's own end reading has seen or would have."""
+        with self._lock:
+            self._watches.discard(watch)
 
     def _loop(self) -> None:
         """Tick while tasks come and go; park only after ``IDLE_PARK_S`` without any, so short
-        tasks in a row do not wake the thread (and contend for the GIL) once each."""
+        tasks in a row do not wake the thread once each (docs/performance.md)."""
         idle_s = 0.0
         busy = self._busy
         while True:
-            if (
-                not busy.is_set()
-            ):  # each wake costs ~120 us of CPU on a VM: the loop does no more than it must
+            if not busy.is_set():  # parked: wait for the next task rather than tick for nothing
                 busy.wait()
             time.sleep(self.interval_s)
             with self._lock:
                 watches = tuple(self._watches)
                 if not watches:
                     idle_s += self.interval_s
-                    if idle_s >= IDLE_PARK_S:
+                    if idle_s >= IDLE_PARK_S:  # ``watch`` reads ``_ticking`` under this lock
                         self._ticking = False
                         self._busy.clear()
-                        if (
-                            self._watches
-                        ):  # a task started meanwhile, and may have seen ``_ticking`` still True
-                            self._ticking = True
-                            self._busy.set()
                         idle_s = 0.0
             if not watches:
                 continue
@@ -151,9 +147,9 @@ class ResourceSampler:
 
         Each task reads its own start and end; a tick reads for the tasks that have run about an
         interval by then. In a pipeline of tasks shorter than the interval no tick finds one, and
-        none reads: on a VM each read costs the thread a second wait for the GIL (~100 us of CPU).
-        A peak that no end reading sees and that sets no new high for the process is therefore
-        seen if it lasts two intervals (one, once the task has run for one)."""
+        none reads (docs/performance.md). A peak that no end reading sees and that sets no new
+        high for the process is therefore seen if it lasts two intervals (one, once the task has
+        run for one)."""
         due = False
         for watch in watches:
             if watch.seen:

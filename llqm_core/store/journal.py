@@ -1,19 +1,16 @@
 """The store's journal of finished tasks: one append per task instead of an SQLite commit.
 
-A commit costs a dozen system calls (page writes and file locks) on the task's own path;
-an append to a file costs one, and what it wrote survives a kill of the process just as a
-commit does (both sit in the kernel's page cache; neither syncs to disk per task). The
-store's writer thread moves journaled rows into SQLite in batches, and empties the journal
-once all of it is committed.
+An append survives a kill of the process just as a commit does, at a fraction of its cost on
+the task's path (docs/performance.md); the store's writer thread moves journaled rows into
+SQLite in batches and empties the journal once all of it is committed.
 
 Each writing process has its own journal file beside the store, named
 ``<store>-journal-<random>.journal``: a first line (JSON) saying which process owns it, then
 one frame per finished task: a kind byte, the payload's length and the row, in ``marshal``
-format (a fifth of JSON's cost on the task's path between 20 ms tasks), or as JSON for a row
-that holds a value marshal refuses (a subclass of str or float, such as ``numpy.str_``). A
-frame cut short by a kill is ignored. Readers merge every journal into what SQLite holds, so
-a task shows in reports the moment it finishes; a writer that opens the store folds the
-journals of processes that are gone into SQLite and deletes them.
+format, or as JSON for a row that holds a value marshal refuses (a subclass of str or float,
+such as ``numpy.str_``). A frame cut short by a kill is ignored. Readers merge every journal
+into what SQLite holds, so a task shows in reports the moment it finishes; a writer that opens
+the store folds the journals of processes that are gone into SQLite and deletes them.
 """
 
 from __future__ import annotations
@@ -25,14 +22,12 @@ import os
 import socket
 import struct
 import uuid
-from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
 
 SUFFIX = ".journal"
-LEGACY_SUFFIX = ".jsonl"  # a JSON line per row, as llqm 0.x wrote journals before frames
 MARSHAL_VERSION = 4  # readable by every Python 3.4+, whichever Python writes the journal
 _FRAME = struct.Struct("<cI")  # kind (b"M" marshal, b"J" JSON), payload length
 #: Compact JSON, any value by its str() if JSON has no type for it: the store's text columns and
@@ -40,8 +35,8 @@ _FRAME = struct.Struct("<cI")  # kind (b"M" marshal, b"J" JSON), payload length
 json_text = json.JSONEncoder(separators=(",", ":"), default=str).encode
 
 
-def journal_pattern(store_path: Path, suffix: str = SUFFIX) -> str:
-    return str(store_path.with_name(glob.escape(store_path.name) + "-journal-*" + suffix))
+def journal_pattern(store_path: Path) -> str:
+    return str(store_path.with_name(glob.escape(store_path.name) + "-journal-*" + SUFFIX))
 
 
 def encode_row(row: list) -> bytes:
@@ -67,16 +62,6 @@ def _decode_frames(data: bytes) -> list:
                 else json.loads(data[start:offset])
             )
         except (ValueError, EOFError, TypeError):
-            continue
-    return rows
-
-
-def _decode_lines(data: bytes) -> list:
-    rows = []
-    for line in data.split(b"\n")[:-1]:  # the part after the last newline is incomplete
-        try:
-            rows.append(json.loads(line))
-        except ValueError:
             continue
     return rows
 
@@ -169,15 +154,11 @@ class JournalFile:
     rows: list[list]
 
 
-def read_journals(store_path: Path, widths: Collection[int]) -> list[JournalFile]:
-    """Every journal beside the store, with its complete rows of one of ``widths`` values (a row
-    still being written, or one of another shape, is skipped)."""
+def read_journals(store_path: Path, width: int) -> list[JournalFile]:
+    """Every journal beside the store, with its complete rows of ``width`` values (a row still
+    being written, or one of another shape, is skipped)."""
     found = []
-    names = [(name, _decode_frames) for name in glob.glob(journal_pattern(store_path))]
-    names += [
-        (name, _decode_lines) for name in glob.glob(journal_pattern(store_path, LEGACY_SUFFIX))
-    ]
-    for name, decode in sorted(names):
+    for name in sorted(glob.glob(journal_pattern(store_path))):
         try:
             with open(name, "rb") as file:
                 data = file.read()
@@ -188,8 +169,8 @@ def read_journals(store_path: Path, widths: Collection[int]) -> list[JournalFile
             continue
         rows = [
             row
-            for row in decode(data[header_end + 1 :])
-            if isinstance(row, list) and len(row) in widths
+            for row in _decode_frames(data[header_end + 1 :])
+            if isinstance(row, list) and len(row) == width
         ]
         found.append(JournalFile(Path(name), _owner(data[:header_end]), rows))
     return found

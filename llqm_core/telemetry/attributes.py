@@ -55,7 +55,8 @@ SCALAR_TYPES = (bool, int, float, str)
 
 
 def metric_attribute(key: str) -> str:
-    """The span attribute that carries domain metric ``key`` (``circuit.qubits`` -> ``llqm.circuit.qubits``)."""
+    """The span attribute that carries domain metric ``key`` (``circuit.qubits`` ->
+    ``llqm.circuit.qubits``)."""
     return PREFIX + key
 
 
@@ -68,7 +69,8 @@ def check_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
             )
         if metric_attribute(key) in RESERVED:
             raise ValueError(
-                f"metric name {key!r} is reserved for LLQM's own profile attribute {metric_attribute(key)!r}; choose another name."
+                f"metric name {key!r} is reserved for LLQM's own profile attribute "
+                f"{metric_attribute(key)!r}; choose another name."
             )
         if isinstance(value, SCALAR_TYPES):
             continue
@@ -95,7 +97,12 @@ def run_attributes(run: RunRecord) -> dict[str, Any]:
 
 def task_start_attributes(task: TaskRecord) -> dict[str, Any]:
     """What is known when a task starts: enough to find it in a trace while it still runs."""
-    attrs = {TASK_ID: task.id, TASK_NAME: task.name, STAGE: task.stage, RUN_ID: task.run_id}
+    attrs: dict[str, Any] = {
+        TASK_ID: task.id,
+        TASK_NAME: task.name,
+        STAGE: task.stage,
+        RUN_ID: task.run_id,
+    }
     if task.parent_id:
         attrs[PARENT_TASK_ID] = task.parent_id
     if task.depends_on:

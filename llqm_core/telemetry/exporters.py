@@ -88,7 +88,10 @@ def llqm_register_exporters(register) -> None:
     register(
         "otlp-grpc",
         _otlp_grpc,
-        description="OTLP over gRPC to OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT (default localhost:4317; extra 'grpc')",
+        description=(
+            "OTLP over gRPC to OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT (default "
+            "localhost:4317; extra 'grpc')"
+        ),
     )
     register(
         "jsonfile",
@@ -99,5 +102,8 @@ def llqm_register_exporters(register) -> None:
         "memory",
         memory_exporter,
         batched=False,
-        description="kept in this process (tests and notebooks): llqm_core.telemetry.exporters.memory_exporter()",
+        description=(
+            "kept in this process (tests and notebooks): "
+            "llqm_core.telemetry.exporters.memory_exporter()"
+        ),
     )

@@ -123,4 +123,4 @@ def run_spans(run: RunRecord, tasks: Sequence[TaskRecord]) -> list[ReadableSpan]
                 instrumentation_scope=SCOPE,
             )
         )
-    return sorted(spans, key=lambda span: span.end_time)
+    return sorted(spans, key=lambda span: span.end_time or 0)

@@ -1,22 +1,18 @@
 """Task spans are built after their task has ended, in batches, off the task's path.
 
-Starting, filling and ending an SDK span is some forty Python calls; run once between two
-20 ms tasks (cold caches) that is ~200 us on the VMs this project is measured on, 1% of
-the task (``bench/overhead.py``). Built a batch at a time in a background thread, the same
-work costs a fraction of that. So while a task runs, its place in the trace is held by a
+Building an SDK span is dozens of Python calls, too many for a short task's own path
+(docs/performance.md). So while a task runs, its place in the trace is held by a
 ``NonRecordingSpan`` that already carries the span id the real span will get: spans that
-other code starts inside the task (a workflow engine's, a library's) name the task as
-their parent, and the store keeps the same id. When the task ends, its record is queued;
-``BATCH_INTERVAL_S`` later the thread builds the span with its true start and end times,
-its attributes and, for a failure, the exception event. Where no exporter or other span
-processor would receive it (LLQM's own tracer provider with no exporter chosen, the
-default), no span is built, nor a placeholder made, at all: ``llqm trace`` rebuilds every
-span from the store, whose span ids still make the run's trace a tree.
+other code starts inside the task (a workflow engine's, a library's) name the task as their
+parent, and the store keeps the same id. When the task ends, its record is queued;
+``BATCH_INTERVAL_S`` later the thread builds the span with its true start and end times, its
+attributes and, for a failure, the exception event. Where nothing would receive a span (LLQM's
+own tracer provider with no exporter chosen, the default), no span is built, nor a placeholder
+made: ``llqm trace`` rebuilds every span from the store, whose span ids still make a tree.
 
-Spans therefore reach exporters up to ``BATCH_INTERVAL_S`` after their task ends; a run's
-end, ``llqm_core.flush()``, a change of exporters and the process's exit build every
-pending span first. Attributes set on the placeholder through the OpenTelemetry API are
-not recorded: ``annotate`` is the way to add a task's metrics.
+A run's end, ``llqm_core.flush()``, a change of exporters and the process's exit build every
+pending span first. Attributes set on the placeholder through the OpenTelemetry API are not
+recorded: ``annotate`` is the way to add a task's metrics.
 """
 
 from __future__ import annotations
@@ -29,6 +25,7 @@ import weakref
 from typing import Any
 
 from opentelemetry import trace
+from opentelemetry.sdk.trace.id_generator import IdGenerator
 from opentelemetry.trace import NonRecordingSpan, SpanContext, Status, StatusCode
 
 from ..model.records import TaskRecord
@@ -39,12 +36,13 @@ BATCH_INTERVAL_S = 0.5
 _all: weakref.WeakSet[TaskSpans] = weakref.WeakSet()
 
 
-class _PresetSpanIds:
-    """The tracer's id generator, except that the building thread can say which span id comes next."""
+class PresetSpanIds(IdGenerator):
+    """An id generator that lets the thread building a task's span say which span id comes next
+    (the one the task was named by when it started); otherwise it asks ``inner``."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: IdGenerator) -> None:
         self.inner = inner
-        self._next = threading.local()
+        self._next = threading.local()  # each thread presets only the span it builds itself
 
     def preset(self, span_id: int | None) -> None:
         self._next.span_id = span_id
@@ -71,18 +69,14 @@ def child_context(parent: SpanContext, span_id: int) -> SpanContext:
 class TaskSpans:
     """The spans of ended tasks that are waiting to be built, and the thread that builds them."""
 
-    def __init__(self, tracer: Any) -> None:
+    def __init__(self, tracer: Any, ids: PresetSpanIds | None) -> None:
+        """``ids`` is the id generator ``tracer`` makes span ids with (None for a tracer that
+        records nothing)."""
         self.tracer = tracer
-        #: False while nothing would ever receive a span: then none is built. A plain attribute, kept
-        #: up to date by whoever knows the span processors: every task's start and end read it.
+        #: False while nothing would ever receive a span: then none is built. Written by whoever
+        #: knows the span processors, read at every task's start and end.
         self.reading = True
-        self._ids: _PresetSpanIds | None = None
-        inner = getattr(
-            tracer, "id_generator", None
-        )  # an SDK tracer; a no-op one records nothing anyway
-        if inner is not None:
-            self._ids = inner if isinstance(inner, _PresetSpanIds) else _PresetSpanIds(inner)
-            tracer.id_generator = self._ids
+        self._ids = ids
         self._warned = False
         self._start_afresh()
         _all.add(self)

@@ -37,12 +37,13 @@ from opentelemetry.sdk.trace.export import (
     SpanExporter,
     SpanExportResult,
 )
+from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 
 from ..hooks.plugins import loaded_plugins
 from ..model.errors import UserError
 from ..model.settings import seconds_from_env
 from .otlp_json import SCOPE
-from .task_spans import TaskSpans
+from .task_spans import PresetSpanIds, TaskSpans
 
 EXPORTERS_ENV = "LLQM_EXPORTERS"
 EXPORT_TIMEOUT_ENV = "LLQM_EXPORT_TIMEOUT"
@@ -110,18 +111,22 @@ class ExporterHub(SpanProcessor):
         old, self._processors = self._processors, processors
         old_counted, self._counted = self._counted, dict(counted or {})
         old_ended, self._ended = self._ended, {}
-        _bounded(
-            lambda: [p.shutdown() for _, p in old],
-            export_timeout_s() if timeout_s is None else timeout_s,
-        )
+
+        def shut_down_old() -> None:
+            for _, processor in old:
+                processor.shutdown()
+
+        _bounded(shut_down_old, export_timeout_s() if timeout_s is None else timeout_s)
         for _, processor in old:
             exporter = old_counted.get(id(processor))
             ended = old_ended.get(id(processor), 0)
             if exporter is not None and exporter.delivered < ended:
                 print(
-                    f"llqm: warning: {ended - exporter.delivered} of {ended} spans were not delivered to span exporter "
+                    f"llqm: warning: {ended - exporter.delivered} of {ended} spans were not "
+                    "delivered to span exporter "
                     f"{exporter.name!r} (unreachable, refusing, or slower than {EXPORT_TIMEOUT_ENV}="
-                    f"{export_timeout_s():g} s); the profile store keeps every run (`llqm trace RUN` writes it as OTLP/JSON).",
+                    f"{export_timeout_s():g} s); the profile store keeps every run (`llqm trace "
+                    "RUN` writes it as OTLP/JSON).",
                     file=sys.stderr,
                 )
 
@@ -176,32 +181,55 @@ def _selected_names() -> list[str]:
 
 
 class _OwnTracerProvider(TracerProvider):
-    """The provider LLQM installs when the application has none: it says when a span processor
-    is added (by LLQM or by the application), so that whether spans are read at all is known
-    without asking at every task."""
+    """The provider LLQM installs when the application has none: it keeps the span processors
+    added to it (by LLQM or by the application) and says when one is added, so that whether
+    spans are read at all is known without asking at every task."""
 
     def __init__(self, on_new_processor: Callable[[], None], **kwargs: Any) -> None:
         self._on_new_processor = on_new_processor
+        self.llqm_processors: list[SpanProcessor] = []
         super().__init__(**kwargs)
 
     def add_span_processor(self, span_processor: SpanProcessor) -> None:
         super().add_span_processor(span_processor)
+        self.llqm_processors.append(span_processor)
         self._on_new_processor()
+
+
+def _preset_ids_on(tracer: Any) -> PresetSpanIds | None:
+    """Span ids chosen by LLQM on a tracer of the application's own SDK provider.
+
+    The SDK takes an id generator only when a provider is made; for a provider the application
+    made, the SDK tracer's ``id_generator`` attribute is replaced (its one use outside the
+    SDK's constructors, checked by tests/test_telemetry.py). A tracer that is not the SDK's
+    records nothing and needs no ids."""
+    inner = getattr(tracer, "id_generator", None)
+    if inner is None:
+        return None
+    ids = inner if isinstance(inner, PresetSpanIds) else PresetSpanIds(inner)
+    tracer.id_generator = ids
+    return ids
 
 
 class Telemetry:
     def __init__(self) -> None:
         self.hub = ExporterHub()
         current = trace.get_tracer_provider()
-        self._owns_provider = not isinstance(current, TracerProvider)
-        if self._owns_provider:
-            self.provider = _OwnTracerProvider(
-                self._note_readers, resource=Resource.create(), shutdown_on_exit=False
-            )
-        else:
+        self._own_provider: _OwnTracerProvider | None = None
+        if isinstance(current, TracerProvider):
             self.provider = current
-        self.tracer = self.provider.get_tracer(SCOPE.name, SCOPE.version)
-        self.task_spans = TaskSpans(self.tracer)
+            self.tracer = self.provider.get_tracer(SCOPE.name, SCOPE.version)
+            ids = _preset_ids_on(self.tracer)
+        else:
+            ids = PresetSpanIds(RandomIdGenerator())
+            self.provider = self._own_provider = _OwnTracerProvider(
+                self._note_readers,
+                resource=Resource.create(),
+                shutdown_on_exit=False,
+                id_generator=ids,
+            )
+            self.tracer = self.provider.get_tracer(SCOPE.name, SCOPE.version)
+        self.task_spans = TaskSpans(self.tracer, ids)
         self._note_readers()
 
     def _note_readers(self) -> None:
@@ -210,18 +238,15 @@ class Telemetry:
         self.task_spans.reading = self._spans_are_read()
 
     def _spans_are_read(self) -> bool:
-        if not self._owns_provider or self.hub.names:
+        own = self._own_provider
+        if own is None or self.hub.names:
             return True
-        # The SDK keeps a provider's processors in private fields; when they cannot be read, assume a reader.
-        processors = getattr(
-            getattr(self.provider, "_active_span_processor", None), "_span_processors", None
-        )
-        return processors not in ((), (self.hub,))
+        return own.llqm_processors not in ([], [self.hub])
 
     def install(self) -> None:
         """Attach the exporters to the provider and make it the global one if none was set."""
         self.provider.add_span_processor(self.hub)
-        if self._owns_provider and isinstance(
+        if self._own_provider is not None and isinstance(
             trace.get_tracer_provider(), trace.ProxyTracerProvider
         ):
             trace.set_tracer_provider(self.provider)
@@ -234,7 +259,8 @@ class Telemetry:
         for name in chosen:
             if name not in available:
                 raise UserError(
-                    f"unknown span exporter {name!r}; available exporters are: {', '.join(sorted([*available, 'none']))}."
+                    f"unknown span exporter {name!r}; available exporters are: "
+                    f"{', '.join(sorted([*available, 'none']))}."
                 )
         processors: list[tuple[str, SpanProcessor]] = []
         counted: dict[int, CountedExporter] = {}
@@ -248,8 +274,8 @@ class Telemetry:
             )
             counted[id(processor)] = exporter
             processors.append((name, processor))
-        for exporter in exporters:
-            processors.append((type(exporter).__name__, SimpleSpanProcessor(exporter)))
+        for given in exporters:
+            processors.append((type(given).__name__, SimpleSpanProcessor(given)))
         self.hub.replace(processors, counted)
         self._note_readers()
         return self.hub.names

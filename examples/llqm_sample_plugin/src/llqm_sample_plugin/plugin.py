@@ -20,7 +20,10 @@ def llqm_register_stages(register: Callable[..., None]) -> None:
     register(
         "sample.entropy",
         entropy,
-        description="Shannon entropy of the measured counts (entropy_bits, and entropy in the option base, default 2)",
+        description=(
+            "Shannon entropy of the measured counts (entropy_bits, and entropy in the "
+            "option base, default 2)"
+        ),
     )
 
 

@@ -1,0 +1,257 @@
+"""Reading the store: the queries reports and policies ask, and rows turned back into records.
+
+A reader merges the journals of writing processes into what SQLite holds, so a task shows
+the moment it ends. A run or task whose process is gone while its row still says running
+reads as interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import threading
+from pathlib import Path
+
+from ..model.errors import StoreError
+from ..model.records import (
+    PROFILE_VALUE_NAMES,
+    HardwareSnapshot,
+    PolicyDecision,
+    Profile,
+    RunRecord,
+    RunStatus,
+    TaskRecord,
+    TaskStatus,
+)
+from .journal import Owner, read_journals
+from .schema import BUSY_TIMEOUT_MS, STORE_ENV, TASK_COLUMNS, stored_row
+
+
+def connect_for_reading(path: Path, readonly: bool) -> sqlite3.Connection:
+    """A connection for queries; ``readonly`` opens the file as it is, and never creates it."""
+    if not readonly:
+        conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+    elif path.is_file():
+        conn = sqlite3.connect(
+            f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False
+        )
+    else:
+        raise StoreError(
+            f"there is no profile store at {path}; run a pipeline first, or point --store or "
+            f"{STORE_ENV} at an existing store."
+        )
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+class StoreReader:
+    """The reading half of one store file: one connection, used under one lock by every thread;
+    a forked child opens its own at its first query."""
+
+    def __init__(self, path: Path, readonly: bool, conn: sqlite3.Connection) -> None:
+        self.path = path
+        self.readonly = readonly
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
+        self._conn = conn
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def _query(self, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
+        try:
+            with self._lock:
+                if self._pid != os.getpid():
+                    self._pid, self._conn = (
+                        os.getpid(),
+                        connect_for_reading(self.path, self.readonly),
+                    )
+                return self._conn.execute(sql, params).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path} could not be read (SQLite says: {exc}).") from None
+
+    def runs(self, limit: int | None = None) -> list[RunRecord]:
+        sql = "SELECT * FROM runs ORDER BY start_ns DESC" + (" LIMIT ?" if limit else "")
+        return [run_record(row) for row in self._query(sql, (limit,) if limit else ())]
+
+    def run(self, run_id: str | None = None) -> RunRecord:
+        """The run with this id (or unique id prefix); the latest run when ``run_id`` is None."""
+        if run_id is None:
+            rows = self._query("SELECT * FROM runs ORDER BY start_ns DESC LIMIT 1")
+            if not rows:
+                raise StoreError(
+                    f"the profile store {self.path} holds no runs yet; run a pipeline first."
+                )
+            return run_record(rows[0])
+        rows = []
+        if re.fullmatch(r"[0-9a-f]+", run_id):
+            rows = self._query(
+                "SELECT * FROM runs WHERE id LIKE ? ORDER BY start_ns DESC LIMIT 2", (run_id + "%",)
+            )
+        if not rows:
+            raise StoreError(
+                f"there is no run with id {run_id!r} in {self.path}; `llqm runs` lists the run ids."
+            )
+        if len(rows) > 1:
+            raise StoreError(
+                f"run id prefix {run_id!r} matches more than one run in {self.path}; "
+                "give more of the id."
+            )
+        return run_record(rows[0])
+
+    def tasks(self, run_id: str) -> list[TaskRecord]:
+        """The run's tasks in start order: those in SQLite and those still in a journal."""
+        run = self.run(run_id)
+        # Journals first: a row leaves a journal only once committed, so in this order none is missed.
+        journaled = {
+            row[0]: dict(zip(TASK_COLUMNS, stored_row(row)))
+            for journal in read_journals(self.path, len(TASK_COLUMNS))
+            for row in journal.rows
+            if row[1] == run.id
+        }
+        stored = self._query(
+            "SELECT * FROM tasks WHERE run_id = ? ORDER BY start_ns, rowid", (run.id,)
+        )
+        rows = [journaled.pop(row["id"], row) for row in stored] + list(journaled.values())
+        tasks = [task_record(row, run.status) for row in rows]
+        tasks.sort(key=lambda task: task.start_ns)
+        return tasks
+
+    def find_run(self, config_key: str, value: str) -> RunRecord | None:
+        """The latest run whose configuration has ``config_key`` equal to ``value`` (e.g. an
+        engine's run id)."""
+        rows = self._query(
+            "SELECT * FROM runs WHERE json_extract(config, ?) = ? ORDER BY start_ns DESC LIMIT 1",
+            (f'$."{config_key}"', value),
+        )
+        return run_record(rows[0]) if rows else None
+
+    def task_ids_by_metric(self, run_id: str, key: str, values: list[str]) -> dict[str, str]:
+        """For each value, the latest task of the run whose metric ``key`` has it (e.g. an
+        engine's task run id)."""
+        wanted = set(values)
+        if not wanted:
+            return {}
+        return {
+            task.metrics[key]: task.id
+            for task in self.tasks(run_id)
+            if task.metrics.get(key) in wanted
+        }
+
+    def snapshot(self, fingerprint: str) -> HardwareSnapshot | None:
+        rows = self._query(
+            "SELECT data FROM hardware_snapshots WHERE fingerprint = ?", (fingerprint,)
+        )
+        return HardwareSnapshot.from_dict(json.loads(rows[0]["data"])) if rows else None
+
+    def snapshots(self, backend: str | None = None) -> list[tuple[str, str, float]]:
+        """(fingerprint, backend, taken_at) of the stored snapshots, newest first."""
+        rows = self._query(
+            "SELECT fingerprint, backend, taken_at FROM hardware_snapshots"
+            + (" WHERE backend = ?" if backend else "")
+            + " ORDER BY taken_at DESC",
+            (backend,) if backend else (),
+        )
+        return [(r["fingerprint"], r["backend"], r["taken_at"]) for r in rows]
+
+    def find_snapshot(self, name: str) -> HardwareSnapshot:
+        """A stored snapshot by fingerprint (or a unique prefix of it), or the latest of a
+        backend by its name."""
+        latest = self.snapshots(backend=name)
+        matches = [latest[0][0]] if latest else []
+        if not matches and name:
+            matches = [fp for fp, _, _ in self.snapshots() if fp.startswith(name)]
+        if len(matches) > 1:
+            raise StoreError(
+                f"snapshot prefix {name!r} matches {len(matches)} snapshots in {self.path}; "
+                "give more of the fingerprint."
+            )
+        snapshot = self.snapshot(matches[0]) if matches else None
+        if snapshot is None:
+            raise StoreError(
+                f"there is no hardware snapshot {name!r} (a backend name or fingerprint) in "
+                f"{self.path}; `llqm hardware list` shows the stored ones."
+            )
+        return snapshot
+
+    def decisions(self, run_id: str) -> list[PolicyDecision]:
+        rows = self._query("SELECT * FROM decisions WHERE run_id = ? ORDER BY id", (run_id,))
+        return [decision_record(row) for row in rows]
+
+    def policy_history(self, policy: str, limit: int = 100) -> list[PolicyDecision]:
+        """A policy's latest decisions over all runs, newest first: what a policy learns from."""
+        rows = self._query(
+            "SELECT * FROM decisions WHERE policy = ? ORDER BY id DESC LIMIT ?", (policy, limit)
+        )
+        return [decision_record(row) for row in rows]
+
+
+def run_record(row: sqlite3.Row) -> RunRecord:
+    run = RunRecord(
+        id=row["id"],
+        name=row["name"],
+        status=RunStatus(row["status"]),
+        start_ns=row["start_ns"],
+        end_ns=row["end_ns"],
+        trace_id=row["trace_id"],
+        span_id=row["span_id"],
+        parent_span_id=row["parent_span_id"],
+        error=row["error"],
+        span_owned=bool(row["span_owned"]),
+        config=json.loads(row["config"]),
+        resource=json.loads(row["resource"]),
+        pid=row["pid"],
+        host=row["host"],
+        process_started=row["process_started"],
+    )
+    if (
+        run.status is RunStatus.RUNNING
+        and run.pid is not None
+        and run.host is not None
+        and Owner(run.host, run.pid, run.process_started).is_gone()
+    ):
+        run.status = RunStatus.INTERRUPTED
+    return run
+
+
+def task_record(row: sqlite3.Row | dict, run_status: RunStatus) -> TaskRecord:
+    status = TaskStatus(row["status"])
+    if status is TaskStatus.RUNNING and run_status is not RunStatus.RUNNING:
+        status = TaskStatus.INTERRUPTED  # its run ended without it: its process died
+    return TaskRecord(
+        id=row["id"],
+        run_id=row["run_id"],
+        name=row["name"],
+        stage=row["stage"],
+        status=status,
+        start_ns=row["start_ns"],
+        end_ns=row["end_ns"],
+        trace_id=row["trace_id"],
+        span_id=row["span_id"],
+        parent_id=row["parent_id"],
+        parent_span_id=row["parent_span_id"],
+        depends_on=json.loads(row["depends_on"]),
+        error=row["error"],
+        error_type=row["error_type"],
+        profile=Profile.from_values([row[c] for c in PROFILE_VALUE_NAMES])
+        if row["wall_s"] is not None
+        else Profile(),
+        metrics=json.loads(row["metrics"]),
+        hardware=row["hardware"],
+    )
+
+
+def decision_record(row: sqlite3.Row) -> PolicyDecision:
+    return PolicyDecision(
+        policy=row["policy"],
+        choice=json.loads(row["choice"]),
+        rationale=row["rationale"],
+        inputs=json.loads(row["inputs"]),
+        run_id=row["run_id"],
+        task_id=row["task_id"],
+        made_at=row["made_at"],
+    )

@@ -1,0 +1,131 @@
+"""The store's SQLite schema: its tables, the one list of migrations, and the task row's columns.
+
+``PRAGMA user_version`` says which version a file has. ``MIGRATIONS[0]`` creates the schema of
+``FIRST_VERSION`` (the first one released) in an empty file; each later entry upgrades by one
+version. A file of an earlier, never released version is refused with one sentence.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from ..model.errors import StoreError
+from ..model.records import PROFILE_VALUE_NAMES
+from .journal import json_text
+
+STORE_ENV = "LLQM_STORE"
+BUSY_TIMEOUT_MS = 30_000
+FIRST_VERSION = 2
+MIGRATIONS: list[str] = [
+    # 2: runs, tasks with their profile as columns (named as Profile's fields), snapshots, decisions
+    """
+    CREATE TABLE runs (
+        id TEXT PRIMARY KEY, name TEXT NOT NULL, status TEXT NOT NULL,
+        start_ns INTEGER NOT NULL, end_ns INTEGER,
+        trace_id TEXT NOT NULL, span_id TEXT NOT NULL, parent_span_id TEXT,
+        error TEXT, span_owned INTEGER NOT NULL DEFAULT 1,
+        config TEXT NOT NULL DEFAULT '{}', resource TEXT NOT NULL DEFAULT '{}',
+        pid INTEGER, host TEXT, process_started REAL
+    );
+    CREATE INDEX runs_by_start ON runs(start_ns);
+    CREATE TABLE tasks (
+        id TEXT PRIMARY KEY, run_id TEXT NOT NULL REFERENCES runs(id),
+        name TEXT NOT NULL, stage TEXT NOT NULL, status TEXT NOT NULL,
+        parent_id TEXT, depends_on TEXT NOT NULL DEFAULT '[]',
+        start_ns INTEGER NOT NULL, end_ns INTEGER,
+        trace_id TEXT NOT NULL, span_id TEXT NOT NULL, parent_span_id TEXT,
+        error TEXT, error_type TEXT,
+        profile TEXT, metrics TEXT NOT NULL DEFAULT '{}', hardware TEXT,
+        wall_s REAL, cpu_s REAL, cpu_scope TEXT,
+        thread_cpu_s REAL, process_cpu_s REAL, children_cpu_s REAL,
+        start_rss_bytes INTEGER, end_rss_bytes INTEGER, peak_rss_bytes INTEGER,
+        rss_growth_bytes INTEGER, samples INTEGER, qpu_s REAL, queue_s REAL,
+        pid INTEGER, host TEXT,
+        gpu_available INTEGER, gpu_reason TEXT, gpu_devices INTEGER,
+        gpu_utilization_max_pct REAL, gpu_utilization_mean_pct REAL, gpu_memory_peak_bytes INTEGER
+    );
+    CREATE INDEX tasks_by_run ON tasks(run_id, start_ns);
+    CREATE TABLE hardware_snapshots (
+        fingerprint TEXT PRIMARY KEY, backend TEXT NOT NULL, taken_at REAL NOT NULL,
+        data TEXT NOT NULL
+    );
+    CREATE TABLE decisions (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT, task_id TEXT, policy TEXT NOT NULL,
+        choice TEXT NOT NULL, inputs TEXT NOT NULL, rationale TEXT NOT NULL, made_at REAL NOT NULL
+    );
+    CREATE INDEX decisions_by_run ON decisions(run_id);
+    """,
+]
+SCHEMA_VERSION = FIRST_VERSION + len(MIGRATIONS) - 1
+#: A task's row, in the order the journal keeps it and the INSERT names it. (``profile`` is a
+#: column no version since the first release fills: the profile is the columns after it.)
+TASK_COLUMNS = (
+    "id",
+    "run_id",
+    "name",
+    "stage",
+    "status",
+    "parent_id",
+    "depends_on",
+    "start_ns",
+    "end_ns",
+    "trace_id",
+    "span_id",
+    "parent_span_id",
+    "error",
+    "error_type",
+    "metrics",
+    "hardware",
+    *PROFILE_VALUE_NAMES,
+)
+#: The columns kept as JSON text, each with its text when empty (most tasks': no encoder call).
+_JSON_COLUMNS = ((TASK_COLUMNS.index("depends_on"), "[]"), (TASK_COLUMNS.index("metrics"), "{}"))
+
+
+def stored_row(row: list) -> list:
+    """A journaled row (``TASK_COLUMNS``, its list and dict as they are) as SQLite keeps it."""
+    row = list(row)
+    for column, empty in _JSON_COLUMNS:
+        value = row[column]
+        if value is not None and not isinstance(value, str):
+            row[column] = json_text(value) if value else empty
+    return row
+
+
+def version_of(conn: sqlite3.Connection, path: Path) -> int:
+    """The file's schema version: 0 for an empty file; refused when no llqm release reads it."""
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version == 0 and conn.execute("SELECT name FROM sqlite_master").fetchall():
+        raise StoreError(
+            f"{path} is an SQLite database but not an LLQM profile store; choose another file."
+        )
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"{path} has store schema version {version}, newer than this llqm understands "
+            f"({SCHEMA_VERSION}); upgrade llqm to read it."
+        )
+    if 0 < version < FIRST_VERSION:
+        raise StoreError(
+            f"{path} has store schema version {version}, which only development versions of llqm "
+            "wrote; run its pipelines again into a new store."
+        )
+    return version
+
+
+def migrate(conn: sqlite3.Connection, path: Path) -> None:
+    """Bring the file up to ``SCHEMA_VERSION`` in one transaction (another process may be doing
+    the same: the first one to take the lock does it, the others find it done)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        version = version_of(conn, path)
+        first = 0 if version == 0 else version - FIRST_VERSION + 1
+        for migration in MIGRATIONS[first:]:
+            for statement in migration.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise

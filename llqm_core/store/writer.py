@@ -1,0 +1,448 @@
+"""Writing into the store off the tasks' path: the journal, the background commits, fork and exit.
+
+A task's start queues its running row; its end appends its finished row to this process's
+journal (``journal``) before the task returns, so a kill keeps it. One writer thread per store
+commits both to SQLite in batches (within ``DRAIN_INTERVAL_S`` after a quiet spell, every
+``FINISHED_ROWS_WAIT_S`` while tasks keep ending) and checkpoints the WAL. Runs, snapshots and
+decisions are few: each is committed at once, with whatever rows are queued.
+"""
+
+from __future__ import annotations
+
+import atexit
+import enum
+import functools
+import os
+import sqlite3
+import threading
+import time
+import warnings
+import weakref
+from pathlib import Path
+
+from ..model.records import (
+    PROFILE_VALUE_NAMES,
+    HardwareSnapshot,
+    PolicyDecision,
+    RunRecord,
+    TaskRecord,
+)
+from .journal import TaskJournal, encode_row, read_journals
+from .journal import json_text as _dumps  # the one compact encoder of the store's text
+from .schema import BUSY_TIMEOUT_MS, TASK_COLUMNS, stored_row
+
+CHECKPOINT_INTERVAL_S = 2.0
+START_ROW_DELAY_S = 0.05
+DRAIN_INTERVAL_S = 2.0
+#: While tasks keep ending, their journaled rows wait this long between commits to SQLite:
+#: fewer, larger commits cost the writer less per row (docs/performance.md).
+FINISHED_ROWS_WAIT_S = 10.0
+#: More finished rows than this are committed at once: bounded memory and commit size.
+MAX_QUEUED_ROWS = 1000
+
+_TASK_ROW_SQL = f"INSERT {{verb}} INTO tasks ({', '.join(TASK_COLUMNS)}) VALUES {{rows}}"
+_ONE_ROW = f"({','.join('?' * len(TASK_COLUMNS))})"
+_KEEP_RUNNING_ROWS = _TASK_ROW_SQL.format(
+    verb="OR IGNORE", rows=_ONE_ROW
+)  # never over a finished row
+# SQLite before 3.32 takes at most 999 parameters in one statement, later ones 32766.
+ROWS_PER_STATEMENT = 50 if sqlite3.sqlite_version_info >= (3, 32, 0) else 999 // len(TASK_COLUMNS)
+_NOT_MEASURED = (None,) * len(PROFILE_VALUE_NAMES)
+
+
+class WriterState(enum.Enum):
+    """What the writer does with what it is handed; it only ever moves down this list."""
+
+    WRITING = "writing"  # rows go to the journal and SQLite
+    FAILED = "failed"  # SQLite refused a write: warned once, the pipeline goes on without the store
+    CLOSED = "closed"  # queued rows committed at close; nothing more is taken
+
+
+@functools.lru_cache(maxsize=ROWS_PER_STATEMENT)
+def _keep_finished_rows(count: int) -> str:
+    """One INSERT of ``count`` finished rows: SQLite takes them in one step (docs/performance.md)."""
+    return _TASK_ROW_SQL.format(verb="OR REPLACE", rows=",".join([_ONE_ROW] * count))
+
+
+def finished_row(task: TaskRecord) -> list:
+    """An ended task as its journal frame keeps it: the list and dict as they are (the task's
+    path encodes them once, in the frame); ``stored_row`` makes the SQLite row of it."""
+    return [
+        task.id,
+        task.run_id,
+        task.name,
+        task.stage,
+        task.status._value_,  # the member's plain attribute: ``.value`` is a property call
+        task.parent_id,
+        list(task.depends_on),
+        task.start_ns,
+        task.end_ns,
+        task.trace_id,
+        task.span_id,
+        task.parent_span_id,
+        task.error,
+        task.error_type,
+        dict(task.metrics),
+        task.hardware,
+        *task.profile.values(),
+    ]
+
+
+def running_row(task: TaskRecord) -> tuple:
+    """A started task's row: only what is fixed by then, so building it later is safe."""
+    return (
+        task.id,
+        task.run_id,
+        task.name,
+        task.stage,
+        "running",
+        task.parent_id,
+        _dumps(task.depends_on),
+        task.start_ns,
+        None,
+        task.trace_id,
+        task.span_id,
+        task.parent_span_id,
+        None,
+        None,
+        "{}",
+        None,
+        *_NOT_MEASURED,
+    )
+
+
+def connect_for_writing(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute(
+        "PRAGMA wal_autocheckpoint = 0"
+    )  # the writer thread checkpoints, off the tasks' path
+    return conn
+
+
+class StoreWriter:
+    """This process's writing half of one store file.
+
+    Threads: ``start_task`` and ``finish_task`` run in any task's thread and touch only the
+    queue, under ``_queue_lock``, held for moments and never while SQLite works. Everything that
+    uses the connection holds ``_lock``. ``_woken`` is read without a lock on the tasks' path: a
+    stale read costs one extra ``Event.set``, never a lost row (the writer clears it before it
+    takes the queue)."""
+
+    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
+        self.path = path
+        self.state = WriterState.WRITING
+        self._lock = threading.RLock()
+        self._journal_warned = False
+        self._start_afresh()
+        self._conn = conn
+        _writers.add(self)
+
+    def _start_afresh(self) -> None:
+        """The per-process half: what a forked child must not share with its parent."""
+        self._pid = os.getpid()
+        self._queue_lock = threading.Lock()
+        self._pending: dict[str, TaskRecord] = {}  # started tasks whose running row is not written
+        self._finished: list[list] = []  # journaled rows of finished tasks, not yet in SQLite
+        self._journal: TaskJournal | None = None
+        self._wake = threading.Event()  # rows are queued: commit them within DRAIN_INTERVAL_S
+        self._woken = False  # set with ``_wake`` by a task, reset by the writer thread
+        self._hurry = threading.Event()  # commit now: many rows queued, or the store is closing
+        self._dirty = False  # commits since the last checkpoint (the writer thread's own)
+        self._thread: threading.Thread | None = None
+
+    def _reopen_in_child(self) -> None:
+        """After a fork: the parent's rows, journal, thread and connection stay the parent's."""
+        self._lock = threading.RLock()
+        self._start_afresh()
+        try:
+            self._conn = connect_for_writing(self.path)
+        except sqlite3.Error:
+            self.state = WriterState.FAILED
+
+    # -- what tasks and runs hand over --------------------------------------------------
+
+    def start_task(self, task: TaskRecord) -> None:
+        """Queue the running task's row: the writer thread keeps it within ``DRAIN_INTERVAL_S``,
+        so a crash shows what was in flight, without a commit on the task's own path."""
+        with self._queue_lock:
+            self._pending[task.id] = task
+        if not self._woken:
+            self._wake_thread()
+
+    def finish_task(self, task: TaskRecord) -> None:
+        """Keep the ended task with its profile before the task returns: one append to this
+        process's journal, committed to SQLite by the writer thread."""
+        row = finished_row(task)
+        frame = encode_row(row)
+        with self._queue_lock:
+            self._pending.pop(task.id, None)  # the finished row supersedes the running one
+            self._finished.append(row)
+            try:
+                if self._journal is None:
+                    self._journal = TaskJournal(self.path)
+                self._journal.append(frame)
+                journaled = True
+            except OSError as exc:
+                journaled = False
+                self._journal_broken(exc)
+            queued = len(self._finished)
+        if not journaled:
+            self._write(None, ())  # no journal: commit now, as the guarantee asks
+            return
+        if not self._woken:
+            self._wake_thread()
+        if queued >= MAX_QUEUED_ROWS and not self._hurry.is_set():
+            self._hurry.set()
+
+    def insert_run(self, run: RunRecord) -> None:
+        self._write(
+            "INSERT INTO runs (id, name, status, start_ns, end_ns, trace_id, span_id,"
+            " parent_span_id, error, span_owned, config, resource, pid, host, process_started)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                run.id,
+                run.name,
+                run.status.value,
+                run.start_ns,
+                run.end_ns,
+                run.trace_id,
+                run.span_id,
+                run.parent_span_id,
+                run.error,
+                int(run.span_owned),
+                _dumps(run.config),
+                _dumps(run.resource),
+                run.pid,
+                run.host,
+                run.process_started,
+            ),
+        )
+
+    def finish_run(self, run: RunRecord) -> None:
+        self._write(
+            "UPDATE runs SET status = ?, end_ns = ?, error = ? WHERE id = ?",
+            (run.status.value, run.end_ns, run.error, run.id),
+        )
+
+    def save_snapshot(self, snapshot: HardwareSnapshot) -> str:
+        fingerprint = snapshot.fingerprint
+        self._write(
+            "INSERT OR IGNORE INTO hardware_snapshots (fingerprint, backend, taken_at, data)"
+            " VALUES (?,?,?,?)",
+            (fingerprint, snapshot.backend, snapshot.taken_at, _dumps(snapshot.to_dict())),
+        )
+        return fingerprint
+
+    def save_decision(self, decision: PolicyDecision) -> None:
+        self._write(
+            "INSERT INTO decisions (run_id, task_id, policy, choice, inputs, rationale, made_at)"
+            " VALUES (?,?,?,?,?,?,?)",
+            (
+                decision.run_id,
+                decision.task_id,
+                decision.policy,
+                _dumps(decision.choice),
+                _dumps(decision.inputs),
+                decision.rationale,
+                decision.made_at,
+            ),
+        )
+
+    def close(self) -> None:
+        """Commit what is queued, fold the WAL into the database file and close it, so that the
+        store is one self-contained file again (a copy of it alone holds every run)."""
+        if self.state is WriterState.CLOSED:
+            return
+        with self._lock:
+            self._guarded(self._commit_all)
+            self.state = WriterState.CLOSED
+        self._wake.set()
+        self._hurry.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2.0)
+        with self._lock:
+            if self._journal is not None and not self._journal.holds_rows:
+                self._journal.remove()  # one that still holds rows is left for the next writer
+                self._journal = None
+            try:
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error:
+                pass  # another process is using the store; it will checkpoint later
+            self._conn.close()
+
+    # -- committing ---------------------------------------------------------------------
+
+    def _write(self, sql: str | None, params: tuple) -> None:
+        """Commit one statement now, with every queued row."""
+        with self._lock:
+            self._guarded(functools.partial(self._commit_all, sql, params))
+            self._start_thread()
+
+    def _guarded(self, commit) -> None:
+        """Run a commit; a failure warns once and the pipeline goes on without the store."""
+        if self.state is not WriterState.WRITING:
+            return
+        try:
+            commit()
+            self._dirty = True
+        except sqlite3.Error as exc:
+            self.state = WriterState.FAILED
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+            warnings.warn(f"profiles are no longer being kept in {self.path}: {exc}", stacklevel=5)
+
+    def _take_queued(
+        self, started_by_ns: int | None, take_finished: bool
+    ) -> tuple[list[TaskRecord], list[list]]:
+        """Take the running rows of tasks started by ``started_by_ns`` (all when None) and, when
+        ``take_finished`` or any running row is taken, every finished row."""
+        with self._queue_lock:
+            running = [
+                task
+                for task in self._pending.values()
+                if started_by_ns is None or task.start_ns <= started_by_ns
+            ]
+            for task in running:
+                del self._pending[task.id]
+            finished: list[list] = []
+            if take_finished or running:
+                finished, self._finished = self._finished, []
+        return running, finished
+
+    def _commit_all(self, sql: str | None = None, params: tuple = ()) -> None:
+        """One statement (if any) and every queued row, committed together. Hold ``_lock``."""
+        self._commit(*self._take_queued(None, True), sql, params)
+
+    def _commit_due(self, started_by_ns: int, rows_due: bool) -> None:
+        """The thread's round: the running rows of tasks started by ``started_by_ns``, and the
+        finished rows when ``rows_due`` or anything else is committed. Hold ``_lock``."""
+        self._commit(*self._take_queued(started_by_ns, rows_due), None, ())
+
+    def _commit(
+        self, running: list[TaskRecord], finished: list[list], sql: str | None, params: tuple
+    ) -> None:
+        """One transaction; then the journal is emptied if no task finished meanwhile."""
+        if not finished and not running:
+            if sql is not None:
+                self._conn.execute(sql, params)
+            return
+        self._conn.execute("BEGIN")
+        if sql is not None:
+            self._conn.execute(sql, params)
+        self._conn.executemany(_KEEP_RUNNING_ROWS, [running_row(task) for task in running])
+        for first in range(0, len(finished), ROWS_PER_STATEMENT):
+            chunk = finished[first : first + ROWS_PER_STATEMENT]
+            self._conn.execute(
+                _keep_finished_rows(len(chunk)),
+                [value for row in chunk for value in stored_row(row)],
+            )
+        self._conn.execute("COMMIT")
+        with self._queue_lock:
+            if not self._finished and self._journal is not None:
+                self._journal.clear()
+
+    def fold_dead_journals(self) -> None:
+        """Commit the journals that processes now gone left behind (a kill, a crash), and delete them."""
+        for journal in read_journals(self.path, len(TASK_COLUMNS)):
+            if journal.owner is None or not journal.owner.is_gone():
+                continue
+            with self._lock:
+                with self._queue_lock:
+                    self._finished.extend(journal.rows)
+                self._guarded(self._commit_all)
+            if self.state is not WriterState.WRITING:
+                return
+            journal.path.unlink(missing_ok=True)
+
+    def _journal_broken(self, exc: OSError) -> None:
+        if not self._journal_warned:
+            self._journal_warned = True
+            warnings.warn(
+                f"the journal beside {self.path} cannot be written ({exc.strerror}); each task is "
+                "committed to SQLite as it ends instead, which is slower.",
+                stacklevel=4,
+            )
+
+    # -- the writer thread --------------------------------------------------------------
+
+    def _wake_thread(self) -> None:
+        """Have the thread commit within ``DRAIN_INTERVAL_S``: called while ``_woken`` is False."""
+        if self._thread is None:
+            with self._lock:
+                self._start_thread()
+        self._woken = True
+        self._wake.set()
+
+    def _start_thread(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._thread_loop, name="llqm-store-writer", daemon=True
+            )
+            self._thread.start()
+
+    def _thread_loop(self) -> None:
+        """Commit queued rows and checkpoint the WAL, off the tasks' path.
+
+        Woken by a task's start or end, it waits ``DRAIN_INTERVAL_S`` first (less when
+        ``MAX_QUEUED_ROWS`` wait, or the store closes), so that one commit takes every row of
+        that while. Journaled rows, which readers merge in anyway, are taken once per
+        ``FINISHED_ROWS_WAIT_S`` at most, unless a commit happens anyway. Start rows wait until
+        their task has run ``START_ROW_DELAY_S``: a shorter task's finish row replaces its start
+        row. Checkpoints run here so that none falls on a commit a task waits for."""
+        checkpoints = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        checkpoints.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        last_checkpoint = time.monotonic()
+        rows_due_at = 0.0  # from when journaled rows are committed again
+        try:
+            while self.state is not WriterState.CLOSED:
+                self._wake.wait(CHECKPOINT_INTERVAL_S)
+                hurried = self._hurry.wait(DRAIN_INTERVAL_S)
+                self._wake.clear()
+                self._woken = (
+                    False  # before taking the queue: a row queued after this wakes us again
+                )
+                self._hurry.clear()
+                with self._lock:
+                    if self.state is WriterState.CLOSED:
+                        break
+                    rows_due = hurried or time.monotonic() >= rows_due_at
+                    started_by_ns = time.time_ns() - int(START_ROW_DELAY_S * 1e9)
+                    self._guarded(functools.partial(self._commit_due, started_by_ns, rows_due))
+                    if rows_due:
+                        rows_due_at = time.monotonic() + FINISHED_ROWS_WAIT_S
+                    if self._pending or self._finished:
+                        self._wake.set()  # rows too young or not due yet: look again after the interval
+                if self._dirty and time.monotonic() - last_checkpoint >= CHECKPOINT_INTERVAL_S:
+                    self._dirty = False
+                    last_checkpoint = time.monotonic()
+                    try:
+                        checkpoints.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                    except sqlite3.Error:
+                        pass  # another process holds the lock; a later round checkpoints
+        finally:
+            checkpoints.close()
+
+
+_writers: weakref.WeakSet[StoreWriter] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_writers() -> None:
+    for writer in list(_writers):
+        try:
+            writer.close()
+        except Exception:  # at exit, a store that cannot close cleanly is left to SQLite's recovery
+            pass
+
+
+def _reopen_writers_in_child() -> None:
+    for writer in list(_writers):
+        if writer.state is not WriterState.CLOSED:
+            writer._reopen_in_child()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reopen_writers_in_child)

@@ -1,0 +1,83 @@
+"""The declared contracts match the code: every decision point asked or served is declared, and
+what a point hands its policies is its declared context."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from llqm_core.hooks.contracts import DECISION_POINTS, PipelineData
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCES = sorted(
+    path for folder in ("llqm_core", "plugins") for path in (ROOT / folder).rglob("*.py")
+)
+
+
+def _context_keys(point: str) -> set[str]:
+    return set(DECISION_POINTS[point].__annotations__)
+
+
+def _asked() -> list[tuple[str, str, set[str]]]:
+    """(where, point, keyword arguments) of every ``decide(data, "point", ...)`` call."""
+    found = []
+    for path in SOURCES:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "id", getattr(node.func, "attr", None)) == "decide"
+                and len(node.args) == 2
+                and isinstance(node.args[1], ast.Constant)
+            ):
+                where = f"{path.relative_to(ROOT)}:{node.lineno}"
+                found.append((where, node.args[1].value, {k.arg for k in node.keywords if k.arg}))
+    return found
+
+
+def _served() -> list[tuple[str, str, set[str]]]:
+    """(where, point, keyword-only parameters of ``decide``) of every class with ``decides``."""
+    found = []
+    for path in SOURCES:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            points = [
+                item.value.value
+                for item in node.body
+                if isinstance(item, ast.Assign)
+                and [getattr(t, "id", None) for t in item.targets] == ["decides"]
+                and isinstance(item.value, ast.Constant)
+            ]
+            methods = {f.name: f for f in node.body if isinstance(f, ast.FunctionDef)}
+            for point in points:
+                decide = methods.get("decide")
+                params = {a.arg for a in decide.args.kwonlyargs} if decide is not None else set()
+                found.append((f"{path.relative_to(ROOT)}:{node.name}", point, params))
+    return found
+
+
+def test_every_decision_point_asked_is_declared_and_handed_its_whole_context():
+    asked = _asked()
+    assert asked, "no decision point found: the search no longer sees the calls"
+    for where, point, keywords in asked:
+        assert point in DECISION_POINTS, f"{where} asks the undeclared decision point {point!r}"
+        assert keywords == _context_keys(point), (
+            f"{where} hands {point!r} {sorted(keywords)}, "
+            f"not its declared context {sorted(_context_keys(point))}"
+        )
+
+
+def test_every_policy_serves_a_declared_point_and_asks_only_for_its_context():
+    served = _served()
+    assert served, "no policy found: the search no longer sees the policies"
+    for where, point, params in served:
+        assert point in DECISION_POINTS, f"{where} serves the undeclared decision point {point!r}"
+        extra = params - _context_keys(point) - {"store"}  # a store may be given in tests
+        assert not extra, f"{where} wants {sorted(extra)}, which {point!r} never hands a policy"
+
+
+def test_the_pipeline_data_declares_what_the_core_sets_before_the_first_step():
+    from llqm_core.pipeline.file import Pipeline
+
+    pipeline = Pipeline("p", [], backend=None, shots=1, seed=None, store=None, engine="local")
+    assert set(pipeline.initial_data()) <= set(PipelineData.__annotations__)
