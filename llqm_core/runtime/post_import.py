@@ -34,7 +34,7 @@ class PostImportHook(importlib.abc.MetaPathFinder):
             execute(module)
             callback(module)
 
-        spec.loader.exec_module = exec_module
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
         return spec
 
 

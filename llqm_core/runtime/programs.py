@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..model.errors import UserError
-from .api import ActiveRun, run_context
+from .api import ActiveRun, StoreArg, run_context
 from .instrumentation import instrument_all, switched_on
 
 RUN_ENV = "LLQM_PROFILE_RUN"
@@ -123,9 +123,10 @@ def execute(program: Program) -> tuple[int, BaseException | None]:
             sys.path.insert(0, os.getcwd())
             runpy.run_module(program.module, run_name="__main__", alter_sys=True)
         else:
-            sys.argv = [program.script, *program.args]
-            sys.path.insert(0, str(Path(program.script).resolve().parent))
-            runpy.run_path(program.script, run_name="__main__")
+            script = str(program.script)
+            sys.argv = [script, *program.args]
+            sys.path.insert(0, str(Path(script).resolve().parent))
+            runpy.run_path(script, run_name="__main__")
         return 0, None
     except SystemExit as exc:
         status = _exit_status(exc.code)
@@ -141,7 +142,7 @@ def execute(program: Program) -> tuple[int, BaseException | None]:
 
 
 def profile_program(
-    program: Program, store: object = None, name: str | None = None
+    program: Program, store: StoreArg = None, name: str | None = None
 ) -> tuple[ActiveRun, int]:
     """Run ``program`` as one LLQM run with every installed instrumentor on; the run and the
     program's exit status."""
