@@ -142,14 +142,15 @@ def test_a_program_that_raises_leaves_a_failed_run_with_what_it_did(tmp_path, ca
 
 
 def test_arguments_stdin_stdout_and_exit_status_pass_through(tmp_path):
+    """In a process of its own (no quantum plugin loaded: the program uses none), as a user runs it."""
     script = tmp_path / "echo.py"
     script.write_text(
         "import sys\nprint(sys.argv[1:], sys.stdin.read().upper(), end='')\nsys.exit(3)\n"
     )
     store = tmp_path / "e.sqlite"
     done = subprocess.run(
-        [sys.executable, "-m", "llqm_core.cli", "profile", "--store", str(store), "--", "python",
-         str(script), "a", "-b"],
+        [sys.executable, "-m", "llqm_core.cli", "--plugins", "exporters", "profile", "--store",
+         str(store), "--", "python", str(script), "a", "-b"],
         input="hello", capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert done.returncode == 3
