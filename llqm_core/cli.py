@@ -98,7 +98,16 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--json", action="store_true", help="print the run's report as JSON instead of tables"
     )
-    run.add_argument("--check", action="store_true", help="only check the file, run nothing")
+    run.add_argument(
+        "--check",
+        action="store_true",
+        help="only check the file and estimate each step's time and memory, run nothing",
+    )
+    run.add_argument(
+        "--force",
+        action="store_true",
+        help="run even when the estimates say it will not fit (memory, [run] max_minutes)",
+    )
     run.add_argument(
         "--tasks", action="store_true", help="also list every task (as llqm report does)"
     )
@@ -130,6 +139,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="a dotted key of the file and its values, e.g. circuit.qubits=4,8 (repeat for more keys)",
     )
     sweep.add_argument("--json", action="store_true", help="print one JSON row per point")
+    sweep.add_argument(
+        "--force",
+        action="store_true",
+        help="run the points even when the estimates say they will not fit",
+    )
     sweep.add_argument(
         "--plot",
         default=None,
@@ -281,10 +295,11 @@ def _progress(disable: bool) -> Progress:
 
 
 def cmd_run(args: argparse.Namespace, console: Console) -> None:
-    pipeline = load_pipeline(args.pipeline)
+    pipeline = load_pipeline(args.pipeline, store=getattr(args, "store", None), force=args.force)
     if args.check:
         console.print(
-            f"{args.pipeline}: ok ({len(pipeline.steps)} steps: {', '.join(s.name for s in pipeline.steps)})"
+            f"{args.pipeline}: ok ({len(pipeline.steps)} steps: {', '.join(s.name for s in pipeline.steps)}; "
+            f"{pipeline.fit.summary() if pipeline.fit else 'not estimated'})"
         )
         return
     store = getattr(args, "store", None) or pipeline.store
@@ -303,7 +318,8 @@ def cmd_run(args: argparse.Namespace, console: Console) -> None:
 
 
 def cmd_predict(args: argparse.Namespace, console: Console) -> None:
-    pipeline = load_pipeline(args.pipeline)
+    # A prediction of a run that will not fit is still a prediction.
+    pipeline = load_pipeline(args.pipeline, force=True)
     data = pipeline.initial_data()
     generate = next((s for s in pipeline.steps if s.name == "generate"), None)
     if generate is not None:
@@ -340,7 +356,13 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> None:
             "llqm sweep needs at least one --grid KEY=V1,V2,... (for example --grid circuit.qubits=4,8)."
         )
     config = read_pipeline_file(args.pipeline)
-    points = grid_pipelines(config, parse_grid(args.grid), args.pipeline)
+    points = grid_pipelines(
+        config,
+        parse_grid(args.grid),
+        args.pipeline,
+        store=getattr(args, "store", None),
+        force=args.force,
+    )
     rows = []
     with _progress(args.json) as progress:
         bar = progress.add_task("sweep", total=len(points))

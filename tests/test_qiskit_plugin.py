@@ -109,7 +109,7 @@ def test_every_pass_records_its_time_and_the_circuit_it_left(store_path, fez):
     from llqm_qiskit import profiled_transpile
 
     with llqm.run("per pass") as run:
-        profiled_transpile(ghz(5), fez, optimization_level=1, seed_transpiler=1)
+        profiled_transpile(ghz(5), fez, optimization_level=1, seed_transpiler=1, depths=True)
     stages = {t.stage: t for t in llqm.ProfileStore(store_path).tasks(run.id)}
     translation = stages["transpile.translation"].metrics
     assert translation["transpile.pass.BasisTranslator.calls"] == 1
@@ -118,3 +118,35 @@ def test_every_pass_records_its_time_and_the_circuit_it_left(store_path, fez):
         translation["transpile.pass.BasisTranslator.size_after"] > ghz(5).size()
     )  # cx became cz and single-qubit gates
     assert translation["transpile.pass.BasisTranslator.depth_after"] >= 5
+    assert translation["circuit.depth"] == translation["transpile.pass.BasisTranslator.depth_after"]
+
+
+@pytest.mark.parametrize("level", [0, 1])
+def test_depth_is_what_qiskit_measured_unless_depths_are_asked_for(store_path, fez, level):
+    """No DAG walk by default: the depth is Qiskit's own (levels 1-3 measure it while optimizing)."""
+    from llqm_qiskit import profiled_transpile
+    from qiskit.converters import circuit_to_dag
+
+    for depths in (False, True):
+        with llqm.run("depths") as run:
+            compiled = profiled_transpile(
+                circuits.mirror(6, 3, seed=2),
+                fez,
+                optimization_level=level,
+                seed_transpiler=1,
+                depths=depths,
+            )
+        tasks = llqm.ProfileStore(store_path).tasks(run.id)
+        parent, stages = tasks[0], {t.stage: t.metrics for t in tasks[1:]}
+        expected = circuit_metrics(compiled)
+        for key in ("circuit.size", "circuit.two_qubit_gates", "circuit.measurements"):
+            assert parent.metrics[key] == expected[key], key
+        assert parent.metrics["circuit.ops.cz"] == expected["circuit.ops.cz"]
+        assert not depths or all("circuit.depth" in m for m in stages.values())
+        assert not depths or "transpile.pass.BasisTranslator.depth_after" in str(stages)
+        if depths or level > 0:
+            # Qiskit's DAG depth, which counts barriers (QuantumCircuit.depth leaves them out)
+            assert parent.metrics["circuit.depth"] == circuit_to_dag(compiled).depth()
+        else:
+            assert "circuit.depth" not in parent.metrics
+            assert "depth_after" not in str(stages)

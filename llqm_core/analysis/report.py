@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..model.records import RunRecord, TaskRecord
+from ..model.units import format_bytes, format_seconds
 from ..store.profile_store import ProfileStore
 from .summary import (
     FIDELITY_FIGURES,
@@ -122,24 +123,6 @@ def build_report(store: ProfileStore, run_id: str | None = None) -> dict[str, An
         "decisions": [d.__dict__ for d in decisions],
         "predictions": prediction_errors(decisions, stages, figures),
     }
-
-
-def format_seconds(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"{value * 1000:.1f} ms" if value < 1 else f"{value:.2f} s"
-
-
-def format_bytes(value: int | None) -> str:
-    if value is None:
-        return "-"
-    sign = "-" if value < 0 else ""
-    value = abs(value)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{sign}{value:.0f} {unit}" if unit == "B" else f"{sign}{value:.1f} {unit}"
-        value /= 1024
-    return str(value)
 
 
 def _depths(tasks: list[dict[str, Any]]) -> dict[str, int]:

@@ -46,6 +46,16 @@ def llqm_register_stages(register: Callable[..., None]) -> None:
     below: ``circuit``, ``compiled``, ``counts``, ``value``, ...) and returns a dict of new
     entries, or None. ``llqm_core.registries.run_stage(name, data, **options)`` runs it as
     its own task (stage ``name``).
+
+    While a pipeline file is read, before anything is built, the step may answer through
+    attributes set on it: ``step.preflight(data)`` checks it against the rest of the file
+    (``ValueError``: a circuit wider than the backend); ``step.estimate(plan)`` returns an
+    ``llqm_core.pipeline.fit.Estimate(wall_s, memory_bytes, basis)`` of its own work, reading
+    from the dict ``plan`` what earlier steps' estimates put there (``backend``, ``shots``,
+    ``qubits``, ``gates``, ``clifford``, ``compiled_gates``, ``compiled_bytes``) and adding
+    what it makes, so that the core can refuse a run that cannot fit
+    (``llqm_core.pipeline.fit``); ``step.load()`` does check-time work that builds something
+    (parsing a QASM file) once the run fits.
     """
 
 

@@ -2,7 +2,8 @@
 
 It owns reading and checking pipeline files and running their steps (``file``), the registries
 that turn a stage, backend, policy or engine name into the registered object (``registries``),
-asking policies for decisions (``policies``) and sweeps over a grid of values (``sweep``). It
+asking policies for decisions (``policies``), sweeps over a grid of values (``sweep``) and
+whether a run fits the memory and time it may have, from its steps' estimates (``fit``). It
 imports ``model``, ``hooks``, ``store``, ``telemetry`` and ``runtime``; only the CLI imports it.
 The names below are its documented Python face (docs/pipelines.md).
 """

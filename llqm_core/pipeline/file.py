@@ -14,10 +14,13 @@ nothing of what they do::
     [[stages]]     # extra registered stages run after mitigation: name = "...", options
     [policies]     # names = [registered policies]
     [output]       # store = "profiles.sqlite"
-    [run]          # engine = "local" | a registered engine such as "prefect"
+    [run]          # engine = "local" | a registered engine such as "prefect"; max_minutes
 
 A step may carry a ``preflight(data)`` that checks it against the rest of the file (a circuit
-wider than the backend) while the file is read. The steps run in order, each its own task: ``generate``, ``observable``, ``transpile``,
+wider than the backend) while the file is read, an ``estimate(plan)`` of its time and memory
+(``llqm_core.pipeline.fit`` refuses a run that cannot fit before anything is built), and a
+``load()`` for check-time work that builds something (parsing a QASM file), done once the run
+fits. The steps run in order, each its own task: ``generate``, ``observable``, ``transpile``,
 ``mitigate.<technique>`` (for ``a+b``, every technique but the last is built with
 ``inner=True``: it prepares, such as a readout calibration, and the last one executes),
 the extra stages (one that raises fails only its own task: the run goes on with a warning),
@@ -39,6 +42,7 @@ from ..hooks.plugins import loaded_plugins
 from ..model.errors import UserError
 from ..runtime.api import annotate, current_run, run
 from . import registries
+from .fit import Fit, check_fit
 from .policies import decide
 
 SECTIONS = (
@@ -80,6 +84,7 @@ class Pipeline:
     engine: str
     policies: list[Any] = field(default_factory=list)
     config: dict[str, Any] = field(default_factory=dict)
+    fit: Fit | None = None  # the estimates it was checked against
 
     def initial_data(self) -> dict[str, Any]:
         return {
@@ -211,8 +216,17 @@ def _backend(table: dict[str, Any]) -> Any:
         raise UserError(f"in [backend]: {exc}") from None
 
 
-def parse_pipeline(config: dict[str, Any], source: str = "pipeline") -> Pipeline:
-    """Check a whole pipeline description and build its steps; nothing runs yet."""
+def parse_pipeline(
+    config: dict[str, Any],
+    source: str = "pipeline",
+    *,
+    store: str | None = None,
+    force: bool = False,
+) -> Pipeline:
+    """Check a whole pipeline description and build its steps; nothing runs yet.
+
+    A run estimated not to fit (memory, ``[run] max_minutes``) is refused unless ``force``;
+    ``store`` (default: the file's) holds the earlier runs the estimates learn from."""
     for key in config:
         if key not in SECTIONS:
             raise UserError(
@@ -229,12 +243,21 @@ def parse_pipeline(config: dict[str, Any], source: str = "pipeline") -> Pipeline
         _whole("execution", "seed", seed, 0)
     output = _table(config, "output")
     _only("output", output, ("store",))
-    store = output.get("store")
-    if store is not None and not isinstance(store, str):
-        raise UserError(f"[output] store must be a file path, not {store!r}.")
+    store_option = output.get("store")
+    if store_option is not None and not isinstance(store_option, str):
+        raise UserError(f"[output] store must be a file path, not {store_option!r}.")
     run_options = _table(config, "run")
-    _only("run", run_options, ("engine",))
+    _only("run", run_options, ("engine", "max_minutes"))
     engine = run_options.get("engine", LOCAL_ENGINE)
+    max_minutes = run_options.get("max_minutes")
+    if max_minutes is not None and (
+        not isinstance(max_minutes, (int, float))
+        or isinstance(max_minutes, bool)
+        or not 0 < max_minutes < math.inf
+    ):
+        raise UserError(
+            f"[run] max_minutes must be a number of minutes above 0, not {max_minutes!r}."
+        )
     if engine != LOCAL_ENGINE:
         registries.lookup("engine", engine)
     policies = _policies(_table(config, "policies"))
@@ -253,7 +276,7 @@ def parse_pipeline(config: dict[str, Any], source: str = "pipeline") -> Pipeline
         backend=backend,
         shots=shots,
         seed=seed,
-        store=store,
+        store=store_option,
         engine=engine,
         policies=policies,
         config=config,
@@ -267,6 +290,14 @@ def parse_pipeline(config: dict[str, Any], source: str = "pipeline") -> Pipeline
                 preflight(pipeline.initial_data())
             except ValueError as exc:
                 raise UserError(f"in [{step.section}]: {exc}") from None
+    pipeline.fit = check_fit(pipeline, store or store_option, force, max_minutes)
+    for step in steps:  # what builds something (a parsed QASM file) comes once the run fits
+        load = getattr(step.run, "load", None)
+        if load is not None:
+            try:
+                load()
+            except ValueError as exc:
+                raise UserError(f"in [{step.section}]: stage {step.name!r}: {exc}") from None
     return pipeline
 
 
@@ -283,9 +314,9 @@ def read_pipeline_file(path: str | Path) -> dict[str, Any]:
         raise UserError(f"{path} is not valid TOML: {exc}.") from None
 
 
-def load_pipeline(path: str | Path) -> Pipeline:
+def load_pipeline(path: str | Path, *, store: str | None = None, force: bool = False) -> Pipeline:
     """Read and check a pipeline file: one sentence for the first thing wrong in it."""
-    return parse_pipeline(read_pipeline_file(path), str(path))
+    return parse_pipeline(read_pipeline_file(path), str(path), store=store, force=force)
 
 
 def postprocess(data: dict[str, Any]) -> dict[str, Any]:

@@ -68,9 +68,15 @@ def _assign(config: dict[str, Any], key: str, value: Any) -> None:
 
 
 def grid_pipelines(
-    config: dict[str, Any], grid: list[tuple[str, list[Any]]], source: str
+    config: dict[str, Any],
+    grid: list[tuple[str, list[Any]]],
+    source: str,
+    *,
+    store: str | None = None,
+    force: bool = False,
 ) -> list[tuple[dict[str, Any], Pipeline]]:
-    """Every point of the grid as (its values, the checked pipeline), in order."""
+    """Every point of the grid as (its values, the checked pipeline, estimated to fit unless
+    ``force``), in order."""
     keys = [key for key, _ in grid]
     points = []
     for values in itertools.product(*(values for _, values in grid)):
@@ -81,7 +87,7 @@ def grid_pipelines(
         label = ", ".join(f"{k}={v}" for k, v in assignment.items())
         point["name"] = f"{config.get('name', 'sweep')} [{label}]"
         try:
-            points.append((assignment, parse_pipeline(point, source)))
+            points.append((assignment, parse_pipeline(point, source, store=store, force=force)))
         except UserError as exc:
             raise UserError(f"sweep point {label}: {exc}") from None
     return points

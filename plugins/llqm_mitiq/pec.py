@@ -93,6 +93,7 @@ import llqm_core
 from llqm_core.model.checks import whole
 
 from .common import evaluate, last_only, raw_value
+from .estimates import pec_estimate
 
 #: Mitiq's local depolarizing representation needs ``4p/3 < 1``.
 MAX_NOISE_LEVEL = 0.75
@@ -500,4 +501,5 @@ def pec(
             added["warnings"] = data["warnings"] + problems
         return added
 
+    step.estimate = lambda plan: pec_estimate(plan, samples, shots_per_sample)
     return step

@@ -38,6 +38,7 @@ import llqm_core
 from llqm_core.model.checks import flag
 from llqm_core.pipeline.policies import decide
 
+from .estimates import rem_estimate
 from .shared_job import SharedJob
 
 MAX_SHOTS = 10_000_000
@@ -322,4 +323,5 @@ def rem(
             "circuits_executed": 1 + len(circuits),
         }
 
+    step.estimate = lambda plan: rem_estimate(plan, calibration_shots, inner)
     return step

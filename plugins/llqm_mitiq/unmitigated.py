@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .common import evaluate, last_only, raw_value
+from .estimates import unmitigated_estimate
 
 
 def unmitigated(*, inner: bool = False) -> Callable[[dict[str, Any]], dict[str, Any]]:
@@ -20,4 +21,5 @@ def unmitigated(*, inner: bool = False) -> Callable[[dict[str, Any]], dict[str, 
             "circuits_executed": 1,
         }
 
+    step.estimate = unmitigated_estimate
     return step

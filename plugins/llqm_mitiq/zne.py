@@ -30,6 +30,7 @@ from llqm_core.model.checks import whole
 from llqm_core.pipeline.policies import decide
 
 from .common import evaluate, last_only, raw_value
+from .estimates import zne_estimate
 
 FOLDING = {
     "global": lambda circuit, scale, seed: fold_global(circuit, scale),
@@ -230,4 +231,5 @@ def zne(
             "warnings": data["warnings"] + problems,
         }
 
+    step.estimate = lambda plan: zne_estimate(plan, scales)
     return step

@@ -31,11 +31,13 @@ from qiskit_aer import AerSimulator
 import llqm_core
 from llqm_core import HardwareSnapshot
 from llqm_core.model.checks import flag
+from llqm_core.pipeline.fit import Estimate
 
 from . import frames
 from .backend import JobOutcome, QuantumBackend
 from .devices import DEFAULT_DEVICE, fake_device
 from .drift import CalibrationDrift
+from .estimates import simulation_estimate
 from .noise import PauliNoise
 
 METHODS = ("automatic", "density_matrix", "pauli_frames", "stabilizer", "statevector")
@@ -136,6 +138,27 @@ class AerBackend(QuantumBackend):
         self.exact_max_qubits = exact_max_qubits
         self.statevector_max_qubits = statevector_max_qubits
         self._noise_models: dict[str, PauliNoise] = {}
+
+    def estimate(
+        self, qubits: int, gates: int, shots: int, circuits: int = 1, clifford: bool | None = None
+    ) -> Estimate:
+        """The method ``choose_method`` would take, modelled; a circuit not known to be
+        non-Clifford (a QASM file before it is parsed) is taken as Clifford, the cheap case."""
+        method = self.method
+        if method == "automatic":
+            if qubits <= self.exact_max_qubits:
+                method = "density_matrix"
+            elif clifford is not False:
+                method = "stabilizer"
+            elif qubits <= self.statevector_max_qubits:
+                method = "statevector"
+            else:
+                raise ValueError(
+                    f"a non-Clifford circuit of {qubits} qubits is too wide to simulate here: the "
+                    f"embedded default simulates non-Clifford circuits of up to "
+                    f"{self.statevector_max_qubits} qubits and Clifford circuits of any width."
+                )
+        return simulation_estimate(method, qubits, gates, shots, circuits, self.noise)
 
     def calibration_for_job(self) -> HardwareSnapshot:
         if self.drift is None:

@@ -24,11 +24,14 @@ from qiskit.result import Counts
 
 import llqm_core
 from llqm_core import HardwareSnapshot
+from llqm_core.pipeline.fit import Estimate
 from llqm_core.runtime.instrumentation import suppressed
 
+from .estimates import RESULT_BYTES_PER_SHOT_QUBIT
 from .snapshot import backend_name, hardware_snapshot
 
 MAX_SHOTS = 10_000_000
+QPU_S_PER_SHOT = 2.5e-4  # rep_delay (250 us by default) dominates a short circuit's shot
 _ALWAYS_ALLOWED = {"barrier", "measure", "delay", "reset", "quantum_channel"}
 
 
@@ -78,6 +81,18 @@ class QuantumBackend(abc.ABC):
     def calibration_for_job(self) -> HardwareSnapshot:
         """The calibration a job now starting sees; backends with drift move it on here."""
         return self.snapshot()
+
+    def estimate(
+        self, qubits: int, gates: int, shots: int, circuits: int = 1, clifford: bool | None = None
+    ) -> Estimate:
+        """Time and memory to execute ``circuits`` circuits here, before they exist (see
+        ``llqm_core.pipeline.fit``). A QPU's: IBM's documented usage, about 2 s per job plus 250 us
+        per shot, and the counts kept; simulators answer with their own model."""
+        return Estimate(
+            2.0 + circuits * shots * QPU_S_PER_SHOT,
+            circuits * shots * qubits * RESULT_BYTES_PER_SHOT_QUBIT,
+            f"{circuits:,} circuits x {shots:,} shots on {self.name}",
+        )
 
     @abc.abstractmethod
     def run_job(

@@ -92,7 +92,7 @@ def _run_profiled(
 ) -> Any:
     """One circuit through ``pass_manager`` (by ``run``, the original ``run``), its stages as
     ``profiled_transpile`` makes them, or its passes on ``parent`` for an unstaged manager."""
-    profiler = _StageProfiler(parent, shapes=False)
+    profiler = _StageProfiler(parent, depths=False)
     user = _user_callback(callback)
 
     def on_pass(**kwargs: Any) -> None:

@@ -5,12 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from qiskit import QuantumCircuit
+from qiskit.circuit.library import get_standard_gate_name_mapping
 from qiskit.converters import circuit_to_dag
+from qiskit.dagcircuit import DAGCircuit
 from qiskit.primitives import PrimitiveResult
 from qiskit.result import Counts, Result
 
 #: Above this many instructions the depth is taken on a DAG (Rust) instead of walking the circuit in Python.
 DAG_DEPTH_THRESHOLD = 20_000
+STANDARD_GATES = get_standard_gate_name_mapping()
 
 
 def _depth(circuit: QuantumCircuit) -> int:
@@ -41,15 +44,54 @@ def circuit_metrics(circuit: QuantumCircuit) -> dict[str, Any]:
     return metrics
 
 
-def _circuits_metrics(circuits: list[QuantumCircuit]) -> dict[str, Any]:
-    each = [circuit_metrics(c) for c in circuits]
-    return {
-        "circuits": len(circuits),
+def dag_metrics(
+    dag: DAGCircuit, widths: dict[str, int], depth: int | None, *, counts: bool = True
+) -> dict[str, Any]:
+    """The metrics of ``circuit_metrics`` from what a DAG keeps (its size and operation counts),
+    without a walk: ``depth`` is given when known, else left out. ``widths`` caches each
+    operation name's number of qubits; ``counts`` adds the ``circuit.ops.*`` counts."""
+    ops = dag.count_ops(recurse=False)
+    for name in ops.keys() - widths.keys():
+        widths[name] = _width(dag, name)
+    metrics: dict[str, Any] = {
+        "circuit.qubits": dag.num_qubits(),
+        "circuit.size": sum(ops.values()) - int(ops.get("barrier", 0)),
+        "circuit.two_qubit_gates": sum(n for name, n in ops.items() if widths[name] > 1),
+    }
+    if depth is not None:
+        metrics["circuit.depth"] = depth
+    if counts:
+        metrics |= {
+            "circuit.name": dag.name or "",
+            "circuit.clbits": dag.num_clbits(),
+            "circuit.measurements": int(ops.get("measure", 0)),
+        }
+        metrics |= {f"circuit.ops.{name}": int(n) for name, n in ops.items()}
+    return metrics
+
+
+def _width(dag: DAGCircuit, name: str) -> int:
+    """How many qubits operation ``name`` acts on: Qiskit's standard gates by name, any other
+    from its first node in the DAG."""
+    if name == "barrier":  # a directive, of any width: never counted as a gate
+        return 0
+    standard = STANDARD_GATES.get(name)
+    if standard is not None:
+        return standard.num_qubits
+    return len(next(node for node in dag.topological_op_nodes() if node.name == name).qargs)
+
+
+def combined(each: list[dict[str, Any]]) -> dict[str, Any]:
+    """The metrics of several circuits together: the widest, the deepest, and the gates summed."""
+    metrics = {
+        "circuits": len(each),
         "circuit.qubits": max(m["circuit.qubits"] for m in each),
         "circuit.size": sum(m["circuit.size"] for m in each),
-        "circuit.depth": max(m["circuit.depth"] for m in each),
         "circuit.two_qubit_gates": sum(m["circuit.two_qubit_gates"] for m in each),
     }
+    if all("circuit.depth" in m for m in each):
+        metrics["circuit.depth"] = max(m["circuit.depth"] for m in each)
+    return metrics
 
 
 def _counts_metrics(counts: dict[str, int]) -> dict[str, Any]:
@@ -65,7 +107,7 @@ def describe(value: Any) -> dict[str, Any] | None:
         and value
         and all(isinstance(v, QuantumCircuit) for v in value)
     ):
-        return _circuits_metrics(list(value))
+        return combined([circuit_metrics(c) for c in value])
     if isinstance(value, Counts):
         return _counts_metrics(value)
     if isinstance(value, Result):

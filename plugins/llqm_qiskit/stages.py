@@ -18,6 +18,7 @@ from llqm_core.pipeline.policies import decide, policy_for, record
 
 from .circuits import KINDS, load_qasm
 from .circuits import generate as generate_circuit
+from .estimates import CLIFFORD_KINDS, KIND_GATES, circuit_estimate, qasm_header, transpile_estimate
 from .observables import ideal_outcomes, ideal_parity, neighbour_parities, parity
 from .transpile import OPTIMIZATION_LEVELS, profiled_transpile
 
@@ -38,12 +39,7 @@ def generate(
     if qasm is not None:
         if not isinstance(qasm, str):
             raise ValueError(f"qasm must be a file path, not {qasm!r}.")
-        circuit = load_qasm(
-            Path(qasm)
-        )  # read and parsed before anything runs: invalid QASM is bad input
-        return _with_width_check(
-            lambda data: {"circuit": circuit}, circuit.num_qubits, circuit.name
-        )
+        return _from_qasm(Path(qasm))
     if not isinstance(kind, str) or kind not in KINDS:
         raise ValueError(
             f'unknown circuit kind {kind!r}; choose one of: {", ".join(sorted(KINDS))}, or give qasm = "file".'
@@ -53,13 +49,36 @@ def generate(
     if seed is not None:
         whole("seed", seed, 0)
     generate_circuit(
-        kind, min(qubits, 3) if kind != "qaoa" else qubits, depth, seed
-    )  # fails now on bad sizes
-    return _with_width_check(
+        kind, min(qubits, 3) if kind != "qaoa" else qubits, min(depth, 2), seed
+    )  # fails now on bad sizes, small: the circuit itself is built when the run fits
+    step = _with_width_check(
         lambda data: {"circuit": generate_circuit(kind, qubits, depth, seed)},
         qubits,
         f"{kind} circuit",
     )
+    step.estimate = lambda plan: circuit_estimate(
+        plan, qubits, KIND_GATES[kind](qubits, depth), kind in CLIFFORD_KINDS
+    )
+    return step
+
+
+def _from_qasm(path: Path) -> Step:
+    """A QASM file's step: its header is read now, and refused if wider than the backend; the
+    file is parsed (``load``) only once the run is known to fit, and invalid QASM is bad input."""
+    header = qasm_header(path)
+    loaded: list[QuantumCircuit] = []
+
+    def load() -> QuantumCircuit:
+        if not loaded:
+            loaded.append(load_qasm(path))
+        return loaded[0]
+
+    step = _with_width_check(
+        lambda data: {"circuit": load()}, header.qubits, f"QASM file {path.name}"
+    )
+    step.estimate = lambda plan: circuit_estimate(plan, header.qubits, header.statements, None)
+    step.load = load
+    return step
 
 
 def _with_width_check(step: Step, qubits: int, what: str) -> Step:
@@ -69,7 +88,7 @@ def _with_width_check(step: Step, qubits: int, what: str) -> Step:
         backend = context["backend"]
         if qubits > backend.num_qubits:
             raise ValueError(
-                f"the {what} has {qubits} qubits, more than the {backend.num_qubits} of backend {backend.name}."
+                f"the {what} has {qubits:,} qubits, more than the {backend.num_qubits} of backend {backend.name}."
             )
 
     step.preflight = preflight
@@ -190,4 +209,5 @@ def transpile(
 
         return {"compile": compile_circuits, "compiled": compiled, "transpile_s": transpile_s}
 
+    step.estimate = lambda plan: transpile_estimate(plan, optimization_level)
     return step

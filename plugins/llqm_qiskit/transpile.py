@@ -29,13 +29,10 @@ from qiskit.transpiler.preset_passmanagers import generate_preset_pass_manager
 import llqm_core
 from llqm_core.runtime.instrumentation import suppressed
 
-from .metrics import circuit_metrics
+from .metrics import combined, dag_metrics
 from .snapshot import backend_name
 
 STAGE = "transpile"
-#: After each pass the circuit's size is recorded; its depth too while the circuit has at most this many
-#: operations (a depth is a walk of the whole DAG: 0.1 s at 10^6 gates, for every one of ~40 passes).
-PASS_DEPTH_LIMIT = 100_000
 OPTIMIZATION_LEVELS = (0, 1, 2, 3)
 _running: ContextVar[_StageProfiler | None] = ContextVar("llqm_qiskit_stage_profiler", default=None)
 
@@ -59,21 +56,23 @@ def _marker(stage: str | None) -> PassManager:
     return PassManager([_StageMarker(stage)])
 
 
-def _dag_metrics(dag: DAGCircuit) -> dict[str, Any]:
-    return {
-        "circuit.qubits": dag.num_qubits(),
-        "circuit.size": dag.size(),
-        "circuit.depth": dag.depth(),
-        "circuit.two_qubit_gates": len(dag.two_qubit_ops()),
-    }
-
-
 class _StageProfiler:
-    def __init__(self, parent: llqm_core.TaskHandle, shapes: bool = True) -> None:
+    """Turns the pass manager's callbacks into stage tasks, reading only what the DAG keeps.
+
+    A DAG knows its size and its operation counts without a walk; its depth is a walk of the
+    whole graph, so it is taken from Qiskit's own ``Depth`` analysis where that ran after the
+    last pass that changed the circuit, and computed only with ``depths``.
+    """
+
+    def __init__(self, parent: llqm_core.TaskHandle, depths: bool) -> None:
         self.parent = parent
-        self.shapes = shapes  # the circuit's size and depth after each pass (costs a DAG walk)
+        self.depths = depths
         self.current: llqm_core.TaskHandle | None = None
-        self.passes: dict[str, list[float]] = {}
+        self.passes: dict[str, list[Any]] = {}
+        # Qiskit's last measured depth; None once a pass may have changed the DAG since.
+        self.depth: int | None = None
+        self.final: dict[str, Any] = {}
+        self.widths: dict[str, int] = {}
 
     @contextmanager
     def running(self) -> Iterator[None]:
@@ -85,24 +84,39 @@ class _StageProfiler:
             _running.reset(token)
 
     def enter(self, stage: str | None, dag: DAGCircuit) -> None:
-        """``stage`` begins (None: the last stage has ended); the one before ends with the circuit it left."""
-        self.close(_dag_metrics(dag))
+        """``stage`` begins (None: the last stage has ended); the one before ends with the
+        circuit it left."""
         if stage is None:
+            self.final = dag_metrics(dag, self.widths, self._depth(dag))
+            self.close(self.final)
             return
+        if self.current is not None:
+            self.close(dag_metrics(dag, self.widths, self._depth(dag), counts=False))
         name = f"{STAGE}.{stage}"
         self.current = llqm_core.start_task(name, name, parent=self.parent, run=self.parent.run)
 
-    def on_pass(self, pass_: Any, time: float, dag: DAGCircuit | None = None, **_: Any) -> None:
-        if isinstance(pass_, _StageMarker) or self.current is None:
+    def _depth(self, dag: DAGCircuit) -> int | None:
+        if self.depth is None and self.depths:
+            self.depth = dag.depth(recurse=True)
+        return self.depth
+
+    def on_pass(
+        self, pass_: Any, time: float, dag: DAGCircuit, property_set: Any, **_: Any
+    ) -> None:
+        if isinstance(pass_, _StageMarker):
             return
-        entry = self.passes.setdefault(pass_.name(), [0, 0.0, None, None])
+        if pass_.is_transformation_pass:
+            self.depth = None
+        elif pass_.name() == "Depth":
+            self.depth = property_set["depth"]
+        if self.current is None:
+            return
+        entry = self.passes.setdefault(pass_.name(), [0, 0.0, 0, None])
         entry[0] += 1
         entry[1] += time
-        if (
-            dag is not None and self.shapes
-        ):  # the circuit as the pass left it (its last call, for a pass run in a loop)
-            entry[2] = dag.size()
-            entry[3] = dag.depth() if entry[2] <= PASS_DEPTH_LIMIT else None
+        # The circuit as the pass left it (its last call, for a pass run in a loop).
+        entry[2] = dag.size()
+        entry[3] = self._depth(dag) if self.depths else None
 
     def close(self, after: dict[str, Any] | None, exc: BaseException | None = None) -> None:
         """End the running stage's task with what its passes did and the circuit they left."""
@@ -120,8 +134,7 @@ class _StageProfiler:
         for name, (calls, seconds, size, depth) in self.passes.items():
             metrics[f"transpile.pass.{name}.calls"] = int(calls)
             metrics[f"transpile.pass.{name}.time_s"] = seconds
-            if size is not None:
-                metrics[f"transpile.pass.{name}.size_after"] = size
+            metrics[f"transpile.pass.{name}.size_after"] = size
             if depth is not None:
                 metrics[f"transpile.pass.{name}.depth_after"] = depth
         self.passes = {}
@@ -185,6 +198,7 @@ def profiled_transpile(
     initial_layout: Sequence[int] | None = None,
     pass_manager: StagedPassManager | None = None,
     num_processes: int | None = None,
+    depths: bool = False,
 ) -> QuantumCircuit | list[QuantumCircuit]:
     """Transpile like ``qiskit.transpile``, as a ``transpile`` task with one child task per stage.
 
@@ -195,6 +209,11 @@ def profiled_transpile(
     (Qiskit's own parallel run): faster, but the stages then run out of reach of the profiler,
     so the ``transpile`` task records the whole batch (its processes' CPU included) without
     stage children.
+
+    Each stage and the ``transpile`` task record the circuit's size, operation counts and
+    two-qubit gates as the DAG keeps them, and its depth where Qiskit's ``Depth`` analysis
+    measured it (levels 1-3 after optimization); ``depths`` computes the depth after every
+    stage and pass too, a walk of the whole circuit each time.
     """
     batch = [circuits] if isinstance(circuits, QuantumCircuit) else list(circuits)
     _check(batch, backend, optimization_level)
@@ -226,8 +245,9 @@ def profiled_transpile(
                 results = list(pass_manager.run(batch, num_processes=num_processes))
             parent.record_output(results)
             return results[0] if isinstance(circuits, QuantumCircuit) else results
+        finals = []
         for circuit in batch:
-            profiler = _StageProfiler(parent)
+            profiler = _StageProfiler(parent, depths)
             try:
                 with suppressed(), profiler.running():
                     compiled = _with_markers(pass_manager).run(circuit, callback=profiler.on_pass)
@@ -235,14 +255,9 @@ def profiled_transpile(
                 profiler.close(None, exc)
                 raise
             profiler.close(None)  # normally closed already by the end marker
-            metrics = circuit_metrics(
-                compiled
-            )  # once, outside the stages: describing 10^6 gates is not free
             results.append(compiled)
+            finals.append(profiler.final)
         output = results[0] if isinstance(circuits, QuantumCircuit) else results
-        if isinstance(circuits, QuantumCircuit):
-            parent.annotate(metrics)
-            parent.run.note_output(output, parent.id)
-        else:
-            parent.record_output(output)
+        parent.annotate(finals[0] if isinstance(circuits, QuantumCircuit) else combined(finals))
+        parent.run.note_output(output, parent.id)
     return output

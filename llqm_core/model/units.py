@@ -1,0 +1,21 @@
+"""How seconds and bytes are written for people: the report's tables and the CLI's sentences."""
+
+from __future__ import annotations
+
+
+def format_seconds(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value * 1000:.1f} ms" if value < 1 else f"{value:.2f} s"
+
+
+def format_bytes(value: int | None) -> str:
+    if value is None:
+        return "-"
+    sign = "-" if value < 0 else ""
+    size = float(abs(value))
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{sign}{size:.0f} {unit}" if unit == "B" else f"{sign}{size:.1f} {unit}"
+        size /= 1024
+    return str(size)

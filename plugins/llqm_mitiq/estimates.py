@@ -1,0 +1,75 @@
+"""What the mitigation steps will cost, estimated before anything is built.
+
+``llqm_core.pipeline.fit`` compares the estimates with the limits.
+
+Each technique's circuits are counted from its options and the plan (the compiled circuit's
+gates and bytes, from the ``transpile`` step's estimate), and their execution is the run's
+backend's own estimate (``backend.estimate``), so a technique needs no model of a simulator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from llqm_core.pipeline.fit import Estimate
+
+#: Mitiq's ``sample_circuit`` with the conversions around it, per gate of the circuit and sample.
+PEC_SAMPLE_S_PER_GATE = 5e-5
+#: Folding the compiled circuit's gates in place, per gate of a folded circuit.
+FOLD_S_PER_GATE = 1e-6
+
+
+def execute(
+    plan: dict[str, Any], circuits: int, gates: int | None = None, shots: int | None = None
+) -> Estimate:
+    """The run's backend executing ``circuits`` circuits (by default the compiled one's size)."""
+    return plan["backend"].estimate(
+        plan.get("qubits", 0),
+        plan.get("compiled_gates", 0) if gates is None else gates,
+        plan["shots"] if shots is None else shots,
+        circuits,
+        plan.get("clifford"),
+    )
+
+
+def _bytes_per_gate(plan: dict[str, Any]) -> float:
+    return plan.get("compiled_bytes", 0) / max(plan.get("compiled_gates", 0), 1)
+
+
+def unmitigated_estimate(plan: dict[str, Any]) -> Estimate:
+    return execute(plan, 1)
+
+
+def zne_estimate(plan: dict[str, Any], scale_factors: Sequence[float]) -> Estimate:
+    """One folded circuit per scale factor, all held until the batch executes."""
+    folded = int(sum(scale_factors) * plan.get("compiled_gates", 0))
+    held = Estimate(
+        folded * FOLD_S_PER_GATE,
+        folded * _bytes_per_gate(plan),
+        f"{len(scale_factors)} folded circuits of {folded:,} gates in all",
+    )
+    mean = folded // len(scale_factors)
+    return held + execute(plan, len(scale_factors), gates=mean)
+
+
+def pec_estimate(plan: dict[str, Any], samples: int, shots_per_sample: int | None) -> Estimate:
+    """``samples`` sampled circuits of the circuit's size, all compiled and held until the batch
+    executes, plus the copies of the unmitigated baseline."""
+    gates = plan.get("compiled_gates", 0)
+    per_sample = shots_per_sample or max(1, plan["shots"] // samples)
+    copies = max(1, -(-plan["shots"] // per_sample))
+    held = Estimate(
+        samples * plan.get("gates", 0) * PEC_SAMPLE_S_PER_GATE,
+        samples * gates * _bytes_per_gate(plan),
+        f"{samples:,} sampled circuits of about {gates:,} gates",
+    )
+    return held + execute(plan, samples + copies, shots=per_sample)
+
+
+def rem_estimate(plan: dict[str, Any], calibration_shots: int | None, inner: bool) -> Estimate:
+    """Two calibration circuits (all zeros, all ones), then the circuit unless inside a
+    combination."""
+    qubits = plan.get("qubits", 0)
+    calibration = execute(plan, 2, gates=2 * qubits, shots=calibration_shots)
+    return calibration if inner else calibration + execute(plan, 1)

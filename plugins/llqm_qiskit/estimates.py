@@ -1,0 +1,124 @@
+"""What the Qiskit steps will cost, estimated before anything is built.
+
+``llqm_core.pipeline.fit`` compares the estimates with the limits.
+
+Each model is an order of magnitude fitted to measurements on the project's 2-core VM (the
+figures behind each constant are in docs/pipelines.md, "Will it fit"): enough to refuse a run
+that cannot fit, not to schedule one. A step's
+``estimate(plan)`` reads what the steps before it put in ``plan`` (``qubits``, ``gates``,
+``clifford``, ``compiled_gates``, ``compiled_bytes``) and adds its own.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from llqm_core.pipeline.fit import Estimate
+
+#: Memory of one instruction of a built QuantumCircuit, and the Python time to append it.
+CIRCUIT_BYTES_PER_GATE = 300
+BUILD_S_PER_GATE = 1e-5
+#: A preset transpile for a Heron r2, per input gate; levels 2-3 resynthesize blocks, slower.
+TRANSPILE_S_PER_GATE = 1.3e-5
+TRANSPILE_BYTES_PER_GATE = 800
+TRANSPILE_SLOWDOWN = {0: 1.0, 1: 1.0, 2: 3.0, 3: 4.0}
+COMPILED_GATES_PER_GATE = 1.4  # cz plus the rz/sx that translation makes, after optimization
+#: Sampling a noisy Clifford circuit: seconds per gate per shot; a statevector update:
+#: seconds per gate per amplitude.
+CLIFFORD_S_PER_GATE_SHOT = 1.5e-8
+STATEVECTOR_S_PER_GATE_AMPLITUDE = 2e-9
+AMPLITUDE_BYTES = 16  # complex128
+RESULT_BYTES_PER_SHOT_QUBIT = 2  # counts keyed by bitstrings, and the sampled bits
+
+#: Gates of each benchmark kind (measurements included) from qubits q and depth d.
+KIND_GATES: dict[str, Callable[[int, int], int]] = {
+    "ghz": lambda q, d: 2 * q,
+    "mirror": lambda q, d: 3 * q * d + q,
+    "random": lambda q, d: (3 * q * d) // 2 + q,
+    "qaoa": lambda q, d: 2 * q + (5 * q * d) // 2,
+    "qft": lambda q, d: q * (q + 1) // 2 + 3 * q // 2,
+}
+CLIFFORD_KINDS = ("ghz", "mirror")
+
+
+@dataclass(frozen=True)
+class QasmHeader:
+    """What a QASM file declares, read without parsing it: its qubits and its statements."""
+
+    qubits: int
+    statements: int
+
+
+_DECLARATION = re.compile(
+    rb"\bqreg\s+\w+\s*\[\s*(\d+)\s*\]|\bqubit\s*\[\s*(\d+)\s*\]|\bqubit\s+\w+\s*;"
+)
+_CHUNK = 1 << 22
+
+
+def qasm_header(path: Path) -> QasmHeader:
+    """Sum the ``qreg``/``qubit`` declarations and count the statements of a QASM file, a few
+    megabytes at a time, so that a file declaring 10^8 qubits is refused before it is parsed."""
+    qubits = statements = 0
+    tail = b""
+    try:
+        with path.open("rb") as stream:
+            while chunk := stream.read(_CHUNK):
+                text, cut = tail + chunk, (tail + chunk).rfind(b";") + 1
+                text, tail = text[:cut], text[cut:]
+                statements += text.count(b";")
+                for match in _DECLARATION.finditer(text):
+                    qubits += int(match.group(1) or match.group(2) or 1)
+    except OSError as exc:
+        raise ValueError(f"cannot read QASM file {path}: {exc.strerror}.") from None
+    return QasmHeader(qubits, statements)
+
+
+def circuit_estimate(
+    plan: dict[str, Any], qubits: int, gates: int, clifford: bool | None
+) -> Estimate:
+    """``generate``: the circuit's size goes into the plan; building it costs per gate."""
+    plan.update(qubits=qubits, gates=gates, clifford=clifford)
+    return Estimate(
+        gates * BUILD_S_PER_GATE,
+        gates * CIRCUIT_BYTES_PER_GATE,
+        f"{qubits:,} qubits, about {gates:,} gates",
+    )
+
+
+def transpile_estimate(plan: dict[str, Any], optimization_level: int) -> Estimate:
+    """``transpile``: time and memory per input gate; the compiled circuit's size goes into
+    the plan."""
+    gates = plan.get("gates", 0)
+    plan["compiled_gates"] = int(gates * COMPILED_GATES_PER_GATE)
+    plan["compiled_bytes"] = plan["compiled_gates"] * CIRCUIT_BYTES_PER_GATE
+    return Estimate(
+        gates * TRANSPILE_S_PER_GATE * TRANSPILE_SLOWDOWN[optimization_level],
+        gates * TRANSPILE_BYTES_PER_GATE,
+        f"transpiling about {gates:,} gates",
+    )
+
+
+def simulation_estimate(
+    method: str, qubits: int, gates: int, shots: int, circuits: int, noisy: bool
+) -> Estimate:
+    """A simulator's time and memory for ``circuits`` circuits of ``gates`` gates on ``qubits``
+    active qubits: a statevector (or density matrix) holds every amplitude and, with noise,
+    runs one trajectory per shot; a Clifford circuit costs per gate and shot."""
+    results = circuits * shots * qubits * RESULT_BYTES_PER_SHOT_QUBIT
+    if method in ("statevector", "density_matrix"):
+        amplitudes = 2.0 ** (qubits * (2 if method == "density_matrix" else 1))
+        runs = circuits * (shots if noisy and method == "statevector" else 1)
+        return Estimate(
+            runs * gates * amplitudes * STATEVECTOR_S_PER_GATE_AMPLITUDE,
+            amplitudes * AMPLITUDE_BYTES + results,
+            f"a {method.replace('_', ' ')} of {qubits} qubits",
+        )
+    return Estimate(
+        circuits * gates * shots * CLIFFORD_S_PER_GATE_SHOT,
+        results,
+        f"{circuits:,} circuits of about {gates:,} gates x {shots:,} shots",
+    )
