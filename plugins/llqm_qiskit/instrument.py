@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import contextvars
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from qiskit import QuantumCircuit
@@ -120,7 +121,22 @@ def _run_profiled(
     return out
 
 
-def _transpile_task(run: llqm_core.ActiveRun, circuits: list[Any]) -> llqm_core.TaskHandle:
+@contextmanager
+def _transpile_task(
+    run: llqm_core.ActiveRun, circuits: list[Any]
+) -> Iterator[llqm_core.TaskHandle]:
+    """A ``transpile`` task for the call; inside a ``transpile`` task of someone else's (a Prefect
+    task of that stage) the stages go under that one instead of a second ``transpile``."""
+    enclosing = llqm_core.current_task()
+    if enclosing is not None and enclosing.run is run and enclosing.record.stage == STAGE:
+        enclosing.add_dependency(*run.producers(circuits))
+        yield enclosing
+        return
+    with _new_transpile_task(run, circuits) as handle:
+        yield handle
+
+
+def _new_transpile_task(run: llqm_core.ActiveRun, circuits: list[Any]) -> llqm_core.TaskHandle:
     handle = llqm_core.start_task(STAGE, STAGE, run.producers(circuits), run=run)
     options = _transpile_options.get() or {}
     handle.annotate(
