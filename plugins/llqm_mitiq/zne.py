@@ -28,6 +28,7 @@ from mitiq.zne.scaling import fold_all, fold_gates_at_random, fold_global, inser
 import llqm_core
 from llqm_core.model.checks import whole
 from llqm_core.pipeline.policies import decide
+from llqm_core.runtime.instrumentation import suppressed
 
 from .common import evaluate, last_only, raw_value
 from .estimates import zne_estimate
@@ -199,7 +200,8 @@ def zne(
             folded = []
             for scale in scales:
                 with llqm_core.task(f"fold x{scale:g}", stage="mitigate.zne.fold") as handle:
-                    circuit = fold(data["circuit"], scale, seed)
+                    with suppressed():  # Mitiq's own conversions: no instrumentor's tasks
+                        circuit = fold(data["circuit"], scale, seed)
                     handle.annotate({"zne.scale_factor": scale, "zne.folding": folding})
                     handle.record_output(circuit)
                 folded.append(circuit)
