@@ -42,6 +42,16 @@ def held(owner, attribute):
     )
 
 
+def plain_and_profiled(work, store):
+    """``work()`` with the instrumentors off, then on inside a run: both results and the run's tasks."""
+    uninstrument_all()
+    plain = work()
+    instrument_all()
+    with llqm_core.run("both ways", store=store) as run:
+        profiled = work()
+    return plain, profiled, ProfileStore(store, readonly=True).tasks(run.id)
+
+
 @pytest.fixture
 def instrumented():
     """Every installed instrumentor on for the test, off afterwards."""
@@ -116,12 +126,8 @@ def test_the_same_exception_and_a_failed_task(instrumented, tmp_path):
             transpile(bell(), basis_gates=["rz"])
         return str(caught.value)
 
-    uninstrument_all()
-    plain = error()
-    instrument_all()
-    with llqm_core.run("raises", store=tmp_path / "s.sqlite") as run:
-        assert error() == plain
-    tasks = ProfileStore(tmp_path / "s.sqlite", readonly=True).tasks(run.id)
+    plain, profiled, tasks = plain_and_profiled(error, tmp_path / "s.sqlite")
+    assert profiled == plain
     failed = {t.stage for t in tasks if t.status.value == "failed"}
     assert failed == {"transpile", "transpile.translation"}
 
@@ -214,16 +220,9 @@ def test_every_kind_of_primitive_is_an_execute_task_with_the_same_result(instrum
             float(AerEstimator().run([(unmeasured, zz)]).result()[0].data.evs),
         ]
 
-    uninstrument_all()
-    plain = results()
-    instrument_all()
-    with llqm_core.run("primitives", store=tmp_path / "s.sqlite") as run:
-        assert results() == plain
-    executes = [
-        t
-        for t in ProfileStore(tmp_path / "s.sqlite", readonly=True).tasks(run.id)
-        if t.stage == "execute"
-    ]
+    plain, profiled, tasks = plain_and_profiled(results, tmp_path / "s.sqlite")
+    assert profiled == plain
+    executes = [t for t in tasks if t.stage == "execute"]
     assert [t.metrics["execute.caller"] for t in executes] == [
         "StatevectorSampler",
         "StatevectorEstimator",
@@ -260,12 +259,8 @@ def test_mitiq_fails_as_it_does_without_instrumentation(instrumented, tmp_path):
             found.append((type(caught.value), str(caught.value)))
         return found
 
-    uninstrument_all()
-    plain = errors()
-    instrument_all()
-    with llqm_core.run("mitiq errors", store=tmp_path / "s.sqlite") as run:
-        assert errors() == plain
-    tasks = ProfileStore(tmp_path / "s.sqlite", readonly=True).tasks(run.id)
+    plain, profiled, tasks = plain_and_profiled(errors, tmp_path / "s.sqlite")
+    assert profiled == plain
     failed = [
         t for t in tasks if t.stage in ("mitigate.zne", "execute") and t.status.value == "failed"
     ]
