@@ -300,7 +300,8 @@ def main() -> None:
     )
     fidelity = data["fidelity"]
     print(
-        f"  transpiled gates in the sampled circuits executed: {gates:,}; ideal {fidelity['fidelity.ideal']:.4f}, "
+        f"  transpiled gates in the sampled circuits executed: {gates:,}; "
+        f"ideal {fidelity['fidelity.ideal']:.4f}, "
         f"unmitigated {fidelity['fidelity.unmitigated']:.4f}, mitigated {fidelity['fidelity.mitigated']:.4f} "
         f"(errors {fidelity['fidelity.error_unmitigated']:.4f} -> {fidelity['fidelity.error_mitigated']:.4f})"
     )

@@ -41,6 +41,7 @@ from .runtime.api import (
     task,
 )
 from .runtime.gpu import gpu_probe
+from .runtime.instrumentation import Instrumentor, instrument_all, uninstrument_all
 from .runtime.sampler import set_sample_interval
 from .store.profile_store import ProfileStore, default_store_path, open_store
 from .telemetry.tracing import configure_exporters, flush
@@ -56,6 +57,7 @@ __all__ = [
     "GateCalibration",
     "GpuProfile",
     "HardwareSnapshot",
+    "Instrumentor",
     "PluginError",
     "PolicyDecision",
     "Profile",
@@ -78,6 +80,7 @@ __all__ = [
     "record_cached_task",
     "flush",
     "hookimpl",
+    "instrument_all",
     "open_store",
     "loaded_plugins",
     "run",
@@ -86,5 +89,6 @@ __all__ = [
     "gpu_probe",
     "start_task",
     "task",
+    "uninstrument_all",
     "__version__",
 ]

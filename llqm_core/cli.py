@@ -26,7 +26,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from . import __version__
+from . import __version__, profile_command
 from .analysis.compare import compare_runs
 from .analysis.html_report import html_report
 from .analysis.plots import device_map_png, drift_map_png, sweep_plot
@@ -278,6 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     plugins.add_argument("--json", action="store_true", help="print a JSON list")
     plugins.set_defaults(handler=cmd_plugins)
+    profile_command.add_command(commands, common)
     return parser
 
 
@@ -766,7 +767,7 @@ def _main(argv: Sequence[str] | None, console: Console) -> int:
             configure_plugins(
                 getattr(args, "plugins", None), getattr(args, "disable_plugins", None)
             )
-        args.handler(args, console)
+        status = args.handler(args, console)
     except UserError as exc:
         print(f"llqm: error: {exc}", file=sys.stderr)
         return EXIT_USER_ERROR
@@ -781,7 +782,7 @@ def _main(argv: Sequence[str] | None, console: Console) -> int:
         return EXIT_RUN_FAILED
     except BrokenPipeError:
         return 0
-    return 0
+    return status or 0
 
 
 if __name__ == "__main__":

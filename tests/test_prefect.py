@@ -275,9 +275,12 @@ def test_the_prefect_example_flow_profiles_each_quantum_stage(store_path):
     stages = {}
     for t in tasks:
         stages.setdefault(t.stage, []).append(t)
+    # the Qiskit instrumentor puts each transpile's stages under its Prefect task
     assert {s: len(ts) for s, ts in stages.items()} == {
         "generate": 2,
         "transpile": 2,
+        **{f"transpile.{s}": 2 for s in ("init", "layout", "routing", "translation")},
+        **{f"transpile.{s}": 2 for s in ("optimization", "scheduling")},
         "execute": 2,
         "postprocess": 2,
     }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import warnings
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from prefect import Flow
@@ -14,6 +14,7 @@ from prefect.context import FlowRunContext
 import llqm_core
 from llqm_core.analysis.report import build_report
 from llqm_core.model.errors import LLQMWarning
+from llqm_core.runtime.instrumentation import switched_on
 from llqm_core.telemetry.tracing import telemetry
 
 from .artifact import profile_markdown
@@ -28,6 +29,7 @@ def profiled(
     store: Any = None,
     stages: dict[str, str] | None = None,
     artifact: bool = True,
+    instrument: bool = True,
 ) -> Any:
     """Profile every task run of a Prefect flow as an LLQM task of one LLQM run per flow run.
 
@@ -41,9 +43,15 @@ def profiled(
     stages (a task tagged ``llqm.stage:NAME`` takes ``NAME``; otherwise its name is its stage);
     with ``artifact`` the flow run gets a markdown artifact ``llqm-profile`` with the profile
     summary, shown in the Prefect UI. Subflows called inside the flow belong to the same run.
+    With ``instrument`` (the default) every installed instrumentor is on while the flow runs
+    (and off after, unless it was on before), so a task that calls ``qiskit.transpile`` or Mitiq's
+    ``execute_with_zne`` shows
+    their stages under its own task; ``instrument=False`` leaves them as they are.
     """
     if flow is None:
-        return lambda f: profiled(f, store=store, stages=stages, artifact=artifact)
+        return lambda f: profiled(
+            f, store=store, stages=stages, artifact=artifact, instrument=instrument
+        )
     if not isinstance(flow, Flow):
         raise TypeError(
             f"@profiled goes above Prefect's @flow; it was given {type(flow).__name__} instead of a Flow."
@@ -57,7 +65,12 @@ def profiled(
         )  # the options travel to worker processes with the flow: keep them picklable
     elif store not in (None, False):
         store = str(store)
-    options = {"store": store, "stages": dict(stages or {}), "artifact": artifact}
+    options = {
+        "store": store,
+        "stages": dict(stages or {}),
+        "artifact": artifact,
+        "instrument": instrument,
+    }
     wrapped = flow.with_options()
     wrapped.fn = (
         _async_flow_fn(flow.fn, flow.name, options)
@@ -120,7 +133,10 @@ def _flow_run_as_llqm_run(flow_name: str, options: dict[str, Any]) -> Iterator[N
         yield
         return
     try:
-        with llqm_core.run_context(active):
+        with (
+            switched_on() if options["instrument"] else nullcontext(),
+            llqm_core.run_context(active),
+        ):
             yield
     except BaseException as exc:
         _close_run(active, options, exc)

@@ -139,6 +139,10 @@ def attached_run(flow_run_context: Any) -> llqm_core.ActiveRun | None:
                     )
                 return None
             joined = llqm_core.ActiveRun.attach(run, store)
+            if options.get("instrument", True):
+                from llqm_core.runtime.instrumentation import instrument_all
+
+                instrument_all()
             from .instrument import bind_run
 
             bind_run(joined, options["stages"])

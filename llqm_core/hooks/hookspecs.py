@@ -73,6 +73,18 @@ def llqm_register_backends(register: Callable[..., None]) -> None:
     """
 
 
+@hookspec
+def llqm_register_instrumentors(register: Callable[..., None]) -> None:
+    """Add instrumentors: call ``register(name, factory, description="")`` for each.
+
+    ``factory()`` returns an ``llqm_core.Instrumentor``: it patches a library's
+    entry points (``instrument()`` / ``uninstrument()``, symmetric and idempotent, for the
+    library versions it declares) so that unmodified code calling them is profiled as LLQM
+    tasks while a run is current. ``llqm profile`` and ``@profiled`` Prefect flows switch on
+    every registered one.
+    """
+
+
 @hookspec(firstresult=True)
 def llqm_device_snapshot(device: str) -> HardwareSnapshot | None:
     """Return the current calibration of the device called ``device`` as an

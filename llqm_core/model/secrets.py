@@ -8,6 +8,7 @@ name names a secret (``QISKIT_IBM_TOKEN``, ...) is cut out of every string it ap
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from typing import Any
@@ -21,6 +22,7 @@ MIN_SECRET_LENGTH = 6  # shorter environment values ("1", "true") would blank ou
 _env_secrets: tuple[str, ...] | None = None
 
 
+@functools.lru_cache(maxsize=4096)  # every annotate asks for each of its keys, mostly the same few
 def names_a_secret(name: str) -> bool:
     """Whether a key or variable name says it holds a secret: ``ibm_token``, ``QISKIT_IBM_TOKEN``,
     ``apiKey``, ``db-password``; not ``tokens_used`` or ``author``."""

@@ -99,6 +99,7 @@ from qiskit import QuantumCircuit
 import llqm_core
 from llqm_core.model.checks import whole
 from llqm_core.model.errors import warn
+from llqm_core.runtime.instrumentation import suppressed
 
 from .common import evaluate, last_only, raw_value
 from .estimates import pec_estimate, pec_shots
@@ -353,7 +354,10 @@ def sample_chunk(
     samples: int,
 ) -> tuple[list[QuantumCircuit], list[int], float]:
     """Mitiq's ``sample_circuit`` for one chunk, each circuit fitted back on the logical registers."""
-    with warnings.catch_warnings():
+    with (
+        warnings.catch_warnings(),
+        suppressed(),
+    ):  # Mitiq's own conversions: no instrumentor's tasks
         # Measurements (and the identities Mitiq puts on idle qubits) have no representation on purpose.
         warnings.filterwarnings("ignore", message="No representation found", category=UserWarning)
         sampled, signs, norm = sample_circuit(

@@ -40,3 +40,14 @@ def llqm_register_stages(register: Callable[..., None]) -> None:
         zne,
         description="zero-noise extrapolation: fold, transpile, execute, extrapolate (Mitiq)",
     )
+
+
+@hookimpl
+def llqm_register_instrumentors(register: Callable[..., None]) -> None:
+    from .instrument import MitiqInstrumentor
+
+    register(
+        MitiqInstrumentor.name,
+        MitiqInstrumentor,
+        description="execute_with_zne / pec / rem, their executors and decorators as mitigate.* tasks",
+    )

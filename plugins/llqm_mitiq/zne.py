@@ -29,6 +29,7 @@ import llqm_core
 from llqm_core.model.checks import whole
 from llqm_core.model.errors import warn
 from llqm_core.pipeline.policies import decide
+from llqm_core.runtime.instrumentation import suppressed
 
 from .common import evaluate, last_only, raw_value
 from .estimates import zne_estimate
@@ -102,10 +103,15 @@ def two_qubit_gates(circuit) -> int:
 
 def fold_shortfalls(scale_factors: Sequence[float], compiled: Sequence[Any]) -> list[str]:
     """A sentence for each folded circuit whose two-qubit gates did not grow as its scale factor says."""
-    base = two_qubit_gates(compiled[scale_factors.index(min(scale_factors))]) or 1
+    return gate_count_shortfalls(scale_factors, [two_qubit_gates(c) for c in compiled])
+
+
+def gate_count_shortfalls(scale_factors: Sequence[float], gates: Sequence[int]) -> list[str]:
+    """``fold_shortfalls`` from the two-qubit gate count of the circuit run at each scale factor."""
+    base = gates[scale_factors.index(min(scale_factors))] or 1
     problems = []
-    for scale, circuit in zip(scale_factors, compiled):
-        growth = two_qubit_gates(circuit) / base
+    for scale, count in zip(scale_factors, gates):
+        growth = count / base
         expected = scale / min(scale_factors)
         if (
             growth < (1 + expected) / 2
@@ -208,7 +214,8 @@ def zne(
             folded = []
             for scale in scales:
                 with llqm_core.task(f"fold x{scale:g}", stage="mitigate.zne.fold") as handle:
-                    circuit = fold(data["circuit"], scale, seed)
+                    with suppressed():  # Mitiq's own conversions: no instrumentor's tasks
+                        circuit = fold(data["circuit"], scale, seed)
                     handle.annotate({"zne.scale_factor": scale, "zne.folding": folding})
                     handle.record_output(circuit)
                 folded.append(circuit)

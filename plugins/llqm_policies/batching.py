@@ -74,7 +74,8 @@ class JobBatching:
         if next_shots is not None and next_shots != shots:
             return kept_default(
                 NAME,
-                f"the next job runs {next_shots} shots and these circuits {shots}: one job runs one number of shots",
+                f"the next job runs {next_shots} shots and these circuits {shots}: "
+                "one job runs one number of shots",
             )
         limit = self.max_circuits or getattr(getattr(backend, "device", None), "max_circuits", None)
         jobs = self.earlier_jobs(backend.name)

@@ -81,7 +81,8 @@ class BudgetedMitigation:
         ):
             raise ValueError(
                 f"budgeted_mitigation: the run's unmitigated execution alone takes {pipeline.shots:,} shots "
-                f"([execution] shots), over budget_shots = {self.budget_shots:,.0f}, so nothing fits; lower the "
+                f"([execution] shots), over budget_shots = {self.budget_shots:,.0f}, "
+                "so nothing fits; lower the "
                 'shots, raise the budget, or set on_overspend = "warn" to run over it with a warning.'
             )
 
@@ -215,7 +216,10 @@ class BudgetedMitigation:
                 f"{seen}; the file's {technique} plans {planned_text}, within the budget",
                 **inputs,
             )
-        over = f"the file's {technique} would spend {planned:,} shots, {planned - self.budget_shots:,.0f} over budget_shots = {self.budget_shots:,.0f}"
+        over = (
+            f"the file's {technique} would spend {planned:,} shots, "
+            f"{planned - self.budget_shots:,.0f} over budget_shots = {self.budget_shots:,.0f}"
+        )
         if self.on_overspend == "warn":
             message = f'budgeted_mitigation: {over}; it runs anyway (on_overspend = "warn")'
             warn(message)
@@ -242,13 +246,15 @@ class BudgetedMitigation:
         if self.budget_shots is not None and spent_shots > self.budget_shots:
             excess = spent_shots - self.budget_shots
             over.append(
-                f"{spent_shots:,} shots spent, {excess:,.0f} ({excess / self.budget_shots:.0%}) over budget_shots = "
+                f"{spent_shots:,} shots spent, {excess:,.0f} ({excess / self.budget_shots:.0%}) "
+                "over budget_shots = "
                 f"{self.budget_shots:,.0f}"
             )
         if self.budget_qpu_s is not None and spent_qpu > self.budget_qpu_s:
             excess = spent_qpu - self.budget_qpu_s
             over.append(
-                f"{spent_qpu:.3g} QPU s spent, {excess:.3g} s ({excess / self.budget_qpu_s:.0%}) over budget_qpu_s = "
+                f"{spent_qpu:.3g} QPU s spent, {excess:.3g} s ({excess / self.budget_qpu_s:.0%}) "
+                "over budget_qpu_s = "
                 f"{self.budget_qpu_s:g}"
             )
         inputs = {

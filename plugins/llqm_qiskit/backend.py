@@ -25,6 +25,7 @@ from qiskit.result import Counts
 import llqm_core
 from llqm_core import HardwareSnapshot
 from llqm_core.pipeline.fit import Estimate
+from llqm_core.runtime.instrumentation import suppressed
 
 from .estimates import RESULT_BYTES_PER_SHOT_QUBIT
 from .snapshot import backend_name, hardware_snapshot
@@ -147,7 +148,8 @@ class QuantumBackend(abc.ABC):
                     "result.shots": shots * len(batch),
                 }
             )
-            outcome = self.run_job(batch, shots, seed, snapshot)
+            with suppressed():  # the job is this task's: instrumentors add no task of their own
+                outcome = self.run_job(batch, shots, seed, snapshot)
             handle.record_usage(qpu_s=outcome.qpu_s, queue_s=outcome.queue_s)
             handle.annotate(outcome.metrics)
             counts = [

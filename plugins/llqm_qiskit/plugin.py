@@ -67,3 +67,17 @@ def llqm_register_stages(register: Callable[..., None]) -> None:
         transpile,
         description="transpile for the backend's device, a task per pass-manager stage",
     )
+
+
+@hookimpl
+def llqm_register_instrumentors(register: Callable[..., None]) -> None:
+    from .instrument import QiskitInstrumentor
+
+    register(
+        QiskitInstrumentor.name,
+        QiskitInstrumentor,
+        description=(
+            "transpile / pass managers as transpile tasks per stage; "
+            "backend.run and primitives as execute tasks"
+        ),
+    )

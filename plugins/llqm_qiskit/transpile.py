@@ -12,7 +12,11 @@ The stage boundaries come from a marker pass put at the front of each stage (in 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+import weakref
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from qiskit import QuantumCircuit
@@ -23,24 +27,33 @@ from qiskit.transpiler.basepasses import AnalysisPass
 from qiskit.transpiler.preset_passmanagers import generate_preset_pass_manager
 
 import llqm_core
+from llqm_core.runtime.instrumentation import suppressed
 
 from .metrics import combined, dag_metrics
 from .snapshot import backend_name
 
 STAGE = "transpile"
 OPTIMIZATION_LEVELS = (0, 1, 2, 3)
+_running: ContextVar[_StageProfiler | None] = ContextVar("llqm_qiskit_stage_profiler", default=None)
 
 
 class _StageMarker(AnalysisPass):
-    """Does nothing to the circuit: tells the profiler that ``stage`` begins."""
+    """Does nothing to the circuit: tells the profiler running in this context that ``stage`` begins."""
 
-    def __init__(self, stage: str | None, profiler: _StageProfiler) -> None:
+    def __init__(self, stage: str | None) -> None:
         super().__init__()
         self.stage = stage
-        self.profiler = profiler
 
     def run(self, dag: DAGCircuit) -> None:
-        self.profiler.enter(self.stage, dag)
+        profiler = _running.get()
+        if profiler is not None:
+            profiler.enter(self.stage, dag)
+
+
+@functools.cache
+def _marker(stage: str | None) -> PassManager:
+    """One marker pass manager per stage, shared: the profiler comes from the context."""
+    return PassManager([_StageMarker(stage)])
 
 
 class _StageProfiler:
@@ -60,6 +73,15 @@ class _StageProfiler:
         self.depth: int | None = None
         self.final: dict[str, Any] = {}
         self.widths: dict[str, int] = {}
+
+    @contextmanager
+    def running(self) -> Iterator[None]:
+        """Stage markers run inside report to this profiler."""
+        token = _running.set(self)
+        try:
+            yield
+        finally:
+            _running.reset(token)
 
     def enter(self, stage: str | None, dag: DAGCircuit) -> None:
         """``stage`` begins (None: the last stage has ended); the one before ends with the
@@ -100,6 +122,12 @@ class _StageProfiler:
         """End the running stage's task with what its passes did and the circuit they left."""
         if self.current is None:
             return
+        self.current.annotate(self.pass_metrics() | (after or {}))
+        llqm_core.finish_task(self.current, exc)
+        self.current = None
+
+    def pass_metrics(self) -> dict[str, Any]:
+        """Every pass's calls, seconds and the circuit it left, as metrics; the record starts afresh."""
         metrics: dict[str, Any] = {
             "transpile.passes": sum(int(entry[0]) for entry in self.passes.values())
         }
@@ -109,24 +137,36 @@ class _StageProfiler:
             metrics[f"transpile.pass.{name}.size_after"] = size
             if depth is not None:
                 metrics[f"transpile.pass.{name}.depth_after"] = depth
-        self.current.annotate(metrics | (after or {}))
-        llqm_core.finish_task(self.current, exc)
-        self.current, self.passes = None, {}
+        self.passes = {}
+        return metrics
 
 
-def _with_markers(pass_manager: StagedPassManager, profiler: _StageProfiler) -> StagedPassManager:
+_marked: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _with_markers(pass_manager: StagedPassManager) -> StagedPassManager:
+    """``pass_manager`` with a marker in front of each stage and one after the last (made once
+    per pass manager and kept while its slots stay the same)."""
     slots = {name: getattr(pass_manager, name) for name in pass_manager.expanded_stages}
+    key = (
+        tuple(pass_manager.stages),
+        tuple((id(v), len(v) if v is not None else 0) for v in slots.values()),
+    )
+    cached = _marked.get(pass_manager)
+    if cached is not None and cached[0] == key:
+        return cached[1]
     for stage in pass_manager.stages:
-        marker = PassManager([_StageMarker(stage, profiler)])
         existing = slots.get(f"pre_{stage}")
-        slots[f"pre_{stage}"] = marker + existing if existing is not None else marker
+        slots[f"pre_{stage}"] = (
+            _marker(stage) + existing if existing is not None else _marker(stage)
+        )
     last = pass_manager.stages[-1]
-    end = PassManager(
-        [_StageMarker(None, profiler)]
-    )  # closes the last stage on its own DAG, cheaply
+    end = _marker(None)  # closes the last stage on its own DAG, cheaply
     existing = slots.get(f"post_{last}")
     slots[f"post_{last}"] = existing + end if existing is not None else end
-    return StagedPassManager(stages=pass_manager.stages, **slots)
+    marked = StagedPassManager(stages=pass_manager.stages, **slots)
+    _marked[pass_manager] = (key, marked)
+    return marked
 
 
 def _check(
@@ -202,16 +242,16 @@ def profiled_transpile(
         )
         if num_processes is not None and num_processes > 1 and len(batch) > 1:
             parent.annotate({"transpile.processes": num_processes})
-            results = list(pass_manager.run(batch, num_processes=num_processes))
+            with suppressed():  # LLQM's own transpile: the Qiskit instrumentor stays out of it
+                results = list(pass_manager.run(batch, num_processes=num_processes))
             parent.record_output(results)
             return results[0] if isinstance(circuits, QuantumCircuit) else results
         finals = []
         for circuit in batch:
             profiler = _StageProfiler(parent, depths)
             try:
-                compiled = _with_markers(pass_manager, profiler).run(
-                    circuit, callback=profiler.on_pass
-                )
+                with suppressed(), profiler.running():
+                    compiled = _with_markers(pass_manager).run(circuit, callback=profiler.on_pass)
             except BaseException as exc:
                 profiler.close(None, exc)
                 raise

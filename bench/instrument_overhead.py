@@ -1,0 +1,196 @@
+"""What the instrumentors cost: nothing on a program that does not use them, and LLQM's share of
+a script that transpiles and runs 100 small circuits.
+
+    python bench/instrument_overhead.py [--pairs 5] [--unrelated-pairs 20]
+
+Both figures alternate blocks in one process and take the median of the per-pair ratios:
+whole runs timed against each other drift on a shared VM by more than the effect measured.
+
+- Unrelated program (plain Python: arithmetic, JSON), inside one LLQM run as ``llqm profile``
+  runs a program: blocks with every instrumentor on against blocks with none on; beside it,
+  the same alternation
+  with identical blocks on both sides, which is how far
+  two blocks differ when nothing differs. Target: the two ratios agree (nothing measurable).
+- ``examples/programs/hundred_circuits.py`` (transpile for FakeManilaV2 at level 1 and run on
+  Aer, 100 times), run as ``llqm profile`` runs it (one run, instrumentors on: a ``transpile``
+  task with 6 stage tasks and an ``execute`` task per circuit) against the bare script.
+  LLQM's share of the profiled run is ``1 - bare / profiled``, in wall time and in the
+  process's CPU time (this VM's other tenants stretch wall time, less so CPU time), and the
+  profiled run's extra time per task it recorded. A last line times LLQM's own calls on the
+  profiled run's path directly (task start and end, annotations, the instrumentors'
+  bookkeeping), which the VM's noise does not blur. Target: under 5%.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import runpy
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("LLQM_EXPORTERS", "none")
+
+import llqm_core  # noqa: E402
+from llqm_core.runtime.instrumentation import instrument_all, uninstrument_all  # noqa: E402
+
+SCRIPT = Path(__file__).resolve().parent.parent / "examples" / "programs" / "hundred_circuits.py"
+
+
+def unrelated() -> int:
+    """A program that never touches Qiskit or Mitiq."""
+    total = 0
+    for i in range(60_000):
+        total += (i * i) % 7
+    return total + len(json.dumps([{"i": i, "v": i / 3} for i in range(3_000)]))
+
+
+def script() -> None:
+    with contextlib.redirect_stdout(io.StringIO()):
+        runpy.run_path(str(SCRIPT), run_name="__main__")
+
+
+def timed(work) -> tuple[float, float]:
+    wall, cpu = time.perf_counter(), time.process_time()
+    work()
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def instrumented(work, store: Path):
+    def run() -> None:
+        with llqm_core.run("instrument_overhead", store=store):
+            instrument_all()
+            try:
+                work()
+            finally:
+                uninstrument_all()
+
+    return run
+
+
+def pairs(first, second, count: int) -> tuple[list[float], list[float], float]:
+    """Per-pair ratios second / first, in wall time and in CPU time, order alternating; and the
+    median wall seconds that second takes more than first."""
+    walls, cpus, extra = [], [], []
+    for index in range(count):
+        if index % 2:
+            b, a = timed(second), timed(first)
+        else:
+            a, b = timed(first), timed(second)
+        walls.append(b[0] / a[0])
+        cpus.append(b[1] / a[1])
+        extra.append(b[0] - a[0])
+    return walls, cpus, statistics.median(extra)
+
+
+class OwnTime:
+    """Seconds spent inside LLQM's own calls on the profiled run's path (outermost calls only):
+    task start and end, annotations, descriptions, and the instrumentors' bookkeeping."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.depth = 0
+
+    def wrap(self, call):
+        def timed_call(*args, **kwargs):
+            if self.depth:
+                return call(*args, **kwargs)
+            self.depth += 1
+            started = time.perf_counter()
+            try:
+                return call(*args, **kwargs)
+            finally:
+                self.seconds += time.perf_counter() - started
+                self.depth -= 1
+
+        return timed_call
+
+    def watch(self) -> None:
+        from llqm_qiskit import instrument, transpile
+
+        from llqm_core.runtime import api
+
+        for owner, names in (
+            (api, ("start_task", "finish_task")),
+            (llqm_core, ("start_task", "finish_task")),
+            (
+                api.TaskHandle,
+                ("annotate", "describe", "record_output", "record_usage", "use_hardware"),
+            ),
+            (api.ActiveRun, ("producers", "note_output")),
+            (transpile._StageProfiler, ("enter", "on_pass", "close")),
+            (
+                instrument,
+                ("_with_markers", "_snapshot", "_pub_circuits", "_job_usage", "_transpile_task"),
+            ),
+        ):
+            for name in names:
+                setattr(owner, name, self.wrap(getattr(owner, name)))
+
+
+def switched(on: bool, work):
+    """``work`` timed with the instrumentors on or off (switched outside the timing)."""
+
+    def run() -> None:
+        (instrument_all if on else uninstrument_all)()
+        work()
+
+    return run
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=5, help="pairs of 100-circuit scripts")
+    parser.add_argument("--unrelated-pairs", type=int, default=20, help="pairs of unrelated blocks")
+    args = parser.parse_args()
+    store = Path(tempfile.mkdtemp(prefix="llqm-instrument-bench-")) / "profiles.sqlite"
+
+    def block() -> None:
+        for _ in range(20):
+            unrelated()
+
+    script()  # imports and first-call costs out of the way
+    instrumented(script, store)()
+    with llqm_core.run("unrelated", store=store):  # as llqm profile runs a program
+        same_wall, _, _ = pairs(
+            switched(False, block), switched(False, block), args.unrelated_pairs
+        )
+        on_wall, on_cpu, _ = pairs(
+            switched(False, block), switched(True, block), args.unrelated_pairs
+        )
+        uninstrument_all()
+    print(
+        f"unrelated program, instrumentors on vs off: {statistics.median(on_wall):.4f}x wall "
+        f"({statistics.median(on_cpu):.4f}x CPU); identical blocks: "
+        f"{statistics.median(same_wall):.4f}x (spread {min(same_wall):.3f}-{max(same_wall):.3f})"
+    )
+    walls, cpus, extra = pairs(script, instrumented(script, store), args.pairs)
+    wall, cpu = statistics.median(walls), statistics.median(cpus)
+    last = llqm_core.ProfileStore(store, readonly=True).runs(limit=1)[0]
+    tasks = len(llqm_core.ProfileStore(store, readonly=True).tasks(last.id))
+    print(
+        f"100 circuits transpiled and run, profiled vs bare: {wall:.4f}x wall, {cpu:.4f}x CPU; "
+        f"LLQM's share of the profiled run: {1 - 1 / wall:.1%} of wall time, "
+        f"{1 - 1 / cpu:.1%} of CPU time (target < 5%; pairs: "
+        f"{', '.join(f'{w:.3f}' for w in walls)})"
+    )
+    print(
+        f"the profiled run has {tasks} tasks: LLQM's time is {extra / tasks * 1e6:.0f} us per task "
+        "interleaved with the program's work"
+    )
+    own = OwnTime()
+    own.watch()
+    profiled_wall, _ = timed(instrumented(script, store))
+    print(
+        f"LLQM's own calls on the profiled run's path: {own.seconds:.3f} s of {profiled_wall:.3f} s "
+        f"= {own.seconds / profiled_wall:.1%} ({own.seconds / tasks * 1e6:.0f} us per task)"
+    )
+
+
+if __name__ == "__main__":
+    main()

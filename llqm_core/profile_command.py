@@ -1,0 +1,64 @@
+"""``llqm profile``: the command that runs an unmodified program as one run and reports it.
+
+The running is ``llqm_core.runtime.programs``; this module is the command line's part: its
+options, and the run's report on standard error once the program has ended.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from .analysis.html_report import html_report
+from .analysis.report import build_report, render_report
+from .model.errors import UserError
+from .runtime.programs import parse_program, profile_program
+from .store.profile_store import ProfileStore
+
+
+def add_command(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    """The ``profile`` subcommand of ``llqm``."""
+    profile = commands.add_parser(
+        "profile",
+        parents=[common],
+        help="run an unmodified Python program as one profiled run (llqm profile script.py ARGS)",
+    )
+    profile.add_argument("--name", default=None, help="the run's name (default: profile SCRIPT)")
+    profile.add_argument(
+        "--html", default=None, metavar="FILE", help="also write the run's HTML report to FILE"
+    )
+    profile.add_argument(
+        "-m",
+        dest="module",
+        nargs=argparse.REMAINDER,
+        default=None,
+        metavar="MODULE ARGS",
+        help="run a module, as python -m does",
+    )
+    profile.add_argument(
+        "program",
+        nargs=argparse.REMAINDER,
+        help="script.py ARGS, or -- python script.py ARGS",
+    )
+    profile.set_defaults(handler=cmd_profile)
+
+
+def cmd_profile(args: argparse.Namespace, console: Console) -> int:
+    """Run the program; its report on standard error; the program's exit status."""
+    program = parse_program(["-m", *args.module] if args.module is not None else args.program)
+    active, status = profile_program(program, getattr(args, "store", None), args.name)
+    if active.store is not None:
+        report = build_report(ProfileStore(active.store.path, readonly=True), active.id)
+        wide = None if sys.stderr.isatty() else 160  # as the CLI's own console
+        render_report(report, Console(stderr=True, width=wide), tasks=False)
+        if args.html:
+            try:
+                Path(args.html).write_text(html_report(report), encoding="utf-8")
+            except OSError as exc:
+                raise UserError(
+                    f"cannot write the HTML report to {args.html}: {exc.strerror}."
+                ) from None
+    return status

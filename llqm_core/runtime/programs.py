@@ -1,0 +1,170 @@
+"""Running an unmodified Python program as one LLQM run, every instrumentor on (``llqm profile``).
+
+The program runs in this process (``runpy``, as ``python script.py`` or ``python -m module``
+would run it), so its arguments, standard streams and exit status are its own.
+A program that raises or exits non-zero leaves a
+``failed`` run with all it did before.
+
+Child processes: a forked child (``multiprocessing``'s default on Linux, Qiskit's parallel
+transpile) inherits the run and the instrumentation. A new interpreter (``spawn``,
+``subprocess``) finds the run in ``LLQM_PROFILE_RUN`` and ``LLQM_STORE`` and the
+``sitecustomize`` of ``profile_bootstrap`` on ``PYTHONPATH``, as ``opentelemetry-instrument``
+does; it joins the run when it imports Qiskit or Mitiq, and costs nothing if it never does.
+"""
+
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..model.errors import UserError
+from .api import ActiveRun, StoreArg, run_context
+from .instrumentation import instrument_all, switched_on
+
+RUN_ENV = "LLQM_PROFILE_RUN"
+STORE_ENV = "LLQM_STORE"
+BOOTSTRAP = Path(__file__).with_name("profile_bootstrap")
+
+
+@dataclass
+class Program:
+    """What to run: a script path or a module name, and its arguments."""
+
+    script: str | None
+    module: str | None
+    args: list[str]
+
+    @property
+    def label(self) -> str:
+        return self.script if self.script is not None else f"-m {self.module}"
+
+
+def parse_program(words: list[str]) -> Program:
+    """``script.py ARGS``, ``-m module ARGS``, or either after ``python`` (and an optional ``--``)."""
+    if words and words[0] == "--":
+        words = words[1:]
+    if words and Path(words[0]).name.startswith("python") and not words[0].endswith(".py"):
+        words = words[1:]
+    if not words:
+        raise UserError(
+            "llqm profile needs a program: llqm profile script.py ARGS, llqm profile -m module ARGS, "
+            "or llqm profile -- python script.py ARGS."
+        )
+    if words[0] == "-m":
+        if len(words) < 2:
+            raise UserError("llqm profile -m needs a module name, as python -m does.")
+        return Program(None, words[1], words[2:])
+    if words[0].startswith("-"):
+        raise UserError(
+            f"llqm profile runs a Python script or -m module; {words[0]!r} is neither "
+            "(llqm's own options go before the program)."
+        )
+    if not Path(words[0]).is_file():
+        raise UserError(f"cannot profile {words[0]!r}: no such file.")
+    return Program(words[0], None, words[1:])
+
+
+class ProgramExit(Exception):
+    """The program ended with a non-zero exit status."""
+
+
+@contextmanager
+def _environment(run: ActiveRun) -> Iterator[None]:
+    """Child interpreters find the run and the bootstrap; restored afterwards."""
+    saved = {key: os.environ.get(key) for key in (RUN_ENV, STORE_ENV, "PYTHONPATH")}
+    os.environ[RUN_ENV] = run.id
+    if run.store is not None:
+        os.environ[STORE_ENV] = str(run.store.path)
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [str(BOOTSTRAP)] + ([saved["PYTHONPATH"]] if saved["PYTHONPATH"] else [])
+    )
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def _exit_status(code: object) -> int:
+    """What Python makes of ``sys.exit(code)``: None is 0, an int itself, anything else printed and 1."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+def _print_traceback(exc: BaseException) -> None:
+    """The traceback Python would print, without the frames of LLQM and runpy above the program."""
+    tb = exc.__traceback__
+    while tb is not None and (
+        tb.tb_frame.f_code.co_filename in (__file__, runpy.__file__)
+        or tb.tb_frame.f_code.co_filename.startswith("<frozen runpy")
+    ):
+        tb = tb.tb_next
+    traceback.print_exception(type(exc), exc, tb)
+
+
+def execute(program: Program) -> tuple[int, BaseException | None]:
+    """Run the program here as ``__main__``; its exit status and what made it fail, if anything."""
+    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    try:
+        if program.module is not None:
+            sys.argv = [program.module, *program.args]
+            sys.path.insert(0, os.getcwd())
+            runpy.run_module(program.module, run_name="__main__", alter_sys=True)
+        else:
+            script = str(program.script)
+            sys.argv = [script, *program.args]
+            sys.path.insert(0, str(Path(script).resolve().parent))
+            runpy.run_path(script, run_name="__main__")
+        return 0, None
+    except SystemExit as exc:
+        status = _exit_status(exc.code)
+        return status, (ProgramExit(f"the program exited with status {status}") if status else None)
+    except KeyboardInterrupt as exc:
+        _print_traceback(exc)
+        return 130, exc
+    except BaseException as exc:
+        _print_traceback(exc)
+        return 1, exc
+    finally:
+        sys.argv[:], sys.path[:] = saved_argv, saved_path
+
+
+def profile_program(
+    program: Program, store: StoreArg = None, name: str | None = None
+) -> tuple[ActiveRun, int]:
+    """Run ``program`` as one LLQM run with every installed instrumentor on; the run and the
+    program's exit status."""
+    config = {"profile.program": program.label}
+    active = ActiveRun(name or f"profile {program.label}", store, config).start()
+    with switched_on(), _environment(active), run_context(active):
+        status, error = execute(program)
+    active.finish(error)
+    return active, status
+
+
+def join_parent_run() -> None:
+    """In a child interpreter of ``llqm profile``: make its run current here and instrument."""
+    run_id = os.environ.get(RUN_ENV)
+    if not run_id:
+        return
+    global _joined
+    active = ActiveRun.attach(run_id, os.environ.get(STORE_ENV))
+    _joined = run_context(active)  # kept: a collected generator would leave the context again
+    _joined.__enter__()  # current in the main thread for the rest of the process
+    instrument_all()
+
+
+_joined: object = None

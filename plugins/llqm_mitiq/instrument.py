@@ -1,0 +1,296 @@
+"""``MitiqInstrumentor``: unmodified Mitiq code profiled as LLQM's own mitigation tasks.
+
+``execute_with_zne``, ``execute_with_pec`` and ``execute_with_rem`` (and so Mitiq's
+``mitigate_executor`` and decorators, which call them) become ``mitigate.zne`` /
+``mitigate.pec`` / ``mitigate.rem`` tasks, cut as the plugin's pipeline stages are:
+
+- ZNE: each call of the noise-scaling function a ``mitigate.zne.fold`` task, the
+  extrapolation (``Factory.reduce``) a ``mitigate.zne.extrapolate`` task;
+- PEC: ``sample_circuit`` a ``mitigate.pec.sample`` task, the estimate after the executor
+  returns a ``mitigate.pec.combine`` task;
+- REM: each ``mitigate_measurements`` a ``mitigate.rem.correct`` task;
+- every call of the user's executor by Mitiq's ``Executor`` an ``execute`` task (a backend
+  job inside it, through the Qiskit instrumentor, records its QPU seconds and calibration
+  there).
+
+ZNE's fold check runs on what the user's executor actually ran: the two-qubit gates of the
+circuits that reached the backend (``execute.two_qubit_gates``, recorded by the Qiskit
+instrumentor), or of the circuits handed to the executor. A scale factor whose folds were
+cancelled is a warning in the run's report (``pipeline.warnings``); Python's ``warnings`` are
+not used, so a program run with ``-W error`` behaves as it did.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import mitiq.executor.executor
+import mitiq.pec
+import mitiq.pec.pec
+import mitiq.rem
+import mitiq.rem.rem
+import mitiq.zne
+import mitiq.zne.inference
+import mitiq.zne.zne
+
+import llqm_core
+from llqm_core.runtime.instrumentation import Instrumentor, suppressed
+
+from .zne import gate_count_shortfalls
+
+
+@dataclass
+class _Technique:
+    """One ``execute_with_*`` call being profiled."""
+
+    name: str
+    handle: llqm_core.TaskHandle
+    scales: list[float] = field(default_factory=list)  # in the order the folds were made
+    ran: list[int] = field(default_factory=list)  # two-qubit gates of each circuit run
+    values: dict[str, Any] = field(default_factory=dict)
+    combine: llqm_core.TaskHandle | None = None
+
+
+_technique: contextvars.ContextVar[_Technique | None] = contextvars.ContextVar(
+    "llqm_mitiq_technique", default=None
+)
+_reducing: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "llqm_mitiq_reducing", default=False
+)
+
+
+def _in(name: str) -> _Technique | None:
+    technique = _technique.get()
+    return technique if technique is not None and technique.name == name else None
+
+
+def _fold_check(technique: _Technique) -> list[str]:
+    """``gate_count_shortfalls`` for the circuits run at each scale factor (several runs of one
+    scale, such as ``num_to_average`` or an observable's measurement circuits, averaged)."""
+    scales, ran = technique.scales, technique.ran
+    if not scales or not ran or len(ran) % len(scales):
+        return []
+    per = len(ran) // len(scales)
+    means: dict[float, list[float]] = {}
+    for index, scale in enumerate(scales):
+        group = ran[index * per : (index + 1) * per]
+        means.setdefault(scale, []).append(sum(group) / per)
+    unique = list(means)
+    return gate_count_shortfalls(unique, [sum(v) / len(v) for v in means.values()])
+
+
+def _wrap_technique(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    def wrap(original: Callable[..., Any]) -> Callable[..., Any]:
+        signature = inspect.signature(original)
+
+        @functools.wraps(original)
+        def execute_with(*args: Any, **kwargs: Any) -> Any:
+            active = llqm_core.current_run()
+            try:
+                bound = signature.bind(*args, **kwargs)
+            except TypeError:
+                bound = None
+            if active is None or bound is None:  # a wrong call fails as Mitiq makes it fail
+                return original(*args, **kwargs)
+            with llqm_core.task(name, stage=f"mitigate.{name}") as handle:
+                technique = _Technique(name, handle)
+                bound.apply_defaults()
+                if callable(bound.arguments.get("scale_noise")):
+                    bound.arguments["scale_noise"] = _folding(
+                        bound.arguments["scale_noise"], technique
+                    )
+                args, kwargs = bound.args, bound.kwargs
+                token = _technique.set(technique)
+                try:
+                    value = original(*args, **kwargs)
+                except BaseException as exc:
+                    if technique.combine is not None:
+                        llqm_core.finish_task(technique.combine, exc)
+                    raise
+                finally:
+                    _technique.reset(token)
+                if technique.combine is not None:
+                    estimate = value[0] if isinstance(value, tuple) else value
+                    technique.combine.annotate({"pec.value": float(estimate)})
+                    llqm_core.finish_task(technique.combine)
+                _summarise(technique, value)
+            return value
+
+        return execute_with
+
+    return wrap
+
+
+def _summarise(technique: _Technique, value: Any) -> None:
+    metrics: dict[str, Any] = {f"{technique.name}.executed_circuits": len(technique.ran)}
+    estimate = value[0] if isinstance(value, tuple) else value
+    if isinstance(estimate, (int, float)) and not isinstance(estimate, bool):
+        metrics["fidelity.mitigated"] = float(estimate)
+    if technique.name == "zne":
+        problems = _fold_check(technique)
+        metrics |= technique.values | {"zne.fold_check_failed": bool(problems)}
+        if problems:
+            metrics["pipeline.warnings"] = problems
+    technique.handle.annotate(metrics)
+
+
+def _folding(scale_noise: Callable[..., Any], technique: _Technique) -> Callable[..., Any]:
+    @functools.wraps(scale_noise)
+    def fold(circuit: Any, scale_factor: float, *args: Any, **kwargs: Any) -> Any:
+        with llqm_core.task(f"fold x{scale_factor:g}", stage="mitigate.zne.fold") as handle:
+            with suppressed():  # Mitiq's own circuit conversions are part of folding
+                folded = scale_noise(circuit, scale_factor, *args, **kwargs)
+            handle.annotate(
+                {
+                    "zne.scale_factor": float(scale_factor),
+                    "zne.folding": getattr(scale_noise, "__name__", "custom"),
+                }
+            )
+            handle.record_output(folded)
+        technique.scales.append(float(scale_factor))
+        return folded
+
+    return fold
+
+
+def _wrap_reduce(original: Callable[..., Any]) -> Callable[..., Any]:
+    def reduce(self: Any) -> Any:
+        technique = _in("zne")
+        if technique is None or _reducing.get():
+            return original(self)
+        token = _reducing.set(True)
+        try:
+            with llqm_core.task("extrapolate", stage="mitigate.zne.extrapolate") as handle:
+                value = original(self)
+                scales = [float(s) for s in self.get_scale_factors()]
+                values = [float(v) for v in self.get_expectation_values()]
+                metrics = {
+                    "zne.factory": type(self).__name__,
+                    "zne.scale_factors": scales,
+                    "zne.values": values,
+                    "zne.mitigated": float(value),
+                }
+                if scales:
+                    metrics["fidelity.unmitigated"] = values[scales.index(min(scales))]
+                handle.annotate(metrics)
+                technique.values = metrics
+        finally:
+            _reducing.reset(token)
+        return value
+
+    return reduce
+
+
+def _two_qubit_gates(circuit: Any) -> int | None:
+    count = getattr(circuit, "num_nonlocal_gates", None)
+    return count() if callable(count) else None
+
+
+def _wrap_call_executor(original: Callable[..., Any]) -> Callable[..., Any]:
+    def _call_executor(self: Any, to_run: Any, **kwargs: Any) -> Any:
+        active = llqm_core.current_run()
+        if active is None:
+            return original(self, to_run, **kwargs)
+        batch = list(to_run) if self.can_batch else [to_run]
+        with llqm_core.task("execute", stage="execute") as handle:
+            handle.add_dependency(*active.producers(batch))
+            handle.annotate(
+                {
+                    "execute.executor": getattr(self._executor, "__name__", "executor"),
+                    "execute.circuits": len(batch),
+                }
+            )
+            result = original(self, to_run, **kwargs)
+            ran = handle.record.metrics.get("execute.two_qubit_gates")
+        technique = _technique.get()
+        if technique is not None:
+            if ran is None:  # no instrumented backend inside: what the executor was handed
+                counts = [_two_qubit_gates(c) for c in batch]
+                ran = counts if None not in counts else []
+            technique.ran.extend(ran)
+        return result
+
+    return _call_executor
+
+
+def _wrap_evaluate(original: Callable[..., Any]) -> Callable[..., Any]:
+    def evaluate(self: Any, *args: Any, **kwargs: Any) -> Any:
+        results = original(self, *args, **kwargs)
+        technique = _in("pec")
+        if technique is not None and technique.combine is None:
+            # what execute_with_pec does after its executor returns is the combination
+            technique.combine = llqm_core.start_task(
+                "combine", "mitigate.pec.combine", [], parent=technique.handle, activate=False
+            )
+        return results
+
+    return evaluate
+
+
+def _wrap_sample_circuit(original: Callable[..., Any]) -> Callable[..., Any]:
+    def sample_circuit(*args: Any, **kwargs: Any) -> Any:
+        if _in("pec") is None:
+            return original(*args, **kwargs)
+        with llqm_core.task("sample", stage="mitigate.pec.sample") as handle:
+            with suppressed():
+                circuits, signs, norm = original(*args, **kwargs)
+            handle.annotate(
+                {
+                    "pec.samples": len(circuits),
+                    "pec.gamma": float(norm),
+                    "pec.negative_samples": sum(1 for sign in signs if sign < 0),
+                }
+            )
+            handle.record_output(circuits)
+        return circuits, signs, norm
+
+    return sample_circuit
+
+
+def _wrap_mitigate_measurements(original: Callable[..., Any]) -> Callable[..., Any]:
+    def mitigate_measurements(*args: Any, **kwargs: Any) -> Any:
+        if llqm_core.current_run() is None:
+            return original(*args, **kwargs)
+        with llqm_core.task("correct", stage="mitigate.rem.correct") as handle:
+            corrected = original(*args, **kwargs)
+            handle.annotate({"rem.shots": int(getattr(corrected, "shots", 0) or 0)})
+        return corrected
+
+    return mitigate_measurements
+
+
+class MitiqInstrumentor(Instrumentor):
+    """Mitiq's ZNE, PEC and REM entry points, its ``Executor`` and its factories, profiled."""
+
+    name = "mitiq"
+    library = "mitiq"
+    supported = ">=0.40,<2"
+
+    def _instrument(self) -> None:
+        for technique, package, module in (
+            ("zne", mitiq.zne, mitiq.zne.zne),
+            ("pec", mitiq.pec, mitiq.pec.pec),
+            ("rem", mitiq.rem, mitiq.rem.rem),
+        ):
+            wrap = _wrap_technique(technique)
+            attribute = f"execute_with_{technique}"
+            self.patch(module, attribute, wrap)
+            if getattr(package, attribute) is vars(module)[attribute].__wrapped__:
+                self.patch(package, attribute, lambda _, m=module, a=attribute: getattr(m, a))
+        executor = mitiq.executor.executor.Executor
+        self.patch(executor, "_call_executor", _wrap_call_executor)
+        self.patch(executor, "evaluate", _wrap_evaluate)
+        for factory in vars(mitiq.zne.inference).values():
+            if (
+                isinstance(factory, type)
+                and issubclass(factory, mitiq.zne.inference.Factory)
+                and "reduce" in vars(factory)
+            ):
+                self.patch(factory, "reduce", _wrap_reduce)
+        self.patch(mitiq.pec.pec, "sample_circuit", _wrap_sample_circuit)
+        self.patch(mitiq.rem.rem, "mitigate_measurements", _wrap_mitigate_measurements)

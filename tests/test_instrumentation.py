@@ -1,0 +1,267 @@
+"""Instrumentors: OpenTelemetry's contract (symmetric, idempotent, versions checked, no behaviour change)."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+from qiskit import QuantumCircuit, transpile
+from qiskit.circuit.library import CXGate
+from qiskit.providers.basic_provider import BasicSimulator
+from qiskit.transpiler import PassManager, generate_preset_pass_manager
+from qiskit.transpiler.exceptions import TranspilerError
+from qiskit.transpiler.passes import InverseCancellation
+from qiskit_ibm_runtime.fake_provider import FakeManilaV2
+
+import llqm_core
+from llqm_core import ProfileStore, hookimpl
+from llqm_core.runtime.instrumentation import (
+    Instrumentor,
+    instrument_all,
+    instrumentors,
+    uninstrument_all,
+)
+
+_MISSING = object()
+
+
+def bell() -> QuantumCircuit:
+    circuit = QuantumCircuit(2)
+    circuit.h(0)
+    circuit.cx(0, 1)
+    circuit.measure_all()
+    return circuit
+
+
+def held(owner, attribute):
+    """The attribute as its owner holds it (a class's own dict entry, or a module's attribute)."""
+    return (
+        vars(owner).get(attribute, _MISSING)
+        if isinstance(owner, type)
+        else getattr(owner, attribute)
+    )
+
+
+def plain_and_profiled(work, store):
+    """``work()`` with the instrumentors off, then on inside a run: both results and the run's tasks."""
+    uninstrument_all()
+    plain = work()
+    instrument_all()
+    with llqm_core.run("both ways", store=store) as run:
+        profiled = work()
+    return plain, profiled, ProfileStore(store, readonly=True).tasks(run.id)
+
+
+@pytest.fixture
+def instrumented():
+    """Every installed instrumentor on for the test, off afterwards."""
+    instrument_all()
+    yield instrumentors()
+    uninstrument_all()
+
+
+def test_uninstrument_restores_every_patched_attribute_and_both_are_idempotent(tmp_path):
+    found = instrumentors()
+    assert {"qiskit", "mitiq"} <= set(found)
+    with llqm_core.run("contract", store=tmp_path / "s.sqlite"):
+        instrument_all()
+        instrument_all()  # a second switch-on changes nothing
+        patches = [p for i in found.values() for p in i._patches]
+        BasicSimulator().run(transpile(bell(), BasicSimulator()), shots=10).result()
+        patches = [p for i in found.values() for p in i._patches]  # with the job class's result
+    assert len({(id(o), a) for o, a, _ in patches}) == len(patches)
+    assert any(a == "result" for _, a, _ in patches)
+    replaced = [(owner, attribute, held(owner, attribute)) for owner, attribute, _ in patches]
+    uninstrument_all()
+    uninstrument_all()
+    for (owner, attribute, original), (_, _, wrapper) in zip(patches, replaced):
+        assert held(owner, attribute) is original, f"{owner}.{attribute} not restored"
+        assert wrapper is not original
+    assert not any(i.is_instrumented for i in found.values())
+
+
+def test_calls_outside_a_run_are_left_alone(instrumented, store_path):
+    compiled = transpile(bell(), FakeManilaV2(), optimization_level=1, seed_transpiler=3)
+    assert compiled.num_nonlocal_gates() == 1
+    assert not store_path.exists()  # no implicit run was opened
+
+
+def test_same_results_return_types_property_set_and_callbacks(instrumented, tmp_path):
+    backend = FakeManilaV2()
+
+    def compile_all(pm):
+        passes = []
+        single = pm.run(
+            bell(), callback=lambda **kw: passes.append((kw["pass_"].name(), kw["count"]))
+        )
+        listed = pm.run([bell()])
+        return single, listed, dict(pm.property_set), passes
+
+    plain = compile_all(generate_preset_pass_manager(1, backend, seed_transpiler=5))
+    with llqm_core.run("same", store=tmp_path / "s.sqlite") as run:
+        profiled = compile_all(generate_preset_pass_manager(1, backend, seed_transpiler=5))
+    assert profiled[0] == plain[0] and isinstance(profiled[0], QuantumCircuit)
+    assert isinstance(profiled[1], list) and profiled[1] == plain[1]
+    assert profiled[2].keys() == plain[2].keys() and profiled[2]["layout"] == plain[2]["layout"]
+    assert profiled[3] == plain[3]  # the user's callback sees the passes it saw, counted alike
+    tasks = ProfileStore(tmp_path / "s.sqlite", readonly=True).tasks(run.id)
+    assert [t.stage for t in tasks].count("transpile") == 2
+
+
+def test_an_unstaged_pass_manager_records_its_passes_on_the_transpile_task(instrumented, tmp_path):
+    circuit = QuantumCircuit(2)
+    circuit.cx(0, 1)
+    circuit.cx(0, 1)
+    with llqm_core.run("flat", store=tmp_path / "s.sqlite") as run:
+        out = PassManager([InverseCancellation([CXGate()])]).run(circuit)
+    assert out.size() == 0
+    (task,) = ProfileStore(tmp_path / "s.sqlite", readonly=True).tasks(run.id)
+    assert task.metrics["transpile.pass.InverseCancellation.calls"] == 1
+    assert task.metrics["circuit.size"] == 0
+
+
+def test_the_same_exception_and_a_failed_task(instrumented, tmp_path):
+    def error():  # the basis translation stage finds no way to make a cx from rz alone
+        with pytest.raises(TranspilerError) as caught:
+            transpile(bell(), basis_gates=["rz"])
+        return str(caught.value)
+
+    plain, profiled, tasks = plain_and_profiled(error, tmp_path / "s.sqlite")
+    assert profiled == plain
+    failed = {t.stage for t in tasks if t.status.value == "failed"}
+    assert failed == {"transpile", "transpile.translation"}
+
+
+def test_an_execute_task_spans_submit_to_result(instrumented, tmp_path):
+    backend = BasicSimulator()
+    with llqm_core.run("async", store=tmp_path / "s.sqlite") as run:
+        job = backend.run(transpile(bell(), backend), shots=64, seed_simulator=1)
+        with llqm_core.task("meanwhile", stage="postprocess"):
+            pass
+        counts = job.result().get_counts()
+        job.result()  # read again: nothing more recorded
+    assert sum(counts.values()) == 64
+    tasks = {t.stage: t for t in ProfileStore(tmp_path / "s.sqlite", readonly=True).tasks(run.id)}
+    execute, meanwhile = tasks["execute"], tasks["postprocess"]
+    assert execute.start_ns < meanwhile.start_ns and meanwhile.end_ns < execute.end_ns
+    assert execute.metrics["result.shots"] == 64 and execute.depends_on == [tasks["transpile"].id]
+
+
+def test_an_unsupported_version_is_skipped_with_one_warning():
+    class Future(Instrumentor):
+        name = "qiskit-future"
+        library = "qiskit"
+        supported = ">=99"
+
+        def _instrument(self):
+            raise AssertionError("an unsupported version must not be patched")
+
+    future = Future()
+    with pytest.warns(UserWarning, match=r"supports qiskit >=99, not the installed"):
+        assert future.instrument() is False
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert future.instrument() is False  # warned once only
+    assert not future.is_instrumented
+
+
+def test_a_third_party_plugin_adds_its_own_instrumentor(fresh_plugins):
+    library = types.ModuleType("thirdparty")
+    library.work = lambda x: x + 1
+    original = library.work
+
+    class ThirdParty(Instrumentor):
+        name = "thirdparty"
+        library = "pluggy"  # any installed distribution stands for the library's version
+        supported = ">=1"
+
+        def _instrument(self):
+            self.patch(library, "work", lambda f: lambda x: f(x) * 10)
+
+    class Plugin:
+        @hookimpl
+        def llqm_register_instrumentors(self, register):
+            register("thirdparty", ThirdParty, description="a test library")
+
+    llqm_core.loaded_plugins().register(Plugin(), "thirdparty-plugin")
+    assert "thirdparty" in instrument_all()
+    assert library.work(1) == 20
+    uninstrument_all()
+    assert library.work is original
+
+
+def test_unknown_instrumentor_is_a_user_error():
+    with pytest.raises(llqm_core.UserError, match="unknown instrumentor 'nope'"):
+        instrument_all(["nope"])
+
+
+def test_every_kind_of_primitive_is_an_execute_task_with_the_same_result(instrumented, tmp_path):
+    from qiskit.primitives import BackendSamplerV2, StatevectorEstimator, StatevectorSampler
+    from qiskit.quantum_info import SparsePauliOp
+    from qiskit_aer.primitives import EstimatorV2 as AerEstimator
+    from qiskit_aer.primitives import SamplerV2 as AerSampler
+
+    backend = FakeManilaV2()
+    compiled = transpile(bell(), backend, optimization_level=1, seed_transpiler=2)
+    unmeasured = bell().remove_final_measurements(inplace=False)
+    zz = SparsePauliOp("ZZ")
+
+    def results():
+        return [
+            StatevectorSampler(seed=3).run([bell()], shots=50).result()[0].data.meas.get_counts(),
+            float(StatevectorEstimator().run([(unmeasured, zz)]).result()[0].data.evs),
+            BackendSamplerV2(backend=backend, options={"seed_simulator": 4})
+            .run([compiled], shots=50)
+            .result()[0]
+            .data.meas.get_counts(),
+            AerSampler(seed=5).run([bell()], shots=50).result()[0].data.meas.get_counts(),
+            float(AerEstimator().run([(unmeasured, zz)]).result()[0].data.evs),
+        ]
+
+    plain, profiled, tasks = plain_and_profiled(results, tmp_path / "s.sqlite")
+    assert profiled == plain
+    executes = [t for t in tasks if t.stage == "execute"]
+    assert [t.metrics["execute.caller"] for t in executes] == [
+        "StatevectorSampler",
+        "StatevectorEstimator",
+        "BackendSamplerV2",
+        "SamplerV2",
+        "EstimatorV2",
+    ]
+    assert all(t.status.value == "completed" for t in executes)
+    assert executes[2].hardware is not None  # fake_manila's calibration
+    assert executes[0].metrics["result.shots"] == 50
+
+
+def test_mitiq_fails_as_it_does_without_instrumentation(instrumented, tmp_path):
+    from mitiq import zne
+
+    circuit = QuantumCircuit(1)
+    circuit.x(0)
+
+    def broken(_circuit) -> float:
+        raise RuntimeError("the device went away")
+
+    calls = [
+        lambda: zne.execute_with_zne(circuit, lambda c: 1.0, scale_noise=None),
+        lambda: zne.execute_with_zne(circuit, lambda c: 1.0, num_to_average=0),
+        lambda: zne.execute_with_zne(circuit, lambda c: 1.0, colour="red"),
+        lambda: zne.execute_with_zne(circuit, broken),
+    ]
+
+    def errors():
+        found = []
+        for call in calls:
+            with pytest.raises(Exception) as caught:
+                call()
+            found.append((type(caught.value), str(caught.value)))
+        return found
+
+    plain, profiled, tasks = plain_and_profiled(errors, tmp_path / "s.sqlite")
+    assert profiled == plain
+    failed = [
+        t for t in tasks if t.stage in ("mitigate.zne", "execute") and t.status.value == "failed"
+    ]
+    assert {t.error for t in failed} >= {"the device went away"}

@@ -1,0 +1,195 @@
+"""``llqm profile``: unmodified Qiskit and Mitiq programs, run as the documentation writes them."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import runpy
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT
+
+from llqm_core import ProfileStore, UserError
+from llqm_core.analysis.report import build_report
+from llqm_core.cli import main
+from llqm_core.runtime.programs import parse_program
+
+PROGRAMS = ROOT / "examples" / "programs"
+
+
+def plain(script, *args) -> str:
+    """What the program prints run as ``python script ARGS``, with nothing of LLQM switched on."""
+    saved = sys.argv[:]
+    sys.argv = [str(script), *args]
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            runpy.run_path(str(script), run_name="__main__")
+    finally:
+        sys.argv = saved
+    return out.getvalue()
+
+
+def profiled(capsys, store, script, *args) -> tuple[int, str, str, dict]:
+    capsys.readouterr()
+    status = main(["profile", "--store", str(store), str(script), *args])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err, build_report(ProfileStore(store, readonly=True))
+
+
+def by_stage(report: dict, stage: str) -> list[dict]:
+    return [t for t in report["tasks"] if t["stage"] == stage]
+
+
+def children(report: dict, parent: dict) -> list[dict]:
+    return [t for t in report["tasks"] if t["parent_id"] == parent["id"]]
+
+
+def test_a_sampler_run_of_a_transpiled_circuit(tmp_path, capsys):
+    script = PROGRAMS / "qiskit_sampler.py"
+    status, out, err, report = profiled(capsys, tmp_path / "s.sqlite", script)
+    assert status == 0 and out == plain(script)
+    assert report["run"]["status"] == "completed" and "Bottleneck" in err
+    (transpile,) = by_stage(report, "transpile")
+    stages = [t["stage"] for t in children(report, transpile)]
+    assert stages == [
+        "transpile.init",
+        "transpile.layout",
+        "transpile.routing",
+        "transpile.translation",
+        "transpile.optimization",
+        "transpile.scheduling",
+    ]
+    layout = by_stage(report, "transpile.layout")[0]["metrics"]
+    assert any(k.startswith("transpile.pass.") and k.endswith(".time_s") for k in layout)
+    (execute,) = by_stage(report, "execute")
+    assert execute["depends_on"] == [transpile["id"]]
+    assert execute["metrics"]["backend.name"] == "fake_manila"
+    assert (
+        execute["metrics"]["execute.shots"] == 1000 and execute["metrics"]["result.shots"] == 1000
+    )
+    assert execute["profile"]["qpu_s"] is not None  # what the job reported, read with the result
+    snapshot = ProfileStore(tmp_path / "s.sqlite", readonly=True).find_snapshot("fake_manila")
+    assert snapshot.num_qubits == 5
+
+
+def test_zne_with_a_qiskit_executor_on_aer(tmp_path, capsys):
+    script = PROGRAMS / "mitiq_zne.py"
+    status, out, _, report = profiled(capsys, tmp_path / "z.sqlite", script, "0")
+    assert status == 0 and out == plain(script, "0")
+    (zne,) = by_stage(report, "mitigate.zne")
+    steps = [t["stage"] for t in children(report, zne)]
+    assert steps == ["mitigate.zne.fold"] * 3 + ["execute"] * 3 + ["mitigate.zne.extrapolate"]
+    for execute in by_stage(report, "execute")[1:]:
+        assert execute["parent_id"] == zne["id"]
+        assert [t["stage"] for t in children(report, execute)] == ["transpile"]
+        assert execute["profile"]["qpu_s"] > 0  # Aer's reported simulation time
+    assert by_stage(report, "mitigate.zne.fold")[0]["metrics"]["zne.scale_factor"] == 1.0
+    assert zne["metrics"]["zne.fold_check_failed"] is False and report["warnings"] == []
+    assert zne["metrics"]["fidelity.mitigated"] == pytest.approx(float(out.split()[-1]), abs=1e-4)
+
+
+def test_zne_fold_check_sees_what_the_executor_ran(tmp_path, capsys):
+    """The executor transpiles at level 1, which cancels the folds: the report says so."""
+    status, _, err, report = profiled(
+        capsys, tmp_path / "z1.sqlite", PROGRAMS / "mitiq_zne.py", "1"
+    )
+    assert status == 0
+    (zne,) = by_stage(report, "mitigate.zne")
+    assert zne["metrics"]["zne.fold_check_failed"] is True
+    assert len(report["warnings"]) == 2 and "cancelled the folds" in report["warnings"][0]
+    assert "cancelled the folds" in err
+
+
+def test_pec_with_mitiq_representations(tmp_path, capsys):
+    script = PROGRAMS / "mitiq_pec.py"
+    status, out, _, report = profiled(capsys, tmp_path / "p.sqlite", script)
+    assert status == 0 and out == plain(script)
+    (pec,) = by_stage(report, "mitigate.pec")
+    steps = [t["stage"] for t in children(report, pec)]
+    assert steps[0] == "mitigate.pec.sample" and steps[-1] == "mitigate.pec.combine"
+    assert steps.count("execute") == 20
+    assert by_stage(report, "transpile.init")[0]["parent_id"] is not None
+    sample = by_stage(report, "mitigate.pec.sample")[-1]
+    assert sample["metrics"]["pec.samples"] == 20 and sample["metrics"]["pec.gamma"] > 1
+
+
+def test_readout_mitigation(tmp_path, capsys):
+    script = PROGRAMS / "mitiq_rem.py"
+    status, out, _, report = profiled(capsys, tmp_path / "r.sqlite", script)
+    assert status == 0 and out == plain(script)
+    (rem,) = by_stage(report, "mitigate.rem")
+    assert [t["stage"] for t in children(report, rem)] == ["execute", "mitigate.rem.correct"]
+
+
+def test_a_program_that_raises_leaves_a_failed_run_with_what_it_did(tmp_path, capsys):
+    script = tmp_path / "broken.py"
+    script.write_text(
+        "from qiskit import QuantumCircuit, transpile\n"
+        "circuit = QuantumCircuit(2)\n"
+        "circuit.cx(0, 1)\n"
+        "transpile(circuit, basis_gates=['cz', 'rz', 'sx'])\n"
+        "raise ValueError('the analysis went wrong')\n"
+    )
+    status, _, err, report = profiled(capsys, tmp_path / "f.sqlite", script)
+    assert status == 1
+    assert "ValueError: the analysis went wrong" in err and "runpy" not in err
+    assert report["run"]["status"] == "failed"
+    assert "the analysis went wrong" in report["run"]["error"]
+    assert [t["status"] for t in by_stage(report, "transpile")] == ["completed"]
+
+
+def test_arguments_stdin_stdout_and_exit_status_pass_through(tmp_path):
+    """In a process of its own (no quantum plugin loaded: the program uses none), as a user runs it."""
+    script = tmp_path / "echo.py"
+    script.write_text(
+        "import sys\nprint(sys.argv[1:], sys.stdin.read().upper(), end='')\nsys.exit(3)\n"
+    )
+    store = tmp_path / "e.sqlite"
+    done = subprocess.run(
+        [sys.executable, "-m", "llqm_core.cli", "--plugins", "exporters", "profile", "--store",
+         str(store), "--", "python", str(script), "a", "-b"],
+        input="hello", capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 3
+    assert done.stdout == "['a', '-b'] HELLO"
+    assert "exited with status 3" in done.stderr and "Stages" in done.stderr
+    assert ProfileStore(store, readonly=True).runs()[0].status.value == "failed"
+
+
+@pytest.mark.slow  # a fresh interpreter that imports Qiskit and LLQM: ~10 s
+def test_child_processes_join_the_run(tmp_path, capsys):
+    """A forked pool's workers and a fresh interpreter transpile; all three land in the run."""
+    status, out, _, report = profiled(
+        capsys, tmp_path / "c.sqlite", PROGRAMS / "child_processes.py"
+    )
+    assert status == 0 and out.split("\n")[:2] == ["[1, 2]", "3"]
+    transpiles = by_stage(report, "transpile")
+    assert len(transpiles) == 3
+    assert len({t["pid"] for t in transpiles}) >= 2
+    assert all(len(children(report, t)) == 6 for t in transpiles)
+
+
+def test_module_form_and_the_html_report(tmp_path, capsys, monkeypatch):
+    (tmp_path / "tool.py").write_text("import sys\nprint('module', sys.argv[1:])\n")
+    monkeypatch.chdir(tmp_path)
+    html = tmp_path / "r.html"
+    status = main(
+        ["profile", "--store", "m.sqlite", "--name", "mine", "--html", str(html), "-m", "tool", "x"]
+    )
+    assert status == 0 and capsys.readouterr().out == "module ['x']\n"
+    assert ProfileStore(tmp_path / "m.sqlite", readonly=True).runs()[0].name == "mine"
+    assert html.read_text().startswith("<!DOCTYPE html>")
+
+
+@pytest.mark.parametrize(
+    "words, message",
+    [([], "needs a program"), (["-m"], "needs a module"), (["nowhere.py"], "no such file")],
+)
+def test_bad_programs_are_user_errors(words, message, capsys):
+    with pytest.raises(UserError, match=message):
+        parse_program(words)
+    assert main(["profile", *words]) == 2
+    assert message in capsys.readouterr().err
