@@ -19,11 +19,13 @@ from .sampler import Watch, shared_sampler
 HOST = socket.gethostname()
 
 
+# The kernel's thread id, not ``threading.get_ident``: Python reuses an ident as soon as its thread
+# has ended, which would join two worker threads into one on the critical path.
 _perf_counter, _thread_time, _times, _get_ident = (
     time.perf_counter,
     time.thread_time,
     os.times,
-    threading.get_ident,
+    threading.get_native_id,
 )
 
 
