@@ -319,6 +319,8 @@ def cmd_run(args: argparse.Namespace, console: Console) -> None:
             f"{args.pipeline}: ok ({len(pipeline.steps)} steps: {', '.join(s.name for s in pipeline.steps)}; "
             f"{pipeline.fit.summary() if pipeline.fit else 'not estimated'})"
         )
+        for note in pipeline.notes:
+            console.print(f"  {note}", markup=False)
         return
     store = getattr(args, "store", None) or pipeline.store
     with _progress(args.json) as progress:

@@ -20,7 +20,9 @@ A step may carry a ``preflight(data)`` that checks it against the rest of the fi
 wider than the backend) while the file is read, an ``estimate(plan)`` of its time and memory
 (``llqm_core.pipeline.fit`` refuses a run that cannot fit before anything is built), and a
 ``load()`` for check-time work that builds something (parsing a QASM file), done once the run
-fits. The steps run in order, each its own task: ``generate``, ``observable``, ``transpile``,
+fits, and an ``inspect(context)`` that checks the step against what the earlier ones built
+(the parsed circuit) and says what the run will do. The steps run in order, each its own
+task: ``generate``, ``observable``, ``transpile``,
 ``mitigate.<technique>`` (for ``a+b``, every technique but the last is built with
 ``inner=True``: it prepares, such as a readout calibration, and the last one executes),
 the extra stages (one that raises fails only its own task: the run goes on with a warning),
@@ -85,6 +87,7 @@ class Pipeline:
     policies: list[Any] = field(default_factory=list)
     config: dict[str, Any] = field(default_factory=dict)
     fit: Fit | None = None  # the estimates it was checked against
+    notes: list[str] = field(default_factory=list)  # what the steps' inspections found
 
     def initial_data(self) -> dict[str, Any]:
         return {
@@ -326,7 +329,26 @@ def parse_pipeline(
                 load()
             except ValueError as exc:
                 raise UserError(f"in [{step.section}]: stage {step.name!r}: {exc}") from None
+    pipeline.notes = inspect_steps(pipeline)
     return pipeline
+
+
+def inspect_steps(pipeline: Pipeline) -> list[str]:
+    """Each step's ``inspect(context)`` in order, on what the earlier ones built (the parsed
+    circuit): what would fail mid-run (an observable the circuit cannot give, a circuit no
+    simulation method can run) is refused now, before a run is recorded; the notes say what
+    the run will do (how the ideal value is found, the simulation method)."""
+    context = pipeline.initial_data()
+    notes: list[str] = []
+    for step in pipeline.steps:
+        inspect = getattr(step.run, "inspect", None)
+        if inspect is None:
+            continue
+        try:
+            notes += inspect(context) or []
+        except ValueError as exc:
+            raise UserError(f"in [{step.section}]: {exc}") from None
+    return notes
 
 
 def read_pipeline_file(path: str | Path) -> dict[str, Any]:
@@ -354,6 +376,11 @@ def postprocess(data: dict[str, Any]) -> dict[str, Any]:
     for key, value in (("ideal", ideal), ("unmitigated", raw), ("mitigated", mitigated)):
         if isinstance(value, (int, float)):
             figures[f"fidelity.{key}"] = float(value)
+    for key, name in (("unmitigated", "unmitigated_error"), ("mitigated", "value_error")):
+        if isinstance(data.get(name), (int, float)):  # the value's standard error
+            figures[f"fidelity.{key}_stderr"] = float(data[name])
+    if data.get("ideal_method"):  # how the ideal value was found, or "unknown"
+        figures["fidelity.ideal_method"] = data["ideal_method"]
     if isinstance(ideal, (int, float)):
         for key, value in (("unmitigated", raw), ("mitigated", mitigated)):
             if isinstance(value, (int, float)):

@@ -16,17 +16,19 @@ matrices apply term by term without ever building a 2^n matrix, so it scales to 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 from qiskit import QuantumCircuit
-from qiskit.quantum_info import Pauli, StabilizerState, Statevector
+from qiskit.quantum_info import Pauli, SparsePauliOp, Statevector
 from qiskit_aer import AerSimulator
 
 from . import stim_engine
 from .aer import is_clifford
+from .ideal import Ideal, ideal_values
 
 MAX_IDEAL_OUTCOMES = 64
 STATEVECTOR_MAX_QUBITS = 20
@@ -56,10 +58,18 @@ class DiagonalObservable:
         self.label = label
         self.terms = list(terms)
         self.ideal = ideal
+        self.ideal_how: Ideal | None = None  # how the ideal value was found, where it was
 
     def expectation(self, counts: Mapping[str, int]) -> float:
         """The observable's mean over the shots of ``counts``."""
         return self.mitigated_expectation(counts, {})
+
+    needs_bases = False
+
+    def measured(self, circuit: QuantumCircuit) -> list[QuantumCircuit]:
+        """The circuits that read the observable off ``circuit``: the circuit itself, which
+        measures the bits the terms depend on."""
+        return [circuit]
 
     def mitigated_expectation(
         self, counts: Mapping[str, int], inverse_confusion: Mapping[int, np.ndarray]
@@ -71,6 +81,27 @@ class DiagonalObservable:
         term, ``sum_x f(x) (A^-1 p)(x)`` factorises into ``sum_y p(y) prod_i (f_i A_i^-1)[y_i]``:
         linear in the outcomes seen, so 100-bit readouts cost no 2^100 matrix.
         """
+        values, shots = self._per_outcome(counts, inverse_confusion)
+        return float(shots @ values / shots.sum())
+
+    def estimate(
+        self,
+        counts: Sequence[Mapping[str, int]],
+        inverse_confusion: Mapping[int, np.ndarray] | None = None,
+    ) -> tuple[float, float]:
+        """The value and its standard error from the one circuit's counts (``[counts]``, as
+        ``measured`` gives one circuit): the estimator is a mean over shots of a value per
+        outcome, so its error is that value's spread over the square root of the shots."""
+        values, shots = self._per_outcome(counts[0], inverse_confusion or {})
+        total = shots.sum()
+        mean = float(shots @ values / total)
+        variance = float(shots @ (values - mean) ** 2 / total)
+        return mean, math.sqrt(variance / total)
+
+    def _per_outcome(
+        self, counts: Mapping[str, int], inverse_confusion: Mapping[int, np.ndarray]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Each outcome's value (readout-corrected) and its number of shots."""
         if not counts or not sum(counts.values()):
             raise ValueError("cannot take an expectation value from counts with no shots.")
         keys = [_bits_of(key) for key in counts]
@@ -90,7 +121,7 @@ class DiagonalObservable:
         for start in range(0, len(keys), step):
             seen = readouts[start : start + step, bits]  # (keys, terms, factors)
             value[start : start + step] = weights[terms, width, seen].prod(axis=2) @ coefficients
-        return float(shots @ value / shots.sum())
+        return value, shots
 
     @cached_property
     def _arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -219,25 +250,31 @@ def neighbour_parities(circuit: QuantumCircuit) -> DiagonalObservable:
             f"circuit {circuit.name!r} measures {len(measured)} bit(s); neighbour parities need two or more."
         )
     pairs = list(zip(measured, measured[1:]))
-    ideals = ideal_parities(circuit, pairs)
+    found = parity_ideals(circuit, pairs)
+    ideals = found.values
     observable = DiagonalObservable(
         f"mean ZZ of {len(pairs)} neighbouring bits",
         [Term(1.0 / len(pairs), ((a, _Z), (b, _Z))) for a, b in pairs],
     )
-    observable.ideal = None if None in ideals else float(np.mean(ideals))
+    observable.ideal = None if None in ideals else float(np.mean(ideals))  # type: ignore[arg-type]
+    observable.ideal_how = found
     return observable
 
 
 def ideal_parity(circuit: QuantumCircuit, bits: Sequence[int]) -> float | None:
-    """The exact noiseless value of ``parity(bits)``: stabilizer for Clifford circuits, statevector
-    when small."""
+    """The exact noiseless value of ``parity(bits)`` (see ``ideal.py`` for the methods)."""
     return ideal_parities(circuit, [bits])[0]
 
 
 def ideal_parities(circuit: QuantumCircuit, groups: Sequence[Sequence[int]]) -> list[float | None]:
     """``ideal_parity`` of each group of bits, preparing the noiseless state once for all of them."""
+    return parity_ideals(circuit, groups).values
+
+
+def parity_ideals(circuit: QuantumCircuit, groups: Sequence[Sequence[int]]) -> Ideal:
+    """The ideal values of the parities of each group of bits, with the method that gave them."""
     body, readout = _unitary_part(circuit)
-    paulis = []
+    operators = []
     for bits in groups:
         missing = [b for b in bits if b not in readout]
         if missing:
@@ -247,12 +284,5 @@ def ideal_parities(circuit: QuantumCircuit, groups: Sequence[Sequence[int]]) -> 
         label = ["I"] * body.num_qubits
         for b in bits:
             label[readout[b]] = "Z"
-        paulis.append(Pauli("".join(label)[::-1]))
-    try:
-        state = StabilizerState(body)
-        return [float(state.expectation_value(pauli)) for pauli in paulis]
-    except Exception:
-        if body.num_qubits > STATEVECTOR_MAX_QUBITS:
-            return [None] * len(paulis)
-        vector = Statevector(body)
-        return [float(np.real(vector.expectation_value(pauli))) for pauli in paulis]
+        operators.append(SparsePauliOp(Pauli("".join(label)[::-1])))
+    return ideal_values(body, operators)
