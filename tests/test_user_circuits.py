@@ -8,6 +8,7 @@ import json
 
 import numpy as np
 import pytest
+from conftest import ROOT
 from llqm_qiskit.estimator import Estimator, estimate
 from llqm_qiskit.ideal import choose, ideal_values
 from llqm_qiskit.mps import bond_estimate
@@ -19,8 +20,6 @@ from llqm_core.cli import main
 from llqm_core.model.errors import UserError
 from llqm_core.pipeline import parse_pipeline, run_pipeline
 from llqm_core.store.profile_store import ProfileStore
-
-from conftest import ROOT
 
 QASM = ROOT / "tests" / "qasm"
 
@@ -118,6 +117,7 @@ def test_every_technique_mitigates_a_pauli_sum_with_a_standard_error(store_path,
     assert len(executes) == (2 if technique.startswith("rem") else 1)  # the groups share a job
 
 
+@pytest.mark.slow  # an 8-qubit density matrix folded up to 5x: about a minute on 2 busy cores
 def test_zne_on_a_pauli_sum_reduces_the_error_of_a_noisy_circuit(store_path):
     config = pipeline(
         "qftentangled_8.qasm",
