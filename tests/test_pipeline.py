@@ -258,7 +258,7 @@ def test_any_value_in_a_pipeline_file_is_accepted_or_refused_with_one_sentence(s
     except UserError as exc:
         assert "\n" not in str(exc) and str(exc)
     else:
-        assert pipeline.shots >= 1 and pipeline.steps
+        assert pipeline.data["shots"] >= 1 and pipeline.steps
 
 
 def test_the_sweep_plot_says_which_marker_is_mitigated():
