@@ -88,22 +88,23 @@ def choice_point() -> str | None:
     return next((name for name, s in declared() if getattr(s, "choose_after", False)), None)
 
 
-def features(data: dict[str, Any]) -> dict[str, Any]:
-    """What a cost model predicts from, as the sections read it from the run's data."""
+def _merged(method: str, source: dict[str, Any]) -> dict[str, Any]:
+    """The answers of every section that declares ``method``, asked with ``source``, merged."""
     found: dict[str, Any] = {}
     for _, section in declared():
-        if hasattr(section, "features"):
-            found.update(section.features(data))
+        if hasattr(section, method):
+            found.update(getattr(section, method)(source))
     return found
+
+
+def features(data: dict[str, Any]) -> dict[str, Any]:
+    """What a cost model predicts from, as the sections read it from the run's data."""
+    return _merged("features", data)
 
 
 def plan_features(plan: dict[str, Any]) -> dict[str, Any]:
     """What a cost model predicts from, as the sections read it from the estimates' plan."""
-    found: dict[str, Any] = {}
-    for _, section in declared():
-        if hasattr(section, "plan_features"):
-            found.update(section.plan_features(plan))
-    return found
+    return _merged("plan_features", plan)
 
 
 def shape_parts(config: dict[str, Any], stages: Sequence[str]) -> dict[str, Any]:
