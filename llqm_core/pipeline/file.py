@@ -20,9 +20,10 @@ wider than the backend) while the file is read, an ``estimate(plan)`` of its tim
 fits, and an ``inspect(context)`` that checks the step against what the earlier ones built
 (the parsed circuit) and says what the run will do. The steps run in order, each its own
 task: the sections' steps in their declared order, the extra stages (one that raises fails
-only its own task: the run goes on with a warning), and ``postprocess``, which records the figures plugins compute (``llqm_postprocess``). Once
-the steps of the section that declares ``choose_after`` have run, policies may choose a
-section's table in place of the file's (the mitigation) and predict the run's costs.
+only its own task: the run goes on with a warning), and ``postprocess``, which records the
+figures plugins compute (``llqm_postprocess``). Once the steps of the section that declares
+``choose_after`` have run, policies may choose a section's table in place of the file's (the
+mitigation) and predict the run's costs.
 """
 
 from __future__ import annotations
