@@ -36,6 +36,7 @@ from qiskit_aer import AerSimulator
 import llqm_core
 from llqm_core import HardwareSnapshot
 from llqm_core.model.checks import flag, whole
+from llqm_core.model.units import format_seconds
 from llqm_core.pipeline.fit import Estimate
 
 from . import mps, stim_engine
@@ -213,7 +214,7 @@ class AerBackend(QuantumBackend):
             planned = mps.plan([circuit], shots, self.mps_max_bond)
             return (
                 f"matrix_product_state (estimated bond dimension {planned.bond}, limit "
-                f"{planned.max_bond}, about {planned.seconds:,.0f} s per circuit)"
+                f"{planned.max_bond}, about {format_seconds(planned.seconds)} per circuit)"
             )
         return method
 

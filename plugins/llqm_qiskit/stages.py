@@ -304,8 +304,8 @@ def _pauli_step(operator: SparsePauliOp, max_bond: int) -> Step:
         measured = fitted(body)
         chosen = choose_ideal(body, max_bond)
         return [
-            f"observable: {len(measured.operator)} Pauli terms in {len(measured.groups)} "
-            "measurement groups (one circuit each, in the same job)",
+            f"observable: {len(measured.operator)} Pauli term(s) in {len(measured.groups)} "
+            "qubit-wise commuting group(s), each measured by one circuit of the same job",
             f"ideal value: {chosen.method} ({chosen.reason})",
         ]
 
