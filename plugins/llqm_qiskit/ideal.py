@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from qiskit import QuantumCircuit
+from qiskit import QuantumCircuit, transpile
 from qiskit.quantum_info import SparsePauliOp, StabilizerState, Statevector
 from qiskit_aer import AerSimulator
 
@@ -144,15 +144,15 @@ def _stabilizer_expectation(state: StabilizerState, operator: SparsePauliOp) -> 
 def _mps_values(
     circuit: QuantumCircuit, operators: Sequence[SparsePauliOp], max_bond: int, chosen: IdealMethod
 ) -> Ideal:
-    saved = circuit.copy()
-    qubits = list(range(circuit.num_qubits))
-    for index, operator in enumerate(operators):
-        saved.save_expectation_value(operator, qubits, label=f"ideal{index}")
     simulator = AerSimulator(
         method="matrix_product_state",
         matrix_product_state_max_bond_dimension=max_bond,
         mps_log_data=True,
     )
+    saved = for_simulator(circuit, simulator)
+    qubits = list(range(circuit.num_qubits))
+    for index, operator in enumerate(operators):
+        saved.save_expectation_value(operator, qubits, label=f"ideal{index}")
     result = simulator.run(saved, shots=1).result()
     if not result.success:
         raise RuntimeError(f"Aer's MPS could not compute the ideal value: {result.status}")
@@ -165,6 +165,12 @@ def _mps_values(
         truncation,
         bond,
     )
+
+
+def for_simulator(circuit: QuantumCircuit, simulator: AerSimulator) -> QuantumCircuit:
+    """The circuit in gates the simulator's method takes (an OpenQASM file may use any,
+    such as ``cry``, which Aer's MPS does not), on the same qubits."""
+    return transpile(circuit, simulator, optimization_level=0)
 
 
 _seen_log: list[str] = [""]

@@ -28,7 +28,9 @@ from qiskit_aer import AerSimulator
 
 from . import stim_engine
 from .aer import is_clifford
-from .ideal import Ideal, ideal_values
+from .ideal import Ideal, for_simulator, ideal_values
+from .ideal import choose as choose_ideal
+from .mps import MAX_BOND
 
 MAX_IDEAL_OUTCOMES = 64
 STATEVECTOR_MAX_QUBITS = 20
@@ -194,10 +196,7 @@ def _noiseless_support(
             probabilities[support].sum()
         )
     if not is_clifford(body):
-        raise ValueError(
-            f"circuit {name!r} is neither Clifford nor small (<= {STATEVECTOR_MAX_QUBITS} qubits), so its "
-            "ideal outcomes cannot be computed; use a parity observable."
-        )
+        return _mps_support(body, order, name)
     # A Clifford state's outcomes are uniform over 2^r strings: enough noiseless shots see them all.
     sampler = body.copy()
     sampler.measure_all()
@@ -218,6 +217,36 @@ def _noiseless_support(
             "one by one; use a parity observable instead."
         )
     return support, 1.0
+
+
+def _mps_support(body: QuantumCircuit, order: list[int], name: str) -> tuple[list[str], float]:
+    """A wide non-Clifford circuit's ideal outcomes, by matrix product states: noiseless shots
+    find the outcomes, their amplitudes give their exact total probability."""
+    chosen = choose_ideal(body)
+    if chosen.method != "matrix_product_state" or sorted(order) != list(range(body.num_qubits)):
+        raise ValueError(
+            f"circuit {name!r} is neither Clifford, nor small (<= {STATEVECTOR_MAX_QUBITS} qubits), "
+            "nor a fully measured circuit of low entanglement, so its ideal outcomes cannot be "
+            'found; use kind = "parity", "neighbour_parities" or "pauli".'
+        )
+    simulator = AerSimulator(
+        method="matrix_product_state", matrix_product_state_max_bond_dimension=MAX_BOND
+    )
+    body = for_simulator(body, simulator)
+    sampler = body.copy()
+    sampler.measure_all()
+    counts = simulator.run(sampler, shots=64 * MAX_IDEAL_OUTCOMES, seed_simulator=1).result()
+    keys = sorted(k.replace(" ", "") for k in counts.get_counts())
+    if len(keys) > MAX_IDEAL_OUTCOMES:
+        raise ValueError(
+            f"circuit {name!r} has over {MAX_IDEAL_OUTCOMES} ideal outcomes; score it with a "
+            "parity or pauli observable instead."
+        )
+    amplitudes = body.copy()
+    amplitudes.save_amplitudes([int(k, 2) for k in keys])
+    found = simulator.run(amplitudes).result().data(0)["amplitudes"]
+    support = ["".join(k[::-1][q] for q in order) for k in keys]
+    return support, float(np.sum(np.abs(np.asarray(found)) ** 2))
 
 
 def ideal_outcomes(circuit: QuantumCircuit) -> DiagonalObservable:

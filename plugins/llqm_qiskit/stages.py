@@ -14,7 +14,7 @@ from typing import Any
 from qiskit import QuantumCircuit
 from qiskit.quantum_info import SparsePauliOp
 
-from llqm_core import annotate
+from llqm_core import current_task
 from llqm_core.model.checks import whole
 from llqm_core.model.errors import warn
 from llqm_core.pipeline.policies import decide, policy_for
@@ -87,11 +87,18 @@ def generate(
     return step
 
 
+def _record(metrics: dict[str, Any]) -> None:
+    """Metrics on the step's task (a step called outside a task, as from a test, records none)."""
+    task = current_task()
+    if task is not None:
+        task.annotate(metrics)
+
+
 def _generated(circuit: QuantumCircuit) -> dict[str, Any]:
     """The generate step's output; its task says whether the circuit measures anything, since
     an outcome observable will then measure every qubit."""
     found = measurement_shape(circuit)
-    annotate(
+    _record(
         {
             "circuit.measurements": found.measurements,
             "circuit.mid_circuit_measurements": found.mid_circuit,
@@ -224,7 +231,7 @@ def observable(
             warn(warning)
             metrics["observable.measured_every_qubit"] = True
             added["warnings"] = data["warnings"] + [warning]
-        annotate(metrics)
+        _record(metrics)
         return added
 
     def inspect(context: dict[str, Any]) -> list[str]:
@@ -235,13 +242,14 @@ def observable(
         notes = [warning] if warning else []
         if kind == "ideal_outcomes":
             body = circuit.remove_final_measurements(inplace=False)
-            if body.num_qubits > STATEVECTOR_MAX_QUBITS and not is_clifford(body):
+            wide = body.num_qubits > STATEVECTOR_MAX_QUBITS and not is_clifford(body)
+            if wide and choose_ideal(body, max_bond).method != "matrix_product_state":
                 raise ValueError(
-                    f"circuit {circuit.name!r} is neither Clifford nor small (<= "
-                    f"{STATEVECTOR_MAX_QUBITS} qubits), so its ideal outcomes cannot be found; "
-                    'use kind = "parity", "neighbour_parities" or "pauli".'
+                    f"circuit {circuit.name!r} is neither Clifford, nor small (<= "
+                    f"{STATEVECTOR_MAX_QUBITS} qubits), nor of low entanglement, so its ideal "
+                    'outcomes cannot be found; use kind = "parity", "neighbour_parities" or "pauli".'
                 )
-            return notes
+            return notes + (["ideal outcomes: matrix_product_state"] if wide else [])
         if kind == "parity":
             parity_ideals_unmeasured_bits(circuit, bits)
         chosen = choose_ideal(circuit.remove_final_measurements(inplace=False), max_bond)
@@ -281,7 +289,7 @@ def _pauli_step(operator: SparsePauliOp, max_bond: int) -> Step:
         measured = fitted(body)
         ideal = ideal_values(body, [measured.operator], max_bond)
         measured.ideal = ideal.values[0]
-        annotate({"observable.kind": "pauli", **measured.metrics(data["shots"]), **ideal.metrics()})
+        _record({"observable.kind": "pauli", **measured.metrics(data["shots"]), **ideal.metrics()})
         return {
             "circuit": body,
             "observable": measured,
