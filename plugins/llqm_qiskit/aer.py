@@ -200,16 +200,7 @@ class AerBackend(QuantumBackend):
     def plan_method(self, circuit: QuantumCircuit, shots: int) -> str:
         """The method a job of ``circuit`` will run on, said when the file is checked; one
         sentence with the estimate when none can run it."""
-        method = self.method
-        if method == "automatic":
-            method = choose_method(
-                [circuit],
-                self.exact_max_qubits,
-                self.statevector_max_qubits,
-                noisy=self.noise,
-                shots=shots,
-                mps_max_bond=self.mps_max_bond,
-            )
+        method = self._method([circuit], shots)
         if method == "matrix_product_state":
             planned = mps.plan([circuit], shots, self.mps_max_bond)
             return (
@@ -217,6 +208,19 @@ class AerBackend(QuantumBackend):
                 f"{planned.max_bond}, about {format_seconds(planned.seconds)} per circuit)"
             )
         return method
+
+    def _method(self, circuits: list[QuantumCircuit], shots: int) -> str:
+        """The method asked for, or the one ``choose_method`` takes for these circuits."""
+        if self.method != "automatic":
+            return self.method
+        return choose_method(
+            circuits,
+            self.exact_max_qubits,
+            self.statevector_max_qubits,
+            noisy=self.noise,
+            shots=shots,
+            mps_max_bond=self.mps_max_bond,
+        )
 
     def calibration_for_job(self) -> HardwareSnapshot:
         if self.drift is None:
@@ -252,16 +256,7 @@ class AerBackend(QuantumBackend):
         snapshot: HardwareSnapshot,
     ) -> JobOutcome:
         """Counts from the simulation; its seconds are CPU time, recorded on ``execute.simulate``."""
-        method = self.method
-        if method == "automatic":
-            method = choose_method(
-                circuits,
-                self.exact_max_qubits,
-                self.statevector_max_qubits,
-                noisy=self.noise,
-                shots=shots,
-                mps_max_bond=self.mps_max_bond,
-            )
+        method = self._method(circuits, shots)
         if method == "stim":
             return self._sample_stim(circuits, shots, seed, snapshot)
         if self.noise:

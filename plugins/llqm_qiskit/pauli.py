@@ -47,12 +47,16 @@ def _number(value: Any, where: str) -> complex:
     return complex(value)
 
 
-def _labels_terms(terms: Any) -> list[tuple[str, complex]]:
+def _non_empty_list(name: str, terms: Any, shape: str, example: str, method: str) -> None:
     if not isinstance(terms, list) or not terms:
         raise ValueError(
-            'terms must be a non-empty list of [label, coefficient] pairs such as [["ZZI", 0.5]], '
-            f"as SparsePauliOp.from_list takes them, not {terms!r}."
+            f"{name} must be a non-empty list of {shape} such as {example}, as "
+            f"SparsePauliOp.{method} takes them, not {terms!r}."
         )
+
+
+def _labels_terms(terms: Any) -> list[tuple[str, complex]]:
+    _non_empty_list("terms", terms, "[label, coefficient] pairs", '[["ZZI", 0.5]]', "from_list")
     found = []
     for number, term in enumerate(terms, start=1):
         if not isinstance(term, (list, tuple)) or len(term) != 2 or not isinstance(term[0], str):
@@ -64,11 +68,13 @@ def _labels_terms(terms: Any) -> list[tuple[str, complex]]:
 
 
 def _sparse_terms(terms: Any) -> list[tuple[str, list[int], complex]]:
-    if not isinstance(terms, list) or not terms:
-        raise ValueError(
-            "sparse_terms must be a non-empty list of [paulis, qubits, coefficient] such as "
-            f'[["ZZ", [0, 1], 0.5]], as SparsePauliOp.from_sparse_list takes them, not {terms!r}.'
-        )
+    _non_empty_list(
+        "sparse_terms",
+        terms,
+        "[paulis, qubits, coefficient]",
+        '[["ZZ", [0, 1], 0.5]]',
+        "from_sparse_list",
+    )
     found = []
     for number, term in enumerate(terms, start=1):
         if (
