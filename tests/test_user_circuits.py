@@ -189,6 +189,8 @@ def test_a_mid_circuit_measurement_runs_for_outcomes_and_is_refused_for_a_pauli_
 def test_classical_control_is_refused_when_the_file_is_checked(store_path, capsys):
     with pytest.raises(UserError, match="classical control"):
         parse_pipeline(pipeline("classical_control_2.qasm", {"kind": "parity", "bits": [1]}))
+    with pytest.raises(UserError, match="ideal outcomes of circuit 'midcircuit_3' cannot be found"):
+        parse_pipeline(pipeline("midcircuit_3.qasm", {"kind": "ideal_outcomes"}))
 
 
 def test_an_observable_wider_than_the_circuit_is_refused_at_check_time():

@@ -27,8 +27,7 @@ from qiskit.quantum_info import Pauli, SparsePauliOp, Statevector
 from qiskit_aer import AerSimulator
 
 from . import stim_engine
-from .aer import is_clifford
-from .ideal import Ideal, for_simulator, ideal_values
+from .ideal import Ideal, for_simulator, ideal_values, unitary
 from .ideal import choose as choose_ideal
 from .mps import MAX_BOND
 
@@ -182,7 +181,8 @@ def _noiseless_support(
 ) -> tuple[list[str], float]:
     """Outcomes (bit 0 first) a noiseless run gives, and their total ideal probability."""
     order = [readout[b] for b in sorted(readout)]
-    if body.num_qubits <= STATEVECTOR_MAX_QUBITS:
+    method = support_method(body)
+    if method == "statevector":
         probabilities = Statevector(body).probabilities(
             qargs=order
         )  # index bit j is qubit order[j]
@@ -195,7 +195,7 @@ def _noiseless_support(
         return [format(i, f"0{len(order)}b")[::-1] for i in support], float(
             probabilities[support].sum()
         )
-    if not is_clifford(body):
+    if method != "stabilizer":
         return _mps_support(body, order, name)
     # A Clifford state's outcomes are uniform over 2^r strings: enough noiseless shots see them all.
     sampler = body.copy()
@@ -219,11 +219,23 @@ def _noiseless_support(
     return support, 1.0
 
 
+def support_method(body: QuantumCircuit) -> str:
+    """How the ideal outcomes of ``body`` are found: ``statevector`` for a small circuit (or a
+    non-Clifford one whose statevector fits the memory), ``stabilizer`` for a Clifford one,
+    ``matrix_product_state`` for a wide one of low entanglement, else ``unknown``."""
+    if not unitary(body):
+        return "unknown"
+    if body.num_qubits <= STATEVECTOR_MAX_QUBITS:
+        return "statevector"
+    return choose_ideal(body).method
+
+
 def _mps_support(body: QuantumCircuit, order: list[int], name: str) -> tuple[list[str], float]:
     """A wide non-Clifford circuit's ideal outcomes, by matrix product states: noiseless shots
     find the outcomes, their amplitudes give their exact total probability."""
-    chosen = choose_ideal(body)
-    if chosen.method != "matrix_product_state" or sorted(order) != list(range(body.num_qubits)):
+    if support_method(body) != "matrix_product_state" or sorted(order) != list(
+        range(body.num_qubits)
+    ):
         raise ValueError(
             f"circuit {name!r} is neither Clifford, nor small (<= {STATEVECTOR_MAX_QUBITS} qubits), "
             "nor a fully measured circuit of low entanglement, so its ideal outcomes cannot be "

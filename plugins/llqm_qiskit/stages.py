@@ -28,11 +28,11 @@ from .ideal import choose as choose_ideal
 from .measurement import for_outcomes, without_measurements
 from .measurement import shape as measurement_shape
 from .observables import (
-    STATEVECTOR_MAX_QUBITS,
     ideal_outcomes,
     neighbour_parities,
     parity,
     parity_ideals,
+    support_method,
 )
 from .pauli import PauliSum, checked_operator, operator_from
 from .transpile import OPTIMIZATION_LEVELS, profiled_transpile
@@ -241,15 +241,14 @@ def observable(
         circuit, warning = for_outcomes(circuit)
         notes = [warning] if warning else []
         if kind == "ideal_outcomes":
-            body = circuit.remove_final_measurements(inplace=False)
-            wide = body.num_qubits > STATEVECTOR_MAX_QUBITS and not is_clifford(body)
-            if wide and choose_ideal(body, max_bond).method != "matrix_product_state":
+            method = support_method(circuit.remove_final_measurements(inplace=False))
+            if method == "unknown":
                 raise ValueError(
-                    f"circuit {circuit.name!r} is neither Clifford, nor small (<= "
-                    f"{STATEVECTOR_MAX_QUBITS} qubits), nor of low entanglement, so its ideal "
-                    'outcomes cannot be found; use kind = "parity", "neighbour_parities" or "pauli".'
+                    f"the ideal outcomes of circuit {circuit.name!r} cannot be found (it measures "
+                    "mid-circuit, or is neither Clifford, small nor of low entanglement); use "
+                    'kind = "parity" or "neighbour_parities", which run without an ideal value.'
                 )
-            return notes + (["ideal outcomes: matrix_product_state"] if wide else [])
+            return notes + [f"ideal outcomes: {method}"]
         if kind == "parity":
             parity_ideals_unmeasured_bits(circuit, bits)
         chosen = choose_ideal(circuit.remove_final_measurements(inplace=False), max_bond)
