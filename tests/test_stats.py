@@ -107,3 +107,11 @@ def test_difference_of_spreadless_trials():
     assert same.beyond_spread is False
     apart = difference(summarize([2.0, 2.0]), summarize([3.0, 3.0]))
     assert apart.beyond_spread is True and apart.difference == 1.0
+
+
+def test_summarize_known_leaves_out_missing_and_infinite_figures():
+    from llqm_core.analysis.stats import summarize_known
+
+    s = summarize_known([0.1, None, float("inf"), 0.3, True])
+    assert s is not None and s.n == 2 and s.mean == pytest.approx(0.2)
+    assert summarize_known([None, float("inf")]) is None

@@ -109,6 +109,17 @@ def summarize(values: Iterable[float]) -> Summary:
     return Summary(n, mean, sd, mean - half, mean + half)
 
 
+def summarize_known(values: Iterable[Any]) -> Summary | None:
+    """The summary of the finite numbers among ``values`` (a trial without the figure, or with
+    an infinite error reduction, is left out); None when there are none."""
+    known = [
+        float(v)
+        for v in values
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    ]
+    return summarize(known) if known else None
+
+
 def overlap(a: Summary, b: Summary) -> bool | None:
     """Whether the two 95% intervals overlap; None when either is a single trial."""
     if a.low is None or b.low is None:

@@ -14,7 +14,8 @@ nothing of what they do::
     [[stages]]     # extra registered stages run after mitigation: name = "...", options
     [policies]     # names = [registered policies]
     [output]       # store = "profiles.sqlite"
-    [run]          # engine = "local" | a registered engine such as "prefect"; max_minutes
+    [run]          # engine = "local" | a registered engine such as "prefect"; max_minutes;
+                   # repeat = N trials (llqm_core.pipeline.trials)
 
 A step may carry a ``preflight(data)`` that checks it against the rest of the file (a circuit
 wider than the backend) while the file is read, an ``estimate(plan)`` of its time and memory
@@ -59,6 +60,7 @@ SECTIONS = (
     "run",
 )
 MAX_SHOTS = 10_000_000
+MAX_REPEAT = 1000
 LOCAL_ENGINE = "local"
 EXTRA_SECTION = "stages"
 
@@ -85,6 +87,7 @@ class Pipeline:
     policies: list[Any] = field(default_factory=list)
     config: dict[str, Any] = field(default_factory=dict)
     fit: Fit | None = None  # the estimates it was checked against
+    repeat: int = 1  # how many trials ``[run] repeat`` asks for (llqm_core.pipeline.trials)
 
     def initial_data(self) -> dict[str, Any]:
         return {
@@ -268,8 +271,9 @@ def parse_pipeline(
     if store_option is not None and not isinstance(store_option, str):
         raise UserError(f"[output] store must be a file path, not {store_option!r}.")
     run_options = _table(config, "run")
-    _only("run", run_options, ("engine", "max_minutes"))
+    _only("run", run_options, ("engine", "max_minutes", "repeat"))
     engine = run_options.get("engine", LOCAL_ENGINE)
+    repeat = _whole("run", "repeat", run_options.get("repeat", 1), 1, MAX_REPEAT)
     max_minutes = run_options.get("max_minutes")
     if max_minutes is not None and (
         not isinstance(max_minutes, (int, float))
@@ -301,6 +305,7 @@ def parse_pipeline(
         engine=engine,
         policies=policies,
         config=config,
+        repeat=repeat,
     )
     for (
         step

@@ -1,0 +1,267 @@
+"""Repeated trials read back: every figure that varies between them as mean, sd and 95% interval.
+
+A trial set is the runs whose configuration shares a ``trial.set`` id (``model.trials``). Each
+trial is reported as a run like any other (``report.build_report``); this module gathers the
+figures that vary between trials (the fidelity figures, the run's wall time, each stage's wall,
+CPU, QPU and queue seconds, and the QPU and queue seconds of the whole run) into summaries
+(``stats``). A lone run is a set of one: its summaries say one trial, with no spread.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from ..model.errors import UserError
+from ..model.trials import TRIAL_SET, is_trial_set_id, trial_of
+from ..model.units import format_seconds
+from ..store.profile_store import ProfileStore
+from .report import build_report
+from .stats import CONFIDENCE, Summary, summarize_known
+from .summary import FIDELITY_FIGURES
+
+#: Per stage, the figures summarised over trials (own and inclusive wall, CPU, QPU, queue).
+STAGE_FIGURES = ("own_wall_s", "wall_s", "cpu_s", "qpu_s", "queue_s")
+#: Over the whole run: what the steps spent on the device and waiting for it, and what ran.
+TOTAL_FIGURES = ("qpu_s", "queue_s", "circuits", "shots")
+
+
+@dataclass(frozen=True)
+class Trials:
+    """The runs to report together: a trial set's (``set_id``), or one run (``set_id`` None)."""
+
+    set_id: str | None
+    run_ids: list[str]
+
+
+def find_trials(store: ProfileStore, ident: str | None) -> Trials:
+    """A trial set (by its id or a unique prefix) or one run (by id; the latest when None).
+
+    The latest run, when it is a trial, stands for its whole set: ``llqm report`` after a
+    repeated ``llqm run`` shows the trials, not the last one alone."""
+    if ident is not None and is_trial_set_id(ident):
+        if not re.fullmatch(r"t[0-9a-f]+", ident):
+            raise UserError(
+                f"{ident!r} is not a trial set id (t and hex digits, as llqm run prints it)."
+            )
+        runs = store.find_runs(TRIAL_SET, ident, prefix=True)
+        sets = sorted({run.config[TRIAL_SET] for run in runs})
+        if not sets:
+            raise UserError(f"there is no trial set {ident!r} in {store.path}.")
+        if len(sets) > 1:
+            raise UserError(
+                f"trial set prefix {ident!r} matches {len(sets)} sets in {store.path}; "
+                "give more of the id."
+            )
+        return Trials(sets[0], [run.id for run in runs])
+    run = store.run(ident)
+    trial = trial_of(run.config)
+    if ident is None and trial is not None:
+        return Trials(trial["set"], [r.id for r in store.find_runs(TRIAL_SET, trial["set"])])
+    return Trials(None, [run.id])
+
+
+def trial_summaries(reports: list[dict[str, Any]]) -> dict[str, Any]:
+    """``Summary`` objects (None where no trial has the figure) of the figures that vary."""
+    stages = sorted({stage for report in reports for stage in report["stages"]})
+    return {
+        "wall_s": summarize_known(r["run"]["wall_s"] for r in reports),
+        "fidelity": {
+            figure: summarize_known(r["fidelity"].get(figure) for r in reports)
+            for figure in FIDELITY_FIGURES
+            if any(figure in r["fidelity"] for r in reports)
+        },
+        "stages": {
+            stage: {
+                field: summarize_known(r["stages"].get(stage, {}).get(field) for r in reports)
+                for field in STAGE_FIGURES
+            }
+            for stage in stages
+        },
+        "totals": {
+            field: summarize_known(sum(c[field] or 0 for c in r["costs"]) for r in reports)
+            for field in TOTAL_FIGURES
+        },
+    }
+
+
+def as_json(value: Any) -> Any:
+    """Summaries (nested in dicts) as JSON-ready data."""
+    if isinstance(value, Summary):
+        return value.as_dict()
+    if isinstance(value, dict):
+        return {key: as_json(item) for key, item in value.items()}
+    return value
+
+
+def _trial_row(report: dict[str, Any]) -> dict[str, Any]:
+    run, trial = report["run"], trial_of(report["run"]["config"]) or {}
+    return {
+        "id": run["id"],
+        "index": trial.get("index", 1),
+        "seed": trial.get("seed"),
+        "status": run["status"],
+        "wall_s": run["wall_s"],
+        "error_mitigated": report["fidelity"].get("error_mitigated"),
+    }
+
+
+def common_bottleneck(reports: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The bottleneck most trials share (stage and resource), with how many of them it was."""
+    found = Counter(
+        (r["bottleneck"]["stage"], r["bottleneck"]["resource"]) for r in reports if r["bottleneck"]
+    )
+    if not found:
+        return None
+    (stage, resource), count = found.most_common(1)[0]
+    return {"stage": stage, "resource": resource, "trials": count}
+
+
+def trials_report(store: ProfileStore, trials: Trials) -> dict[str, Any]:
+    """The trials' figures as mean, sd and 95% interval, and each trial in a row, as JSON data."""
+    reports = [build_report(store, run_id) for run_id in trials.run_ids]
+    first = trial_of(reports[0]["run"]["config"]) or {}
+    name = reports[0]["run"]["name"]
+    if trials.set_id is not None:
+        name = re.sub(r" \[trial \d+/\d+\]$", "", name)
+    return {
+        "trials": {
+            "set": trials.set_id,
+            "name": name,
+            "count": len(reports),
+            "planned": first.get("count", 1),
+            "single": len(reports) == 1,
+            "base_seed": first.get("base_seed", first.get("seed")),
+            "confidence": CONFIDENCE,
+            "runs": [_trial_row(r) for r in reports],
+        },
+        "bottleneck": common_bottleneck(reports),
+    } | as_json(trial_summaries(reports))
+
+
+def format_summary(
+    summary: dict[str, Any] | None, show: Any = None, blank_zero: bool = False
+) -> str:
+    """``mean ± half-width`` of a JSON summary (the mean alone for one trial); with
+    ``blank_zero`` a figure that is zero in every trial (no QPU used) shows as ``-``."""
+    if summary is None or (blank_zero and summary["mean"] == 0 and not summary["sd"]):
+        return "-"
+    show = show or (lambda v: f"{v:.4g}")
+    if summary["ci95"] is None:
+        return show(summary["mean"])
+    low, high = summary["ci95"]
+    return f"{show(summary['mean'])} ± {show((high - low) / 2)}"
+
+
+def _interval(summary: dict[str, Any] | None) -> str:
+    if summary is None or summary["ci95"] is None:
+        return "-"
+    low, high = summary["ci95"]
+    return f"{low:.4g} to {high:.4g}"
+
+
+def render_trials(report: dict[str, Any], console: Console) -> None:
+    """The trials as tables: each trial, the fidelity figures and the stages with their spread."""
+    trials = report["trials"]
+    missing = trials["planned"] - trials["count"]
+    console.print(
+        f"[bold]{trials['name']}[/bold]  trial set {trials['set']}  {trials['count']} trials"
+        + (f" ({missing} of {trials['planned']} never ran)" if missing > 0 else "")
+        + f"  seeds from {trials['base_seed']}  wall {format_summary(report['wall_s'], format_seconds)}"
+        + " (mean ± half the 95% interval)",
+        highlight=False,
+    )
+    if trials["single"]:
+        console.print("One trial: no spread to show.")
+    runs = Table(title="Trials", title_justify="left")
+    for column in ("trial", "run", "seed", "status", "wall", "error mitigated"):
+        runs.add_column(column, justify="left" if column in ("run", "status") else "right")
+    for row in trials["runs"]:
+        error = row["error_mitigated"]
+        runs.add_row(
+            str(row["index"]),
+            row["id"][:12],
+            str(row["seed"]),
+            row["status"],
+            format_seconds(row["wall_s"]),
+            "-" if error is None else f"{error:.4g}",
+        )
+    console.print(runs)
+    if report["fidelity"]:
+        table = Table(
+            title=f"Fidelity over {trials['count']} trials (95% interval of the mean)",
+            title_justify="left",
+        )
+        for column in ("figure", "trials", "mean", "sd", "95% interval"):
+            table.add_column(column, justify="left" if column == "figure" else "right")
+        for figure, summary in report["fidelity"].items():
+            if summary is None:
+                continue
+            table.add_row(
+                figure.replace("_", " "),
+                str(summary["n"]),
+                f"{summary['mean']:.4g}",
+                "-" if summary["sd"] is None else f"{summary['sd']:.4g}",
+                _interval(summary),
+            )
+        console.print(table)
+    stages = Table(title="Stages per trial: mean ± half the 95% interval", title_justify="left")
+    for column in ("stage", "own wall", "wall incl. nested", "cpu incl. nested", "QPU", "queue"):
+        stages.add_column(column, justify="left" if column == "stage" else "right")
+    ordered = sorted(
+        report["stages"].items(),
+        key=lambda item: -((item[1]["own_wall_s"] or {}).get("mean") or 0.0),
+    )
+    for stage, fields in ordered:
+        stages.add_row(
+            stage, *(format_summary(fields[f], format_seconds, True) for f in STAGE_FIGURES)
+        )
+    console.print(stages)
+    totals = report["totals"]
+    console.print(
+        f"Per trial: QPU {format_summary(totals['qpu_s'], format_seconds, True)}, "
+        f"queue {format_summary(totals['queue_s'], format_seconds, True)}, "
+        f"{format_summary(totals['shots'])} shots",
+        highlight=False,
+    )
+    found = report.get("bottleneck")
+    if found:
+        console.print(
+            f"Bottleneck: stage {found['stage']} on {found['resource']} "
+            f"in {found['trials']} of {trials['count']} trials",
+            highlight=False,
+        )
+
+
+#: The figures of a sweep row (``pipeline.sweep.point_summary``) that vary between trials.
+SWEEP_FIGURES = (
+    "error_unmitigated",
+    "error_mitigated",
+    "error_reduction",
+    "qpu_s",
+    "queue_s",
+    "cpu_s",
+    "wall_s",
+)
+
+
+def repeated_point(rows: list[dict[str, Any]], set_id: str | None) -> dict[str, Any]:
+    """One sweep point's trials (a row each) as one row: each varying figure's mean, its
+    summary under ``spread``, and the runs; ``run`` is what ``llqm report`` takes for them."""
+    row = dict(rows[0])
+    spread = {}
+    for field in SWEEP_FIGURES:
+        summary = summarize_known(r[field] for r in rows)
+        row[field] = None if summary is None else summary.mean
+        spread[field] = None if summary is None else summary.as_dict()
+    return row | {
+        "run": set_id or rows[0]["run"],
+        "runs": [r["run"] for r in rows],
+        "trials": len(rows),
+        "spread": spread,
+    }
