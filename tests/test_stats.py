@@ -115,3 +115,10 @@ def test_summarize_known_leaves_out_missing_and_infinite_figures():
     s = summarize_known([0.1, None, float("inf"), 0.3, True])
     assert s is not None and s.n == 2 and s.mean == pytest.approx(0.2)
     assert summarize_known([None, float("inf")]) is None
+
+
+def test_means_equal_to_round_off_never_differ():
+    ones = summarize([1.0, 1.0, 0.9999999999999998])
+    exact = summarize([1.0, 1.0, 1.0])
+    assert difference(ones, exact).beyond_spread is False
+    assert difference(summarize([1e-13, 1e-13]), summarize([3e-13, 3e-13])).beyond_spread is False

@@ -156,7 +156,8 @@ def difference(a: Summary, b: Summary) -> Difference:
     """How ``b``'s mean differs from ``a``'s, weighed against both spreads (Welch's interval).
 
     Welch's degrees of freedom are rounded down to a whole number, which widens the interval a
-    little: a difference called larger than the spread is at least as sure as 95%.
+    little: a difference called larger than the spread is at least as sure as 95%. Means equal
+    to round-off (a relative 1e-9) never differ: an exact ideal value computed twice is one value.
     """
     delta = b.mean - a.mean
     if a.sd is None or b.sd is None:
@@ -164,8 +165,10 @@ def difference(a: Summary, b: Summary) -> Difference:
     va, vb = a.sd**2 / a.n, b.sd**2 / b.n
     spread = math.sqrt(va + vb)
     if spread == 0:
-        return Difference(delta, delta, delta, delta != 0, overlap(a, b))
-    df = (va + vb) ** 2 / (va**2 / (a.n - 1) + vb**2 / (b.n - 1))
-    half = t_quantile(max(1, math.floor(df))) * spread
-    low, high = delta - half, delta + half
-    return Difference(delta, low, high, not low <= 0 <= high, overlap(a, b))
+        low = high = delta
+    else:
+        df = (va + vb) ** 2 / (va**2 / (a.n - 1) + vb**2 / (b.n - 1))
+        half = t_quantile(max(1, math.floor(df))) * spread
+        low, high = delta - half, delta + half
+    beyond = not low <= 0 <= high and not math.isclose(a.mean, b.mean, rel_tol=1e-9, abs_tol=1e-12)
+    return Difference(delta, low, high, beyond, overlap(a, b))
