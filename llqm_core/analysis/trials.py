@@ -126,9 +126,8 @@ def trials_report(store: ProfileStore, trials: Trials) -> dict[str, Any]:
     """The trials' figures as mean, sd and 95% interval, and each trial in a row, as JSON data."""
     reports = [build_report(store, run_id) for run_id in trials.run_ids]
     first = trial_of(reports[0]["run"]["config"]) or {}
-    name = reports[0]["run"]["name"]
-    if trials.set_id is not None:
-        name = re.sub(r" \[trial \d+/\d+\]$", "", name)
+    config = reports[0]["run"]["config"] or {}
+    name = config.get("name") or re.sub(r" \[trial \d+/\d+\]$", "", reports[0]["run"]["name"])
     return {
         "trials": {
             "set": trials.set_id,
