@@ -233,3 +233,16 @@ def test_the_sweep_plot_draws_the_interval_of_repeated_points():
     assert labels[0] == "mean mitigated error (labelled with its point)"
     single = sweep_figure([row | {"spread": {}}], "sweep").axes[0]
     assert not single.containers
+
+
+@pytest.mark.slow  # Prefect's temporary server: 30-90 s on 2 cores
+def test_trials_on_the_prefect_engine_record_their_set_and_seed(prefect_server, store_path):
+    config = with_repeat(2)
+    config["run"]["engine"] = "prefect"
+    trials = run_trials(parse_pipeline(config), store=store_path)
+    store = llqm.ProfileStore(store_path, readonly=True)
+    runs = [store.run(r) for r in trials.run_ids]
+    assert [r.config["trial.index"] for r in runs] == [1, 2]
+    assert [r.config["trial.seed"] for r in runs] == [11, trial_seed(11, 2)]
+    assert all(r.config["engine"] == "prefect" and r.config["trial.set"] == trials.id for r in runs)
+    assert runs[1].config["execution"]["seed"] == trial_seed(11, 2)  # the file's sections, too
