@@ -340,7 +340,9 @@ def cmd_run(args: argparse.Namespace, console: Console) -> None:
     if args.check:
         console.print(
             f"{args.pipeline}: ok ({len(pipeline.steps)} steps: {', '.join(s.name for s in pipeline.steps)}; "
-            f"{pipeline.fit.summary() if pipeline.fit else 'not estimated'})"
+            f"{pipeline.fit.summary() if pipeline.fit else 'not estimated'}"
+            + (f"; {pipeline.repeat} trials, each estimated alike" if pipeline.repeat > 1 else "")
+            + ")"
         )
         return
     store = getattr(args, "store", None) or pipeline.store

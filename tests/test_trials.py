@@ -74,6 +74,9 @@ def test_a_single_run_says_it_is_one_trial(store_path, capsys):
     assert report["trials"] == {"count": 1, "single": True, "member_of": None}
     assert main(["report"]) == 0
     assert "One trial: its figures are one draw with no spread" in capsys.readouterr().out
+    page = store_path.parent / "run.html"
+    assert main(["report", "--html", str(page)]) == 0
+    assert "One trial: its figures are one draw with no spread" in page.read_text()
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ from .report import (
     format_number,
     format_qpu,
     format_seconds,
+    single_trial_sentence,
     stage_rows,
     stages_caption,
 )
@@ -81,6 +82,7 @@ def html_report(report: dict[str, Any]) -> str:
                 [[format_number(figures.get(k)) for k in FIDELITY_FIGURES]],
             )
         )
+        parts.append(f'<p id="trials">{html.escape(single_trial_sentence(report))}</p>')
     parts.append(
         _table(
             "Cost per step",
