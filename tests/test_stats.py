@@ -27,6 +27,8 @@ def test_t_quantile_agrees_with_scipy_where_scipy_is_installed():
     for df in (1, 2, 7, 16, 49, 250):
         assert t_quantile(df) == pytest.approx(float(scipy_stats.t.ppf(0.975, df)), rel=1e-9)
     assert t_quantile(6, 0.99) == pytest.approx(float(scipy_stats.t.ppf(0.995, 6)), rel=1e-9)
+    for df in (1000, 1001, 5000, 10**6):  # either side of the switch to the expansion
+        assert t_quantile(df) == pytest.approx(float(scipy_stats.t.ppf(0.975, df)), rel=1e-9)
 
 
 def test_summary_of_one_to_five():

@@ -2,15 +2,16 @@
 
 A figure that varies between trials (an error, a wall time) is one draw unless it is repeated;
 this module turns the draws into a ``Summary`` and says whether two summaries differ by more
-than their spread. It is plain Python, with no scipy: the Student-t quantile for an integer
+than their spread. It is plain Python, with no scipy: the Student-t distribution for an integer
 number of degrees of freedom has a closed form (Abramowitz and Stegun 26.7.3-4) that bisection
-inverts, so the core stays free of a numerical stack.
+inverts (above 1,000 degrees, their expansion 26.7.5 around the normal quantile), so the core
+stays free of a numerical stack.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -38,6 +39,39 @@ def _t_central(t: float, df: int) -> float:
     return 2 / math.pi * (theta + sin * math.cos(theta) * total)
 
 
+#: Above this many degrees of freedom the exact sum (one term per two of them) gives way to the
+#: asymptotic expansion around the normal quantile, exact there to about 1e-12.
+EXPANSION_DF = 1000
+
+
+def _invert(central: Callable[[float], float], confidence: float) -> float:
+    """The x >= 0 with ``central(x) == confidence``, by bisection (``central`` rises from 0)."""
+    low, high = 0.0, 1.0
+    while central(high) < confidence:
+        high *= 2
+    for _ in range(200):
+        middle = (low + high) / 2
+        if middle in (low, high):
+            break
+        if central(middle) < confidence:
+            low = middle
+        else:
+            high = middle
+    return (low + high) / 2
+
+
+def _t_expansion(df: int, confidence: float) -> float:
+    """Student's t quantile from the normal one for large ``df`` (Abramowitz and Stegun 26.7.5)."""
+    x = _invert(lambda z: math.erf(z / math.sqrt(2)), confidence)
+    terms = (
+        (x**3 + x) / 4,
+        (5 * x**5 + 16 * x**3 + 3 * x) / 96,
+        (3 * x**7 + 19 * x**5 + 17 * x**3 - 15 * x) / 384,
+        (79 * x**9 + 776 * x**7 + 1482 * x**5 - 1920 * x**3 - 945 * x) / 92160,
+    )
+    return x + sum(term / df**power for power, term in enumerate(terms, start=1))
+
+
 @lru_cache(maxsize=256)
 def t_quantile(df: int, confidence: float = CONFIDENCE) -> float:
     """The t with P(|T| < t) = ``confidence`` for ``df`` degrees of freedom (1.96 as df grows)."""
@@ -45,18 +79,9 @@ def t_quantile(df: int, confidence: float = CONFIDENCE) -> float:
         raise ValueError(f"degrees of freedom must be a whole number of at least 1, not {df!r}")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must lie strictly between 0 and 1, not {confidence!r}")
-    low, high = 0.0, 1.0
-    while _t_central(high, df) < confidence:
-        high *= 2
-    for _ in range(200):
-        middle = (low + high) / 2
-        if middle in (low, high):
-            break
-        if _t_central(middle, df) < confidence:
-            low = middle
-        else:
-            high = middle
-    return (low + high) / 2
+    if df > EXPANSION_DF:
+        return _t_expansion(df, confidence)
+    return _invert(lambda t: _t_central(t, df), confidence)
 
 
 @dataclass(frozen=True)
