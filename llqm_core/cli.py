@@ -34,7 +34,6 @@ from .analysis.report import (
     build_report,
     format_bytes,
     format_number,
-    format_qpu,
     format_seconds,
     iso_time,
     render_report,
@@ -470,7 +469,11 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> None:
         "wall",
         "run",
     ):
-        table.add_column(column, justify="left" if column in ("point", "run") else "right")
+        table.add_column(
+            column,
+            justify="left" if column in ("point", "run") else "right",
+            no_wrap=column == "run",  # the id llqm report takes, whole
+        )
     for row in rows:
         table.add_row(
             ", ".join(f"{k}={v}" for k, v in row["point"].items()),
@@ -479,8 +482,9 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> None:
             format_summary(row["spread"]["error_reduction"]),
             str(row["circuits"]),
             str(row["shots"]),
-            format_qpu(row["qpu_s"], row["qpu_modelled"]),
-            format_summary(row["spread"]["queue_s"], format_seconds),
+            format_summary(row["spread"]["qpu_s"], format_seconds, True)
+            + (" modelled" if row["qpu_s"] and row["qpu_modelled"] else ""),
+            format_summary(row["spread"]["queue_s"], format_seconds, True),
             format_summary(row["spread"]["cpu_s"], format_seconds),
             format_summary(row["spread"]["wall_s"], format_seconds),
             row["run"][:17],
