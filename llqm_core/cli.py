@@ -28,7 +28,7 @@ from rich.table import Table
 
 from . import __version__, profile_command
 from .analysis.compare import compare_runs
-from .analysis.html_report import html_report
+from .analysis.html_report import html_report, trials_html
 from .analysis.plots import device_map_png, drift_map_png, sweep_plot
 from .analysis.report import (
     build_report,
@@ -519,6 +519,14 @@ def _show_trials(store: ProfileStore, set_id: str, as_json: bool, console: Conso
         render_trials(report, console)
 
 
+def _write_html(path: str, page: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as out:
+            out.write(page)
+    except OSError as exc:
+        raise UserError(f"cannot write the HTML report to {path}: {exc.strerror}.") from None
+
+
 def cmd_report(args: argparse.Namespace, console: Console) -> None:
     store = _store(args)
     trials = find_trials(store, args.run)
@@ -528,22 +536,23 @@ def cmd_report(args: argparse.Namespace, console: Console) -> None:
                 print(line)
         return
     if trials.set_id is not None:
+        spread = trials_report(store, trials)
         if args.html:
-            raise UserError(
-                f"--html shows one run; give one of trial set {trials.set_id}'s runs "
-                f"(llqm report {trials.set_id} lists them)."
+            _write_html(args.html, trials_html(spread))
+            console.print(
+                f"Wrote the HTML report of trial set {trials.set_id} "
+                f"({len(trials.run_ids)} trials) to {os.path.abspath(args.html)}",
+                highlight=False,
+                soft_wrap=True,
             )
-        _show_trials(store, trials.set_id, args.json, console)
+        if args.json:
+            _print_json(spread)
+        elif not args.html:
+            render_trials(spread, console)
         return
     report = build_report(store, trials.run_ids[0])
     if args.html:
-        try:
-            with open(args.html, "w", encoding="utf-8") as out:
-                out.write(html_report(report))
-        except OSError as exc:
-            raise UserError(
-                f"cannot write the HTML report to {args.html}: {exc.strerror}."
-            ) from None
+        _write_html(args.html, html_report(report))
         console.print(
             f"Wrote the HTML report of run {report['run']['id'][:12]} ({len(report['tasks'])} tasks) "
             f"to {os.path.abspath(args.html)}",

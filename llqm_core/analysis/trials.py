@@ -164,77 +164,104 @@ def _interval(summary: dict[str, Any] | None) -> str:
     return f"{low:.4g} to {high:.4g}"
 
 
-def render_trials(report: dict[str, Any], console: Console) -> None:
-    """The trials as tables: each trial, the fidelity figures and the stages with their spread."""
+def trials_heading(report: dict[str, Any]) -> str:
+    """The set in one line: its name, id, trials, seeds and mean wall time."""
     trials = report["trials"]
     missing = trials["planned"] - trials["count"]
-    console.print(
-        f"[bold]{trials['name']}[/bold]  trial set {trials['set']}  {trials['count']} trials"
+    return (
+        f"{trials['name']}: trial set {trials['set']}, {trials['count']} trials"
         + (f" ({missing} of {trials['planned']} never ran)" if missing > 0 else "")
-        + f"  seeds from {trials['base_seed']}  wall {format_summary(report['wall_s'], format_seconds)}"
-        + " (mean ± half the 95% interval)",
-        highlight=False,
+        + f", seeds from {trials['base_seed']}, wall "
+        f"{format_summary(report['wall_s'], format_seconds)} (mean ± half the 95% interval)"
+        + (". One trial: no spread to show" if trials["single"] else "")
     )
-    if trials["single"]:
-        console.print("One trial: no spread to show.")
-    runs = Table(title="Trials", title_justify="left")
-    for column in ("trial", "run", "seed", "status", "wall", "error mitigated"):
-        runs.add_column(column, justify="left" if column in ("run", "status") else "right")
-    for row in trials["runs"]:
-        error = row["error_mitigated"]
-        runs.add_row(
-            str(row["index"]),
-            row["id"][:12],
-            str(row["seed"]),
-            row["status"],
-            format_seconds(row["wall_s"]),
-            "-" if error is None else f"{error:.4g}",
+
+
+def trials_closing(report: dict[str, Any]) -> list[str]:
+    """What a trial spent on the device and waited, and the bottleneck most trials share."""
+    totals, count = report["totals"], report["trials"]["count"]
+    lines = [
+        f"Per trial: QPU {format_summary(totals['qpu_s'], format_seconds, True)}, "
+        f"queue {format_summary(totals['queue_s'], format_seconds, True)}, "
+        f"{format_summary(totals['shots'])} shots"
+    ]
+    found = report.get("bottleneck")
+    if found:
+        lines.append(
+            f"Bottleneck: stage {found['stage']} on {found['resource']} "
+            f"in {found['trials']} of {count} trials"
         )
-    console.print(runs)
-    if report["fidelity"]:
-        table = Table(
-            title=f"Fidelity over {trials['count']} trials (95% interval of the mean)",
-            title_justify="left",
+    return lines
+
+
+def trials_tables(report: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
+    """(caption, header, rows) of each table of a trial set's report: one layout for the
+    console and the HTML page. The first column is a name, the others are figures."""
+    trials = report["trials"]
+    tables = [
+        (
+            "Trials",
+            ["trial", "run", "seed", "status", "wall", "error mitigated"],
+            [
+                [
+                    str(row["index"]),
+                    row["id"][:12],
+                    str(row["seed"]),
+                    row["status"],
+                    format_seconds(row["wall_s"]),
+                    "-" if row["error_mitigated"] is None else f"{row['error_mitigated']:.4g}",
+                ]
+                for row in trials["runs"]
+            ],
         )
-        for column in ("figure", "trials", "mean", "sd", "95% interval"):
-            table.add_column(column, justify="left" if column == "figure" else "right")
-        for figure, summary in report["fidelity"].items():
-            if summary is None:
-                continue
-            table.add_row(
-                figure.replace("_", " "),
-                str(summary["n"]),
-                f"{summary['mean']:.4g}",
-                "-" if summary["sd"] is None else f"{summary['sd']:.4g}",
-                _interval(summary),
+    ]
+    figures = [(name, s) for name, s in report["fidelity"].items() if s is not None]
+    if figures:
+        tables.append(
+            (
+                f"Fidelity over {trials['count']} trials (95% interval of the mean)",
+                ["figure", "trials", "mean", "sd", "95% interval"],
+                [
+                    [
+                        name.replace("_", " "),
+                        str(s["n"]),
+                        f"{s['mean']:.4g}",
+                        "-" if s["sd"] is None else f"{s['sd']:.4g}",
+                        _interval(s),
+                    ]
+                    for name, s in figures
+                ],
             )
-        console.print(table)
-    stages = Table(title="Stages per trial: mean ± half the 95% interval", title_justify="left")
-    for column in ("stage", "own wall", "wall incl. nested", "cpu incl. nested", "QPU", "queue"):
-        stages.add_column(column, justify="left" if column == "stage" else "right")
+        )
     ordered = sorted(
         report["stages"].items(),
         key=lambda item: -((item[1]["own_wall_s"] or {}).get("mean") or 0.0),
     )
-    for stage, fields in ordered:
-        stages.add_row(
-            stage, *(format_summary(fields[f], format_seconds, True) for f in STAGE_FIGURES)
+    tables.append(
+        (
+            "Stages per trial: mean ± half the 95% interval",
+            ["stage", "own wall", "wall incl. nested", "cpu incl. nested", "QPU", "queue"],
+            [
+                [stage, *(format_summary(f[name], format_seconds, True) for name in STAGE_FIGURES)]
+                for stage, f in ordered
+            ],
         )
-    console.print(stages)
-    totals = report["totals"]
-    console.print(
-        f"Per trial: QPU {format_summary(totals['qpu_s'], format_seconds, True)}, "
-        f"queue {format_summary(totals['queue_s'], format_seconds, True)}, "
-        f"{format_summary(totals['shots'])} shots",
-        highlight=False,
     )
-    found = report.get("bottleneck")
-    if found:
-        console.print(
-            f"Bottleneck: stage {found['stage']} on {found['resource']} "
-            f"in {found['trials']} of {trials['count']} trials",
-            highlight=False,
-        )
+    return tables
+
+
+def render_trials(report: dict[str, Any], console: Console) -> None:
+    """The trials as tables: each trial, the fidelity figures and the stages with their spread."""
+    console.print(trials_heading(report), highlight=False)
+    for caption, header, rows in trials_tables(report):
+        table = Table(title=caption, title_justify="left")
+        for position, column in enumerate(header):
+            table.add_column(column, justify="left" if position == 0 else "right")
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+    for line in trials_closing(report):
+        console.print(line, highlight=False)
 
 
 #: The figures of a sweep row (``pipeline.sweep.point_summary``) that vary between trials.
