@@ -7,6 +7,7 @@ standard error and exit with status 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -535,34 +536,26 @@ def cmd_report(args: argparse.Namespace, console: Console) -> None:
             for line in json_lines(store, run_id):
                 print(line)
         return
-    if trials.set_id is not None:
-        spread = trials_report(store, trials)
-        if args.html:
-            _write_html(args.html, trials_html(spread))
-            console.print(
-                f"Wrote the HTML report of trial set {trials.set_id} "
-                f"({len(trials.run_ids)} trials) to {os.path.abspath(args.html)}",
-                highlight=False,
-                soft_wrap=True,
-            )
-        if args.json:
-            _print_json(spread)
-        elif not args.html:
-            render_trials(spread, console)
-        return
-    report = build_report(store, trials.run_ids[0])
+    if trials.set_id is not None:  # a trial set: its spread
+        report = trials_report(store, trials)
+        what = f"trial set {trials.set_id} ({len(trials.run_ids)} trials)"
+        page, render = trials_html, functools.partial(render_trials, report, console)
+    else:
+        report = build_report(store, trials.run_ids[0])
+        what = f"run {report['run']['id'][:12]} ({len(report['tasks'])} tasks)"
+        page = html_report
+        render = functools.partial(render_report, report, console, tasks=args.tasks)
     if args.html:
-        _write_html(args.html, html_report(report))
+        _write_html(args.html, page(report))
         console.print(
-            f"Wrote the HTML report of run {report['run']['id'][:12]} ({len(report['tasks'])} tasks) "
-            f"to {os.path.abspath(args.html)}",
+            f"Wrote the HTML report of {what} to {os.path.abspath(args.html)}",
             highlight=False,
             soft_wrap=True,
         )
     if args.json:
         _print_json(report)
     elif not args.html:
-        render_report(report, console, tasks=args.tasks)
+        render()
 
 
 def cmd_compare(args: argparse.Namespace, console: Console) -> None:
