@@ -79,5 +79,5 @@ def test_every_policy_serves_a_declared_point_and_asks_only_for_its_context():
 def test_the_pipeline_data_declares_what_the_core_sets_before_the_first_step():
     from llqm_core.pipeline.file import Pipeline
 
-    pipeline = Pipeline("p", [], backend=None, shots=1, seed=None, store=None, engine="local")
+    pipeline = Pipeline("p", [], backend=None, store=None, engine="local", data={"shots": 1})
     assert set(pipeline.initial_data()) <= set(PipelineData.__annotations__)

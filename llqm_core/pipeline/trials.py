@@ -1,12 +1,13 @@
 """Repeated trials: one checked pipeline run N times, each trial a run with its own seed.
 
 ``[run] repeat = N`` in a pipeline file (or ``llqm sweep --repeat N``) runs the pipeline N
-times. Trial 1 uses the file's ``[execution] seed``, so ``repeat = 1`` is the run it always
-was; trial k > 1 uses a seed derived from the file's seed and k by a hash, the same on every
-machine. Each trial is an ordinary run whose configuration carries the trial set's id, its
-index and its seed (``llqm_core.model.trials``), so the store's schema and every report of one
-run are unchanged; ``llqm report SET`` gathers the trials. The backend (and its drift), the
-policies and their caches carry over from one trial to the next, as a device's state would.
+times. Trial 1 uses the file's seed (the ``seed`` its sections set on the pipeline data:
+``[execution] seed``), so ``repeat = 1`` is the run it always was; trial k > 1 uses a seed
+derived from the file's seed and k by a hash, the same on every machine. Each trial is an
+ordinary run whose configuration is the file's plus the trial set's id, its index and the seed
+it used (``llqm_core.model.trials``), so the store's schema and every report of one run are
+unchanged; ``llqm report SET`` gathers the trials. The backend (and its drift), the policies
+and their caches carry over from one trial to the next, as a device's state would.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ from ..model.trials import (
     TRIAL_SET_PREFIX,
 )
 from .file import Pipeline, StepCallback, run_pipeline
+
+#: The ``PipelineData`` entry a trial varies (``llqm_core.hooks.contracts.PipelineData``).
+SEED = "seed"
 
 
 def trial_seed(base: int | None, index: int) -> int | None:
@@ -54,22 +58,29 @@ class TrialSet:
 
 
 def trial_pipeline(pipeline: Pipeline, set_id: str, index: int, count: int) -> Pipeline:
-    """Trial ``index`` of ``count``: the pipeline with its seed and trial keys in its config."""
-    seed = trial_seed(pipeline.seed, index)
+    """Trial ``index`` of ``count``: the pipeline with its seed on its data and the trial keys
+    in its config."""
+    base = file_seed(pipeline)
+    seed = trial_seed(base, index)
     config: dict[str, Any] = copy.deepcopy(pipeline.config)
-    if seed is not None:
-        config["execution"] = {**config.get("execution", {}), "seed": seed}
     config.update(
         {
             TRIAL_SET: set_id,
             TRIAL_INDEX: index,
             TRIAL_COUNT: count,
             TRIAL_SEED: seed,
-            TRIAL_BASE_SEED: pipeline.seed,
+            TRIAL_BASE_SEED: base,
         }
     )
     name = f"{pipeline.name} [trial {index}/{count}]"
-    return dataclasses.replace(pipeline, name=name, seed=seed, config=config)
+    data = {**pipeline.data, SEED: seed}
+    return dataclasses.replace(pipeline, name=name, data=data, config=config)
+
+
+def file_seed(pipeline: Pipeline) -> int | None:
+    """The seed the file's sections set on the pipeline data (None: unseeded)."""
+    seed = pipeline.data.get(SEED)
+    return seed if isinstance(seed, int) and not isinstance(seed, bool) else None
 
 
 def run_trials(
@@ -86,7 +97,7 @@ def run_trials(
     count = pipeline.repeat if repeat is None else repeat
     if count == 1:
         run_id, _ = run_pipeline(pipeline, store, on_step)
-        return TrialSet(None, [run_id], [pipeline.seed])
+        return TrialSet(None, [run_id], [file_seed(pipeline)])
     set_id = TRIAL_SET_PREFIX + uuid.uuid4().hex[:16]
     run_ids, seeds = [], []
     for index in range(1, count + 1):
@@ -99,5 +110,5 @@ def run_trials(
 
         run_id, _ = run_pipeline(trial, store, step)
         run_ids.append(run_id)
-        seeds.append(trial.seed)
+        seeds.append(trial.data[SEED])
     return TrialSet(set_id, run_ids, seeds)
