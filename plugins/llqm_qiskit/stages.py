@@ -15,6 +15,7 @@ from qiskit import QuantumCircuit
 from qiskit.quantum_info import SparsePauliOp
 
 from llqm_core import current_task
+from llqm_core.hooks.contracts import LAYOUT, TRANSPILE_CACHE, TRANSPILE_PARALLEL
 from llqm_core.model.checks import whole
 from llqm_core.model.errors import warn
 from llqm_core.pipeline.policies import decide, policy_for
@@ -351,7 +352,7 @@ def transpile(
                 f"{device.num_qubits} of {data['backend'].name}."
             )
         decision = decide(
-            data, "layout", circuit=circuit, snapshot=data["backend"].snapshot(), device=device
+            data, LAYOUT, circuit=circuit, snapshot=data["backend"].snapshot(), device=device
         )
         chosen = decision.choice["initial_layout"] if decision is not None else None
         started = time.perf_counter()
@@ -377,7 +378,7 @@ def transpile(
             layout = placed if same_width else None
 
             def run(batch: list[QuantumCircuit]) -> list[QuantumCircuit]:
-                parallel = decide(data, "transpile.parallel", circuits=batch)
+                parallel = decide(data, TRANSPILE_PARALLEL, circuits=batch)
                 return profiled_transpile(
                     batch,
                     device,
@@ -387,7 +388,7 @@ def transpile(
                     num_processes=parallel.choice["processes"] if parallel is not None else None,
                 )
 
-            cache = policy_for(data, "transpile.cache")
+            cache = policy_for(data, TRANSPILE_CACHE)
             if cache is None:
                 return run(list(circuits))
             context = (
