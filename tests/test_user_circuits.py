@@ -13,7 +13,7 @@ from llqm_qiskit.estimator import Estimator, estimate
 from llqm_qiskit.ideal import choose, ideal_values
 from llqm_qiskit.mps import bond_estimate
 from llqm_qiskit.pauli import PauliSum, operator_from
-from qiskit import QuantumCircuit
+from qiskit import QuantumCircuit, qasm2
 from qiskit.quantum_info import SparsePauliOp, Statevector
 
 from llqm_core.cli import main
@@ -324,3 +324,21 @@ def test_ideal_outcomes_of_a_wide_w_state_come_from_matrix_product_states():
     observable = ideal_outcomes(circuit)
     assert len(observable.terms) == qubits  # one excitation on each qubit
     assert observable.ideal == pytest.approx(1.0, abs=1e-9)
+
+
+def test_a_parsed_non_clifford_file_is_estimated_again_and_refused_when_too_slow(tmp_path):
+    circuit = QuantumCircuit(24, name="ansatz_24")
+    circuit.ry(0.3, range(24))
+    for q in range(23):
+        circuit.cx(q, q + 1)
+    circuit.measure_all()
+    path = tmp_path / "ansatz_24.qasm"
+    path.write_text(qasm2.dumps(circuit))
+    config = {
+        "circuit": {"qasm": str(path)},
+        "observable": {"kind": "neighbour_parities"},
+        "run": {"max_minutes": 1},
+    }
+    # from its header it could be Clifford (cheap); parsed, it is a noisy 24-qubit statevector
+    with pytest.raises(UserError, match="estimated to take .*statevector of 24 qubits"):
+        parse_pipeline(config)

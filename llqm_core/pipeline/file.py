@@ -238,6 +238,7 @@ def parse_pipeline(
             except ValueError as exc:
                 raise UserError(f"in [policies]: {exc}") from None
     pipeline.fit = check_fit(pipeline, store or store_option, force, max_minutes)
+    loaded = False
     for step in steps:  # what builds something (a parsed QASM file) comes once the run fits
         load = getattr(step.run, "load", None)
         if load is not None:
@@ -245,6 +246,9 @@ def parse_pipeline(
                 load()
             except ValueError as exc:
                 raise UserError(f"in [{step.section}]: stage {step.name!r}: {exc}") from None
+            loaded = True
+    if loaded:  # estimated again from what was parsed (a QASM file's gates, whether Clifford)
+        pipeline.fit = check_fit(pipeline, store or store_option, force, max_minutes)
     pipeline.notes = inspect_steps(pipeline)
     return pipeline
 

@@ -18,6 +18,7 @@ from llqm_core import current_task
 from llqm_core.hooks.contracts import LAYOUT, TRANSPILE_CACHE, TRANSPILE_PARALLEL
 from llqm_core.model.checks import whole
 from llqm_core.model.errors import warn
+from llqm_core.pipeline.fit import Estimate
 from llqm_core.pipeline.policies import decide, policy_for
 
 from .aer import is_clifford
@@ -133,7 +134,15 @@ def _from_qasm(path: Path) -> Step:
     step = _with_width_check(
         lambda data: _generated(load()), header.qubits, f"QASM file {path.name}"
     )
-    step.estimate = lambda plan: circuit_estimate(plan, header.qubits, header.statements, None)
+
+    def estimate(plan: dict[str, Any]) -> Estimate:
+        """From the header until the file is parsed, then from the circuit itself."""
+        if not loaded:
+            return circuit_estimate(plan, header.qubits, header.statements, None)
+        circuit = loaded[0]
+        return circuit_estimate(plan, circuit.num_qubits, len(circuit.data), is_clifford(circuit))
+
+    step.estimate = estimate
     step.load = load
     step.inspect = lambda context: context.update(circuit=load())
     return step
