@@ -342,3 +342,19 @@ def test_a_parsed_non_clifford_file_is_estimated_again_and_refused_when_too_slow
     # from its header it could be Clifford (cheap); parsed, it is a noisy 24-qubit statevector
     with pytest.raises(UserError, match="estimated to take .*statevector of 24 qubits"):
         parse_pipeline(config)
+
+
+def test_the_cli_refuses_a_file_the_check_refuses_in_one_line_and_records_nothing(tmp_path, capsys):
+    path = tmp_path / "p.toml"
+    store = tmp_path / "s.sqlite"
+    path.write_text(
+        f'[circuit]\nqasm = "{QASM / "midcircuit_3.qasm"}"\n'
+        '[observable]\nkind = "pauli"\nterms = [["ZZZ", 1.0]]\n'
+        f'[output]\nstore = "{store}"\n'
+    )
+    assert main(["run", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(
+        "llqm: error: in [observable]: circuit 'midcircuit_3'"
+    )
+    assert "Traceback" not in err[0] and not store.exists()
