@@ -43,6 +43,7 @@ from ..runtime.api import annotate, current_run, run
 from . import registries
 from .fit import Fit, check_fit
 from .policies import decide, policy_name, policy_task
+from .reactive import watch_backend
 from .shapes import pipeline_shape
 
 SECTIONS = (
@@ -404,6 +405,7 @@ def run_in_order(
     generated, the policies may choose its mitigation and predict the run's costs; before
     ``postprocess`` they may review what the run spent."""
     data = pipeline.initial_data()
+    watch_backend(data)  # its calibration is read on an interval while the steps run
     steps = list(pipeline.steps)
     index = 0
     while index < len(steps):
