@@ -7,7 +7,9 @@ whose largest relative change of a gate or readout error on the qubits the resul
 under ``drift_threshold``; otherwise it is transpiled again. PEC samples many copies of the
 same circuit, and sweeps and repeated runs transpile the same circuits again: those become
 hits. The cache lives in the process (``max_entries``, least recently used out first); each
-use is recorded as a decision with its hits and misses.
+use is recorded as a decision with its hits and misses. While a run goes on, a calibration
+change the hardware monitor sees drops the entries of that device that no longer hold on the
+new calibration (``on_hardware_change``), recorded as a decision of its own.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 
 from llqm_core import HardwareSnapshot, PolicyDecision
 from llqm_core.model.checks import number, whole
-from llqm_core.model.hardware import diff
+from llqm_core.model.hardware import HardwareChange, diff
 from llqm_core.pipeline.policies import policy_task, record
 
 NAME = "transpile_cache"
@@ -65,6 +67,33 @@ class TranspileCache:
             return True
         used = {compiled.find_bit(q).index for i in compiled.data for q in i.qubits}
         return diff(made_on, snapshot).max_error_change(used) <= self.drift_threshold
+
+    def on_hardware_change(self, change: HardwareChange) -> PolicyDecision | None:
+        """Drop the entries made on ``change.backend`` that do not hold on ``change.after``
+        (see ``_usable``); None when none was dropped."""
+        stale = [
+            key
+            for key, entry in list(_ENTRIES.items())
+            if entry[1].backend == change.backend and not self._usable(entry, change.after)
+        ]
+        if not stale:
+            return None
+        for key in stale:
+            _ENTRIES.pop(key, None)
+        return PolicyDecision(
+            policy=NAME,
+            choice={"dropped": len(stale)},
+            rationale=(
+                f"dropped {len(stale)} transpiled circuits made on an earlier calibration of "
+                f"{change.backend}: on {change.after.fingerprint} the errors of their qubits moved "
+                f"more than {self.drift_threshold * 100:.0f}%, or a coupler they use failed"
+            ),
+            inputs={
+                "reacting_to": change.after.fingerprint,
+                "backend": change.backend,
+                "kept": sum(1 for entry in _ENTRIES.values() if entry[1].backend == change.backend),
+            },
+        )
 
     def compile(
         self,

@@ -42,7 +42,7 @@ from qiskit import QuantumCircuit
 
 from llqm_core import HardwareSnapshot, PolicyDecision
 from llqm_core.model.checks import number, positive, whole
-from llqm_core.model.hardware import diff, faulty_couplers, faulty_qubits
+from llqm_core.model.hardware import HardwareChange, diff, faulty_couplers, faulty_qubits
 from llqm_core.pipeline.policies import history_store, kept_default
 
 NAME = "hardware_layout"
@@ -140,6 +140,8 @@ class HardwareAwareLayout:
         self.time_budget_s = float(time_budget_s)
         self.candidates = candidates
         self.drift_threshold = float(drift_threshold)
+        # structure -> (circuit, layout in force, calibration it was chosen on)
+        self._placed: dict[str, tuple[QuantumCircuit, list[int], HardwareSnapshot]] = {}
 
     @staticmethod
     def score(
@@ -167,9 +169,76 @@ class HardwareAwareLayout:
         self, *, circuit: QuantumCircuit, snapshot: HardwareSnapshot, **_: Any
     ) -> PolicyDecision | None:
         key = structure_key(circuit)
-        kept = self._still_good(key, snapshot)
-        if kept is not None:
-            return kept
+        decision = self._still_good(key, snapshot) or self._place(circuit, snapshot, key)
+        self._remember(circuit, snapshot, decision)
+        return decision
+
+    def layout_for(self, circuit: QuantumCircuit) -> list[int] | None:
+        """The layout in force for ``circuit``'s structure: the latest chosen, a re-placement
+        after drift included (None when this policy placed no such circuit)."""
+        placed = self._placed.get(structure_key(circuit))
+        return placed[1] if placed is not None else None
+
+    def on_hardware_change(self, change: HardwareChange) -> PolicyDecision | None:
+        """Re-place each circuit placed on ``change.backend`` whose qubits' calibration drifted
+        past ``drift_threshold`` since it was placed, or one of whose couplers failed; None
+        when every layout still holds."""
+        decision = None
+        for key, (circuit, layout, made_on) in list(self._placed.items()):
+            if made_on.backend != change.backend:
+                continue
+            why = self._drifted(layout, made_on, change.after)
+            if why is None:
+                continue
+            fresh = self._place(circuit, change.after, key)
+            verb = "re-placed" if fresh.choice else "could not re-place (the layout stays)"
+            decision = PolicyDecision(
+                policy=NAME,
+                choice=fresh.choice,
+                rationale=f"{verb} on calibration {change.after.fingerprint}: {why}; "
+                + fresh.rationale,
+                inputs=fresh.inputs
+                | {
+                    "reacting_to": change.after.fingerprint,
+                    "previous_layout": layout,
+                    "previous_snapshot": made_on.fingerprint,
+                },
+            )
+            self._remember(circuit, change.after, decision, old=layout)
+        return decision
+
+    def _drifted(
+        self, layout: list[int], before: HardwareSnapshot, after: HardwareSnapshot
+    ) -> str | None:
+        """Why ``layout`` no longer holds on ``after`` (None: it holds)."""
+        used = set(layout)
+        failed = [c for c in faulty_couplers(after) if c[0] in used and c[1] in used]
+        if failed:
+            return f"coupler {failed[0][0]}-{failed[0][1]} it used is out of service"
+        moved = diff(before, after).max_error_change(used)
+        if moved > self.drift_threshold:
+            return (
+                f"the errors of its qubits moved {moved * 100:.0f}% "
+                f"(threshold {self.drift_threshold * 100:.0f}%)"
+            )
+        return None
+
+    def _remember(
+        self,
+        circuit: QuantumCircuit,
+        snapshot: HardwareSnapshot,
+        decision: PolicyDecision,
+        old: list[int] | None = None,
+    ) -> None:
+        """Keep the layout in force for the circuit's structure (a kept default keeps ``old``)."""
+        layout = decision.choice.get("initial_layout", old)
+        if layout is not None:
+            self._placed[structure_key(circuit)] = (circuit, layout, snapshot)
+
+    def _place(
+        self, circuit: QuantumCircuit, snapshot: HardwareSnapshot, key: str
+    ) -> PolicyDecision:
+        """Search the embeddings of ``circuit`` on ``snapshot`` and choose the best one."""
         graph, uses = interaction_graph(circuit)
         measured = sorted(
             {
@@ -264,11 +333,9 @@ class HardwareAwareLayout:
             if before is None:
                 return None
             layout = earlier.choice["initial_layout"]
-            used = set(layout)
-            moved = diff(before, snapshot).max_error_change(used)
-            failed = [c for c in faulty_couplers(snapshot) if c[0] in used and c[1] in used]
-            if moved > self.drift_threshold or failed:
+            if self._drifted(layout, before, snapshot) is not None:
                 return None
+            moved = diff(before, snapshot).max_error_change(set(layout))
             return PolicyDecision(
                 policy=NAME,
                 choice={"initial_layout": layout},

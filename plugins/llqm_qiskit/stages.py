@@ -182,7 +182,9 @@ def transpile(
             """Variants of the circuit (folded, sampled) go on the same physical qubits as the circuit
             itself: the same noise, scaled or cancelled, and the same readout calibration."""
             same_width = all(c.num_qubits == circuit.num_qubits for c in circuits)
-            layout = placed if same_width else None
+            placer = policy_for(data, "layout")  # a layout re-placed on drift since applies here
+            moved = placer.layout_for(circuit) if hasattr(placer, "layout_for") else None
+            layout = (moved or placed) if same_width else None
 
             def run(batch: list[QuantumCircuit]) -> list[QuantumCircuit]:
                 parallel = decide(data, "transpile.parallel", circuits=batch)
