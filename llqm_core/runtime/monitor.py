@@ -33,6 +33,8 @@ from ..store.profile_store import ProfileStore
 
 #: Seconds a reading may take before it counts as failed (the run does not wait for it).
 DEFAULT_TIMEOUT_S = 60.0
+#: How long ``stop`` lets a reading under way finish before it abandons it.
+STOP_WAIT_S = 5.0
 #: The shortest interval the monitor accepts: a reading per 10 ms is sampling, not monitoring.
 MIN_INTERVAL_S = 0.01
 
@@ -183,6 +185,9 @@ class HardwareMonitor:
         self._wake.set()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=self.timeout_s)
+        for watched in self._watched.values():  # let a reading under way end, briefly
+            if watched.pending is not None:
+                watched.pending.done.wait(min(self.timeout_s, STOP_WAIT_S))
         return self.cost
 
     def _loop(self) -> None:
