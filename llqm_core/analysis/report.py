@@ -24,6 +24,7 @@ from .summary import (
     prediction_errors,
     step_costs,
 )
+from .timeline import run_hardware
 
 
 def iso_time(ns: int | None) -> str | None:
@@ -190,6 +191,7 @@ def build_report(store: ProfileStore, run_id: str | None = None) -> dict[str, An
         "warnings": [w for t in tasks for w in t.metrics.get("pipeline.warnings", [])],
         "decisions": [d.__dict__ for d in decisions],
         "predictions": prediction_errors(decisions, stages, figures),
+        "hardware": run_hardware(store, tasks),
     }
 
 

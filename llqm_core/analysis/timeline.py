@@ -16,6 +16,7 @@ from typing import Any
 
 from ..model.errors import UserError
 from ..model.hardware import figures
+from ..model.records import TaskRecord
 from ..store.profile_store import ProfileStore
 from .plots import _png, _pyplot
 from .summary import fidelity
@@ -87,6 +88,38 @@ def _runs_on(store: ProfileStore, fingerprints: set[str], since: float | None) -
             }
         )
     return sorted(found, key=lambda r: r["start"])
+
+
+def run_hardware(store: ProfileStore, tasks: list[TaskRecord]) -> list[dict[str, Any]]:
+    """The calibrations in force while a run's tasks ran (the ones they named, and the changes
+    the monitor saw during them), each with the time it came into force and its figures."""
+    named: dict[str, None] = {}
+    for task in tasks:
+        for fingerprint in (
+            *task.metrics.get("hardware.in_force", []),
+            *task.metrics.get("hardware.changed_during", []),
+            *([task.hardware] if task.hardware else []),
+        ):
+            named[fingerprint] = None
+    entries = []
+    seen_at: dict[str, dict[str, float]] = {}
+    for fingerprint in named:
+        snapshot = store.snapshot(fingerprint)
+        if snapshot is None:
+            continue
+        if snapshot.backend not in seen_at:
+            seen_at[snapshot.backend] = {
+                fp: at for at, fp, _, _ in store.hardware_changes(snapshot.backend) if fp
+            }
+        entries.append(
+            {
+                "fingerprint": fingerprint,
+                "backend": snapshot.backend,
+                "at": seen_at[snapshot.backend].get(fingerprint, snapshot.taken_at),
+                **figures(snapshot),
+            }
+        )
+    return sorted(entries, key=lambda e: e["at"])
 
 
 #: The panels of the plot: (title, the figures drawn in it, their labels, scale).

@@ -73,7 +73,8 @@ def llqm_register_backends(register: Callable[..., None]) -> None:
     ``llqm_qiskit.QuantumBackend`` (``execute(circuits, shots, seed=)``, ``snapshot()``).
 
     A backend that has ``device_name``, ``poll_calibration()`` (its calibration now, as a
-    ``HardwareSnapshot``) and ``monitor_interval_s`` is watched by the hardware monitor
+    ``HardwareSnapshot``) and ``monitor_interval_s`` (and whose ``calibration_moves``, if it has
+    one, is True: a drifting model, a real device) is watched by the hardware monitor
     (``llqm_core.runtime.monitor``) while a pipeline runs on it: read on that interval in a
     background thread, a snapshot kept at each change of fingerprint.
     """

@@ -1,11 +1,11 @@
 """A pipeline's backend watched while it runs, and the policies that react to what is seen.
 
-When a pipeline starts in a run, its backend (if it can tell its calibration now:
-``poll_calibration``) is handed to the run's hardware monitor (``llqm_core.runtime.monitor``).
-Policies with ``on_hardware_change(change)`` are consulted again at each change the monitor
-sees, each time as the task ``policy.<name>``; a decision they return (a new layout, cache
-entries dropped) is recorded on the run like any other, so the report shows when and why the
-run changed course.
+When a pipeline starts in a run, its backend (if it can tell its calibration now,
+``poll_calibration``, and that calibration can move: ``calibration_moves``) is handed to the
+run's hardware monitor (``llqm_core.runtime.monitor``). Policies with
+``on_hardware_change(change)`` are consulted again at each change the monitor sees, each time
+as the task ``policy.<name>``; a decision they return (a new layout, cache entries dropped) is
+recorded on the run like any other, so the report shows when and why the run changed course.
 """
 
 from __future__ import annotations
@@ -20,10 +20,15 @@ from .policies import policy_name, policy_task, record
 
 def watch_backend(data: Mapping[str, Any]) -> None:
     """Watch ``data["backend"]`` for the current run and subscribe the reacting policies of
-    ``data["policies"]``; nothing outside a run, or for a backend that cannot be read again."""
+    ``data["policies"]``; nothing outside a run, or for a backend that cannot be read again or
+    whose calibration never moves (``calibration_moves`` False)."""
     active = current_run()
     backend = data.get("backend")
-    if active is None or not hasattr(backend, "poll_calibration"):
+    if (
+        active is None
+        or not hasattr(backend, "poll_calibration")
+        or not getattr(backend, "calibration_moves", True)
+    ):
         return
     active.watch_hardware(backend)
     subscribe(data.get("policies", []), active)

@@ -181,6 +181,10 @@ class AerBackend(QuantumBackend):
             return self.snapshot()
         return self.drift.advance(self.snapshot())
 
+    @property
+    def calibration_moves(self) -> bool:
+        return self.drift is not None
+
     def poll_calibration(self) -> HardwareSnapshot:
         """The drifted calibration now: the wall clock's modelled hours pass, no job's."""
         if self.drift is None:

@@ -84,6 +84,12 @@ class QuantumBackend(abc.ABC):
             self._snapshot = hardware_snapshot(self.device)
         return self._snapshot
 
+    @property
+    def calibration_moves(self) -> bool:
+        """Whether the calibration can change while a run goes on: only then does the hardware
+        monitor watch the backend (a fake device's target never changes)."""
+        return False
+
     def poll_calibration(self) -> HardwareSnapshot:
         """The calibration now, as the hardware monitor reads it on its interval (a device whose
         target never changes, such as a fake one, answers with the snapshot read once)."""

@@ -356,6 +356,10 @@ class IBMRuntimeBackend(QuantumBackend):
         self.max_wait_s = max_wait_s
         self._noise_models: dict[str, PauliNoise] = {}
 
+    @property
+    def calibration_moves(self) -> bool:
+        return not self.local
+
     def poll_calibration(self) -> HardwareSnapshot:
         """The device's calibration now (``read_calibration``); a fake device of local mode keeps
         the one it was built with."""
