@@ -127,7 +127,7 @@ class HardwareMonitor:
 
     run_id: str | None
     store: ProfileStore | None
-    notify: Callable[[HardwareChange], None] | None = None
+    notify: Callable[[HardwareChange], object] | None = None
     timeout_s: float = DEFAULT_TIMEOUT_S
     started_ns: int = field(default_factory=time.time_ns)
     cost: MonitorCost = field(default_factory=MonitorCost)
@@ -154,9 +154,9 @@ class HardwareMonitor:
         watched = _Watched(source, name, interval)
         self._watched[name] = watched
         if self.store is not None:
-            seen = [row for row in self.store.hardware_changes(name) if row[1] is not None]
+            seen = [fp for _, fp, _, _ in self.store.hardware_changes(name) if fp is not None]
             if seen:  # a device watched before: a change is a change from what was seen last
-                watched.current = self.store.snapshot(seen[-1][1])
+                watched.current = self.store.snapshot(seen[-1])
         self._poll(watched, wait=True)
         if self._thread is None:
             self._thread = threading.Thread(
