@@ -137,6 +137,7 @@ class HardwareMonitor:
     _times: list[int] = field(default_factory=list)
     _changes: list[tuple[int, str, str]] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _polling: threading.Lock = field(default_factory=threading.Lock)  # one reader at a time
     _stop: threading.Event = field(default_factory=threading.Event)
     _wake: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
@@ -202,7 +203,11 @@ class HardwareMonitor:
 
     def _poll(self, watched: _Watched, wait: bool) -> None:
         """Start a reading (or look at the one under way) and act on it once it is done, or
-        once it has taken ``timeout_s``."""
+        once it has taken ``timeout_s``; the monitor's thread and ``poll_now`` take turns."""
+        with self._polling:
+            self._poll_once(watched, wait)
+
+    def _poll_once(self, watched: _Watched, wait: bool) -> None:
         reading = watched.pending
         if reading is None:
             reading = watched.pending = _Reading(watched.source, self.cost, self._lock)
