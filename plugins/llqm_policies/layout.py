@@ -26,6 +26,12 @@ for a graph that almost embeds. At the budget it stops and keeps the best embedd
 far, saying so in the rationale. A circuit whose interaction graph has no embedding found
 (it needs routing, or the budget ran out first) gets a decision that keeps the default, with
 the reason, and the transpiler's own layout stands.
+
+While a run goes on, the hardware monitor tells it of each calibration change
+(``on_hardware_change``): a layout whose coupler failed, or whose qubits' errors drifted past
+``drift_threshold`` since it was chosen, is re-placed on the new calibration, and the decision
+names the layout it replaces; ``layout_for`` gives the layout in force, which the transpile
+stage uses for the circuits it compiles after that.
 """
 
 from __future__ import annotations
