@@ -12,6 +12,7 @@ from conftest import run_cli
 import llqm_core as llqm
 from llqm_core.analysis.html_report import html_report
 from llqm_core.analysis.report import build_report
+from llqm_core.cli import main
 from llqm_core.hardware_commands import parse_since
 from llqm_core.model.errors import UserError
 from llqm_core.model.hardware import MONITOR_STAGE
@@ -95,3 +96,16 @@ def test_watch_refuses_an_unknown_device_and_a_bad_interval(tmp_path):
     assert unknown.returncode == 2 and "no installed plugin knows a device" in unknown.stderr
     bad = run_cli("hardware", "watch", "fake_fez", "--interval", "0", "--store", store)
     assert bad.returncode == 2 and "--interval must be a number of seconds" in bad.stderr
+
+
+def test_watch_keeps_each_calibration_of_the_device_and_its_own_cost(tmp_path, capsys):
+    store = tmp_path / "watch.sqlite"
+    argv = ["hardware", "watch", "fake_fez", "--interval", "0.1", "--duration", "0.5"]
+    assert main([*argv, "--store", str(store)]) == 0
+    said = capsys.readouterr().out
+    assert "watching fake_fez every 0.1 s" in said and "1 calibrations seen, 0 failures" in said
+    kept = llqm.ProfileStore(store)
+    assert len(kept.hardware_changes("fake_fez")) == 1  # a fake device never changes
+    (run,) = kept.runs()
+    (monitor,) = [t for t in kept.tasks(run.id) if t.stage == MONITOR_STAGE]
+    assert monitor.metrics["monitor.readings"] >= 2
