@@ -16,7 +16,7 @@ import llqm_core as llqm
 from llqm_core import HardwareSnapshot
 from llqm_core.model.hardware import HardwareChange
 from llqm_core.pipeline import registries
-from llqm_core.pipeline.reactive import subscribe
+from llqm_core.pipeline.reactive import current_placement, subscribe
 
 
 @pytest.fixture(scope="module")
@@ -127,3 +127,23 @@ def test_a_change_the_monitor_sees_is_re_decided_and_recorded_on_the_run(store_p
     assert decision.inputs["reacting_to"] == device.snapshot.fingerprint
     consulted = next(t for t in store.tasks(run.id) if t.id == decision.task_id)
     assert consulted.stage == "policy.hardware_layout" and consulted.metrics["policy.changed"]
+
+
+def test_a_re_placed_circuit_is_what_the_next_step_runs(fez):
+    policy = registries.create("policy", "hardware_layout", candidates=200)
+    data = {
+        "backend": AerBackend(device="fake_fez"),
+        "circuit": ghz(6),
+        "policies": [policy],
+        "warnings": [],
+    }
+    data |= registries.create("stage", "transpile", optimization_level=1, seed=1)(data)
+    assert current_placement(data) is data  # nothing moved: the step's own circuit
+    first = policy.layout_for(data["circuit"])
+    broken = failing(fez, (first[0], first[1]))
+    decision = policy.on_hardware_change(HardwareChange(fez.backend, fez, broken, 0.0))
+    moved = current_placement(data)
+    assert moved["compiled"] is not data["compiled"]
+    placed = moved["compiled"].layout.initial_index_layout(filter_ancillas=True)
+    assert placed == decision.choice["initial_layout"]
+    assert current_placement(moved)["compiled"] is moved["compiled"]  # compiled once per layout

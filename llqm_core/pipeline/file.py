@@ -43,7 +43,7 @@ from ..runtime.api import annotate, current_run, run
 from . import registries
 from .fit import Fit, check_fit
 from .policies import decide, policy_name, policy_task
-from .reactive import watch_backend
+from .reactive import current_placement, watch_backend
 from .shapes import pipeline_shape
 
 SECTIONS = (
@@ -412,6 +412,7 @@ def run_in_order(
         step = steps[index]
         if on_step is not None:
             on_step(index, len(steps), step.name)
+        data = current_placement(data)  # a circuit re-placed on drift is what runs next
         if step.section.startswith(EXTRA_SECTION):
             data = _run_contained(step, data, run_one)
         else:

@@ -6,6 +6,8 @@ run's hardware monitor (``llqm_core.runtime.monitor``). Policies with
 ``on_hardware_change(change)`` are consulted again at each change the monitor sees, each time
 as the task ``policy.<name>``; a decision they return (a new layout, cache entries dropped) is
 recorded on the run like any other, so the report shows when and why the run changed course.
+A re-placed circuit reaches the steps that follow: before each step, ``compiled`` becomes
+the circuit on the layout in force (``current_placement``).
 """
 
 from __future__ import annotations
@@ -51,3 +53,13 @@ def subscribe(policies: Iterable[Any], active: ActiveRun) -> None:
                         record(decision)
 
     active.monitor.subscribe(react)
+
+
+def current_placement(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with ``compiled`` on the layout in force now (``current_compiled``, set by the
+    transpile step), so that a circuit re-placed on drift is what the next step runs."""
+    current = data.get("current_compiled")
+    if current is None:
+        return data
+    compiled = current()
+    return data if compiled is data.get("compiled") else {**data, "compiled": compiled}

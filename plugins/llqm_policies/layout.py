@@ -148,6 +148,15 @@ class HardwareAwareLayout:
         self.drift_threshold = float(drift_threshold)
         # structure -> (circuit, layout in force, calibration it was chosen on)
         self._placed: dict[str, tuple[QuantumCircuit, list[int], HardwareSnapshot]] = {}
+        self._last_key: tuple[QuantumCircuit, str] | None = None
+
+    def _key(self, circuit: QuantumCircuit) -> str:
+        """``structure_key(circuit)``, kept for the last circuit asked about: it walks every gate,
+        and a pipeline asks about its one circuit before each step."""
+        last = self._last_key
+        if last is None or last[0] is not circuit:
+            last = self._last_key = (circuit, structure_key(circuit))
+        return last[1]
 
     @staticmethod
     def score(
@@ -174,7 +183,7 @@ class HardwareAwareLayout:
     def decide(
         self, *, circuit: QuantumCircuit, snapshot: HardwareSnapshot, **_: Any
     ) -> PolicyDecision | None:
-        key = structure_key(circuit)
+        key = self._key(circuit)
         decision = self._still_good(key, snapshot) or self._place(circuit, snapshot, key)
         self._remember(circuit, snapshot, decision)
         return decision
@@ -182,7 +191,7 @@ class HardwareAwareLayout:
     def layout_for(self, circuit: QuantumCircuit) -> list[int] | None:
         """The layout in force for ``circuit``'s structure: the latest chosen, a re-placement
         after drift included (None when this policy placed no such circuit)."""
-        placed = self._placed.get(structure_key(circuit))
+        placed = self._placed.get(self._key(circuit))
         return placed[1] if placed is not None else None
 
     def on_hardware_change(self, change: HardwareChange) -> PolicyDecision | None:
@@ -239,7 +248,7 @@ class HardwareAwareLayout:
         """Keep the layout in force for the circuit's structure (a kept default keeps ``old``)."""
         layout = decision.choice.get("initial_layout", old)
         if layout is not None:
-            self._placed[structure_key(circuit)] = (circuit, layout, snapshot)
+            self._placed[self._key(circuit)] = (circuit, layout, snapshot)
 
     def _place(
         self, circuit: QuantumCircuit, snapshot: HardwareSnapshot, key: str
