@@ -27,6 +27,8 @@ def test_t_quantile_agrees_with_scipy_where_scipy_is_installed():
     for df in (1, 2, 7, 16, 49, 250):
         assert t_quantile(df) == pytest.approx(float(scipy_stats.t.ppf(0.975, df)), rel=1e-9)
     assert t_quantile(6, 0.99) == pytest.approx(float(scipy_stats.t.ppf(0.995, 6)), rel=1e-9)
+    for df in (1000, 1001, 5000, 10**6):  # either side of the switch to the expansion
+        assert t_quantile(df) == pytest.approx(float(scipy_stats.t.ppf(0.975, df)), rel=1e-9)
 
 
 def test_summary_of_one_to_five():
@@ -107,3 +109,18 @@ def test_difference_of_spreadless_trials():
     assert same.beyond_spread is False
     apart = difference(summarize([2.0, 2.0]), summarize([3.0, 3.0]))
     assert apart.beyond_spread is True and apart.difference == 1.0
+
+
+def test_summarize_known_leaves_out_missing_and_infinite_figures():
+    from llqm_core.analysis.stats import summarize_known
+
+    s = summarize_known([0.1, None, float("inf"), 0.3, True])
+    assert s is not None and s.n == 2 and s.mean == pytest.approx(0.2)
+    assert summarize_known([None, float("inf")]) is None
+
+
+def test_means_equal_to_round_off_never_differ():
+    ones = summarize([1.0, 1.0, 0.9999999999999998])
+    exact = summarize([1.0, 1.0, 1.0])
+    assert difference(ones, exact).beyond_spread is False
+    assert difference(summarize([1e-13, 1e-13]), summarize([3e-13, 3e-13])).beyond_spread is False

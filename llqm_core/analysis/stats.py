@@ -2,15 +2,16 @@
 
 A figure that varies between trials (an error, a wall time) is one draw unless it is repeated;
 this module turns the draws into a ``Summary`` and says whether two summaries differ by more
-than their spread. It is plain Python, with no scipy: the Student-t quantile for an integer
+than their spread. It is plain Python, with no scipy: the Student-t distribution for an integer
 number of degrees of freedom has a closed form (Abramowitz and Stegun 26.7.3-4) that bisection
-inverts, so the core stays free of a numerical stack.
+inverts (above 1,000 degrees, their expansion 26.7.5 around the normal quantile), so the core
+stays free of a numerical stack.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -38,6 +39,39 @@ def _t_central(t: float, df: int) -> float:
     return 2 / math.pi * (theta + sin * math.cos(theta) * total)
 
 
+#: Above this many degrees of freedom the exact sum (one term per two of them) gives way to the
+#: asymptotic expansion around the normal quantile, exact there to about 1e-12.
+EXPANSION_DF = 1000
+
+
+def _invert(central: Callable[[float], float], confidence: float) -> float:
+    """The x >= 0 with ``central(x) == confidence``, by bisection (``central`` rises from 0)."""
+    low, high = 0.0, 1.0
+    while central(high) < confidence:
+        high *= 2
+    for _ in range(200):
+        middle = (low + high) / 2
+        if middle in (low, high):
+            break
+        if central(middle) < confidence:
+            low = middle
+        else:
+            high = middle
+    return (low + high) / 2
+
+
+def _t_expansion(df: int, confidence: float) -> float:
+    """Student's t quantile from the normal one for large ``df`` (Abramowitz and Stegun 26.7.5)."""
+    x = _invert(lambda z: math.erf(z / math.sqrt(2)), confidence)
+    terms = (
+        (x**3 + x) / 4,
+        (5 * x**5 + 16 * x**3 + 3 * x) / 96,
+        (3 * x**7 + 19 * x**5 + 17 * x**3 - 15 * x) / 384,
+        (79 * x**9 + 776 * x**7 + 1482 * x**5 - 1920 * x**3 - 945 * x) / 92160,
+    )
+    return x + sum(term / df**power for power, term in enumerate(terms, start=1))
+
+
 @lru_cache(maxsize=256)
 def t_quantile(df: int, confidence: float = CONFIDENCE) -> float:
     """The t with P(|T| < t) = ``confidence`` for ``df`` degrees of freedom (1.96 as df grows)."""
@@ -45,18 +79,9 @@ def t_quantile(df: int, confidence: float = CONFIDENCE) -> float:
         raise ValueError(f"degrees of freedom must be a whole number of at least 1, not {df!r}")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must lie strictly between 0 and 1, not {confidence!r}")
-    low, high = 0.0, 1.0
-    while _t_central(high, df) < confidence:
-        high *= 2
-    for _ in range(200):
-        middle = (low + high) / 2
-        if middle in (low, high):
-            break
-        if _t_central(middle, df) < confidence:
-            low = middle
-        else:
-            high = middle
-    return (low + high) / 2
+    if df > EXPANSION_DF:
+        return _t_expansion(df, confidence)
+    return _invert(lambda t: _t_central(t, df), confidence)
 
 
 @dataclass(frozen=True)
@@ -109,6 +134,17 @@ def summarize(values: Iterable[float]) -> Summary:
     return Summary(n, mean, sd, mean - half, mean + half)
 
 
+def summarize_known(values: Iterable[Any]) -> Summary | None:
+    """The summary of the finite numbers among ``values`` (a trial without the figure, or with
+    an infinite error reduction, is left out); None when there are none."""
+    known = [
+        float(v)
+        for v in values
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    ]
+    return summarize(known) if known else None
+
+
 def overlap(a: Summary, b: Summary) -> bool | None:
     """Whether the two 95% intervals overlap; None when either is a single trial."""
     if a.low is None or b.low is None:
@@ -145,7 +181,8 @@ def difference(a: Summary, b: Summary) -> Difference:
     """How ``b``'s mean differs from ``a``'s, weighed against both spreads (Welch's interval).
 
     Welch's degrees of freedom are rounded down to a whole number, which widens the interval a
-    little: a difference called larger than the spread is at least as sure as 95%.
+    little: a difference called larger than the spread is at least as sure as 95%. Means equal
+    to round-off (a relative 1e-9) never differ: an exact ideal value computed twice is one value.
     """
     delta = b.mean - a.mean
     if a.sd is None or b.sd is None:
@@ -153,8 +190,10 @@ def difference(a: Summary, b: Summary) -> Difference:
     va, vb = a.sd**2 / a.n, b.sd**2 / b.n
     spread = math.sqrt(va + vb)
     if spread == 0:
-        return Difference(delta, delta, delta, delta != 0, overlap(a, b))
-    df = (va + vb) ** 2 / (va**2 / (a.n - 1) + vb**2 / (b.n - 1))
-    half = t_quantile(max(1, math.floor(df))) * spread
-    low, high = delta - half, delta + half
-    return Difference(delta, low, high, not low <= 0 <= high, overlap(a, b))
+        low = high = delta
+    else:
+        df = (va + vb) ** 2 / (va**2 / (a.n - 1) + vb**2 / (b.n - 1))
+        half = t_quantile(max(1, math.floor(df))) * spread
+        low, high = delta - half, delta + half
+    beyond = not low <= 0 <= high and not math.isclose(a.mean, b.mean, rel_tol=1e-9, abs_tol=1e-12)
+    return Difference(delta, low, high, beyond, overlap(a, b))
