@@ -14,6 +14,7 @@ from llqm_qiskit.aer import AerBackend
 
 import llqm_core as llqm
 from llqm_core import HardwareSnapshot
+from llqm_core.analysis.summary import critical_path
 from llqm_core.model.hardware import HardwareChange
 from llqm_core.pipeline import registries
 from llqm_core.pipeline.reactive import current_placement, subscribe
@@ -127,6 +128,9 @@ def test_a_change_the_monitor_sees_is_re_decided_and_recorded_on_the_run(store_p
     assert decision.inputs["reacting_to"] == device.snapshot.fingerprint
     consulted = next(t for t in store.tasks(run.id) if t.id == decision.task_id)
     assert consulted.stage == "policy.hardware_layout" and consulted.metrics["policy.changed"]
+    # it ran in the monitor's thread, beside the run's work: on no task's path
+    assert consulted.metrics["hardware.reaction"]
+    assert consulted.id not in {t.id for t in critical_path(store.tasks(run.id))}
 
 
 def test_a_re_placed_circuit_is_what_the_next_step_runs(fez):

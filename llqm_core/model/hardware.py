@@ -21,6 +21,15 @@ FAULTY_READOUT = 0.5
 #: The stage of the hardware monitor's own task: off every other task's path, so analyses leave it
 #: out of the critical path while reports still show what it cost.
 MONITOR_STAGE = "hardware.monitor"
+#: The metric that marks a task the monitor's thread ran for a change it saw (a policy reacting to
+#: drift): it ran beside the run's work, not on its path, and analyses leave it out likewise.
+OFF_PATH_METRIC = "hardware.reaction"
+
+
+def off_path(stage: str, metrics: dict[str, Any]) -> bool:
+    """Whether a task of ``stage`` with ``metrics`` is the monitor's or a reaction to it."""
+    return stage == MONITOR_STAGE or bool(metrics.get(OFF_PATH_METRIC))
+
 
 QUBIT_FIELDS = ("t1_s", "t2_s", "readout_error", "frequency_hz", "readout_duration_s")
 GATE_FIELDS = ("error", "duration_s")

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..model.hardware import HardwareChange
+from ..model.hardware import OFF_PATH_METRIC, HardwareChange
 from ..runtime.api import ActiveRun, current_run, run_context
 from .policies import policy_name, policy_task, record
 
@@ -47,6 +47,7 @@ def subscribe(policies: Iterable[Any], active: ActiveRun) -> None:
         with run_context(active):
             for policy in reacting:
                 with policy_task(policy_name(policy)) as handle:
+                    handle.annotate({OFF_PATH_METRIC: True})  # beside the run's work, off its path
                     decision = policy.on_hardware_change(change)
                     handle.annotate({"policy.changed": decision is not None})
                     if decision is not None:
