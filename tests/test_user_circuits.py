@@ -33,6 +33,16 @@ def pipeline(qasm: str, observable: dict, **sections) -> dict:
     }
 
 
+def pipeline_file(tmp_path, qasm: str, terms: str):
+    """A pipeline file on disk (and its store) for the CLI: the QASM file with a Pauli sum."""
+    path, store = tmp_path / "p.toml", tmp_path / "s.sqlite"
+    path.write_text(
+        f'[circuit]\nqasm = "{QASM / qasm}"\n[observable]\nkind = "pauli"\n{terms}\n'
+        f'[output]\nstore = "{store}"\n'
+    )
+    return path, store
+
+
 def task_metrics(store_path, run_id, stage):
     tasks = ProfileStore(store_path, readonly=True).tasks(run_id)
     return [t.metrics for t in tasks if t.stage == stage]
@@ -199,13 +209,10 @@ def test_an_observable_wider_than_the_circuit_is_refused_at_check_time():
 
 
 def test_check_says_the_ideal_and_simulation_methods_and_records_nothing(tmp_path, capsys):
-    path = tmp_path / "p.toml"
-    store = tmp_path / "s.sqlite"
-    path.write_text(
-        f'[circuit]\nqasm = "{QASM / "vqe_hea_40.qasm"}"\n'
-        '[observable]\nkind = "pauli"\nsparse_terms = [["Z", [0], 1.0], ["ZZ", [19, 20], 1.0]]\n'
-        "num_qubits = 40\n"
-        f'[output]\nstore = "{store}"\n'
+    path, store = pipeline_file(
+        tmp_path,
+        "vqe_hea_40.qasm",
+        'sparse_terms = [["Z", [0], 1.0], ["ZZ", [19, 20], 1.0]]\nnum_qubits = 40',
     )
     assert main(["run", "--check", str(path)]) == 0
     out = capsys.readouterr().out
@@ -345,13 +352,7 @@ def test_a_parsed_non_clifford_file_is_estimated_again_and_refused_when_too_slow
 
 
 def test_the_cli_refuses_a_file_the_check_refuses_in_one_line_and_records_nothing(tmp_path, capsys):
-    path = tmp_path / "p.toml"
-    store = tmp_path / "s.sqlite"
-    path.write_text(
-        f'[circuit]\nqasm = "{QASM / "midcircuit_3.qasm"}"\n'
-        '[observable]\nkind = "pauli"\nterms = [["ZZZ", 1.0]]\n'
-        f'[output]\nstore = "{store}"\n'
-    )
+    path, store = pipeline_file(tmp_path, "midcircuit_3.qasm", 'terms = [["ZZZ", 1.0]]')
     assert main(["run", str(path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(
