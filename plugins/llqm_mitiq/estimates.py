@@ -21,16 +21,22 @@ FOLD_S_PER_GATE = 1e-6
 
 
 def execute(
-    plan: dict[str, Any], circuits: int, gates: int | None = None, shots: int | None = None
+    plan: dict[str, Any],
+    circuits: int,
+    gates: int | None = None,
+    shots: int | None = None,
+    *,
+    measured: bool = True,
 ) -> Estimate:
     """The run's backend executing ``circuits`` circuits (by default the compiled one's size),
-    each once per measurement basis of the observable (``measured_circuits``, a Pauli sum's
-    groups)."""
+    each once per measurement basis of the observable (``measurement_bases``, a Pauli sum's
+    groups) unless ``measured`` is False (a readout calibration reads every basis at once)."""
+    bases = plan.get("measurement_bases", 1) if measured else 1
     return plan["backend"].estimate(
         plan.get("qubits", 0),
         plan.get("compiled_gates", 0) if gates is None else gates,
         plan["shots"] if shots is None else shots,
-        circuits * plan.get("measured_circuits", 1),
+        circuits * bases,
         plan.get("clifford"),
     )
 
@@ -79,5 +85,5 @@ def rem_estimate(plan: dict[str, Any], calibration_shots: int | None, inner: boo
     """Two calibration circuits (all zeros, all ones), then the circuit unless inside a
     combination."""
     qubits = plan.get("qubits", 0)
-    calibration = execute(plan, 2, gates=2 * qubits, shots=calibration_shots)
+    calibration = execute(plan, 2, gates=2 * qubits, shots=calibration_shots, measured=False)
     return calibration if inner else calibration + execute(plan, 1)
