@@ -111,7 +111,7 @@ class OwnTime:
         return timed_call
 
     def watch(self) -> None:
-        from llqm_qiskit import instrument, transpile
+        from llqm_qiskit import instrument, stage_profiler
 
         from llqm_core.runtime import api
 
@@ -123,10 +123,10 @@ class OwnTime:
                 ("annotate", "describe", "record_output", "record_usage", "use_hardware"),
             ),
             (api.ActiveRun, ("producers", "note_output")),
-            (transpile._StageProfiler, ("enter", "on_pass", "close")),
+            (stage_profiler.StageProfiler, ("enter", "on_pass", "close")),
             (
                 instrument,
-                ("_with_markers", "_snapshot", "_pub_circuits", "_job_usage", "_transpile_task"),
+                ("with_markers", "_snapshot", "_pub_circuits", "_job_usage", "_transpile_task"),
             ),
         ):
             for name in names:

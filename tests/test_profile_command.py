@@ -53,17 +53,17 @@ def test_a_sampler_run_of_a_transpiled_circuit(tmp_path, capsys):
     assert status == 0 and out == plain(script)
     assert report["run"]["status"] == "completed" and "Bottleneck" in err
     (transpile,) = by_stage(report, "transpile")
-    stages = [t["stage"] for t in children(report, transpile)]
-    assert stages == [
-        "transpile.init",
-        "transpile.layout",
-        "transpile.routing",
-        "transpile.translation",
-        "transpile.optimization",
-        "transpile.scheduling",
-    ]
-    layout = by_stage(report, "transpile.layout")[0]["metrics"]
-    assert any(k.startswith("transpile.pass.") and k.endswith(".time_s") for k in layout)
+    # a transpile this short keeps its stages' seconds and its passes on the transpile task; one
+    # that a loaded machine makes last over 50 ms has them as tasks
+    stages = ("init", "layout", "routing", "translation", "optimization", "scheduling")
+    inner = children(report, transpile)
+    if inner:
+        assert [t["stage"] for t in inner] == [f"transpile.{s}" for s in stages]
+    else:
+        assert all(transpile["metrics"][f"transpile.stage.{s}.time_s"] >= 0 for s in stages)
+    for task in [transpile, *inner]:
+        if any(k.startswith("transpile.pass.") for k in task["metrics"]):
+            assert any(k.endswith(".time_s") for k in task["metrics"])
     (execute,) = by_stage(report, "execute")
     assert execute["depends_on"] == [transpile["id"]]
     assert execute["metrics"]["backend.name"] == "fake_manila"
@@ -111,7 +111,11 @@ def test_pec_with_mitiq_representations(tmp_path, capsys):
     steps = [t["stage"] for t in children(report, pec)]
     assert steps[0] == "mitigate.pec.sample" and steps[-1] == "mitigate.pec.combine"
     assert steps.count("execute") == 20
-    assert by_stage(report, "transpile.init")[0]["parent_id"] is not None
+    assert by_stage(report, "transpile")[0]["parent_id"] is not None  # in an executor's call
+    for transpile in by_stage(report, "transpile"):
+        # its stages as seconds, or as tasks where the machine made it last over 50 ms
+        inner = [t["stage"] for t in children(report, transpile)]
+        assert "transpile.stage.init.time_s" in transpile["metrics"] or "transpile.init" in inner
     sample = by_stage(report, "mitigate.pec.sample")[-1]
     assert sample["metrics"]["pec.samples"] == 20 and sample["metrics"]["pec.gamma"] > 1
 

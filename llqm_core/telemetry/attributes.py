@@ -50,6 +50,9 @@ RESERVED = frozenset(
     v for k, v in dict(globals()).items() if k.isupper() and isinstance(v, str) and v != PREFIX
 )
 
+#: The metric names that would take one of those attributes.
+RESERVED_METRICS = frozenset(name[len(PREFIX) :] for name in RESERVED if name.startswith(PREFIX))
+
 #: Scalar types OpenTelemetry accepts as attribute values (and sequences of one of them).
 SCALAR_TYPES = (bool, int, float, str)
 
