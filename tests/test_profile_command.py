@@ -7,6 +7,8 @@ import io
 import runpy
 import subprocess
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from conftest import ROOT
@@ -197,3 +199,37 @@ def test_bad_programs_are_user_errors(words, message, capsys):
         parse_program(words)
     assert main(["profile", *words]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_threads_the_program_starts_record_into_its_run(tmp_path, capsys):
+    """A thread of its own and a thread pool's workers run in the run the program runs in."""
+    script = PROGRAMS / "threads.py"
+    status, out, _, report = profiled(capsys, tmp_path / "t.sqlite", script)
+    assert status == 0 and out == plain(script)
+    transpiles = by_stage(report, "transpile")
+    assert len(transpiles) == 4
+    threads = {t["profile"]["thread"] for t in transpiles}
+    assert len(threads) >= 2  # the thread of its own and at least one worker of the pool
+    assert threading.Thread.start.__qualname__ == "Thread.start"  # put back after the program
+
+
+def test_a_thread_started_inside_a_task_records_under_that_task(store_path):
+    """Where the starter is inside a task, the thread's tasks are that task's children."""
+    import llqm_core as llqm
+    from llqm_core.runtime.threads import carried
+
+    def inner() -> None:
+        with llqm.task("in thread"):
+            pass
+
+    with llqm.run("threads", store=store_path) as run, carried():
+        with llqm.task("outer") as outer:
+            worker = threading.Thread(target=inner)
+            worker.start()
+            worker.join()
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                pool.submit(inner).result()
+    tasks = ProfileStore(store_path).tasks(run.id)
+    in_thread = [t for t in tasks if t.name == "in thread"]
+    assert len(in_thread) == 2 and all(t.parent_id == outer.id for t in in_thread)
+    assert all(t.profile.thread != outer.record.profile.thread for t in in_thread)
