@@ -40,7 +40,10 @@ def _submit(original: Callable[..., Any]) -> Callable[..., Any]:
     return submit
 
 
-_PATCHES = ((threading.Thread, "start", _start), (ThreadPoolExecutor, "submit", _submit))
+_PATCHES: tuple[tuple[type, str, Callable[..., Any]], ...] = (
+    (threading.Thread, "start", _start),
+    (ThreadPoolExecutor, "submit", _submit),
+)
 
 
 @contextmanager
