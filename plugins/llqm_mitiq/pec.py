@@ -482,5 +482,5 @@ def pec(
         return (samples + copies) * per_sample
 
     step.planned_shots = planned_shots
-    step.estimate = lambda plan: pec_estimate(plan, samples, shots_per_sample)
+    step.estimate = lambda plan: pec_estimate(plan, samples, shots_per_sample, sample)
     return step
