@@ -13,7 +13,9 @@ whole runs timed against each other drift on a shared VM by more than the effect
   two blocks differ when nothing differs. Target: the two ratios agree (nothing measurable).
 - ``examples/programs/hundred_circuits.py`` (transpile for FakeManilaV2 at level 1 and run on
   Aer, 100 times), run as ``llqm profile`` runs it (one run, instrumentors on: a ``transpile``
-  task with 6 stage tasks and an ``execute`` task per circuit) against the bare script.
+  task, its stages' and passes' seconds on it, and an ``execute`` task per circuit; a
+  transpile that a loaded machine stretches past 50 ms gets stage tasks too) against the bare
+  script.
   LLQM's share of the profiled run is ``1 - bare / profiled``, in wall time and in the
   process's CPU time (this VM's other tenants stretch wall time, less so CPU time), and the
   profiled run's extra time per task it recorded. A last line times LLQM's own calls on the
@@ -183,6 +185,7 @@ def main() -> None:
         f"the profiled run has {tasks} tasks: LLQM's time is {extra / tasks * 1e6:.0f} us per task "
         "interleaved with the program's work"
     )
+    print(f"load average while it ran: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     own = OwnTime()
     own.watch()
     profiled_wall, _ = timed(instrumented(script, store))
