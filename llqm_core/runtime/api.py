@@ -212,17 +212,18 @@ class ActiveRun:
 
     def description(self, value: Any) -> dict[str, Any]:
         """What the plugins say of ``value``: described once per run (a 10^7-gate circuit takes
-        seconds), as it was when first described; later changes to the value are not seen."""
+        seconds), as it was when first described; later changes to the value are not seen. The
+        metrics are checked and redacted once, as ``annotate`` would each time."""
         described = self._descriptions.get(value)
         if described is None:
-            described = self.plugins.describe_value(value)
+            described = redact(check_metrics(self.plugins.describe_value(value)))
             self._descriptions.put(value, described)  # untrackable values are described each time
         return described
 
     def remember_description(self, value: Any, metrics: dict[str, Any]) -> None:
         """Keep ``metrics`` as what the plugins say of ``value``: a plugin that measured the value
         already (a transpile's output, from the DAG it came from) spares describing it again."""
-        self._descriptions.put(value, metrics)
+        self._descriptions.put(value, redact(check_metrics(metrics)))
 
     def producers(self, values: Iterable[Any]) -> list[str]:
         """The tasks whose outputs appear among ``values`` (looking one level into lists,
@@ -357,9 +358,9 @@ class TaskHandle:
 
     def describe(self, value: Any) -> dict[str, Any]:
         """Record the metrics that plugins know for ``value`` (a circuit, a result, ...)."""
-        metrics = self.run.description(value)
+        metrics = self.run.description(value)  # checked and redacted already
         if metrics:
-            self.annotate(metrics)
+            self.record.metrics.update(metrics)
         return metrics
 
     def record_usage(self, *, qpu_s: float | None = None, queue_s: float | None = None) -> None:

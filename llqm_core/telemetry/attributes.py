@@ -70,7 +70,7 @@ def check_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
             raise ValueError(
                 f"metric name {key!r} is not allowed; use a non-empty dotted name such as 'circuit.qubits'."
             )
-        if metric_attribute(key) in RESERVED:
+        if key in RESERVED_METRICS:
             raise ValueError(
                 f"metric name {key!r} is reserved for LLQM's own profile attribute "
                 f"{metric_attribute(key)!r}; choose another name."
