@@ -36,6 +36,9 @@ class PipelineData(TypedDict, total=False):
     # stage "transpile"
     compiled: Any  #: the circuit compiled for the backend
     compile: Callable[[Sequence[Any]], list[Any]]  #: compiles more circuits the same way
+    #: the circuit compiled on the layout in force now: compiled again when a layout policy re-placed
+    #: it on drift during the run (the core puts it in ``compiled`` before each later step)
+    current_compiled: Callable[[], Any]
     transpile_s: float  #: seconds the transpile took (what a fold after transpile saves)
     # stages "mitigate.<technique>"
     evaluate: Callable[[Mapping[str, int]], float]  #: an inner technique's corrected observable
@@ -57,9 +60,9 @@ class StageUse:
     """One step a section of a pipeline file asks for: a registered stage with its options.
     ``where`` names the table the options came from in error messages (default: the section)."""
 
-    stage: str
-    options: dict[str, Any] = field(default_factory=dict)
-    where: str | None = None
+    stage: str  #: the registered stage's name (``generate``, ``mitigate.zne``)
+    options: dict[str, Any] = field(default_factory=dict)  #: keyword options of its factory
+    where: str | None = None  #: the table named in errors (``mitigation.zne``); None: the section
 
 
 @dataclass(frozen=True)
@@ -67,8 +70,8 @@ class SectionPlan:
     """What a section's ``build(table)`` makes of its table: the steps it adds, in order, and
     the ``PipelineData`` entries the run starts with (``shots``)."""
 
-    stages: list[StageUse] = field(default_factory=list)
-    data: dict[str, Any] = field(default_factory=dict)
+    stages: list[StageUse] = field(default_factory=list)  #: the steps it adds, in order
+    data: dict[str, Any] = field(default_factory=dict)  #: ``PipelineData`` entries set up front
 
 
 class LayoutContext(TypedDict):
