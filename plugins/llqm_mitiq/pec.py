@@ -480,5 +480,5 @@ def pec(
         return (samples + copies) * per_sample * bases
 
     step.planned_shots = planned_shots
-    step.estimate = lambda plan: pec_estimate(plan, samples, shots_per_sample)
+    step.estimate = lambda plan: pec_estimate(plan, samples, shots_per_sample, sample)
     return step
