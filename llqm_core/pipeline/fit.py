@@ -25,7 +25,7 @@ from ..model.errors import UserError
 from ..model.units import format_bytes, format_seconds
 from ..runtime.memory import current_rss
 from ..store.profile_store import ProfileStore, default_store_path
-from . import registries
+from . import registries, sections
 
 MEMORY_LIMIT_ENV = "LLQM_MEMORY_LIMIT"
 HISTORY_MODEL = "cost_model"
@@ -111,17 +111,12 @@ def _history(plan: dict[str, Any], store: str | None) -> tuple[dict[str, dict[st
     path = Path(store) if store is not None else default_store_path()
     if not path.exists() or HISTORY_MODEL not in registries.registered("policy"):
         return {}, 0
-    features = {
-        "circuit.size": plan.get("gates"),
-        "circuit.qubits": plan.get("qubits"),
-        "shots": plan.get("shots"),
-    }
     model = registries.create("policy", HISTORY_MODEL)
-    return model.predict(features, ProfileStore(path, readonly=True))
+    return model.predict(sections.plan_features(plan), ProfileStore(path, readonly=True))
 
 
 def _modelled(pipeline: Any) -> tuple[dict[str, Any], list[tuple[str, Estimate]]]:
-    plan: dict[str, Any] = {"backend": pipeline.backend, "shots": pipeline.shots}
+    plan: dict[str, Any] = {"backend": pipeline.backend, **pipeline.data}
     modelled: list[tuple[str, Estimate]] = []
     for step in pipeline.steps:
         answer = getattr(step.run, "estimate", None)
