@@ -59,6 +59,13 @@ class PublishedRun:
 #: In a worker: the runs published to it, by Prefect flow run id, with the worker that sends.
 _published: dict[str, tuple[PublishedRun, Any]] = {}
 _published_lock = threading.Lock()
+_in_dask_worker = False  # set once a run was published to this process
+
+
+def in_dask_worker() -> bool:
+    """Whether this process is a Dask worker that was told of a run: there, a flow run that is
+    not published (any more) has no store to guess at."""
+    return _in_dask_worker
 
 
 def worker_store(flow_run_id: str) -> tuple[RunRecord, ProfileStore] | None:
@@ -86,7 +93,9 @@ class JoinRun(WorkerPlugin):  # type: ignore[misc,valid-type]
         self.published = published
 
     def setup(self, worker: Any) -> None:
+        global _in_dask_worker
         instrument_this_process()
+        _in_dask_worker = True
         with _published_lock:
             _published[self.published.flow_run_id] = (self.published, worker)
 

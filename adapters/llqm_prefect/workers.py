@@ -141,11 +141,13 @@ def attached_run(flow_run_context: Any) -> llqm_core.ActiveRun | None:
 
 def _join(flow_run_id: str, store: Any) -> llqm_core.ActiveRun | None:
     """Join the flow run's LLQM run: as the Dask cluster was told it, else from ``store``."""
-    from .dask_runs import worker_store
+    from .dask_runs import in_dask_worker, worker_store
 
     published = worker_store(flow_run_id)
     if published is not None:
         return llqm_core.ActiveRun.attach(*published)
+    if in_dask_worker():  # the flow run is over (a task left behind): its store may not be here
+        return None
     opened = llqm_core.open_store(store)
     run = opened.find_run(FLOW_RUN_ID, flow_run_id)
     if run is not None:
