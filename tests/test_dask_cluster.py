@@ -1,8 +1,9 @@
 """Dask workers on other hosts, with no path to the flow's store, profile into the flow's run.
 
-The scheduler and the workers are separate processes started with Dask's own command line, each
-in its own folder with its own HOME; each worker plays another host (``dask_hosts``): its own
-host name, and the folder holding the flow's store hidden.
+In the slow test the scheduler and the workers are separate processes started with Dask's own
+command line, each in its own folder with its own HOME; each worker plays another host
+(``dask_hosts``): its own host name, and the folder holding the flow's store hidden. The fast
+one sends the same rows through Dask's events from in-process workers.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dask_hosts import cluster, namespaces_allowed
 
 import llqm_core as llqm
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_server")]
+pytestmark = pytest.mark.usefixtures("prefect_server")
 
 
 def _exported(files: list[Path]) -> dict[str, dict]:
@@ -35,6 +36,48 @@ def _exported(files: list[Path]) -> dict[str, dict]:
     return spans
 
 
+def test_workers_told_the_store_is_elsewhere_send_every_task_back_through_dask(
+    store_path, monkeypatch
+):
+    """The fast variant: the same relay through Dask's event stream, with in-process workers
+    told that the store is not on their host (the slow test below makes that true)."""
+    from llqm_prefect import dask_runs, workers
+    from prefect_dask import DaskTaskRunner
+    from workflows import remote_flow
+
+    from llqm_core.store import relay
+
+    monkeypatch.setattr(dask_runs.PublishedRun, "store_is_here", lambda self: False)
+    delivered = []
+
+    def deliver(store, call, record):  # the real delivery, noted
+        delivered.append((call, record.id))
+        relay.deliver(store, call, record)
+
+    monkeypatch.setattr(dask_runs, "deliver", deliver)
+    runner = DaskTaskRunner(
+        cluster_kwargs={"n_workers": 2, "threads_per_worker": 1, "processes": False}
+    )
+    assert remote_flow(runner, store_path)(4) == 0 + 1 + 4 + 9
+    store = llqm.ProfileStore(store_path, readonly=True)
+    run = store.run()
+    tasks = store.tasks(run.id)  # read as the flow returns: the rows came before the results
+    assert sorted(t.name for t in tasks) == ["crunch"] * 4 + ["gather"]
+    assert all(t.status is llqm.TaskStatus.COMPLETED for t in tasks)
+    [gather] = [t for t in tasks if t.name == "gather"]
+    assert sorted(gather.depends_on) == sorted(t.id for t in tasks if t.name == "crunch")
+    assert {t.trace_id for t in tasks} == {run.trace_id}
+    assert all(t.parent_span_id not in (None, run.span_id) for t in tasks)
+    # each task's start and end came back as Dask events
+    assert sorted(i for call, i in delivered if call == "finish_task") == sorted(
+        t.id for t in tasks
+    )
+    assert {i for call, i in delivered if call == "start_task"} == {t.id for t in tasks}
+    # the run was withdrawn from the workers at its end
+    assert not any(key[0] == run.config["prefect.flow_run_id"] for key in workers._attached)
+
+
+@pytest.mark.slow
 def test_dask_workers_on_other_hosts_profile_every_task_into_the_flows_run(tmp_path):
     from distributed import Client
     from prefect_dask import DaskTaskRunner
