@@ -108,10 +108,10 @@ def adopt_relayed_task(active: llqm_core.ActiveRun, task: TaskRecord) -> None:
     """In the flow's process, a task that a worker relayed: its upstream task runs become
     ``depends_on`` here, where every task of the run is known, and tasks that consume its
     result find it."""
-    binding = _bindings.get(active.id)
-    if binding is None:
-        return
     unknown = task.metrics.pop(UPSTREAM_TASK_RUNS, None)
+    binding = _bindings.get(active.id)
+    if binding is None:  # the run is over: nothing of it is left here to resolve against
+        return
     if unknown:
         found = _task_ids_of(active, binding, list(unknown))
         task.depends_on += [i for i in found.values() if i not in task.depends_on]
