@@ -48,7 +48,9 @@ PUBLIC_ALTERNATIVES = {
     "prefect.task_engine.call_with_parameters": (
         "state hooks (on_running, on_completion) are options of each task object, so they would "
         "mean changing the user's tasks, and they run around Prefect's state transitions rather "
-        "than around the call of the task's function"
+        "than around the call of the task's function; Prefect's task spans (which the adapter "
+        "does use, for task runs served from Prefect's cache) carry neither the parameters nor "
+        "the result that LLQM's data dependencies come from, and users may switch them off"
     ),
     "prefect.task_engine.run_task_sync": (
         "Prefect's own spans carry the flow run's trace into workers through the flow run's "
