@@ -41,12 +41,17 @@ def test_workers_told_the_store_is_elsewhere_send_every_task_back_through_dask(
 ):
     """The fast variant: the same relay through Dask's event stream, with in-process workers
     told that the store is not on their host (the slow test below makes that true)."""
+    import prefect.task_engine
     from llqm_prefect import dask_runs, workers
     from prefect_dask import DaskTaskRunner
     from workflows import remote_flow
 
     from llqm_core.store import relay
 
+    # In-process workers instrument this process as a worker: Prefect's engine entry points
+    # are put back afterwards, so that later flows pickle them by reference to other workers.
+    for name in ("run_task_sync", "run_task_async"):
+        monkeypatch.setattr(prefect.task_engine, name, getattr(prefect.task_engine, name))
     monkeypatch.setattr(dask_runs.PublishedRun, "store_is_here", lambda self: False)
     delivered = []
 
