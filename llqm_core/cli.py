@@ -67,8 +67,9 @@ def _common_options() -> _Parser:
     common.add_argument(
         "--store",
         default=argparse.SUPPRESS,
-        metavar="PATH",
-        help=f"profile store file (default: $LLQM_STORE or {default_store_path()})",
+        metavar="PATH|URL",
+        help="profile store: an SQLite file or a postgresql:// URL "
+        f"(default: $LLQM_STORE or {default_store_path()})",
     )
     common.add_argument(
         "--plugins",
@@ -452,9 +453,9 @@ def cmd_runs(args: argparse.Namespace, console: Console) -> None:
         _print_json([run_summary(r) for r in runs])
         return
     if not runs:
-        console.print(f"No runs in {store.path} yet.")
+        console.print(f"No runs in {store.name} yet.")
         return
-    table = Table(title=f"Runs in {store.path}", title_justify="left")
+    table = Table(title=f"Runs in {store.name}", title_justify="left")
     for column in ("id", "name", "status", "started", "wall"):
         table.add_column(column)
     for run in runs:

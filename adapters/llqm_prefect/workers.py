@@ -130,7 +130,7 @@ def attached_run(flow_run_context: Any) -> llqm_core.ActiveRun | None:
                 if key not in _missing:
                     _missing.add(key)
                     warnings.warn(
-                        f"the LLQM run of Prefect flow run {flow_run_id} is not in the store {store.path} on "
+                        f"the LLQM run of Prefect flow run {flow_run_id} is not in the store {store.name} on "
                         f"{socket.gethostname()}, so its tasks that run here are not profiled; "
                         "workers need the "
                         "flow's store on a file system they share.",

@@ -24,7 +24,7 @@ import psutil
 from ..model.errors import UserError
 from ..model.units import format_bytes, format_seconds
 from ..runtime.memory import current_rss
-from ..store.profile_store import ProfileStore, default_store_path
+from ..store.profile_store import ProfileStore, store_exists
 from . import registries
 
 MEMORY_LIMIT_ENV = "LLQM_MEMORY_LIMIT"
@@ -108,8 +108,7 @@ def memory_limit() -> int:
 
 
 def _history(plan: dict[str, Any], store: str | None) -> tuple[dict[str, dict[str, float]], int]:
-    path = Path(store) if store is not None else default_store_path()
-    if not path.exists() or HISTORY_MODEL not in registries.registered("policy"):
+    if not store_exists(store) or HISTORY_MODEL not in registries.registered("policy"):
         return {}, 0
     features = {
         "circuit.size": plan.get("gates"),
@@ -117,7 +116,7 @@ def _history(plan: dict[str, Any], store: str | None) -> tuple[dict[str, dict[st
         "shots": plan.get("shots"),
     }
     model = registries.create("policy", HISTORY_MODEL)
-    return model.predict(features, ProfileStore(path, readonly=True))
+    return model.predict(features, ProfileStore(store, readonly=True))
 
 
 def _modelled(pipeline: Any) -> tuple[dict[str, Any], list[tuple[str, Estimate]]]:
