@@ -4,8 +4,9 @@ Two rules, applied to run configuration, resource attributes, task metrics and e
 messages before anything is recorded: a value under a key that names a secret (``token``,
 ``api_key``, ``password``, ...) is replaced, and the value of any environment variable whose
 name names a secret (``QISKIT_IBM_TOKEN``, ...), the password of any URL in the environment
-(``LLQM_STORE=postgresql://user:password@host/db``) and any secret registered with
-``keep_secret`` (a store URL's password) are cut out of every string they appear in.
+(``LLQM_STORE=postgresql://user:password@host/db``), the password part of any URL in a text
+and any secret registered with ``keep_secret`` (a store URL's password) are cut out of every
+string they appear in.
 """
 
 from __future__ import annotations
@@ -83,7 +84,13 @@ def without_password(url: str) -> str:
         return url.partition("://")[0] + "://" + REDACTED
 
 
+#: The password in a URL's user part: ``postgresql://user:PASSWORD@host``.
+_URL_PASSWORD = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*:)([^@\s/]+)(@)")
+
+
 def redact_text(text: str) -> str:
+    if "://" in text:
+        text = _URL_PASSWORD.sub(rf"\g<1>{REDACTED}\g<3>", text)
     for secret in environment_secrets():
         if secret in text:
             text = text.replace(secret, REDACTED)

@@ -59,6 +59,10 @@ def postgres_ddl(statement: str) -> str:
     return statement
 
 
+def _integer_flag(value: Any) -> Any:
+    return int(value) if value is True or value is False else value
+
+
 class PostgresBackend(StoreBackend):
     def __init__(self, url: str) -> None:
         self.location = url
@@ -177,7 +181,9 @@ class PostgresBackend(StoreBackend):
         running: list[tuple],
         finished: list[list],
     ) -> None:
-        latest = {row[0]: row for row in finished}  # one UPDATE per row: a repeat keeps the last
+        # One row per id (a statement may not update a row twice: a repeat keeps the last), and
+        # flags as the integers their columns hold, as SQLite keeps them.
+        latest = {row[0]: [_integer_flag(value) for value in row] for row in finished}
         with conn.transaction(), conn.cursor() as cursor:
             if sql is not None:
                 cursor.execute(_sql(sql), params)
@@ -191,7 +197,7 @@ class PostgresBackend(StoreBackend):
         return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks}) ON CONFLICT DO NOTHING"
 
     def json_equals(self, column: str, key: str) -> tuple[str, Any]:
-        return f"({column}::jsonb ->> ?) = ?", key
+        return f"({column}::jsonb ->> ?) = CAST(? AS text)", key
 
     def rollback(self, conn: Any) -> None:
         pass  # a transaction that raised was rolled back by ``conn.transaction()``
