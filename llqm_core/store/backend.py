@@ -39,6 +39,10 @@ class StoreBackend(ABC):
         raise ``StoreError`` with one sentence when it cannot be used."""
 
     @abstractmethod
+    def exists(self) -> bool:
+        """Whether a store is there to read (it may still be refused); creates nothing."""
+
+    @abstractmethod
     def connect(self, readonly: bool) -> Any:
         """A new connection, usable from any thread (callers serialise their use of it)."""
 

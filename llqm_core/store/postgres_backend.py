@@ -125,6 +125,10 @@ class PostgresBackend(StoreBackend):
                     f"to version {SCHEMA_VERSION} ({self.describe_error(exc)})."
                 ) from None
 
+    def exists(self) -> bool:
+        with self._connect() as conn:
+            return self._version_of(conn) > 0
+
     def _version_of(self, conn: Any) -> int:
         found = conn.execute(
             "SELECT to_regclass('llqm_schema') IS NOT NULL AS versioned,"

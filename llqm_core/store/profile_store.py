@@ -60,10 +60,8 @@ def store_backend(location: StoreLocation | None = None) -> StoreBackend:
 
 
 def store_exists(location: StoreLocation | None = None) -> bool:
-    """Whether there may be runs to read there without creating anything: an SQLite file that
-    exists, or any database (which a reader finds out by asking)."""
-    backend = store_backend(location)
-    return not isinstance(backend, SQLiteBackend) or backend.path.exists()
+    """Whether a store is there to read (the default store when None); creates nothing."""
+    return store_backend(location).exists()
 
 
 class ProfileStore:

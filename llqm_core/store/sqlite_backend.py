@@ -70,6 +70,9 @@ class SQLiteBackend(StoreBackend):
                 if conn is not None:
                     conn.close()
 
+    def exists(self) -> bool:
+        return self.path.exists()
+
     def _bring_up_to_date(self, conn: sqlite3.Connection, readonly: bool) -> None:
         version = self._version_of(conn)
         if version == SCHEMA_VERSION:
