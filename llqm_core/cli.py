@@ -26,7 +26,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from . import __version__, profile_command
+from . import __version__, profile_command, store_command
 from .analysis.compare import compare_runs
 from .analysis.html_report import html_report
 from .analysis.plots import device_map_png, drift_map_png, sweep_plot
@@ -280,6 +280,7 @@ def build_parser() -> argparse.ArgumentParser:
     plugins.add_argument("--json", action="store_true", help="print a JSON list")
     plugins.set_defaults(handler=cmd_plugins)
     profile_command.add_command(commands, common)
+    store_command.add_command(commands, common)
     return parser
 
 

@@ -6,6 +6,7 @@ PostgreSQL database (on a throwaway server; skipped with the reason where none c
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import sqlite3
@@ -14,8 +15,6 @@ import subprocess
 import sys
 import textwrap
 import time
-
-import glob
 
 import pytest
 from conftest import ROOT, plain_sql, run_python

@@ -167,10 +167,15 @@ _stores: dict[str, ProfileStore] = {}
 _stores_lock = threading.Lock()
 
 
+def store_key(location: StoreLocation | None = None) -> str:
+    """One name per store: an SQLite file's resolved path, a database's URL."""
+    backend = store_backend(location)
+    return str(backend.path.resolve()) if isinstance(backend, SQLiteBackend) else backend.location
+
+
 def open_store(location: StoreLocation | None = None) -> ProfileStore:
     """A writable store for ``location`` (the default store when None), shared within the process."""
-    backend = store_backend(location)
-    key = str(backend.path.resolve()) if isinstance(backend, SQLiteBackend) else backend.location
+    key = store_key(location)
     with _stores_lock:
         store = _stores.get(key)
         if store is None or store.closed:
