@@ -102,6 +102,14 @@ class PostgresBackend(StoreBackend):
     def prepare(self, readonly: bool) -> None:
         """Check the schema version; a writer creates the schema in an empty database, and
         either upgrades an older one (under a lock: several may open it at once)."""
+        for attempt in range(3):
+            try:
+                return self._prepare(readonly)
+            except (psycopg.errors.DuplicateTable, psycopg.errors.UniqueViolation):
+                if attempt == 2:  # another process created the schema meanwhile: look again
+                    raise
+
+    def _prepare(self, readonly: bool) -> None:
         with self._connect() as conn:
             version = self._version_of(conn)
             if version == SCHEMA_VERSION:
@@ -119,6 +127,8 @@ class PostgresBackend(StoreBackend):
                     conn.execute("CREATE TABLE IF NOT EXISTS llqm_schema (version BIGINT NOT NULL)")
                     conn.execute("DELETE FROM llqm_schema")
                     conn.execute("INSERT INTO llqm_schema VALUES (%s)", (SCHEMA_VERSION,))
+            except (psycopg.errors.DuplicateTable, psycopg.errors.UniqueViolation):
+                raise
             except psycopg.Error as exc:
                 raise StoreError(
                     f"the profile store {self.name} (schema version {version}) cannot be brought "
@@ -130,9 +140,12 @@ class PostgresBackend(StoreBackend):
             return self._version_of(conn) > 0
 
     def _version_of(self, conn: Any) -> int:
+        # The catalog read as a table, not through the session's cache of it: a schema another
+        # process committed while this one waited for the migration lock shows.
         found = conn.execute(
-            "SELECT to_regclass('llqm_schema') IS NOT NULL AS versioned,"
-            " to_regclass('runs') IS NOT NULL OR to_regclass('tasks') IS NOT NULL AS taken"
+            "SELECT bool_or(tablename = 'llqm_schema') AS versioned,"
+            " bool_or(tablename IN ('runs', 'tasks')) AS taken"
+            " FROM pg_catalog.pg_tables WHERE schemaname = current_schema()"
         ).fetchone()
         if found["versioned"]:
             version = conn.execute("SELECT max(version) AS version FROM llqm_schema").fetchone()
