@@ -46,7 +46,8 @@ from .model import hardware
 from .model.errors import LLQMWarning, StoreError, UserError
 from .model.records import HardwareSnapshot
 from .pipeline import registries
-from .pipeline.file import PipelineFailed, features, load_pipeline, read_pipeline_file, run_pipeline
+from .pipeline.file import PipelineFailed, load_pipeline, read_pipeline_file, run_pipeline
+from .pipeline.sections import features
 from .pipeline.shapes import describe, pipeline_shape
 from .pipeline.sweep import grid_pipelines, parse_grid, point_summary
 from .store.profile_store import ProfileStore, default_store_path
@@ -341,9 +342,8 @@ def cmd_predict(args: argparse.Namespace, console: Console) -> None:
     # A prediction of a run that will not fit is still a prediction.
     pipeline = load_pipeline(args.pipeline, force=True)
     data = pipeline.initial_data()
-    generate = next((s for s in pipeline.steps if s.name == "generate"), None)
-    if generate is not None:
-        data.update(generate.run(data) or {})  # the circuit only: nothing runs, nothing is recorded
+    for step in pipeline.steps_to_choice():  # the circuit only: nothing executes or is recorded
+        data.update(step.run(data) or {})
     model = registries.create("policy", args.model)
     if not hasattr(model, "forecast"):
         raise UserError(
@@ -351,13 +351,14 @@ def cmd_predict(args: argparse.Namespace, console: Console) -> None:
         )
     store = getattr(args, "store", None) or pipeline.store
     shape = pipeline_shape(pipeline.config, [s.name for s in pipeline.steps])
-    found = model.forecast(features(data), ProfileStore(store, readonly=True), shape)
+    known = features(data)
+    found = model.forecast(known, ProfileStore(store, readonly=True), shape)
     if not found["runs_stored"]:
         raise UserError(
             "the store holds no completed pipeline runs to learn from; run some pipelines first (llqm run)."
         )
     if args.json:
-        _print_json({"features": features(data)} | found)
+        _print_json({"features": known} | found)
         return
     if not found["runs_used"]:
         console.print(f"{found['note']}: nothing to predict {args.pipeline} from.")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from llqm_core.hooks import contracts
 from llqm_core.hooks.contracts import DECISION_POINTS, PipelineData
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -18,8 +19,16 @@ def _context_keys(point: str) -> set[str]:
     return set(DECISION_POINTS[point].__annotations__)
 
 
+def _point(node: ast.expr) -> str | None:
+    """The decision point an argument names: one of the contracts' constants (``LAYOUT``,
+    ``contracts.LAYOUT``), as plugins write it; a string literal is not one."""
+    name = getattr(node, "id", getattr(node, "attr", None))
+    value = getattr(contracts, name, None) if isinstance(name, str) and name.isupper() else None
+    return value if isinstance(value, str) else None
+
+
 def _asked() -> list[tuple[str, str, set[str]]]:
-    """(where, point, keyword arguments) of every ``decide(data, "point", ...)`` call."""
+    """(where, point, keyword arguments) of every ``decide(data, POINT, ...)`` call."""
     found = []
     for path in SOURCES:
         for node in ast.walk(ast.parse(path.read_text())):
@@ -27,10 +36,13 @@ def _asked() -> list[tuple[str, str, set[str]]]:
                 isinstance(node, ast.Call)
                 and getattr(node.func, "id", getattr(node.func, "attr", None)) == "decide"
                 and len(node.args) == 2
-                and isinstance(node.args[1], ast.Constant)
             ):
                 where = f"{path.relative_to(ROOT)}:{node.lineno}"
-                found.append((where, node.args[1].value, {k.arg for k in node.keywords if k.arg}))
+                point = _point(node.args[1])
+                assert point is not None, (
+                    f"{where}: name the decision point by its constant in llqm_core.hooks.contracts"
+                )
+                found.append((where, point, {k.arg for k in node.keywords if k.arg}))
     return found
 
 
@@ -42,11 +54,10 @@ def _served() -> list[tuple[str, str, set[str]]]:
             if not isinstance(node, ast.ClassDef):
                 continue
             points = [
-                item.value.value
+                _point(item.value) or f"(not a contracts constant: {ast.unparse(item.value)})"
                 for item in node.body
                 if isinstance(item, ast.Assign)
                 and [getattr(t, "id", None) for t in item.targets] == ["decides"]
-                and isinstance(item.value, ast.Constant)
             ]
             methods = {f.name: f for f in node.body if isinstance(f, ast.FunctionDef)}
             for point in points:
@@ -79,5 +90,5 @@ def test_every_policy_serves_a_declared_point_and_asks_only_for_its_context():
 def test_the_pipeline_data_declares_what_the_core_sets_before_the_first_step():
     from llqm_core.pipeline.file import Pipeline
 
-    pipeline = Pipeline("p", [], backend=None, shots=1, seed=None, store=None, engine="local")
+    pipeline = Pipeline("p", [], backend=None, store=None, engine="local", data={"shots": 1})
     assert set(pipeline.initial_data()) <= set(PipelineData.__annotations__)

@@ -114,3 +114,39 @@ def test_every_core_package_says_what_it_owns_and_what_it_may_import():
     for package in MAY_IMPORT:
         doc = ast.get_docstring(ast.parse((CORE / package / "__init__.py").read_text()))
         assert doc and "import" in doc, f"llqm_core.{package} needs a docstring naming its imports"
+
+
+#: Names the plugins own: their sections, stages and default backend, and their metrics' prefix.
+PLUGIN_NAMES = {"circuit", "observable", "transpile", "mitigation", "execution", "generate", "aer"}
+PLUGIN_PREFIXES = ("mitigate.", "circuit.", "fidelity.")
+
+
+def _code_strings(path: Path) -> list[tuple[int, str]]:
+    """The string literals of a module that are not docstrings, with their lines."""
+    tree = ast.parse(path.read_text())
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+    ]
+
+
+def test_the_core_pipeline_knows_sections_only_as_plugins_register_them():
+    paths = [*sorted((CORE / "pipeline").glob("*.py")), CORE / "cli.py"]
+    wrong = [
+        f"{path.relative_to(ROOT)}:{line}: {text!r}"
+        for path in paths
+        for line, text in _code_strings(path)
+        if text in PLUGIN_NAMES or text.startswith(PLUGIN_PREFIXES)
+    ]
+    assert not wrong, "the plugin that owns these names should declare them:\n" + "\n".join(wrong)

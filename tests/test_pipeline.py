@@ -258,7 +258,7 @@ def test_any_value_in_a_pipeline_file_is_accepted_or_refused_with_one_sentence(s
     except UserError as exc:
         assert "\n" not in str(exc) and str(exc)
     else:
-        assert pipeline.shots >= 1 and pipeline.steps
+        assert pipeline.data["shots"] >= 1 and pipeline.steps
 
 
 def test_the_sweep_plot_says_which_marker_is_mitigated():
@@ -317,3 +317,67 @@ def test_a_sweep_runs_every_point_and_reports_error_against_cost(tmp_path):
     assert (
         len(llqm.ProfileStore(store, readonly=True).runs()) == 4
     )  # checked before the first point ran
+
+
+def test_a_plugin_declares_its_own_section_and_figures(store_path, fresh_plugins):
+    """A third party's section runs its stages in the order it declares and its
+    ``llqm_postprocess`` figures are recorded, exactly like the built-in sections'."""
+    from llqm_core import hookimpl
+    from llqm_core.hooks.contracts import SectionPlan, StageUse
+
+    class Tally:
+        order = 35  # after [transpile] (30), before [mitigation] (40)
+
+        def build(self, table):
+            if set(table) - {"label"}:
+                raise ValueError(f"[tally] has no key {sorted(set(table) - {'label'})[0]!r}.")
+            return SectionPlan([StageUse("tally.count", {"label": table.get("label", "t")})])
+
+    def tally(*, label="t"):
+        return lambda data: {"tally_label": label}
+
+    class Plugin:
+        @hookimpl
+        def llqm_register_sections(self, register):
+            register("tally", Tally())
+
+        @hookimpl
+        def llqm_register_stages(self, register):
+            register("tally.count", tally)
+
+        @hookimpl
+        def llqm_postprocess(self, data):
+            return {"tally.label": data.get("tally_label")}
+
+    llqm.loaded_plugins().register(Plugin(), name="tally")
+    config = with_changes(tally={"label": "mine"})
+    pipeline = parse_pipeline(config)
+    assert [s.name for s in pipeline.steps] == [
+        "generate",
+        "observable",
+        "transpile",
+        "tally.count",
+        "mitigate.zne",
+        "postprocess",
+    ]
+    run_id, data = run_pipeline(pipeline, store=store_path)
+    assert data["tally"] == {"tally.label": "mine"} and "fidelity.mitigated" in data["fidelity"]
+    tops = [t for t in llqm.ProfileStore(store_path).tasks(run_id) if t.parent_id is None]
+    assert tops[-1].metrics["tally.label"] == "mine"
+    with pytest.raises(UserError, match=r"^\[tally\] has no key 'size'\.$"):
+        parse_pipeline(with_changes(tally={"size": 3}))
+
+
+def test_a_file_without_a_backend_name_runs_on_the_one_default_a_plugin_offers(fresh_plugins):
+    assert parse_pipeline(with_changes(backend=None)).backend.name.startswith("aer")
+
+    class Other:
+        @llqm.hookimpl
+        def llqm_register_backends(self, register):
+            register("other", lambda: None, default=True)
+
+    llqm.loaded_plugins().register(Other(), name="other")
+    with pytest.raises(
+        UserError, match=r"in \[backend\]: name the backend to use: plugins offer aer, other"
+    ):
+        parse_pipeline(with_changes(backend=None))

@@ -9,6 +9,7 @@ llqm_core.hooks.hookdoc`` renders them into docs/hooks.md next to the hooks.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
 from ..model.records import HardwareSnapshot
@@ -21,10 +22,11 @@ class PipelineData(TypedDict, total=False):
 
     # set by the core before the first step
     backend: Any  #: the backend the file names (``llqm_qiskit.QuantumBackend`` for the built-ins)
-    shots: int  #: ``[execution] shots``
-    seed: int | None  #: ``[execution] seed``
     policies: list[Any]  #: the policies ``[policies] names`` asked for
     warnings: list[str]  #: sentences for the report; a step returns the list with its own added
+    # set before the first step by section "execution" (``SectionPlan.data``)
+    shots: int  #: ``[execution] shots``
+    seed: int | None  #: ``[execution] seed``
     # stage "generate"
     circuit: Any  #: the logical circuit
     # stage "observable"
@@ -41,12 +43,32 @@ class PipelineData(TypedDict, total=False):
     value: float  #: the mitigated value
     unmitigated: float  #: the value without mitigation, from the same job
     circuits_executed: int  #: circuits the technique ran, calibration included
-    # stage "postprocess"
+    # stage "postprocess": the ``llqm_postprocess`` figures, by their first dotted part
     fidelity: dict[str, Any]  #: the ``fidelity.*`` figures the report shows
+    pipeline: dict[str, Any]  #: ``pipeline.warnings``, the run's warnings as recorded
 
 
 #: A pipeline step: reads the data so far, returns what it adds (or None).
 StepFunction = Callable[[PipelineData], "PipelineData | None"]
+
+
+@dataclass(frozen=True)
+class StageUse:
+    """One step a section of a pipeline file asks for: a registered stage with its options.
+    ``where`` names the table the options came from in error messages (default: the section)."""
+
+    stage: str
+    options: dict[str, Any] = field(default_factory=dict)
+    where: str | None = None
+
+
+@dataclass(frozen=True)
+class SectionPlan:
+    """What a section's ``build(table)`` makes of its table: the steps it adds, in order, and
+    the ``PipelineData`` entries the run starts with (``shots``)."""
+
+    stages: list[StageUse] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)
 
 
 class LayoutContext(TypedDict):

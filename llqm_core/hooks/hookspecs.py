@@ -19,6 +19,7 @@ from typing import Any
 import pluggy
 
 from ..model.records import HardwareSnapshot, RunRecord, TaskRecord
+from .contracts import PipelineData
 
 PROJECT = "llqm"
 
@@ -56,9 +57,50 @@ def llqm_register_stages(register: Callable[..., None]) -> None:
     what it makes, so that the core can refuse a run that cannot fit
     (``llqm_core.pipeline.fit``); ``step.load()`` does check-time work that builds something
     (parsing a QASM file) once the run fits.
-    A ``mitigate.<technique>`` step also carries ``step.planned_shots(shots)``: the shots it
-    will spend at ``shots`` per execution, exactly, so that a shots budget is checked before
-    anything runs.
+    A step that executes (``mitigate.<technique>``) also carries ``step.planned_shots(shots)``:
+    the shots it will spend at ``shots`` per execution, exactly, so that a shots budget is
+    checked before anything runs (``llqm_core.pipeline.sections.section_shots``).
+    """
+
+
+@hookspec
+def llqm_register_sections(register: Callable[..., None]) -> None:
+    """Add sections of pipeline files: call ``register(name, section, description="")``.
+
+    ``name`` is the file's table (``[circuit]``); the core knows a pipeline file only as
+    ``name``, ``[backend]``, the registered sections, ``[[stages]]``, ``[policies]``,
+    ``[output]`` and ``[run]``. ``section`` is an object with:
+
+    - ``order`` (int): where its steps run among the other sections' steps, lowest first;
+    - ``build(table)``: checks the section's table (a dict, empty when the file has none) and
+      returns an ``llqm_core.hooks.contracts.SectionPlan``: the registered stages it runs, with
+      their options, and the ``PipelineData`` entries the run starts with; ``ValueError`` with
+      one sentence naming the table (``[execution] shots must be ...``) for bad input.
+
+    and, optionally:
+
+    - ``choose_after = True``: once this section's steps have run, the sections with a
+      ``choose`` may be replaced by the policies' choice, and the ``predict`` policies forecast
+      the run (the built-in ``[circuit]``: the circuit is known);
+    - ``features(data)`` and ``plan_features(plan)``: what a cost model predicts from
+      (``circuit.size``, ``shots``), from the run's data once the ``choose_after`` section has
+      run, or from the estimates' plan (``llqm_register_stages``) before anything runs;
+    - ``choose(data, features, table)``: a table the policies chose in place of the file's
+      (built and checked like it), or None to keep it (``[mitigation]``: decision point
+      ``mitigation``);
+    - ``shape(table, stages)``: its part of the run's shape (``llqm_core.pipeline.shapes``),
+      from its table and the top-level stages the run has, in order.
+    """
+
+
+@hookspec
+def llqm_postprocess(data: PipelineData) -> dict[str, Any] | None:
+    """Return figures of a pipeline run whose work is done, or None.
+
+    Keys are dotted metric names (``fidelity.error_reduction``); the core's ``postprocess``
+    step records them on its task and adds them to the data under their first part
+    (``data["fidelity"]["fidelity.error_reduction"]``). The Mitiq plugin's are the fidelity
+    figures: ideal, unmitigated and mitigated values, their errors and the error reduction.
     """
 
 
@@ -70,6 +112,8 @@ def llqm_register_backends(register: Callable[..., None]) -> None:
     (keyword-only parameters with defaults, so LLQM can name an unknown option); it raises
     ``ValueError`` with one sentence for a bad value. The Qiskit plugin's backends subclass
     ``llqm_qiskit.QuantumBackend`` (``execute(circuits, shots, seed=)``, ``snapshot()``).
+    ``register(..., default=True)`` offers the backend a file without ``[backend] name`` runs
+    on (the Qiskit plugin's ``aer``).
     """
 
 

@@ -4,14 +4,11 @@ The file names registered things and their options; the core composes them and k
 nothing of what they do::
 
     name = "ghz-100 with ZNE"
-    [circuit]      # stage "generate": kind, qubits, depth, seed, or qasm = "file.qasm"
-    [observable]   # stage "observable": what the run measures and its exact ideal value
-    [backend]      # name = a registered backend, the rest are its options
-    [transpile]    # stage "transpile": optimization_level, seed, layout_method
-    [mitigation]   # technique = "zne" | "pec" | "rem" | "rem+zne" | "none" ...;
-                   # [mitigation.zne] etc. hold each technique's options
-    [execution]    # shots, seed
-    [[stages]]     # extra registered stages run after mitigation: name = "...", options
+    [backend]      # name = a registered backend (default: the one a plugin offers), its options
+    [<section>]    # a section a plugin registers (llqm_register_sections): the Qiskit plugin's
+                   # [circuit], [observable], [transpile] and [execution], the Mitiq plugin's
+                   # [mitigation]; each builds registered stages from its table
+    [[stages]]     # extra registered stages run after the sections' steps: name = "...", options
     [policies]     # names = [registered policies]
     [output]       # store = "profiles.sqlite"
     [run]          # engine = "local" | a registered engine such as "prefect"; max_minutes
@@ -20,12 +17,11 @@ A step may carry a ``preflight(data)`` that checks it against the rest of the fi
 wider than the backend) while the file is read, an ``estimate(plan)`` of its time and memory
 (``llqm_core.pipeline.fit`` refuses a run that cannot fit before anything is built), and a
 ``load()`` for check-time work that builds something (parsing a QASM file), done once the run
-fits. The steps run in order, each its own task: ``generate``, ``observable``, ``transpile``,
-``mitigate.<technique>`` (for ``a+b``, every technique but the last is built with
-``inner=True``: it prepares, such as a readout calibration, and the last one executes),
+fits. The steps run in order, each its own task: the sections' steps in their declared order,
 the extra stages (one that raises fails only its own task: the run goes on with a warning),
-and ``postprocess``, which sets the fidelity figures: the ideal,
-unmitigated and mitigated values, their absolute errors and the error-reduction factor.
+and ``postprocess``, which records the figures plugins compute (``llqm_postprocess``). Once
+the steps of the section that declares ``choose_after`` have run, policies may choose a
+section's table in place of the file's (the mitigation) and predict the run's costs.
 """
 
 from __future__ import annotations
@@ -37,40 +33,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..hooks.contracts import PREDICT
 from ..hooks.plugins import loaded_plugins
 from ..model.errors import UserError, warn
-from ..runtime.api import annotate, current_run, run
-from . import registries
+from ..runtime.api import annotate, run
+from . import registries, sections
 from .fit import Fit, check_fit
 from .policies import decide, policy_name, policy_task
+from .sections import Step, stage_step
+from .sections import table as _table
 from .shapes import pipeline_shape
 
-SECTIONS = (
-    "name",
-    "circuit",
-    "observable",
-    "backend",
-    "transpile",
-    "mitigation",
-    "execution",
-    "stages",
-    "policies",
-    "output",
-    "run",
-)
-MAX_SHOTS = 10_000_000
+#: The parts of a pipeline file the core reads itself; plugins register the others.
+CORE_KEYS = ("name", "backend", "stages", "policies", "output", "run")
 LOCAL_ENGINE = "local"
 EXTRA_SECTION = "stages"
+POSTPROCESS = "postprocess"
 
 #: ``on_step(index, total, name)`` is called before each step, and once with ``index == total`` at the end.
 StepCallback = Callable[[int, int, str], None]
 
-
-@dataclass
-class Step:
-    name: str  # the stage name, which is also the task's stage
-    section: str  # where in the file its options came from, for error messages
-    run: Callable[[dict[str, Any]], dict[str, Any] | None]
+__all__ = ["Pipeline", "PipelineFailed", "Step", "StepCallback", "load_pipeline", "parse_pipeline"]
 
 
 @dataclass
@@ -78,114 +61,30 @@ class Pipeline:
     name: str
     steps: list[Step]
     backend: Any
-    shots: int
-    seed: int | None
     store: str | None
     engine: str
     policies: list[Any] = field(default_factory=list)
     config: dict[str, Any] = field(default_factory=dict)
+    #: the ``PipelineData`` entries its sections set before the first step (``shots``, ``seed``)
+    data: dict[str, Any] = field(default_factory=dict)
+    #: the section after whose steps the policies choose and predict (``choose_after``)
+    choose_after: str | None = None
     fit: Fit | None = None  # the estimates it was checked against
 
     def initial_data(self) -> dict[str, Any]:
-        return {
-            "backend": self.backend,
-            "shots": self.shots,
-            "seed": self.seed,
-            "policies": self.policies,
-            "warnings": [],
-        }
+        return {"backend": self.backend, "policies": self.policies, "warnings": [], **self.data}
 
-
-def _table(config: dict[str, Any], key: str) -> dict[str, Any]:
-    value = config.get(key, {})
-    if not isinstance(value, dict):
-        raise UserError(f"[{key}] must be a table of options, not {type(value).__name__}.")
-    return dict(value)
-
-
-def _whole(section: str, key: str, value: Any, low: int, high: int | None = None) -> int:
-    if (
-        not isinstance(value, int)
-        or isinstance(value, bool)
-        or value < low
-        or (high is not None and value > high)
-    ):
-        allowed = f"from {low:,} to {high:,}" if high is not None else f"of {low} or more"
-        raise UserError(f"[{section}] {key} must be a whole number {allowed}, not {value!r}.")
-    return value
-
-
-def _stage(section: str, name: str, options: dict[str, Any]) -> Step:
-    try:
-        return Step(name, section, registries.create("stage", name, **options))
-    except UserError as exc:
-        raise UserError(f"in [{section}]: {exc}") from None
+    def steps_to_choice(self) -> list[Step]:
+        """The steps up to the last of the ``choose_after`` section's: what runs before the
+        policies choose (``llqm predict`` runs them to know the circuit)."""
+        chosen_after = [i for i, s in enumerate(self.steps) if s.group == self.choose_after]
+        return self.steps[: chosen_after[-1] + 1] if self.choose_after and chosen_after else []
 
 
 def _only(section: str, table: dict[str, Any], allowed: tuple[str, ...]) -> None:
     for key in table:
         if key not in allowed:
             raise UserError(f"[{section}] has no key {key!r}; its keys are: {', '.join(allowed)}.")
-
-
-def _mitigation_steps(table: dict[str, Any]) -> list[Step]:
-    technique = table.pop("technique", "none")
-    if not isinstance(technique, str) or not technique.strip():
-        raise UserError(
-            f'[mitigation] technique must be a name such as "zne" or "rem+zne", not {technique!r}.'
-        )
-    parts = [part.strip() for part in technique.split("+")]
-    known = sorted(
-        name.removeprefix("mitigate.")
-        for name in registries.registered("stage")
-        if name.startswith("mitigate.")
-    )
-    for part in parts:
-        if part not in known:
-            raise UserError(
-                f"[mitigation] technique {technique!r} names {part!r}, which is not a registered technique; "
-                f'the registered ones are: {", ".join(known)} (combine them as "rem+zne").'
-            )
-    for (
-        key,
-        value,
-    ) in table.items():  # tables of other registered techniques may stay (handy in sweeps)
-        if key not in known:
-            raise UserError(
-                f"[mitigation] has options for {key!r}, which is not a registered technique; "
-                f"the registered ones are: {', '.join(known)}."
-            )
-        if not isinstance(value, dict):
-            raise UserError(
-                f"[mitigation.{key}] must be a table of options, not {type(value).__name__}."
-            )
-    steps = []
-    for position, part in enumerate(parts):
-        options = dict(table.get(part, {}))
-        if position < len(parts) - 1:
-            options["inner"] = True
-        steps.append(_stage(f"mitigation.{part}", f"mitigate.{part}", options))
-    return steps
-
-
-def planned_shots(steps: list[Step], shots: int) -> int | None:
-    """The shots the mitigation steps among ``steps`` will spend at ``shots`` per execution, from
-    each step's ``planned_shots``; None when one of them does not say."""
-    total = 0
-    for step in steps:
-        if not step.name.startswith("mitigate."):
-            continue
-        plan = getattr(step.run, "planned_shots", None)
-        if plan is None:
-            return None
-        total += plan(shots)
-    return total
-
-
-def mitigation_shots(mitigation: dict[str, Any], shots: int) -> int | None:
-    """The shots a mitigation table (``technique`` and its options, as in a pipeline file) will
-    spend at ``shots`` per execution; None when a step does not say."""
-    return planned_shots(_mitigation_steps(dict(mitigation)), shots)
 
 
 def _extra_steps(entries: Any) -> list[Step]:
@@ -199,7 +98,7 @@ def _extra_steps(entries: Any) -> list[Step]:
         name = options.pop("name", None)
         if not isinstance(name, str):
             raise UserError(f'[[stages]] entry {number} needs name = "<registered stage>".')
-        steps.append(_stage(f"{EXTRA_SECTION} #{number}", name, options))
+        steps.append(stage_step(f"{EXTRA_SECTION} #{number}", name, options))
     return steps
 
 
@@ -227,13 +126,26 @@ def _policies(table: dict[str, Any]) -> list[Any]:
 
 
 def _backend(table: dict[str, Any]) -> Any:
-    name = table.pop("name", "aer")
-    if not isinstance(name, str):
+    name = table.pop("name", None)
+    if name is not None and not isinstance(name, str):
         raise UserError(f"[backend] name must be the name of a registered backend, not {name!r}.")
     try:
-        return registries.create("backend", name, **table)
+        return registries.create(
+            "backend", registries.default_name("backend") if name is None else name, **table
+        )
     except UserError as exc:
         raise UserError(f"in [backend]: {exc}") from None
+
+
+def _section_steps(config: dict[str, Any]) -> tuple[list[Step], dict[str, Any]]:
+    """The registered sections' steps in their declared order, and the data they start with."""
+    steps: list[Step] = []
+    data: dict[str, Any] = {}
+    for name, section in sections.declared():
+        built, entries = sections.build(name, section, _table(config, name))
+        steps += built
+        data |= entries
+    return steps, data
 
 
 def parse_pipeline(
@@ -247,21 +159,16 @@ def parse_pipeline(
 
     A run estimated not to fit (memory, ``[run] max_minutes``) is refused unless ``force``;
     ``store`` (default: the file's) holds the earlier runs the estimates learn from."""
+    allowed = [CORE_KEYS[0], *(name for name, _ in sections.declared()), *CORE_KEYS[1:]]
     for key in config:
-        if key not in SECTIONS:
+        if key not in allowed:
             raise UserError(
                 f"{source} has an unknown section or key {key!r}; the allowed ones are: "
-                f"{', '.join(SECTIONS)}."
+                f"{', '.join(allowed)}."
             )
     name = config.get("name", Path(source).stem)
     if not isinstance(name, str) or not name:
         raise UserError(f"name must be a non-empty string, not {name!r}.")
-    execution = _table(config, "execution")
-    _only("execution", execution, ("shots", "seed"))
-    shots = _whole("execution", "shots", execution.get("shots", 4000), 1, MAX_SHOTS)
-    seed = execution.get("seed")
-    if seed is not None:
-        _whole("execution", "seed", seed, 0)
     output = _table(config, "output")
     _only("output", output, ("store",))
     store_option = output.get("store")
@@ -283,30 +190,26 @@ def parse_pipeline(
         )
     if engine != LOCAL_ENGINE:
         registries.lookup("engine", engine)
+    section_steps, data = _section_steps(config)
     policies = _policies(_table(config, "policies"))
     backend = _backend(_table(config, "backend"))
     steps = [
-        _stage("circuit", "generate", _table(config, "circuit")),
-        _stage("observable", "observable", _table(config, "observable")),
-        _stage("transpile", "transpile", _table(config, "transpile")),
-        *_mitigation_steps(_table(config, "mitigation")),
-        *_extra_steps(config.get("stages", [])),
-        Step("postprocess", "postprocess", postprocess),
+        *section_steps,
+        *_extra_steps(config.get(EXTRA_SECTION, [])),
+        Step(POSTPROCESS, POSTPROCESS, postprocess),
     ]
     pipeline = Pipeline(
         name=name,
         steps=steps,
         backend=backend,
-        shots=shots,
-        seed=seed,
         store=store_option,
         engine=engine,
         policies=policies,
         config=config,
+        data=data,
+        choose_after=sections.choice_point(),
     )
-    for (
-        step
-    ) in steps:  # checks that need more than one section, such as a circuit wider than the backend
+    for step in steps:  # checks that need more than one section: a circuit wider than the backend
         preflight = getattr(step.run, "preflight", None)
         if preflight is not None:
             try:
@@ -350,43 +253,22 @@ def load_pipeline(path: str | Path, *, store: str | None = None, force: bool = F
 
 
 def postprocess(data: dict[str, Any]) -> dict[str, Any]:
-    """The fidelity figures of the run, from the values the earlier steps left."""
-    ideal, raw, mitigated = data.get("ideal_value"), data.get("unmitigated"), data.get("value")
+    """The figures the plugins compute once the work is done (``llqm_postprocess``) and the
+    run's warnings, recorded on this task and added to the data under their first dotted part."""
     figures: dict[str, Any] = {}
-    for key, value in (("ideal", ideal), ("unmitigated", raw), ("mitigated", mitigated)):
-        if isinstance(value, (int, float)):
-            figures[f"fidelity.{key}"] = float(value)
-    if isinstance(ideal, (int, float)):
-        for key, value in (("unmitigated", raw), ("mitigated", mitigated)):
-            if isinstance(value, (int, float)):
-                figures[f"fidelity.error_{key}"] = abs(float(value) - float(ideal))
-        raw_error, mitigated_error = (
-            figures.get("fidelity.error_unmitigated"),
-            figures.get("fidelity.error_mitigated"),
-        )
-        if raw_error is not None and mitigated_error is not None:
-            figures["fidelity.error_reduction"] = (
-                raw_error / mitigated_error if mitigated_error else math.inf
-            )
+    for plugin, found in loaded_plugins().call_each("llqm_postprocess", data=data):
+        for key, value in (found or {}).items():
+            if key.partition(".")[0] in data:
+                warn(f"llqm plugin {plugin!r}: postprocess figure {key!r} would replace data.")
+            else:
+                figures[key] = value
     if data["warnings"]:
         figures["pipeline.warnings"] = list(data["warnings"])
     annotate(figures)
-    return {"fidelity": figures}
-
-
-def features(data: dict[str, Any]) -> dict[str, Any]:
-    """What a cost model predicts from: the circuit's metrics (through the plugins) and the shots."""
-    active = current_run()
-    if "circuit" not in data:
-        described = {}
-    else:  # generate's task described it already: the run keeps that description
-        described = (
-            active.description(data["circuit"])
-            if active is not None
-            else loaded_plugins().describe_value(data["circuit"])
-        )
-    keys = ("circuit.size", "circuit.qubits", "circuit.depth", "circuit.two_qubit_gates")
-    return {k: described.get(k) for k in keys} | {"shots": data.get("shots")}
+    grouped: dict[str, Any] = {}
+    for key, value in figures.items():
+        grouped.setdefault(key.partition(".")[0], {})[key] = value
+    return grouped
 
 
 def run_steps(pipeline: Pipeline, on_step: StepCallback | None = None) -> dict[str, Any]:
@@ -402,9 +284,10 @@ def run_in_order(
     on_step: StepCallback | None = None,
 ) -> dict[str, Any]:
     """The order every engine keeps: each step through ``run_one`` (which makes it a task of the
-    engine's kind); an extra stage that fails is skipped with a warning; once the circuit is
-    generated, the policies may choose its mitigation and predict the run's costs; before
-    ``postprocess`` they may review what the run spent."""
+    engine's kind); an extra stage that fails is skipped with a warning; once the
+    ``choose_after`` section has run (the circuit is known), the policies may choose a section's
+    table (the mitigation) and predict the run's costs; before ``postprocess`` they may review
+    what the run spent."""
     data = pipeline.initial_data()
     steps = list(pipeline.steps)
     index = 0
@@ -416,19 +299,13 @@ def run_in_order(
             data = _run_contained(step, data, run_one)
         else:
             data = run_one(step, data)
-        if step.name == "generate":  # the circuit is known: policies may choose the mitigation,
-            known = features(data)  # then predict the costs of the steps that will run
-            chosen = decide(
-                data,
-                "mitigation",
-                features=known,
-                shots=pipeline.shots,
-                mitigation=pipeline.config.get("mitigation", {"technique": "none"}),
-            )
-            steps = _with_chosen_mitigation(steps, chosen)
+        following = steps[index + 1].group if index + 1 < len(steps) else None
+        if pipeline.choose_after and step.group == pipeline.choose_after != following:
+            known = sections.features(data)
+            steps = sections.chosen(steps, pipeline.config, data, known)
             shape = pipeline_shape(pipeline.config, [s.name for s in steps])
-            decide(data, "predict", features=known, shape=shape)
-        if index + 1 < len(steps) and steps[index + 1].name == "postprocess":
+            decide(data, PREDICT, features=known, shape=shape)
+        if index + 1 < len(steps) and steps[index + 1].name == POSTPROCESS:
             data = _reviewed(data)  # the work is done: policies may check what it spent
         index += 1
     if on_step is not None:
@@ -457,17 +334,6 @@ def _run_contained(
         message = f"stage {step.name!r} ({step.section}) failed and was skipped: {type(exc).__name__}: {exc}"
         warn(message)
         return {**data, "warnings": data["warnings"] + [message]}
-
-
-def _with_chosen_mitigation(steps: list[Step], decision: Any) -> list[Step]:
-    """The steps with the mitigation a policy chose in place of the file's (checked like the file's)."""
-    if decision is None:
-        return steps
-    chosen = _mitigation_steps(
-        {"technique": decision.choice["technique"], **decision.choice.get("options", {})}
-    )
-    first = next((i for i, s in enumerate(steps) if s.name.startswith("mitigate.")), len(steps))
-    return steps[:first] + chosen + [s for s in steps[first:] if not s.name.startswith("mitigate.")]
 
 
 class PipelineFailed(Exception):

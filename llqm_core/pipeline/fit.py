@@ -25,7 +25,7 @@ from ..model.errors import UserError
 from ..model.units import format_bytes, format_seconds
 from ..runtime.memory import current_rss
 from ..store.profile_store import ProfileStore, store_exists
-from . import registries
+from . import registries, sections
 
 MEMORY_LIMIT_ENV = "LLQM_MEMORY_LIMIT"
 HISTORY_MODEL = "cost_model"
@@ -110,17 +110,12 @@ def memory_limit() -> int:
 def _history(plan: dict[str, Any], store: str | None) -> tuple[dict[str, dict[str, float]], int]:
     if not store_exists(store) or HISTORY_MODEL not in registries.registered("policy"):
         return {}, 0
-    features = {
-        "circuit.size": plan.get("gates"),
-        "circuit.qubits": plan.get("qubits"),
-        "shots": plan.get("shots"),
-    }
     model = registries.create("policy", HISTORY_MODEL)
-    return model.predict(features, ProfileStore(store, readonly=True))
+    return model.predict(sections.plan_features(plan), ProfileStore(store, readonly=True))
 
 
 def _modelled(pipeline: Any) -> tuple[dict[str, Any], list[tuple[str, Estimate]]]:
-    plan: dict[str, Any] = {"backend": pipeline.backend, "shots": pipeline.shots}
+    plan: dict[str, Any] = {"backend": pipeline.backend, **pipeline.data}
     modelled: list[tuple[str, Estimate]] = []
     for step in pipeline.steps:
         answer = getattr(step.run, "estimate", None)

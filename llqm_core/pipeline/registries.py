@@ -20,12 +20,27 @@ KINDS = {
     "policy": "llqm_register_policies",
     "engine": "llqm_register_engines",
     "exporter": "llqm_register_exporters",
+    "section": "llqm_register_sections",
 }
 
 
 def registered(kind: str) -> dict[str, dict[str, Any]]:
     """Every entry of one kind (``backend``, ``stage``, ``policy``, ``engine``, ``exporter``), by name."""
     return loaded_plugins().registry(KINDS[kind])
+
+
+def default_name(kind: str) -> str:
+    """The name of the one entry of ``kind`` registered with ``default=True`` (the backend a
+    file without ``[backend] name`` runs on), or a UserError when none or several are."""
+    entries = registered(kind)
+    offered = sorted(name for name, entry in entries.items() if entry.get("default"))
+    if len(offered) != 1:
+        found = f"plugins offer {', '.join(offered)}" if offered else "no plugin offers one"
+        raise UserError(
+            f"name the {kind} to use: {found} as the default; registered {kind} names are: "
+            f"{', '.join(sorted(entries)) or 'none'}."
+        )
+    return offered[0]
 
 
 def lookup(kind: str, name: str) -> Any:

@@ -1,9 +1,10 @@
 """The shape of a pipeline run: what decides which stages it has and what they cost.
 
 Two runs of one shape do the same kind of work on circuits of different sizes: the same
-mitigation technique (as run, so a technique a policy chose counts, not the file's), the same
-kind of backend (a simulator's execute is CPU work; a modelled QPU's waits and charges), the
-same kind of observable, and the same policies that change the work (a layout, folding after
+kind of backend (a simulator's execute is CPU work; a modelled QPU's waits and charges), what
+each section declares as its part (``shape(table, stages)``: the Mitiq plugin's mitigation
+technique as run, so a technique a policy chose counts, not the file's; the Qiskit plugin's
+kind of observable), and the same policies that change the work (a layout, folding after
 transpiling, a cache; ``cost_model`` only predicts, and says so with ``changes_work = False``).
 A prediction from runs of another shape borrows stages this run will not have, and misses
 costs it will, so predictions are made from runs of the same shape only.
@@ -16,11 +17,7 @@ from typing import Any
 
 from ..model.errors import UserError
 from ..model.records import TaskRecord
-from . import registries
-
-DEFAULT_OBSERVABLE = "ideal_outcomes"
-DEFAULT_BACKEND = "aer"
-MITIGATION_PREFIX = "mitigate."
+from . import registries, sections
 
 
 def _table(config: dict[str, Any], key: str) -> dict[str, Any]:
@@ -36,38 +33,40 @@ def changes_work(policy: str) -> bool:
         return True
 
 
-def shape(config: dict[str, Any], techniques: Sequence[str]) -> dict[str, Any]:
-    """The shape of a run of pipeline ``config`` whose mitigation steps are ``techniques``."""
+def _backend_name(config: dict[str, Any]) -> str | None:
+    name = _table(config, "backend").get("name")
+    if name is not None:
+        return name
+    try:
+        return registries.default_name("backend")
+    except UserError:
+        return None
+
+
+def shape(config: dict[str, Any], stages: Sequence[str]) -> dict[str, Any]:
+    """The shape of a run of pipeline ``config`` whose top-level stages are ``stages``, in order:
+    its backend, the policies that change its work, and each section's part (``technique``)."""
     names = _table(config, "policies").get("names") or []
     return {
-        "technique": "+".join(techniques) or "none",
-        "backend": _table(config, "backend").get("name", DEFAULT_BACKEND),
-        "observable": _table(config, "observable").get("kind", DEFAULT_OBSERVABLE),
+        "backend": _backend_name(config),
         "policies": sorted(n for n in names if isinstance(n, str) and changes_work(n)),
-    }
+    } | sections.shape_parts(config, stages)
 
 
 def pipeline_shape(config: dict[str, Any], step_names: Sequence[str]) -> dict[str, Any]:
     """The shape of a pipeline about to run, from its file and its steps' names."""
-    return shape(
-        config,
-        [n.removeprefix(MITIGATION_PREFIX) for n in step_names if n.startswith(MITIGATION_PREFIX)],
-    )
+    return shape(config, step_names)
 
 
 def run_shape(config: dict[str, Any], tasks: Sequence[TaskRecord]) -> dict[str, Any]:
-    """The shape of a stored pipeline run, from its file and the mitigation steps it ran."""
-    steps = sorted(
-        (t for t in tasks if t.parent_id is None and t.stage.startswith(MITIGATION_PREFIX)),
-        key=lambda t: t.start_ns,
-    )
-    return shape(config, [t.stage.removeprefix(MITIGATION_PREFIX) for t in steps])
+    """The shape of a stored pipeline run, from its file and the top-level stages it ran."""
+    steps = sorted((t for t in tasks if t.parent_id is None), key=lambda t: t.start_ns)
+    return shape(config, [t.stage for t in steps])
 
 
 def describe(found: dict[str, Any]) -> str:
-    """A shape in words: ``zne on aer measuring ideal_outcomes, policies: hardware_layout``."""
-    policies = ", ".join(found["policies"]) or "none"
-    return (
-        f"{found['technique']} on {found['backend']} measuring {found['observable']}, "
-        f"policies that change the work: {policies}"
-    )
+    """A shape in words: ``backend aer, observable ideal_outcomes, technique zne, policies that
+    change the work: hardware_layout``."""
+    parts = [f"{key} {value}" for key, value in sorted(found.items()) if key != "policies"]
+    policies = ", ".join(found.get("policies") or []) or "none"
+    return ", ".join([*parts, f"policies that change the work: {policies}"])

@@ -1,80 +1,10 @@
-"""``mitigate.pec``: probabilistic error cancellation as represent -> sample -> transpile ->
-execute -> combine.
+"""``mitigate.pec``: Mitiq's probabilistic error cancellation cut into LLQM tasks.
 
-Mitiq's PEC cut into LLQM tasks; every piece of the technique is Mitiq's own:
-
-- ``mitigate.pec.represent``: a quasi-probability representation of every distinct gate of the
-  logical circuit, by Mitiq's ``represent_operation_with_local_depolarizing_noise`` (the very
-  loop of ``represent_operations_in_circuit_with_local_depolarizing_noise``, measurements left
-  out), at a noise level read from the backend's calibration unless ``noise_level`` is given.
-  Records the overhead ``pec.gamma`` (the one-norm of the whole circuit's representation, the
-  product of its gates' one-norms; the estimator's standard deviation grows with it) and the
-  noise levels and gate errors behind them.
-- ``mitigate.pec.sample``: Mitiq's ``sample_circuit`` in chunks of ``chunk_size``, one task per
-  chunk, with the number of distinct circuits drawn. Mitiq represents and samples the
-  LOGICAL circuit; its Qiskit -> Cirq -> Qiskit round trip could drop idle qubits, renumber
-  them or change the classical registers, so every sampled circuit is checked against the
-  logical one (width, registers, which qubit each bit measures) and put back on the logical
-  circuit's registers where it differs (``fit_to_logical``).
-- ``transpile``: each chunk's circuits go through the pipeline's ``compile``. A sampled circuit
-  placed on other physical qubits than the circuit itself (possible at optimization level 1
-  or more, whose layout scores the extra one-qubit gates) is a warning: the noise levels were
-  read for the circuit's own qubits.
-- ``execute``: all sampled circuits and the un-sampled compiled circuit in one batched job.
-- ``mitigate.pec.combine``: Mitiq's ``combine_results``, ``norm * mean(sign_i * value_i)``, and
-  Mitiq's error bar ``std(norm * sign_i * value_i) / sqrt(samples)``; the unmitigated value is
-  the observable on the un-sampled circuit's counts from the same job.
-
-Where the Paulis go (``sample``). ``"logical"`` (the default) is all of the above: Mitiq
-represents and samples the logical circuit and every sample is transpiled. ``"compiled"``
-(``pec_compiled.py``) represents each native gate of the compiled circuit at its own
-calibrated error and puts the sampled Paulis into the compiled circuit: no sample is
-transpiled, which is what makes thousands of 100-qubit samples affordable.
-
-Sampling and Mitiq. ``execute_with_pec(circuit, executor, representations=...,
-num_samples=N, random_state=seed)`` is ``sample_circuit(circuit, representations,
-random_state=RandomState(seed), num_samples=N)``, one executor call per circuit (or a batched
-executor) and ``combine_results``. Here one ``RandomState(seed)`` is handed from chunk to chunk,
-so with ``chunk_size >= samples`` the circuits, signs and estimate are exactly Mitiq's.
-With smaller chunks they are not: Mitiq draws gate by gate, all N samples of the first gate,
-then all N of the second, so chunks consume the random stream in another order. Every
-sample is still an independent draw from the same quasi-probability distribution, so the
-estimate is as good, only not the same number.
-
-Shots. A sampled circuit runs ``shots_per_sample`` shots (default: the pipeline's shots
-divided by ``samples``, at least 1), so PEC spends about the budget of the unmitigated run
-and its error bar is not flattered by extra shots; for a fixed total, more samples with
-fewer shots each gives the smaller variance. A job has one shot count for all its circuits,
-so the un-sampled circuit (the unmitigated baseline) runs as ``ceil(shots /
-shots_per_sample)`` copies in the same job, their counts summed: the baseline gets the
-pipeline's shots and costs no extra job. Mitiq's own ``execute_with_pec`` leaves shots to the
-executor and calls it once per sampled circuit; here the whole job is one backend call.
-
-Noise levels from the calibration (when ``noise_level`` is not given). Mitiq's local
-depolarizing noise of level ``p`` puts, after a ``k``-qubit gate, on each of its qubits the
-channel ``(1 - 4p/3) rho + (4p/3) I/2`` (``X``, ``Y``, ``Z`` each with probability ``p/3``; Aer's
-``depolarizing_error(4p/3)``). A device reports ``r``, the average gate infidelity
-(``1 - r = (d F_pro + 1) / (d + 1)``, ``d = 2^k``). Matching process infidelities:
-
-- one-qubit gates: ``p1 = 3 r1 / 2``, with ``r1`` the mean ``sx`` error of the physical qubits
-  the compiled circuit's layout (``compiled.layout``) puts the logical qubits on. Exact for a
-  depolarizing channel.
-- two-qubit gates: the mean error ``r2`` of the device's two-qubit gates (``cz`` on Heron) on
-  the couplers the compiled circuit uses, as compiled (physical indices, after routing). A
-  two-qubit depolarizing channel has process infidelity ``5 r2 / 4``; two local channels have
-  ``1 - (1 - p)^2``; so ``p2 = 1 - sqrt(1 - 5 r2 / 4)`` (about ``5 r2 / 8``). Same fidelity, not
-  the same channel: the device's (and the embedded simulation's) channel spreads its error
-  evenly over the 15 two-qubit Paulis, the local model weights one-qubit Paulis more, so the
-  cancellation is right in fidelity and only approximately right Pauli by Pauli.
-
-What the approximation leaves out: one noise level per gate arity (the mean over the qubits
-and couplers used, not each gate's own); one native gate per logical gate (a logical ``cx``
-becomes a ``cz`` and one-qubit gates, an ``rzz`` two ``cz``: gates that compile to several
-native ones are under-corrected); the inserted Paulis are taken as noiseless though they are
-real gates; readout error (combine with readout mitigation: ``rem+pec``), idling (T1/T2),
-coherent errors and crosstalk are not represented. A coupler out of service (error 1) gives
-no invertible channel: a noise level of 0.75 or more is refused, and a used coupler with
-error 1 is a warning.
+``mitigate.pec.represent`` (the gates' quasi-probability representations, at noise levels read
+from the calibration), ``mitigate.pec.sample`` (per chunk), ``transpile``, one batched
+``execute`` and ``mitigate.pec.combine``; every piece of the technique is Mitiq's own. How the
+noise levels, sampling and shots are chosen, and what the model leaves out, is in
+docs/pipelines.md ("How PEC is computed"); why it runs as one job, in docs/performance.md.
 """
 
 from __future__ import annotations

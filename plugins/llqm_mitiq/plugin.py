@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from llqm_core import hookimpl
 
+from .figures import fidelity_figures
 from .pec import pec
 from .rem import rem
+from .sections import SECTION
 from .unmitigated import unmitigated
 from .zne import zne
 
@@ -40,6 +43,20 @@ def llqm_register_stages(register: Callable[..., None]) -> None:
         zne,
         description="zero-noise extrapolation: fold, transpile, execute, extrapolate (Mitiq)",
     )
+
+
+@hookimpl
+def llqm_register_sections(register: Callable[..., None]) -> None:
+    register(
+        "mitigation",
+        SECTION,
+        description='technique = "zne", "rem+zne", "none", ...; [mitigation.<technique>] options',
+    )
+
+
+@hookimpl
+def llqm_postprocess(data: dict[str, Any]) -> dict[str, Any]:
+    return fidelity_figures(data)
 
 
 @hookimpl

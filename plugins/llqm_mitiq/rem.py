@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 import llqm_core
+from llqm_core.hooks.contracts import EXECUTE_BATCH
 from llqm_core.model.checks import flag
 from llqm_core.model.errors import warn
 from llqm_core.pipeline.policies import decide
@@ -275,7 +276,7 @@ def rem(
 
             batching = decide(
                 data,
-                "execute.batch",
+                EXECUTE_BATCH,
                 circuits=circuits,
                 shots=shots,
                 next_shots=data["shots"],

@@ -26,6 +26,7 @@ from mitiq.zne.inference import ExpFactory, LinearFactory, PolyFactory, Richards
 from mitiq.zne.scaling import fold_all, fold_gates_at_random, fold_global, insert_id_layers
 
 import llqm_core
+from llqm_core.hooks.contracts import ZNE_FOLDING
 from llqm_core.model.checks import whole
 from llqm_core.model.errors import warn
 from llqm_core.pipeline.policies import decide
@@ -199,7 +200,7 @@ def zne(
     def step(data: dict[str, Any]) -> dict[str, Any]:
         decision = decide(
             data,
-            "zne.folding",
+            ZNE_FOLDING,
             compiled=data.get("compiled"),
             scale_factors=scales,
             transpile_s=data.get("transpile_s"),

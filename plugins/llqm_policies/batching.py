@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from llqm_core import PolicyDecision
+from llqm_core.hooks.contracts import EXECUTE_BATCH
 from llqm_core.model.checks import positive, whole
 from llqm_core.pipeline.policies import kept_default, recent_tasks
 
@@ -30,7 +31,7 @@ NAME = "job_batching"
 
 class JobBatching:
     name = NAME
-    decides = "execute.batch"
+    decides = EXECUTE_BATCH
 
     def __init__(
         self, *, max_circuits: int | None = None, max_job_s: float | None = None, history: int = 50

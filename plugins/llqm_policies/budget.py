@@ -33,20 +33,22 @@ from typing import Any
 import llqm_core
 from llqm_core import PolicyDecision, ProfileStore
 from llqm_core.analysis.summary import fidelity, step_costs
+from llqm_core.hooks.contracts import MITIGATION
 from llqm_core.model.checks import number, positive
 from llqm_core.model.errors import UserError, warn
-from llqm_core.pipeline.file import mitigation_shots
 from llqm_core.pipeline.policies import kept_default, record
+from llqm_core.pipeline.sections import section_shots
 
 from .predict import run_features
 
 NAME = "budgeted_mitigation"
+MITIGATION_SECTION = "mitigation"
 ON_OVERSPEND = ("refuse", "warn")
 
 
 class BudgetedMitigation:
     name = NAME
-    decides = "mitigation"
+    decides = MITIGATION
     #: Runs are compared by the technique they ran (``llqm_core.pipeline.shapes``), which is
     #: all this policy changes: a run it chose ZNE for is a ZNE run like any other.
     changes_work = False
@@ -74,13 +76,14 @@ class BudgetedMitigation:
 
     def preflight(self, pipeline: Any) -> None:
         """Refuse, when the file is checked, a run that no mitigation at all could keep in budget."""
+        shots = pipeline.data["shots"]
         if (
             self.budget_shots is not None
-            and pipeline.shots > self.budget_shots
+            and shots > self.budget_shots
             and self.on_overspend == "refuse"
         ):
             raise ValueError(
-                f"budgeted_mitigation: the run's unmitigated execution alone takes {pipeline.shots:,} shots "
+                f"budgeted_mitigation: the run's unmitigated execution alone takes {shots:,} shots "
                 f"([execution] shots), over budget_shots = {self.budget_shots:,.0f}, "
                 "so nothing fits; lower the "
                 'shots, raise the budget, or set on_overspend = "warn" to run over it with a warning.'
@@ -297,6 +300,6 @@ def _technique_only(mitigation: dict[str, Any]) -> dict[str, Any]:
 def _planned(mitigation: dict[str, Any], shots: int) -> int | None:
     """The shots a mitigation will spend at ``shots``, as its steps plan them (None: unknown)."""
     try:
-        return mitigation_shots(mitigation, shots)
+        return section_shots(MITIGATION_SECTION, dict(mitigation), shots)
     except UserError:  # a technique no longer registered: its cost stays a prediction
         return None

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from llqm_core import HardwareSnapshot, PolicyDecision
+from llqm_core.hooks.contracts import TRANSPILE_CACHE
 from llqm_core.model.checks import number, whole
 from llqm_core.model.hardware import diff
 from llqm_core.pipeline.policies import policy_task, record
@@ -51,7 +52,7 @@ def structure_key(circuit: Any, context: tuple) -> str:
 
 class TranspileCache:
     name = NAME
-    decides = "transpile.cache"
+    decides = TRANSPILE_CACHE
 
     def __init__(self, *, drift_threshold: float = 0.25, max_entries: int = 10_000) -> None:
         number("drift_threshold", drift_threshold)

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from llqm_core import PolicyDecision
+from llqm_core.hooks.contracts import ZNE_FOLDING
 from llqm_core.pipeline.policies import kept_default
 
 NAME = "fold_after_transpile"
@@ -24,7 +25,7 @@ SELF_INVERSE_TWO_QUBIT = ("cz", "cx", "ecr", "swap")
 
 class FoldAfterTranspile:
     name = NAME
-    decides = "zne.folding"
+    decides = ZNE_FOLDING
 
     def decide(
         self,

@@ -33,6 +33,7 @@ import numpy as np
 
 import llqm_core
 from llqm_core import PolicyDecision, ProfileStore
+from llqm_core.hooks.contracts import PREDICT
 from llqm_core.model.checks import whole
 from llqm_core.pipeline.policies import history_store, kept_default
 from llqm_core.pipeline.shapes import describe, run_shape
@@ -90,7 +91,7 @@ class _StageModel:
 
 class CostModel:
     name = NAME
-    decides = "predict"
+    decides = PREDICT
     changes_work = False  # it only predicts: runs with it and without it are of one shape
 
     def __init__(self, *, history: int = 200, min_runs: int = 4) -> None:

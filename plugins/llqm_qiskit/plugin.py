@@ -12,6 +12,7 @@ from .devices import fake_device, fake_device_names
 from .ibm import IBMRuntimeBackend
 from .metrics import describe
 from .modelled import ModelledQPU
+from .sections import SECTIONS
 from .snapshot import hardware_snapshot
 from .stages import generate, observable, transpile
 
@@ -27,6 +28,7 @@ def llqm_register_backends(register: Callable[..., None]) -> None:
     register(
         AerBackend.kind,
         AerBackend,
+        default=True,
         description="embedded default: Aer simulation of a fake IBM device with noise from its calibration",
     )
     register(
@@ -67,6 +69,12 @@ def llqm_register_stages(register: Callable[..., None]) -> None:
         transpile,
         description="transpile for the backend's device, a task per pass-manager stage",
     )
+
+
+@hookimpl
+def llqm_register_sections(register: Callable[..., None]) -> None:
+    for name, (section, description) in SECTIONS.items():
+        register(name, section, description=description)
 
 
 @hookimpl

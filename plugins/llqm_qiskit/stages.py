@@ -13,6 +13,7 @@ from typing import Any
 
 from qiskit import QuantumCircuit
 
+from llqm_core.hooks.contracts import LAYOUT, TRANSPILE_CACHE, TRANSPILE_PARALLEL
 from llqm_core.model.checks import whole
 from llqm_core.pipeline.policies import decide, policy_for
 
@@ -159,7 +160,7 @@ def transpile(
                 f"{device.num_qubits} of {data['backend'].name}."
             )
         decision = decide(
-            data, "layout", circuit=circuit, snapshot=data["backend"].snapshot(), device=device
+            data, LAYOUT, circuit=circuit, snapshot=data["backend"].snapshot(), device=device
         )
         chosen = decision.choice["initial_layout"] if decision is not None else None
         started = time.perf_counter()
@@ -185,7 +186,7 @@ def transpile(
             layout = placed if same_width else None
 
             def run(batch: list[QuantumCircuit]) -> list[QuantumCircuit]:
-                parallel = decide(data, "transpile.parallel", circuits=batch)
+                parallel = decide(data, TRANSPILE_PARALLEL, circuits=batch)
                 return profiled_transpile(
                     batch,
                     device,
@@ -195,7 +196,7 @@ def transpile(
                     num_processes=parallel.choice["processes"] if parallel is not None else None,
                 )
 
-            cache = policy_for(data, "transpile.cache")
+            cache = policy_for(data, TRANSPILE_CACHE)
             if cache is None:
                 return run(list(circuits))
             context = (

@@ -1,0 +1,144 @@
+"""Sections of pipeline files, as the plugins that own them declare them.
+
+A plugin registers a section (``llqm_register_sections``: ``[circuit]``, ``[mitigation]``) with
+its order and a ``build(table)`` that names the registered stages it runs; the core composes
+the steps in that order and never looks inside a table. What else a section may declare (the
+point after which policies choose, what a cost model predicts from, a choice in place of the
+file's table, its part of a run's shape) is asked here, so ``file`` only runs steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..hooks.contracts import SectionPlan
+from ..model.errors import UserError
+from . import registries
+
+
+@dataclass
+class Step:
+    name: str  # the stage name, which is also the task's stage
+    section: str  # where in the file its options came from, for error messages
+    run: Callable[[dict[str, Any]], dict[str, Any] | None]
+    group: str = ""  # the registered section that built it; "" for the core's own steps
+
+
+def table(config: dict[str, Any], key: str) -> dict[str, Any]:
+    """The options table ``[key]`` of a pipeline file (empty when absent), copied."""
+    value = config.get(key, {})
+    if not isinstance(value, dict):
+        raise UserError(f"[{key}] must be a table of options, not {type(value).__name__}.")
+    return dict(value)
+
+
+def declared() -> list[tuple[str, Any]]:
+    """The registered sections, ``(name, section)``, in their declared order."""
+    entries = registries.registered("section").items()
+    return sorted(((name, entry["object"]) for name, entry in entries), key=lambda s: s[1].order)
+
+
+def stage_step(where: str, name: str, options: dict[str, Any], group: str = "") -> Step:
+    """The registered stage ``name`` built with ``options``; a refusal names the table."""
+    try:
+        return Step(name, where, registries.create("stage", name, **options), group)
+    except UserError as exc:
+        raise UserError(f"in [{where}]: {exc}") from None
+
+
+def build(name: str, section: Any, options: dict[str, Any]) -> tuple[list[Step], dict[str, Any]]:
+    """The steps section ``name`` runs for its table ``options``, and the data it starts with."""
+    try:
+        plan: SectionPlan = section.build(dict(options))
+    except ValueError as exc:  # the section's own sentence names its table
+        raise UserError(str(exc)) from None
+    steps = [
+        stage_step(use.where or name, use.stage, dict(use.options), name) for use in plan.stages
+    ]
+    return steps, dict(plan.data)
+
+
+def section_steps(name: str, options: dict[str, Any]) -> list[Step]:
+    """The steps the section registered as ``name`` builds from the table ``options``."""
+    return build(name, registries.lookup("section", name), options)[0]
+
+
+def planned_shots(steps: Sequence[Step], shots: int) -> int | None:
+    """The shots ``steps`` will spend at ``shots`` per execution, from each step's
+    ``planned_shots``; None when one of them does not say."""
+    total = 0
+    for step in steps:
+        plan = getattr(step.run, "planned_shots", None)
+        if plan is None:
+            return None
+        total += plan(shots)
+    return total
+
+
+def section_shots(name: str, options: dict[str, Any], shots: int) -> int | None:
+    """The shots section ``name`` (``mitigation``) will spend with the table ``options`` at
+    ``shots`` per execution; None when a step does not say."""
+    return planned_shots(section_steps(name, options), shots)
+
+
+def choice_point() -> str | None:
+    """The section after whose steps the policies choose (``choose_after``), if one declares it."""
+    return next((name for name, s in declared() if getattr(s, "choose_after", False)), None)
+
+
+def _merged(method: str, source: dict[str, Any]) -> dict[str, Any]:
+    """The answers of every section that declares ``method``, asked with ``source``, merged."""
+    found: dict[str, Any] = {}
+    for _, section in declared():
+        if hasattr(section, method):
+            found.update(getattr(section, method)(source))
+    return found
+
+
+def features(data: dict[str, Any]) -> dict[str, Any]:
+    """What a cost model predicts from, as the sections read it from the run's data."""
+    return _merged("features", data)
+
+
+def plan_features(plan: dict[str, Any]) -> dict[str, Any]:
+    """What a cost model predicts from, as the sections read it from the estimates' plan."""
+    return _merged("plan_features", plan)
+
+
+def shape_parts(config: dict[str, Any], stages: Sequence[str]) -> dict[str, Any]:
+    """Each section's part of a run's shape, from its table and the run's top-level stages."""
+    found: dict[str, Any] = {}
+    for name, section in declared():
+        if hasattr(section, "shape"):
+            value = config.get(name) if isinstance(config, dict) else None
+            found.update(section.shape(value if isinstance(value, dict) else {}, list(stages)))
+    return found
+
+
+def chosen(
+    steps: list[Step], config: dict[str, Any], data: dict[str, Any], known: dict[str, Any]
+) -> list[Step]:
+    """The steps with each choosing section's steps rebuilt from the table its policies chose
+    (checked like the file's), in the place of the file's."""
+    for name, section in declared():
+        if not hasattr(section, "choose"):
+            continue
+        options = section.choose(data, known, table(config, name))
+        if options is None:
+            continue
+        rebuilt, _ = build(name, section, options)
+        first = next((i for i, s in enumerate(steps) if s.group == name), None)
+        if first is None:
+            first = next(
+                (i for i, s in enumerate(steps) if not s.group or _order(s.group) > section.order),
+                len(steps),
+            )
+        steps = steps[:first] + rebuilt + [s for s in steps[first:] if s.group != name]
+    return steps
+
+
+def _order(name: str) -> float:
+    entry = registries.registered("section").get(name)
+    return entry["object"].order if entry is not None else float("inf")

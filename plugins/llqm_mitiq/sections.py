@@ -1,0 +1,91 @@
+"""The ``[mitigation]`` section of pipeline files, which this plugin owns.
+
+``technique = "zne"`` runs the stage ``mitigate.zne``; ``"rem+zne"`` composes techniques:
+every one but the last is built with ``inner=True`` (it prepares, such as a readout
+calibration, and the last one executes). ``[mitigation.<technique>]`` tables hold each
+technique's options. Once the circuit is known, a ``mitigation`` policy may choose another
+technique; the technique as run is part of a run's shape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from llqm_core.hooks.contracts import MITIGATION, SectionPlan, StageUse
+from llqm_core.pipeline import registries
+from llqm_core.pipeline.policies import decide
+
+PREFIX = "mitigate."
+NO_MITIGATION = "none"
+
+
+def techniques() -> list[str]:
+    """The registered techniques: every stage named ``mitigate.<technique>``, of any plugin."""
+    return sorted(
+        name.removeprefix(PREFIX)
+        for name in registries.registered("stage")
+        if name.startswith(PREFIX)
+    )
+
+
+@dataclass(frozen=True)
+class MitigationSection:
+    order: int
+
+    def build(self, table: dict[str, Any]) -> SectionPlan:
+        technique = table.pop("technique", NO_MITIGATION)
+        if not isinstance(technique, str) or not technique.strip():
+            raise ValueError(
+                f'[mitigation] technique must be a name such as "zne" or "rem+zne", not {technique!r}.'
+            )
+        parts = [part.strip() for part in technique.split("+")]
+        known = techniques()
+        for part in parts:
+            if part not in known:
+                raise ValueError(
+                    f"[mitigation] technique {technique!r} names {part!r}, which is not a "
+                    f"registered technique; the registered ones are: {', '.join(known)} "
+                    '(combine them as "rem+zne").'
+                )
+        for key, value in table.items():  # tables of other registered techniques may stay (sweeps)
+            if key not in known:
+                raise ValueError(
+                    f"[mitigation] has options for {key!r}, which is not a registered technique; "
+                    f"the registered ones are: {', '.join(known)}."
+                )
+            if not isinstance(value, dict):
+                raise ValueError(
+                    f"[mitigation.{key}] must be a table of options, not {type(value).__name__}."
+                )
+        uses = []
+        for position, part in enumerate(parts):
+            options = dict(table.get(part, {}))
+            if position < len(parts) - 1:
+                options["inner"] = True
+            uses.append(StageUse(PREFIX + part, options, f"mitigation.{part}"))
+        return SectionPlan(uses)
+
+    def choose(
+        self, data: dict[str, Any], features: dict[str, Any], table: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """The technique and options a ``mitigation`` policy chose in place of the file's."""
+        decision = decide(
+            data,
+            MITIGATION,
+            features=features,
+            shots=data["shots"],
+            mitigation=table or {"technique": NO_MITIGATION},
+        )
+        if decision is None:
+            return None
+        return {"technique": decision.choice["technique"], **decision.choice.get("options", {})}
+
+    def shape(self, table: dict[str, Any], stages: list[str]) -> dict[str, Any]:
+        """The techniques the run has, in order (``rem+zne``), as run rather than as the file
+        asked: a technique a policy chose counts."""
+        ran = [stage.removeprefix(PREFIX) for stage in stages if stage.startswith(PREFIX)]
+        return {"technique": "+".join(ran) or NO_MITIGATION}
+
+
+SECTION = MitigationSection(40)
