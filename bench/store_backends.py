@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from many_tasks import timed  # noqa: E402  (the wall time of one llqm command)
 from postgres_server import Cluster, why_unavailable  # noqa: E402
 
 import llqm_core as llqm  # noqa: E402
@@ -87,12 +88,6 @@ def concurrent_writers(store: str, writers: int, count: int) -> tuple[float, int
     return wall, writers * count, found
 
 
-def command_seconds(*args: str) -> float:
-    started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "llqm_core.cli", *args], check=True, capture_output=True)
-    return time.perf_counter() - started
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=10_000)
@@ -127,8 +122,8 @@ def main() -> None:
             )
             big = new_store("report")
             _, _, run_id = tasks_per_second(big, args.report_tasks)
-            report_s = command_seconds("--store", big, "report", run_id, "--json")
-            baseline_s = command_seconds("--store", big, "runs", "--json")
+            report_s = timed("--store", big, "report", run_id, "--json")
+            baseline_s = timed("--store", big, "runs", "--json")
             figures[kind] = {
                 "per_task_us": per_task * 1e6,
                 "close_s": close_s,
