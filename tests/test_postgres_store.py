@@ -5,6 +5,7 @@ store share is tested against both in test_store.py and test_journal.py.)"""
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 from conftest import plain_sql, run_cli
@@ -53,6 +54,17 @@ def test_llqm_store_names_the_database_wherever_a_store_is_named(database, monke
     assert done.returncode == 0, done.stderr
     assert [t["name"] for t in json.loads(done.stdout)["tasks"]] == ["step"]
     assert plain_sql(database, "SELECT name FROM runs") == [{"name": "from the environment"}]
+
+
+def test_the_store_option_names_the_database_for_a_profiled_program(database, tmp_path):
+    script = tmp_path / "child.py"
+    script.write_text(
+        "import subprocess, sys\nsubprocess.run([sys.executable, '-c', 'print(2)'])\n"
+    )
+    done = run_cli("--store", database, "profile", "--name", "tiny", "--", sys.executable, script)
+    assert done.returncode == 0, done.stderr
+    run = llqm.ProfileStore(database, readonly=True).run()
+    assert run.name == "tiny" and run.status is llqm.RunStatus.COMPLETED
 
 
 def test_an_unreachable_or_wrong_database_is_one_sentence_without_the_password(
