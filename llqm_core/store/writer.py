@@ -19,7 +19,7 @@ import warnings
 import weakref
 from typing import Any
 
-from ..model.errors import LLQMWarning
+from ..model.errors import LLQMWarning, StoreError
 from ..model.records import (
     PROFILE_VALUE_NAMES,
     HardwareSnapshot,
@@ -100,7 +100,7 @@ def running_row(task: TaskRecord) -> tuple:
 
 
 class StoreWriter:
-    """This process's writing half of one store file.
+    """This process's writing half of one store.
 
     Threads: ``start_task`` and ``finish_task`` run in any task's thread and touch only the
     queue, under ``_queue_lock``, held for moments and never while the database works. Everything that
@@ -135,9 +135,10 @@ class StoreWriter:
         """After a fork: the parent's rows, journal, thread and connection stay the parent's."""
         self._lock = threading.RLock()
         self._start_afresh()
+        failures: tuple[type[BaseException], ...] = (StoreError, *self.backend.errors)
         try:
             self._conn = self.backend.connect_writer()
-        except self.backend.errors:
+        except failures:
             self._owns_conn = False  # the parent's: closing it would end the parent's session
             self.state = WriterState.FAILED
 
