@@ -7,6 +7,7 @@ standard error and exit with status 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -28,28 +29,35 @@ from rich.table import Table
 
 from . import __version__, profile_command, store_command
 from .analysis.compare import compare_runs
-from .analysis.html_report import html_report
+from .analysis.html_report import html_report, trials_html
 from .analysis.plots import device_map_png, drift_map_png, sweep_plot
 from .analysis.report import (
     build_report,
     format_bytes,
     format_number,
-    format_qpu,
     format_seconds,
     iso_time,
     render_report,
     run_summary,
 )
 from .analysis.tables import json_lines
+from .analysis.trials import (
+    find_trials,
+    format_summary,
+    render_trials,
+    repeated_point,
+    trials_report,
+)
 from .hooks.plugins import configure_plugins, loaded_plugins
 from .model import hardware
 from .model.errors import LLQMWarning, StoreError, UserError
 from .model.records import HardwareSnapshot
 from .pipeline import registries
-from .pipeline.file import PipelineFailed, load_pipeline, read_pipeline_file, run_pipeline
+from .pipeline.file import PipelineFailed, load_pipeline, read_pipeline_file
 from .pipeline.sections import features
 from .pipeline.shapes import describe, pipeline_shape
 from .pipeline.sweep import grid_pipelines, parse_grid, point_summary
+from .pipeline.trials import run_trials
 from .store.profile_store import ProfileStore, default_store_path
 from .telemetry.chrome_trace import chrome_trace
 from .telemetry.otlp_json import run_spans, spans_to_otlp_json
@@ -159,6 +167,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE.png",
         help="also draw each point's error against its QPU seconds (shots where no QPU time is reported)",
     )
+    sweep.add_argument(
+        "--repeat",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="run each point N times (default: the file's [run] repeat), reporting mean, sd "
+        "and 95%% intervals",
+    )
     sweep.set_defaults(handler=cmd_sweep)
 
     runs = commands.add_parser(
@@ -175,7 +191,12 @@ def build_parser() -> argparse.ArgumentParser:
     report = commands.add_parser(
         "report", parents=[common], help="profile of one run (default: the latest)"
     )
-    report.add_argument("run", nargs="?", default=None, help="run id or a unique prefix of it")
+    report.add_argument(
+        "run",
+        nargs="?",
+        default=None,
+        help="run id or a unique prefix of it, or a trial set id (t...) for the spread of its trials",
+    )
     report.add_argument("--json", action="store_true", help="print the report as one JSON object")
     report.add_argument(
         "--jsonl", action="store_true", help="print one JSON object per task (flat columns)"
@@ -196,8 +217,10 @@ def build_parser() -> argparse.ArgumentParser:
     compare = commands.add_parser(
         "compare", parents=[common], help="two runs side by side, stage by stage"
     )
-    compare.add_argument("run_a", help="run id (or a unique prefix)")
-    compare.add_argument("run_b", help="run id (or a unique prefix), compared against run_a")
+    compare.add_argument("run_a", help="run id or trial set id (or a unique prefix)")
+    compare.add_argument(
+        "run_b", help="run id or trial set id (or a unique prefix), compared against run_a"
+    )
     compare.add_argument("--json", action="store_true", help="print the differences as JSON")
     compare.set_defaults(handler=cmd_compare)
 
@@ -320,18 +343,25 @@ def cmd_run(args: argparse.Namespace, console: Console) -> None:
     if args.check:
         console.print(
             f"{args.pipeline}: ok ({len(pipeline.steps)} steps: {', '.join(s.name for s in pipeline.steps)}; "
-            f"{pipeline.fit.summary() if pipeline.fit else 'not estimated'})"
+            f"{pipeline.fit.summary() if pipeline.fit else 'not estimated'}"
+            + (f"; {pipeline.repeat} trials, each estimated alike" if pipeline.repeat > 1 else "")
+            + ")"
         )
         return
     store = getattr(args, "store", None) or pipeline.store
     with _progress(args.json) as progress:
-        bar = progress.add_task(pipeline.name, total=len(pipeline.steps))
+        bar = progress.add_task(pipeline.name, total=len(pipeline.steps) * pipeline.repeat)
 
         def on_step(index: int, total: int, name: str) -> None:
-            progress.update(bar, completed=index, description=f"{pipeline.name}: {name}")
+            progress.update(
+                bar, completed=index, total=total, description=f"{pipeline.name}: {name}"
+            )
 
-        run_id, _ = run_pipeline(pipeline, store=store, on_step=on_step)
-    report = build_report(ProfileStore(store, readonly=True), run_id)
+        trials = run_trials(pipeline, store=store, on_step=on_step)
+    if trials.id is not None:
+        _show_trials(ProfileStore(store, readonly=True), trials.id, args.json, console)
+        return
+    report = build_report(ProfileStore(store, readonly=True), trials.run_ids[0])
     if args.json:
         _print_json(report)
     else:
@@ -406,9 +436,13 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> None:
                 description=f"sweep {index + 1}/{len(points)}: {pipeline.name}",
             )
             store = getattr(args, "store", None) or pipeline.store
-            run_id, _ = run_pipeline(pipeline, store=store)
+            trials = run_trials(pipeline, store=store, repeat=args.repeat)
+            stored = ProfileStore(store, readonly=True)
             rows.append(
-                point_summary(assignment, build_report(ProfileStore(store, readonly=True), run_id))
+                repeated_point(
+                    [point_summary(assignment, build_report(stored, r)) for r in trials.run_ids],
+                    trials.id,
+                )
             )
         progress.update(bar, completed=len(points), description="sweep done")
     if args.plot:
@@ -416,7 +450,16 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> None:
     if args.json:
         _print_json(rows)
         return
-    table = Table(title=f"Sweep of {args.pipeline}: error against cost", title_justify="left")
+    trial_counts = sorted({row["trials"] for row in rows})
+    spread_note = (
+        "one trial per point, no spread"
+        if trial_counts == [1]
+        else f"{'/'.join(map(str, trial_counts))} trials per point: mean ± half the 95% interval"
+    )
+    table = Table(
+        title=f"Sweep of {args.pipeline}: error against cost ({spread_note})",
+        title_justify="left",
+    )
     for column in (
         "point",
         "error unmitigated",
@@ -430,20 +473,25 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> None:
         "wall",
         "run",
     ):
-        table.add_column(column, justify="left" if column in ("point", "run") else "right")
+        table.add_column(
+            column,
+            justify="left" if column in ("point", "run") else "right",
+            no_wrap=column == "run",  # the id llqm report takes, whole
+        )
     for row in rows:
         table.add_row(
             ", ".join(f"{k}={v}" for k, v in row["point"].items()),
-            format_number(row["error_unmitigated"]),
-            format_number(row["error_mitigated"]),
-            format_number(row["error_reduction"]),
+            format_summary(row["spread"]["error_unmitigated"]),
+            format_summary(row["spread"]["error_mitigated"]),
+            format_summary(row["spread"]["error_reduction"]),
             str(row["circuits"]),
             str(row["shots"]),
-            format_qpu(row["qpu_s"], row["qpu_modelled"]),
-            format_seconds(row["queue_s"]),
-            format_seconds(row["cpu_s"]),
-            format_seconds(row["wall_s"]),
-            row["run"][:12],
+            format_summary(row["spread"]["qpu_s"], format_seconds, True)
+            + (" modelled" if row["qpu_s"] and row["qpu_modelled"] else ""),
+            format_summary(row["spread"]["queue_s"], format_seconds, True),
+            format_summary(row["spread"]["cpu_s"], format_seconds),
+            format_summary(row["spread"]["wall_s"], format_seconds),
+            row["run"][:17],
         )
     console.print(table)
 
@@ -466,30 +514,51 @@ def cmd_runs(args: argparse.Namespace, console: Console) -> None:
     console.print(table)
 
 
+def _show_trials(store: ProfileStore, set_id: str, as_json: bool, console: Console) -> None:
+    """The report of a trial set: its figures as mean, sd and 95% interval."""
+    report = trials_report(store, find_trials(store, set_id))
+    if as_json:
+        _print_json(report)
+    else:
+        render_trials(report, console)
+
+
+def _write_html(path: str, page: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as out:
+            out.write(page)
+    except OSError as exc:
+        raise UserError(f"cannot write the HTML report to {path}: {exc.strerror}.") from None
+
+
 def cmd_report(args: argparse.Namespace, console: Console) -> None:
+    store = _store(args)
+    trials = find_trials(store, args.run)
     if args.jsonl:
-        for line in json_lines(_store(args), args.run):
-            print(line)
+        for run_id in trials.run_ids:
+            for line in json_lines(store, run_id):
+                print(line)
         return
-    report = build_report(_store(args), args.run)
+    if trials.set_id is not None:  # a trial set: its spread
+        report = trials_report(store, trials)
+        what = f"trial set {trials.set_id} ({len(trials.run_ids)} trials)"
+        page, render = trials_html, functools.partial(render_trials, report, console)
+    else:
+        report = build_report(store, trials.run_ids[0])
+        what = f"run {report['run']['id'][:12]} ({len(report['tasks'])} tasks)"
+        page = html_report
+        render = functools.partial(render_report, report, console, tasks=args.tasks)
     if args.html:
-        try:
-            with open(args.html, "w", encoding="utf-8") as out:
-                out.write(html_report(report))
-        except OSError as exc:
-            raise UserError(
-                f"cannot write the HTML report to {args.html}: {exc.strerror}."
-            ) from None
+        _write_html(args.html, page(report))
         console.print(
-            f"Wrote the HTML report of run {report['run']['id'][:12]} ({len(report['tasks'])} tasks) "
-            f"to {os.path.abspath(args.html)}",
+            f"Wrote the HTML report of {what} to {os.path.abspath(args.html)}",
             highlight=False,
             soft_wrap=True,
         )
     if args.json:
         _print_json(report)
     elif not args.html:
-        render_report(report, console, tasks=args.tasks)
+        render()
 
 
 def cmd_compare(args: argparse.Namespace, console: Console) -> None:
@@ -497,15 +566,14 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> None:
     if args.json:
         _print_json(result)
         return
-    a, b = result["a"], result["b"]
-    console.print(
-        f"a: [bold]{a['name']}[/bold] ({a['id'][:12]}), wall {format_seconds(a['wall_s'])}, decisions "
-        f"{result['decisions']['a'] or 'none'}"
-    )
-    console.print(
-        f"b: [bold]{b['name']}[/bold] ({b['id'][:12]}), wall {format_seconds(b['wall_s'])}, decisions "
-        f"{result['decisions']['b'] or 'none'}"
-    )
+    for side in ("a", "b"):
+        shown = result[side]
+        console.print(
+            f"{side}: [bold]{escape(shown['name'])}[/bold] ({shown['id'][:17]}), "
+            f"{_trials_words(shown['trials'])}, wall {format_seconds(shown['wall_s'])}, "
+            f"decisions {result['decisions'][side] or 'none'}"
+        )
+    a_trials, b_trials = result["a"]["trials"], result["b"]["trials"]
     table = Table(title="Per stage, a -> b", title_justify="left")
     table.add_column("stage")
     for column in ("wall", "cpu", "QPU", "queue", "peak RSS"):
@@ -517,7 +585,9 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> None:
             b = show(entry["b"]) if entry["b"] is not None else "-"
             return f"{a} -> {b}"
         ratio = f" ({entry['ratio']:.2f}x)" if entry.get("ratio") else ""
-        return f"{show(entry['a'])} -> {show(entry['b'])}{ratio}"
+        verdict = entry.get("beyond_spread")
+        beyond = "" if verdict is None else ", beyond spread" if verdict else ", within spread"
+        return f"{show(entry['a'])} -> {show(entry['b'])}{ratio}{beyond}"
 
     for stage, fields in result["stages"].items():
         table.add_row(
@@ -531,16 +601,37 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> None:
     console.print(table)
     if result["fidelity"]:
         errors = Table(title="Fidelity, a -> b", title_justify="left")
-        for column in ("figure", "a", "b", "difference"):
+        for column in ("figure", "a", "b", "difference", "95% interval", "larger than spread?"):
             errors.add_column(column, justify="left" if column == "figure" else "right")
         for name, entry in result["fidelity"].items():
+            interval = entry.get("ci95")
             errors.add_row(
                 name,
                 format_number(entry["a"]),
                 format_number(entry["b"]),
                 format_number(entry.get("difference")),
+                "-" if interval is None else f"{interval[0]:.4g} to {interval[1]:.4g}",
+                _spread_verdict(entry),
             )
         console.print(errors)
+    if 1 in (a_trials, b_trials):
+        console.print(
+            "A side with one trial has no spread: repeat it ([run] repeat = N) to tell a "
+            "difference from chance.",
+            highlight=False,
+        )
+
+
+def _trials_words(count: int) -> str:
+    return "1 trial" if count == 1 else f"{count} trials (means)"
+
+
+def _spread_verdict(entry: dict[str, Any]) -> str:
+    """Whether a difference is larger than the trials' spread, in a word or two."""
+    if "difference" not in entry:
+        return "-"
+    verdict = entry.get("beyond_spread")
+    return "unknown (1 trial)" if verdict is None else "yes" if verdict else "no"
 
 
 def cmd_trace(args: argparse.Namespace, console: Console) -> None:

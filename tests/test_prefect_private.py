@@ -38,3 +38,9 @@ def test_the_supported_prefect_releases_are_bounded_and_include_this_one():
     bounds = {spec.operator for spec in prefect_requirement.specifier}
     assert {">=", "<"} <= bounds, f"{prefect_requirement} needs a lower and an upper bound"
     assert prefect_requirement.specifier.contains(version("prefect"))
+
+
+def test_every_wrapped_function_says_why_no_public_extension_point_serves():
+    from llqm_prefect.prefect_private import PUBLIC_ALTERNATIVES
+
+    assert set(PUBLIC_ALTERNATIVES) == set(WRAPPED)

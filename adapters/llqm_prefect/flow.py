@@ -30,6 +30,7 @@ def profiled(
     stages: dict[str, str] | None = None,
     artifact: bool = True,
     instrument: bool = True,
+    config: dict[str, Any] | None = None,
 ) -> Any:
     """Profile every task run of a Prefect flow as an LLQM task of one LLQM run per flow run.
 
@@ -47,10 +48,12 @@ def profiled(
     (and off after, unless it was on before), so a task that calls ``qiskit.transpile`` or Mitiq's
     ``execute_with_zne`` shows
     their stages under its own task; ``instrument=False`` leaves them as they are.
+    ``config`` is stored with each LLQM run besides the flow's names (a pipeline file's
+    sections and, for a repeated trial, its trial keys).
     """
     if flow is None:
         return lambda f: profiled(
-            f, store=store, stages=stages, artifact=artifact, instrument=instrument
+            f, store=store, stages=stages, artifact=artifact, instrument=instrument, config=config
         )
     if not isinstance(flow, Flow):
         raise TypeError(
@@ -70,6 +73,7 @@ def profiled(
         "stages": dict(stages or {}),
         "artifact": artifact,
         "instrument": instrument,
+        "config": dict(config or {}),
     }
     wrapped = flow.with_options()
     wrapped.fn = (
@@ -87,7 +91,7 @@ def _open_run(flow_name: str, options: dict[str, Any]) -> llqm_core.ActiveRun | 
         return None
     context = FlowRunContext.get()
     flow_run = context.flow_run if context is not None else None
-    config = {"engine": "prefect", "prefect.flow": flow_name}
+    config = options.get("config", {}) | {"engine": "prefect", "prefect.flow": flow_name}
     if flow_run is not None:
         config |= {FLOW_RUN_ID: str(flow_run.id), "prefect.flow_run": flow_run.name}
     name = f"{flow_name}/{flow_run.name}" if flow_run is not None else flow_name

@@ -50,6 +50,7 @@ def pipeline_flow(
         prefect_flow,
         store=store if store is not None else pipeline.store,
         stages={step.name: step.name for step in pipeline.steps},
+        config=pipeline.config,
     )
 
 

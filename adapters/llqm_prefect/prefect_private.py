@@ -1,11 +1,11 @@
 """The Prefect functions the adapter wraps although Prefect does not offer them as extension
 points, listed in one place.
 
-Prefect's public extension points (state hooks, task runners, its own spans) reach neither the
-call of a task's function inside its task run's context nor a task run arriving in a worker
-process, so these are replaced by wrappers that call the original (kept as ``__wrapped__``;
+Each is replaced by a wrapper that calls the original (kept as ``__wrapped__``;
 ``uninstrument()`` puts it back). ``pyproject.toml`` bounds Prefect to the releases they were
 checked against, and ``missing()`` names any that a release moved (tests/test_prefect_private.py).
+``PUBLIC_ALTERNATIVES`` says, for each, which public extension point was checked (Prefect
+3.9.1) and why it does not suffice.
 """
 
 from __future__ import annotations
@@ -40,3 +40,27 @@ def missing() -> list[str]:
         if not callable(found):
             gone.append(dotted)
     return gone
+
+
+#: For each wrapped function, the public extension point checked in its place and why it falls
+#: short; when a Prefect release makes one suffice, the wrapper goes.
+PUBLIC_ALTERNATIVES = {
+    "prefect.task_engine.call_with_parameters": (
+        "state hooks (on_running, on_completion) are options of each task object, so they would "
+        "mean changing the user's tasks, and they run around Prefect's state transitions rather "
+        "than around the call of the task's function; Prefect's task spans (which the adapter "
+        "does use, for task runs served from Prefect's cache) carry neither the parameters nor "
+        "the result that LLQM's data dependencies come from, and users may switch them off"
+    ),
+    "prefect.task_engine.run_task_sync": (
+        "Prefect's own spans carry the flow run's trace into workers through the flow run's "
+        "labels, but without the wrapper the LLQM tasks in a process-pool worker no longer sit "
+        "under Prefect's task spans (tests/test_prefect.py, process pool test)"
+    ),
+    "prefect.task_engine.run_task_async": "as run_task_sync",
+    "prefect.task_runners._run_task_in_subprocess": (
+        "ProcessPoolTaskRunner(initializer=...) runs code in each worker, but only for a runner "
+        "built with it: the user's runner would have to be changed through its private "
+        "_initializer"
+    ),
+}

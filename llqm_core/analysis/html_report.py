@@ -22,10 +22,12 @@ from .report import (
     format_number,
     format_qpu,
     format_seconds,
+    single_trial_sentence,
     stage_rows,
     stages_caption,
 )
 from .summary import FIDELITY_FIGURES
+from .trials import trials_closing, trials_heading, trials_tables
 
 MAX_TASK_ROWS = 500
 _STYLE = """
@@ -81,6 +83,7 @@ def html_report(report: dict[str, Any]) -> str:
                 [[format_number(figures.get(k)) for k in FIDELITY_FIGURES]],
             )
         )
+        parts.append(f'<p id="trials">{html.escape(single_trial_sentence(report))}</p>')
     parts.append(
         _table(
             "Cost per step",
@@ -140,8 +143,24 @@ def html_report(report: dict[str, Any]) -> str:
             ],
         )
     )
+    return _page(run["name"], parts)
+
+
+def _page(title: str, parts: list[str]) -> str:
     return (
-        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>LLQM: {html.escape(run["name"])}'
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>LLQM: {html.escape(title)}'
         f'</title><style>{_STYLE}</style></head><body data-figures="0">{"".join(parts)}'
         f"<script>{_SCRIPT}</script></body></html>"
     )
+
+
+def trials_html(report: dict[str, Any]) -> str:
+    """A trial set's report (``trials.trials_report``) as one self-contained page: each trial,
+    and every figure that varies between them as mean, sd and 95% interval."""
+    parts = [
+        f"<h1>{html.escape(report['trials']['name'])}</h1>",
+        f'<p id="trials">{html.escape(trials_heading(report))}.</p>',
+    ]
+    parts += [_table(caption, header, rows) for caption, header, rows in trials_tables(report)]
+    parts += [f"<p>{html.escape(line)}.</p>" for line in trials_closing(report)]
+    return _page(report["trials"]["name"], parts)

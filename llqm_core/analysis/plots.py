@@ -22,10 +22,20 @@ def sweep_plot(rows: list[dict[str, Any]], path: str | Path, title: str) -> Path
     return path
 
 
+def _half_width(row: dict[str, Any], field: str) -> float | None:
+    """Half the 95% interval of a repeated point's figure (None for one trial or none known)."""
+    summary = (row.get("spread") or {}).get(field)
+    if not summary or summary.get("ci95") is None:
+        return None
+    low, high = summary["ci95"]
+    return (high - low) / 2
+
+
 def sweep_figure(rows: list[dict[str, Any]], title: str) -> Any:
     """Error against cost for each point of a sweep: mitigated (filled) and unmitigated (open)
     errors against the QPU seconds each point spent (or its shots, on a backend that reports
-    no QPU time), one labelled marker per point, and a legend that says which marker is which."""
+    no QPU time), one labelled marker per point, and a legend that says which marker is which.
+    A point run as repeated trials shows its means with error bars of the 95% interval."""
     plt = _pyplot()
     figure, axes = plt.subplots(figsize=(7, 4.5))
     cost, axis_label = (
@@ -33,12 +43,30 @@ def sweep_figure(rows: list[dict[str, Any]], title: str) -> Any:
         if any(r["qpu_s"] for r in rows)
         else ("shots", "shots spent (all circuits)")
     )
+    repeated = False
     for row in rows:
         label = ", ".join(f"{k.split('.')[-1]}={v}" for k, v in row["point"].items())
-        if row["error_unmitigated"] is not None:
-            axes.scatter(row[cost], row["error_unmitigated"], facecolors="none", edgecolors="grey")
+        for field, style in (
+            ("error_unmitigated", {"facecolors": "none", "edgecolors": "grey"}),
+            ("error_mitigated", {"color": "tab:blue"}),
+        ):
+            if row[field] is None:
+                continue
+            axes.scatter(row[cost], row[field], **style)
+            spread_y, spread_x = _half_width(row, field), _half_width(row, cost)
+            if spread_y is not None or spread_x is not None:
+                repeated = True
+                axes.errorbar(
+                    row[cost],
+                    row[field],
+                    yerr=spread_y,
+                    xerr=spread_x,
+                    fmt="none",
+                    ecolor=style.get("color", "grey"),
+                    capsize=3,
+                    linewidth=0.8,
+                )
         if row["error_mitigated"] is not None:
-            axes.scatter(row[cost], row["error_mitigated"], color="tab:blue")
             axes.annotate(
                 label,
                 (row[cost], row["error_mitigated"]),
@@ -46,14 +74,20 @@ def sweep_figure(rows: list[dict[str, Any]], title: str) -> Any:
                 xytext=(4, 4),
                 textcoords="offset points",
             )
+    mean = "mean " if repeated else ""
     axes.legend(
         handles=[
             axes.scatter([], [], color="tab:blue"),
             axes.scatter([], [], facecolors="none", edgecolors="grey"),
         ],
-        labels=["mitigated error (labelled with its point)", "unmitigated error, same point"],
+        labels=[
+            f"{mean}mitigated error (labelled with its point)",
+            f"{mean}unmitigated error, same point",
+        ],
         fontsize=7,
     )
+    if repeated:
+        title += "\n(means of repeated trials; bars: 95% interval)"
     axes.set_xlabel(axis_label)
     axes.set_ylabel("absolute error against the ideal value")
     axes.set_title(title, fontsize=10)

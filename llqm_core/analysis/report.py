@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..model.records import RunRecord, TaskRecord
+from ..model.trials import trial_of
 from ..model.units import format_bytes, format_seconds
 from ..store.profile_store import ProfileStore
 from .summary import (
@@ -190,7 +191,23 @@ def build_report(store: ProfileStore, run_id: str | None = None) -> dict[str, An
         "warnings": [w for t in tasks for w in t.metrics.get("pipeline.warnings", [])],
         "decisions": [d.__dict__ for d in decisions],
         "predictions": prediction_errors(decisions, stages, figures),
+        # One run is one trial: its figures have no spread (``member_of``: the set it belongs to).
+        "trials": {"count": 1, "single": True, "member_of": trial_of(run.config)},
     }
+
+
+def single_trial_sentence(report: dict[str, Any]) -> str:
+    """What a one-run report says of its spread: it is one trial (of a set, or alone)."""
+    trial = trial_of(report["run"].get("config"))
+    if trial is not None:
+        return (
+            f"Trial {trial['index']} of {trial['count']} (seed {trial['seed']}) of trial set "
+            f"{trial['set']}: llqm report {trial['set']} shows the spread over all of them."
+        )
+    return (
+        "One trial: its figures are one draw with no spread; [run] repeat = N or "
+        "llqm sweep --repeat N gives mean, sd and 95% intervals."
+    )
 
 
 def format_qpu(value: float | None, modelled: bool) -> str:
@@ -363,6 +380,8 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
             table.add_column(figure.replace("_", " "), justify="right")
         table.add_row(*(format_number(figures.get(k)) for k in FIDELITY_FIGURES))
         console.print(table)
+    if figures or trial_of(report["run"].get("config")):
+        console.print(single_trial_sentence(report), highlight=False)
     predictions = report.get("predictions") or []
     if predictions:
         table = Table(title="Predicted before the run vs measured", title_justify="left")

@@ -57,9 +57,9 @@ class StageUse:
     """One step a section of a pipeline file asks for: a registered stage with its options.
     ``where`` names the table the options came from in error messages (default: the section)."""
 
-    stage: str
-    options: dict[str, Any] = field(default_factory=dict)
-    where: str | None = None
+    stage: str  #: the registered stage's name (``generate``, ``mitigate.zne``)
+    options: dict[str, Any] = field(default_factory=dict)  #: keyword options of its factory
+    where: str | None = None  #: the table named in errors (``mitigation.zne``); None: the section
 
 
 @dataclass(frozen=True)
@@ -67,8 +67,8 @@ class SectionPlan:
     """What a section's ``build(table)`` makes of its table: the steps it adds, in order, and
     the ``PipelineData`` entries the run starts with (``shots``)."""
 
-    stages: list[StageUse] = field(default_factory=list)
-    data: dict[str, Any] = field(default_factory=dict)
+    stages: list[StageUse] = field(default_factory=list)  #: the steps it adds, in order
+    data: dict[str, Any] = field(default_factory=dict)  #: ``PipelineData`` entries set up front
 
 
 class LayoutContext(TypedDict):

@@ -21,7 +21,8 @@ def _fields(cls: type) -> list[str]:
         match = _FIELD.match(line)
         if match:
             name, kind, note = match.groups()
-            kind = kind.strip().replace("|", "\\|")  # a union's bar would end the cell
+            # the type without its default; a union's bar would end the cell
+            kind = kind.split(" = ")[0].strip().replace("|", "\\|")
             rows.append(f"| `{name}` | `{kind}` | {note or ''} |")
     return rows if len(rows) > 2 else ["(no keyword arguments)"]
 
@@ -46,6 +47,8 @@ def hook_reference() -> str:
         signature = str(inspect.signature(function)).replace("'", "")
         lines += [f"## `{name}{signature}`", "", inspect.cleandoc(function.__doc__ or ""), ""]
     lines += _section("Pipeline data (`PipelineData`)", contracts.PipelineData)
+    lines += _section("What a section builds (`SectionPlan`)", contracts.SectionPlan)
+    lines += _section("One stage a section runs (`StageUse`)", contracts.StageUse)
     lines += [
         "## Decision points",
         "",

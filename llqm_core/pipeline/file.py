@@ -11,7 +11,8 @@ nothing of what they do::
     [[stages]]     # extra registered stages run after the sections' steps: name = "...", options
     [policies]     # names = [registered policies]
     [output]       # store = "profiles.sqlite"
-    [run]          # engine = "local" | a registered engine such as "prefect"; max_minutes
+    [run]          # engine = "local" | a registered engine such as "prefect"; max_minutes;
+                   # repeat = N trials (llqm_core.pipeline.trials)
 
 A step may carry a ``preflight(data)`` that checks it against the rest of the file (a circuit
 wider than the backend) while the file is read, an ``estimate(plan)`` of its time and memory
@@ -46,6 +47,7 @@ from .shapes import pipeline_shape
 
 #: The parts of a pipeline file the core reads itself; plugins register the others.
 CORE_KEYS = ("name", "backend", "stages", "policies", "output", "run")
+MAX_REPEAT = 1000
 LOCAL_ENGINE = "local"
 EXTRA_SECTION = "stages"
 POSTPROCESS = "postprocess"
@@ -70,6 +72,7 @@ class Pipeline:
     #: the section after whose steps the policies choose and predict (``choose_after``)
     choose_after: str | None = None
     fit: Fit | None = None  # the estimates it was checked against
+    repeat: int = 1  # how many trials ``[run] repeat`` asks for (llqm_core.pipeline.trials)
 
     def initial_data(self) -> dict[str, Any]:
         return {"backend": self.backend, "policies": self.policies, "warnings": [], **self.data}
@@ -85,6 +88,14 @@ def _only(section: str, table: dict[str, Any], allowed: tuple[str, ...]) -> None
     for key in table:
         if key not in allowed:
             raise UserError(f"[{section}] has no key {key!r}; its keys are: {', '.join(allowed)}.")
+
+
+def _repeat(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_REPEAT:
+        raise UserError(
+            f"[run] repeat must be a whole number from 1 to {MAX_REPEAT:,}, not {value!r}."
+        )
+    return value
 
 
 def _extra_steps(entries: Any) -> list[Step]:
@@ -177,8 +188,9 @@ def parse_pipeline(
             f"[output] store must be a file path or a postgresql:// URL, not {store_option!r}."
         )
     run_options = _table(config, "run")
-    _only("run", run_options, ("engine", "max_minutes"))
+    _only("run", run_options, ("engine", "max_minutes", "repeat"))
     engine = run_options.get("engine", LOCAL_ENGINE)
+    repeat = _repeat(run_options.get("repeat", 1))
     max_minutes = run_options.get("max_minutes")
     if max_minutes is not None and (
         not isinstance(max_minutes, (int, float))
@@ -208,6 +220,7 @@ def parse_pipeline(
         config=config,
         data=data,
         choose_after=sections.choice_point(),
+        repeat=repeat,
     )
     for step in steps:  # checks that need more than one section: a circuit wider than the backend
         preflight = getattr(step.run, "preflight", None)

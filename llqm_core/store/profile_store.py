@@ -141,6 +141,9 @@ class ProfileStore:
     def find_run(self, config_key: str, value: str) -> RunRecord | None:
         return self._reader.find_run(config_key, value)
 
+    def find_runs(self, config_key: str, value: str, *, prefix: bool = False) -> list[RunRecord]:
+        return self._reader.find_runs(config_key, value, prefix=prefix)
+
     def task_ids_by_metric(self, run_id: str, key: str, values: list[str]) -> dict[str, str]:
         return self._reader.task_ids_by_metric(run_id, key, values)
 

@@ -114,6 +114,16 @@ class StoreReader:
         )
         return run_record(rows[0]) if rows else None
 
+    def find_runs(self, config_key: str, value: str, *, prefix: bool = False) -> list[RunRecord]:
+        """Every run whose configuration has ``config_key`` equal to ``value`` (starting with it,
+        with ``prefix``), oldest first: the trials of one repeat share a key."""
+        test = "LIKE ? || '%'" if prefix else "= ?"
+        rows = self._query(
+            f"SELECT * FROM runs WHERE json_extract(config, ?) {test} ORDER BY start_ns, rowid",
+            (f'$."{config_key}"', value),
+        )
+        return [run_record(row) for row in rows]
+
     def task_ids_by_metric(self, run_id: str, key: str, values: list[str]) -> dict[str, str]:
         """For each value, the latest task of the run whose metric ``key`` has it (e.g. an
         engine's task run id)."""
