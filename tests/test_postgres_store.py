@@ -90,10 +90,10 @@ def test_a_reader_of_an_empty_database_creates_nothing_and_says_so(database):
     assert tables == []
 
 
-def test_a_reader_never_changes_the_database(database):
+def test_a_reader_never_changes_the_database_named_by_either_scheme(database):
     with llqm.run("kept", store=database):
         pass
-    reader = llqm.ProfileStore(database, readonly=True)
+    reader = llqm.ProfileStore(database.replace("postgresql://", "postgres://"), readonly=True)
     with pytest.raises(llqm.StoreError, match="read-only transaction"):
         reader._reader._query("DELETE FROM runs")
     assert reader.run().name == "kept"
