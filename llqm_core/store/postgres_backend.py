@@ -102,12 +102,22 @@ class PostgresBackend(StoreBackend):
     def prepare(self, readonly: bool) -> None:
         """Check the schema version; a writer creates the schema in an empty database, and
         either upgrades an older one (under a lock: several may open it at once)."""
-        for attempt in range(3):
+        for _attempt in range(3):
             try:
                 return self._prepare(readonly)
             except (psycopg.errors.DuplicateTable, psycopg.errors.UniqueViolation):
-                if attempt == 2:  # another process created the schema meanwhile: look again
-                    raise
+                continue  # another process created the schema meanwhile: look again
+            except psycopg.Error as exc:
+                raise self._unreadable(exc) from None
+        raise StoreError(
+            f"the profile store {self.name} kept changing while its schema was checked; "
+            "open it again."
+        )
+
+    def _unreadable(self, exc: BaseException) -> StoreError:
+        return StoreError(
+            f"the profile store {self.name} could not be read ({self.describe_error(exc)})."
+        )
 
     def _prepare(self, readonly: bool) -> None:
         with self._connect() as conn:
@@ -137,7 +147,10 @@ class PostgresBackend(StoreBackend):
 
     def exists(self) -> bool:
         with self._connect() as conn:
-            return self._version_of(conn) > 0
+            try:
+                return self._version_of(conn) > 0
+            except psycopg.Error as exc:
+                raise self._unreadable(exc) from None
 
     def _version_of(self, conn: Any) -> int:
         # The catalog read as a table, not through the session's cache of it: a schema another
