@@ -28,6 +28,7 @@ from rich.progress import (
 from rich.table import Table
 
 from . import __version__, profile_command, store_command
+from . import hardware_commands as hardware_actions
 from .analysis.compare import compare_runs
 from .analysis.html_report import html_report, trials_html
 from .analysis.plots import device_map_png, drift_map_png, sweep_plot
@@ -297,6 +298,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="draw the coupling map coloured by the drift",
     )
     compare.set_defaults(handler=cmd_hardware_diff)
+    hardware_actions.add_commands(hardware_commands, common)
 
     plugins = commands.add_parser(
         "plugins", parents=[common], help="list plugins and what they register"

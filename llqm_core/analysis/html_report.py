@@ -22,6 +22,7 @@ from .report import (
     format_number,
     format_qpu,
     format_seconds,
+    iso_time,
     single_trial_sentence,
     stage_rows,
     stages_caption,
@@ -57,6 +58,10 @@ def _table(caption: str, header: list[str], rows: list[list[Any]]) -> str:
 
 def _image(png: bytes, alt: str) -> str:
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
+
+
+def _microseconds(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds * 1e6:.1f} us"
 
 
 def html_report(report: dict[str, Any]) -> str:
@@ -103,6 +108,26 @@ def html_report(report: dict[str, Any]) -> str:
             ],
         )
     )
+    if report.get("hardware"):
+        parts.append(
+            _table(
+                "Calibrations in force during the run",
+                ["in force from", "device", "snapshot", "2q err", "readout err", "T1", "T2", "out"],
+                [
+                    [
+                        iso_time(int(h["at"] * 1e9)),
+                        h["backend"],
+                        h["fingerprint"],
+                        format_number(h["two_qubit_error_median"]),
+                        format_number(h["readout_error_median"]),
+                        _microseconds(h["t1_median_s"]),
+                        _microseconds(h["t2_median_s"]),
+                        f"{h['faulty_qubits']} qubits, {h['faulty_couplers']} couplers",
+                    ]
+                    for h in report["hardware"]
+                ],
+            )
+        )
     parts.append(_image(timeline_png(report), "timeline of the run's tasks"))
     parts.append(_image(stages_png(report), "stage breakdown"))
     parts.append(_table(stages_caption(report), list(STAGE_COLUMNS), stage_rows(report)))

@@ -25,6 +25,7 @@ from .summary import (
     prediction_errors,
     step_costs,
 )
+from .timeline import run_hardware
 
 
 def iso_time(ns: int | None) -> str | None:
@@ -191,6 +192,7 @@ def build_report(store: ProfileStore, run_id: str | None = None) -> dict[str, An
         "warnings": [w for t in tasks for w in t.metrics.get("pipeline.warnings", [])],
         "decisions": [d.__dict__ for d in decisions],
         "predictions": prediction_errors(decisions, stages, figures),
+        "hardware": run_hardware(store, tasks),
         # One run is one trial: its figures have no spread (``member_of``: the set it belongs to).
         "trials": {"count": 1, "single": True, "member_of": trial_of(run.config)},
     }

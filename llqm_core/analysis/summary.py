@@ -14,6 +14,7 @@ import bisect
 from collections import defaultdict
 from typing import Any
 
+from ..model.hardware import off_path
 from ..model.records import TaskRecord, TaskStatus
 
 FIDELITY_PREFIX = "fidelity."
@@ -125,8 +126,9 @@ def _thread_predecessor(
 
 def find_critical_path(tasks: list[TaskRecord]) -> tuple[list[TaskRecord], set[str]]:
     """The critical path (see ``critical_path``) and the ids of its tasks reached by a guessed
-    edge (empty when every edge is real: data, parent and child, or order within a thread)."""
-    children = _children(tasks)
+    edge (empty when every edge is real: data, parent and child, or order within a thread). The
+    hardware monitor's task and the policies' reactions to it are on no task's path: left out."""
+    children = _children([t for t in tasks if not off_path(t.stage, t.metrics)])
     guessed: set[str] = set()
 
     def expand(chain: list[TaskRecord]) -> list[TaskRecord]:
@@ -265,7 +267,8 @@ def concurrency(
     can read a whole clock tick of process CPU, which no core count bounds."""
     children = _children(tasks)
     leaves = [t for t in tasks if t.end_ns is not None and not children.get(t.id)]
-    events = sorted([(t.start_ns, 1) for t in leaves] + [(t.end_ns, -1) for t in leaves])
+    timed = [t for t in leaves if not off_path(t.stage, t.metrics)]  # beside the run's work
+    events = sorted([(t.start_ns, 1) for t in timed] + [(t.end_ns, -1) for t in timed])
     running = most = 0
     for _, change in events:
         running += change

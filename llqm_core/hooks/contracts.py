@@ -36,6 +36,9 @@ class PipelineData(TypedDict, total=False):
     # stage "transpile"
     compiled: Any  #: the circuit compiled for the backend
     compile: Callable[[Sequence[Any]], list[Any]]  #: compiles more circuits the same way
+    #: the circuit compiled on the layout in force now: compiled again when a layout policy re-placed
+    #: it on drift during the run (the core puts it in ``compiled`` before each later step)
+    current_compiled: Callable[[], Any]
     transpile_s: float  #: seconds the transpile took (what a fold after transpile saves)
     # stages "mitigate.<technique>"
     evaluate: Callable[[Mapping[str, int]], float]  #: an inner technique's corrected observable

@@ -18,6 +18,7 @@ from typing import Any
 
 import pluggy
 
+from ..model.hardware import HardwareChange
 from ..model.records import HardwareSnapshot, RunRecord, TaskRecord
 from .contracts import PipelineData
 
@@ -114,6 +115,12 @@ def llqm_register_backends(register: Callable[..., None]) -> None:
     ``llqm_qiskit.QuantumBackend`` (``execute(circuits, shots, seed=)``, ``snapshot()``).
     ``register(..., default=True)`` offers the backend a file without ``[backend] name`` runs
     on (the Qiskit plugin's ``aer``).
+
+    A backend that has ``device_name``, ``poll_calibration()`` (its calibration now, as a
+    ``HardwareSnapshot``) and ``monitor_interval_s`` (and whose ``calibration_moves``, if it has
+    one, is True: a drifting model, a real device) is watched by the hardware monitor
+    (``llqm_core.runtime.monitor``) while a pipeline runs on it: read on that interval in a
+    background thread, a snapshot kept at each change of fingerprint.
     """
 
 
@@ -154,6 +161,13 @@ def llqm_register_policies(register: Callable[..., None]) -> None:
     ``preflight(pipeline)`` refuses a file it cannot serve (``ValueError``, one sentence) when
     the file is checked, and ``review(data)`` looks at what the run spent before
     ``postprocess``, returning warnings.
+
+    A policy that reacts while a run goes on also has ``on_hardware_change(change)``: the
+    hardware monitor calls it (in its own thread, as the task ``policy.<name>``) with an
+    ``llqm_core.model.hardware.HardwareChange`` each time the calibration of the run's backend
+    changes; it returns a ``PolicyDecision`` when it decides anew (``hardware_layout`` re-places
+    the circuit, ``transpile_cache`` drops entries made on the old calibration), which LLQM
+    records on the run, or None when its earlier decision still holds.
     """
 
 
@@ -186,6 +200,13 @@ def llqm_run_started(run: RunRecord) -> None:
 @hookspec
 def llqm_task_finished(task: TaskRecord) -> None:
     """Observe a task that has just ended, with its profile."""
+
+
+@hookspec
+def llqm_hardware_changed(change: HardwareChange) -> None:
+    """Observe a calibration change the hardware monitor saw: ``change.backend`` (the device's
+    name), ``change.before`` (None at its first reading) and ``change.after`` snapshots, and
+    ``change.seen_at`` (Unix seconds). Called in the monitor's thread."""
 
 
 @hookspec

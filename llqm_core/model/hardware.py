@@ -7,6 +7,7 @@ per-qubit and per-gate change between two snapshots of one backend.
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -16,6 +17,19 @@ from .records import HardwareSnapshot
 FAULTY_ERROR = 1.0
 #: A readout this bad carries no information about the qubit's state.
 FAULTY_READOUT = 0.5
+
+#: The stage of the hardware monitor's own task: off every other task's path, so analyses leave it
+#: out of the critical path while reports still show what it cost.
+MONITOR_STAGE = "hardware.monitor"
+#: The metric that marks a task the monitor's thread ran for a change it saw (a policy reacting to
+#: drift): it ran beside the run's work, not on its path, and analyses leave it out likewise.
+OFF_PATH_METRIC = "hardware.reaction"
+
+
+def off_path(stage: str, metrics: dict[str, Any]) -> bool:
+    """Whether a task of ``stage`` with ``metrics`` is the monitor's or a reaction to it."""
+    return stage == MONITOR_STAGE or bool(metrics.get(OFF_PATH_METRIC))
+
 
 QUBIT_FIELDS = ("t1_s", "t2_s", "readout_error", "frequency_hz", "readout_duration_s")
 GATE_FIELDS = ("error", "duration_s")
@@ -59,6 +73,45 @@ def summary(snapshot: HardwareSnapshot) -> dict[str, Any]:
         "qubits": [{"qubit": q, **asdict(c)} for q, c in sorted(snapshot.qubits.items())],
         "gates": len(snapshot.gates),
     }
+
+
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def figures(snapshot: HardwareSnapshot) -> dict[str, Any]:
+    """The few numbers a timeline plots for one calibration: medians over working qubits and
+    couplers (two-qubit and readout error, T1, T2) and how many qubits and couplers are out of
+    service."""
+    broken, dead = faulty_couplers(snapshot), faulty_qubits(snapshot)
+    out = set(broken)
+    two_qubit = [
+        g.error
+        for g in snapshot.gates
+        if len(g.qubits) == 2 and g.error is not None and tuple(sorted(g.qubits)) not in out
+    ]
+    working = [c for q, c in snapshot.qubits.items() if q not in dead]
+    return {
+        "two_qubit_error_median": _median(two_qubit),
+        "readout_error_median": _median(
+            [c.readout_error for c in working if c.readout_error is not None]
+        ),
+        "t1_median_s": _median([c.t1_s for c in working if c.t1_s is not None]),
+        "t2_median_s": _median([c.t2_s for c in working if c.t2_s is not None]),
+        "faulty_qubits": len(dead),
+        "faulty_couplers": len(broken),
+    }
+
+
+@dataclass(frozen=True)
+class HardwareChange:
+    """The hardware monitor saw ``backend``'s calibration change at ``seen_at`` (Unix seconds)
+    from ``before`` (None: the first reading) to ``after``: what policies that react to drift get."""
+
+    backend: str
+    before: HardwareSnapshot | None
+    after: HardwareSnapshot
+    seen_at: float
 
 
 @dataclass

@@ -41,6 +41,7 @@ from ..runtime.api import annotate, run
 from . import registries, sections
 from .fit import Fit, check_fit
 from .policies import decide, policy_name, policy_task
+from .reactive import current_placement, watch_backend
 from .sections import Step, stage_step
 from .sections import table as _table
 from .shapes import pipeline_shape
@@ -302,12 +303,14 @@ def run_in_order(
     table (the mitigation) and predict the run's costs; before ``postprocess`` they may review
     what the run spent."""
     data = pipeline.initial_data()
+    watch_backend(data)  # its calibration is read on an interval while the steps run
     steps = list(pipeline.steps)
     index = 0
     while index < len(steps):
         step = steps[index]
         if on_step is not None:
             on_step(index, len(steps), step.name)
+        data = current_placement(data)  # a circuit re-placed on drift is what runs next
         if step.section.startswith(EXTRA_SECTION):
             data = _run_contained(step, data, run_one)
         else:

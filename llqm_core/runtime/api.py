@@ -24,6 +24,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode
 
 from ..hooks.plugins import loaded_plugins
+from ..model.hardware import MONITOR_STAGE
 from ..model.records import (
     HardwareSnapshot,
     PolicyDecision,
@@ -39,7 +40,8 @@ from ..store.profile_store import ProfileStore, open_store
 from ..telemetry.attributes import check_metrics, run_attributes
 from ..telemetry.task_spans import child_context
 from ..telemetry.tracing import telemetry
-from .measure import Measurement
+from .measure import HOST, Measurement
+from .monitor import HardwareMonitor
 from .sampler import set_sample_interval
 
 _current_run: ContextVar[ActiveRun | None] = ContextVar("llqm_current_run", default=None)
@@ -103,6 +105,7 @@ class ActiveRun:
         self.plugins = loaded_plugins()  # those loaded when the run opened serve it to its end
         self._outputs = _ByIdentity()  # value -> id of the task that produced it
         self._descriptions = _ByIdentity()  # value -> what the plugins said of it
+        self.monitor: HardwareMonitor | None = None  # made when a backend is first watched
 
     @property
     def id(self) -> str:
@@ -185,7 +188,41 @@ class ActiveRun:
         self.plugins.call_each("llqm_run_started", run=self.record)
         return self
 
+    def watch_hardware(self, source: Any, interval_s: float | None = None) -> HardwareMonitor:
+        """Keep reading ``source``'s calibration while the run is open (see ``runtime.monitor``);
+        the run's tasks then record the calibrations in force while they ran."""
+        if self.monitor is None:
+            self.monitor = HardwareMonitor(
+                self.id,
+                self.store,
+                lambda change: self.plugins.call_each("llqm_hardware_changed", change=change),
+            )
+        self.monitor.watch(source, interval_s)
+        return self.monitor
+
+    def _stop_monitor(self) -> None:
+        """Stop the hardware monitor and keep what it cost as a task of its own kind, in its own
+        thread's time: wall and CPU seconds of its readings."""
+        monitor = self.monitor
+        if monitor is None:
+            return
+        cost = monitor.stop()
+        handle = start_task("hardware monitor", MONITOR_STAGE, run=self, activate=False)
+        handle.record.start_ns = monitor.started_ns
+        handle.annotate(cost.metrics())
+        measured = Profile(
+            wall_s=cost.wall_s,
+            cpu_s=cost.cpu_s,
+            cpu_scope="thread",
+            thread_cpu_s=cost.cpu_s,
+            pid=os.getpid(),
+            host=HOST,
+        )
+        finish_task(handle, measured=measured)
+        self.monitor = None
+
     def finish(self, exc: BaseException | None = None) -> None:
+        self._stop_monitor()
         record = self.record
         record.status = RunStatus(_status_for(exc).value)
         if exc is not None:
@@ -452,13 +489,20 @@ def start_task(
 
 
 def finish_task(
-    handle: TaskHandle, exc: BaseException | None = None, *, cached: bool = False
+    handle: TaskHandle,
+    exc: BaseException | None = None,
+    *,
+    cached: bool = False,
+    measured: Profile | None = None,
 ) -> TaskRecord:
     """Stop measuring, end the span and keep the finished task in the store. A ``cached`` task
-    did no work (see ``record_cached_task``): it ends where it started and costs nothing."""
+    did no work (see ``record_cached_task``): it ends where it started and costs nothing. A task
+    ``measured`` by other means (the hardware monitor's, across its readings) keeps that profile."""
     record = handle.record
     reported = record.profile  # what backends reported while the task ran (``record_usage``)
     record.profile = handle.measurement.stop(reported.qpu_s, reported.queue_s)
+    if measured is not None:
+        record.profile = measured
     record.end_ns = time.time_ns()
     if cached:
         where = record.profile
@@ -479,6 +523,8 @@ def finish_task(
             otel_context.detach(token_context)
         handle._tokens = None
     stacktrace = redact_text("".join(traceback.format_exception(exc))) if exc is not None else None
+    if handle.run.monitor is not None:
+        handle.run.monitor.mark(record)
     spans = handle.run.task_spans
     if spans.reading:
         spans.ended(record, handle.parent_span, stacktrace)

@@ -119,6 +119,18 @@ class ProfileStore:
     def save_decision(self, decision: PolicyDecision) -> None:
         self._writing().save_decision(decision)
 
+    def save_hardware_change(
+        self,
+        backend: str,
+        fingerprint: str | None,
+        seen_at: float,
+        run_id: str | None = None,
+        error: str | None = None,
+    ) -> None:
+        """Keep a point of ``backend``'s timeline: the calibration ``fingerprint`` came into force
+        at ``seen_at`` (its snapshot saved with ``save_snapshot``), or reading it failed (``error``)."""
+        self._writing().save_hardware_change(backend, fingerprint, seen_at, run_id, error)
+
     def close(self) -> None:
         """Commit what is queued and close; run at exit for every writable store."""
         if self._writer is not None:
@@ -158,6 +170,11 @@ class ProfileStore:
 
     def find_snapshot(self, name: str) -> HardwareSnapshot:
         return self._reader.find_snapshot(name)
+
+    def hardware_changes(
+        self, backend: str, since: float | None = None
+    ) -> list[tuple[float, str | None, str | None, str | None]]:
+        return self._reader.hardware_changes(backend, since)
 
     def decisions(self, run_id: str) -> list[PolicyDecision]:
         return self._reader.decisions(run_id)

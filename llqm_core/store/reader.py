@@ -175,6 +175,19 @@ class StoreReader:
         )
         return [(r["fingerprint"], r["backend"], r["taken_at"]) for r in rows]
 
+    def hardware_changes(
+        self, backend: str, since: float | None = None
+    ) -> list[tuple[float, str | None, str | None, str | None]]:
+        """(seen_at, fingerprint, run_id, error) of ``backend``'s calibration changes and failed
+        readings, oldest first."""
+        rows = self._query(
+            "SELECT seen_at, fingerprint, run_id, error FROM hardware_changes WHERE backend = ?"
+            + (" AND seen_at >= ?" if since is not None else "")
+            + " ORDER BY seen_at",
+            (backend, since) if since is not None else (backend,),
+        )
+        return [(r["seen_at"], r["fingerprint"], r["run_id"], r["error"]) for r in rows]
+
     def find_snapshot(self, name: str) -> HardwareSnapshot:
         """A stored snapshot by fingerprint (or a unique prefix of it), or the latest of a
         backend by its name."""

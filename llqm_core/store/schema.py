@@ -61,6 +61,14 @@ MIGRATIONS: list[str] = [
     ALTER TABLE tasks ADD COLUMN thread INTEGER;
     ALTER TABLE runs ADD COLUMN cpus INTEGER;
     """,
+    # 4: a device's calibration over time, as the hardware monitor saw it: a row each time the
+    # fingerprint changed (with the time it was seen), or a reading failed (``error``, no fingerprint)
+    """
+    CREATE TABLE hardware_changes (
+        backend TEXT NOT NULL, fingerprint TEXT, seen_at REAL NOT NULL, run_id TEXT, error TEXT
+    );
+    CREATE INDEX hardware_changes_by_backend ON hardware_changes(backend, seen_at);
+    """,
 ]
 SCHEMA_VERSION = FIRST_VERSION + len(MIGRATIONS) - 1
 #: A task's row, in the order the journal keeps it and the INSERT names it. (``profile`` is a

@@ -218,6 +218,20 @@ class StoreWriter:
         )
         return fingerprint
 
+    def save_hardware_change(
+        self,
+        backend: str,
+        fingerprint: str | None,
+        seen_at: float,
+        run_id: str | None,
+        error: str | None = None,
+    ) -> None:
+        self._write(
+            "INSERT INTO hardware_changes (backend, fingerprint, seen_at, run_id, error)"
+            " VALUES (?,?,?,?,?)",
+            (backend, fingerprint, seen_at, run_id, error),
+        )
+
     def save_decision(self, decision: PolicyDecision) -> None:
         self._write(
             "INSERT INTO decisions (run_id, task_id, policy, choice, inputs, rationale, made_at)"

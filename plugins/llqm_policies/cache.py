@@ -7,12 +7,15 @@ whose largest relative change of a gate or readout error on the qubits the resul
 under ``drift_threshold``; otherwise it is transpiled again. PEC samples many copies of the
 same circuit, and sweeps and repeated runs transpile the same circuits again: those become
 hits. The cache lives in the process (``max_entries``, least recently used out first); each
-use is recorded as a decision with its hits and misses.
+use is recorded as a decision with its hits and misses. While a run goes on, a calibration
+change the hardware monitor sees drops the entries of that device that no longer hold on the
+new calibration (``on_hardware_change``), recorded as a decision of its own.
 """
 
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -20,11 +23,12 @@ from typing import Any
 from llqm_core import HardwareSnapshot, PolicyDecision
 from llqm_core.hooks.contracts import TRANSPILE_CACHE
 from llqm_core.model.checks import number, whole
-from llqm_core.model.hardware import diff
+from llqm_core.model.hardware import HardwareChange, diff
 from llqm_core.pipeline.policies import policy_task, record
 
 NAME = "transpile_cache"
 _ENTRIES: OrderedDict[str, tuple[Any, HardwareSnapshot]] = OrderedDict()
+_LOCK = threading.Lock()  # steps compile while the hardware monitor's thread may drop entries
 
 
 def structure_key(circuit: Any, context: tuple) -> str:
@@ -67,6 +71,35 @@ class TranspileCache:
         used = {compiled.find_bit(q).index for i in compiled.data for q in i.qubits}
         return diff(made_on, snapshot).max_error_change(used) <= self.drift_threshold
 
+    def on_hardware_change(self, change: HardwareChange) -> PolicyDecision | None:
+        """Drop the entries made on ``change.backend`` that do not hold on ``change.after``
+        (see ``_usable``); None when none was dropped."""
+        with _LOCK:  # the monitor's thread, while a step may be compiling
+            stale = [
+                key
+                for key, entry in _ENTRIES.items()
+                if entry[1].backend == change.backend and not self._usable(entry, change.after)
+            ]
+            for key in stale:
+                del _ENTRIES[key]
+            kept = sum(1 for entry in _ENTRIES.values() if entry[1].backend == change.backend)
+        if not stale:
+            return None
+        return PolicyDecision(
+            policy=NAME,
+            choice={"dropped": len(stale)},
+            rationale=(
+                f"dropped {len(stale)} transpiled circuits made on an earlier calibration of "
+                f"{change.backend}: on {change.after.fingerprint} the errors of their qubits moved "
+                f"more than {self.drift_threshold * 100:.0f}%, or a coupler they use failed"
+            ),
+            inputs={
+                "reacting_to": change.after.fingerprint,
+                "backend": change.backend,
+                "kept": kept,
+            },
+        )
+
     def compile(
         self,
         circuits: Sequence[Any],
@@ -78,23 +111,27 @@ class TranspileCache:
         look-up is the task ``policy.transpile_cache``, which records the decision."""
         with policy_task(NAME):
             keys = [structure_key(c, context) for c in circuits]
+            found: dict[str, Any] = {}  # what this call hands back, whatever is dropped meanwhile
             missing: dict[str, Any] = {}
-            for key, circuit in zip(keys, circuits):
-                entry = _ENTRIES.get(key)
-                if (entry is None or not self._usable(entry, snapshot)) and key not in missing:
-                    missing[key] = circuit
+            with _LOCK:
+                for key, circuit in zip(keys, circuits):
+                    entry = _ENTRIES.get(key)
+                    if entry is not None and self._usable(entry, snapshot):
+                        found[key] = entry[0]
+                    elif key not in missing:
+                        missing[key] = circuit
             decision = record(self._decision(circuits, keys, missing, snapshot))
-        if missing:
-            for key, compiled in zip(missing, transpile(list(missing.values()))):
-                _ENTRIES[key] = (compiled, snapshot)
-                _ENTRIES.move_to_end(key)
-        while len(_ENTRIES) > self.max_entries:
-            _ENTRIES.popitem(last=False)
-        results = []
-        for key in keys:
-            _ENTRIES.move_to_end(key)
-            results.append(_ENTRIES[key][0])
-        return results, decision
+        if missing:  # transpiled outside the lock: the monitor's thread may drop entries meanwhile
+            found |= dict(zip(missing, transpile(list(missing.values()))))
+        with _LOCK:
+            for key in missing:
+                _ENTRIES[key] = (found[key], snapshot)
+            for key in keys:
+                if key in _ENTRIES:
+                    _ENTRIES.move_to_end(key)
+            while len(_ENTRIES) > self.max_entries:
+                _ENTRIES.popitem(last=False)
+        return [found[key] for key in keys], decision
 
     @staticmethod
     def _decision(
@@ -122,4 +159,5 @@ class TranspileCache:
 
 def clear() -> None:
     """Forget every cached result (tests; or after a device was recalibrated by hand)."""
-    _ENTRIES.clear()
+    with _LOCK:
+        _ENTRIES.clear()

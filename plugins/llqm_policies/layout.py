@@ -26,6 +26,12 @@ for a graph that almost embeds. At the budget it stops and keeps the best embedd
 far, saying so in the rationale. A circuit whose interaction graph has no embedding found
 (it needs routing, or the budget ran out first) gets a decision that keeps the default, with
 the reason, and the transpiler's own layout stands.
+
+While a run goes on, the hardware monitor tells it of each calibration change
+(``on_hardware_change``): a layout whose coupler failed, or whose qubits' errors drifted past
+``drift_threshold`` since it was chosen, is re-placed on the new calibration, and the decision
+names the layout it replaces; ``layout_for`` gives the layout in force, which the transpile
+stage uses for the circuits it compiles after that.
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ from qiskit import QuantumCircuit
 from llqm_core import HardwareSnapshot, PolicyDecision
 from llqm_core.hooks.contracts import LAYOUT
 from llqm_core.model.checks import number, positive, whole
-from llqm_core.model.hardware import diff, faulty_couplers, faulty_qubits
+from llqm_core.model.hardware import HardwareChange, diff, faulty_couplers, faulty_qubits
 from llqm_core.pipeline.policies import history_store, kept_default
 
 NAME = "hardware_layout"
@@ -141,6 +147,17 @@ class HardwareAwareLayout:
         self.time_budget_s = float(time_budget_s)
         self.candidates = candidates
         self.drift_threshold = float(drift_threshold)
+        # structure -> (circuit, layout in force, calibration it was chosen on)
+        self._placed: dict[str, tuple[QuantumCircuit, list[int], HardwareSnapshot]] = {}
+        self._last_key: tuple[QuantumCircuit, str] | None = None
+
+    def _key(self, circuit: QuantumCircuit) -> str:
+        """``structure_key(circuit)``, kept for the last circuit asked about: it walks every gate,
+        and a pipeline asks about its one circuit before each step."""
+        last = self._last_key
+        if last is None or last[0] is not circuit:
+            last = self._last_key = (circuit, structure_key(circuit))
+        return last[1]
 
     @staticmethod
     def score(
@@ -167,10 +184,77 @@ class HardwareAwareLayout:
     def decide(
         self, *, circuit: QuantumCircuit, snapshot: HardwareSnapshot, **_: Any
     ) -> PolicyDecision | None:
-        key = structure_key(circuit)
-        kept = self._still_good(key, snapshot)
-        if kept is not None:
-            return kept
+        key = self._key(circuit)
+        decision = self._still_good(key, snapshot) or self._place(circuit, snapshot, key)
+        self._remember(circuit, snapshot, decision)
+        return decision
+
+    def layout_for(self, circuit: QuantumCircuit) -> list[int] | None:
+        """The layout in force for ``circuit``'s structure: the latest chosen, a re-placement
+        after drift included (None when this policy placed no such circuit)."""
+        placed = self._placed.get(self._key(circuit))
+        return placed[1] if placed is not None else None
+
+    def on_hardware_change(self, change: HardwareChange) -> PolicyDecision | None:
+        """Re-place each circuit placed on ``change.backend`` whose qubits' calibration drifted
+        past ``drift_threshold`` since it was placed, or one of whose couplers failed; None
+        when every layout still holds."""
+        decision = None
+        for key, (circuit, layout, made_on) in list(self._placed.items()):
+            if made_on.backend != change.backend:
+                continue
+            why = self._drifted(layout, made_on, change.after)
+            if why is None:
+                continue
+            fresh = self._place(circuit, change.after, key)
+            verb = "re-placed" if fresh.choice else "could not re-place (the layout stays)"
+            decision = PolicyDecision(
+                policy=NAME,
+                choice=fresh.choice,
+                rationale=f"{verb} on calibration {change.after.fingerprint}: {why}; "
+                + fresh.rationale,
+                inputs=fresh.inputs
+                | {
+                    "reacting_to": change.after.fingerprint,
+                    "previous_layout": layout,
+                    "previous_snapshot": made_on.fingerprint,
+                },
+            )
+            self._remember(circuit, change.after, decision, old=layout)
+        return decision
+
+    def _drifted(
+        self, layout: list[int], before: HardwareSnapshot, after: HardwareSnapshot
+    ) -> str | None:
+        """Why ``layout`` no longer holds on ``after`` (None: it holds)."""
+        used = set(layout)
+        failed = [c for c in faulty_couplers(after) if c[0] in used and c[1] in used]
+        if failed:
+            return f"coupler {failed[0][0]}-{failed[0][1]} it used is out of service"
+        moved = diff(before, after).max_error_change(used)
+        if moved > self.drift_threshold:
+            return (
+                f"the errors of its qubits moved {moved * 100:.0f}% "
+                f"(threshold {self.drift_threshold * 100:.0f}%)"
+            )
+        return None
+
+    def _remember(
+        self,
+        circuit: QuantumCircuit,
+        snapshot: HardwareSnapshot,
+        decision: PolicyDecision,
+        old: list[int] | None = None,
+    ) -> None:
+        """Keep the layout in force for the circuit's structure (a kept default keeps ``old``)."""
+        layout = decision.choice.get("initial_layout", old)
+        if layout is not None:
+            self._placed[self._key(circuit)] = (circuit, layout, snapshot)
+
+    def _place(
+        self, circuit: QuantumCircuit, snapshot: HardwareSnapshot, key: str
+    ) -> PolicyDecision:
+        """Search the embeddings of ``circuit`` on ``snapshot`` and choose the best one."""
         graph, uses = interaction_graph(circuit)
         measured = sorted(
             {
@@ -265,11 +349,9 @@ class HardwareAwareLayout:
             if before is None:
                 return None
             layout = earlier.choice["initial_layout"]
-            used = set(layout)
-            moved = diff(before, snapshot).max_error_change(used)
-            failed = [c for c in faulty_couplers(snapshot) if c[0] in used and c[1] in used]
-            if moved > self.drift_threshold or failed:
+            if self._drifted(layout, before, snapshot) is not None:
                 return None
+            moved = diff(before, snapshot).max_error_change(set(layout))
             return PolicyDecision(
                 policy=NAME,
                 choice={"initial_layout": layout},

@@ -122,7 +122,9 @@ def choose_method(
 class AerBackend(QuantumBackend):
     """``aer``: the embedded default. Options: ``device`` (a fake backend's name, ``fake_fez``),
     ``method``, ``noise`` (False for an ideal run), ``drift`` (CalibrationDrift options),
-    ``model_qpu_time`` (record the device's modelled busy seconds as QPU seconds, labelled so)."""
+    ``model_qpu_time`` (record the device's modelled busy seconds as QPU seconds, labelled so),
+    ``monitor_interval_s`` (seconds between the hardware monitor's readings while a run is open;
+    with ``drift.hours_per_second`` the device drifts between them)."""
 
     kind = "aer"
 
@@ -136,6 +138,7 @@ class AerBackend(QuantumBackend):
         exact_max_qubits: int = 10,
         statevector_max_qubits: int = 28,
         model_qpu_time: bool = False,
+        monitor_interval_s: float = 10.0,
     ) -> None:
         if not isinstance(method, str) or method not in METHODS:
             raise ValueError(
@@ -143,7 +146,7 @@ class AerBackend(QuantumBackend):
             )
         flag("noise", noise)
         flag("model_qpu_time", model_qpu_time)
-        super().__init__(fake_device(device))
+        super().__init__(fake_device(device), monitor_interval_s)
         self.qpu_model = QpuTimeModel() if model_qpu_time else None
         self.method = method
         self.noise = noise
@@ -177,6 +180,16 @@ class AerBackend(QuantumBackend):
         if self.drift is None:
             return self.snapshot()
         return self.drift.advance(self.snapshot())
+
+    @property
+    def calibration_moves(self) -> bool:
+        return self.drift is not None
+
+    def poll_calibration(self) -> HardwareSnapshot:
+        """The drifted calibration now: the wall clock's modelled hours pass, no job's."""
+        if self.drift is None:
+            return self.snapshot()
+        return self.drift.now(self.snapshot())
 
     def _pauli_noise(self, snapshot: HardwareSnapshot) -> PauliNoise:
         fingerprint = snapshot.fingerprint

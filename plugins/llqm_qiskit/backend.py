@@ -26,6 +26,7 @@ import llqm_core
 from llqm_core import HardwareSnapshot
 from llqm_core.pipeline.fit import Estimate
 from llqm_core.runtime.instrumentation import suppressed
+from llqm_core.runtime.monitor import check_interval
 
 from .estimates import RESULT_BYTES_PER_SHOT_QUBIT
 from .snapshot import backend_name, hardware_snapshot
@@ -55,10 +56,15 @@ class QuantumBackend(abc.ABC):
     """Subclass and implement ``run_job``; set ``kind`` to the name you register it under."""
 
     kind: ClassVar[str] = "backend"
+    #: Seconds between the hardware monitor's readings of ``poll_calibration`` (an option of
+    #: each built-in backend: ``monitor_interval_s``).
+    monitor_interval_s: float = 300.0
 
-    def __init__(self, device: BackendV2) -> None:
+    def __init__(self, device: BackendV2, monitor_interval_s: float | None = None) -> None:
         self.device = device
         self._snapshot: HardwareSnapshot | None = None
+        if monitor_interval_s is not None:
+            self.monitor_interval_s = check_interval(monitor_interval_s)
 
     @property
     def device_name(self) -> str:
@@ -77,6 +83,17 @@ class QuantumBackend(abc.ABC):
         if self._snapshot is None:
             self._snapshot = hardware_snapshot(self.device)
         return self._snapshot
+
+    @property
+    def calibration_moves(self) -> bool:
+        """Whether the calibration can change while a run goes on: only then does the hardware
+        monitor watch the backend (a fake device's target never changes)."""
+        return False
+
+    def poll_calibration(self) -> HardwareSnapshot:
+        """The calibration now, as the hardware monitor reads it on its interval (a device whose
+        target never changes, such as a fake one, answers with the snapshot read once)."""
+        return self.snapshot()
 
     def calibration_for_job(self) -> HardwareSnapshot:
         """The calibration a job now starting sees; backends with drift move it on here."""

@@ -9,14 +9,19 @@ shrink, and now and then a coupler goes out of service. The model, per elapsed h
 - each working coupler fails (its two-qubit gate error becomes 1.0, as IBM marks it) with
   probability ``1 - exp(-coupler_failure_rate * h)``; a failed coupler stays failed.
 
-The walk is seeded, so two runs with the same seed see the same drift. It is a tool to
-exercise drift-aware decisions without hardware, not a physical model of any device.
+Time passes per job (``hours_per_job``) and, with ``hours_per_second`` above 0, with the wall
+clock too: each reading (a job's, or the hardware monitor's) first lets the modelled hours of
+the real seconds since the last one pass, so a device drifts while a long run goes on and not
+only when it is given a job. The walk is seeded, so two runs with the same seed and no
+wall-clock drift see the same drift. It is a tool to exercise drift-aware decisions without
+hardware, not a physical model of any device.
 """
 
 from __future__ import annotations
 
 import math
 import random
+import threading
 import time
 from dataclasses import dataclass, field, replace
 
@@ -30,27 +35,49 @@ class CalibrationDrift:
     error_sigma: float = 0.10
     coupler_failure_rate: float = 0.0005
     hours_per_job: float = 1.0
+    hours_per_second: float = 0.0
     elapsed_h: float = field(default=0.0, init=False)
     _rng: random.Random = field(init=False, repr=False)
+    _clock: float = field(default_factory=time.monotonic, init=False, repr=False)
+    _latest: tuple[str, HardwareSnapshot] | None = field(default=None, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _log_factors: dict[tuple, float] = field(default_factory=dict, init=False, repr=False)
     _failed: set[tuple[int, ...]] = field(default_factory=set, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        for name in ("coherence_sigma", "error_sigma", "coupler_failure_rate", "hours_per_job"):
+        for name in (
+            "coherence_sigma",
+            "error_sigma",
+            "coupler_failure_rate",
+            "hours_per_job",
+            "hours_per_second",
+        ):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
                 raise ValueError(f"drift {name} must be a number of 0 or more, not {value!r}.")
         self._rng = random.Random(self.seed)
 
     def advance(self, base: HardwareSnapshot, hours: float | None = None) -> HardwareSnapshot:
-        """Let ``hours`` (default ``hours_per_job``) pass and return ``base`` as it has drifted by now."""
+        """Let ``hours`` (default ``hours_per_job``) pass, and the wall clock's hours since the
+        last reading, and return ``base`` as it has drifted by now."""
         hours = self.hours_per_job if hours is None else hours
         if hours < 0:
             raise ValueError(f"time only moves forward: hours must be 0 or more, not {hours!r}.")
-        if hours:
-            self._step(base, hours)
-        self.elapsed_h += hours
-        return self.apply(base)
+        with self._lock:  # a job's thread and the hardware monitor's read it at once
+            now = time.monotonic()
+            hours += (now - self._clock) * self.hours_per_second
+            self._clock = now
+            if hours:
+                self._step(base, hours)
+            self.elapsed_h += hours
+            if hours or self._latest is None or self._latest[0] != base.fingerprint:
+                self._latest = (base.fingerprint, self.apply(base))
+            return self._latest[1]
+
+    def now(self, base: HardwareSnapshot) -> HardwareSnapshot:
+        """``base`` as it has drifted by now, letting only the wall clock's hours pass (what the
+        hardware monitor reads between jobs)."""
+        return self.advance(base, 0.0)
 
     def _step(self, base: HardwareSnapshot, hours: float) -> None:
         root = math.sqrt(hours)

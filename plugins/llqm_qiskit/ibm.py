@@ -41,6 +41,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -55,6 +56,7 @@ from .aer import choose_method
 from .backend import JobOutcome, QuantumBackend
 from .devices import DEFAULT_DEVICE, fake_device
 from .noise import PauliNoise
+from .snapshot import hardware_snapshot
 
 CHANNELS = ("ibm_quantum_platform", "ibm_cloud")
 LOCAL_NOISE = ("pauli", "device", "none")
@@ -260,6 +262,21 @@ def connect(
         ) from None
 
 
+def read_calibration(device: Any, known: HardwareSnapshot | None) -> HardwareSnapshot:
+    """``device``'s calibration as IBM Quantum has it now. The properties are fetched again
+    (``properties(refresh=True)``); only when their ``last_update_date`` moved since ``known``
+    was read is the device refreshed (``refresh()``: configuration and target) and read anew,
+    its snapshot carrying that date."""
+    properties = device.properties(refresh=True)
+    moment = _parse_time(getattr(properties, "last_update_date", None))
+    stamp = _iso(moment) if moment is not None else None
+    if known is not None and stamp is not None and known.extra.get("last_update_date") == stamp:
+        return known
+    device.refresh()
+    snapshot = hardware_snapshot(device)
+    return replace(snapshot, extra=snapshot.extra | {"last_update_date": stamp})
+
+
 class IBMRuntimeBackend(QuantumBackend):
     """``ibm_runtime``: SamplerV2 jobs on IBM Quantum, or in qiskit-ibm-runtime's local mode.
 
@@ -268,7 +285,8 @@ class IBMRuntimeBackend(QuantumBackend):
     (``ibm_quantum_platform`` or ``ibm_cloud``), ``instance`` (CRN or name), ``name`` (a saved
     account's name), ``noise`` (local mode only: ``pauli``, ``device`` or ``none``) and
     ``max_wait_s`` (give up, and cancel the job, after this many seconds in queue and running;
-    None waits as long as it takes).
+    None waits as long as it takes) and ``monitor_interval_s`` (seconds between the hardware
+    monitor's readings of the device's calibration while a run is open, default 300).
     """
 
     kind = "ibm_runtime"
@@ -283,6 +301,7 @@ class IBMRuntimeBackend(QuantumBackend):
         name: str | None = None,
         noise: str | None = None,
         max_wait_s: float | None = None,
+        monitor_interval_s: float = 300.0,
     ) -> None:
         if device is not None and not isinstance(device, str):
             raise ValueError(
@@ -312,7 +331,7 @@ class IBMRuntimeBackend(QuantumBackend):
                 raise ValueError(
                     f"unknown local noise {noise!r}; choose one of: {', '.join(LOCAL_NOISE)}."
                 )
-            super().__init__(fake_device(device or DEFAULT_DEVICE))
+            super().__init__(fake_device(device or DEFAULT_DEVICE), monitor_interval_s)
         else:
             if noise is not None:
                 raise ValueError(
@@ -329,11 +348,25 @@ class IBMRuntimeBackend(QuantumBackend):
                     f"{device!r} is a fake device, which runs in local mode only: pass local=True, "
                     "or name a real device such as 'ibm_fez'."
                 )
-            super().__init__(connect(device, channel=channel, instance=instance, name=name))
+            super().__init__(
+                connect(device, channel=channel, instance=instance, name=name), monitor_interval_s
+            )
         self.local = local
         self.noise = (noise or "pauli") if local else None
         self.max_wait_s = max_wait_s
         self._noise_models: dict[str, PauliNoise] = {}
+
+    @property
+    def calibration_moves(self) -> bool:
+        return not self.local
+
+    def poll_calibration(self) -> HardwareSnapshot:
+        """The device's calibration now (``read_calibration``); a fake device of local mode keeps
+        the one it was built with."""
+        if self.local:
+            return self.snapshot()
+        self._snapshot = read_calibration(self.device, self._snapshot)
+        return self._snapshot
 
     def _pauli_noise(self, snapshot: HardwareSnapshot) -> PauliNoise:
         if snapshot.fingerprint not in self._noise_models:

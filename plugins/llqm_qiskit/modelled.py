@@ -39,7 +39,8 @@ class ModelledQPU(AerBackend):
     """Options of ``aer`` plus the usage model (``job_overhead_s``, ``rep_delay_s``), the queue
     (``queue_utilisation``, default 0.9, and ``queue_mean_job_s``, default 60: a shared device, see
     ``queue_model.py``; ``queue_seed``), ``time_scale``, and
-    ``timeout_s``: a job still queued after that many modelled seconds fails with TimeoutError."""
+    ``timeout_s``: a job still queued after that many modelled seconds fails with TimeoutError;
+    ``monitor_interval_s`` as for ``aer``."""
 
     kind = "modelled_qpu"
 
@@ -57,8 +58,15 @@ class ModelledQPU(AerBackend):
         queue_seed: int | None = 0,
         time_scale: float = 0.01,
         timeout_s: float | None = None,
+        monitor_interval_s: float = 10.0,
     ) -> None:
-        super().__init__(device=device, method=method, noise=noise, drift=drift)
+        super().__init__(
+            device=device,
+            method=method,
+            noise=noise,
+            drift=drift,
+            monitor_interval_s=monitor_interval_s,
+        )
         if timeout_s is not None:
             positive("timeout_s", timeout_s, "modelled seconds")
         self.timeout_s = timeout_s

@@ -179,11 +179,32 @@ def transpile(
             else None
         )
 
+        placer = policy_for(data, "layout")
+        replaced: dict[tuple[int, ...], QuantumCircuit] = {}
+
+        def current_compiled() -> QuantumCircuit:
+            """The circuit compiled on the layout in force now: compiled again (once per layout)
+            when the layout policy re-placed it on drift since this step ran."""
+            moved = placer.layout_for(circuit) if hasattr(placer, "layout_for") else None
+            if moved is None or moved == placed:
+                return compiled
+            if tuple(moved) not in replaced:
+                replaced[tuple(moved)] = profiled_transpile(
+                    circuit,
+                    device,
+                    optimization_level=optimization_level,
+                    seed_transpiler=seed,
+                    initial_layout=moved,
+                )
+            return replaced[tuple(moved)]
+
         def compile_circuits(circuits: Sequence[QuantumCircuit]) -> list[QuantumCircuit]:
             """Variants of the circuit (folded, sampled) go on the same physical qubits as the circuit
             itself: the same noise, scaled or cancelled, and the same readout calibration."""
             same_width = all(c.num_qubits == circuit.num_qubits for c in circuits)
-            layout = placed if same_width else None
+            # a layout re-placed on drift since the step ran applies here
+            moved = placer.layout_for(circuit) if hasattr(placer, "layout_for") else None
+            layout = (moved or placed) if same_width else None
 
             def run(batch: list[QuantumCircuit]) -> list[QuantumCircuit]:
                 parallel = decide(data, TRANSPILE_PARALLEL, circuits=batch)
@@ -208,7 +229,12 @@ def transpile(
             results, _ = cache.compile(list(circuits), context, data["backend"].snapshot(), run)
             return results
 
-        return {"compile": compile_circuits, "compiled": compiled, "transpile_s": transpile_s}
+        return {
+            "compile": compile_circuits,
+            "compiled": compiled,
+            "current_compiled": current_compiled,
+            "transpile_s": transpile_s,
+        }
 
     step.estimate = lambda plan: transpile_estimate(plan, optimization_level)
     return step
