@@ -24,6 +24,7 @@ from llqm_core.analysis.report import build_report
 from llqm_core.model.records import PROFILE_VALUE_NAMES
 from llqm_core.store import writer
 from llqm_core.store.journal import journal_pattern
+from llqm_core.store.postgres_backend import postgres_ddl
 from llqm_core.store.profile_store import store_backend
 from llqm_core.store.schema import MIGRATIONS, SCHEMA_VERSION
 
@@ -198,13 +199,16 @@ def test_a_store_of_a_development_schema_is_refused_with_a_clear_sentence(store_
 
 def test_a_store_of_the_first_release_is_upgraded_and_keeps_its_runs(store_location):
     """The one migration list upgrades either kind of store, readers included."""
-    store = llqm.ProfileStore(store_location)
-    with llqm.run("before the upgrade", store=store):
-        pass
-    store.close()
-    plain_sql(store_location, "ALTER TABLE tasks DROP COLUMN thread")
-    plain_sql(store_location, "ALTER TABLE runs DROP COLUMN cpus")
+    as_made = postgres_ddl if store_location.startswith("postgres") else str
+    for statement in MIGRATIONS[0].split(";"):  # the first release's tables, as it made them
+        if statement.strip():
+            plain_sql(store_location, as_made(statement))
     set_schema_version(store_location, SCHEMA_VERSION - len(MIGRATIONS) + 1)
+    plain_sql(
+        store_location,
+        "INSERT INTO runs (id, name, status, start_ns, trace_id, span_id) VALUES "
+        f"('0123abcd', 'before the upgrade', 'completed', 1, '{'0' * 32}', '{'1' * 16}')",
+    )
     reader = llqm.ProfileStore(store_location, readonly=True)
     assert schema_version(store_location) == SCHEMA_VERSION
     assert reader.run().name == "before the upgrade"
@@ -212,6 +216,7 @@ def test_a_store_of_the_first_release_is_upgraded_and_keeps_its_runs(store_locat
         with llqm.task("step"):
             pass
     assert [t.profile.thread for t in reader.tasks(run.id)] != [None]
+    assert [r.name for r in reader.runs()] == ["after", "before the upgrade"]
 
 
 def test_a_tasks_profile_is_kept_as_columns_that_plain_sql_reads_by_name(store_location):
