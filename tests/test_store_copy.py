@@ -10,7 +10,8 @@ from llqm_core.analysis.report import build_report
 
 
 def fill(location: str) -> list[str]:
-    """Two runs as a user leaves them: tasks with metrics and profiles, a decision, a snapshot."""
+    """Two runs as a user leaves them: tasks with metrics and profiles, a decision, a snapshot
+    and the point of the device's timeline the hardware monitor recorded."""
     ids = []
     for name in ("first", "second"):
         with llqm.run(name, store=location) as run:
@@ -18,7 +19,9 @@ def fill(location: str) -> list[str]:
                 parent.annotate(qubits=4, label="ghz")
                 with llqm.task("fold", stage="mitigate.zne.fold", depends_on=[parent]) as child:
                     child.record_usage(qpu_s=0.5)
-                    child.use_hardware(llqm.HardwareSnapshot(backend="fake_fez", num_qubits=2))
+                    snapshot = llqm.HardwareSnapshot(backend="fake_fez", num_qubits=2)
+                    child.use_hardware(snapshot)
+            run.store.save_hardware_change("fake_fez", snapshot.fingerprint, 1.5, run.id)
             run.record_decision(
                 llqm.PolicyDecision(policy="layout", choice={"qubits": [0, 1]}, rationale="best")
             )
@@ -35,6 +38,8 @@ def same_runs(source: str, target: str, run_ids: list[str]) -> None:
         assert a.decisions(run_id) == b.decisions(run_id)
     fingerprint = a.tasks(run_ids[0])[1].hardware
     assert fingerprint and b.snapshot(fingerprint) == a.snapshot(fingerprint)
+    changes = a.hardware_changes("fake_fez")
+    assert b.hardware_changes("fake_fez") == changes and {c[2] for c in changes} == set(run_ids)
 
 
 @pytest.mark.parametrize("direction", ["sqlite to postgres", "postgres to sqlite"])

@@ -1,10 +1,10 @@
 """Copying runs from one store to another (SQLite to PostgreSQL and back), ids unchanged.
 
 A user who started with a local file moves its runs into the team's database (and back) with
-``llqm store copy``: each run keeps its id, tasks, decisions and the hardware snapshots they
-name, so reports, comparisons and policies read the copy as they read the original. A run the
-destination already holds is skipped, never merged into or duplicated; a run still in progress
-is skipped until it ends.
+``llqm store copy``: each run keeps its id, tasks, decisions, the hardware snapshots they name
+and the calibration changes the hardware monitor saw during it, so reports, comparisons and
+policies read the copy as they read the original. A run the destination already holds is
+skipped, never merged into or duplicated; a run still in progress is skipped until it ends.
 """
 
 from __future__ import annotations
@@ -88,8 +88,26 @@ def copy_runs(
             target.save_decision(decision)
         outcome.copied.append(run)
         outcome.tasks += len(tasks)
+    backends = set()
     for fingerprint in sorted(snapshots):
         snapshot = source.snapshot(fingerprint)
         if snapshot is not None:
             target.save_snapshot(snapshot)
+            backends.add(snapshot.backend)
+    _copy_timelines(source, target, backends, {run.id for run in outcome.copied})
     return outcome
+
+
+def _copy_timelines(
+    source: ProfileStore, target: ProfileStore, backends: set[str], run_ids: set[str]
+) -> None:
+    """The calibration changes the hardware monitor saw during the copied runs, with the
+    snapshots they name."""
+    for backend in sorted(backends):
+        for seen_at, fingerprint, run_id, error in source.hardware_changes(backend):
+            if run_id not in run_ids:
+                continue
+            snapshot = source.snapshot(fingerprint) if fingerprint else None
+            if snapshot is not None:
+                target.save_snapshot(snapshot)
+            target.save_hardware_change(backend, fingerprint, seen_at, run_id, error)
