@@ -349,6 +349,8 @@ def cmd_run(args: argparse.Namespace, console: Console) -> None:
             + (f"; {pipeline.repeat} trials, each estimated alike" if pipeline.repeat > 1 else "")
             + ")"
         )
+        for note in pipeline.notes:
+            console.print(f"  {note}", markup=False)
         return
     store = getattr(args, "store", None) or pipeline.store
     with _progress(args.json) as progress:

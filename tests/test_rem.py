@@ -91,7 +91,7 @@ def test_rem_as_tasks_gives_mitiqs_readout_confusion_inversion(store_path, backe
 
     # Two jobs: the calibration (|000>, |111> on the compiled circuit's physical qubits, full device width),
     # then the circuit.
-    (calibration, (counts0, counts1)), (_, counts) = recording.jobs
+    (calibration, (counts0, counts1)), (_, (counts,)) = recording.jobs
     physical = compiled.layout.final_index_layout()[
         :3
     ]  # measure_all reads virtual qubit i into bit i
@@ -129,7 +129,7 @@ def test_rem_as_tasks_gives_mitiqs_readout_confusion_inversion(store_path, backe
     assert ours["unmitigated"] == pytest.approx(
         observable._expectation_from_measurements([noisy]), abs=1e-12
     )
-    assert ours["evaluate"](counts) == ours["value"]
+    assert ours["evaluate"]([counts]) == (ours["value"], ours["value_error"])
 
     # Mitiq's whole REM also projects A^-1 p onto the closest distribution and resamples SHOTS
     # bitstrings from it
@@ -275,7 +275,8 @@ def test_calibration_scales_to_100_measured_qubits(backend):
         [(np.array([1.0, -1.0]) @ added["rem_inverse_confusion"][bit])[0] for bit in range(100)]
     )
     assert (
-        added["evaluate"]({"0" * 100: 1000}) == pytest.approx(expected, rel=1e-9) and expected > 1
+        added["evaluate"]([{"0" * 100: 1000}])[0] == pytest.approx(expected, rel=1e-9)
+        and expected > 1
     )
 
 

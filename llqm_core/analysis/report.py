@@ -380,7 +380,7 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
         table = Table(title="Fidelity", title_justify="left")
         for figure in FIDELITY_FIGURES:
             table.add_column(figure.replace("_", " "), justify="right")
-        table.add_row(*(format_number(figures.get(k)) for k in FIDELITY_FIGURES))
+        table.add_row(*(_figure(figures, k) for k in FIDELITY_FIGURES))
         console.print(table)
     if figures or trial_of(report["run"].get("config")):
         console.print(single_trial_sentence(report), highlight=False)
@@ -410,6 +410,16 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
         console.print(table)
     for warning in report.get("warnings", []):
         console.print(f"[yellow]warning:[/yellow] {warning}")
+
+
+def _figure(figures: dict[str, Any], key: str) -> str:
+    """A fidelity figure with its standard error where the run measured one; an ideal value
+    no method could compute reads "unknown"."""
+    if key == "ideal" and figures.get(key) is None and figures.get("ideal_method") == "unknown":
+        return "unknown"
+    text = format_number(figures.get(key))
+    error = figures.get(f"{key}_stderr")
+    return f"{text} ± {format_number(error)}" if error is not None else text
 
 
 def choice_text(choice: dict[str, Any]) -> str:

@@ -57,7 +57,10 @@ def llqm_register_stages(register: Callable[..., None]) -> None:
     ``qubits``, ``gates``, ``clifford``, ``compiled_gates``, ``compiled_bytes``) and adding
     what it makes, so that the core can refuse a run that cannot fit
     (``llqm_core.pipeline.fit``); ``step.load()`` does check-time work that builds something
-    (parsing a QASM file) once the run fits.
+    (parsing a QASM file) once the run fits; ``step.inspect(context)`` then checks the step
+    against what earlier steps' inspections put in the dict ``context`` (the parsed
+    ``circuit``), raising ``ValueError`` for what would fail mid-run, and returns lines
+    saying what the run will do (``llqm run --check`` prints them).
     A step that executes (``mitigate.<technique>``) also carries ``step.planned_shots(shots)``:
     the shots it will spend at ``shots`` per execution, exactly, so that a shots budget is
     checked before anything runs (``llqm_core.pipeline.sections.section_shots``).

@@ -18,11 +18,13 @@ A step may carry a ``preflight(data)`` that checks it against the rest of the fi
 wider than the backend) while the file is read, an ``estimate(plan)`` of its time and memory
 (``llqm_core.pipeline.fit`` refuses a run that cannot fit before anything is built), and a
 ``load()`` for check-time work that builds something (parsing a QASM file), done once the run
-fits. The steps run in order, each its own task: the sections' steps in their declared order,
-the extra stages (one that raises fails only its own task: the run goes on with a warning),
-and ``postprocess``, which records the figures plugins compute (``llqm_postprocess``). Once
-the steps of the section that declares ``choose_after`` have run, policies may choose a
-section's table in place of the file's (the mitigation) and predict the run's costs.
+fits, and an ``inspect(context)`` that checks the step against what the earlier ones built
+(the parsed circuit) and says what the run will do. The steps run in order, each its own
+task: the sections' steps in their declared order, the extra stages (one that raises fails
+only its own task: the run goes on with a warning), and ``postprocess``, which records the
+figures plugins compute (``llqm_postprocess``). Once the steps of the section that declares
+``choose_after`` have run, policies may choose a section's table in place of the file's (the
+mitigation) and predict the run's costs.
 """
 
 from __future__ import annotations
@@ -73,6 +75,7 @@ class Pipeline:
     #: the section after whose steps the policies choose and predict (``choose_after``)
     choose_after: str | None = None
     fit: Fit | None = None  # the estimates it was checked against
+    notes: list[str] = field(default_factory=list)  # what the steps' inspections found
     repeat: int = 1  # how many trials ``[run] repeat`` asks for (llqm_core.pipeline.trials)
 
     def initial_data(self) -> dict[str, Any]:
@@ -238,6 +241,7 @@ def parse_pipeline(
             except ValueError as exc:
                 raise UserError(f"in [policies]: {exc}") from None
     pipeline.fit = check_fit(pipeline, store or store_option, force, max_minutes)
+    loaded = False
     for step in steps:  # what builds something (a parsed QASM file) comes once the run fits
         load = getattr(step.run, "load", None)
         if load is not None:
@@ -245,7 +249,29 @@ def parse_pipeline(
                 load()
             except ValueError as exc:
                 raise UserError(f"in [{step.section}]: stage {step.name!r}: {exc}") from None
+            loaded = True
+    if loaded:  # estimated again from what was parsed (a QASM file's gates, whether Clifford)
+        pipeline.fit = check_fit(pipeline, store or store_option, force, max_minutes)
+    pipeline.notes = inspect_steps(pipeline)
     return pipeline
+
+
+def inspect_steps(pipeline: Pipeline) -> list[str]:
+    """Each step's ``inspect(context)`` in order, on what the earlier ones built (the parsed
+    circuit): what would fail mid-run (an observable the circuit cannot give, a circuit no
+    simulation method can run) is refused now, before a run is recorded; the notes say what
+    the run will do (how the ideal value is found, the simulation method)."""
+    context = pipeline.initial_data()
+    notes: list[str] = []
+    for step in pipeline.steps:
+        inspect = getattr(step.run, "inspect", None)
+        if inspect is None:
+            continue
+        try:
+            notes += inspect(context) or []
+        except ValueError as exc:
+            raise UserError(f"in [{step.section}]: {exc}") from None
+    return notes
 
 
 def read_pipeline_file(path: str | Path) -> dict[str, Any]:

@@ -1,22 +1,77 @@
-"""What every technique shares: reading the observable from counts, and checking options."""
+"""What every technique shares: running circuits for the observable, reading it back, checking options.
+
+A technique decides which variants of the compiled circuit run (folded, sampled, the circuit
+itself); the observable decides how each variant is read. An observable on measured bits
+reads a variant's own counts; a Pauli sum needs one circuit per measurement basis
+(``measured``). ``execute`` puts every circuit of every variant into one job and hands back,
+per variant, the counts of its circuits (a ``Readout``); ``evaluate`` turns a readout into the
+observable's value and standard error, so ZNE, PEC, readout mitigation and their combinations
+take any observable the same way.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from llqm_core.model.checks import flag
 
+#: The counts of one variant's circuits: one per measurement basis of the observable.
+Readout = list[Mapping[str, int]]
 
-def evaluate(data: dict[str, Any], counts: Mapping[str, int]) -> float:
-    """The observable's value from ``counts``, corrected for readout error when an earlier
-    technique (readout mitigation inside a combination) left an ``evaluate`` in the data."""
+
+def measured(data: dict[str, Any], variants: Sequence[Any]) -> list[list[Any]]:
+    """For each variant of the compiled circuit, the circuits that read the observable off it."""
+    observable = data["observable"]
+    return [observable.measured(variant) for variant in variants]
+
+
+def execute(
+    data: dict[str, Any],
+    variants: Sequence[Any],
+    shots: int,
+    *,
+    seed: int | None = None,
+    backend: Any = None,
+) -> list[Readout]:
+    """Every circuit of every variant in one job of the run's backend; a readout per variant."""
+    groups = measured(data, variants)
+    flat = [circuit for circuits in groups for circuit in circuits]
+    counts = (backend or data["backend"]).execute(flat, shots, seed=seed)
+    readouts, start = [], 0
+    for circuits in groups:
+        readouts.append(list(counts[start : start + len(circuits)]))
+        start += len(circuits)
+    return readouts
+
+
+def estimate(data: dict[str, Any], readout: Readout) -> tuple[float, float]:
+    """The observable's value and standard error from a readout, corrected for readout error
+    when an earlier technique (readout mitigation inside a combination) left an ``evaluate``."""
     corrected = data.get("evaluate")
-    return corrected(counts) if corrected is not None else data["observable"].expectation(counts)
+    return corrected(readout) if corrected is not None else data["observable"].estimate(readout)
 
 
-def raw_value(data: dict[str, Any], counts: Mapping[str, int]) -> float:
-    return data["observable"].expectation(counts)
+def evaluate(data: dict[str, Any], readout: Readout) -> float:
+    return estimate(data, readout)[0]
+
+
+def raw_estimate(data: dict[str, Any], readout: Readout) -> tuple[float, float]:
+    return data["observable"].estimate(readout)
+
+
+def raw_value(data: dict[str, Any], readout: Readout) -> float:
+    return raw_estimate(data, readout)[0]
+
+
+def sum_readouts(readouts: Sequence[Readout]) -> Readout:
+    """Readouts of copies of one circuit as one: each basis's counts added up."""
+    total: list[dict[str, int]] = [{} for _ in readouts[0]]
+    for readout in readouts:
+        for merged, counts in zip(total, readout):
+            for key, n in counts.items():
+                merged[key] = merged.get(key, 0) + n
+    return list(total)
 
 
 def last_only(technique: str, inner: bool) -> None:

@@ -23,12 +23,14 @@ FOLD_S_PER_GATE = 1e-6
 def execute(
     plan: dict[str, Any], circuits: int, gates: int | None = None, shots: int | None = None
 ) -> Estimate:
-    """The run's backend executing ``circuits`` circuits (by default the compiled one's size)."""
+    """The run's backend executing ``circuits`` circuits (by default the compiled one's size),
+    each once per measurement basis of the observable (``measured_circuits``, a Pauli sum's
+    groups)."""
     return plan["backend"].estimate(
         plan.get("qubits", 0),
         plan.get("compiled_gates", 0) if gates is None else gates,
         plan["shots"] if shots is None else shots,
-        circuits,
+        circuits * plan.get("measured_circuits", 1),
         plan.get("clifford"),
     )
 

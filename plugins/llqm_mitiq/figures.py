@@ -1,7 +1,9 @@
 """The fidelity figures of a pipeline run (``llqm_postprocess``): what mitigation bought.
 
 From the values the steps left: the observable's ideal value, the unmitigated and the
-mitigated ones, their absolute errors and the error-reduction factor.
+mitigated ones with their standard errors, their absolute errors and the error-reduction
+factor. Where no method could compute the ideal value (``ideal_method = "unknown"``), the
+values are there without errors.
 """
 
 from __future__ import annotations
@@ -10,6 +12,11 @@ import math
 from typing import Any
 
 VALUES = (("ideal", "ideal_value"), ("unmitigated", "unmitigated"), ("mitigated", "value"))
+STANDARD_ERRORS = (("unmitigated", "unmitigated_error"), ("mitigated", "value_error"))
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def fidelity_figures(data: dict[str, Any]) -> dict[str, Any]:
@@ -19,7 +26,12 @@ def fidelity_figures(data: dict[str, Any]) -> dict[str, Any]:
         for name, key in VALUES
         if isinstance(data.get(key), (int, float)) and not isinstance(data.get(key), bool)
     }
-    figures = {f"fidelity.{name}": value for name, value in values.items()}
+    figures: dict[str, Any] = {f"fidelity.{name}": value for name, value in values.items()}
+    for name, key in STANDARD_ERRORS:
+        if _number(data.get(key)):
+            figures[f"fidelity.{name}_stderr"] = float(data[key])
+    if isinstance(data.get("ideal_method"), str):  # how the ideal value was found, or "unknown"
+        figures["fidelity.ideal_method"] = data["ideal_method"]
     ideal = values.get("ideal")
     if ideal is None:
         return figures

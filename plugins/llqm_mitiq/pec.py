@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +31,7 @@ from llqm_core.model.checks import whole
 from llqm_core.model.errors import warn
 from llqm_core.runtime.instrumentation import suppressed
 
-from .common import evaluate, last_only, raw_value
+from .common import evaluate, execute, last_only, raw_estimate, sum_readouts
 from .estimates import pec_estimate, pec_shots
 from .pec_compiled import represent_compiled, sample_compiled
 
@@ -296,14 +296,6 @@ def sample_chunk(
     return [fit_to_logical(c, circuit) for c in sampled], [int(s) for s in signs], float(norm)
 
 
-def sum_counts(counts: Sequence[Mapping[str, int]]) -> dict[str, int]:
-    total: dict[str, int] = {}
-    for one in counts:
-        for key, n in one.items():
-            total[key] = total.get(key, 0) + n
-    return total
-
-
 def placement_problems(base: QuantumCircuit, compiled: Sequence[QuantumCircuit]) -> list[str]:
     """A sentence when sampled circuits were compiled onto other physical qubits than the circuit itself."""
     expected = physical_qubits(base)
@@ -426,20 +418,23 @@ def pec(
             problems += placement_problems(compiled, sampled_compiled)
 
         per_sample, copies = pec_shots(data["shots"], samples, shots_per_sample)
-        counts = backend.execute(
-            sampled_compiled + [compiled] * copies, per_sample, seed=data["seed"]
+        readouts = execute(
+            data, sampled_compiled + [compiled] * copies, per_sample, seed=data["seed"]
         )
-        sample_counts, baseline = counts[:samples], sum_counts(counts[samples:])
+        sample_readouts, baseline = readouts[:samples], sum_readouts(readouts[samples:])
+        executed = sum(len(r) for r in readouts)
 
         with llqm_core.task("combine", stage="mitigate.pec.combine") as combine_task:
             # The signs come from the sample tasks; the counts from the execute task, when the run
             # can trace them.
-            combine_task.add_dependency(*sample_tasks, *combine_task.run.producers([counts]))
-            values = [evaluate(data, c) for c in sample_counts]
+            combine_task.add_dependency(
+                *sample_tasks, *combine_task.run.producers([c for r in readouts for c in r])
+            )
+            values = [evaluate(data, r) for r in sample_readouts]
             mitigated = float(combine_results(values, norm, signs))
             estimators = [norm * s * v for s, v in zip(signs, values)]
             error = float(np.std(estimators) / np.sqrt(samples))
-            unmitigated = raw_value(data, baseline)
+            unmitigated, unmitigated_error = raw_estimate(data, baseline)
             distinct = len(set(keys))
             combine_task.annotate(
                 {
@@ -451,7 +446,7 @@ def pec(
                     "pec.chunks": chunks,
                     "pec.distinct_circuits": distinct,
                     "pec.negative_samples": sum(1 for s in signs if s < 0),
-                    "pec.circuits_executed": len(counts),
+                    "pec.circuits_executed": executed,
                     "pec.shots_per_sample": per_sample,
                     "pec.baseline_copies": copies,
                     "pec.baseline_shots": per_sample * copies,
@@ -462,9 +457,12 @@ def pec(
             warn(problem)
         added = {
             "value": mitigated,
+            "value_error": error,
             "unmitigated": unmitigated,
-            "counts": baseline,
-            "circuits_executed": len(counts),
+            "unmitigated_error": unmitigated_error,
+            "counts": baseline[0],
+            "readout": baseline,
+            "circuits_executed": executed,
             "pec_gamma": norm,
             "pec_error": error,
             "pec_samples": samples,

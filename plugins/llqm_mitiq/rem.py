@@ -39,6 +39,7 @@ from llqm_core.model.checks import flag
 from llqm_core.model.errors import warn
 from llqm_core.pipeline.policies import decide
 
+from .common import Readout, execute, measured
 from .estimates import rem_estimate
 from .shared_job import SharedJob
 
@@ -167,6 +168,7 @@ def _checked_compile(
     compile_circuits: Callable[[Sequence[Any]], list[Any]],
     readout: Mapping[int, int],
     problems: list[str],
+    reads: Callable[[Any], dict[int, int]] = readout_map,
 ) -> Callable[[Sequence[Any]], list[Any]]:
     """``compile`` that warns when a circuit it returns measures a bit on an uncalibrated qubit.
 
@@ -178,7 +180,7 @@ def _checked_compile(
         for circuit in compiled:
             moved = {
                 bit: qubit
-                for bit, qubit in readout_map(circuit).items()
+                for bit, qubit in reads(circuit).items()
                 if bit in readout and readout[bit] != qubit
             }
             if moved:
@@ -254,7 +256,7 @@ def rem(
         added: dict[str, Any] = {"rem_inverse_confusion": inverse}
         with llqm_core.task("calibrate", stage="mitigate.rem.calibrate") as calibrate:
             calibrate.add_dependency(*calibrate.run.producers([compiled]))
-            readout = readout_map(compiled)
+            readout = readout_map(measured(data, [compiled])[0][0])
             if not readout:
                 raise ValueError(
                     f"circuit {compiled.name!r} measures nothing, so there is no readout to calibrate."
@@ -265,7 +267,9 @@ def rem(
                     f"the observable reads classical bit {unmeasured[0]}, which circuit "
                     f"{compiled.name!r} does not measure into."
                 )
-            circuits = calibration_circuits(compiled, readout, backend.device)
+            circuits = calibration_circuits(
+                measured(data, [compiled])[0][0], readout, backend.device
+            )
 
             def fit(counts: list[Mapping[str, int]], task: Any) -> None:
                 _, inverses, e0, e1 = fit_readout(counts[0], counts[1], readout)
@@ -301,31 +305,46 @@ def rem(
             else:
                 fit(backend.execute(circuits, shots, seed=calibration_seed), calibrate)
 
-        def corrected(counts: Mapping[str, int]) -> float:
+        def corrected(readout: Readout) -> tuple[float, float]:
             if not inverse:
                 raise RuntimeError(
                     "the readout calibration has not run yet: its circuits wait for the next job."
                 )
-            return observable.mitigated_expectation(counts, inverse)
+            return observable.estimate(readout, inverse)
 
         added["evaluate"] = corrected
         if (
             data.get("compile") is not None
         ):  # later techniques compile with it: check they keep the calibrated qubits
-            added["compile"] = _checked_compile(data["compile"], readout, data["warnings"])
+            added["compile"] = _checked_compile(
+                data["compile"],
+                readout,
+                data["warnings"],
+                lambda circuit: readout_map(observable.measured(circuit)[0]),
+            )
         if inner:
             return added
-        counts = backend.execute(compiled, data["shots"], seed=seed)
+        (measured_readout,) = execute(data, [compiled], data["shots"], seed=seed, backend=backend)
         with llqm_core.task("correct", stage="mitigate.rem.correct") as correct:
-            correct.add_dependency(calibrate, *correct.run.producers([counts]))
-            value, unmitigated = corrected(counts), observable.expectation(counts)
-            correct.annotate({"rem.mitigated": value, "rem.unmitigated": unmitigated})
+            correct.add_dependency(calibrate, *correct.run.producers(measured_readout))
+            value, error = corrected(measured_readout)
+            unmitigated, unmitigated_error = observable.estimate(measured_readout)
+            correct.annotate(
+                {
+                    "rem.mitigated": value,
+                    "rem.mitigated_error": error,
+                    "rem.unmitigated": unmitigated,
+                }
+            )
         return {
             **added,
             "value": value,
+            "value_error": error,
             "unmitigated": unmitigated,
-            "counts": counts,
-            "circuits_executed": 1 + len(circuits),
+            "unmitigated_error": unmitigated_error,
+            "counts": measured_readout[0],
+            "readout": measured_readout,
+            "circuits_executed": len(measured_readout) + len(circuits),
         }
 
     def planned_shots(shots: int) -> int:

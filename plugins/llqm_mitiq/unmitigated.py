@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .common import evaluate, last_only, raw_value
+from .common import estimate, execute, last_only, raw_estimate
 from .estimates import unmitigated_estimate
 
 
@@ -13,12 +13,17 @@ def unmitigated(*, inner: bool = False) -> Callable[[dict[str, Any]], dict[str, 
     last_only("none", inner)
 
     def step(data: dict[str, Any]) -> dict[str, Any]:
-        counts = data["backend"].execute(data["compiled"], data["shots"], seed=data["seed"])
+        (readout,) = execute(data, [data["compiled"]], data["shots"], seed=data["seed"])
+        raw, raw_error = raw_estimate(data, readout)
+        value, error = estimate(data, readout)
         return {
-            "counts": counts,
-            "unmitigated": raw_value(data, counts),
-            "value": evaluate(data, counts),
-            "circuits_executed": 1,
+            "counts": readout[0],
+            "readout": readout,
+            "unmitigated": raw,
+            "unmitigated_error": raw_error,
+            "value": value,
+            "value_error": error,
+            "circuits_executed": len(readout),
         }
 
     step.planned_shots = lambda shots: shots

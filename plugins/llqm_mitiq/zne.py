@@ -18,6 +18,7 @@ named in the file by folding after transpiling, and records what that saved.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -32,7 +33,7 @@ from llqm_core.model.errors import warn
 from llqm_core.pipeline.policies import decide
 from llqm_core.runtime.instrumentation import suppressed
 
-from .common import evaluate, last_only, raw_value
+from .common import estimate, execute, last_only, raw_estimate
 from .estimates import zne_estimate
 
 FOLDING = {
@@ -92,6 +93,22 @@ def extrapolation(
             )
         return lambda s, v: ExpFactory.extrapolate(s, v, asymptote=asymptote)
     return (RichardsonFactory if factory == "richardson" else LinearFactory).extrapolate
+
+
+def propagated_error(
+    extrapolate: Callable[[list[float]], float], values: list[float], errors: list[float]
+) -> float:
+    """The standard error of the extrapolated value, from each point's by first-order
+    propagation: Richardson and linear fits are linear in the values (exact here), the
+    others are linearised around the measured values."""
+    base = float(extrapolate(values))
+    variance = 0.0
+    for index, error in enumerate(errors):
+        step = max(abs(error), 1e-6)
+        moved = list(values)
+        moved[index] += step
+        variance += ((float(extrapolate(moved)) - base) / step * error) ** 2
+    return math.sqrt(variance)
 
 
 def two_qubit_gates(circuit) -> int:
@@ -224,27 +241,34 @@ def zne(
         problems = fold_shortfalls(scales, compiled)
         for problem in problems:
             warn(problem)
-        counts = data["backend"].execute(compiled, data["shots"], seed=data["seed"])
+        readouts = execute(data, compiled, data["shots"], seed=data["seed"])
         with llqm_core.task("extrapolate", stage="mitigate.zne.extrapolate") as handle:
-            handle.add_dependency(*handle.run.producers([counts]))
-            values = [evaluate(data, c) for c in counts]
+            handle.add_dependency(*handle.run.producers([c for r in readouts for c in r]))
+            values, errors = (list(v) for v in zip(*(estimate(data, r) for r in readouts)))
             mitigated = float(extrapolate(scales, values))
+            error = propagated_error(lambda v: extrapolate(scales, v), values, errors)
             handle.annotate(
                 {
                     "zne.scale_factors": scales,
                     "zne.values": values,
+                    "zne.value_errors": errors,
                     "zne.factory": factory,
                     "zne.mitigated": mitigated,
+                    "zne.mitigated_error": error,
                     "zne.fold_check_failed": bool(problems),
                 }
             )
         base = scales.index(min(scales))
+        raw, raw_error = raw_estimate(data, readouts[base])
         return {
             "value": mitigated,
-            "unmitigated": raw_value(data, counts[base]),
-            "counts": counts[base],
+            "value_error": error,
+            "unmitigated": raw,
+            "unmitigated_error": raw_error,
+            "counts": readouts[base][0],
+            "readout": readouts[base],
             "zne_values": values,
-            "circuits_executed": len(compiled),
+            "circuits_executed": sum(len(r) for r in readouts),
             "warnings": data["warnings"] + problems,
         }
 

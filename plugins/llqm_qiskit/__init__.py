@@ -14,13 +14,16 @@ from .circuits import (
     qft,
     random_layered,
 )
+from .estimator import Estimator, estimate
 from .metrics import circuit_metrics, describe
 from .snapshot import hardware_snapshot
 from .transpile import profiled_transpile
 
 __all__ = [
+    "Estimator",
     "circuit_metrics",
     "describe",
+    "estimate",
     "generate",
     "ghz",
     "ghz_success",

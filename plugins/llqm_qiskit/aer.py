@@ -10,7 +10,9 @@ follows the circuit unless one is asked for:
   written in, at a fraction of its cost), or ``stabilizer`` for an ideal run;
 - other circuits up to ``statevector_max_qubits`` active qubits: ``statevector``, with the
   noise sampled per shot (trajectories);
-- anything else is refused with the reason.
+- wider non-Clifford circuits whose estimated bond dimension fits ``mps_max_bond`` (``mps.py``):
+  Aer's ``matrix_product_state``, one trajectory per shot;
+- anything else is refused with the reason and the estimate.
 
 Active qubits are the ones a circuit touches: Aer leaves the idle qubits of a circuit
 transpiled onto a 156-qubit device out of the simulation. The execute task shows the cost of
@@ -33,10 +35,11 @@ from qiskit_aer import AerSimulator
 
 import llqm_core
 from llqm_core import HardwareSnapshot
-from llqm_core.model.checks import flag
+from llqm_core.model.checks import flag, whole
+from llqm_core.model.units import format_seconds
 from llqm_core.pipeline.fit import Estimate
 
-from . import stim_engine
+from . import mps, stim_engine
 from .backend import JobOutcome, QuantumBackend
 from .devices import DEFAULT_DEVICE, fake_device
 from .drift import CalibrationDrift
@@ -44,7 +47,14 @@ from .estimates import simulation_estimate
 from .noise import PauliNoise
 from .qpu_time import QpuTimeModel
 
-METHODS = ("automatic", "density_matrix", "stim", "stabilizer", "statevector")
+METHODS = (
+    "automatic",
+    "density_matrix",
+    "stim",
+    "stabilizer",
+    "statevector",
+    "matrix_product_state",
+)
 _CLIFFORD = {
     "cx",
     "cz",
@@ -102,7 +112,12 @@ def choose_method(
     exact_max_qubits: int,
     statevector_max_qubits: int,
     noisy: bool = True,
+    *,
+    shots: int = 1,
+    mps_max_bond: int | None = None,
 ) -> str:
+    """The method for a job of ``circuits``; wide non-Clifford circuits go to Aer's
+    matrix-product-state method when ``mps_max_bond`` is given and ``mps.plan`` accepts them."""
     circuits = list({id(c): c for c in circuits}.values())  # a circuit repeated in a job: once
     width = max(active_qubits(c) for c in circuits)
     if width <= exact_max_qubits:
@@ -111,12 +126,21 @@ def choose_method(
         return "stim" if noisy and all(stim_engine.supports(c) for c in circuits) else "stabilizer"
     if width <= statevector_max_qubits:
         return "statevector"
-    raise ValueError(
+    refusal = (
         f"a non-Clifford circuit with {width} active qubits is too wide to simulate here: the "
         "embedded default "
-        f"simulates non-Clifford circuits of up to {statevector_max_qubits} qubits and Clifford "
-        "circuits of any width."
+        f"simulates non-Clifford circuits of up to {statevector_max_qubits} qubits by statevector, "
+        "Clifford circuits of any width"
     )
+    if mps_max_bond is None:
+        raise ValueError(refusal + ".")
+    try:
+        mps.plan(circuits, shots, mps_max_bond)
+    except ValueError as exc:
+        raise ValueError(
+            f"{refusal}, and wider ones by matrix product states, but it is {exc}."
+        ) from None
+    return "matrix_product_state"
 
 
 class AerBackend(QuantumBackend):
@@ -137,6 +161,7 @@ class AerBackend(QuantumBackend):
         drift: dict[str, Any] | CalibrationDrift | None = None,
         exact_max_qubits: int = 10,
         statevector_max_qubits: int = 28,
+        mps_max_bond: int = mps.MAX_BOND,
         model_qpu_time: bool = False,
         monitor_interval_s: float = 10.0,
     ) -> None:
@@ -153,6 +178,7 @@ class AerBackend(QuantumBackend):
         self.drift = CalibrationDrift(**drift) if isinstance(drift, dict) else drift
         self.exact_max_qubits = exact_max_qubits
         self.statevector_max_qubits = statevector_max_qubits
+        self.mps_max_bond = whole("mps_max_bond", mps_max_bond, 1)
         self._noise_models: dict[str, PauliNoise] = {}
 
     def estimate(
@@ -168,13 +194,36 @@ class AerBackend(QuantumBackend):
                 method = "stabilizer"
             elif qubits <= self.statevector_max_qubits:
                 method = "statevector"
-            else:
-                raise ValueError(
-                    f"a non-Clifford circuit of {qubits} qubits is too wide to simulate here: the "
-                    f"embedded default simulates non-Clifford circuits of up to "
-                    f"{self.statevector_max_qubits} qubits and Clifford circuits of any width."
-                )
-        return simulation_estimate(method, qubits, gates, shots, circuits, self.noise)
+            else:  # its entanglement is estimated once the circuit is known (plan_method)
+                method = "matrix_product_state"
+        return simulation_estimate(
+            method, qubits, gates, shots, circuits, self.noise, bond=self.mps_max_bond
+        )
+
+    def plan_method(self, circuit: QuantumCircuit, shots: int) -> str:
+        """The method a job of ``circuit`` will run on, said when the file is checked; one
+        sentence with the estimate when none can run it."""
+        method = self._method([circuit], shots)
+        if method == "matrix_product_state":
+            planned = mps.plan([circuit], shots, self.mps_max_bond)
+            return (
+                f"matrix_product_state (estimated bond dimension {planned.bond}, limit "
+                f"{planned.max_bond}, about {format_seconds(planned.seconds)} per circuit)"
+            )
+        return method
+
+    def _method(self, circuits: list[QuantumCircuit], shots: int) -> str:
+        """The method asked for, or the one ``choose_method`` takes for these circuits."""
+        if self.method != "automatic":
+            return self.method
+        return choose_method(
+            circuits,
+            self.exact_max_qubits,
+            self.statevector_max_qubits,
+            noisy=self.noise,
+            shots=shots,
+            mps_max_bond=self.mps_max_bond,
+        )
 
     def calibration_for_job(self) -> HardwareSnapshot:
         if self.drift is None:
@@ -220,11 +269,7 @@ class AerBackend(QuantumBackend):
         snapshot: HardwareSnapshot,
     ) -> JobOutcome:
         """Counts from the simulation; its seconds are CPU time, recorded on ``execute.simulate``."""
-        method = self.method
-        if method == "automatic":
-            method = choose_method(
-                circuits, self.exact_max_qubits, self.statevector_max_qubits, noisy=self.noise
-            )
+        method = self._method(circuits, shots)
         if method == "stim":
             return self._sample_stim(circuits, shots, seed, snapshot)
         if self.noise:
@@ -240,13 +285,22 @@ class AerBackend(QuantumBackend):
                 )
         with llqm_core.task("simulate", stage="execute.simulate") as step:
             started = time.perf_counter()
+            options: dict[str, Any] = {}
+            if method == "matrix_product_state":
+                options["matrix_product_state_max_bond_dimension"] = self.mps_max_bond
             result = (
-                AerSimulator(method=method).run(circuits, shots=shots, seed_simulator=seed).result()
+                AerSimulator(method=method, **options)
+                .run(circuits, shots=shots, seed_simulator=seed)
+                .result()
             )
             elapsed = time.perf_counter() - started
             if not result.success:
                 raise RuntimeError(f"Aer failed to run the job: {result.status}")
             metrics = self._method_metrics(method, elapsed, shots * len(circuits))
+            if method == "matrix_product_state":
+                planned = mps.plan(circuits, shots, self.mps_max_bond)
+                metrics["execute.bond_dimension_estimate"] = planned.bond
+                metrics["execute.bond_dimension_limit"] = self.mps_max_bond
             step.annotate(metrics)
         counts = [dict(result.get_counts(i)) for i in range(len(circuits))]
         return JobOutcome(counts=counts, metrics=metrics)

@@ -16,17 +16,20 @@ matrices apply term by term without ever building a 2^n matrix, so it scales to 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 from qiskit import QuantumCircuit
-from qiskit.quantum_info import Pauli, StabilizerState, Statevector
+from qiskit.quantum_info import Pauli, SparsePauliOp, Statevector
 from qiskit_aer import AerSimulator
 
 from . import stim_engine
-from .aer import is_clifford
+from .ideal import Ideal, for_simulator, ideal_values, unitary
+from .ideal import choose as choose_ideal
+from .mps import MAX_BOND
 
 MAX_IDEAL_OUTCOMES = 64
 STATEVECTOR_MAX_QUBITS = 20
@@ -56,10 +59,18 @@ class DiagonalObservable:
         self.label = label
         self.terms = list(terms)
         self.ideal = ideal
+        self.ideal_how: Ideal | None = None  # how the ideal value was found, where it was
 
     def expectation(self, counts: Mapping[str, int]) -> float:
         """The observable's mean over the shots of ``counts``."""
         return self.mitigated_expectation(counts, {})
+
+    needs_bases = False
+
+    def measured(self, circuit: QuantumCircuit) -> list[QuantumCircuit]:
+        """The circuits that read the observable off ``circuit``: the circuit itself, which
+        measures the bits the terms depend on."""
+        return [circuit]
 
     def mitigated_expectation(
         self, counts: Mapping[str, int], inverse_confusion: Mapping[int, np.ndarray]
@@ -71,6 +82,27 @@ class DiagonalObservable:
         term, ``sum_x f(x) (A^-1 p)(x)`` factorises into ``sum_y p(y) prod_i (f_i A_i^-1)[y_i]``:
         linear in the outcomes seen, so 100-bit readouts cost no 2^100 matrix.
         """
+        values, shots = self._per_outcome(counts, inverse_confusion)
+        return float(shots @ values / shots.sum())
+
+    def estimate(
+        self,
+        counts: Sequence[Mapping[str, int]],
+        inverse_confusion: Mapping[int, np.ndarray] | None = None,
+    ) -> tuple[float, float]:
+        """The value and its standard error from the one circuit's counts (``[counts]``, as
+        ``measured`` gives one circuit): the estimator is a mean over shots of a value per
+        outcome, so its error is that value's spread over the square root of the shots."""
+        values, shots = self._per_outcome(counts[0], inverse_confusion or {})
+        total = shots.sum()
+        mean = float(shots @ values / total)
+        variance = float(shots @ (values - mean) ** 2 / total)
+        return mean, math.sqrt(variance / total)
+
+    def _per_outcome(
+        self, counts: Mapping[str, int], inverse_confusion: Mapping[int, np.ndarray]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Each outcome's value (readout-corrected) and its number of shots."""
         if not counts or not sum(counts.values()):
             raise ValueError("cannot take an expectation value from counts with no shots.")
         keys = [_bits_of(key) for key in counts]
@@ -90,7 +122,7 @@ class DiagonalObservable:
         for start in range(0, len(keys), step):
             seen = readouts[start : start + step, bits]  # (keys, terms, factors)
             value[start : start + step] = weights[terms, width, seen].prod(axis=2) @ coefficients
-        return float(shots @ value / shots.sum())
+        return value, shots
 
     @cached_property
     def _arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -149,7 +181,8 @@ def _noiseless_support(
 ) -> tuple[list[str], float]:
     """Outcomes (bit 0 first) a noiseless run gives, and their total ideal probability."""
     order = [readout[b] for b in sorted(readout)]
-    if body.num_qubits <= STATEVECTOR_MAX_QUBITS:
+    method = support_method(body)
+    if method == "statevector":
         probabilities = Statevector(body).probabilities(
             qargs=order
         )  # index bit j is qubit order[j]
@@ -162,11 +195,8 @@ def _noiseless_support(
         return [format(i, f"0{len(order)}b")[::-1] for i in support], float(
             probabilities[support].sum()
         )
-    if not is_clifford(body):
-        raise ValueError(
-            f"circuit {name!r} is neither Clifford nor small (<= {STATEVECTOR_MAX_QUBITS} qubits), so its "
-            "ideal outcomes cannot be computed; use a parity observable."
-        )
+    if method != "stabilizer":
+        return _mps_support(body, order, name)
     # A Clifford state's outcomes are uniform over 2^r strings: enough noiseless shots see them all.
     sampler = body.copy()
     sampler.measure_all()
@@ -187,6 +217,48 @@ def _noiseless_support(
             "one by one; use a parity observable instead."
         )
     return support, 1.0
+
+
+def support_method(body: QuantumCircuit) -> str:
+    """How the ideal outcomes of ``body`` are found: ``statevector`` for a small circuit (or a
+    non-Clifford one whose statevector fits the memory), ``stabilizer`` for a Clifford one,
+    ``matrix_product_state`` for a wide one of low entanglement, else ``unknown``."""
+    if not unitary(body):
+        return "unknown"
+    if body.num_qubits <= STATEVECTOR_MAX_QUBITS:
+        return "statevector"
+    return choose_ideal(body).method
+
+
+def _mps_support(body: QuantumCircuit, order: list[int], name: str) -> tuple[list[str], float]:
+    """A wide non-Clifford circuit's ideal outcomes, by matrix product states: noiseless shots
+    find the outcomes, their amplitudes give their exact total probability."""
+    if support_method(body) != "matrix_product_state" or sorted(order) != list(
+        range(body.num_qubits)
+    ):
+        raise ValueError(
+            f"circuit {name!r} is neither Clifford, nor small (<= {STATEVECTOR_MAX_QUBITS} qubits), "
+            "nor a fully measured circuit of low entanglement, so its ideal outcomes cannot be "
+            'found; use kind = "parity", "neighbour_parities" or "pauli".'
+        )
+    simulator = AerSimulator(
+        method="matrix_product_state", matrix_product_state_max_bond_dimension=MAX_BOND
+    )
+    body = for_simulator(body, simulator)
+    sampler = body.copy()
+    sampler.measure_all()
+    counts = simulator.run(sampler, shots=64 * MAX_IDEAL_OUTCOMES, seed_simulator=1).result()
+    keys = sorted(k.replace(" ", "") for k in counts.get_counts())
+    if len(keys) > MAX_IDEAL_OUTCOMES:
+        raise ValueError(
+            f"circuit {name!r} has over {MAX_IDEAL_OUTCOMES} ideal outcomes; score it with a "
+            "parity or pauli observable instead."
+        )
+    amplitudes = body.copy()
+    amplitudes.save_amplitudes([int(k, 2) for k in keys])
+    found = simulator.run(amplitudes).result().data(0)["amplitudes"]
+    support = ["".join(k[::-1][q] for q in order) for k in keys]
+    return support, float(np.sum(np.abs(np.asarray(found)) ** 2))
 
 
 def ideal_outcomes(circuit: QuantumCircuit) -> DiagonalObservable:
@@ -219,25 +291,31 @@ def neighbour_parities(circuit: QuantumCircuit) -> DiagonalObservable:
             f"circuit {circuit.name!r} measures {len(measured)} bit(s); neighbour parities need two or more."
         )
     pairs = list(zip(measured, measured[1:]))
-    ideals = ideal_parities(circuit, pairs)
+    found = parity_ideals(circuit, pairs)
+    ideals = found.values
     observable = DiagonalObservable(
         f"mean ZZ of {len(pairs)} neighbouring bits",
         [Term(1.0 / len(pairs), ((a, _Z), (b, _Z))) for a, b in pairs],
     )
-    observable.ideal = None if None in ideals else float(np.mean(ideals))
+    observable.ideal = None if None in ideals else float(np.mean(ideals))  # type: ignore[arg-type]
+    observable.ideal_how = found
     return observable
 
 
 def ideal_parity(circuit: QuantumCircuit, bits: Sequence[int]) -> float | None:
-    """The exact noiseless value of ``parity(bits)``: stabilizer for Clifford circuits, statevector
-    when small."""
+    """The exact noiseless value of ``parity(bits)`` (see ``ideal.py`` for the methods)."""
     return ideal_parities(circuit, [bits])[0]
 
 
 def ideal_parities(circuit: QuantumCircuit, groups: Sequence[Sequence[int]]) -> list[float | None]:
     """``ideal_parity`` of each group of bits, preparing the noiseless state once for all of them."""
+    return parity_ideals(circuit, groups).values
+
+
+def parity_ideals(circuit: QuantumCircuit, groups: Sequence[Sequence[int]]) -> Ideal:
+    """The ideal values of the parities of each group of bits, with the method that gave them."""
     body, readout = _unitary_part(circuit)
-    paulis = []
+    operators = []
     for bits in groups:
         missing = [b for b in bits if b not in readout]
         if missing:
@@ -247,12 +325,5 @@ def ideal_parities(circuit: QuantumCircuit, groups: Sequence[Sequence[int]]) -> 
         label = ["I"] * body.num_qubits
         for b in bits:
             label[readout[b]] = "Z"
-        paulis.append(Pauli("".join(label)[::-1]))
-    try:
-        state = StabilizerState(body)
-        return [float(state.expectation_value(pauli)) for pauli in paulis]
-    except Exception:
-        if body.num_qubits > STATEVECTOR_MAX_QUBITS:
-            return [None] * len(paulis)
-        vector = Statevector(body)
-        return [float(np.real(vector.expectation_value(pauli))) for pauli in paulis]
+        operators.append(SparsePauliOp(Pauli("".join(label)[::-1])))
+    return ideal_values(body, operators)

@@ -104,7 +104,10 @@ class ExecutionSection:
 
 SECTIONS = {
     "circuit": (CircuitSection("generate", 10), "the circuit: generate's options, or qasm"),
-    "observable": (ObservableSection("observable", 20), "what the run measures: kind, bits"),
+    "observable": (
+        ObservableSection("observable", 20),
+        "what the run measures: kind, bits, or a Pauli sum's terms",
+    ),
     "transpile": (StageSection("transpile", 30), "transpile's options for the backend's device"),
     "execution": (ExecutionSection(50), "shots and seed of each execution"),
 }

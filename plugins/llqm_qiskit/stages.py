@@ -12,20 +12,36 @@ from pathlib import Path
 from typing import Any
 
 from qiskit import QuantumCircuit
+from qiskit.quantum_info import SparsePauliOp
 
+from llqm_core import current_task
 from llqm_core.hooks.contracts import LAYOUT, TRANSPILE_CACHE, TRANSPILE_PARALLEL
 from llqm_core.model.checks import whole
+from llqm_core.model.errors import warn
+from llqm_core.pipeline.fit import Estimate
 from llqm_core.pipeline.policies import decide, policy_for
 
+from .aer import is_clifford
 from .circuits import KINDS, load_qasm
 from .circuits import generate as generate_circuit
 from .estimates import CLIFFORD_KINDS, KIND_GATES, circuit_estimate, qasm_header, transpile_estimate
-from .observables import ideal_outcomes, ideal_parity, neighbour_parities, parity
+from .ideal import MAX_BOND, Ideal, ideal_values
+from .ideal import choose as choose_ideal
+from .measurement import for_outcomes, without_measurements
+from .measurement import shape as measurement_shape
+from .observables import (
+    ideal_outcomes,
+    neighbour_parities,
+    parity,
+    parity_ideals,
+    support_method,
+)
+from .pauli import PauliSum, checked_operator, operator_from
 from .transpile import OPTIMIZATION_LEVELS, profiled_transpile
 
 Step = Callable[[dict[str, Any]], dict[str, Any]]
 LAYOUT_METHODS = ("default", "dense", "sabre", "trivial")
-OBSERVABLES = ("ideal_outcomes", "neighbour_parities", "parity")
+OBSERVABLES = ("ideal_outcomes", "neighbour_parities", "parity", "pauli")
 
 
 def generate(
@@ -35,8 +51,16 @@ def generate(
     depth: int = 1,
     seed: int | None = None,
     qasm: str | None = None,
+    circuit: QuantumCircuit | None = None,
 ) -> Step:
-    """A benchmark circuit by ``kind`` (ghz, mirror, random, qaoa, qft), or a QASM file read now."""
+    """A benchmark circuit by ``kind`` (ghz, mirror, random, qaoa, qft), a QASM file read now,
+    or (from Python) a ``circuit`` of the caller's own."""
+    if circuit is not None:
+        if not isinstance(circuit, QuantumCircuit):
+            raise ValueError(
+                f"circuit must be a qiskit QuantumCircuit, not {type(circuit).__name__}."
+            )
+        return _given(circuit)
     if qasm is not None:
         if not isinstance(qasm, str):
             raise ValueError(f"qasm must be a file path, not {qasm!r}.")
@@ -54,13 +78,45 @@ def generate(
         kind, min(qubits, 3) if kind != "qaoa" else qubits, min(depth, 2), seed
     )  # fails now on bad sizes, small: the circuit itself is built when the run fits
     step = _with_width_check(
-        lambda data: {"circuit": generate_circuit(kind, qubits, depth, seed)},
+        lambda data: _generated(generate_circuit(kind, qubits, depth, seed)),
         qubits,
         f"{kind} circuit",
     )
     step.estimate = lambda plan: circuit_estimate(
         plan, qubits, KIND_GATES[kind](qubits, depth), kind in CLIFFORD_KINDS
     )
+    step.inspect = lambda context: context.update(qubits=qubits, clifford=kind in CLIFFORD_KINDS)
+    return step
+
+
+def _record(metrics: dict[str, Any]) -> None:
+    """Metrics on the step's task (a step called outside a task, as from a test, records none)."""
+    task = current_task()
+    if task is not None:
+        task.annotate(metrics)
+
+
+def _generated(circuit: QuantumCircuit) -> dict[str, Any]:
+    """The generate step's output; its task says whether the circuit measures anything, since
+    an outcome observable will then measure every qubit."""
+    found = measurement_shape(circuit)
+    _record(
+        {
+            "circuit.measurements": found.measurements,
+            "circuit.mid_circuit_measurements": found.mid_circuit,
+            "circuit.measures_nothing": not found.measurements,
+        }
+    )
+    return {"circuit": circuit}
+
+
+def _given(circuit: QuantumCircuit) -> Step:
+    """A circuit handed in from Python (``llqm_qiskit.estimate``)."""
+    step = _with_width_check(lambda data: _generated(circuit), circuit.num_qubits, "circuit")
+    step.estimate = lambda plan: circuit_estimate(
+        plan, circuit.num_qubits, len(circuit.data), is_clifford(circuit)
+    )
+    step.inspect = lambda context: context.update(circuit=circuit)
     return step
 
 
@@ -76,10 +132,19 @@ def _from_qasm(path: Path) -> Step:
         return loaded[0]
 
     step = _with_width_check(
-        lambda data: {"circuit": load()}, header.qubits, f"QASM file {path.name}"
+        lambda data: _generated(load()), header.qubits, f"QASM file {path.name}"
     )
-    step.estimate = lambda plan: circuit_estimate(plan, header.qubits, header.statements, None)
+
+    def estimate(plan: dict[str, Any]) -> Estimate:
+        """From the header until the file is parsed, then from the circuit itself."""
+        if not loaded:
+            return circuit_estimate(plan, header.qubits, header.statements, None)
+        circuit = loaded[0]
+        return circuit_estimate(plan, circuit.num_qubits, len(circuit.data), is_clifford(circuit))
+
+    step.estimate = estimate
     step.load = load
+    step.inspect = lambda context: context.update(circuit=load())
     return step
 
 
@@ -99,38 +164,174 @@ def _with_width_check(step: Step, qubits: int, what: str) -> Step:
     return step
 
 
-def observable(*, kind: str = "ideal_outcomes", bits: Sequence[int] | None = None) -> Step:
-    """What the run measures (``ideal_outcomes``, ``neighbour_parities`` or ``parity`` of ``bits``)
-    and its exact ideal value."""
+def observable(
+    *,
+    kind: str = "ideal_outcomes",
+    bits: Sequence[int] | None = None,
+    terms: Any = None,
+    sparse_terms: Any = None,
+    num_qubits: int | None = None,
+    file: str | None = None,
+    operator: Any = None,
+    max_bond: int = MAX_BOND,
+) -> Step:
+    """What the run measures (``ideal_outcomes``, ``neighbour_parities``, ``parity`` of ``bits``,
+    or ``pauli``: a Pauli sum from ``terms``, ``sparse_terms`` or ``file``; from Python,
+    ``operator`` = a ``SparsePauliOp``) and its exact ideal value where one can be computed
+    (an MPS up to bond dimension ``max_bond``)."""
     if not isinstance(kind, str) or kind not in OBSERVABLES:
         raise ValueError(
             f"unknown observable kind {kind!r}; choose one of: {', '.join(OBSERVABLES)}."
         )
+    whole("max_bond", max_bond, 1)
     if kind != "parity" and bits is not None:
         raise ValueError(f"bits belongs to the parity observable; {kind} takes no bits.")
+    given = [
+        name
+        for name, value in (
+            ("terms", terms),
+            ("sparse_terms", sparse_terms),
+            ("num_qubits", num_qubits),
+            ("file", file),
+            ("operator", operator),
+        )
+        if value is not None
+    ]
+    if kind != "pauli" and given:
+        raise ValueError(f"{given[0]} belongs to the pauli observable; {kind} takes none.")
     if kind == "parity":
         if bits is None:
             raise ValueError("a parity observable needs bits = [classical bit indices].")
         parity(bits)
+    if kind == "pauli":
+        return _pauli_step(
+            checked_operator(operator)
+            if operator is not None
+            else operator_from(
+                terms=terms, sparse_terms=sparse_terms, num_qubits=num_qubits, file=file
+            ),
+            max_bond,
+        )
+
+    def read(circuit: QuantumCircuit) -> tuple[Any, Ideal | None]:
+        if kind == "ideal_outcomes":
+            return ideal_outcomes(circuit), None
+        if kind == "neighbour_parities":
+            measured = neighbour_parities(circuit)
+            return measured, measured.ideal_how
+        found = parity_ideals(circuit, [bits])
+        measured = parity(bits)
+        measured.ideal = found.values[0]
+        return measured, found
 
     def step(data: dict[str, Any]) -> dict[str, Any]:
-        circuit = data["circuit"]
-        if kind != "parity":
-            measured = (
-                ideal_outcomes(circuit) if kind == "ideal_outcomes" else neighbour_parities(circuit)
-            )
-            return {
-                "observable": measured,
-                "ideal_value": measured.ideal,
-                "observable_label": measured.label,
-            }
-        measured = parity(bits)
-        return {
+        circuit, warning = for_outcomes(data["circuit"])
+        measured, how = read(circuit)
+        added = {
+            "circuit": circuit,
             "observable": measured,
-            "ideal_value": ideal_parity(circuit, bits),
+            "ideal_value": measured.ideal,
+            "ideal_method": how.method if how is not None else "exact outcomes",
+            "observable_label": measured.label,
+        }
+        metrics: dict[str, Any] = {"observable.kind": kind}
+        if how is not None:
+            metrics.update(how.metrics())
+        if warning is not None:
+            warn(warning)
+            metrics["observable.measured_every_qubit"] = True
+            added["warnings"] = data["warnings"] + [warning]
+        _record(metrics)
+        return added
+
+    def inspect(context: dict[str, Any]) -> list[str]:
+        circuit = context.get("circuit")
+        if circuit is None:
+            return []
+        circuit, warning = for_outcomes(circuit)
+        notes = [warning] if warning else []
+        if kind == "ideal_outcomes":
+            method = support_method(circuit.remove_final_measurements(inplace=False))
+            if method == "unknown":
+                raise ValueError(
+                    f"the ideal outcomes of circuit {circuit.name!r} cannot be found (it measures "
+                    "mid-circuit, or is neither Clifford, small nor of low entanglement); use "
+                    'kind = "parity" or "neighbour_parities", which run without an ideal value.'
+                )
+            return notes + [f"ideal outcomes: {method}"]
+        if kind == "parity":
+            parity_ideals_unmeasured_bits(circuit, bits)
+        chosen = choose_ideal(circuit.remove_final_measurements(inplace=False), max_bond)
+        return notes + [f"ideal value: {chosen.method} ({chosen.reason})"]
+
+    step.inspect = inspect
+    return step
+
+
+def parity_ideals_unmeasured_bits(circuit: QuantumCircuit, bits: Sequence[int]) -> None:
+    """Refuse parity bits the circuit does not measure (after measuring every qubit where it
+    measured nothing)."""
+    measured = {circuit.find_bit(i.clbits[0]).index for i in circuit.data if i.name == "measure"}
+    missing = [b for b in bits if b not in measured]
+    if missing:
+        raise ValueError(
+            f"bit {missing[0]} of the parity is not measured by circuit {circuit.name!r} "
+            f"(it measures {len(measured)} bits)."
+        )
+
+
+def _pauli_step(operator: SparsePauliOp, max_bond: int) -> Step:
+    """A Pauli sum: the circuit loses its final measurements; each group of the sum is measured
+    in its own basis by the techniques (``PauliSum.measured``)."""
+
+    def fitted(circuit: QuantumCircuit) -> PauliSum:
+        if operator.num_qubits > circuit.num_qubits:
+            raise ValueError(
+                f"the observable acts on {operator.num_qubits} qubits, more than the "
+                f"{circuit.num_qubits} of circuit {circuit.name!r}."
+            )
+        padded = operator.apply_layout(None, circuit.num_qubits)
+        return PauliSum(padded)
+
+    def step(data: dict[str, Any]) -> dict[str, Any]:
+        body = without_measurements(data["circuit"])
+        measured = fitted(body)
+        ideal = ideal_values(body, [measured.operator], max_bond)
+        measured.ideal = ideal.values[0]
+        _record({"observable.kind": "pauli", **measured.metrics(data["shots"]), **ideal.metrics()})
+        return {
+            "circuit": body,
+            "observable": measured,
+            "ideal_value": measured.ideal,
+            "ideal_method": ideal.method,
             "observable_label": measured.label,
         }
 
+    def inspect(context: dict[str, Any]) -> list[str]:
+        circuit = context.get("circuit")
+        if circuit is None:
+            width = context.get("qubits")
+            if width is not None and operator.num_qubits > width:
+                raise ValueError(
+                    f"the observable acts on {operator.num_qubits} qubits, more than the "
+                    f"{width} of the circuit."
+                )
+            return []
+        body = without_measurements(circuit)
+        measured = fitted(body)
+        chosen = choose_ideal(body, max_bond)
+        return [
+            f"observable: {len(measured.operator)} Pauli term(s) in {len(measured.groups)} "
+            "qubit-wise commuting group(s), each measured by one circuit of the same job",
+            f"ideal value: {chosen.method} ({chosen.reason})",
+        ]
+
+    def estimate(plan: dict[str, Any]) -> None:
+        """Nothing to cost itself; every circuit executed later runs once per group."""
+        plan["measured_circuits"] = len(operator.group_commuting(qubit_wise=True))
+
+    step.inspect = inspect
+    step.estimate = estimate
     return step
 
 
@@ -236,5 +437,14 @@ def transpile(
             "transpile_s": transpile_s,
         }
 
+    def inspect(context: dict[str, Any]) -> list[str]:
+        """How the backend will run the circuit, or one sentence on why it cannot."""
+        circuit, backend = context.get("circuit"), context["backend"]
+        plan = getattr(backend, "plan_method", None)
+        if circuit is None or plan is None:
+            return []
+        return [f"execution: {plan(circuit, context['shots'])}"]
+
     step.estimate = lambda plan: transpile_estimate(plan, optimization_level)
+    step.inspect = inspect
     return step

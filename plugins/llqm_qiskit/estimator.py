@@ -1,0 +1,143 @@
+"""The user's own circuit and observable from Python, shaped as Qiskit's Estimator.
+
+Code written for Qiskit's Estimator primitives passes its own objects: a ``QuantumCircuit``
+and a ``SparsePauliOp`` (or anything ``SparsePauliOp`` takes: a ``Pauli``, a label, a list of
+terms). ``estimate(circuit, observable, mitigation=...)`` runs them as one LLQM pipeline run
+(generate, observable, transpile, the mitigation's tasks, postprocess; profiled and stored
+like ``llqm run``) and returns the mitigated value with its standard error, the unmitigated
+one, and the ideal value where one could be computed. ``Estimator(...).run(pubs).result()``
+gives the same in Qiskit's result containers: ``result[i].data.evs`` and ``.data.stds``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from qiskit import QuantumCircuit
+from qiskit.primitives.containers import DataBin, PrimitiveResult, PubResult
+
+from llqm_core.pipeline import parse_pipeline, run_pipeline
+
+from .pauli import checked_operator
+
+
+@dataclass(frozen=True)
+class EstimateResult:
+    value: float  # the mitigated expectation value
+    std_error: float | None
+    unmitigated: float | None
+    unmitigated_std_error: float | None
+    ideal: float | None  # None when no method could compute it
+    ideal_method: str | None
+    run_id: str
+
+
+def estimate(
+    circuit: QuantumCircuit,
+    observable: Any,
+    *,
+    mitigation: Mapping[str, Any] | str = "none",
+    backend: Mapping[str, Any] | None = None,
+    transpile: Mapping[str, Any] | None = None,
+    shots: int = 4000,
+    seed: int | None = None,
+    policies: Iterable[str] = (),
+    store: Any = None,
+    name: str | None = None,
+    max_bond: int | None = None,
+) -> EstimateResult:
+    """``observable``'s expectation in the state ``circuit`` prepares, mitigated as
+    ``mitigation`` says (a technique such as ``"rem+zne"``, or a ``[mitigation]`` table:
+    ``{"technique": "zne", "zne": {"scale_factors": [1, 2, 3]}}``), on ``backend`` (a
+    ``[backend]`` table; default the embedded ``aer``)."""
+    if not isinstance(circuit, QuantumCircuit):
+        raise ValueError(f"circuit must be a qiskit QuantumCircuit, not {type(circuit).__name__}.")
+    operator = checked_operator(observable)
+    table = {"technique": mitigation} if isinstance(mitigation, str) else dict(mitigation)
+    observable_options: dict[str, Any] = {"kind": "pauli", "operator": operator}
+    if max_bond is not None:
+        observable_options["max_bond"] = max_bond
+    config: dict[str, Any] = {
+        "name": name or f"estimate {circuit.name}",
+        "circuit": {"circuit": circuit},
+        "observable": observable_options,
+        "backend": dict(backend or {}),
+        "transpile": dict(transpile or {}),
+        "mitigation": table,
+        "execution": {"shots": shots} | ({"seed": seed} if seed is not None else {}),
+        "policies": {"names": list(policies)},
+    }
+    pipeline = parse_pipeline(config, config["name"])
+    # What the run keeps as its configuration: the objects described, not pickled.
+    pipeline.config = {
+        **config,
+        "circuit": {"name": circuit.name, "qubits": circuit.num_qubits, "gates": len(circuit.data)},
+        "observable": {"kind": "pauli", "terms": len(operator), "qubits": operator.num_qubits},
+    }
+    run_id, data = run_pipeline(pipeline, store=store)
+    return EstimateResult(
+        float(data["value"]),
+        data.get("value_error"),
+        data.get("unmitigated"),
+        data.get("unmitigated_error"),
+        data.get("ideal_value"),
+        data.get("ideal_method"),
+        run_id,
+    )
+
+
+class _Done:
+    """A finished job, as the primitives' ``run`` returns one: ``result()`` gives the results."""
+
+    def __init__(self, result: PrimitiveResult) -> None:
+        self._result = result
+
+    def result(self) -> PrimitiveResult:
+        return self._result
+
+    def status(self) -> str:
+        return "DONE"
+
+    def done(self) -> bool:
+        return True
+
+
+class Estimator:
+    """Qiskit's ``EstimatorV2`` shape: ``run([(circuit, observable), ...])`` gives a job whose
+    ``result()[i].data.evs`` / ``.stds`` are each pub's mitigated value and standard error;
+    ``metadata`` names the LLQM run, the unmitigated and the ideal values. Every option of
+    ``estimate`` is given once, to the constructor."""
+
+    def __init__(self, **options: Any) -> None:
+        self.options = options
+
+    def run(self, pubs: Iterable[Any], *, precision: float | None = None) -> _Done:
+        if precision is not None:
+            raise ValueError(
+                "precision is not supported; give shots = ... to Estimator(...) instead."
+            )
+        results = []
+        for pub in pubs:
+            if not isinstance(pub, (tuple, list)) or len(pub) < 2:
+                raise ValueError(
+                    f"each pub must be (circuit, observable), not {type(pub).__name__}."
+                )
+            if len(pub) > 2 and pub[2] is not None:
+                raise ValueError("parameter values are not supported; bind them first.")
+            found = estimate(pub[0], pub[1], **self.options)
+            data = DataBin(
+                evs=np.array(found.value),
+                stds=np.array(np.nan if found.std_error is None else found.std_error),
+                shape=(),
+            )
+            metadata = {
+                "llqm.run_id": found.run_id,
+                "unmitigated": found.unmitigated,
+                "ideal": found.ideal,
+                "ideal_method": found.ideal_method,
+            }
+            results.append(PubResult(data, metadata=metadata))
+        return _Done(PrimitiveResult(results, metadata={"version": 2}))

@@ -1,0 +1,189 @@
+"""The exact noiseless value of an observable, by the cheapest method that can give it.
+
+Error mitigation is scored against the ideal value, so it is computed whenever that is
+possible, and the method is chosen before anything heavy runs (``choose``, also asked when the
+file is checked):
+
+- ``stabilizer``: Clifford circuits of any width (Qiskit's ``StabilizerState``);
+- ``statevector``: while the predicted memory of ``2^n`` amplitudes fits the machine's free
+  memory and the predicted time fits ``IDEAL_MAX_S``;
+- ``matrix_product_state``: Aer's MPS with a bond-dimension limit (``max_bond``). The bond
+  dimension is estimated from the two-qubit gates crossing each cut of the qubit line; below
+  the limit the result is exact, above it Aer truncates and the sum of the discarded weights
+  it logs is reported as the truncation error;
+- ``unknown``: a circuit with mid-circuit measurements, resets or classical control, or one
+  whose MPS would take too long. The run still mitigates; the report says the ideal value
+  is unknown.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from qiskit import QuantumCircuit, transpile
+from qiskit.quantum_info import SparsePauliOp, StabilizerState, Statevector
+from qiskit_aer import AerSimulator
+
+from llqm_core.pipeline.fit import memory_limit
+
+from .aer import is_clifford
+from .estimates import AMPLITUDE_BYTES, MPS_S_PER_GATE_CHI3, STATEVECTOR_S_PER_GATE_AMPLITUDE
+from .mps import MAX_BOND, bond_estimate
+
+#: Longest an ideal value may take to compute before it is left unknown.
+IDEAL_MAX_S = 300.0
+#: Memory headroom: a statevector may take this share of the free memory.
+MEMORY_SHARE = 0.5
+_NOT_UNITARY = {"measure", "reset"}
+_DISCARDED = re.compile(r"discarded_value=([0-9.eE+-]+)")
+_BONDS = re.compile(r"BD=\[([0-9 ]+)\]")
+
+
+@dataclass
+class IdealMethod:
+    """The method chosen for an ideal value, and why: ``bond`` is the estimated bond dimension."""
+
+    method: str
+    reason: str
+    bond: int | None = None
+
+
+@dataclass
+class Ideal:
+    values: list[float | None]
+    method: str
+    reason: str
+    truncation_error: float | None = None
+    bond_dimension: int | None = None
+
+    def metrics(self) -> dict[str, Any]:
+        found: dict[str, Any] = {"ideal.method": self.method, "ideal.reason": self.reason}
+        if self.truncation_error is not None:
+            found["ideal.truncation_error"] = self.truncation_error
+        if self.bond_dimension is not None:
+            found["ideal.bond_dimension"] = self.bond_dimension
+        return found
+
+
+def unitary(circuit: QuantumCircuit) -> bool:
+    """Whether the circuit (its final measurements removed) is a unitary an ideal state has."""
+    return not any(
+        i.operation.name in _NOT_UNITARY
+        or getattr(i.operation, "condition", None) is not None
+        or i.operation.name in ("if_else", "while_loop", "for_loop", "switch_case")
+        for i in circuit.data
+    )
+
+
+def choose(circuit: QuantumCircuit, max_bond: int = MAX_BOND) -> IdealMethod:
+    """The method ``ideal_values`` will use for ``circuit`` (final measurements removed)."""
+    width = circuit.num_qubits
+    if not unitary(circuit):
+        return IdealMethod(
+            "unknown",
+            "the circuit measures, resets or branches mid-circuit, so it has no one ideal state",
+        )
+    if is_clifford(circuit):
+        return IdealMethod("stabilizer", f"a Clifford circuit of {width} qubits")
+    gates = max(len(circuit.data), 1)
+    memory = AMPLITUDE_BYTES * 2.0**width
+    seconds = gates * 2.0**width * STATEVECTOR_S_PER_GATE_AMPLITUDE
+    if memory <= MEMORY_SHARE * memory_limit() and seconds <= IDEAL_MAX_S:
+        return IdealMethod("statevector", f"a statevector of {width} qubits fits in memory")
+    bond = bond_estimate(circuit)
+    chi = min(bond, max_bond)
+    if gates * chi**3 * MPS_S_PER_GATE_CHI3 > IDEAL_MAX_S:
+        return IdealMethod(
+            "unknown",
+            f"a statevector of {width} qubits does not fit, and an MPS at bond dimension {chi} "
+            f"would take longer than {IDEAL_MAX_S:g} s",
+            bond,
+        )
+    exact = "exact" if bond <= max_bond else f"truncated at bond dimension {max_bond}"
+    return IdealMethod(
+        "matrix_product_state", f"an MPS of estimated bond dimension {bond} ({exact})", bond
+    )
+
+
+def ideal_values(
+    circuit: QuantumCircuit, operators: Sequence[SparsePauliOp], max_bond: int = MAX_BOND
+) -> Ideal:
+    """The noiseless expectation of each operator (on the circuit's qubits) in the state the
+    circuit (without measurements) prepares."""
+    chosen = choose(circuit, max_bond)
+    if chosen.method == "stabilizer":
+        try:
+            state = StabilizerState(circuit)
+        except Exception:  # a Clifford gate StabilizerState does not take: the next method
+            chosen = IdealMethod("statevector", "a Clifford circuit StabilizerState cannot read")
+        else:
+            values = [_stabilizer_expectation(state, op) for op in operators]
+            return Ideal(list(values), chosen.method, chosen.reason)
+    if chosen.method == "statevector":
+        vector = Statevector(circuit)
+        values = [float(np.real(vector.expectation_value(op))) for op in operators]
+        return Ideal(list(values), chosen.method, chosen.reason)
+    if chosen.method == "matrix_product_state":
+        return _mps_values(circuit, operators, max_bond, chosen)
+    return Ideal([None] * len(operators), chosen.method, chosen.reason)
+
+
+def _stabilizer_expectation(state: StabilizerState, operator: SparsePauliOp) -> float:
+    return float(
+        sum(
+            coefficient.real * state.expectation_value(pauli)
+            for pauli, coefficient in zip(operator.paulis, operator.coeffs)
+        )
+    )
+
+
+def _mps_values(
+    circuit: QuantumCircuit, operators: Sequence[SparsePauliOp], max_bond: int, chosen: IdealMethod
+) -> Ideal:
+    simulator = AerSimulator(
+        method="matrix_product_state",
+        matrix_product_state_max_bond_dimension=max_bond,
+        mps_log_data=True,
+    )
+    saved = for_simulator(circuit, simulator)
+    qubits = list(range(circuit.num_qubits))
+    for index, operator in enumerate(operators):
+        saved.save_expectation_value(operator, qubits, label=f"ideal{index}")
+    result = simulator.run(saved, shots=1).result()
+    if not result.success:
+        raise RuntimeError(f"Aer's MPS could not compute the ideal value: {result.status}")
+    data = result.data(0)
+    truncation, bond = mps_log(result)
+    return Ideal(
+        [float(np.real(data[f"ideal{index}"])) for index in range(len(operators))],
+        chosen.method,
+        chosen.reason,
+        truncation,
+        bond,
+    )
+
+
+def for_simulator(circuit: QuantumCircuit, simulator: AerSimulator) -> QuantumCircuit:
+    """The circuit in gates the simulator's method takes (an OpenQASM file may use any,
+    such as ``cry``, which Aer's MPS does not), on the same qubits."""
+    return transpile(circuit, simulator, optimization_level=0)
+
+
+_seen_log: list[str] = [""]
+
+
+def mps_log(result: Any) -> tuple[float, int]:
+    """The truncation error (the sum of the discarded weights) and the largest bond dimension
+    of an Aer MPS run with ``mps_log_data``. Aer 0.18 keeps appending one process-wide log
+    across runs, so only what this run added is read."""
+    log = str(result.results[0].metadata.get("MPS_log_data", ""))
+    previous = _seen_log[0].rstrip("} ")
+    own = log[len(previous) :] if previous and log.startswith(previous) else log
+    _seen_log[0] = log
+    truncation = float(sum(float(v) for v in _DISCARDED.findall(own)))
+    dimensions = [int(b) for found in _BONDS.findall(own) for b in found.split()]
+    return truncation, max(dimensions, default=1)

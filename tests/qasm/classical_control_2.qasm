@@ -1,0 +1,9 @@
+// classical control: qubit 1 is flipped when qubit 0 read 1
+OPENQASM 2.0;
+include "qelib1.inc";
+qreg q[2];
+creg c[2];
+h q[0];
+measure q[0] -> c[0];
+if(c==1) x q[1];
+measure q[1] -> c[1];
