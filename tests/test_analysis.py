@@ -234,3 +234,12 @@ def test_tasks_come_out_as_a_dataframe_and_as_json_lines(store_path):
     rows = [json.loads(line) for line in lines]
     assert [r["name"] for r in rows] == ["build", "job"] and rows[1]["queue_s"] == 10.0
     assert rows[0]["metrics.circuit.qubits"] == 5 and rows[0]["run_id"] == run.id
+
+
+def test_a_value_with_its_standard_error_is_quoted_to_the_errors_two_significant_figures():
+    from llqm_core.analysis.report import format_with_error
+
+    assert format_with_error(0.638, 0.007599) == "0.6380 ± 0.0076"
+    assert format_with_error(-2.837, 0.05) == "-2.837 ± 0.050"
+    assert format_with_error(123.4, 12.0) == "123 ± 12"
+    assert format_with_error(0.5, 0.0) == "0.5 ± 0"

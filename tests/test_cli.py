@@ -265,3 +265,11 @@ def test_version(capsys):
         main(["--version"])
     assert exit_info.value.code == 0
     assert capsys.readouterr().out.strip() == f"llqm {llqm.__version__}"
+
+
+def test_the_text_report_keeps_square_brackets_of_section_names(store_path, capsys):
+    with pytest.raises(ValueError), llqm.run("bracketed"):
+        raise ValueError("[mitigation.zne] scale_factors must rise")
+    assert main(["report"]) == 0
+    out = capsys.readouterr().out
+    assert "[mitigation.zne] scale_factors must rise" in out
