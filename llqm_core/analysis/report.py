@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -289,7 +290,7 @@ def render_report(report: dict[str, Any], console: Console, tasks: bool = False)
         f"started {run['started']}  wall {format_seconds(run['wall_s'])}  trace {run['trace_id']}"
     )
     if run.get("error"):
-        console.print(f"[red]error:[/red] {run['error']}")
+        console.print(f"[red]error:[/red] {escape(run['error'])}")
     if report["tasks"]:
         _render_tasks(report, console, tasks)
     stages = Table(title=stages_caption(report), title_justify="left")
@@ -383,7 +384,7 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
         table.add_row(*(_figure(figures, k) for k in FIDELITY_FIGURES))
         console.print(table)
     if figures or trial_of(report["run"].get("config")):
-        console.print(single_trial_sentence(report), highlight=False)
+        console.print(single_trial_sentence(report), highlight=False, markup=False)
     predictions = report.get("predictions") or []
     if predictions:
         table = Table(title="Predicted before the run vs measured", title_justify="left")
@@ -409,7 +410,7 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
             )
         console.print(table)
     for warning in report.get("warnings", []):
-        console.print(f"[yellow]warning:[/yellow] {warning}")
+        console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
 
 
 def _figure(figures: dict[str, Any], key: str) -> str:
@@ -417,9 +418,21 @@ def _figure(figures: dict[str, Any], key: str) -> str:
     no method could compute reads "unknown"."""
     if key == "ideal" and figures.get(key) is None and figures.get("ideal_method") == "unknown":
         return "unknown"
-    text = format_number(figures.get(key))
-    error = figures.get(f"{key}_stderr")
-    return f"{text} ± {format_number(error)}" if error is not None else text
+    value, error = figures.get(key), figures.get(f"{key}_stderr")
+    if error is None or value is None:
+        return format_number(value)
+    return format_with_error(float(value), float(error))
+
+
+def format_with_error(value: float, error: float) -> str:
+    """``value ± error`` with the error to two significant figures and the value to the same
+    decimal place, as results are quoted; digits below the error are noise."""
+    if not math.isfinite(error) or error <= 0 or not math.isfinite(value):
+        return f"{format_number(value)} ± {format_number(error)}"
+    decimals = max(0, 1 - math.floor(math.log10(error)))
+    if decimals > 12 or abs(value) >= 1e6:
+        return f"{value:.4g} ± {error:.2g}"
+    return f"{value:.{decimals}f} ± {error:.{decimals}f}"
 
 
 def choice_text(choice: dict[str, Any]) -> str:
