@@ -112,3 +112,16 @@ def test_without_the_driver_the_error_says_which_extra_to_install(database, monk
     with pytest.raises(llqm.StoreError, match=r"pip install 'llqm\[postgres\]'") as raised:
         llqm.ProfileStore(database)
     assert database.split(":")[2].split("@")[0] not in str(raised.value)
+
+
+def test_the_warning_of_a_store_that_stops_taking_rows_names_it_without_the_password(
+    database, postgres_cluster
+):
+    store = llqm.ProfileStore(database)
+    store._writer._conn.execute("SET default_transaction_read_only = on")  # as a revoked grant
+    with pytest.warns(UserWarning, match="profiles are no longer being kept in") as caught:
+        with llqm.run("refused", store=store):
+            pass
+    (message,) = {str(w.message) for w in caught}
+    assert store.name in message and "read-only transaction" in message
+    assert postgres_cluster.password not in message
