@@ -52,7 +52,7 @@ os.environ.setdefault("LLQM_EXPORTERS", "none")
 
 from llqm_qiskit import profiled_transpile  # noqa: E402
 from llqm_qiskit.circuits import nearest_neighbour  # noqa: E402
-from llqm_qiskit.transpile import _StageProfiler  # noqa: E402
+from llqm_qiskit.stage_profiler import StageProfiler  # noqa: E402
 from qiskit import transpile  # noqa: E402
 
 import llqm_core as llqm  # noqa: E402
@@ -103,8 +103,8 @@ def _counted(method: Callable[..., Any]) -> Callable[..., Any]:
 
 # LLQM's own work inside a transpile is its pass-manager callback and its stage markers (which
 # open and close the stage tasks): their thread CPU time is a figure no other process moves.
-_StageProfiler.enter = _counted(_StageProfiler.enter)
-_StageProfiler.on_pass = _counted(_StageProfiler.on_pass)
+StageProfiler.enter = _counted(StageProfiler.enter)
+StageProfiler.on_pass = _counted(StageProfiler.on_pass)
 
 
 def pass_seconds(metrics: dict) -> float:

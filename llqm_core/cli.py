@@ -831,17 +831,18 @@ def cmd_plugins(args: argparse.Namespace, console: Console) -> None:
     console.print(table)
 
 
-def _show_llqm_warnings(python_way: Callable[..., None]) -> Callable[..., None]:
-    """A ``warnings.showwarning`` that prints LLQM's own warnings as one line, ``llqm: warning: ...``
-    (no file and line: they are about the run, not the code), and any other as Python would."""
+def _format_llqm_warnings(python_way: Callable[..., str]) -> Callable[..., str]:
+    """A ``warnings.formatwarning`` that writes LLQM's own warnings as one line, ``llqm: warning:
+    ...`` (no file and line: they are about the run, not the code), and any other as Python
+    would. Only the text changes, not where a warning goes, so a caller recording warnings
+    (``pytest.warns``, ``catch_warnings(record=True)``) around ``main`` still gets them."""
 
-    def show(message, category, filename, lineno, file=None, line=None) -> None:
+    def format(message, category, filename, lineno, line=None) -> str:
         if issubclass(category, LLQMWarning):
-            print(f"llqm: warning: {message}", file=file or sys.stderr)
-        else:
-            python_way(message, category, filename, lineno, file, line)
+            return f"llqm: warning: {message}\n"
+        return python_way(message, category, filename, lineno, line)
 
-    return show
+    return format
 
 
 def _plural(kind: str) -> str:
@@ -850,12 +851,12 @@ def _plural(kind: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     console = Console() if sys.stdout.isatty() else Console(width=160)
-    python_way = warnings.showwarning
-    warnings.showwarning = _show_llqm_warnings(python_way)
+    python_way = warnings.formatwarning
+    warnings.formatwarning = _format_llqm_warnings(python_way)
     try:
         return _main(argv, console)
     finally:
-        warnings.showwarning = python_way
+        warnings.formatwarning = python_way
 
 
 def _main(argv: Sequence[str] | None, console: Console) -> int:

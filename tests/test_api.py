@@ -165,6 +165,22 @@ def test_annotate_rejects_values_that_cannot_be_span_attributes(store_path):
         llqm.annotate(x=1)
 
 
+def test_numbers_skip_the_checks_and_anything_else_is_checked_as_annotate_checks_it(store_path):
+    with llqm.run("numbers"):
+        with llqm.task("t") as t:
+            t.annotate_numbers({"transpile.pass.A.calls": 2, "transpile.pass.A.time_s": 0.5})
+            with pytest.raises(ValueError, match="reserved"):
+                t.annotate_numbers({"cpu.time_s": 1.0})
+            with pytest.raises(ValueError, match="metric 'bad' has a value of type dict"):
+                t.annotate_numbers({"bad": {"x": 1}})
+            t.annotate_numbers({"api_token": "secret-value-123"})  # a string: redacted as usual
+    assert t.record.metrics == {
+        "transpile.pass.A.calls": 2,
+        "transpile.pass.A.time_s": 0.5,
+        "api_token": "[redacted]",
+    }
+
+
 def test_async_functions_can_be_tasks(store_path):
     @llqm.task(stage="execute")
     async def job(x: int) -> int:

@@ -1,16 +1,22 @@
 """What the Qiskit backends tell the hardware monitor: a simulated device drifts with the wall
 clock between jobs, a fake one never moves, and an IBM device is re-read only when its
-properties' ``last_update_date`` moved (the service's documented payload, never the network)."""
+properties' ``last_update_date`` moved (qiskit-ibm-runtime's own IBMBackend reading the service's
+documented payloads; a stand-in answers for the network)."""
 
 from __future__ import annotations
 
+import copy
+import json
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
+import qiskit_ibm_runtime.fake_provider.backends.fez as fake_fez_module
 from llqm_qiskit.aer import AerBackend
-from llqm_qiskit.devices import fake_device
 from llqm_qiskit.ibm import IBMRuntimeBackend, read_calibration
+from qiskit_ibm_runtime.ibm_backend import IBMBackend
+from qiskit_ibm_runtime.utils.backend_decoder import configuration_from_server_data
 
 from llqm_core.model.errors import UserError
 from llqm_core.pipeline import parse_pipeline
@@ -44,40 +50,53 @@ def test_a_local_ibm_device_never_moves_and_a_bad_interval_is_one_sentence():
         parse_pipeline(config)
 
 
-class Properties:
-    def __init__(self, updated: str) -> None:
-        self.last_update_date = updated
+#: The payloads of IBM's ``GET /backends/{name}/configuration`` and ``.../properties`` for
+#: ibm_fez, as qiskit-ibm-runtime ships them for its fake backend (``conf_fez.json``,
+#: ``props_fez.json``).
+FEZ_PAYLOADS = Path(fake_fez_module.__file__).parent
 
 
-class Device:
-    """A device as qiskit-ibm-runtime's IBMBackend presents it: ``properties(refresh=True)``
-    fetches the properties (their ``last_update_date`` as the service sends it), ``refresh()``
-    fetches configuration and target again."""
+class ServiceClient:
+    """Stands in for the network only: it answers qiskit-ibm-runtime's API client calls with
+    the documented payloads, the properties' ``last_update_date`` and qubit 0's T1 as the
+    service would send them after a recalibration. Everything else is the real ``IBMBackend``:
+    its ``properties(refresh=True)``, ``refresh()`` and target, decoded by the runtime's own
+    ``properties_from_server_data`` (``BackendProperties.from_dict``)."""
 
     def __init__(self) -> None:
-        self._fake = fake_device("fake_fez")
-        self.updated = "2026-12-01T08:00:00Z"
-        self.refreshes = 0
-        self.name = "ibm_fez"
+        self.configuration = json.loads((FEZ_PAYLOADS / "conf_fez.json").read_text())
+        self.properties = json.loads((FEZ_PAYLOADS / "props_fez.json").read_text())
+        self.calibrated("2026-12-01T08:00:00Z", t1_us=48.0)
+        self.configuration_reads = 0
 
-    @property
-    def target(self):
-        return self._fake.target
+    def calibrated(self, when: str, t1_us: float) -> None:
+        self.properties["last_update_date"] = when
+        t1 = next(p for p in self.properties["qubits"][0] if p["name"] == "T1")
+        t1.update(value=t1_us, date=when)
 
-    def properties(self, refresh: bool = False):
-        assert refresh, "the monitor must ask the service again"
-        return Properties(self.updated)
+    def backend_properties(self, name, datetime=None, calibration_id=None) -> dict:
+        assert name == "ibm_fez" and datetime is None
+        return copy.deepcopy(self.properties)
 
-    def refresh(self) -> None:
-        self.refreshes += 1
+    def backend_configuration(self, name, refresh=False, calibration_id=None) -> dict:
+        self.configuration_reads += 1
+        return copy.deepcopy(self.configuration)
+
+    def _get_api_client(self, instance=None) -> ServiceClient:  # as QiskitRuntimeService has it
+        return self
 
 
 def test_an_ibm_device_is_read_again_only_when_its_calibration_date_moved():
-    device = Device()
+    client = ServiceClient()
+    configuration = configuration_from_server_data(copy.deepcopy(client.configuration))
+    device = IBMBackend(configuration, client, client)
     first = read_calibration(device, None)
-    assert device.refreshes == 1 and first.extra["last_update_date"] == "2026-12-01T08:00:00Z"
-    assert read_calibration(device, first) is first and device.refreshes == 1
-    device.updated = datetime(2026, 12, 1, 9, 30, tzinfo=UTC).isoformat()
+    assert first.extra["last_update_date"] == "2026-12-01T08:00:00Z"
+    assert client.configuration_reads == 1 and first.num_qubits == 156
+    assert first.qubits[0].t1_s == pytest.approx(48e-6)
+    assert read_calibration(device, first) is first and client.configuration_reads == 1
+    client.calibrated(datetime(2026, 12, 1, 9, 30, tzinfo=UTC).isoformat(), t1_us=95.0)
     later = read_calibration(device, first)
-    assert device.refreshes == 2 and later.fingerprint != first.fingerprint
+    assert client.configuration_reads == 2 and later.fingerprint != first.fingerprint
     assert later.extra["last_update_date"] == "2026-12-01T09:30:00Z"
+    assert later.qubits[0].t1_s == pytest.approx(95e-6)  # the new calibration, parsed

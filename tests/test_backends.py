@@ -47,6 +47,23 @@ def test_backends_are_found_by_registered_name_with_their_options(store_path):
         registries.create("backend", "aer", method="exact")
 
 
+def test_the_modelled_qpu_takes_every_option_of_aer_and_its_own_models():
+    """``aer``'s simulation options are declared once and serve ``modelled_qpu`` too; a file's
+    unknown option is still one sentence naming both sets."""
+    backend = registries.create(
+        "backend", "modelled_qpu", device="fake_kingston", mps_max_bond=16, time_scale=0.0
+    )
+    assert backend.name == "modelled_qpu:fake_kingston" and backend.mps_max_bond == 16
+    with pytest.raises(
+        UserError,
+        match="backend 'modelled_qpu' has no option 'model_qpu_time'; its options are: device, "
+        "method, .*mps_max_bond, .*job_overhead_s, .*timeout_s.",
+    ):
+        registries.create("backend", "modelled_qpu", model_qpu_time=True)
+    with pytest.raises(UserError, match="backend 'modelled_qpu': mps_max_bond must be"):
+        registries.create("backend", "modelled_qpu", mps_max_bond=0)
+
+
 def test_the_embedded_default_runs_a_noisy_ghz_and_profiles_the_job(store_path, ghz5):
     backend = AerBackend(device="fake_fez")
     with llqm.run("aer ghz") as run:

@@ -144,3 +144,26 @@ def test_overspending_on_request_runs_with_a_warning_saying_by_how_much(store_pa
 def test_bad_budget_options_get_one_sentence(options, message):
     with pytest.raises(UserError, match=message):
         registries.create("policy", "budgeted_mitigation", **options)
+
+
+#: ZZ and XX on the same qubits do not commute qubit-wise: two groups, two circuits per execution.
+TWO_BASES = {"kind": "pauli", "terms": [["IIIZZ", 1.0], ["IIIXX", 0.5]]}
+
+
+def test_a_pauli_sum_counts_every_group_s_circuit_in_the_planned_shots(store_path):
+    """ZNE's 3 scale factors at 1,000 shots in 2 bases plan 6,000 shots: over 4,000, so the run
+    goes unmitigated and spends 2,000 (both bases), within the budget."""
+    run_id, _ = run_pipeline(
+        parse_pipeline({**config(ZNE, budgeted({"budget_shots": 4000})), "observable": TWO_BASES}),
+        store=store_path,
+    )
+    chosen, review = llqm.ProfileStore(store_path).decisions(run_id)
+    assert chosen.inputs["planned_shots"] == 6000 and chosen.choice["technique"] == "none"
+    assert "the file's zne would spend 6,000 shots" in chosen.rationale
+    assert review.choice == {"budget": "met"} and review.inputs["spent_shots"] == 2000
+
+
+def test_a_pauli_sum_s_bases_count_when_the_file_is_checked():
+    with pytest.raises(UserError, match=r"unmitigated execution alone takes 2,000 shots"):
+        parse_pipeline({**config(NONE, budgeted({"budget_shots": 1500})), "observable": TWO_BASES})
+    parse_pipeline({**config(NONE, budgeted({"budget_shots": 1500}))})

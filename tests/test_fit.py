@@ -153,3 +153,29 @@ def test_check_prints_the_estimate_and_bad_limits_are_one_sentence(tmp_path, cap
     monkeypatch.setenv(fit.MEMORY_LIMIT_ENV, "lots")
     assert main(["run", str(file), "--check"]) == 2
     assert "LLQM_MEMORY_LIMIT='lots' is not an amount of memory" in capsys.readouterr().err
+
+
+def test_pec_sampled_into_the_compiled_circuit_is_estimated_as_such():
+    """Sampling into the compiled circuit copies it per sample; Mitiq's sampling of the logical
+    circuit costs about a hundred times more per gate: the estimate follows the option."""
+    from llqm_mitiq import estimates
+
+    class Backend:
+        def estimate(self, *_):
+            return fit.Estimate(0.0, 0.0, "the job")
+
+    plan = {"backend": Backend(), "gates": 900, "compiled_gates": 1000, "shots": 1000}
+    plan["compiled_bytes"] = 1000 * 200
+    logical = estimates.pec_estimate(plan, 10_000, 10)
+    compiled = estimates.pec_estimate(plan, 10_000, 10, "compiled")
+    assert logical.wall_s == pytest.approx(10_000 * 900 * estimates.PEC_SAMPLE_S_PER_GATE)
+    assert compiled.wall_s == pytest.approx(10_000 * 1000 * estimates.COMPILED_SAMPLE_S_PER_GATE)
+    assert compiled.memory_bytes == logical.memory_bytes  # the same sampled circuits are held
+    assert "sampled into the compiled circuit" in compiled.basis
+
+    def pec_step(sample: str) -> fit.StepEstimate:
+        mitigation = {"technique": "pec", "pec": {"samples": 100_000, "sample": sample}}
+        parsed = parse_pipeline(config(mitigation=mitigation))
+        return next(s for s in parsed.fit.steps if s.step == "mitigate.pec")
+
+    assert pec_step("compiled").wall_s < pec_step("logical").wall_s

@@ -87,6 +87,33 @@ def test_samples_insert_paulis_after_their_gate_with_the_right_signs_and_frequen
     assert after.name in ("x", "rz") and after.qubits[0] in gate.qubits
 
 
+def test_stim_converts_a_sample_from_the_compiled_circuit_as_it_would_convert_it_whole(
+    backend, compiled
+):
+    """Samples say which gates they inserted; Stim's conversion adds those to the compiled
+    circuit's lines instead of walking the sample, and must come out the same."""
+    from llqm_qiskit import stim_engine
+    from llqm_qiskit.noise import PauliNoise
+
+    noise = PauliNoise(backend.snapshot())
+    represented = represent_compiled(compiled, backend.snapshot())
+    circuits, _, keys = sample_compiled(represented, np.random.default_rng(3), 3000)
+    circuits = [c for c, k in zip(circuits, keys) if k]
+    # some samples insert several gates (a Y is rz(pi) then x)
+    assert any(len(getattr(c, stim_engine.INSERTIONS)[1]) > 1 for c in circuits)
+    for circuit in circuits:
+        converted, _, last_write = stim_engine.convert(circuit, noise)
+        whole, whole_last_write = stim_engine._lines(circuit, noise)
+        assert converted == stim_engine.stim.Circuit("".join(whole))
+        assert (last_write == whole_last_write).all()
+    changed = circuits[0].copy()  # a copy that grew since: converted as it is, not as it says
+    changed.x(0)
+    setattr(changed, stim_engine.INSERTIONS, getattr(circuits[0], stim_engine.INSERTIONS))
+    assert stim_engine.convert(changed, noise)[0] == stim_engine.stim.Circuit(
+        "".join(stim_engine._lines(changed, noise)[0])
+    )
+
+
 def test_an_out_of_service_gate_cannot_be_represented():
     with pytest.raises(ValueError, match=r"cz on qubits \[27, 28\] has calibrated error 1"):
         represent_gate("cz", (27, 28), 1.0)

@@ -277,15 +277,20 @@ def test_the_prefect_example_flow_profiles_each_quantum_stage(store_path):
     stages = {}
     for t in tasks:
         stages.setdefault(t.stage, []).append(t)
-    # the Qiskit instrumentor puts each transpile's stages under its Prefect task
-    assert {s: len(ts) for s, ts in stages.items()} == {
+    # the Qiskit instrumentor puts each transpile under its Prefect task, with its stages
+    assert {s: len(ts) for s, ts in stages.items() if not s.startswith("transpile.")} == {
         "generate": 2,
         "transpile": 2,
-        **{f"transpile.{s}": 2 for s in ("init", "layout", "routing", "translation")},
-        **{f"transpile.{s}": 2 for s in ("optimization", "scheduling")},
         "execute": 2,
         "postprocess": 2,
     }
+    names = ("init", "layout", "routing", "translation", "optimization", "scheduling")
+    for transpile in stages["transpile"]:
+        inner = [t.stage for t in tasks if t.parent_id == transpile.id]
+        # as tasks, or as seconds on the transpile task where it took under 50 ms
+        assert inner == [f"transpile.{s}" for s in names] or (
+            not inner and "transpile.stage.init.time_s" in transpile.metrics
+        )
     assert all(t.metrics["circuit.qubits"] == 156 for t in stages["transpile"])
     by_id = {t.id: t for t in tasks}
     for t in stages["postprocess"]:

@@ -58,7 +58,9 @@ def test_transpile_is_profiled_stage_by_stage_with_pass_times(store_path, fez):
     from llqm_qiskit import profiled_transpile
 
     with llqm.run("transpile stages") as run:
-        compiled = profiled_transpile(ghz(12), fez, optimization_level=1, seed_transpiler=5)
+        compiled = profiled_transpile(
+            ghz(12), fez, optimization_level=1, seed_transpiler=5, stage_tasks=True
+        )
     assert compiled.num_qubits == 156 and set(compiled.count_ops()) <= {
         "cz",
         "rz",
@@ -85,6 +87,64 @@ def test_transpile_is_profiled_stage_by_stage_with_pass_times(store_path, fez):
     assert stages[-1].metrics["circuit.two_qubit_gates"] == compiled.count_ops().get("cz", 0)
 
 
+def test_a_short_transpile_keeps_its_stages_as_seconds_on_the_transpile_task(store_path, fez):
+    """Six stage tasks would cost a tenth of a small circuit's transpile: its stages are timed."""
+    from llqm_qiskit import profiled_transpile
+
+    with llqm.run("short transpile") as run:
+        profiled_transpile(ghz(5), fez, optimization_level=1, seed_transpiler=1)
+    (parent,) = llqm.ProfileStore(store_path).tasks(run.id)
+    stages = ("init", "layout", "routing", "translation", "optimization", "scheduling")
+    seconds = [parent.metrics[f"transpile.stage.{s}.time_s"] for s in stages]
+    assert all(s >= 0 for s in seconds) and 0 < sum(seconds) <= parent.profile.wall_s
+    # its calls in translation and in the optimization loop, added up
+    assert parent.metrics["transpile.pass.BasisTranslator.calls"] >= 1
+    assert 0 < parent.metrics["transpile.pass.BasisTranslator.time_s"] < sum(seconds)
+    assert parent.metrics["transpile.passes"] >= len(stages)
+
+
+def test_a_transpile_that_turns_out_long_records_the_stages_it_timed_as_tasks(
+    store_path, fez, monkeypatch
+):
+    """A stage is a task once the circuit is large: the stages timed before it become tasks too."""
+    from llqm_qiskit import profiled_transpile, stage_profiler
+
+    # ghz(12) has 25 operations; translation into cz, rz and sx makes it larger than 40
+    monkeypatch.setattr(stage_profiler, "STAGE_TASKS_MIN_OPS", 40)
+    with llqm.run("growing transpile") as run:
+        profiled_transpile(ghz(12), fez, optimization_level=1, seed_transpiler=5)
+    parent, *stages = llqm.ProfileStore(store_path).tasks(run.id)
+    assert [t.stage for t in stages] == [
+        f"transpile.{s}"
+        for s in ("init", "layout", "routing", "translation", "optimization", "scheduling")
+    ]
+    assert all(t.parent_id == parent.id for t in stages)
+    assert all(a.end_ns <= b.start_ns for a, b in zip(stages, stages[1:]))
+    translation = stages[3]
+    assert translation.profile.samples == 0  # timed by the clock, not measured live
+    assert translation.metrics["transpile.pass.BasisTranslator.calls"] == 1
+    assert stages[4].profile.samples >= 1 and "circuit.size" in stages[4].metrics
+    assert "transpile.stage.init.time_s" not in parent.metrics
+
+
+def test_transpiling_again_runs_the_same_passes_and_leaves_the_pass_manager_as_it_was(
+    store_path, fez
+):
+    """The stage markers go into a copy: Qiskit's ``+`` once grew the user's pass manager (and a
+    shared marker) by the passes of every transpile."""
+    from llqm_qiskit import profiled_transpile
+    from qiskit.transpiler.preset_passmanagers import generate_preset_pass_manager
+
+    pass_manager = generate_preset_pass_manager(1, fez, seed_transpiler=1)
+    sizes = {s: len(getattr(pass_manager, s) or ()) for s in pass_manager.expanded_stages}
+    with llqm.run("again") as run:
+        for _ in range(3):
+            profiled_transpile(ghz(4), pass_manager=pass_manager)
+    passes = [t.metrics["transpile.passes"] for t in llqm.ProfileStore(store_path).tasks(run.id)]
+    assert len(passes) == 3 and len(set(passes)) == 1
+    assert sizes == {s: len(getattr(pass_manager, s) or ()) for s in pass_manager.expanded_stages}
+
+
 def test_transpile_refuses_bad_options_in_one_sentence(fez):
     from llqm_qiskit import profiled_transpile
 
@@ -109,7 +169,9 @@ def test_every_pass_records_its_time_and_the_circuit_it_left(store_path, fez):
     from llqm_qiskit import profiled_transpile
 
     with llqm.run("per pass") as run:
-        profiled_transpile(ghz(5), fez, optimization_level=1, seed_transpiler=1, depths=True)
+        profiled_transpile(
+            ghz(5), fez, optimization_level=1, seed_transpiler=1, depths=True, stage_tasks=True
+        )
     stages = {t.stage: t for t in llqm.ProfileStore(store_path).tasks(run.id)}
     translation = stages["transpile.translation"].metrics
     assert translation["transpile.pass.BasisTranslator.calls"] == 1
@@ -135,6 +197,7 @@ def test_depth_is_what_qiskit_measured_unless_depths_are_asked_for(store_path, f
                 optimization_level=level,
                 seed_transpiler=1,
                 depths=depths,
+                stage_tasks=True,
             )
         tasks = llqm.ProfileStore(store_path).tasks(run.id)
         parent, stages = tasks[0], {t.stage: t.metrics for t in tasks[1:]}

@@ -54,3 +54,14 @@ def dying_worker_flow(task_runner, store):
         return results
 
     return crunch_some
+
+
+def remote_flow(task_runner, store):
+    """Every task submitted to the task runner: on a cluster, none runs in the flow's process."""
+
+    @profiled(store=store)
+    @flow(task_runner=task_runner)
+    def crunch_remotely(n: int = 4) -> int:
+        return gather.submit(crunch.map(list(range(n)))).result()
+
+    return crunch_remotely

@@ -18,9 +18,10 @@ from llqm_core.runtime.instrumentation import switched_on
 from llqm_core.telemetry.tracing import telemetry
 
 from .artifact import profile_markdown
+from .dask_runs import publish_run
 from .instrument import PrefectInstrumentor, bind_run, forget_run
 from .server import quiet_temporary_server
-from .workers import FLOW_RUN_ID, OPTIONS_ATTRIBUTE, instrument_task_runner
+from .workers import FLOW_RUN_ID, OPTIONS_ATTRIBUTE
 
 
 def profiled(
@@ -97,14 +98,22 @@ def _open_run(flow_name: str, options: dict[str, Any]) -> llqm_core.ActiveRun | 
     name = f"{flow_name}/{flow_run.name}" if flow_run is not None else flow_name
     active = llqm_core.ActiveRun(name, options["store"], config, adopt_span=True).start()
     bind_run(active, options["stages"])
-    if context is not None:
-        instrument_task_runner(context.task_runner)
+    withdraw = publish_run(context.task_runner, active) if context is not None else None
+    if withdraw is not None:
+        _withdraw[active.id] = withdraw
     return active
+
+
+#: For each open run published to a Dask cluster, what withdraws it (``dask_runs``).
+_withdraw: dict[str, Callable[[], None]] = {}
 
 
 def _close_run(
     active: llqm_core.ActiveRun, options: dict[str, Any], exc: BaseException | None
 ) -> None:
+    withdraw = _withdraw.pop(active.id, None)
+    if withdraw is not None:  # the rows of the tasks that ended have arrived by now
+        withdraw()
     active.finish(exc)
     forget_run(active)
     if options["artifact"] and active.store is not None:

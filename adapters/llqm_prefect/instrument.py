@@ -26,6 +26,8 @@ from prefect.transactions import get_transaction
 
 import llqm_core
 from llqm_core.analysis.summary import CACHE_KEY
+from llqm_core.model.records import TaskRecord
+from llqm_core.store.relay import RelayStore
 from llqm_core.telemetry.tracing import telemetry
 
 from . import workers
@@ -65,22 +67,58 @@ def stage_of(task_run_tags: list[str], task_name: str, stages: dict[str, str]) -
     return stages.get(task_name, task_name)
 
 
-def _upstream(active: llqm_core.ActiveRun, binding: FlowBinding, task_run: Any) -> list[str]:
-    """The LLQM tasks of the task runs whose results or futures ``task_run`` received."""
+#: Metric of a task that a worker relays (``dask_runs``): the upstream task runs it could not
+#: name, which the flow's process resolves and removes before keeping the task.
+UPSTREAM_TASK_RUNS = "prefect.upstream_task_runs"
+
+
+def _task_ids_of(
+    active: llqm_core.ActiveRun, binding: FlowBinding, task_run_ids: list[str]
+) -> dict[str, str]:
+    """The LLQM task of each of these Prefect task runs that this process knows of: its own, or
+    in the store (those that ran in other processes)."""
+    with binding.lock:
+        found = {i: binding.llqm_ids[i] for i in task_run_ids if i in binding.llqm_ids}
+    elsewhere = [i for i in task_run_ids if i not in found]
+    if elsewhere and active.store is not None:
+        found |= active.store.task_ids_by_metric(active.id, workers.TASK_RUN_ID, elsewhere)
+    return found
+
+
+def _upstream(
+    active: llqm_core.ActiveRun, binding: FlowBinding, task_run: Any
+) -> tuple[list[str], dict[str, Any]]:
+    """The LLQM tasks of the task runs whose results or futures ``task_run`` received and, in a
+    worker that relays its rows, a metric naming those it cannot tell (``UPSTREAM_TASK_RUNS``)."""
     upstream_runs = [
         str(item.id)
         for inputs in (task_run.task_inputs or {}).values()
         for item in inputs
         if isinstance(item, TaskRunResult)
     ]
-    with binding.lock:
-        upstream = [binding.llqm_ids[i] for i in upstream_runs if i in binding.llqm_ids]
-    elsewhere = [i for i in upstream_runs if i not in binding.llqm_ids]
-    if elsewhere and active.store is not None:  # upstream tasks that ran in other processes
-        upstream += active.store.task_ids_by_metric(
-            active.id, workers.TASK_RUN_ID, elsewhere
-        ).values()
-    return upstream
+    found = _task_ids_of(active, binding, upstream_runs)
+    unknown = [i for i in upstream_runs if i not in found]
+    relayed = (
+        {UPSTREAM_TASK_RUNS: unknown} if unknown and isinstance(active.store, RelayStore) else {}
+    )
+    return [found[i] for i in upstream_runs if i in found], relayed
+
+
+def adopt_relayed_task(active: llqm_core.ActiveRun, task: TaskRecord) -> None:
+    """In the flow's process, a task that a worker relayed: its upstream task runs become
+    ``depends_on`` here, where every task of the run is known, and tasks that consume its
+    result find it."""
+    unknown = task.metrics.pop(UPSTREAM_TASK_RUNS, None)
+    binding = _bindings.get(active.id)
+    if binding is None:  # the run is over: nothing of it is left here to resolve against
+        return
+    if unknown:
+        found = _task_ids_of(active, binding, list(unknown))
+        task.depends_on += [i for i in found.values() if i not in task.depends_on]
+    task_run = task.metrics.get(workers.TASK_RUN_ID)
+    if task_run is not None:
+        with binding.lock:
+            binding.llqm_ids[str(task_run)] = task.id
 
 
 def _start(
@@ -88,7 +126,7 @@ def _start(
 ) -> llqm_core.TaskHandle:
     task_run = context.task_run
     binding = _bindings.get(active.id) or FlowBinding({})
-    upstream = _upstream(active, binding, task_run)
+    upstream, relayed = _upstream(active, binding, task_run)
     stage = stage_of(list(task_run.tags or []), context.task.name, binding.stages)
     # Named after the task, not the task run: its span sits under Prefect's span of the task run.
     handle = llqm_core.start_task(
@@ -99,6 +137,7 @@ def _start(
             workers.TASK_RUN_ID: str(task_run.id),
             "prefect.task_run": task_run.name,
             "prefect.attempt": int(task_run.run_count or 1),
+            **relayed,
         }
     )
     key = _cache_key()
@@ -151,12 +190,13 @@ def note_cached_task_run(span: Any) -> None:
                 "cache.saved_wall_s": source.profile.wall_s,
                 "cache.saved_cpu_s": source.profile.cpu_s,
             }
+    upstream, relayed = _upstream(active, binding, task_run)
     record = llqm_core.record_cached_task(
         context.task.name,
         stage_of(list(task_run.tags or []), context.task.name, binding.stages),
-        _upstream(active, binding, task_run),
+        upstream,
         run=active,
-        metrics=metrics,
+        metrics=metrics | relayed,
     )
     with binding.lock:
         binding.llqm_ids[str(task_run.id)] = record.id

@@ -4,12 +4,13 @@ A worker process has none of the flow's in-process state, but Prefect hands ever
 its flow run's context, flow included: the profiled flow's function carries its LLQM options
 (``__llqm_options__``: store, stages), and the flow run's id finds its LLQM run in that store,
 which the worker joins (``ActiveRun.attach``) under the task's Prefect span, in the flow
-run's trace. Nothing is added to the task runs themselves (a tag would cost Prefect a
-concurrency-slot round trip per task run).
+run's trace. A Dask worker is told the run instead (``dask_runs``), and joins it through a
+relay where it cannot reach the store. Nothing is added to the task runs themselves (a tag
+would cost Prefect a concurrency-slot round trip per task run).
 
 Instrumentation reaches the workers by reference: the process pool pickles the function it
 runs in the child by name, so the parent swaps Prefect's for ``run_task_in_subprocess``
-below, which instruments the child first; Dask workers get a ``WorkerPlugin``.
+below, which instruments the child first; Dask workers get a ``WorkerPlugin`` (``dask_runs``).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ _ORIGINAL_RUN_ASYNC = getattr(
 )
 
 
-def _instrument_this_process() -> None:
+def instrument_this_process() -> None:
     """In a worker: profile task runs, and start each one inside its flow run's trace."""
     from .instrument import PrefectInstrumentor
 
@@ -88,7 +89,7 @@ run_task_async.__wrapped__ = _ORIGINAL_RUN_ASYNC  # type: ignore[attr-defined]
 
 def run_task_in_subprocess(*args: Any, **kwargs: Any) -> Any:
     """Prefect's process-pool entry point, with this child process instrumented first."""
-    _instrument_this_process()
+    instrument_this_process()
     return _ORIGINAL_RUN_IN_SUBPROCESS(*args, **kwargs)
 
 
@@ -124,21 +125,9 @@ def attached_run(flow_run_context: Any) -> llqm_core.ActiveRun | None:
     key = (str(flow_run_id), options["store"])
     with _attached_lock:
         if key not in _attached:
-            store = llqm_core.open_store(options["store"])
-            run = store.find_run(FLOW_RUN_ID, str(flow_run_id))
-            if run is None:
-                if key not in _missing:
-                    _missing.add(key)
-                    warnings.warn(
-                        f"the LLQM run of Prefect flow run {flow_run_id} is not in the store {store.name} on "
-                        f"{socket.gethostname()}, so its tasks that run here are not profiled; "
-                        "workers need the "
-                        "flow's store on a file system they share.",
-                        category=LLQMWarning,
-                        stacklevel=2,
-                    )
+            joined = _join(str(flow_run_id), options["store"])
+            if joined is None:
                 return None
-            joined = llqm_core.ActiveRun.attach(run, store)
             if options.get("instrument", True):
                 from llqm_core.runtime.instrumentation import instrument_all
 
@@ -150,26 +139,32 @@ def attached_run(flow_run_context: Any) -> llqm_core.ActiveRun | None:
         return _attached[key]
 
 
-try:
-    from distributed.diagnostics.plugin import WorkerPlugin
-except ImportError:  # the 'dask' extra is not installed
-    WorkerPlugin = object  # type: ignore[assignment,misc]
+def _join(flow_run_id: str, store: Any) -> llqm_core.ActiveRun | None:
+    """Join the flow run's LLQM run: as the Dask cluster was told it, else from ``store``."""
+    from .dask_runs import in_dask_worker, worker_store
+
+    published = worker_store(flow_run_id)
+    if published is not None:
+        return llqm_core.ActiveRun.attach(*published)
+    if in_dask_worker():  # the flow run is over (a task left behind): its store may not be here
+        return None
+    opened = llqm_core.open_store(store)
+    run = opened.find_run(FLOW_RUN_ID, flow_run_id)
+    if run is not None:
+        return llqm_core.ActiveRun.attach(run, opened)
+    if (flow_run_id, store) not in _missing:
+        _missing.add((flow_run_id, store))
+        warnings.warn(
+            f"the LLQM run of Prefect flow run {flow_run_id} is not in the store {opened.name} on "
+            f"{socket.gethostname()}, so its tasks that run here are not profiled.",
+            category=LLQMWarning,
+            stacklevel=3,
+        )
+    return None
 
 
-class InstrumentDaskWorkers(WorkerPlugin):  # type: ignore[misc,valid-type]
-    """Instruments every Dask worker, present and future, of the flow's cluster."""
-
-    name = "llqm-prefect"
-
-    def setup(self, worker: Any) -> None:
-        _instrument_this_process()
-
-
-def instrument_task_runner(task_runner: Any) -> None:
-    """Make sure the workers of the flow's task runner profile the task runs they execute."""
-    try:
-        from prefect_dask import DaskTaskRunner
-    except ImportError:
-        return
-    if isinstance(task_runner, DaskTaskRunner):
-        task_runner.client.register_plugin(InstrumentDaskWorkers(), name=InstrumentDaskWorkers.name)
+def forget_attached(flow_run_id: str) -> None:
+    """Let go of a flow run's LLQM run in this worker once the flow run is over."""
+    with _attached_lock:
+        for key in [key for key in _attached if key[0] == flow_run_id]:
+            del _attached[key]

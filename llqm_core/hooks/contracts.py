@@ -27,6 +27,10 @@ class PipelineData(TypedDict, total=False):
     # set before the first step by section "execution" (``SectionPlan.data``)
     shots: int  #: ``[execution] shots``
     seed: int | None  #: ``[execution] seed``
+    # set before the first step by section "observable" (``SectionPlan.data``), where not 1
+    #: the circuits that measure each executed circuit (a Pauli sum's qubit-wise commuting
+    #: groups): what shots budgets and estimates multiply an execution's shots by
+    measurement_bases: int
     # stage "generate"
     circuit: Any  #: the logical circuit
     # stage "observable"
@@ -111,6 +115,7 @@ class MitigationContext(TypedDict):
 
     features: dict[str, Any]  #: ``circuit.*`` metrics and the shots
     shots: int  #: ``[execution] shots``
+    measurement_bases: int  #: circuits measuring each executed circuit (``PipelineData``)
     mitigation: dict[str, Any]  #: the file's ``[mitigation]`` table (technique and options)
 
 

@@ -61,9 +61,11 @@ def llqm_register_stages(register: Callable[..., None]) -> None:
     against what earlier steps' inspections put in the dict ``context`` (the parsed
     ``circuit``), raising ``ValueError`` for what would fail mid-run, and returns lines
     saying what the run will do (``llqm run --check`` prints them).
-    A step that executes (``mitigate.<technique>``) also carries ``step.planned_shots(shots)``:
-    the shots it will spend at ``shots`` per execution, exactly, so that a shots budget is
-    checked before anything runs (``llqm_core.pipeline.sections.section_shots``).
+    A step that executes (``mitigate.<technique>``) also carries
+    ``step.planned_shots(shots, bases)``: the shots it will spend at ``shots`` per execution
+    when each circuit it executes is measured by ``bases`` circuits (``measurement_bases``, a
+    Pauli sum's groups), exactly, so that a shots budget is checked before anything runs
+    (``llqm_core.pipeline.sections.section_shots``).
     """
 
 

@@ -25,6 +25,7 @@ MIN_SECRET_LENGTH = 6  # shorter environment values ("1", "true") would blank ou
 
 _env_secrets: tuple[str, ...] | None = None
 _kept_secrets: tuple[str, ...] = ()
+_PLAIN = frozenset({int, float, bool, type(None)})
 
 
 @functools.lru_cache(maxsize=4096)  # every annotate asks for each of its keys, mostly the same few
@@ -101,9 +102,13 @@ def redact(value: Any) -> Any:
     """``value`` with secrets replaced: keys naming a secret, and environment secrets inside strings."""
     if isinstance(value, str):
         return redact_text(value)
-    if isinstance(value, dict):
+    if isinstance(value, dict):  # numbers, most of a task's metrics, carry no secret
         return {
-            k: REDACTED if isinstance(k, str) and names_a_secret(k) else redact(v)
+            k: REDACTED
+            if isinstance(k, str) and names_a_secret(k)
+            else v
+            if type(v) in _PLAIN
+            else redact(v)
             for k, v in value.items()
         }
     if isinstance(value, (list, tuple)):

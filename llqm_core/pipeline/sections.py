@@ -65,22 +65,24 @@ def section_steps(name: str, options: dict[str, Any]) -> list[Step]:
     return build(name, registries.lookup("section", name), options)[0]
 
 
-def planned_shots(steps: Sequence[Step], shots: int) -> int | None:
-    """The shots ``steps`` will spend at ``shots`` per execution, from each step's
-    ``planned_shots``; None when one of them does not say."""
+def planned_shots(steps: Sequence[Step], shots: int, bases: int = 1) -> int | None:
+    """The shots ``steps`` will spend at ``shots`` per execution, each executed circuit measured
+    by ``bases`` circuits (``measurement_bases``), from each step's ``planned_shots``; None when
+    one of them does not say."""
     total = 0
     for step in steps:
         plan = getattr(step.run, "planned_shots", None)
         if plan is None:
             return None
-        total += plan(shots)
+        total += plan(shots, bases)
     return total
 
 
-def section_shots(name: str, options: dict[str, Any], shots: int) -> int | None:
+def section_shots(name: str, options: dict[str, Any], shots: int, bases: int = 1) -> int | None:
     """The shots section ``name`` (``mitigation``) will spend with the table ``options`` at
-    ``shots`` per execution; None when a step does not say."""
-    return planned_shots(section_steps(name, options), shots)
+    ``shots`` per execution and ``bases`` measuring circuits per executed circuit; None when a
+    step does not say."""
+    return planned_shots(section_steps(name, options), shots, bases)
 
 
 def choice_point() -> str | None:

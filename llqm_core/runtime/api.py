@@ -37,7 +37,7 @@ from ..model.records import (
 from ..model.secrets import redact, redact_text
 from ..store.journal import Owner
 from ..store.profile_store import ProfileStore, open_store
-from ..telemetry.attributes import check_metrics, run_attributes
+from ..telemetry.attributes import RESERVED_METRICS, check_metrics, run_attributes
 from ..telemetry.task_spans import child_context
 from ..telemetry.tracing import telemetry
 from .measure import HOST, Measurement
@@ -48,6 +48,7 @@ _current_run: ContextVar[ActiveRun | None] = ContextVar("llqm_current_run", defa
 _current_task: ContextVar[TaskHandle | None] = ContextVar("llqm_current_task", default=None)
 
 StoreArg = ProfileStore | str | os.PathLike | None | bool
+_NUMBERS, _STRINGS = frozenset({int, float}), frozenset({str})
 
 
 def _hex(value: int, width: int) -> str:
@@ -247,12 +248,18 @@ class ActiveRun:
 
     def description(self, value: Any) -> dict[str, Any]:
         """What the plugins say of ``value``: described once per run (a 10^7-gate circuit takes
-        seconds), as it was when first described; later changes to the value are not seen."""
+        seconds), as it was when first described; later changes to the value are not seen. The
+        metrics are checked and redacted once, as ``annotate`` would each time."""
         described = self._descriptions.get(value)
         if described is None:
-            described = self.plugins.describe_value(value)
+            described = redact(check_metrics(self.plugins.describe_value(value)))
             self._descriptions.put(value, described)  # untrackable values are described each time
         return described
+
+    def remember_description(self, value: Any, metrics: dict[str, Any]) -> None:
+        """Keep ``metrics`` as what the plugins say of ``value``: a plugin that measured the value
+        already (a transpile's output, from the DAG it came from) spares describing it again."""
+        self._descriptions.put(value, redact(check_metrics(metrics)))
 
     def producers(self, values: Iterable[Any]) -> list[str]:
         """The tasks whose outputs appear among ``values`` (looking one level into lists,
@@ -372,11 +379,24 @@ class TaskHandle:
         self.record.metrics.update(values)
         return self
 
+    def annotate_numbers(self, metrics: dict[str, int | float]) -> TaskHandle:
+        """Record metrics that are all numbers under names a plugin made (a transpile's per-pass
+        seconds): a number carries no secret, so only the types are checked, which keeps a
+        hundred metrics off a short task's path; anything else goes through ``annotate``."""
+        if (
+            _NUMBERS.issuperset(map(type, metrics.values()))
+            and _STRINGS.issuperset(map(type, metrics))
+            and RESERVED_METRICS.isdisjoint(metrics)
+        ):
+            self.record.metrics.update(metrics)
+            return self
+        return self.annotate(metrics)
+
     def describe(self, value: Any) -> dict[str, Any]:
         """Record the metrics that plugins know for ``value`` (a circuit, a result, ...)."""
-        metrics = self.run.description(value)
+        metrics = self.run.description(value)  # checked and redacted already
         if metrics:
-            self.annotate(metrics)
+            self.record.metrics.update(metrics)
         return metrics
 
     def record_usage(self, *, qpu_s: float | None = None, queue_s: float | None = None) -> None:
@@ -493,17 +513,22 @@ def finish_task(
     exc: BaseException | None = None,
     *,
     cached: bool = False,
+    timed: tuple[int, int, Profile] | None = None,
     measured: Profile | None = None,
 ) -> TaskRecord:
     """Stop measuring, end the span and keep the finished task in the store. A ``cached`` task
-    did no work (see ``record_cached_task``): it ends where it started and costs nothing. A task
-    ``measured`` by other means (the hardware monitor's, across its readings) keeps that profile."""
+    did no work (see ``record_cached_task``): it ends where it started and costs nothing. A
+    ``timed`` task was measured by its caller, (start_ns, end_ns, profile): see
+    ``record_past_task``. A task ``measured`` by other means (the hardware monitor's, across its
+    readings) keeps that profile."""
     record = handle.record
     reported = record.profile  # what backends reported while the task ran (``record_usage``)
     record.profile = handle.measurement.stop(reported.qpu_s, reported.queue_s)
     if measured is not None:
         record.profile = measured
     record.end_ns = time.time_ns()
+    if timed is not None:
+        record.start_ns, record.end_ns, record.profile = timed
     if cached:
         where = record.profile
         record.profile = Profile(pid=where.pid, host=where.host, thread=where.thread)
@@ -553,6 +578,24 @@ def record_cached_task(
     handle = start_task(name, stage, depends_on, run=run, activate=False)
     handle.annotate(metrics or {})
     return finish_task(handle, cached=True)
+
+
+def record_past_task(
+    name: str,
+    stage: str | None = None,
+    *,
+    parent: TaskHandle,
+    start_ns: int,
+    end_ns: int,
+    profile: Profile,
+    metrics: dict[str, Any] | None = None,
+) -> TaskRecord:
+    """Keep a task under ``parent`` that has already ended, timed by its caller: a step that
+    looked too short to be worth measuring live (a stage of a transpile that began small) and
+    turned out to belong to a long one. ``profile`` is what the caller measured of it."""
+    handle = start_task(name, stage, parent=parent, run=parent.run, activate=False)
+    handle.annotate(metrics or {})
+    return finish_task(handle, timed=(start_ns, end_ns, profile))
 
 
 #: The tasks that ``with task(...)`` blocks opened in this context (thread or asyncio task),

@@ -10,6 +10,9 @@ transpile) inherits the run and the instrumentation. A new interpreter (``spawn`
 ``subprocess``) finds the run in ``LLQM_PROFILE_RUN`` and ``LLQM_STORE`` and the
 ``sitecustomize`` of ``profile_bootstrap`` on ``PYTHONPATH``, as ``opentelemetry-instrument``
 does; it joins the run when it imports Qiskit or Mitiq, and costs nothing if it never does.
+
+Threads: the threads the program starts, and the functions it hands to thread pools, run in a
+copy of their starter's context (``threads``), so the run is current there too.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from pathlib import Path
 from ..model.errors import UserError
 from .api import ActiveRun, StoreArg, run_context
 from .instrumentation import instrument_all, switched_on
+from .threads import carried
 
 RUN_ENV = "LLQM_PROFILE_RUN"
 STORE_ENV = "LLQM_STORE"
@@ -149,7 +153,7 @@ def profile_program(
     program's exit status."""
     config = {"profile.program": program.label}
     active = ActiveRun(name or f"profile {program.label}", store, config).start()
-    with switched_on(), _environment(active), run_context(active):
+    with switched_on(), carried(), _environment(active), run_context(active):
         status, error = execute(program)
     active.finish(error)
     return active, status
@@ -164,7 +168,11 @@ def join_parent_run() -> None:
     active = ActiveRun.attach(run_id, os.environ.get(STORE_ENV))
     _joined = run_context(active)  # kept: a collected generator would leave the context again
     _joined.__enter__()  # current in the main thread for the rest of the process
+    global _carrying
+    _carrying = carried()
+    _carrying.__enter__()  # and in the threads it starts
     instrument_all()
 
 
 _joined: object = None
+_carrying: object = None

@@ -50,6 +50,9 @@ RESERVED = frozenset(
     v for k, v in dict(globals()).items() if k.isupper() and isinstance(v, str) and v != PREFIX
 )
 
+#: The metric names that would take one of those attributes.
+RESERVED_METRICS = frozenset(name[len(PREFIX) :] for name in RESERVED if name.startswith(PREFIX))
+
 #: Scalar types OpenTelemetry accepts as attribute values (and sequences of one of them).
 SCALAR_TYPES = (bool, int, float, str)
 
@@ -67,7 +70,7 @@ def check_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
             raise ValueError(
                 f"metric name {key!r} is not allowed; use a non-empty dotted name such as 'circuit.qubits'."
             )
-        if metric_attribute(key) in RESERVED:
+        if key in RESERVED_METRICS:
             raise ValueError(
                 f"metric name {key!r} is reserved for LLQM's own profile attribute "
                 f"{metric_attribute(key)!r}; choose another name."

@@ -475,10 +475,10 @@ def pec(
             added["warnings"] = data["warnings"] + problems
         return added
 
-    def planned_shots(shots: int) -> int:
+    def planned_shots(shots: int, bases: int = 1) -> int:
         per_sample, copies = pec_shots(shots, samples, shots_per_sample)
-        return (samples + copies) * per_sample
+        return (samples + copies) * per_sample * bases
 
     step.planned_shots = planned_shots
-    step.estimate = lambda plan: pec_estimate(plan, samples, shots_per_sample)
+    step.estimate = lambda plan: pec_estimate(plan, samples, shots_per_sample, sample)
     return step

@@ -38,6 +38,8 @@ from qiskit.circuit import CircuitInstruction
 from qiskit.circuit.library import RZGate, XGate, get_standard_gate_name_mapping
 
 _PAULI_GATES = {"X": (XGate(),), "Z": (RZGate(math.pi),), "Y": (RZGate(math.pi), XGate())}
+#: The attribute by which a sample says which gates it inserted into the compiled circuit.
+_INSERTIONS = "llqm_insertions"
 #: What noise.py leaves noiseless: these carry no representation.
 _NOISELESS = {"barrier", "measure", "delay", "reset", "rz", "id"}
 
@@ -172,13 +174,19 @@ def sample_compiled(
         events.sort()
         circuit = compiled.copy(name=f"{compiled.name}_pec")
         negative = 0
-        for position, representation_index, term in reversed(events):  # later first: positions hold
+        insertions = []  # (after which gate of ``compiled``, the gate), in the circuit's order
+        for position, representation_index, term in events:
             representation = representations[representation_index]
             negative += bool(representation.negative[term])
-            for pauli, local in reversed(representation.paulis[term]):
+            for pauli, local in representation.paulis[term]:
                 qubit = compiled.qubits[representation.qubits[local]]
-                for gate in reversed(_PAULI_GATES[pauli]):
-                    circuit._data.insert(position + 1, CircuitInstruction(gate, (qubit,), ()))
+                for gate in _PAULI_GATES[pauli]:
+                    insertions.append((position, CircuitInstruction(gate, (qubit,), ())))
+        for position, instruction in reversed(insertions):  # later first: positions hold
+            circuit._data.insert(position + 1, instruction)
+        # What the sample is, for an engine that converts the compiled circuit once and adds the
+        # few gates inserted (Stim's, ``llqm_qiskit.stim_engine``): a convention, not an import.
+        setattr(circuit, _INSERTIONS, (compiled, tuple(insertions)))
         circuits.append(circuit)
         signs.append(-1 if negative % 2 else 1)
         keys.append(tuple(events))

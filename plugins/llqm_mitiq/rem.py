@@ -347,9 +347,11 @@ def rem(
             "circuits_executed": len(measured_readout) + len(circuits),
         }
 
-    def planned_shots(shots: int) -> int:
+    def planned_shots(shots: int, bases: int = 1) -> int:
+        """Two calibration circuits (one calibration serves every basis), then the circuit
+        measured in each basis."""
         calibration = 2 * (calibration_shots if calibration_shots is not None else shots)
-        return calibration + (0 if inner else shots)
+        return calibration + (0 if inner else shots * bases)
 
     step.planned_shots = planned_shots
     step.estimate = lambda plan: rem_estimate(plan, calibration_shots, inner)

@@ -75,6 +75,7 @@ class MitigationSection:
             MITIGATION,
             features=features,
             shots=data["shots"],
+            measurement_bases=data.get("measurement_bases", 1),
             mitigation=table or {"technique": NO_MITIGATION},
         )
         if decision is None:

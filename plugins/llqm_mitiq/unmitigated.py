@@ -26,6 +26,6 @@ def unmitigated(*, inner: bool = False) -> Callable[[dict[str, Any]], dict[str, 
             "circuits_executed": len(readout),
         }
 
-    step.planned_shots = lambda shots: shots
+    step.planned_shots = lambda shots, bases=1: shots * bases
     step.estimate = unmitigated_estimate
     return step

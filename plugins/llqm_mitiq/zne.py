@@ -272,6 +272,6 @@ def zne(
             "warnings": data["warnings"] + problems,
         }
 
-    step.planned_shots = lambda shots: len(scales) * shots
+    step.planned_shots = lambda shots, bases=1: len(scales) * shots * bases
     step.estimate = lambda plan: zne_estimate(plan, scales)
     return step

@@ -3,10 +3,12 @@
 From the store's earlier pipeline runs, each mitigation the runs used (technique and options)
 is known by what it cost and what error it left. For a new run, only runs of similar circuits
 count (two-qubit gates within a factor ``similarity`` of the new circuit's); a technique's
-cost is scaled to the new run's shots (its shots and QPU seconds per shot of the pipeline),
-and its predicted error is the mean error it left on those similar runs. Shots are not left
-to prediction where the steps can say what they will spend (``planned_shots``: ZNE runs each
-scale factor at the run's shots, REM adds two calibration circuits, ...): those are exact.
+cost is scaled to the new run's shots and measurement bases (its shots and QPU seconds per
+shot and per circuit measuring the observable: a Pauli sum measures every executed circuit
+once per qubit-wise commuting group, ``measurement_bases``), and its predicted error is the
+mean error it left on those similar runs. Shots are not left to prediction where the steps
+can say what they will spend (``planned_shots``: ZNE runs each scale factor at the run's shots
+in every basis, REM adds two calibration circuits, ...): those are exact.
 Among the techniques whose cost fits ``budget_shots`` and ``budget_qpu_s``, the one with the
 lowest predicted error is chosen; the decision carries the prediction, and the report sets it
 beside the error the run then measured.
@@ -76,7 +78,7 @@ class BudgetedMitigation:
 
     def preflight(self, pipeline: Any) -> None:
         """Refuse, when the file is checked, a run that no mitigation at all could keep in budget."""
-        shots = pipeline.data["shots"]
+        shots = pipeline.data["shots"] * pipeline.data.get("measurement_bases", 1)
         if (
             self.budget_shots is not None
             and shots > self.budget_shots
@@ -84,15 +86,22 @@ class BudgetedMitigation:
         ):
             raise ValueError(
                 f"budgeted_mitigation: the run's unmitigated execution alone takes {shots:,} shots "
-                f"([execution] shots), over budget_shots = {self.budget_shots:,.0f}, "
+                "([execution] shots, in each basis of the observable), over budget_shots = "
+                f"{self.budget_shots:,.0f}, "
                 "so nothing fits; lower the "
                 'shots, raise the budget, or set on_overspend = "warn" to run over it with a warning.'
             )
 
     def candidates(
-        self, store: ProfileStore, features: dict[str, Any], shots: int, exclude: set[str]
+        self,
+        store: ProfileStore,
+        features: dict[str, Any],
+        shots: int,
+        exclude: set[str],
+        bases: int = 1,
     ) -> list[dict[str, Any]]:
-        """Each mitigation seen on similar circuits: its predicted error and cost for this run."""
+        """Each mitigation seen on similar circuits: its predicted error and cost for this run,
+        whose executed circuits are each measured by ``bases`` circuits."""
         wanted = max(float(features.get("circuit.two_qubit_gates") or 0), 1.0)
         seen: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
         for run in store.runs(limit=self.history):
@@ -111,7 +120,7 @@ class BudgetedMitigation:
                 continue
             tasks = store.tasks(run.id)
             error = fidelity(tasks).get("error_mitigated")
-            run_shots = float(known.get("shots") or 1)
+            run_shots = float(known.get("shots") or 1) * _bases(tasks)
             if error is None:
                 continue
             costs = step_costs(tasks)
@@ -125,7 +134,7 @@ class BudgetedMitigation:
         found = []
         for key, rows in seen.items():
             mitigation = json.loads(key)
-            planned = _planned(mitigation, shots)
+            planned = _planned(mitigation, shots, bases)
             found.append(
                 {
                     "mitigation": mitigation,
@@ -133,9 +142,9 @@ class BudgetedMitigation:
                     "predicted_error": sum(r[0] for r in rows) / len(rows),
                     "predicted_shots": planned
                     if planned is not None
-                    else shots * sum(r[1] for r in rows) / len(rows),
+                    else shots * bases * sum(r[1] for r in rows) / len(rows),
                     "shots_planned": planned is not None,
-                    "predicted_qpu_s": shots * sum(r[2] for r in rows) / len(rows),
+                    "predicted_qpu_s": shots * bases * sum(r[2] for r in rows) / len(rows),
                 }
             )
         return sorted(found, key=lambda c: c["predicted_error"])
@@ -158,20 +167,24 @@ class BudgetedMitigation:
         *,
         features: dict[str, Any],
         shots: int,
+        measurement_bases: int = 1,
         mitigation: dict[str, Any] | None = None,
         store: ProfileStore | None = None,
         **_: Any,
     ) -> PolicyDecision:
         active = llqm_core.current_run()
         store = store or (active.store if active is not None else None)
+        exclude = {active.id} if active is not None else set()
         options = (
-            self.candidates(store, features, shots, {active.id} if active is not None else set())
+            self.candidates(store, features, shots, exclude, measurement_bases)
             if store is not None
             else []
         )
         affordable = [c for c in options if self.fits(c)]
         if not affordable:
-            return self._nothing_affordable(mitigation or {"technique": "none"}, shots, options)
+            return self._nothing_affordable(
+                mitigation or {"technique": "none"}, shots, measurement_bases, options
+            )
         best = affordable[0]
         mitigation = dict(best["mitigation"])
         technique = mitigation.pop("technique", "none")
@@ -195,11 +208,11 @@ class BudgetedMitigation:
         )
 
     def _nothing_affordable(
-        self, mitigation: dict[str, Any], shots: int, options: list[dict[str, Any]]
+        self, mitigation: dict[str, Any], shots: int, bases: int, options: list[dict[str, Any]]
     ) -> PolicyDecision:
         """No technique seen in the store fits: the file's mitigation if its plan fits, else none."""
         technique = mitigation.get("technique", "none")
-        planned = _planned(mitigation, shots)
+        planned = _planned(mitigation, shots, bases)
         seen = (
             f"none of the {len(options)} techniques seen on similar circuits fits {self.budget_text()}"
             if options
@@ -232,8 +245,9 @@ class BudgetedMitigation:
         return PolicyDecision(
             policy=NAME,
             choice={"technique": "none", "options": {}},
-            rationale=f"{seen}, and {over}: the run goes unmitigated ({shots:,} shots) to keep the budget",
-            inputs=inputs | {"predicted_shots": shots},
+            rationale=f"{seen}, and {over}: the run goes unmitigated ({shots * bases:,} shots) "
+            "to keep the budget",
+            inputs=inputs | {"predicted_shots": shots * bases},
         )
 
     def review(self, data: dict[str, Any]) -> list[str]:
@@ -297,9 +311,17 @@ def _technique_only(mitigation: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in mitigation.items() if k == "technique" or k in used}
 
 
-def _planned(mitigation: dict[str, Any], shots: int) -> int | None:
-    """The shots a mitigation will spend at ``shots``, as its steps plan them (None: unknown)."""
+def _bases(tasks: list[Any]) -> int:
+    """The circuits that measured each executed circuit of a stored run (its observable task's
+    groups; 1 for an observable read off the circuit's own measurements)."""
+    observable = next((t for t in tasks if t.stage == "observable" and t.parent_id is None), None)
+    return int((observable.metrics.get("observable.groups") if observable else None) or 1)
+
+
+def _planned(mitigation: dict[str, Any], shots: int, bases: int) -> int | None:
+    """The shots a mitigation will spend at ``shots`` in each of ``bases`` measurement bases,
+    as its steps plan them (None: unknown)."""
     try:
-        return section_shots(MITIGATION_SECTION, dict(mitigation), shots)
+        return section_shots(MITIGATION_SECTION, dict(mitigation), shots, bases)
     except UserError:  # a technique no longer registered: its cost stays a prediction
         return None

@@ -33,7 +33,7 @@ import llqm_core
 from llqm_core.runtime.instrumentation import Instrumentor, is_suppressed
 
 from .snapshot import backend_name, hardware_snapshot
-from .transpile import STAGE, _StageMarker, _StageProfiler, _with_markers
+from .stage_profiler import STAGE, StageProfiler, _StageMarker, pass_metrics, with_markers
 
 _busy: contextvars.ContextVar[bool] = contextvars.ContextVar("llqm_qiskit_busy", default=False)
 _transpile_options: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
@@ -93,18 +93,19 @@ def _run_profiled(
 ) -> Any:
     """One circuit through ``pass_manager`` (by ``run``, the original ``run``), its stages as
     ``profiled_transpile`` makes them, or its passes on ``parent`` for an unstaged manager."""
-    profiler = _StageProfiler(parent, depths=False)
+    profiler = StageProfiler(parent, depths=False)
     user = _user_callback(callback)
+    on_pass: Callable[..., None] = profiler.on_pass
+    if user is not None:
 
-    def on_pass(**kwargs: Any) -> None:
-        profiler.on_pass(**kwargs)
-        if user is not None:
+        def on_pass(**kwargs: Any) -> None:
+            profiler.on_pass(**kwargs)
             user(**kwargs)
 
     staged = isinstance(pass_manager, StagedPassManager)
-    marked = _with_markers(pass_manager) if staged else pass_manager
+    marked = with_markers(pass_manager) if staged else pass_manager
     if not staged:
-        profiler.current = parent  # the passes are recorded on the transpile task itself
+        profiler.record_on_parent()
     try:
         with profiler.running():
             out = run(marked, circuit, callback=on_pass, **options)
@@ -115,8 +116,10 @@ def _run_profiled(
     if staged:
         profiler.close(None)
         pass_manager.property_set = marked.property_set
+        if isinstance(out, QuantumCircuit):  # described from the DAG it was made from, no walk
+            parent.run.remember_description(out, profiler.final())
     else:
-        parent.annotate(profiler.pass_metrics())
+        parent.annotate_numbers(pass_metrics(profiler.passes))
         profiler.current = None
     return out
 
@@ -149,6 +152,13 @@ def _new_transpile_task(run: llqm_core.ActiveRun, circuits: list[Any]) -> llqm_c
     return handle
 
 
+def _run_marked(marked: PassManager, circuit: Any, **options: Any) -> Any:
+    """Run a staged pass manager's passes with markers (a plain pass manager, ``with_markers``)
+    through ``PassManager.run``, which the ``_busy`` flag leaves unprofiled."""
+    options.pop("property_set", None)  # a staged pass manager's ``run`` ignores it as well
+    return marked.run(circuit, **options)
+
+
 def _wrap_pass_manager_run(original: Callable[..., Any]) -> Callable[..., Any]:
     def run(
         self: PassManager,
@@ -177,7 +187,7 @@ def _wrap_pass_manager_run(original: Callable[..., Any]) -> Callable[..., Any]:
                             self,
                             circuit,
                             handle,
-                            original,
+                            _run_marked if isinstance(self, StagedPassManager) else original,
                             callback,
                             output_name=output_name,
                             num_processes=num_processes,
@@ -186,7 +196,9 @@ def _wrap_pass_manager_run(original: Callable[..., Any]) -> Callable[..., Any]:
                         for circuit in batch
                     ]
                     out = out[0] if single else out
-                handle.record_output(out)  # described once: the execute task reuses it
+                # described once, as the circuit a backend will be given: the execute task reuses it
+                handle.describe(out[0] if isinstance(out, list) and len(out) == 1 else out)
+                active.note_output(out, handle.id)
             return out
         finally:
             _busy.reset(token)

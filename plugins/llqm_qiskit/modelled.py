@@ -12,7 +12,9 @@ child is the wait itself.
 
 from __future__ import annotations
 
+import inspect
 import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from qiskit import QuantumCircuit
@@ -23,8 +25,6 @@ from llqm_core.model.checks import positive
 
 from .aer import AerBackend
 from .backend import JobOutcome
-from .devices import DEFAULT_DEVICE
-from .drift import CalibrationDrift
 from .qpu_time import QpuTimeModel
 from .queue_model import (
     SHARED_MEAN_JOB_S,
@@ -33,6 +33,21 @@ from .queue_model import (
     QueueModel,
     sleep_modelled,
 )
+
+
+def keyword_signature(
+    base: type, init: Callable[..., None], leave_out: Sequence[str] = ()
+) -> inspect.Signature:
+    """The keyword options of ``init`` followed by those of ``base`` that it passes on through
+    ``**``, as one signature: what the registry checks a file's options against."""
+    own = [p for p in inspect.signature(init).parameters.values() if p.kind is p.KEYWORD_ONLY]
+    named = {p.name for p in own} | set(leave_out)
+    passed = [
+        p
+        for p in inspect.signature(base).parameters.values()
+        if p.kind is p.KEYWORD_ONLY and p.name not in named
+    ]
+    return inspect.Signature(passed + own)
 
 
 class ModelledQPU(AerBackend):
@@ -47,10 +62,6 @@ class ModelledQPU(AerBackend):
     def __init__(
         self,
         *,
-        device: str = DEFAULT_DEVICE,
-        method: str = "automatic",
-        noise: bool = True,
-        drift: dict[str, Any] | CalibrationDrift | None = None,
         job_overhead_s: float = 2.0,
         rep_delay_s: float = 250e-6,
         queue_utilisation: float = SHARED_UTILISATION,
@@ -58,15 +69,9 @@ class ModelledQPU(AerBackend):
         queue_seed: int | None = 0,
         time_scale: float = 0.01,
         timeout_s: float | None = None,
-        monitor_interval_s: float = 10.0,
+        **aer_options: Any,
     ) -> None:
-        super().__init__(
-            device=device,
-            method=method,
-            noise=noise,
-            drift=drift,
-            monitor_interval_s=monitor_interval_s,
-        )
+        super().__init__(**aer_options)
         if timeout_s is not None:
             positive("timeout_s", timeout_s, "modelled seconds")
         self.timeout_s = timeout_s
@@ -143,3 +148,11 @@ class ModelledQPU(AerBackend):
         return JobOutcome(
             counts=outcome.counts, qpu_s=qpu_s, queue_s=queue_s, metrics=outcome.metrics
         )
+
+
+#: A pipeline file's options are checked against ``aer``'s (declared once, in ``AerBackend``)
+#: and the usage and queue models' own; ``model_qpu_time`` is left out, as a modelled QPU always
+#: models its QPU seconds.
+ModelledQPU.__signature__ = keyword_signature(  # type: ignore[attr-defined]
+    AerBackend, ModelledQPU.__init__, leave_out=("model_qpu_time",)
+)

@@ -161,6 +161,29 @@ def operator_from(
     return checked_operator(operator)
 
 
+#: The options of a ``pauli`` observable that describe its operator.
+OPERATOR_KEYS = ("operator", "terms", "sparse_terms", "num_qubits", "file")
+
+
+def described_operator(
+    *,
+    operator: Any = None,
+    terms: Any = None,
+    sparse_terms: Any = None,
+    num_qubits: int | None = None,
+    file: str | None = None,
+) -> SparsePauliOp:
+    """The Pauli sum an ``[observable]`` table describes, or Python's own ``operator``."""
+    if operator is not None:
+        return checked_operator(operator)
+    return operator_from(terms=terms, sparse_terms=sparse_terms, num_qubits=num_qubits, file=file)
+
+
+def measurement_bases(operator: SparsePauliOp) -> int:
+    """The circuits that measure ``operator``: one per qubit-wise commuting group."""
+    return len(operator.group_commuting(qubit_wise=True))
+
+
 def checked_operator(operator: Any) -> SparsePauliOp:
     """A ``SparsePauliOp`` (or anything it converts from) with real coefficients, simplified."""
     try:

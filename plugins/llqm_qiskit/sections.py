@@ -15,6 +15,8 @@ from llqm_core import current_run
 from llqm_core.hooks.contracts import SectionPlan, StageUse
 from llqm_core.hooks.plugins import loaded_plugins
 
+from .pauli import OPERATOR_KEYS, described_operator, measurement_bases
+
 MAX_SHOTS = 10_000_000
 DEFAULT_SHOTS = 4000
 DEFAULT_OBSERVABLE = "ideal_outcomes"
@@ -57,7 +59,19 @@ class CircuitSection(StageSection):
 
 
 class ObservableSection(StageSection):
-    """``[observable]``: runs measuring different kinds of observable are of different shapes."""
+    """``[observable]``: runs measuring different kinds of observable are of different shapes.
+    A Pauli sum measures each executed circuit once per group of its terms, which the run's
+    shots budgets and estimates count (``measurement_bases``) before anything runs."""
+
+    def build(self, table: dict[str, Any]) -> SectionPlan:
+        plan = super().build(table)
+        if table.get("kind", DEFAULT_OBSERVABLE) != "pauli":
+            return plan
+        try:
+            operator = described_operator(**{k: table.get(k) for k in OPERATOR_KEYS})
+        except ValueError:  # the observable step's own check names what is wrong
+            return plan
+        return SectionPlan(plan.stages, {"measurement_bases": measurement_bases(operator)})
 
     def shape(self, table: dict[str, Any], stages: list[str]) -> dict[str, Any]:
         return {"observable": table.get("kind", DEFAULT_OBSERVABLE)}

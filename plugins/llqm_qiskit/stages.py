@@ -36,7 +36,7 @@ from .observables import (
     parity_ideals,
     support_method,
 )
-from .pauli import PauliSum, checked_operator, operator_from
+from .pauli import PauliSum, described_operator
 from .transpile import OPTIMIZATION_LEVELS, profiled_transpile
 
 Step = Callable[[dict[str, Any]], dict[str, Any]]
@@ -205,10 +205,12 @@ def observable(
         parity(bits)
     if kind == "pauli":
         return _pauli_step(
-            checked_operator(operator)
-            if operator is not None
-            else operator_from(
-                terms=terms, sparse_terms=sparse_terms, num_qubits=num_qubits, file=file
+            described_operator(
+                operator=operator,
+                terms=terms,
+                sparse_terms=sparse_terms,
+                num_qubits=num_qubits,
+                file=file,
             ),
             max_bond,
         )
@@ -326,12 +328,7 @@ def _pauli_step(operator: SparsePauliOp, max_bond: int) -> Step:
             f"ideal value: {chosen.method} ({chosen.reason})",
         ]
 
-    def estimate(plan: dict[str, Any]) -> None:
-        """Nothing to cost itself; every circuit executed later runs once per group."""
-        plan["measured_circuits"] = len(operator.group_commuting(qubit_wise=True))
-
     step.inspect = inspect
-    step.estimate = estimate
     return step
 
 

@@ -24,6 +24,13 @@ repeated in a job or run again on the same calibration is converted once. The ca
 circuit by its identity and length: a circuit changed in place to another of the same
 length after it ran must be copied first.
 
+Circuits made from one circuit by inserting gates (PEC's samples of the compiled circuit: a
+few Paulis each in a copy of the same ~1,000 gates) may say so, and are then converted from
+the lines of the circuit they came from, which is converted once: such a circuit carries an
+attribute ``llqm_insertions`` (``INSERTIONS``) holding ``(base, ((after, instruction), ...))``,
+each instruction inserted after ``base.data[after]``, in the circuit's order. Only the inserted
+gates are then looked at; a circuit whose length does not add up is converted as usual.
+
 Seeds. ``sample_counts(..., seed=s)`` gives the same counts for the same circuit, noise, shots
 and seed with the same Stim version on machines with the same SIMD width (Stim's promise;
 they change with the Stim version, between AVX and SSE machines, and with the shots); it
@@ -65,6 +72,8 @@ _QUARTER_TURNS = ("", "S", "Z", "S_DAG")  # rz(k pi/2) up to a global phase
 _SILENT = {"barrier", "delay", "id"}
 SUPPORTED = frozenset(_GATES) | _PHASES | _SILENT | {"measure"}
 _CACHE: OrderedDict[tuple, tuple] = OrderedDict()
+#: The attribute by which a circuit says it is another with gates inserted (``convert``).
+INSERTIONS = "llqm_insertions"
 _TEXTS: dict[tuple, dict] = {}
 
 
@@ -123,6 +132,71 @@ def _texts(circuit: QuantumCircuit, noise: PauliNoise | None) -> dict:
     return texts
 
 
+def _line(instruction, texts: dict, noise: PauliNoise | None) -> str:
+    """The Stim text of one instruction (its gate and noise), from ``texts`` where seen before."""
+    name = instruction.name
+    operation = (
+        (name, instruction.qubits, instruction.params[0])
+        if name in _PHASES
+        else (name, instruction.qubits)
+    )
+    text = texts.get(operation)
+    if text is None:
+        text = texts[operation] = _text(operation, texts["index"], noise)
+    return text
+
+
+def _lines(circuit: QuantumCircuit, noise: PauliNoise | None) -> tuple[list[str], np.ndarray]:
+    """Each instruction's Stim text, and for each classical bit the index of the measurement
+    that last wrote it (-1: never written)."""
+    if not supports(circuit):
+        unsupported = sorted(set(circuit.count_ops()) - SUPPORTED)
+        raise ValueError(
+            f"circuit {circuit.name!r} uses {', '.join(unsupported)}, which Stim does not run; "
+            "Stim runs Clifford circuits of the gates in stim_engine.SUPPORTED."
+        )
+    texts = _texts(circuit, noise)
+    clbits = {c: i for i, c in enumerate(circuit.clbits)}
+    lines = []
+    last_write = np.full(circuit.num_clbits, -1, dtype=np.int64)
+    measurements = 0
+    for instruction in circuit.data:
+        if instruction.name == "measure":
+            last_write[clbits[instruction.clbits[0]]] = measurements
+            measurements += 1
+        lines.append(_line(instruction, texts, noise))
+    return lines, last_write
+
+
+def _derived_lines(
+    circuit: QuantumCircuit, noise: PauliNoise | None
+) -> tuple[list[str], np.ndarray] | None:
+    """The lines of a circuit made by inserting gates into another (``INSERTIONS``), from the
+    other's lines (converted once); None when it does not say so, or does not add up."""
+    derived = getattr(circuit, INSERTIONS, None)
+    if derived is None:
+        return None
+    base, inserted = derived
+    if len(circuit.data) != len(base.data) + len(inserted) or any(
+        i.name not in _GATES and i.name not in _PHASES for _, i in inserted
+    ):
+        return None  # changed since, or inserts a measurement: converted as it is
+    key = ("lines", id(base), len(base.data), None if noise is None else noise.snapshot.fingerprint)
+    cached = _CACHE.get(key)
+    if cached is None or cached[0]() is not base:
+        cached = _CACHE[key] = (weakref.ref(base), *_lines(base, noise))
+    _CACHE.move_to_end(key)
+    base_lines, last_write = cached[1], cached[2]
+    texts = _texts(base, noise)
+    lines, start = [], 0
+    for after, instruction in inserted:  # in the order of the circuit
+        lines += base_lines[start : after + 1]
+        lines.append(_line(instruction, texts, noise))
+        start = after + 1
+    lines += base_lines[start:]
+    return lines, last_write
+
+
 def convert(
     circuit: QuantumCircuit, noise: PauliNoise | None
 ) -> tuple[stim.Circuit, np.ndarray, np.ndarray]:
@@ -134,32 +208,8 @@ def convert(
     if cached is not None and cached[0]() is circuit:
         _CACHE.move_to_end(key)
         return cached[1:]
-    if not supports(circuit):
-        unsupported = sorted(set(circuit.count_ops()) - SUPPORTED)
-        raise ValueError(
-            f"circuit {circuit.name!r} uses {', '.join(unsupported)}, which Stim does not run; "
-            "Stim runs Clifford circuits of the gates in stim_engine.SUPPORTED."
-        )
-    texts = _texts(circuit, noise)
-    clbits = {c: i for i, c in enumerate(circuit.clbits)}
-    parts = []
-    last_write = np.full(circuit.num_clbits, -1, dtype=np.int64)
-    measurements = 0
-    for instruction in circuit.data:
-        name = instruction.name
-        if name == "measure":
-            last_write[clbits[instruction.clbits[0]]] = measurements
-            measurements += 1
-        operation = (
-            (name, instruction.qubits, instruction.params[0])
-            if name in _PHASES
-            else (name, instruction.qubits)
-        )
-        text = texts.get(operation)
-        if text is None:
-            text = texts[operation] = _text(operation, texts["index"], noise)
-        parts.append(text)
-    converted = stim.Circuit("".join(parts))
+    lines, last_write = _derived_lines(circuit, noise) or _lines(circuit, noise)
+    converted = stim.Circuit("".join(lines))
     reference = converted.reference_sample(bit_packed=True)  # the tableau run: once per circuit
     _CACHE[key] = (weakref.ref(circuit), converted, reference, last_write)
     while len(_CACHE) > CACHE_SIZE:

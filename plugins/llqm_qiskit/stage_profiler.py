@@ -1,0 +1,298 @@
+"""A transpile's pass-manager stages as LLQM tasks, or as seconds on the ``transpile`` task when
+the transpile is too short for a stage to be worth a task.
+
+A preset pass manager runs the stages init, layout, routing, translation, optimization and
+scheduling. A marker pass put in front of each stage (in a copy of the passes of the user's
+staged pass manager, which is left unchanged) tells the profiler where a stage begins; the
+pass manager's ``callback`` gives every pass's calls and seconds.
+
+Six stage tasks cost about half a millisecond (each is measured, stored and given a span), a
+tenth of transpiling a small circuit. So a stage becomes a task of its own only once the
+transpile has run ``STAGE_TASKS_AFTER_S`` or its circuit has ``STAGE_TASKS_MIN_OPS``
+operations; before that each stage is timed by two readings of a clock that needs no system
+call. A transpile that ends
+sooner keeps each stage's seconds (``transpile.stage.<stage>.time_s``) and every pass's calls
+and seconds on the ``transpile`` task; one that runs on records the stages it timed so far as
+tasks (their wall and thread CPU, with the RSS read then) and measures the rest live.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+from qiskit.dagcircuit import DAGCircuit
+from qiskit.transpiler import PassManager, StagedPassManager
+from qiskit.transpiler.basepasses import AnalysisPass
+
+import llqm_core
+from llqm_core.runtime.measure import HOST
+from llqm_core.runtime.memory import current_rss
+
+from .metrics import dag_metrics
+
+STAGE = "transpile"
+#: A transpile that has run this long has its next stages measured as tasks of their own.
+STAGE_TASKS_AFTER_S = 0.05
+#: A circuit this large has every stage measured as a task from the start (its memory matters).
+STAGE_TASKS_MIN_OPS = 2_000
+
+_SUMMED = (".calls", ".time_s", "transpile.passes")
+_running: ContextVar[StageProfiler | None] = ContextVar("llqm_qiskit_stage_profiler", default=None)
+_clock, _cpu_clock = time.perf_counter, time.thread_time
+
+
+class _StageMarker(AnalysisPass):
+    """Does nothing to the circuit: tells the profiler running in this context that ``stage`` begins."""
+
+    def __init__(self, stage: str | None) -> None:
+        super().__init__()
+        self.stage = stage
+
+    def run(self, dag: DAGCircuit) -> None:
+        profiler = _running.get()
+        if profiler is not None:
+            profiler.enter(self.stage, dag)
+
+
+@functools.cache
+def _marker(stage: str | None) -> _StageMarker:
+    """One marker pass per stage, shared: the profiler comes from the context."""
+    return _StageMarker(stage)
+
+
+def with_markers(pass_manager: StagedPassManager) -> PassManager:
+    """The passes of ``pass_manager`` with a marker in front of each stage and one after the
+    last, as a plain pass manager of its own (the user's is left as it is). Made at every run: a
+    ``StagedPassManager`` copy costs several times more, and Qiskit's ``a + b`` would extend
+    ``a``'s own list of passes in place."""
+    groups: list[Any] = []
+    for stage in pass_manager.stages:
+        groups.append([_marker(stage)])
+        for slot in (f"pre_{stage}", stage, f"post_{stage}"):
+            part = getattr(pass_manager, slot)
+            if part is not None:
+                groups += _groups(part)
+    groups.append([_marker(None)])  # closes the last stage, cheaply
+    marked = PassManager(max_iteration=pass_manager.max_iteration)
+    # Qiskit's ``append`` checks and wraps every group (a tenth of a small circuit's transpile);
+    # ``StagedPassManager`` itself builds its list of groups this way.
+    marked._tasks = groups
+    return marked
+
+
+def _groups(part: PassManager) -> list[Any]:
+    """The groups of passes ``part`` runs (its ``_tasks``, as ``StagedPassManager`` reads them),
+    so that they are flattened once, when the marked pass manager runs."""
+    groups = getattr(part, "_tasks", None)
+    return groups if isinstance(groups, list) else [[part.to_flow_controller()]]
+
+
+class _TimedStage:
+    """A stage timed by clock readings alone, and the passes it ran."""
+
+    __slots__ = ("name", "start", "wall", "passes")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.start = _clock()  # a clock read without a system call
+        self.wall = 0.0
+        self.passes: dict[str, list[Any]] = {}
+
+    def end(self, passes: dict[str, list[Any]]) -> None:
+        self.wall = _clock() - self.start
+        self.passes = passes
+
+
+class StageProfiler:
+    """Turns the pass manager's callbacks into stage tasks (or stage seconds on ``parent``),
+    reading only what the DAG keeps.
+
+    A DAG knows its size and its operation counts without a walk; its depth is a walk of the
+    whole graph, so it is taken from Qiskit's own ``Depth`` analysis where that ran after the
+    last pass that changed the circuit, and computed only with ``depths``. ``stage_tasks``
+    True makes every stage a task whatever the transpile's length.
+    """
+
+    def __init__(
+        self, parent: llqm_core.TaskHandle, depths: bool, *, stage_tasks: bool = False
+    ) -> None:
+        self.parent = parent
+        self.depths = depths
+        self.live = stage_tasks  # stages are measured as tasks of their own
+        self.began, self.began_ns = _clock(), time.time_ns()
+        self.began_cpu = _cpu_clock()
+        self.current: llqm_core.TaskHandle | None = None
+        self.pending: _TimedStage | None = None  # the stage being timed while not ``live``
+        self.timed: list[_TimedStage] = []  # the stages timed before it
+        self.passes: dict[str, list[Any]] = {}
+        # Qiskit's last measured depth; None once a pass may have changed the DAG since.
+        self.depth: int | None = None
+        self.final_dag: DAGCircuit | None = None  # the compiled circuit, once the last stage ends
+        self.widths: dict[str, int] = {}
+
+    @contextmanager
+    def running(self) -> Iterator[None]:
+        """Stage markers run inside report to this profiler."""
+        token = _running.set(self)
+        try:
+            yield
+        finally:
+            _running.reset(token)
+
+    def record_on_parent(self) -> None:
+        """An unstaged pass manager: its passes are recorded on the ``transpile`` task itself."""
+        self.live = True
+        self.current = self.parent
+
+    def enter(self, stage: str | None, dag: DAGCircuit) -> None:
+        """``stage`` begins (None: the last stage has ended); the one before ends with the
+        circuit it left."""
+        if stage is None:
+            self.final_dag = dag
+            self.close(self.final() if self.live else None)
+            return
+        if not self.live and (
+            dag.size() >= STAGE_TASKS_MIN_OPS or _clock() - self.began >= STAGE_TASKS_AFTER_S
+        ):
+            self._end_timed()
+            self._record_timed()
+            self.live = True
+        if not self.live:
+            self._end_timed()
+            self.pending = _TimedStage(stage)
+            return
+        if self.current is not None:
+            self.close(dag_metrics(dag, self.widths, self._depth(dag), counts=False))
+        name = f"{STAGE}.{stage}"
+        self.current = llqm_core.start_task(name, name, parent=self.parent, run=self.parent.run)
+
+    def _end_timed(self) -> None:
+        if self.pending is not None:
+            self.pending.end(self.passes)
+            self.timed.append(self.pending)
+            self.pending, self.passes = None, {}
+
+    def final(self) -> dict[str, Any]:
+        """The compiled circuit's metrics, from what its DAG keeps."""
+        if self.final_dag is None:
+            return {}
+        return dag_metrics(self.final_dag, self.widths, self._depth(self.final_dag))
+
+    def _record_timed(self) -> None:
+        """The stages timed so far become tasks: the transpile turned out long enough. Their
+        CPU is the thread's CPU since the transpile began, shared out by their wall time, and
+        their memory the RSS now: they were timed by the clock alone."""
+        if not self.timed:
+            return
+        rss, pid, thread = current_rss(), os.getpid(), threading.get_native_id()
+        elapsed = _clock() - self.began
+        cpu_share = (_cpu_clock() - self.began_cpu) / elapsed if elapsed > 0 else 0.0
+        for stage in self.timed:
+            name = f"{STAGE}.{stage.name}"
+            cpu = stage.wall * cpu_share
+            start_ns = self.began_ns + int((stage.start - self.began) * 1e9)
+            profile = llqm_core.Profile(
+                wall_s=stage.wall,
+                cpu_s=cpu,
+                cpu_scope="thread",
+                thread_cpu_s=cpu,
+                start_rss_bytes=rss,
+                end_rss_bytes=rss,
+                peak_rss_bytes=rss,
+                pid=pid,
+                host=HOST,
+                thread=thread,
+            )
+            llqm_core.record_past_task(
+                name,
+                name,
+                parent=self.parent,
+                start_ns=start_ns,
+                end_ns=start_ns + int(stage.wall * 1e9),
+                profile=profile,
+                metrics=pass_metrics(stage.passes),
+            )
+        self.timed = []
+
+    def _depth(self, dag: DAGCircuit) -> int | None:
+        if self.depth is None and self.depths:
+            self.depth = dag.depth(recurse=True)
+        return self.depth
+
+    def on_pass(
+        self, pass_: Any, time: float, dag: DAGCircuit, property_set: Any, **_: Any
+    ) -> None:
+        # Called after every pass (some forty in a preset pass manager): kept to a few lookups.
+        if type(pass_) is _StageMarker:
+            return
+        name = pass_.name()
+        if pass_.is_transformation_pass:
+            self.depth = None
+        elif name == "Depth":
+            self.depth = property_set["depth"]
+        if self.current is None and self.pending is None:
+            return
+        entry = self.passes.get(name)
+        if entry is None:
+            entry = self.passes[name] = [0, 0.0, 0, None]
+        entry[0] += 1
+        entry[1] += time
+        # The circuit as the pass left it (its last call, for a pass run in a loop).
+        entry[2] = dag.size()
+        if self.depths:
+            entry[3] = self._depth(dag)
+
+    def close(self, after: dict[str, Any] | None, exc: BaseException | None = None) -> None:
+        """End the running stage's task with what its passes did and the circuit they left; or,
+        for a transpile whose stages were only timed, put their seconds and passes on the parent."""
+        if self.current is not None:
+            self.current.annotate_numbers(pass_metrics(self.passes))
+            if after:
+                self.current.annotate(after)
+            self.passes = {}
+            llqm_core.finish_task(self.current, exc)
+            self.current = None
+            return
+        failed = self.pending.name if exc is not None and self.pending is not None else None
+        self._end_timed()
+        if not self.timed:
+            return
+        merged: dict[str, list[Any]] = {}
+        metrics: dict[str, Any] = {}
+        for stage in self.timed:
+            metrics[f"transpile.stage.{stage.name}.time_s"] = stage.wall
+            for name, (calls, seconds, size, depth) in stage.passes.items():
+                entry = merged.setdefault(name, [0, 0.0, 0, None])
+                entry[0] += calls
+                entry[1] += seconds
+                entry[2], entry[3] = size, depth
+        metrics = pass_metrics(merged) | metrics
+        known = self.parent.record.metrics
+        if "transpile.passes" in known:  # several circuits of one call: their passes add up
+            metrics = {
+                k: v + known[k] if k in known and k.endswith(_SUMMED) else v
+                for k, v in metrics.items()
+            }
+        self.parent.annotate_numbers(metrics)
+        if failed is not None:
+            self.parent.annotate({"transpile.failed_stage": failed})
+        self.timed = []
+
+
+def pass_metrics(passes: dict[str, list[Any]]) -> dict[str, Any]:
+    """Every pass's calls, seconds and the circuit it left, as metrics."""
+    metrics: dict[str, Any] = {"transpile.passes": sum(int(entry[0]) for entry in passes.values())}
+    for name, (calls, seconds, size, depth) in passes.items():
+        metrics[f"transpile.pass.{name}.calls"] = int(calls)
+        metrics[f"transpile.pass.{name}.time_s"] = seconds
+        metrics[f"transpile.pass.{name}.size_after"] = size
+        if depth is not None:
+            metrics[f"transpile.pass.{name}.depth_after"] = depth
+    return metrics
