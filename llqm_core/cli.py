@@ -483,12 +483,12 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> None:
             no_wrap=column == "run",  # the id llqm report takes, whole
         )
     # one key=value a line, named as in the plot, never cut: "mitigation.techn…" hides the point
-    points = ["\n".join(point_labels(row["point"])) for row in rows]
-    widest = max((len(line) for point in points for line in point.split("\n")), default=5)
+    labels = ["\n".join(point_labels(row["point"])) for row in rows]
+    widest = max((len(line) for label in labels for line in label.split("\n")), default=5)
     table.columns[0].min_width = min(widest, 30)
-    for row, point in zip(rows, points):
+    for row, label in zip(rows, labels):
         table.add_row(
-            point,
+            label,
             format_summary(row["spread"]["error_unmitigated"]),
             format_summary(row["spread"]["error_mitigated"]),
             format_summary(row["spread"]["error_reduction"]),
