@@ -121,7 +121,9 @@ def test_each_task_names_the_kernel_thread_it_ran_in_also_after_a_fork(store_pat
             try:
                 with llqm.task("child") as handle:
                     pass
-                os.write(write, f"{handle.record.profile.thread} {threading.get_native_id()}".encode())
+                os.write(
+                    write, f"{handle.record.profile.thread} {threading.get_native_id()}".encode()
+                )
             finally:
                 os._exit(0)
         os.waitpid(child, 0)
