@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -95,6 +96,43 @@ def test_concurrent_threads_each_get_their_own_cpu_time(store_path):
     assert short.cpu_scope == "thread" and long_.cpu_scope == "thread"
     assert 0.08 <= short.cpu_s <= 0.15
     assert 0.25 <= long_.cpu_s <= 0.4
+
+
+def test_each_task_names_the_kernel_thread_it_ran_in_also_after_a_fork(store_path):
+    """The thread id is asked of the kernel once per thread; a forked child's thread is another."""
+    ids: dict[str, int] = {}
+    with llqm.run("thread ids") as run:
+
+        def work(name: str) -> None:
+            with llqm.run_context(run):
+                for i in range(2):
+                    with llqm.task(f"{name}.{i}"):
+                        ids[name] = threading.get_native_id()
+
+        for name in ("a", "b"):
+            thread = threading.Thread(target=work, args=(name,))
+            thread.start()
+            thread.join()
+        with llqm.task("main"):
+            pass
+        read, write = os.pipe()
+        child = os.fork()
+        if child == 0:  # the child profiles into the same run, as a worker process does
+            try:
+                with llqm.task("child") as handle:
+                    pass
+                os.write(
+                    write, f"{handle.record.profile.thread} {threading.get_native_id()}".encode()
+                )
+            finally:
+                os._exit(0)
+        os.waitpid(child, 0)
+        recorded, actual = map(int, os.read(read, 64).split())
+    tasks = finished(store_path, run)
+    assert {tasks[f"{n}.{i}"].profile.thread for n in "ab" for i in range(2)} == set(ids.values())
+    assert tasks["a.0"].profile.thread == tasks["a.1"].profile.thread == ids["a"]
+    assert tasks["main"].profile.thread == threading.get_native_id()
+    assert recorded == actual != threading.get_native_id()
 
 
 def test_only_tasks_that_overlap_a_task_of_another_thread_count_their_thread_cpu(store_path):

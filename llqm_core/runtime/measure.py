@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import os
 import socket
-import threading
 import time
 
 from ..model.records import GpuProfile, Profile
 from .memory import usage
 from .sampler import Watch, shared_sampler
+from .thread_ids import native_thread_id
 
 HOST = socket.gethostname()
 
@@ -25,7 +25,7 @@ _perf_counter, _thread_time, _times, _get_ident = (
     time.perf_counter,
     time.thread_time,
     os.times,
-    threading.get_native_id,
+    native_thread_id,
 )
 
 
