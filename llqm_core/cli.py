@@ -627,6 +627,7 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> None:
             "A side with one trial has no spread: repeat it ([run] repeat = N) to tell a "
             "difference from chance.",
             highlight=False,
+            markup=False,  # "[run]" is not a style
         )
 
 

@@ -178,6 +178,7 @@ def test_compare_weighs_a_difference_against_the_trials_spread(three_trials, sto
     assert main(["compare", trials.run_ids[0], other.run_ids[0]]) == 0
     text = capsys.readouterr().out
     assert "unknown (1 trial)" in text and "A side with one trial has no spread" in text
+    assert "([run] repeat = N)" in text  # the section's name, not eaten as console markup
     assert main(["compare", trials.id, other.id]) == 0
     assert "larger than spread?" in capsys.readouterr().out
 
