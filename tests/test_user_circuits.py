@@ -236,6 +236,45 @@ def test_a_circuit_no_method_can_run_is_refused_at_check_time_with_the_estimate(
         parse_pipeline(config)
 
 
+def _executions(parsed) -> list:
+    return [s for s in parsed.fit.steps if "matrix product state" in s.basis]
+
+
+def test_the_fit_of_a_parsed_wide_circuit_uses_its_own_bond_dimension(store_path):
+    """The estimate before parsing models an MPS at the limit; once the circuit is known, the
+    fit uses its estimated bond dimension (2 for the ansatz), as the execution line does."""
+    config = pipeline(
+        "vqe_hea_40.qasm",
+        {"kind": "pauli", "sparse_terms": [["Z", [0], 1.0]], "num_qubits": 40},
+        backend={"name": "aer", "mps_max_bond": 64},
+    )
+    parsed = parse_pipeline(config, store=str(store_path))
+    (execution,) = _executions(parsed)
+    assert "bond dimension estimated at 2" in execution.basis
+    at_limit = parsed.backend.estimate(40, 1000, 2000, clifford=False)
+    at_own = parsed.backend.estimate(40, 1000, 2000, clifford=False, bond=2)
+    assert at_own.wall_s * 1000 < at_limit.wall_s and at_own.memory_bytes < at_limit.memory_bytes
+    assert execution.wall_s < at_limit.wall_s
+
+
+def test_a_parsed_circuit_beyond_the_time_limit_is_still_refused_with_its_estimate(store_path):
+    circuit = "\n".join(
+        ["OPENQASM 2.0;", 'include "qelib1.inc";', "qreg q[36];"]
+        + [f"ry(0.3) q[{q}];" for q in range(36)]
+        + [f"cx q[{q}],q[{35 - q}];" for _ in range(6) for q in range(18)]
+    )
+    path = store_path.parent / "entangled_36.qasm"
+    path.write_text(circuit + "\n")
+    config = {
+        "circuit": {"qasm": str(path)},
+        "observable": {"kind": "pauli", "terms": [["Z" * 36, 1.0]]},
+        "execution": {"shots": 100_000, "seed": 5},
+        "run": {"max_minutes": 1},
+    }
+    with pytest.raises(UserError, match="refused: .*bond dimension estimated at 64.*max_minutes"):
+        parse_pipeline(config, store=str(store_path))
+
+
 # ---- ideal values: stabilizer at any width, statevector, MPS with truncation, or unknown ----
 
 

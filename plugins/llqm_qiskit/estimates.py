@@ -81,10 +81,11 @@ def qasm_header(path: Path) -> QasmHeader:
 
 
 def circuit_estimate(
-    plan: dict[str, Any], qubits: int, gates: int, clifford: bool | None
+    plan: dict[str, Any], qubits: int, gates: int, clifford: bool | None, bond: int | None = None
 ) -> Estimate:
-    """``generate``: the circuit's size goes into the plan; building it costs per gate."""
-    plan.update(qubits=qubits, gates=gates, clifford=clifford)
+    """``generate``: the circuit's size (and, once the circuit is known, its estimated MPS bond
+    dimension) goes into the plan; building it costs per gate."""
+    plan.update(qubits=qubits, gates=gates, clifford=clifford, bond=bond)
     return Estimate(
         gates * BUILD_S_PER_GATE,
         gates * CIRCUIT_BYTES_PER_GATE,
@@ -113,10 +114,12 @@ def simulation_estimate(
     circuits: int,
     noisy: bool,
     bond: int = 64,
+    bond_known: bool = False,
 ) -> Estimate:
     """A simulator's time and memory for ``circuits`` circuits of ``gates`` gates on ``qubits``
     active qubits: a statevector (or density matrix) holds every amplitude and, with noise,
-    runs one trajectory per shot; a Clifford circuit costs per gate and shot."""
+    runs one trajectory per shot; a Clifford circuit costs per gate and shot. An MPS costs per
+    ``bond``: the circuit's own estimate when ``bond_known``, else the limit, an upper bound."""
     results = circuits * shots * qubits * RESULT_BYTES_PER_SHOT_QUBIT
     if method in ("statevector", "density_matrix"):
         amplitudes = 2.0 ** (qubits * (2 if method == "density_matrix" else 1))
@@ -126,11 +129,12 @@ def simulation_estimate(
             amplitudes * AMPLITUDE_BYTES + results,
             f"a {method.replace('_', ' ')} of {qubits} qubits",
         )
-    if method == "matrix_product_state":  # at most ``bond``: an upper bound until it is estimated
+    if method == "matrix_product_state":
         return Estimate(
             circuits * gates * shots * bond**3 * MPS_S_PER_GATE_CHI3,
             qubits * bond**2 * AMPLITUDE_BYTES * 4 + results,
-            f"a matrix product state of {qubits} qubits, bond dimension up to {bond}",
+            f"a matrix product state of {qubits} qubits, bond dimension "
+            f"{'estimated at' if bond_known else 'up to'} {bond}",
         )
     return Estimate(
         circuits * gates * shots * CLIFFORD_S_PER_GATE_SHOT,

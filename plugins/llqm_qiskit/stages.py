@@ -28,6 +28,7 @@ from .estimates import CLIFFORD_KINDS, KIND_GATES, circuit_estimate, qasm_header
 from .ideal import MAX_BOND, Ideal, ideal_values
 from .ideal import choose as choose_ideal
 from .measurement import for_outcomes, without_measurements
+from .mps import bond_estimate
 from .measurement import shape as measurement_shape
 from .observables import (
     ideal_outcomes,
@@ -113,11 +114,18 @@ def _generated(circuit: QuantumCircuit) -> dict[str, Any]:
 def _given(circuit: QuantumCircuit) -> Step:
     """A circuit handed in from Python (``llqm_qiskit.estimate``)."""
     step = _with_width_check(lambda data: _generated(circuit), circuit.num_qubits, "circuit")
-    step.estimate = lambda plan: circuit_estimate(
-        plan, circuit.num_qubits, len(circuit.data), is_clifford(circuit)
-    )
+    step.estimate = lambda plan: _known_estimate(plan, circuit)
     step.inspect = lambda context: context.update(circuit=circuit)
     return step
+
+
+def _known_estimate(plan: dict[str, Any], circuit: QuantumCircuit) -> Estimate:
+    """A circuit that exists is estimated from itself: its gates, whether it is Clifford, and,
+    if not, its own MPS bond dimension, which the execution's estimate then uses in place of
+    the limit (as ``--check``'s execution line and the refusal do)."""
+    clifford = is_clifford(circuit)
+    bond = None if clifford else bond_estimate(circuit)
+    return circuit_estimate(plan, circuit.num_qubits, len(circuit.data), clifford, bond)
 
 
 def _from_qasm(path: Path) -> Step:
@@ -139,8 +147,7 @@ def _from_qasm(path: Path) -> Step:
         """From the header until the file is parsed, then from the circuit itself."""
         if not loaded:
             return circuit_estimate(plan, header.qubits, header.statements, None)
-        circuit = loaded[0]
-        return circuit_estimate(plan, circuit.num_qubits, len(circuit.data), is_clifford(circuit))
+        return _known_estimate(plan, loaded[0])
 
     step.estimate = estimate
     step.load = load
