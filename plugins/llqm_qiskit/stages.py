@@ -28,8 +28,8 @@ from .estimates import CLIFFORD_KINDS, KIND_GATES, circuit_estimate, qasm_header
 from .ideal import MAX_BOND, Ideal, ideal_values
 from .ideal import choose as choose_ideal
 from .measurement import for_outcomes, without_measurements
-from .mps import bond_estimate
 from .measurement import shape as measurement_shape
+from .mps import bond_estimate
 from .observables import (
     ideal_outcomes,
     neighbour_parities,
