@@ -236,6 +236,32 @@ def test_a_circuit_no_method_can_run_is_refused_at_check_time_with_the_estimate(
         parse_pipeline(config)
 
 
+def test_qasm_and_observable_files_are_read_relative_to_the_pipeline_file(
+    tmp_path, monkeypatch, capsys
+):
+    """``llqm run dir/x.toml`` from elsewhere reads ``dir/c.qasm``; an absolute path is kept."""
+    directory = tmp_path / "dir"
+    directory.mkdir()
+    (directory / "c.qasm").write_text((QASM / "qaoa_12.qasm").read_text())
+    (directory / "h.json").write_text((QASM / "qaoa_12_cost.json").read_text())
+    path = directory / "x.toml"
+    path.write_text(
+        '[circuit]\nqasm = "c.qasm"\n[observable]\nkind = "pauli"\nfile = "h.json"\n'
+        f'[output]\nstore = "{tmp_path / "s.sqlite"}"\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--check", "dir/x.toml"]) == 0
+    assert "qubit-wise commuting group(s)" in capsys.readouterr().out
+    absolute = path.read_text().replace('"c.qasm"', f'"{QASM / "wstate_5.qasm"}"')
+    path.write_text(absolute.replace('file = "h.json"', 'terms = [["ZZZZZ", 1.0]]'))
+    assert main(["run", "--check", "dir/x.toml"]) == 0
+    capsys.readouterr()
+    (directory / "c.qasm").rename(tmp_path / "c.qasm")  # in the working directory only
+    path.write_text(path.read_text().replace(str(QASM / "wstate_5.qasm"), "c.qasm"))
+    assert main(["run", "--check", "dir/x.toml"]) == 2
+    assert "cannot read QASM file dir/c.qasm: No such file" in capsys.readouterr().err
+
+
 def _executions(parsed) -> list:
     return [s for s in parsed.fit.steps if "matrix product state" in s.basis]
 

@@ -19,6 +19,7 @@ from llqm_core.hooks.contracts import LAYOUT, TRANSPILE_CACHE, TRANSPILE_PARALLE
 from llqm_core.model.checks import whole
 from llqm_core.model.errors import warn
 from llqm_core.pipeline.fit import Estimate
+from llqm_core.pipeline.paths import resolve
 from llqm_core.pipeline.policies import decide, policy_for
 
 from .aer import is_clifford
@@ -65,7 +66,7 @@ def generate(
     if qasm is not None:
         if not isinstance(qasm, str):
             raise ValueError(f"qasm must be a file path, not {qasm!r}.")
-        return _from_qasm(Path(qasm))
+        return _from_qasm(resolve(qasm))
     if not isinstance(kind, str) or kind not in KINDS:
         raise ValueError(
             f"unknown circuit kind {kind!r}; choose one of: {', '.join(sorted(KINDS))}, or give "
@@ -217,7 +218,7 @@ def observable(
                 terms=terms,
                 sparse_terms=sparse_terms,
                 num_qubits=num_qubits,
-                file=file,
+                file=str(resolve(file)) if isinstance(file, str) else file,
             ),
             max_bond,
         )
