@@ -279,7 +279,7 @@ def test_the_fit_of_a_parsed_wide_circuit_uses_its_own_bond_dimension(store_path
     assert "bond dimension estimated at 2" in execution.basis
     at_limit = parsed.backend.estimate(40, 1000, 2000, clifford=False)
     at_own = parsed.backend.estimate(40, 1000, 2000, clifford=False, bond=2)
-    assert at_own.wall_s * 1000 < at_limit.wall_s and at_own.memory_bytes < at_limit.memory_bytes
+    assert at_own.wall_s * 10 < at_limit.wall_s and at_own.memory_bytes * 10 < at_limit.memory_bytes
     assert execution.wall_s < at_limit.wall_s
 
 
