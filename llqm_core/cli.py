@@ -27,7 +27,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from . import __version__, profile_command
+from . import __version__, profile_command, store_command
 from . import hardware_commands as hardware_actions
 from .analysis.compare import compare_runs
 from .analysis.html_report import html_report, trials_html
@@ -77,8 +77,9 @@ def _common_options() -> _Parser:
     common.add_argument(
         "--store",
         default=argparse.SUPPRESS,
-        metavar="PATH",
-        help=f"profile store file (default: $LLQM_STORE or {default_store_path()})",
+        metavar="PATH|URL",
+        help="profile store: an SQLite file or a postgresql:// URL "
+        f"(default: $LLQM_STORE or {default_store_path()})",
     )
     common.add_argument(
         "--plugins",
@@ -305,6 +306,7 @@ def build_parser() -> argparse.ArgumentParser:
     plugins.add_argument("--json", action="store_true", help="print a JSON list")
     plugins.set_defaults(handler=cmd_plugins)
     profile_command.add_command(commands, common)
+    store_command.add_command(commands, common)
     return parser
 
 
@@ -505,9 +507,9 @@ def cmd_runs(args: argparse.Namespace, console: Console) -> None:
         _print_json([run_summary(r) for r in runs])
         return
     if not runs:
-        console.print(f"No runs in {store.path} yet.")
+        console.print(f"No runs in {store.name} yet.")
         return
-    table = Table(title=f"Runs in {store.path}", title_justify="left")
+    table = Table(title=f"Runs in {store.name}", title_justify="left")
     for column in ("id", "name", "status", "started", "wall"):
         table.add_column(column)
     for run in runs:

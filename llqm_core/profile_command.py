@@ -51,7 +51,7 @@ def cmd_profile(args: argparse.Namespace, console: Console) -> int:
     program = parse_program(["-m", *args.module] if args.module is not None else args.program)
     active, status = profile_program(program, getattr(args, "store", None), args.name)
     if active.store is not None:
-        report = build_report(ProfileStore(active.store.path, readonly=True), active.id)
+        report = build_report(ProfileStore(active.store.location, readonly=True), active.id)
         wide = None if sys.stderr.isatty() else 160  # as the CLI's own console
         render_report(report, Console(stderr=True, width=wide), tasks=False)
         if args.html:

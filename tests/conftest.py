@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -31,6 +32,44 @@ def store_path(tmp_path, monkeypatch) -> Path:
     path = tmp_path / "profiles.sqlite"
     monkeypatch.setenv("LLQM_STORE", str(path))
     return path
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster():
+    """One throwaway PostgreSQL server for the session (started only by tests that ask)."""
+    from postgres_server import Cluster, why_unavailable
+
+    reason = why_unavailable()
+    if reason is not None:
+        pytest.skip(f"the PostgreSQL store is not tested here: {reason}")
+    cluster = Cluster()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_location(request, tmp_path) -> str:
+    """Where a fresh, empty store of each kind is: an SQLite file's path, a new database's URL."""
+    if request.param == "sqlite":
+        return str(tmp_path / "store.sqlite")
+    return request.getfixturevalue("postgres_cluster").new_database()
+
+
+def plain_sql(location: str, query: str) -> list[dict]:
+    """Rows of one query run on a store without LLQM, as another tool would read it."""
+    if location.startswith("postgres"):
+        import psycopg
+        from psycopg.rows import dict_row
+
+        with psycopg.connect(location, row_factory=dict_row, autocommit=True) as conn:
+            cursor = conn.execute(query)
+            return cursor.fetchall() if cursor.description else []
+    conn = sqlite3.connect(location, isolation_level=None)
+    try:
+        conn.row_factory = sqlite3.Row
+        return [dict(row) for row in conn.execute(query).fetchall()]
+    finally:
+        conn.close()
 
 
 @pytest.fixture

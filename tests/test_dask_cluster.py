@@ -82,6 +82,29 @@ def test_workers_told_the_store_is_elsewhere_send_every_task_back_through_dask(
     assert not any(key[0] == run.config["prefect.flow_run_id"] for key in workers._attached)
 
 
+def test_dask_workers_write_a_postgresql_store_themselves(postgres_cluster, monkeypatch):
+    """With a database for a store, each worker process writes its tasks there: nothing comes
+    back through Dask's events."""
+    from llqm_prefect import dask_runs
+    from prefect_dask import DaskTaskRunner
+    from workflows import remote_flow
+
+    database = postgres_cluster.new_database()
+    relayed = []
+    monkeypatch.setattr(dask_runs, "deliver", lambda store, call, record: relayed.append(call))
+    runner = DaskTaskRunner(
+        cluster_kwargs={"n_workers": 2, "threads_per_worker": 1, "processes": True}
+    )
+    assert remote_flow(runner, database)(4) == 0 + 1 + 4 + 9
+    store = llqm.ProfileStore(database, readonly=True)
+    run = store.run()
+    tasks = store.tasks(run.id)
+    assert sorted(t.name for t in tasks) == ["crunch"] * 4 + ["gather"]
+    assert all(t.status is llqm.TaskStatus.COMPLETED for t in tasks)
+    assert all(t.profile.pid != os.getpid() for t in tasks)  # written by the workers
+    assert relayed == [] and run.status is llqm.RunStatus.COMPLETED
+
+
 @pytest.mark.slow
 def test_dask_workers_on_other_hosts_profile_every_task_into_the_flows_run(tmp_path):
     from distributed import Client

@@ -37,8 +37,10 @@ def test_rows_with_subclassed_values_survive_and_a_frame_cut_short_is_skipped(tm
     assert found.owner is not None and found.owner.pid == os.getpid()
 
 
-def test_a_task_with_numpy_and_subclassed_metrics_is_kept_from_journal_to_sqlite(tmp_path):
-    path = tmp_path / "s.sqlite"
+def test_a_task_with_numpy_and_subclassed_metrics_is_kept_from_journal_to_the_database(
+    store_location,
+):
+    path = store_location
     store = llqm.ProfileStore(path)
     with llqm.run("exotic", store=store) as run:
         with llqm.task(Label("step"), stage="work") as t:
@@ -51,15 +53,16 @@ def test_a_task_with_numpy_and_subclassed_metrics_is_kept_from_journal_to_sqlite
         ]
 
 
-def test_a_profile_reads_the_same_from_the_journal_as_from_sqlite(tmp_path):
-    """The journal keeps a profile as its values alone; read back live, it is the profile SQLite keeps."""
-    path = tmp_path / "s.sqlite"
+def test_a_profile_reads_the_same_from_the_journal_as_from_the_database(store_location):
+    """The journal keeps a profile as its values alone; read back live, it is the profile the
+    database keeps."""
+    path = store_location
     store = llqm.ProfileStore(path)
     with llqm.run("profiles", store=store) as run:
         with llqm.task("step", stage="work") as t:
             t.record_usage(qpu_s=1.5, queue_s=0.25)
             sum(range(100_000))
         (live,) = llqm.ProfileStore(path, readonly=True).tasks(run.id)  # from the journal
-    (stored,) = llqm.ProfileStore(path, readonly=True).tasks(run.id)  # from SQLite
+    (stored,) = llqm.ProfileStore(path, readonly=True).tasks(run.id)  # from the database
     assert live.profile == stored.profile == t.record.profile
     assert stored.profile.qpu_s == 1.5 and stored.profile.wall_s > 0 and stored.profile.gpu.reason

@@ -25,7 +25,14 @@ MAY_IMPORT = {
     "analysis": {"model", "store"},
 }
 #: Modules above every package: the public face, the command line, and a documented old path.
-TOP_MODULES = {"__init__", "cli", "profile_command", "hardware_commands", "registries"}
+TOP_MODULES = {
+    "__init__",
+    "cli",
+    "profile_command",
+    "hardware_commands",
+    "registries",
+    "store_command",
+}
 PLUGINS = {"llqm_qiskit", "llqm_mitiq", "llqm_policies", "llqm_prefect"}
 #: What the engine-agnostic core never imports, not even lazily.
 ENGINES_AND_SDKS = {"qiskit", "qiskit_aer", "qiskit_ibm_runtime", "mitiq", "cirq", "prefect"}

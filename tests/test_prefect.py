@@ -240,12 +240,14 @@ def check_distributed_run(store_path):
     assert sorted(gather.depends_on) == sorted(t.id for t in crunched)
 
 
-def test_process_pool_workers_profile_their_tasks_into_the_same_run(store_path):
+def test_process_pool_workers_profile_their_tasks_into_the_same_run(store_location):
+    """Each worker process writes into the store itself: the file, or the database."""
     from prefect.task_runners import ProcessPoolTaskRunner
     from workflows import distributed_flow
 
-    assert distributed_flow(ProcessPoolTaskRunner(max_workers=2), store_path)(4) == 0 + 1 + 4 + 9
-    check_distributed_run(store_path)
+    pool = ProcessPoolTaskRunner(max_workers=2)
+    assert distributed_flow(pool, store_location)(4) == 0 + 1 + 4 + 9
+    check_distributed_run(store_location)
 
 
 def test_dask_local_cluster_workers_profile_their_tasks_into_the_same_run(store_path):

@@ -6,7 +6,7 @@ import textwrap
 
 from conftest import run_cli, run_python
 
-from llqm_core.model.secrets import REDACTED, redact
+from llqm_core.model.secrets import REDACTED, keep_secret, redact, redact_text, without_password
 
 ENV_TOKEN = "envtoken-0123456789abcdef"
 CONFIG_TOKEN = "cfgtoken-fedcba9876543210"
@@ -89,3 +89,19 @@ def test_secret_names_are_told_apart_from_ordinary_ones():
         assert names_a_secret(name), name
     for name in ("tokens_used", "author", "shots", "QISKIT_IBM_CHANNEL", "keyboard"):
         assert not names_a_secret(name), name
+
+
+def test_a_urls_password_is_cut_from_text_and_left_out_of_the_name_a_store_is_shown_by():
+    url = "postgresql://team:s3cret-pass%21@db.example.org:5432/profiles?sslmode=require"
+    text = f"could not connect to {url}: the server said no"
+    assert "s3cret" not in redact_text(text) and "team:[redacted]@db.example.org" in redact_text(
+        text
+    )
+    assert without_password(url) == "postgresql://team@db.example.org:5432/profiles?sslmode=require"
+    assert without_password("postgresql:///profiles?host=/run/pg&password=abcdefgh") == (
+        "postgresql:///profiles?host=%2Frun%2Fpg"
+    )
+    keep_secret("s3cret-pass%21")  # as a store does with its URL's password, decoded too
+    assert (
+        redact_text("libpq saw s3cret-pass! in a message") == f"libpq saw {REDACTED} in a message"
+    )

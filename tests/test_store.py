@@ -1,7 +1,12 @@
-"""The store survives what real runs do to it: kills, old and new schemas, many writers."""
+"""The store survives what real runs do to it: kills, old and new schemas, many writers.
+
+Tests that take ``store_location`` run against both kinds of store: an SQLite file and a
+PostgreSQL database (on a throwaway server; skipped with the reason where none can be had).
+"""
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import sqlite3
@@ -12,13 +17,48 @@ import textwrap
 import time
 
 import pytest
-from conftest import ROOT, run_python
+from conftest import ROOT, plain_sql, run_python
 
 import llqm_core as llqm
 from llqm_core.analysis.report import build_report
 from llqm_core.model.records import PROFILE_VALUE_NAMES
 from llqm_core.store import writer
-from llqm_core.store.schema import SCHEMA_VERSION
+from llqm_core.store.journal import journal_pattern
+from llqm_core.store.postgres_backend import postgres_ddl
+from llqm_core.store.profile_store import store_backend
+from llqm_core.store.schema import MIGRATIONS, SCHEMA_VERSION
+
+
+def journals_of(location: str) -> list[str]:
+    """The journal files of a store on this machine."""
+    return glob.glob(journal_pattern(store_backend(location).journal_base))
+
+
+def task_names_in_database(location: str) -> list[str]:
+    """What the database itself holds, journals aside."""
+    return [row["name"] for row in plain_sql(location, "SELECT name FROM tasks ORDER BY start_ns")]
+
+
+def set_schema_version(location: str, version: int, foreign_table: bool = False) -> None:
+    """Mark a store as of ``version``, as another llqm would have left it."""
+    if location.startswith("postgres"):
+        statements = [
+            "CREATE TABLE IF NOT EXISTS llqm_schema (version BIGINT NOT NULL)",
+            "DELETE FROM llqm_schema",
+            f"INSERT INTO llqm_schema VALUES ({version})",
+        ]
+    else:
+        statements = [f"PRAGMA user_version = {version}"]
+    if foreign_table:
+        statements.insert(0, "CREATE TABLE runs (id TEXT PRIMARY KEY)")
+    for statement in statements:
+        plain_sql(location, statement)
+
+
+def schema_version(location: str) -> int:
+    if location.startswith("postgres"):
+        return plain_sql(location, "SELECT version FROM llqm_schema")[0]["version"]
+    return plain_sql(location, "PRAGMA user_version")[0]["user_version"]
 
 
 def test_store_is_created_on_first_use_in_wal_mode_owner_only_with_a_schema_version(tmp_path):
@@ -31,13 +71,14 @@ def test_store_is_created_on_first_use_in_wal_mode_owner_only_with_a_schema_vers
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
 
 
-def test_a_killed_run_leaves_a_readable_store_with_finished_tasks_and_reads_interrupted(tmp_path):
-    path = tmp_path / "killed.sqlite"
+def test_a_killed_run_leaves_a_readable_store_with_finished_tasks_and_reads_interrupted(
+    tmp_path, store_location
+):
     code = textwrap.dedent(
         f"""
         import os, signal, time
         import llqm_core as llqm
-        with llqm.run("doomed", store={str(path)!r}):
+        with llqm.run("doomed", store={store_location!r}):
             for i in range(3):
                 with llqm.task(f"done-{{i}}", stage="work") as t:
                     t.annotate(index=i)
@@ -57,7 +98,7 @@ def test_a_killed_run_leaves_a_readable_store_with_finished_tasks_and_reads_inte
         for span in scope["spans"]
     }
     assert {"done-0", "done-1", "done-2"} <= exported  # spans that ended before the kill went out
-    store = llqm.ProfileStore(path, readonly=True)
+    store = llqm.ProfileStore(store_location, readonly=True)
     run = store.run()
     assert run.name == "doomed" and run.status is llqm.RunStatus.INTERRUPTED
     tasks = store.tasks(run.id)
@@ -67,13 +108,14 @@ def test_a_killed_run_leaves_a_readable_store_with_finished_tasks_and_reads_inte
     assert tasks[3].status is llqm.TaskStatus.INTERRUPTED
 
 
-def test_tasks_killed_right_after_they_finish_are_kept_and_the_next_writer_commits_them(tmp_path):
-    path = tmp_path / "killed.sqlite"
+def test_tasks_killed_right_after_they_finish_are_kept_and_the_next_writer_commits_them(
+    store_location,
+):
     code = textwrap.dedent(
         f"""
         import os, signal
         import llqm_core as llqm
-        with llqm.run("doomed", store={str(path)!r}):
+        with llqm.run("doomed", store={store_location!r}):
             for i in range(5):
                 with llqm.task(f"done-{{i}}", stage="work") as t:
                     t.annotate(index=i)
@@ -81,49 +123,47 @@ def test_tasks_killed_right_after_they_finish_are_kept_and_the_next_writer_commi
         """
     )
     assert run_python(code).returncode == -9
-    journals = list(tmp_path.glob("killed.sqlite-journal-*.journal"))
-    assert (
-        len(journals) == 1
-    )  # the finished tasks are in the dead process's journal, not yet in SQLite
+    journals = journals_of(store_location)
+    # the finished tasks are in the dead process's journal, not yet in the database
+    assert len(journals) == 1 and task_names_in_database(store_location) == []
 
-    reader = llqm.ProfileStore(path, readonly=True)
+    reader = llqm.ProfileStore(store_location, readonly=True)
     tasks = reader.tasks(reader.run().id)
     assert [(t.name, t.status, t.metrics["index"]) for t in tasks] == [
         (f"done-{i}", llqm.TaskStatus.COMPLETED, i) for i in range(5)
     ]
-    assert journals[0].exists()  # a reader changes nothing
+    assert os.path.exists(journals[0])  # a reader changes nothing
 
-    writer = llqm.ProfileStore(path)  # the next writer folds the journal into SQLite and removes it
-    assert not journals[0].exists()
-    committed = sqlite3.connect(path).execute("SELECT name FROM tasks ORDER BY start_ns").fetchall()
-    assert [name for (name,) in committed] == [f"done-{i}" for i in range(5)]
+    # the next writer folds the journal into the database and removes it
+    writer = llqm.ProfileStore(store_location)
+    assert not os.path.exists(journals[0])
+    assert task_names_in_database(store_location) == [f"done-{i}" for i in range(5)]
     assert [t.name for t in writer.tasks(writer.run().id)] == [f"done-{i}" for i in range(5)]
 
 
 def test_a_finished_task_is_visible_to_other_readers_at_once_and_the_journal_goes_at_close(
-    tmp_path,
+    store_location,
 ):
-    path = tmp_path / "live.sqlite"
-    store = llqm.ProfileStore(path)
+    store = llqm.ProfileStore(store_location)
     with llqm.run("live", store=store) as run:
         with llqm.task("first", stage="work"):
             pass
-        reader = llqm.ProfileStore(path, readonly=True)  # as `llqm report` in another shell would
+        # as `llqm report` in another shell would
+        reader = llqm.ProfileStore(store_location, readonly=True)
         assert [t.name for t in reader.tasks(run.id)] == ["first"]
     assert [t.name for t in reader.tasks(run.id)] == [
         "first"
     ]  # committed at the run's end, not twice
     store.close()
-    assert list(tmp_path.glob("live.sqlite-journal-*")) == []
+    assert journals_of(store_location) == []
 
 
-def test_a_forked_child_keeps_its_tasks_in_its_own_journal_and_connection(tmp_path):
-    path = tmp_path / "forked.sqlite"
+def test_a_forked_child_keeps_its_tasks_in_its_own_journal_and_connection(store_location):
     code = textwrap.dedent(
         f"""
         import os, signal
         import llqm_core as llqm
-        with llqm.run("parent", store={str(path)!r}) as run:
+        with llqm.run("parent", store={store_location!r}) as run:
             with llqm.task("before fork"):
                 pass
             child = os.fork()
@@ -140,7 +180,7 @@ def test_a_forked_child_keeps_its_tasks_in_its_own_journal_and_connection(tmp_pa
     )
     result = run_python(code)
     assert result.returncode == -9, result.stderr
-    store = llqm.ProfileStore(path, readonly=True)
+    store = llqm.ProfileStore(store_location, readonly=True)
     assert sorted(t.name for t in store.tasks(store.run().id)) == [
         "after fork",
         "before fork",
@@ -148,50 +188,61 @@ def test_a_forked_child_keeps_its_tasks_in_its_own_journal_and_connection(tmp_pa
     ]
 
 
-def test_a_store_of_a_development_schema_is_refused_with_a_clear_sentence(tmp_path):
+def test_a_store_of_a_development_schema_is_refused_with_a_clear_sentence(store_location):
     """Schema 1 was only ever written by development versions: no release reads or upgrades it."""
-    path = tmp_path / "old.sqlite"
-    conn = sqlite3.connect(path)
-    conn.execute("CREATE TABLE runs (id TEXT PRIMARY KEY)")
-    conn.execute("PRAGMA user_version = 1")
-    conn.commit()
-    conn.close()
+    set_schema_version(store_location, 1, foreign_table=True)
     for readonly in (True, False):
         with pytest.raises(llqm.StoreError, match="schema version 1, which only development"):
-            llqm.ProfileStore(path, readonly=readonly)
-    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 1
+            llqm.ProfileStore(store_location, readonly=readonly)
+    assert schema_version(store_location) == 1
 
 
-def test_a_tasks_profile_is_kept_as_columns_that_plain_sql_reads_by_name(tmp_path):
-    path = tmp_path / "columns.sqlite"
-    store = llqm.ProfileStore(path)
+def test_a_store_of_the_first_release_is_upgraded_and_keeps_its_runs(store_location):
+    """The one migration list upgrades either kind of store, readers included."""
+    as_made = postgres_ddl if store_location.startswith("postgres") else str
+    for statement in MIGRATIONS[0].split(";"):  # the first release's tables, as it made them
+        if statement.strip():
+            plain_sql(store_location, as_made(statement))
+    set_schema_version(store_location, SCHEMA_VERSION - len(MIGRATIONS) + 1)
+    plain_sql(
+        store_location,
+        "INSERT INTO runs (id, name, status, start_ns, trace_id, span_id) VALUES "
+        f"('0123abcd', 'before the upgrade', 'completed', 1, '{'0' * 32}', '{'1' * 16}')",
+    )
+    reader = llqm.ProfileStore(store_location, readonly=True)
+    assert schema_version(store_location) == SCHEMA_VERSION
+    assert reader.run().name == "before the upgrade"
+    with llqm.run("after", store=llqm.ProfileStore(store_location)) as run:
+        with llqm.task("step"):
+            pass
+    assert [t.profile.thread for t in reader.tasks(run.id)] != [None]
+    assert [r.name for r in reader.runs()] == ["after", "before the upgrade"]
+
+
+def test_a_tasks_profile_is_kept_as_columns_that_plain_sql_reads_by_name(store_location):
+    store = llqm.ProfileStore(store_location)
     with llqm.run("columns", store=store):
         with llqm.task("step", stage="work") as step:
             step.record_usage(qpu_s=1.5)
             sum(range(10_000))
     store.close()
-    conn = sqlite3.connect(path)
-    conn.row_factory = sqlite3.Row
-    (row,) = conn.execute("SELECT * FROM tasks").fetchall()
+    (row,) = plain_sql(store_location, "SELECT * FROM tasks")
     assert {name: row[name] for name in PROFILE_VALUE_NAMES} == dict(
         zip(PROFILE_VALUE_NAMES, step.record.profile.values())
     )
     assert row["qpu_s"] == 1.5 and row["wall_s"] > 0
 
 
-def test_a_store_from_a_newer_llqm_is_refused_with_a_clear_sentence(tmp_path):
-    path = tmp_path / "future.sqlite"
-    with llqm.run("now", store=path):
+def test_a_store_from_a_newer_llqm_is_refused_with_a_clear_sentence(store_location):
+    with llqm.run("now", store=store_location):
         pass
-    conn = sqlite3.connect(path)
-    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
-    conn.commit()
-    conn.close()
-    with pytest.raises(
-        llqm.StoreError,
-        match=f"schema version {SCHEMA_VERSION + 1}, newer than this llqm understands",
-    ):
-        llqm.ProfileStore(path, readonly=True)
+    set_schema_version(store_location, SCHEMA_VERSION + 1)
+    for readonly in (True, False):
+        with pytest.raises(
+            llqm.StoreError,
+            match=f"schema version {SCHEMA_VERSION + 1}, newer than this llqm understands",
+        ):
+            llqm.ProfileStore(store_location, readonly=readonly)
 
 
 def test_a_corrupt_or_foreign_file_is_refused_and_left_untouched(tmp_path):
@@ -214,23 +265,26 @@ def test_a_corrupt_or_foreign_file_is_refused_and_left_untouched(tmp_path):
             llqm.ProfileStore(foreign, readonly=readonly)
 
 
-def test_unknown_and_ambiguous_run_ids_are_user_errors(store_path):
+def test_unknown_and_ambiguous_run_ids_are_user_errors(store_location, monkeypatch):
+    monkeypatch.setenv("LLQM_STORE", store_location)
     with llqm.run("only"):
         pass
-    store = llqm.ProfileStore(store_path)
+    store = llqm.ProfileStore()
+    assert store.location == store_location
     with pytest.raises(llqm.StoreError, match="there is no run with id 'nope'"):
         store.run("nope")
     run = store.run()
     assert store.run(run.id[:6]).id == run.id
 
 
-def test_a_store_that_cannot_be_written_warns_once_and_the_run_completes(tmp_path, spans):
-    path = tmp_path / "ro.sqlite"
-    store = llqm.ProfileStore(path)
-    os.chmod(path, 0o400)
+def test_a_store_that_cannot_be_written_warns_once_and_the_run_completes(store_location, spans):
+    store = llqm.ProfileStore(store_location)
+    # as a lost permission would (root ignores file modes): the connection refuses writes
     store._writer._conn.execute(
         "PRAGMA query_only = ON"
-    )  # root ignores file modes; make the connection refuse writes
+        if store.path is not None
+        else "SET default_transaction_read_only = on"
+    )
     with pytest.warns(UserWarning, match="profiles are no longer being kept in"):
         with llqm.run("unwritable", store=store):
             with llqm.task("still measured"):
@@ -238,13 +292,12 @@ def test_a_store_that_cannot_be_written_warns_once_and_the_run_completes(tmp_pat
     assert {s.name for s in spans.get_finished_spans()} == {"unwritable", "still measured"}
 
 
-def test_eight_processes_write_runs_into_one_store_at_once(tmp_path):
-    path = tmp_path / "shared.sqlite"
+def test_eight_processes_write_runs_into_one_store_at_once(store_location):
     code = textwrap.dedent(
         f"""
         import sys
         import llqm_core as llqm
-        with llqm.run("writer " + sys.argv[1], store={str(path)!r}):
+        with llqm.run("writer " + sys.argv[1], store={store_location!r}):
             for i in range(40):
                 with llqm.task(f"t{{i}}"):
                     pass
@@ -259,7 +312,7 @@ def test_eight_processes_write_runs_into_one_store_at_once(tmp_path):
     errors = [p.communicate(timeout=240)[1] for p in procs]
     assert [p.returncode for p in procs] == [0] * 8, errors
     assert not any("locked" in e for e in errors), errors
-    store = llqm.ProfileStore(path, readonly=True)
+    store = llqm.ProfileStore(store_location, readonly=True)
     runs = store.runs()
     assert len(runs) == 8 and all(r.status is llqm.RunStatus.COMPLETED for r in runs)
     assert all(len(store.tasks(r.id)) == 40 for r in runs)
@@ -287,10 +340,9 @@ def test_after_the_process_exits_the_store_is_one_self_contained_file(tmp_path):
 
 
 def test_many_queued_rows_are_committed_before_the_drain_interval_and_closing_does_not_wait_it_out(
-    tmp_path,
+    store_location,
 ):
-    path = tmp_path / "busy.sqlite"
-    store = llqm.ProfileStore(path)
+    store = llqm.ProfileStore(store_location)
     with llqm.run("busy", store=store):
         for i in range(writer.MAX_QUEUED_ROWS + 10):
             with llqm.task(f"t{i}", stage="work"):
@@ -299,7 +351,7 @@ def test_many_queued_rows_are_committed_before_the_drain_interval_and_closing_do
         committed = 0
         while committed < writer.MAX_QUEUED_ROWS and time.monotonic() < deadline:
             time.sleep(0.05)
-            committed = sqlite3.connect(path).execute("SELECT count(*) FROM tasks").fetchone()[0]
+            committed = len(task_names_in_database(store_location))
         assert committed >= writer.MAX_QUEUED_ROWS  # memory held for queued rows stays bounded
         with llqm.task("last", stage="work"):
             pass
@@ -308,30 +360,29 @@ def test_many_queued_rows_are_committed_before_the_drain_interval_and_closing_do
     assert time.monotonic() - started < writer.DRAIN_INTERVAL_S / 2
 
 
-def test_while_tasks_keep_ending_sqlite_takes_their_rows_in_batches_and_readers_see_them_at_once(
-    tmp_path, monkeypatch
+def test_while_tasks_keep_ending_the_database_takes_rows_in_batches_and_readers_see_them_at_once(
+    store_location, monkeypatch
 ):
     monkeypatch.setattr(writer, "DRAIN_INTERVAL_S", 0.1)
     monkeypatch.setattr(writer, "FINISHED_ROWS_WAIT_S", 2.0)
-    path = tmp_path / "batches.sqlite"
 
-    def in_sqlite() -> int:
-        return sqlite3.connect(path).execute("SELECT count(*) FROM tasks").fetchone()[0]
+    def in_database() -> int:
+        return len(task_names_in_database(store_location))
 
-    with llqm.run("steady", store=llqm.ProfileStore(path)) as run:
+    with llqm.run("steady", store=llqm.ProfileStore(store_location)) as run:
         with llqm.task("first"):
             pass
         time.sleep(0.5)
-        assert in_sqlite() == 1  # after a quiet spell: within the drain interval
+        assert in_database() == 1  # after a quiet spell: within the drain interval
         for i in range(5):
             with llqm.task(f"t{i}"):
                 pass
         time.sleep(0.5)
         assert (
-            in_sqlite() == 1
+            in_database() == 1
         )  # five drain intervals later, the next batch still waits out FINISHED_ROWS_WAIT_S
         assert (
-            len(llqm.ProfileStore(path, readonly=True).tasks(run.id)) == 6
+            len(llqm.ProfileStore(store_location, readonly=True).tasks(run.id)) == 6
         )  # readers merge the journal
         time.sleep(2.5)
-        assert in_sqlite() == 6
+        assert in_database() == 6

@@ -3,9 +3,10 @@ cannot reach its store send their rows back as Dask events.
 
 When a profiled flow run starts on a ``DaskTaskRunner``, its process registers a ``JoinRun``
 worker plugin on the cluster (present workers and those that join later): it instruments the
-worker and tells it the run (id, trace, span), where the store is (host and path) and the event
-topic that leads back. A worker on the store's host that finds the file there writes it
-directly, as a process-pool worker does. Any other worker records its tasks into a
+worker and tells it the run (id, trace, span), where the store is (host and path, or a
+PostgreSQL URL) and the event topic that leads back. A worker on the store's host that finds
+the file there, or any worker that reaches the PostgreSQL store, writes it directly, as a
+process-pool worker does. Any other worker records its tasks into a
 ``RelayStore`` whose messages go back with ``Worker.log_event``; the flow's client receives
 them (``Client.subscribe_topic``) and keeps them in the store. An SQLite store is never written
 from another host, not even through a network file system that would let it: SQLite's
@@ -27,9 +28,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import llqm_core
-from llqm_core.model.errors import warn
+from llqm_core.model.errors import StoreError, warn
 from llqm_core.model.records import RunRecord, TaskRecord
-from llqm_core.store.profile_store import ProfileStore
+from llqm_core.store.profile_store import ProfileStore, is_database_url
 from llqm_core.store.relay import RelayStore, deliver, read_message
 
 from .instrument import adopt_relayed_task
@@ -47,12 +48,15 @@ class PublishedRun:
 
     run: RunRecord
     flow_run_id: str
-    store_path: str
+    store_path: str  # a file's path, or a database's URL (workers connect to it themselves)
     store_host: str
     topic: str
 
     def store_is_here(self) -> bool:
-        """The store can be written from this process: it is on this host, and the file is there."""
+        """The store may be written from this process: a database (over the network), or a
+        file on this host that is there."""
+        if is_database_url(self.store_path):
+            return True
         return socket.gethostname() == self.store_host and os.path.exists(self.store_path)
 
 
@@ -77,9 +81,12 @@ def worker_store(flow_run_id: str) -> tuple[RunRecord, ProfileStore] | None:
     if published is None:
         return None
     if published.store_is_here():
-        store = llqm_core.open_store(published.store_path)
-        if store.find_run(FLOW_RUN_ID, flow_run_id) is not None:
-            return published.run, store
+        try:
+            store = llqm_core.open_store(published.store_path)
+            if store.find_run(FLOW_RUN_ID, flow_run_id) is not None:
+                return published.run, store
+        except StoreError:  # a database this worker cannot reach: its rows go back instead
+            pass
     send = functools.partial(worker.log_event, published.topic)
     return published.run, RelayStore(send, published.store_path)
 
@@ -141,7 +148,7 @@ def publish_run(task_runner: Any, active: llqm_core.ActiveRun) -> Callable[[], N
     published = PublishedRun(
         run=active.record,
         flow_run_id=flow_run_id,
-        store_path=str(active.store.path),
+        store_path=active.store.location,
         store_host=socket.gethostname(),
         topic=f"llqm-run-{active.id}",
     )

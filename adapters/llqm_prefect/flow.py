@@ -64,8 +64,8 @@ def profiled(
     quiet_temporary_server()  # before the first flow run starts Prefect's temporary server
     telemetry()  # Prefect's flow and task spans must reach the same tracer provider as LLQM's
     if isinstance(store, llqm_core.ProfileStore):
-        store = str(
-            store.path
+        store = (
+            store.location
         )  # the options travel to worker processes with the flow: keep them picklable
     elif store not in (None, False):
         store = str(store)

@@ -155,7 +155,7 @@ def _join(flow_run_id: str, store: Any) -> llqm_core.ActiveRun | None:
     if (flow_run_id, store) not in _missing:
         _missing.add((flow_run_id, store))
         warnings.warn(
-            f"the LLQM run of Prefect flow run {flow_run_id} is not in the store {opened.path} on "
+            f"the LLQM run of Prefect flow run {flow_run_id} is not in the store {opened.name} on "
             f"{socket.gethostname()}, so its tasks that run here are not profiled.",
             category=LLQMWarning,
             stacklevel=3,

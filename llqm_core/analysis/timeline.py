@@ -38,7 +38,7 @@ def device_timeline(store: ProfileStore, device: str, since: float | None = None
     if not moments and not rows:
         known = sorted({backend for _, backend, _ in store.snapshots()})
         raise UserError(
-            f"the store {store.path} holds no snapshot of a device called {device!r}"
+            f"the store {store.name} holds no snapshot of a device called {device!r}"
             + (f"; it holds snapshots of: {', '.join(known)}." if known else "; it holds none.")
         )
     snapshots = []

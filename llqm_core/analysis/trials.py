@@ -52,10 +52,10 @@ def find_trials(store: ProfileStore, ident: str | None) -> Trials:
         runs = store.find_runs(TRIAL_SET, ident, prefix=True)
         sets = sorted({run.config[TRIAL_SET] for run in runs})
         if not sets:
-            raise UserError(f"there is no trial set {ident!r} in {store.path}.")
+            raise UserError(f"there is no trial set {ident!r} in {store.name}.")
         if len(sets) > 1:
             raise UserError(
-                f"trial set prefix {ident!r} matches {len(sets)} sets in {store.path}; "
+                f"trial set prefix {ident!r} matches {len(sets)} sets in {store.name}; "
                 "give more of the id."
             )
         return Trials(sets[0], [run.id for run in runs])

@@ -191,7 +191,9 @@ def parse_pipeline(
     _only("output", output, ("store",))
     store_option = output.get("store")
     if store_option is not None and not isinstance(store_option, str):
-        raise UserError(f"[output] store must be a file path, not {store_option!r}.")
+        raise UserError(
+            f"[output] store must be a file path or a postgresql:// URL, not {store_option!r}."
+        )
     run_options = _table(config, "run")
     _only("run", run_options, ("engine", "max_minutes", "repeat"))
     engine = run_options.get("engine", LOCAL_ENGINE)

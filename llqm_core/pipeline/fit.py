@@ -24,7 +24,7 @@ import psutil
 from ..model.errors import UserError
 from ..model.units import format_bytes, format_seconds
 from ..runtime.memory import current_rss
-from ..store.profile_store import ProfileStore, default_store_path
+from ..store.profile_store import ProfileStore, store_exists
 from . import registries, sections
 
 MEMORY_LIMIT_ENV = "LLQM_MEMORY_LIMIT"
@@ -108,11 +108,10 @@ def memory_limit() -> int:
 
 
 def _history(plan: dict[str, Any], store: str | None) -> tuple[dict[str, dict[str, float]], int]:
-    path = Path(store) if store is not None else default_store_path()
-    if not path.exists() or HISTORY_MODEL not in registries.registered("policy"):
+    if not store_exists(store) or HISTORY_MODEL not in registries.registered("policy"):
         return {}, 0
     model = registries.create("policy", HISTORY_MODEL)
-    return model.predict(sections.plan_features(plan), ProfileStore(path, readonly=True))
+    return model.predict(sections.plan_features(plan), ProfileStore(store, readonly=True))
 
 
 def _modelled(pipeline: Any) -> tuple[dict[str, Any], list[tuple[str, Estimate]]]:

@@ -17,7 +17,6 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from pathlib import Path
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -63,7 +62,7 @@ def _resolve_store(store: StoreArg) -> ProfileStore | None:
         return store
     if store is None or store is True:
         return open_store()
-    return open_store(Path(store))
+    return open_store(store)
 
 
 def _status_for(exc: BaseException | None) -> TaskStatus:

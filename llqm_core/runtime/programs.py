@@ -84,7 +84,7 @@ def _environment(run: ActiveRun) -> Iterator[None]:
     saved = {key: os.environ.get(key) for key in (RUN_ENV, STORE_ENV, "PYTHONPATH")}
     os.environ[RUN_ENV] = run.id
     if run.store is not None:
-        os.environ[STORE_ENV] = str(run.store.path)
+        os.environ[STORE_ENV] = run.store.location
     os.environ["PYTHONPATH"] = os.pathsep.join(
         [str(BOOTSTRAP)] + ([saved["PYTHONPATH"]] if saved["PYTHONPATH"] else [])
     )

@@ -1,30 +1,46 @@
-"""The profile store: one SQLite file that keeps every run, task, snapshot and decision.
+"""The profile store: where every run, task, snapshot and decision is kept.
 
-``ProfileStore`` is the one interface the rest of LLQM uses; behind it a ``StoreWriter``
-(``writer``) keeps what a run hands over and a ``StoreReader`` (``reader``) answers queries,
-each with its own connection. Each task is kept when it ends, before control returns to the
-caller, so a crash or a kill keeps everything that finished before it. WAL mode lets several
-processes write runs into one store while reports read it.
+``ProfileStore`` is the one interface the rest of LLQM uses, whatever keeps the rows: an SQLite
+file by default, or a PostgreSQL database named by a ``postgresql://`` URL (``backend``).
+Behind it a ``StoreWriter`` (``writer``) keeps what a run hands over and a ``StoreReader``
+(``reader``) answers queries, each with its own connection. Each task is kept when it ends,
+before control returns to the caller, so a crash or a kill keeps everything that finished
+before it. Several processes write runs into one store while reports read it.
 """
 
 from __future__ import annotations
 
 import os
-import sqlite3
 import threading
-import time
 from pathlib import Path
 
 from ..model.errors import StoreError
 from ..model.records import HardwareSnapshot, PolicyDecision, RunRecord, TaskRecord
-from .reader import StoreReader, connect_for_reading
-from .schema import BUSY_TIMEOUT_MS, SCHEMA_VERSION, STORE_ENV, migrate, version_of
-from .writer import StoreWriter, WriterState, connect_for_writing
+from .backend import StoreBackend
+from .reader import StoreReader
+from .schema import STORE_ENV
+from .sqlite_backend import SQLiteBackend
+from .writer import StoreWriter, WriterState
+
+#: The URL schemes that name a PostgreSQL store (libpq's own two).
+DATABASE_SCHEMES = ("postgresql://", "postgres://")
+StoreLocation = str | os.PathLike
+
+
+def is_database_url(location: StoreLocation) -> bool:
+    """Whether ``location`` names a PostgreSQL database rather than an SQLite file."""
+    return isinstance(location, str) and location.lower().startswith(DATABASE_SCHEMES)
+
+
+def default_store_location() -> str:
+    """``$LLQM_STORE`` (a file path or a ``postgresql://`` URL), else ``default_store_path()``."""
+    return os.environ.get(STORE_ENV) or str(default_store_path())
 
 
 def default_store_path() -> Path:
-    """``$LLQM_STORE``, else ``$XDG_DATA_HOME/llqm/profiles.sqlite`` (``~/.local/share/llqm/...``)."""
-    if os.environ.get(STORE_ENV):
+    """The default SQLite file: ``$XDG_DATA_HOME/llqm/profiles.sqlite`` (``~/.local/share/llqm/...``),
+    or ``$LLQM_STORE`` when that names a file."""
+    if os.environ.get(STORE_ENV) and not is_database_url(os.environ[STORE_ENV]):
         return Path(os.environ[STORE_ENV]).expanduser()
     data_home = os.environ.get("XDG_DATA_HOME") or os.path.join(
         os.path.expanduser("~"), ".local", "share"
@@ -32,101 +48,55 @@ def default_store_path() -> Path:
     return Path(data_home) / "llqm" / "profiles.sqlite"
 
 
+def store_backend(location: StoreLocation | None = None) -> StoreBackend:
+    """The backend for a path or URL (the default store when None)."""
+    if location is None:
+        location = default_store_location()
+    if is_database_url(location):
+        from .postgres_backend import PostgresBackend  # its driver is an extra: only when asked
+
+        return PostgresBackend(str(location))
+    return SQLiteBackend(Path(location).expanduser())
+
+
+def store_exists(location: StoreLocation | None = None) -> bool:
+    """Whether a store is there to read (the default store when None); creates nothing."""
+    return store_backend(location).exists()
+
+
 class ProfileStore:
-    """One store file, read and (unless ``readonly``) written; safe to share between threads.
+    """One store, read and (unless ``readonly``) written; safe to share between threads.
 
-    A reading store never creates or changes the file, except to upgrade an older schema where
-    the file can be written."""
+    ``location`` is an SQLite file's path or a ``postgresql://`` URL (None: the default store).
+    A reading store never creates or changes the store, except to upgrade an older SQLite
+    schema where the file can be written."""
 
-    def __init__(self, path: str | os.PathLike | None = None, *, readonly: bool = False) -> None:
-        self.path = Path(path).expanduser() if path is not None else default_store_path()
+    def __init__(self, location: StoreLocation | None = None, *, readonly: bool = False) -> None:
+        self.backend = store_backend(location)
+        #: What reopens this store (``--store``, ``LLQM_STORE``): it may hold a password.
+        self.location = self.backend.location
+        #: How messages and tables name this store: never with a password.
+        self.name = self.backend.name
+        #: The SQLite file; None for a database store.
+        self.path: Path | None = getattr(self.backend, "path", None)
         self.readonly = readonly
         self._writer: StoreWriter | None = None
-        if readonly:
-            conn = self._open(lambda path: connect_for_reading(path, readonly=True))
-            self._reader = StoreReader(self.path, True, conn)
-        else:
-            self._create_file()
-            self._writer = StoreWriter(self.path, self._open(connect_for_writing))
-            self._reader = StoreReader(self.path, False, connect_for_reading(self.path, False))
+        self.backend.prepare(readonly)
+        if not readonly:
+            self._writer = StoreWriter(self.backend, self.backend.connect_writer())
+        self._reader = StoreReader(self.backend, readonly, self.backend.connect(readonly))
+        if self._writer is not None:
             self._writer.fold_dead_journals()
 
     @property
     def closed(self) -> bool:
         return self._writer is not None and self._writer.state is WriterState.CLOSED
 
-    # -- opening ------------------------------------------------------------------------
-
-    def _open(self, connect) -> sqlite3.Connection:
-        """Connect and bring the schema up to date. Processes that create one store at once can
-        find it locked in ways SQLite's busy handler does not wait out (switching a new file to
-        WAL): they try again, up to the busy timeout."""
-        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
-        while True:
-            conn = None
-            try:
-                conn = connect(self.path)
-                self._bring_up_to_date(conn)
-                return conn
-            except sqlite3.DatabaseError as exc:
-                if conn is not None:
-                    conn.close()
-                locked = isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
-                if not locked or time.monotonic() > deadline:
-                    raise StoreError(
-                        f"{self.path} is not a readable LLQM profile store (SQLite says: {exc})."
-                    ) from None
-                time.sleep(0.05)
-            except BaseException:
-                if conn is not None:
-                    conn.close()
-                raise
-
-    def _bring_up_to_date(self, conn: sqlite3.Connection) -> None:
-        version = version_of(conn, self.path)
-        if version == SCHEMA_VERSION:
-            return
-        if not self.readonly:
-            migrate(conn, self.path)
-        elif version == 0:
-            raise StoreError(
-                f"{self.path} is an empty file, not an LLQM profile store yet; "
-                "run a pipeline into it first."
-            )
-        else:
-            self._upgrade_for_reader(version)
-
-    def _upgrade_for_reader(self, version: int) -> None:
-        """A report on a store that an older llqm wrote upgrades it first, where the file can be
-        written."""
-        try:
-            conn = sqlite3.connect(self.path, isolation_level=None)
-            try:
-                conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-                migrate(conn, self.path)
-            finally:
-                conn.close()
-        except sqlite3.OperationalError as exc:
-            raise StoreError(
-                f"{self.path} has store schema version {version} and cannot be upgraded to "
-                f"{SCHEMA_VERSION} here (SQLite says: {exc}); open it once where it can be written."
-            ) from None
-
-    def _create_file(self) -> None:
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            if not self.path.exists():
-                os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
-        except OSError as exc:
-            raise StoreError(
-                f"cannot create the profile store at {self.path}: {exc.strerror}."
-            ) from None
-
     # -- writing: what a run hands over -------------------------------------------------
 
     def _writing(self) -> StoreWriter:
         if self._writer is None:
-            raise StoreError(f"{self.path} was opened for reading only; it cannot keep a run.")
+            raise StoreError(f"{self.name} was opened for reading only; it cannot keep a run.")
         return self._writer
 
     def insert_run(self, run: RunRecord) -> None:
@@ -213,16 +183,22 @@ class ProfileStore:
         return self._reader.policy_history(policy, limit)
 
 
-_stores: dict[Path, ProfileStore] = {}
+_stores: dict[str, ProfileStore] = {}
 _stores_lock = threading.Lock()
 
 
-def open_store(path: str | os.PathLike | None = None) -> ProfileStore:
-    """A writable store for ``path`` (default location when None), shared within the process."""
-    resolved = (Path(path).expanduser() if path is not None else default_store_path()).resolve()
+def store_key(location: StoreLocation | None = None) -> str:
+    """One name per store: an SQLite file's resolved path, a database's URL."""
+    backend = store_backend(location)
+    return str(backend.path.resolve()) if isinstance(backend, SQLiteBackend) else backend.location
+
+
+def open_store(location: StoreLocation | None = None) -> ProfileStore:
+    """A writable store for ``location`` (the default store when None), shared within the process."""
+    key = store_key(location)
     with _stores_lock:
-        store = _stores.get(resolved)
+        store = _stores.get(key)
         if store is None or store.closed:
-            store = ProfileStore(resolved)
-            _stores[resolved] = store
+            store = ProfileStore(key)
+            _stores[key] = store
         return store

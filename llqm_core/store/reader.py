@@ -1,7 +1,7 @@
 """Reading the store: the queries reports and policies ask, and rows turned back into records.
 
-A reader merges the journals of writing processes into what SQLite holds, so a task shows
-the moment it ends. A run or task whose process is gone while its row still says running
+A reader merges the journals of this machine's writing processes into what the database holds,
+so a task shows the moment it ends. A run or task whose process is gone while its row still says running
 reads as interrupted.
 """
 
@@ -10,9 +10,8 @@ from __future__ import annotations
 import json
 import os
 import re
-import sqlite3
 import threading
-from pathlib import Path
+from typing import Any
 
 from ..model.errors import StoreError
 from ..model.records import (
@@ -25,34 +24,18 @@ from ..model.records import (
     TaskRecord,
     TaskStatus,
 )
+from .backend import Row, StoreBackend
 from .journal import Owner, read_journals
-from .schema import BUSY_TIMEOUT_MS, STORE_ENV, TASK_COLUMNS, stored_row
-
-
-def connect_for_reading(path: Path, readonly: bool) -> sqlite3.Connection:
-    """A connection for queries; ``readonly`` opens the file as it is, and never creates it."""
-    if not readonly:
-        conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-    elif path.is_file():
-        conn = sqlite3.connect(
-            f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False
-        )
-    else:
-        raise StoreError(
-            f"there is no profile store at {path}; run a pipeline first, or point --store or "
-            f"{STORE_ENV} at an existing store."
-        )
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    conn.row_factory = sqlite3.Row
-    return conn
+from .schema import TASK_COLUMNS, stored_row
 
 
 class StoreReader:
-    """The reading half of one store file: one connection, used under one lock by every thread;
+    """The reading half of one store: one connection, used under one lock by every thread;
     a forked child opens its own at its first query."""
 
-    def __init__(self, path: Path, readonly: bool, conn: sqlite3.Connection) -> None:
-        self.path = path
+    def __init__(self, backend: StoreBackend, readonly: bool, conn: Any) -> None:
+        self.backend = backend
+        self.name = backend.name
         self.readonly = readonly
         self._lock = threading.Lock()
         self._pid = os.getpid()
@@ -60,19 +43,23 @@ class StoreReader:
 
     def close(self) -> None:
         with self._lock:
-            self._conn.close()
+            self.backend.close(self._conn, self._pid == os.getpid())
 
-    def _query(self, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
+    def _query(self, sql: str, params: tuple = ()) -> list[Row]:
         try:
             with self._lock:
                 if self._pid != os.getpid():
-                    self._pid, self._conn = (
-                        os.getpid(),
-                        connect_for_reading(self.path, self.readonly),
-                    )
-                return self._conn.execute(sql, params).fetchall()
-        except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{self.path} could not be read (SQLite says: {exc}).") from None
+                    self._pid, self._conn = os.getpid(), self.backend.connect(self.readonly)
+                return self.backend.query(self._conn, sql, params)
+        except self.backend.errors as exc:
+            raise StoreError(
+                f"{self.name} could not be read ({self.backend.describe_error(exc)})."
+            ) from None
+
+    def _journal_rows(self) -> list[list]:
+        """The finished rows in this machine's journals of the store, newest journal last."""
+        journals = read_journals(self.backend.journal_base, len(TASK_COLUMNS))
+        return [row for journal in journals for row in journal.rows]
 
     def runs(self, limit: int | None = None) -> list[RunRecord]:
         sql = "SELECT * FROM runs ORDER BY start_ns DESC" + (" LIMIT ?" if limit else "")
@@ -84,7 +71,7 @@ class StoreReader:
             rows = self._query("SELECT * FROM runs ORDER BY start_ns DESC LIMIT 1")
             if not rows:
                 raise StoreError(
-                    f"the profile store {self.path} holds no runs yet; run a pipeline first."
+                    f"the profile store {self.name} holds no runs yet; run a pipeline first."
                 )
             return run_record(rows[0])
         rows = []
@@ -94,28 +81,25 @@ class StoreReader:
             )
         if not rows:
             raise StoreError(
-                f"there is no run with id {run_id!r} in {self.path}; `llqm runs` lists the run ids."
+                f"there is no run with id {run_id!r} in {self.name}; `llqm runs` lists the run ids."
             )
         if len(rows) > 1:
             raise StoreError(
-                f"run id prefix {run_id!r} matches more than one run in {self.path}; "
+                f"run id prefix {run_id!r} matches more than one run in {self.name}; "
                 "give more of the id."
             )
         return run_record(rows[0])
 
     def tasks(self, run_id: str) -> list[TaskRecord]:
-        """The run's tasks in start order: those in SQLite and those still in a journal."""
+        """The run's tasks in start order: those in the database and those still in a journal."""
         run = self.run(run_id)
         # Journals first: a row leaves a journal only once committed, so in this order none is missed.
         journaled = {
             row[0]: dict(zip(TASK_COLUMNS, stored_row(row)))
-            for journal in read_journals(self.path, len(TASK_COLUMNS))
-            for row in journal.rows
+            for row in self._journal_rows()
             if row[1] == run.id
         }
-        stored = self._query(
-            "SELECT * FROM tasks WHERE run_id = ? ORDER BY start_ns, rowid", (run.id,)
-        )
+        stored = self._query("SELECT * FROM tasks WHERE run_id = ? ORDER BY start_ns", (run.id,))
         rows = [journaled.pop(row["id"], row) for row in stored] + list(journaled.values())
         tasks = [task_record(row, run.status) for row in rows]
         tasks.sort(key=lambda task: task.start_ns)
@@ -124,9 +108,9 @@ class StoreReader:
     def find_run(self, config_key: str, value: str) -> RunRecord | None:
         """The latest run whose configuration has ``config_key`` equal to ``value`` (e.g. an
         engine's run id)."""
+        condition, key = self.backend.json_equals("config", config_key)
         rows = self._query(
-            "SELECT * FROM runs WHERE json_extract(config, ?) = ? ORDER BY start_ns DESC LIMIT 1",
-            (f'$."{config_key}"', value),
+            f"SELECT * FROM runs WHERE {condition} ORDER BY start_ns DESC LIMIT 1", (key, value)
         )
         return run_record(rows[0]) if rows else None
 
@@ -156,20 +140,20 @@ class StoreReader:
         """The latest completed task of any run whose metric ``key`` is ``value`` (e.g. the task
         that computed a result an engine later served from its cache under that key), committed
         or still in a journal."""
+        condition, json_key = self.backend.json_equals("metrics", key)
         rows = self._query(
-            "SELECT * FROM tasks WHERE status = 'completed' AND json_extract(metrics, ?) = ? "
+            f"SELECT * FROM tasks WHERE status = 'completed' AND {condition} "
             "ORDER BY end_ns DESC LIMIT 1",
-            (f'$."{key}"', value),
+            (json_key, value),
         )
         found: list = list(rows)
-        for journal in read_journals(self.path, len(TASK_COLUMNS)):
-            for row in journal.rows:
-                entry = dict(zip(TASK_COLUMNS, stored_row(row)))
-                if (
-                    entry["status"] == TaskStatus.COMPLETED.value
-                    and json.loads(entry["metrics"]).get(key) == value
-                ):
-                    found.append(entry)
+        for row in self._journal_rows():
+            entry = dict(zip(TASK_COLUMNS, stored_row(row)))
+            if (
+                entry["status"] == TaskStatus.COMPLETED.value
+                and json.loads(entry["metrics"]).get(key) == value
+            ):
+                found.append(entry)
         if not found:
             return None
         latest = max(found, key=lambda entry: entry["end_ns"] or 0)
@@ -213,14 +197,14 @@ class StoreReader:
             matches = [fp for fp, _, _ in self.snapshots() if fp.startswith(name)]
         if len(matches) > 1:
             raise StoreError(
-                f"snapshot prefix {name!r} matches {len(matches)} snapshots in {self.path}; "
+                f"snapshot prefix {name!r} matches {len(matches)} snapshots in {self.name}; "
                 "give more of the fingerprint."
             )
         snapshot = self.snapshot(matches[0]) if matches else None
         if snapshot is None:
             raise StoreError(
                 f"there is no hardware snapshot {name!r} (a backend name or fingerprint) in "
-                f"{self.path}; `llqm hardware list` shows the stored ones."
+                f"{self.name}; `llqm hardware list` shows the stored ones."
             )
         return snapshot
 
@@ -236,7 +220,7 @@ class StoreReader:
         return [decision_record(row) for row in rows]
 
 
-def run_record(row: sqlite3.Row) -> RunRecord:
+def run_record(row: Row) -> RunRecord:
     run = RunRecord(
         id=row["id"],
         name=row["name"],
@@ -265,7 +249,7 @@ def run_record(row: sqlite3.Row) -> RunRecord:
     return run
 
 
-def task_record(row: sqlite3.Row | dict, run_status: RunStatus) -> TaskRecord:
+def task_record(row: Row, run_status: RunStatus) -> TaskRecord:
     status = TaskStatus(row["status"])
     if status is TaskStatus.RUNNING and run_status is not RunStatus.RUNNING:
         status = TaskStatus.INTERRUPTED  # its run ended without it: its process died
@@ -292,7 +276,7 @@ def task_record(row: sqlite3.Row | dict, run_status: RunStatus) -> TaskRecord:
     )
 
 
-def decision_record(row: sqlite3.Row) -> PolicyDecision:
+def decision_record(row: Row) -> PolicyDecision:
     return PolicyDecision(
         policy=row["policy"],
         choice=json.loads(row["choice"]),

@@ -23,7 +23,8 @@ from typing import Any
 
 from ..model.errors import StoreError
 from ..model.records import HardwareSnapshot, PolicyDecision, RunRecord, TaskRecord
-from .profile_store import ProfileStore
+from ..model.secrets import without_password
+from .profile_store import ProfileStore, is_database_url
 
 #: The store calls a relay forwards, with the record type each one carries.
 RELAYED: dict[str, type] = {
@@ -71,8 +72,11 @@ class RelayStore(ProfileStore):
     (``ActiveRun.attach``) and cannot insert or finish it."""
 
     def __init__(self, send: Callable[[dict[str, Any]], None], destination: str | os.PathLike):
-        # No file to open: none of ProfileStore's set-up applies.
-        self.path = Path(destination)
+        # No store to open: none of ProfileStore's set-up applies.
+        self.location = os.fspath(destination)
+        database = is_database_url(self.location)
+        self.name = without_password(self.location) if database else self.location
+        self.path = None if database else Path(self.location)
         self.readonly = False
         self._send = send
 
@@ -85,12 +89,12 @@ class RelayStore(ProfileStore):
 
     def insert_run(self, run: RunRecord) -> None:
         raise StoreError(
-            f"a relay to {self.path} cannot open a run: the process that owns the store does."
+            f"a relay to {self.name} cannot open a run: the process that owns the store does."
         )
 
     def finish_run(self, run: RunRecord) -> None:
         raise StoreError(
-            f"a relay to {self.path} cannot end a run: the process that owns the store does."
+            f"a relay to {self.name} cannot end a run: the process that owns the store does."
         )
 
     def start_task(self, task: TaskRecord) -> None:
@@ -114,7 +118,7 @@ class RelayStore(ProfileStore):
 
     def _elsewhere(self) -> StoreError:
         return StoreError(
-            f"the runs are kept in {self.path}, which this process cannot reach; "
+            f"the runs are kept in {self.name}, which this process cannot reach; "
             "read them where the store is."
         )
 

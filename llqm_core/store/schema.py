@@ -1,14 +1,13 @@
-"""The store's SQLite schema: its tables, the one list of migrations, and the task row's columns.
+"""The store's schema: its tables, the one list of migrations, and the task row's columns.
 
-``PRAGMA user_version`` says which version a file has. ``MIGRATIONS[0]`` creates the schema of
-``FIRST_VERSION`` (the first one released) in an empty file; each later entry upgrades by one
-version. A file of an earlier, never released version is refused with one sentence.
+Each backend keeps the version a store has (SQLite in ``PRAGMA user_version``, PostgreSQL in a
+table). ``MIGRATIONS[0]`` creates the schema of ``FIRST_VERSION`` (the first one released) in an
+empty store; each later entry upgrades by one version. The one list serves both backends:
+PostgreSQL reads its SQLite types as their 64-bit equivalents. A store of an earlier, never
+released version is refused with one sentence.
 """
 
 from __future__ import annotations
-
-import sqlite3
-from pathlib import Path
 
 from ..model.errors import StoreError
 from ..model.records import PROFILE_VALUE_NAMES
@@ -107,39 +106,27 @@ def stored_row(row: list) -> list:
     return row
 
 
-def version_of(conn: sqlite3.Connection, path: Path) -> int:
-    """The file's schema version: 0 for an empty file; refused when no llqm release reads it."""
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    if version == 0 and conn.execute("SELECT name FROM sqlite_master").fetchall():
-        raise StoreError(
-            f"{path} is an SQLite database but not an LLQM profile store; choose another file."
-        )
+def check_version(version: int, name: str) -> int:
+    """``version`` when this llqm reads a store of it (0: an empty store); else one sentence."""
     if version > SCHEMA_VERSION:
         raise StoreError(
-            f"{path} has store schema version {version}, newer than this llqm understands "
+            f"{name} has store schema version {version}, newer than this llqm understands "
             f"({SCHEMA_VERSION}); upgrade llqm to read it."
         )
     if 0 < version < FIRST_VERSION:
         raise StoreError(
-            f"{path} has store schema version {version}, which only development versions of llqm "
+            f"{name} has store schema version {version}, which only development versions of llqm "
             "wrote; run its pipelines again into a new store."
         )
     return version
 
 
-def migrate(conn: sqlite3.Connection, path: Path) -> None:
-    """Bring the file up to ``SCHEMA_VERSION`` in one transaction (another process may be doing
-    the same: the first one to take the lock does it, the others find it done)."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        version = version_of(conn, path)
-        first = 0 if version == 0 else version - FIRST_VERSION + 1
-        for migration in MIGRATIONS[first:]:
-            for statement in migration.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
-        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
+def migration_statements(version: int) -> list[str]:
+    """The statements that bring a store of ``version`` (0: empty) to ``SCHEMA_VERSION``."""
+    first = 0 if version == 0 else version - FIRST_VERSION + 1
+    return [
+        statement.strip()
+        for migration in MIGRATIONS[first:]
+        for statement in migration.split(";")
+        if statement.strip()
+    ]

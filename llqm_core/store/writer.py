@@ -2,8 +2,8 @@
 
 A task's start queues its running row; its end appends its finished row to this process's
 journal (``journal``) before the task returns, so a kill keeps it. One writer thread per store
-commits both to SQLite in batches (within ``DRAIN_INTERVAL_S`` after a quiet spell, every
-``FINISHED_ROWS_WAIT_S`` while tasks keep ending) and checkpoints the WAL. Runs, snapshots and
+commits both to the database in batches (within ``DRAIN_INTERVAL_S`` after a quiet spell, every
+``FINISHED_ROWS_WAIT_S`` while tasks keep ending) and checkpoints SQLite's WAL. Runs, snapshots and
 decisions are few: each is committed at once, with whatever rows are queued.
 """
 
@@ -13,14 +13,13 @@ import atexit
 import enum
 import functools
 import os
-import sqlite3
 import threading
 import time
 import warnings
 import weakref
-from pathlib import Path
+from typing import Any
 
-from ..model.errors import LLQMWarning
+from ..model.errors import LLQMWarning, StoreError
 from ..model.records import (
     PROFILE_VALUE_NAMES,
     HardwareSnapshot,
@@ -28,46 +27,34 @@ from ..model.records import (
     RunRecord,
     TaskRecord,
 )
+from .backend import StoreBackend
 from .journal import TaskJournal, encode_row, read_journals
 from .journal import json_text as _dumps  # the one compact encoder of the store's text
-from .schema import BUSY_TIMEOUT_MS, TASK_COLUMNS, stored_row
+from .schema import TASK_COLUMNS, stored_row
 
 CHECKPOINT_INTERVAL_S = 2.0
 START_ROW_DELAY_S = 0.05
 DRAIN_INTERVAL_S = 2.0
-#: While tasks keep ending, their journaled rows wait this long between commits to SQLite:
+#: While tasks keep ending, their journaled rows wait this long between commits to the database:
 #: fewer, larger commits cost the writer less per row (docs/performance.md).
 FINISHED_ROWS_WAIT_S = 10.0
 #: More finished rows than this are committed at once: bounded memory and commit size.
 MAX_QUEUED_ROWS = 1000
 
-_TASK_ROW_SQL = f"INSERT {{verb}} INTO tasks ({', '.join(TASK_COLUMNS)}) VALUES {{rows}}"
-_ONE_ROW = f"({','.join('?' * len(TASK_COLUMNS))})"
-_KEEP_RUNNING_ROWS = _TASK_ROW_SQL.format(
-    verb="OR IGNORE", rows=_ONE_ROW
-)  # never over a finished row
-# SQLite before 3.32 takes at most 999 parameters in one statement, later ones 32766.
-ROWS_PER_STATEMENT = 50 if sqlite3.sqlite_version_info >= (3, 32, 0) else 999 // len(TASK_COLUMNS)
 _NOT_MEASURED = (None,) * len(PROFILE_VALUE_NAMES)
 
 
 class WriterState(enum.Enum):
     """What the writer does with what it is handed; it only ever moves down this list."""
 
-    WRITING = "writing"  # rows go to the journal and SQLite
-    FAILED = "failed"  # SQLite refused a write: warned once, the pipeline goes on without the store
+    WRITING = "writing"  # rows go to the journal and the database
+    FAILED = "failed"  # the database refused a write: warned once, the pipeline goes on without the store
     CLOSED = "closed"  # queued rows committed at close; nothing more is taken
-
-
-@functools.lru_cache(maxsize=ROWS_PER_STATEMENT)
-def _keep_finished_rows(count: int) -> str:
-    """One INSERT of ``count`` finished rows: SQLite takes them in one step (docs/performance.md)."""
-    return _TASK_ROW_SQL.format(verb="OR REPLACE", rows=",".join([_ONE_ROW] * count))
 
 
 def finished_row(task: TaskRecord) -> list:
     """An ended task as its journal frame keeps it: the list and dict as they are (the task's
-    path encodes them once, in the frame); ``stored_row`` makes the SQLite row of it."""
+    path encodes them once, in the frame); ``stored_row`` makes the stored row of it."""
     return [
         task.id,
         task.run_id,
@@ -112,28 +99,17 @@ def running_row(task: TaskRecord) -> tuple:
     )
 
 
-def connect_for_writing(path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute("PRAGMA synchronous = NORMAL")
-    conn.execute(
-        "PRAGMA wal_autocheckpoint = 0"
-    )  # the writer thread checkpoints, off the tasks' path
-    return conn
-
-
 class StoreWriter:
-    """This process's writing half of one store file.
+    """This process's writing half of one store.
 
     Threads: ``start_task`` and ``finish_task`` run in any task's thread and touch only the
-    queue, under ``_queue_lock``, held for moments and never while SQLite works. Everything that
+    queue, under ``_queue_lock``, held for moments and never while the database works. Everything that
     uses the connection holds ``_lock``. ``_woken`` is read without a lock on the tasks' path: a
     stale read costs one extra ``Event.set``, never a lost row (the writer clears it before it
     takes the queue)."""
 
-    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
-        self.path = path
+    def __init__(self, backend: StoreBackend, conn: Any) -> None:
+        self.backend = backend
         self.state = WriterState.WRITING
         self._lock = threading.RLock()
         self._journal_warned = False
@@ -145,8 +121,9 @@ class StoreWriter:
         """The per-process half: what a forked child must not share with its parent."""
         self._pid = os.getpid()
         self._queue_lock = threading.Lock()
+        self._owns_conn = True  # False in a forked child until it connects on its own
         self._pending: dict[str, TaskRecord] = {}  # started tasks whose running row is not written
-        self._finished: list[list] = []  # journaled rows of finished tasks, not yet in SQLite
+        self._finished: list[list] = []  # journaled rows of finished tasks, not yet in the database
         self._journal: TaskJournal | None = None
         self._wake = threading.Event()  # rows are queued: commit them within DRAIN_INTERVAL_S
         self._woken = False  # set with ``_wake`` by a task, reset by the writer thread
@@ -158,9 +135,11 @@ class StoreWriter:
         """After a fork: the parent's rows, journal, thread and connection stay the parent's."""
         self._lock = threading.RLock()
         self._start_afresh()
+        failures: tuple[type[BaseException], ...] = (StoreError, *self.backend.errors)
         try:
-            self._conn = connect_for_writing(self.path)
-        except sqlite3.Error:
+            self._conn = self.backend.connect_writer()
+        except failures:
+            self._owns_conn = False  # the parent's: closing it would end the parent's session
             self.state = WriterState.FAILED
 
     # -- what tasks and runs hand over --------------------------------------------------
@@ -175,7 +154,7 @@ class StoreWriter:
 
     def finish_task(self, task: TaskRecord) -> None:
         """Keep the ended task with its profile before the task returns: one append to this
-        process's journal, committed to SQLite by the writer thread."""
+        process's journal, committed to the database by the writer thread."""
         row = finished_row(task)
         frame = encode_row(row)
         with self._queue_lock:
@@ -183,7 +162,7 @@ class StoreWriter:
             self._finished.append(row)
             try:
                 if self._journal is None:
-                    self._journal = TaskJournal(self.path)
+                    self._journal = TaskJournal(self.backend.journal_base)
                 self._journal.append(frame)
                 journaled = True
             except OSError as exc:
@@ -232,8 +211,9 @@ class StoreWriter:
     def save_snapshot(self, snapshot: HardwareSnapshot) -> str:
         fingerprint = snapshot.fingerprint
         self._write(
-            "INSERT OR IGNORE INTO hardware_snapshots (fingerprint, backend, taken_at, data)"
-            " VALUES (?,?,?,?)",
+            self.backend.insert_ignoring_duplicates(
+                "hardware_snapshots", ("fingerprint", "backend", "taken_at", "data")
+            ),
             (fingerprint, snapshot.backend, snapshot.taken_at, _dumps(snapshot.to_dict())),
         )
         return fingerprint
@@ -283,11 +263,9 @@ class StoreWriter:
             if self._journal is not None and not self._journal.holds_rows:
                 self._journal.remove()  # one that still holds rows is left for the next writer
                 self._journal = None
-            try:
-                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            except sqlite3.Error:
-                pass  # another process is using the store; it will checkpoint later
-            self._conn.close()
+            if self._owns_conn:
+                self.backend.checkpoint(self._conn, final=True)
+            self.backend.close(self._conn, self._owns_conn)
 
     # -- committing ---------------------------------------------------------------------
 
@@ -304,12 +282,15 @@ class StoreWriter:
         try:
             commit()
             self._dirty = True
-        except sqlite3.Error as exc:
+        except self.backend.errors as exc:
             self.state = WriterState.FAILED
-            if self._conn.in_transaction:
-                self._conn.execute("ROLLBACK")
+            try:
+                self.backend.rollback(self._conn)
+            except self.backend.errors:
+                pass  # the connection is gone: there is nothing to undo
             warnings.warn(
-                f"profiles are no longer being kept in {self.path}: {exc}",
+                f"profiles are no longer being kept in {self.backend.name}: "
+                f"{self.backend.describe_error(exc)}",
                 category=LLQMWarning,
                 stacklevel=5,
             )
@@ -347,26 +328,22 @@ class StoreWriter:
         """One transaction; then the journal is emptied if no task finished meanwhile."""
         if not finished and not running:
             if sql is not None:
-                self._conn.execute(sql, params)
+                self.backend.execute(self._conn, sql, params)
             return
-        self._conn.execute("BEGIN")
-        if sql is not None:
-            self._conn.execute(sql, params)
-        self._conn.executemany(_KEEP_RUNNING_ROWS, [running_row(task) for task in running])
-        for first in range(0, len(finished), ROWS_PER_STATEMENT):
-            chunk = finished[first : first + ROWS_PER_STATEMENT]
-            self._conn.execute(
-                _keep_finished_rows(len(chunk)),
-                [value for row in chunk for value in stored_row(row)],
-            )
-        self._conn.execute("COMMIT")
+        self.backend.commit_rows(
+            self._conn,
+            sql,
+            params,
+            [running_row(task) for task in running],
+            [stored_row(row) for row in finished],
+        )
         with self._queue_lock:
             if not self._finished and self._journal is not None:
                 self._journal.clear()
 
     def fold_dead_journals(self) -> None:
         """Commit the journals that processes now gone left behind (a kill, a crash), and delete them."""
-        for journal in read_journals(self.path, len(TASK_COLUMNS)):
+        for journal in read_journals(self.backend.journal_base, len(TASK_COLUMNS)):
             if journal.owner is None or not journal.owner.is_gone():
                 continue
             with self._lock:
@@ -381,8 +358,8 @@ class StoreWriter:
         if not self._journal_warned:
             self._journal_warned = True
             warnings.warn(
-                f"the journal beside {self.path} cannot be written ({exc.strerror}); each task is "
-                "committed to SQLite as it ends instead, which is slower.",
+                f"the journal of {self.backend.name} cannot be written ({exc.strerror}); each task "
+                "is committed to the store as it ends instead, which is slower.",
                 category=LLQMWarning,
                 stacklevel=4,
             )
@@ -405,7 +382,7 @@ class StoreWriter:
             self._thread.start()
 
     def _thread_loop(self) -> None:
-        """Commit queued rows and checkpoint the WAL, off the tasks' path.
+        """Commit queued rows and checkpoint (SQLite's WAL), off the tasks' path.
 
         Woken by a task's start or end, it waits ``DRAIN_INTERVAL_S`` first (less when
         ``MAX_QUEUED_ROWS`` wait, or the store closes), so that one commit takes every row of
@@ -413,8 +390,7 @@ class StoreWriter:
         ``FINISHED_ROWS_WAIT_S`` at most, unless a commit happens anyway. Start rows wait until
         their task has run ``START_ROW_DELAY_S``: a shorter task's finish row replaces its start
         row. Checkpoints run here so that none falls on a commit a task waits for."""
-        checkpoints = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        checkpoints.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        checkpoints = self.backend.connect_housekeeping()
         last_checkpoint = time.monotonic()
         rows_due_at = 0.0  # from when journaled rows are committed again
         try:
@@ -436,15 +412,17 @@ class StoreWriter:
                         rows_due_at = time.monotonic() + FINISHED_ROWS_WAIT_S
                     if self._pending or self._finished:
                         self._wake.set()  # rows too young or not due yet: look again after the interval
-                if self._dirty and time.monotonic() - last_checkpoint >= CHECKPOINT_INTERVAL_S:
+                if (
+                    checkpoints is not None
+                    and self._dirty
+                    and time.monotonic() - last_checkpoint >= CHECKPOINT_INTERVAL_S
+                ):
                     self._dirty = False
                     last_checkpoint = time.monotonic()
-                    try:
-                        checkpoints.execute("PRAGMA wal_checkpoint(PASSIVE)")
-                    except sqlite3.Error:
-                        pass  # another process holds the lock; a later round checkpoints
+                    self.backend.checkpoint(checkpoints, final=False)
         finally:
-            checkpoints.close()
+            if checkpoints is not None:
+                checkpoints.close()
 
 
 _writers: weakref.WeakSet[StoreWriter] = weakref.WeakSet()
@@ -455,7 +433,9 @@ def _close_writers() -> None:
     for writer in list(_writers):
         try:
             writer.close()
-        except Exception:  # at exit, a store that cannot close cleanly is left to SQLite's recovery
+        except (
+            Exception
+        ):  # at exit, a store that cannot close cleanly is left to its database's recovery
             pass
 
 
