@@ -152,7 +152,10 @@ BAD = [
         with_changes(run={"engine": "airflow"}),
         r"unknown engine 'airflow'; registered engine names are",
     ),
-    (with_changes(output={"store": 5}), r"\[output\] store must be a file path, not 5"),
+    (
+        with_changes(output={"store": 5}),
+        r"\[output\] store must be a file path or a postgresql:// URL, not 5",
+    ),
     (with_changes(stages=[{"options": 1}]), r"\[\[stages\]\] entry 1 needs name"),
     (with_changes(stages=[{"name": "sample.nothing"}]), r"unknown stage 'sample.nothing'"),
     (with_changes(name=""), r"name must be a non-empty string"),
