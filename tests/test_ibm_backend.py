@@ -11,15 +11,20 @@ from __future__ import annotations
 import json
 import time
 
+import numpy as np
 import pytest
+from conftest import ROOT
 from llqm_qiskit import ghz, ghz_success, ibm
 from llqm_qiskit.aer import AerBackend
+from llqm_qiskit.device_support import refuse_unsupported
 from llqm_qiskit.ibm import IBMRuntimeBackend, spans_summary, usage_from_metrics
 from qiskit import ClassicalRegister, QuantumCircuit, QuantumRegister, transpile
+from qiskit.providers.fake_provider import GenericBackendV2
+from qiskit.quantum_info import SparsePauliOp, Statevector
 
 import llqm_core as llqm
 from llqm_core.model.errors import UserError
-from llqm_core.pipeline import registries
+from llqm_core.pipeline import parse_pipeline, registries, run_pipeline
 
 FAKE_TOKEN = "faketoken-9f8e7d6c5b4a3210"
 
@@ -451,3 +456,67 @@ def test_timestamps_without_a_zone_are_utc_and_others_are_converted():
         "ibm.created": "2025-01-01T00:00:00Z",
         "ibm.running": "2025-01-01T00:00:02Z",
     }
+
+
+# -- what the device can run, said at check time; a Pauli sum measured through SamplerV2 ----------
+
+
+def _manila_pipeline(observable: dict, qasm: str = "wstate_5.qasm") -> dict:
+    return {
+        "circuit": {"qasm": str(ROOT / "tests" / "qasm" / qasm)},
+        "observable": observable,
+        "backend": {"name": "ibm_runtime", "device": "fake_manila", "local": True, "noise": "none"},
+        "execution": {"shots": 4000, "seed": 7},
+    }
+
+
+def test_check_says_how_sampler_runs_a_measurement_free_pauli_sum():
+    parsed = parse_pipeline(_manila_pipeline({"kind": "pauli", "terms": [["ZZIII", 1.0]]}))
+    (execution,) = [note for note in parsed.notes if note.startswith("execution:")]
+    assert "SamplerV2 on ibm_runtime:fake_manila in local mode, noise none" in execution
+    assert "measures nothing" in execution and "basis-change circuit per group" in execution
+    parsed = parse_pipeline(
+        _manila_pipeline({"kind": "parity", "bits": [1, 2]}, "midcircuit_3.qasm")
+    )
+    assert any("mid-circuit measurement(s), which the device supports" in n for n in parsed.notes)
+
+
+def test_operations_the_devices_target_does_not_declare_are_refused_in_one_sentence():
+    backend = IBMRuntimeBackend(device="fake_manila", local=True, noise="none")
+    looped = QuantumCircuit(2, 1, name="looped")
+    looped.h(0)
+    looped.measure(0, 0)
+    with looped.while_loop((looped.clbits[0], 1)):
+        looped.x(1)
+    with pytest.raises(ValueError, match=r"'looped' uses while_loop, which device fake_manila"):
+        backend.plan_method(looped, 100)
+    branched = QuantumCircuit(2, 1, name="branched")
+    branched.h(0)
+    branched.measure(0, 0)
+    with branched.if_test((branched.clbits[0], 1)):
+        branched.x(1)
+    assert "SamplerV2" in backend.plan_method(branched, 100)  # fake_manila declares if_else
+    static = GenericBackendV2(2, control_flow=False, seed=1).target
+    with pytest.raises(ValueError, match=r"uses if_else, which device static does not support"):
+        refuse_unsupported(branched, static, "static")
+
+
+def test_a_pauli_sum_of_two_groups_through_local_sampler_matches_its_ideal(store_path):
+    terms = [["ZZIII", 1.0], ["IIXXI", 0.5], ["YYIII", 0.5]]  # {ZZ.., ..XX.} and {YY..}
+    _, data = run_pipeline(
+        parse_pipeline(_manila_pipeline({"kind": "pauli", "terms": terms})), store=store_path
+    )
+    observable = data["observable"]
+    assert len(observable.groups) == 2
+    state = Statevector(QuantumCircuit.from_qasm_file(str(ROOT / "tests/qasm/wstate_5.qasm")))
+    exact = float(np.real(state.expectation_value(observable.operator)))
+    assert data["ideal_value"] == pytest.approx(exact, abs=1e-9)
+    # each group's per-shot value has variance <O_g^2> - <O_g>^2; the groups add in quadrature
+    variance = 0.0
+    for labels in (["ZZIII", "IIXXI"], ["YYIII"]):
+        group = SparsePauliOp.from_list([t for t in terms if t[0] in labels])
+        mean = float(np.real(state.expectation_value(group)))
+        square = float(np.real(state.expectation_value(group.compose(group).simplify())))
+        variance += square - mean**2
+    assert data["value_error"] == pytest.approx(np.sqrt(variance / 4000), rel=0.2)
+    assert abs(data["value"] - exact) < 4 * data["value_error"]

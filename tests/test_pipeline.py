@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from conftest import ROOT, run_cli
@@ -216,9 +217,17 @@ def test_the_cli_runs_a_pipeline_file_and_refuses_a_bad_one_with_exit_2(tmp_path
     )  # nothing recorded for the refused file
 
 
-def test_every_example_pipeline_file_is_valid():
+def test_every_example_pipeline_file_is_valid_from_the_root_and_from_elsewhere(
+    tmp_path, monkeypatch
+):
+    """Their QASM and observable files are named relative to the pipeline file."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
     for path in sorted((ROOT / "examples/pipelines").glob("*.toml")):
-        assert load_pipeline(path).steps, path
+        monkeypatch.chdir(ROOT)
+        assert load_pipeline(path.relative_to(ROOT)).steps, path
+        monkeypatch.chdir(elsewhere)
+        assert load_pipeline(os.path.relpath(path, elsewhere)).steps, path
 
 
 toml_values = st.one_of(

@@ -243,6 +243,71 @@ def test_a_circuit_no_method_can_run_is_refused_at_check_time_with_the_estimate(
         parse_pipeline(config)
 
 
+def test_qasm_and_observable_files_are_read_relative_to_the_pipeline_file(
+    tmp_path, monkeypatch, capsys
+):
+    """``llqm run dir/x.toml`` from elsewhere reads ``dir/c.qasm``; an absolute path is kept."""
+    directory = tmp_path / "dir"
+    directory.mkdir()
+    (directory / "c.qasm").write_text((QASM / "qaoa_12.qasm").read_text())
+    (directory / "h.json").write_text((QASM / "qaoa_12_cost.json").read_text())
+    path = directory / "x.toml"
+    path.write_text(
+        '[circuit]\nqasm = "c.qasm"\n[observable]\nkind = "pauli"\nfile = "h.json"\n'
+        f'[output]\nstore = "{tmp_path / "s.sqlite"}"\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--check", "dir/x.toml"]) == 0
+    assert "qubit-wise commuting group(s)" in capsys.readouterr().out
+    absolute = path.read_text().replace('"c.qasm"', f'"{QASM / "wstate_5.qasm"}"')
+    path.write_text(absolute.replace('file = "h.json"', 'terms = [["ZZZZZ", 1.0]]'))
+    assert main(["run", "--check", "dir/x.toml"]) == 0
+    capsys.readouterr()
+    (directory / "c.qasm").rename(tmp_path / "c.qasm")  # in the working directory only
+    path.write_text(path.read_text().replace(str(QASM / "wstate_5.qasm"), "c.qasm"))
+    assert main(["run", "--check", "dir/x.toml"]) == 2
+    assert "cannot read QASM file dir/c.qasm: No such file" in capsys.readouterr().err
+
+
+def _executions(parsed) -> list:
+    return [s for s in parsed.fit.steps if "matrix product state" in s.basis]
+
+
+def test_the_fit_of_a_parsed_wide_circuit_uses_its_own_bond_dimension(store_path):
+    """The estimate before parsing models an MPS at the limit; once the circuit is known, the
+    fit uses its estimated bond dimension (2 for the ansatz), as the execution line does."""
+    config = pipeline(
+        "vqe_hea_40.qasm",
+        {"kind": "pauli", "sparse_terms": [["Z", [0], 1.0]], "num_qubits": 40},
+        backend={"name": "aer", "mps_max_bond": 64},
+    )
+    parsed = parse_pipeline(config, store=str(store_path))
+    (execution,) = _executions(parsed)
+    assert "bond dimension estimated at 2" in execution.basis
+    at_limit = parsed.backend.estimate(40, 1000, 2000, clifford=False)
+    at_own = parsed.backend.estimate(40, 1000, 2000, clifford=False, bond=2)
+    assert at_own.wall_s * 10 < at_limit.wall_s and at_own.memory_bytes * 10 < at_limit.memory_bytes
+    assert execution.wall_s < at_limit.wall_s
+
+
+def test_a_parsed_circuit_beyond_the_time_limit_is_still_refused_with_its_estimate(store_path):
+    circuit = "\n".join(
+        ["OPENQASM 2.0;", 'include "qelib1.inc";', "qreg q[36];"]
+        + [f"ry(0.3) q[{q}];" for q in range(36)]
+        + [f"cx q[{q}],q[{35 - q}];" for _ in range(6) for q in range(18)]
+    )
+    path = store_path.parent / "entangled_36.qasm"
+    path.write_text(circuit + "\n")
+    config = {
+        "circuit": {"qasm": str(path)},
+        "observable": {"kind": "pauli", "terms": [["Z" * 36, 1.0]]},
+        "execution": {"shots": 100_000, "seed": 5},
+        "run": {"max_minutes": 1},
+    }
+    with pytest.raises(UserError, match="refused: .*bond dimension estimated at 64.*max_minutes"):
+        parse_pipeline(config, store=str(store_path))
+
+
 # ---- ideal values: stabilizer at any width, statevector, MPS with truncation, or unknown ----
 
 

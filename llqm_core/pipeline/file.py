@@ -42,6 +42,7 @@ from ..model.errors import UserError, warn
 from ..runtime.api import annotate, run
 from . import registries, sections
 from .fit import Fit, check_fit
+from .paths import relative_to
 from .policies import decide, policy_name, policy_task
 from .reactive import current_placement, watch_backend
 from .sections import Step, stage_step
@@ -169,11 +170,13 @@ def parse_pipeline(
     *,
     store: str | None = None,
     force: bool = False,
+    base: str | Path | None = None,
 ) -> Pipeline:
     """Check a whole pipeline description and build its steps; nothing runs yet.
 
     A run estimated not to fit (memory, ``[run] max_minutes``) is refused unless ``force``;
-    ``store`` (default: the file's) holds the earlier runs the estimates learn from."""
+    ``store`` (default: the file's) holds the earlier runs the estimates learn from; relative
+    paths in the sections (a QASM file) are read from ``base``, the pipeline file's directory."""
     allowed = [CORE_KEYS[0], *(name for name, _ in sections.declared()), *CORE_KEYS[1:]]
     for key in config:
         if key not in allowed:
@@ -206,7 +209,8 @@ def parse_pipeline(
         )
     if engine != LOCAL_ENGINE:
         registries.lookup("engine", engine)
-    section_steps, data = _section_steps(config)
+    with relative_to(base):
+        section_steps, data = _section_steps(config)
     policies = _policies(_table(config, "policies"))
     backend = _backend(_table(config, "backend"))
     steps = [
@@ -289,7 +293,9 @@ def read_pipeline_file(path: str | Path) -> dict[str, Any]:
 
 def load_pipeline(path: str | Path, *, store: str | None = None, force: bool = False) -> Pipeline:
     """Read and check a pipeline file: one sentence for the first thing wrong in it."""
-    return parse_pipeline(read_pipeline_file(path), str(path), store=store, force=force)
+    return parse_pipeline(
+        read_pipeline_file(path), str(path), store=store, force=force, base=Path(path).parent
+    )
 
 
 def postprocess(data: dict[str, Any]) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import itertools
 import tomllib
+from pathlib import Path
 from typing import Any
 
 from ..model.errors import UserError
@@ -77,7 +78,7 @@ def grid_pipelines(
 ) -> list[tuple[dict[str, Any], Pipeline]]:
     """Every point of the grid as (its values, the checked pipeline, estimated to fit unless
     ``force``), in order."""
-    keys = [key for key, _ in grid]
+    keys, base = [key for key, _ in grid], Path(source).parent
     points = []
     for values in itertools.product(*(values for _, values in grid)):
         assignment = dict(zip(keys, values))
@@ -87,7 +88,9 @@ def grid_pipelines(
         label = ", ".join(f"{k}={v}" for k, v in assignment.items())
         point["name"] = f"{config.get('name', 'sweep')} [{label}]"
         try:
-            points.append((assignment, parse_pipeline(point, source, store=store, force=force)))
+            points.append(
+                (assignment, parse_pipeline(point, source, store=store, force=force, base=base))
+            )
         except UserError as exc:
             raise UserError(f"sweep point {label}: {exc}") from None
     return points

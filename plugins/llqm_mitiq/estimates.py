@@ -41,6 +41,7 @@ def execute(
         plan["shots"] if shots is None else shots,
         circuits * bases,
         plan.get("clifford"),
+        plan.get("bond"),
     )
 
 

@@ -182,10 +182,18 @@ class AerBackend(QuantumBackend):
         self._noise_models: dict[str, PauliNoise] = {}
 
     def estimate(
-        self, qubits: int, gates: int, shots: int, circuits: int = 1, clifford: bool | None = None
+        self,
+        qubits: int,
+        gates: int,
+        shots: int,
+        circuits: int = 1,
+        clifford: bool | None = None,
+        bond: int | None = None,
     ) -> Estimate:
         """The method ``choose_method`` would take, modelled; a circuit not known to be
-        non-Clifford (a QASM file before it is parsed) is taken as Clifford, the cheap case."""
+        non-Clifford (a QASM file before it is parsed) is taken as Clifford, the cheap case.
+        An MPS is modelled at the circuit's estimated ``bond`` dimension once the circuit is
+        known, at the limit ``mps_max_bond`` before."""
         method = self.method
         if method == "automatic":
             if qubits <= self.exact_max_qubits:
@@ -197,7 +205,14 @@ class AerBackend(QuantumBackend):
             else:  # its entanglement is estimated once the circuit is known (plan_method)
                 method = "matrix_product_state"
         return simulation_estimate(
-            method, qubits, gates, shots, circuits, self.noise, bond=self.mps_max_bond
+            method,
+            qubits,
+            gates,
+            shots,
+            circuits,
+            self.noise,
+            bond=self.mps_max_bond if bond is None else min(bond, self.mps_max_bond),
+            bond_known=bond is not None,
         )
 
     def plan_method(self, circuit: QuantumCircuit, shots: int) -> str:

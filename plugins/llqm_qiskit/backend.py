@@ -100,11 +100,18 @@ class QuantumBackend(abc.ABC):
         return self.snapshot()
 
     def estimate(
-        self, qubits: int, gates: int, shots: int, circuits: int = 1, clifford: bool | None = None
+        self,
+        qubits: int,
+        gates: int,
+        shots: int,
+        circuits: int = 1,
+        clifford: bool | None = None,
+        bond: int | None = None,
     ) -> Estimate:
         """Time and memory to execute ``circuits`` circuits here, before they exist (see
         ``llqm_core.pipeline.fit``). A QPU's: IBM's documented usage, about 2 s per job plus 250 us
-        per shot, and the counts kept; simulators answer with their own model."""
+        per shot, and the counts kept; simulators answer with their own model (``bond``: the
+        circuit's estimated MPS bond dimension, once it is known)."""
         return Estimate(
             2.0 + circuits * shots * QPU_S_PER_SHOT,
             circuits * shots * qubits * RESULT_BYTES_PER_SHOT_QUBIT,

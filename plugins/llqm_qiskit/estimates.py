@@ -35,6 +35,17 @@ AMPLITUDE_BYTES = 16  # complex128
 #: An MPS gate costs about chi^3 operations of this many seconds (Aer, one core, noisy
 #: 40-qubit circuits at chi 16: 7 ms per shot of ~600 gates).
 MPS_S_PER_GATE_CHI3 = 2e-9
+#: ... on top of a cost per gate and shot whatever the bond dimension (Aer's per-instruction work
+#: and the noise channels): 11 ms per shot of the 533 compiled gates of examples/circuits/
+#: vqe_hea_40.qasm at chi 4, measured 2026-12-01 on the 2-core VM at load 3.5.
+MPS_S_PER_GATE_SHOT = 1e-5
+
+
+def mps_seconds(gates: int, shots: int, bond: int) -> float:
+    """A noisy MPS run of ``gates`` gates, one trajectory per shot, at bond dimension ``bond``."""
+    return gates * shots * (MPS_S_PER_GATE_SHOT + bond**3 * MPS_S_PER_GATE_CHI3)
+
+
 RESULT_BYTES_PER_SHOT_QUBIT = 2  # counts keyed by bitstrings, and the sampled bits
 
 #: Gates of each benchmark kind (measurements included) from qubits q and depth d.
@@ -81,10 +92,11 @@ def qasm_header(path: Path) -> QasmHeader:
 
 
 def circuit_estimate(
-    plan: dict[str, Any], qubits: int, gates: int, clifford: bool | None
+    plan: dict[str, Any], qubits: int, gates: int, clifford: bool | None, bond: int | None = None
 ) -> Estimate:
-    """``generate``: the circuit's size goes into the plan; building it costs per gate."""
-    plan.update(qubits=qubits, gates=gates, clifford=clifford)
+    """``generate``: the circuit's size (and, once the circuit is known, its estimated MPS bond
+    dimension) goes into the plan; building it costs per gate."""
+    plan.update(qubits=qubits, gates=gates, clifford=clifford, bond=bond)
     return Estimate(
         gates * BUILD_S_PER_GATE,
         gates * CIRCUIT_BYTES_PER_GATE,
@@ -113,10 +125,12 @@ def simulation_estimate(
     circuits: int,
     noisy: bool,
     bond: int = 64,
+    bond_known: bool = False,
 ) -> Estimate:
     """A simulator's time and memory for ``circuits`` circuits of ``gates`` gates on ``qubits``
     active qubits: a statevector (or density matrix) holds every amplitude and, with noise,
-    runs one trajectory per shot; a Clifford circuit costs per gate and shot."""
+    runs one trajectory per shot; a Clifford circuit costs per gate and shot. An MPS costs per
+    ``bond``: the circuit's own estimate when ``bond_known``, else the limit, an upper bound."""
     results = circuits * shots * qubits * RESULT_BYTES_PER_SHOT_QUBIT
     if method in ("statevector", "density_matrix"):
         amplitudes = 2.0 ** (qubits * (2 if method == "density_matrix" else 1))
@@ -126,11 +140,12 @@ def simulation_estimate(
             amplitudes * AMPLITUDE_BYTES + results,
             f"a {method.replace('_', ' ')} of {qubits} qubits",
         )
-    if method == "matrix_product_state":  # at most ``bond``: an upper bound until it is estimated
+    if method == "matrix_product_state":
         return Estimate(
-            circuits * gates * shots * bond**3 * MPS_S_PER_GATE_CHI3,
+            circuits * mps_seconds(gates, shots, bond),
             qubits * bond**2 * AMPLITUDE_BYTES * 4 + results,
-            f"a matrix product state of {qubits} qubits, bond dimension up to {bond}",
+            f"a matrix product state of {qubits} qubits, bond dimension "
+            f"{'estimated at' if bond_known else 'up to'} {bond}",
         )
     return Estimate(
         circuits * gates * shots * CLIFFORD_S_PER_GATE_SHOT,

@@ -54,7 +54,9 @@ from llqm_core.model.secrets import MIN_SECRET_LENGTH, REDACTED, names_a_secret,
 
 from .aer import choose_method
 from .backend import JobOutcome, QuantumBackend
+from .device_support import refuse_unsupported
 from .devices import DEFAULT_DEVICE, fake_device
+from .measurement import shape as measurement_shape
 from .noise import PauliNoise
 from .snapshot import hardware_snapshot
 
@@ -372,6 +374,28 @@ class IBMRuntimeBackend(QuantumBackend):
         if snapshot.fingerprint not in self._noise_models:
             self._noise_models = {snapshot.fingerprint: PauliNoise(snapshot)}
         return self._noise_models[snapshot.fingerprint]
+
+    def plan_method(self, circuit: QuantumCircuit, shots: int) -> str:
+        """How SamplerV2 will run ``circuit`` here, said when the file is checked: refused in one
+        sentence where it needs an operation the device's target does not declare (classical
+        control, a reset) or, in local mode, a simulation no Aer method can run."""
+        refuse_unsupported(circuit, self.device.target, self.device.name)
+        found = measurement_shape(circuit)
+        how = f"SamplerV2 on {self.name}"
+        if self.local:
+            how += f" in local mode, noise {self.noise}"
+            if self.noise != "device":
+                how += ", Aer method " + choose_method(
+                    [circuit], _EXACT_MAX_QUBITS, _STATEVECTOR_MAX_QUBITS, noisy=False
+                )
+        if found.mid_circuit:
+            how += f"; {found.mid_circuit} mid-circuit measurement(s), which the device supports"
+        if not found.measurements:
+            how += (
+                "; the circuit measures nothing, so it runs as the observable measures it (a "
+                "Pauli sum: one basis-change circuit per group, measured into a classical register)"
+            )
+        return how
 
     def _sampler(
         self, circuits: list[QuantumCircuit], seed: int | None, snapshot: HardwareSnapshot

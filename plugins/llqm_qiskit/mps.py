@@ -6,7 +6,7 @@ linear entanglers), and Aer's ``matrix_product_state`` method runs them at a cos
 with the bond dimension rather than with ``2^n``. Before choosing it, the bond dimension is
 estimated from the two-qubit gates across each cut of the logical qubit line (a compiled
 circuit is read back onto its logical qubits through its layout), and the time of a noisy
-run, one trajectory per shot, from ``gates * chi^3`` per shot. A circuit whose estimate
+run, one trajectory per shot, from a cost per gate plus ``gates * chi^3`` per shot. A circuit whose estimate
 exceeds the bond-dimension limit or the time limit is refused with the estimate.
 """
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from qiskit import QuantumCircuit
 
-from .estimates import MPS_S_PER_GATE_CHI3
+from .estimates import mps_seconds
 
 #: Default bond-dimension limit of MPS execution (and of the MPS ideal value).
 MAX_BOND = 64
@@ -72,7 +72,7 @@ def plan(circuits: list[QuantumCircuit], shots: int, max_bond: int = MAX_BOND) -
     when the bond dimension exceeds ``max_bond`` or the job would take over ``MPS_MAX_JOB_S``."""
     bond = max(bond_estimate(c, logical_line(c)) for c in circuits)
     gates = sum(len(c.data) for c in circuits)
-    seconds = gates * shots * min(bond, max_bond) ** 3 * MPS_S_PER_GATE_CHI3
+    seconds = mps_seconds(gates, shots, min(bond, max_bond))
     if bond > max_bond:
         raise ValueError(
             f"too entangled to simulate here: its estimated bond dimension is {bond}, above the "

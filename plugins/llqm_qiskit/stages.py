@@ -19,6 +19,7 @@ from llqm_core.hooks.contracts import LAYOUT, TRANSPILE_CACHE, TRANSPILE_PARALLE
 from llqm_core.model.checks import whole
 from llqm_core.model.errors import warn
 from llqm_core.pipeline.fit import Estimate
+from llqm_core.pipeline.paths import resolve
 from llqm_core.pipeline.policies import decide, policy_for
 
 from .aer import is_clifford
@@ -29,6 +30,7 @@ from .ideal import MAX_BOND, Ideal, ideal_values
 from .ideal import choose as choose_ideal
 from .measurement import for_outcomes, without_measurements
 from .measurement import shape as measurement_shape
+from .mps import bond_estimate
 from .observables import (
     ideal_outcomes,
     neighbour_parities,
@@ -64,7 +66,7 @@ def generate(
     if qasm is not None:
         if not isinstance(qasm, str):
             raise ValueError(f"qasm must be a file path, not {qasm!r}.")
-        return _from_qasm(Path(qasm))
+        return _from_qasm(resolve(qasm))
     if not isinstance(kind, str) or kind not in KINDS:
         raise ValueError(
             f"unknown circuit kind {kind!r}; choose one of: {', '.join(sorted(KINDS))}, or give "
@@ -113,11 +115,18 @@ def _generated(circuit: QuantumCircuit) -> dict[str, Any]:
 def _given(circuit: QuantumCircuit) -> Step:
     """A circuit handed in from Python (``llqm_qiskit.estimate``)."""
     step = _with_width_check(lambda data: _generated(circuit), circuit.num_qubits, "circuit")
-    step.estimate = lambda plan: circuit_estimate(
-        plan, circuit.num_qubits, len(circuit.data), is_clifford(circuit)
-    )
+    step.estimate = lambda plan: _known_estimate(plan, circuit)
     step.inspect = lambda context: context.update(circuit=circuit)
     return step
+
+
+def _known_estimate(plan: dict[str, Any], circuit: QuantumCircuit) -> Estimate:
+    """A circuit that exists is estimated from itself: its gates, whether it is Clifford, and,
+    if not, its own MPS bond dimension, which the execution's estimate then uses in place of
+    the limit (as ``--check``'s execution line and the refusal do)."""
+    clifford = is_clifford(circuit)
+    bond = None if clifford else bond_estimate(circuit)
+    return circuit_estimate(plan, circuit.num_qubits, len(circuit.data), clifford, bond)
 
 
 def _from_qasm(path: Path) -> Step:
@@ -139,8 +148,7 @@ def _from_qasm(path: Path) -> Step:
         """From the header until the file is parsed, then from the circuit itself."""
         if not loaded:
             return circuit_estimate(plan, header.qubits, header.statements, None)
-        circuit = loaded[0]
-        return circuit_estimate(plan, circuit.num_qubits, len(circuit.data), is_clifford(circuit))
+        return _known_estimate(plan, loaded[0])
 
     step.estimate = estimate
     step.load = load
@@ -210,7 +218,7 @@ def observable(
                 terms=terms,
                 sparse_terms=sparse_terms,
                 num_qubits=num_qubits,
-                file=file,
+                file=str(resolve(file)) if isinstance(file, str) else file,
             ),
             max_bond,
         )
