@@ -31,7 +31,7 @@ from . import __version__, profile_command, store_command
 from . import hardware_commands as hardware_actions
 from .analysis.compare import compare_runs
 from .analysis.html_report import html_report, trials_html
-from .analysis.plots import device_map_png, drift_map_png, sweep_plot
+from .analysis.plots import device_map_png, drift_map_png, point_labels, sweep_plot
 from .analysis.report import (
     build_report,
     format_bytes,
@@ -482,9 +482,13 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> None:
             justify="left" if column in ("point", "run") else "right",
             no_wrap=column == "run",  # the id llqm report takes, whole
         )
-    for row in rows:
+    # one key=value a line, named as in the plot, never cut: "mitigation.techn…" hides the point
+    labels = ["\n".join(point_labels(row["point"])) for row in rows]
+    widest = max((len(line) for label in labels for line in label.split("\n")), default=5)
+    table.columns[0].min_width = min(widest, 30)
+    for row, label in zip(rows, labels):
         table.add_row(
-            ", ".join(f"{k}={v}" for k, v in row["point"].items()),
+            label,
             format_summary(row["spread"]["error_unmitigated"]),
             format_summary(row["spread"]["error_mitigated"]),
             format_summary(row["spread"]["error_reduction"]),
@@ -623,6 +627,7 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> None:
             "A side with one trial has no spread: repeat it ([run] repeat = N) to tell a "
             "difference from chance.",
             highlight=False,
+            markup=False,  # "[run]" is not a style
         )
 
 

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from .analysis.report import iso_time
@@ -121,7 +122,7 @@ def cmd_hardware_timeline(args: argparse.Namespace, console: Console) -> None:
     console.print(table)
     for failure in timeline["failures"]:
         console.print(
-            f"[red]reading failed[/red] {iso_time(int(failure['at'] * 1e9))}: {failure['error']}"
+            f"[red]reading failed[/red] {iso_time(int(failure['at'] * 1e9))}: {escape(failure['error'])}"
         )
     runs = Table(title="Runs on it", title_justify="left")
     for column in ("started", "run", "name", "mitigated error", "unmitigated error"):

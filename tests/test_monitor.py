@@ -12,6 +12,7 @@ import pytest
 import llqm_core as llqm
 from llqm_core import GateCalibration, HardwareSnapshot, QubitCalibration
 from llqm_core.analysis.summary import critical_path
+from llqm_core.cli import main
 from llqm_core.model.errors import LLQMWarning
 from llqm_core.model.hardware import MONITOR_STAGE, HardwareChange
 from llqm_core.runtime.monitor import HardwareMonitor, check_interval
@@ -184,3 +185,17 @@ def test_an_interval_that_is_not_a_positive_number_is_refused():
     with pytest.raises(ValueError, match="at least 0.01"):
         check_interval(0)
     assert HardwareMonitor(None, None).current("nothing") is None
+
+
+def test_the_timeline_prints_a_failed_readings_error_whole(store_path, capsys):
+    """A reading's error naming a table ("[backend] ...") is shown as written, not as markup."""
+    toy = Toy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with llqm.run("failing source") as run:
+            monitor = run.watch_hardware(toy)
+            monitor.poll_now()
+            toy.fail = ValueError("[backend] token refused")
+            monitor.poll_now()
+    assert main(["--store", str(store_path), "hardware", "timeline", "toy"]) == 0
+    assert "ValueError: [backend] token refused" in capsys.readouterr().out

@@ -194,3 +194,12 @@ def test_the_hook_reference_in_docs_is_generated_from_the_hookspecs():
     for name in dir(hookspecs):
         if name.startswith("llqm_"):
             assert f"## `{name}(" in reference
+
+
+def test_every_key_in_the_hook_reference_says_what_it_is():
+    """A key documented by ``#:`` lines above it (too long for its own line) is described too."""
+    from llqm_core.hooks.hookdoc import hook_reference
+
+    rows = [line for line in hook_reference().splitlines() if line.startswith("| `")]
+    undescribed = [row for row in rows if not row.split("|")[-2].strip()]
+    assert rows and not undescribed, undescribed

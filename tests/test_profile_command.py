@@ -192,7 +192,12 @@ def test_module_form_and_the_html_report(tmp_path, capsys, monkeypatch):
 
 @pytest.mark.parametrize(
     "words, message",
-    [([], "needs a program"), (["-m"], "needs a module"), (["nowhere.py"], "no such file")],
+    [
+        ([], "needs a program"),
+        (["-m"], "needs a module"),
+        (["nowhere.py"], "no such file"),
+        (["-m", "nowhere_module.sub"], "no module named 'nowhere_module' on the path"),
+    ],
 )
 def test_bad_programs_are_user_errors(words, message, capsys):
     with pytest.raises(UserError, match=message):

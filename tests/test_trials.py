@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from pathlib import Path
 
 import pytest
 
@@ -177,6 +178,7 @@ def test_compare_weighs_a_difference_against_the_trials_spread(three_trials, sto
     assert main(["compare", trials.run_ids[0], other.run_ids[0]]) == 0
     text = capsys.readouterr().out
     assert "unknown (1 trial)" in text and "A side with one trial has no spread" in text
+    assert "([run] repeat = N)" in text  # the section's name, not eaten as console markup
     assert main(["compare", trials.id, other.id]) == 0
     assert "larger than spread?" in capsys.readouterr().out
 
@@ -252,3 +254,17 @@ def test_trials_on_the_prefect_engine_record_their_set_and_seed(prefect_server, 
     assert [r.config["trial.seed"] for r in runs] == [11, trial_seed(11, 2)]
     assert all(r.config["engine"] == "prefect" and r.config["trial.set"] == trials.id for r in runs)
     assert runs[1].config["execution"] == CONFIG["execution"]  # the file's sections, too
+
+
+def test_the_sweep_table_shows_each_point_and_run_whole(tmp_path, capsys):
+    """Every key=value of a point is readable (a point cut to "mitigation.techn…" names none),
+    and so is the run id that ``llqm report`` takes, beside the modelled QPU's wide columns."""
+    store = tmp_path / "p.sqlite"
+    grid = ["--grid", "circuit.qubits=2", "--grid", "mitigation.technique=none,zne"]
+    pipeline = str(Path(__file__).parents[1] / "examples/pipelines/ghz_modelled_qpu.toml")
+    assert main(["--store", str(store), "sweep", pipeline, *grid]) == 0
+    out = capsys.readouterr().out
+    assert "modelled" in out  # the widest QPU column
+    assert out.count("technique=none") == 1 and out.count("technique=zne") == 1
+    runs = llqm.ProfileStore(store, readonly=True).runs()
+    assert len(runs) == 2 and all(run.id[:17] in out for run in runs)

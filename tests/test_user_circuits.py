@@ -164,6 +164,13 @@ def test_estimate_takes_qiskit_objects_and_returns_value_and_standard_error(stor
     assert recorded.status.value == "completed"
 
 
+def test_an_estimator_option_it_does_not_have_is_named_when_it_is_made():
+    with pytest.raises(
+        TypeError, match=r"Estimator has no option 'shotz'; its options are: mitigation, "
+    ):
+        Estimator(shotz=100)
+
+
 # ---- any OpenQASM file: with or without measurements ----
 
 

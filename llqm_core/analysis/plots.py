@@ -22,6 +22,14 @@ def sweep_plot(rows: list[dict[str, Any]], path: str | Path, title: str) -> Path
     return path
 
 
+def point_labels(point: dict[str, Any]) -> list[str]:
+    """A sweep point's ``key=value`` items, each key by its last part (``technique=zne``) unless
+    two keys share it: short enough to stay whole beside a plot's marker or in a table's cell."""
+    short = [key.split(".")[-1] for key in point]
+    names = short if len(set(short)) == len(short) else list(point)
+    return [f"{name}={value}" for name, value in zip(names, point.values())]
+
+
 def _half_width(row: dict[str, Any], field: str) -> float | None:
     """Half the 95% interval of a repeated point's figure (None for one trial or none known)."""
     summary = (row.get("spread") or {}).get(field)
@@ -45,7 +53,7 @@ def sweep_figure(rows: list[dict[str, Any]], title: str) -> Any:
     )
     repeated = False
     for row in rows:
-        label = ", ".join(f"{k.split('.')[-1]}={v}" for k, v in row["point"].items())
+        label = ", ".join(point_labels(row["point"]))
         for field, style in (
             ("error_unmitigated", {"facecolors": "none", "edgecolors": "grey"}),
             ("error_mitigated", {"color": "tab:blue"}),

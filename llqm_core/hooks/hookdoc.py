@@ -17,13 +17,15 @@ _FIELD = re.compile(r"^\s+(\w+): ([^#]+?)(?:\s+#: (.*))?$")
 def _fields(cls: type) -> list[str]:
     """A TypedDict's fields as a Markdown table, read from its source so the comments come along."""
     rows = ["| key | type | what it is |", "|---|---|---|"]
+    above: list[str] = []  # ``#:`` lines over a field too long for its own line
     for line in inspect.getsource(cls).splitlines():
         match = _FIELD.match(line)
         if match:
             name, kind, note = match.groups()
             # the type without its default; a union's bar would end the cell
             kind = kind.split(" = ")[0].strip().replace("|", "\\|")
-            rows.append(f"| `{name}` | `{kind}` | {note or ''} |")
+            rows.append(f"| `{name}` | `{kind}` | {note or ' '.join(above)} |")
+        above = above + [line.strip()[3:]] if line.strip().startswith("#: ") else []
     return rows if len(rows) > 2 else ["(no keyword arguments)"]
 
 

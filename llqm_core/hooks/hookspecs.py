@@ -146,8 +146,8 @@ def llqm_device_snapshot(device: str) -> HardwareSnapshot | None:
     """Return the current calibration of the device called ``device`` as an
     ``llqm_core.HardwareSnapshot``, or None if you do not know that name.
 
-    ``llqm hardware show DEVICE`` asks this when the store holds no snapshot of ``DEVICE``,
-    so a user can look at a device before running anything on it.
+    ``llqm hardware show DEVICE`` (without ``--stored``) and ``llqm hardware watch DEVICE``
+    ask this, so a user can look at a device as it is now, before running anything on it.
     """
 
 

@@ -17,6 +17,7 @@ copy of their starter's context (``threads``), so the run is current there too.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import runpy
 import sys
@@ -63,6 +64,7 @@ def parse_program(words: list[str]) -> Program:
     if words[0] == "-m":
         if len(words) < 2:
             raise UserError("llqm profile -m needs a module name, as python -m does.")
+        _check_module(words[1])
         return Program(None, words[1], words[2:])
     if words[0].startswith("-"):
         raise UserError(
@@ -72,6 +74,20 @@ def parse_program(words: list[str]) -> Program:
     if not Path(words[0]).is_file():
         raise UserError(f"cannot profile {words[0]!r}: no such file.")
     return Program(words[0], None, words[1:])
+
+
+def _check_module(module: str) -> None:
+    """Refuse a module that cannot be found, as a missing script is, before a run is recorded.
+    Only the top-level package is looked up: finding ``a.b`` would import ``a`` outside the run."""
+    top = module.split(".")[0]
+    saved = sys.path[:]
+    sys.path.insert(0, os.getcwd())  # where python -m (and the run) looks first
+    try:
+        found = top.isidentifier() and importlib.util.find_spec(top) is not None
+    finally:
+        sys.path[:] = saved
+    if not found:
+        raise UserError(f"cannot profile -m {module!r}: no module named {top!r} on the path.")
 
 
 class ProgramExit(Exception):

@@ -1,16 +1,11 @@
-"""The user's own circuit and observable from Python, shaped as Qiskit's Estimator.
-
-Code written for Qiskit's Estimator primitives passes its own objects: a ``QuantumCircuit``
-and a ``SparsePauliOp`` (or anything ``SparsePauliOp`` takes: a ``Pauli``, a label, a list of
-terms). ``estimate(circuit, observable, mitigation=...)`` runs them as one LLQM pipeline run
-(generate, observable, transpile, the mitigation's tasks, postprocess; profiled and stored
-like ``llqm run``) and returns the mitigated value with its standard error, the unmitigated
-one, and the ideal value where one could be computed. ``Estimator(...).run(pubs).result()``
-gives the same in Qiskit's result containers: ``result[i].data.evs`` and ``.data.stds``.
+"""The user's own circuit and observable from Python, shaped as Qiskit's Estimator: each
+``estimate(circuit, observable, mitigation=...)`` (or each pub of ``Estimator(...).run``) is
+one profiled, stored LLQM pipeline run, so Estimator code gets LLQM's mitigation and profile.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -112,6 +107,12 @@ class Estimator:
     ``estimate`` is given once, to the constructor."""
 
     def __init__(self, **options: Any) -> None:
+        allowed = [name for name in inspect.signature(estimate).parameters][2:]
+        unknown = sorted(set(options) - set(allowed))
+        if unknown:  # said now, not at the first run
+            raise TypeError(
+                f"Estimator has no option {unknown[0]!r}; its options are: {', '.join(allowed)}."
+            )
         self.options = options
 
     def run(self, pubs: Iterable[Any], *, precision: float | None = None) -> _Done:

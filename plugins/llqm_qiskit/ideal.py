@@ -1,19 +1,6 @@
-"""The exact noiseless value of an observable, by the cheapest method that can give it.
-
-Error mitigation is scored against the ideal value, so it is computed whenever that is
-possible, and the method is chosen before anything heavy runs (``choose``, also asked when the
-file is checked):
-
-- ``stabilizer``: Clifford circuits of any width (Qiskit's ``StabilizerState``);
-- ``statevector``: while the predicted memory of ``2^n`` amplitudes fits the machine's free
-  memory and the predicted time fits ``IDEAL_MAX_S``;
-- ``matrix_product_state``: Aer's MPS with a bond-dimension limit (``max_bond``). The bond
-  dimension is estimated from the two-qubit gates crossing each cut of the qubit line; below
-  the limit the result is exact, above it Aer truncates and the sum of the discarded weights
-  it logs is reported as the truncation error;
-- ``unknown``: a circuit with mid-circuit measurements, resets or classical control, or one
-  whose MPS would take too long. The run still mitigates; the report says the ideal value
-  is unknown.
+"""The exact noiseless value of an observable by the cheapest method that can give it
+(stabilizer, statevector, matrix product state, else unknown: docs/pipelines.md). Mitigation is
+scored against it, so the method is chosen before anything heavy runs, at check time too.
 """
 
 from __future__ import annotations

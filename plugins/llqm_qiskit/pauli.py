@@ -1,18 +1,7 @@
-"""Pauli-sum observables: a Hamiltonian's energy, a magnetisation, a correlator.
-
-A ``PauliSum`` is a ``SparsePauliOp`` over the circuit's (logical) qubits, written the way
-Qiskit users write one: labels and coefficients (``SparsePauliOp.from_list``), sparse terms on
-named qubits (``from_sparse_list``), or a JSON file holding either. Its terms are grouped into
-qubit-wise commuting sets (``group_commuting(qubit_wise=True)``); each set is measured by one
-circuit in its own basis, and all of them go into the same job. A set's terms are then
-products of ``Z`` on the measured bits (``DiagonalObservable``), so readout mitigation applies
-term by term as it does for the other observables.
-
-Basis changes are appended to the circuit the run compiled, on the physical qubit each logical
-qubit ends on, in gates every IBM device has natively (``X``: ``rz(pi/2) sx``; ``Y``: ``sx``):
-nothing is transpiled again, a Clifford circuit stays Clifford, and every variant of it (a ZNE
-fold, a PEC sample) is measured the same way. Each logical qubit ``i`` is read into classical
-bit ``i`` in every group, so one readout calibration serves them all.
+"""Pauli-sum observables (a Hamiltonian's energy, a magnetisation, a correlator), measured by one
+circuit per qubit-wise commuting group, all in one job (docs/pipelines.md). Basis changes are
+appended to the compiled circuit in gates every IBM device has natively, so nothing is
+transpiled again and every variant of it (a ZNE fold, a PEC sample) is measured the same way.
 """
 
 from __future__ import annotations

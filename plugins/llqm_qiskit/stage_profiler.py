@@ -1,19 +1,7 @@
-"""A transpile's pass-manager stages as LLQM tasks, or as seconds on the ``transpile`` task when
-the transpile is too short for a stage to be worth a task.
-
-A preset pass manager runs the stages init, layout, routing, translation, optimization and
-scheduling. A marker pass put in front of each stage (in a copy of the passes of the user's
-staged pass manager, which is left unchanged) tells the profiler where a stage begins; the
-pass manager's ``callback`` gives every pass's calls and seconds.
-
-Six stage tasks cost about half a millisecond (each is measured, stored and given a span), a
-tenth of transpiling a small circuit. So a stage becomes a task of its own only once the
-transpile has run ``STAGE_TASKS_AFTER_S`` or its circuit has ``STAGE_TASKS_MIN_OPS``
-operations; before that each stage is timed by two readings of a clock that needs no system
-call. A transpile that ends
-sooner keeps each stage's seconds (``transpile.stage.<stage>.time_s``) and every pass's calls
-and seconds on the ``transpile`` task; one that runs on records the stages it timed so far as
-tasks (their wall and thread CPU, with the RSS read then) and measures the rest live.
+"""A transpile's pass-manager stages (init, layout, routing, ...) as LLQM tasks, or as seconds
+on the ``transpile`` task when the transpile is too short for a stage task to be worth its cost.
+A marker pass in front of each stage, in a copy of the user's passes, says where a stage begins;
+the pass manager's ``callback`` gives every pass's calls and seconds.
 """
 
 from __future__ import annotations
@@ -27,6 +15,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
+import qiskit
 from qiskit.dagcircuit import DAGCircuit
 from qiskit.transpiler import PassManager, StagedPassManager
 from qiskit.transpiler.basepasses import AnalysisPass
@@ -81,10 +70,27 @@ def with_markers(pass_manager: StagedPassManager) -> PassManager:
                 groups += _groups(part)
     groups.append([_marker(None)])  # closes the last stage, cheaply
     marked = PassManager(max_iteration=pass_manager.max_iteration)
-    # Qiskit's ``append`` checks and wraps every group (a tenth of a small circuit's transpile);
-    # ``StagedPassManager`` itself builds its list of groups this way.
-    marked._tasks = groups
+    _set_groups(marked, groups)
     return marked
+
+
+def _set_groups(marked: PassManager, groups: list[Any]) -> None:
+    """Give ``marked`` its groups through Qiskit's private ``_tasks`` list, as
+    ``StagedPassManager`` itself does: the public ``append`` re-checks and wraps every group,
+    a tenth of a small circuit's transpile. Fails with a clear error, rather than transpiling
+    nothing, if a Qiskit release stops keeping its groups there."""
+    if not isinstance(getattr(marked, "_tasks", None), list):
+        raise RuntimeError(
+            f"llqm_qiskit's stage profiler needs PassManager._tasks (a list of pass groups), "
+            f"which Qiskit {qiskit.__version__} no longer has; profile with a Qiskit of 2.x "
+            "or report this to LLQM."
+        )
+    marked._tasks = groups
+    if len(marked) != len(groups):  # ``len`` is public and counts the groups Qiskit will run
+        raise RuntimeError(
+            f"llqm_qiskit's stage profiler set PassManager._tasks, but Qiskit "
+            f"{qiskit.__version__} does not run the groups it holds; report this to LLQM."
+        )
 
 
 def _groups(part: PassManager) -> list[Any]:
@@ -101,7 +107,7 @@ class _TimedStage:
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.start = _clock()  # a clock read without a system call
+        self.start = _clock()
         self.wall = 0.0
         self.passes: dict[str, list[Any]] = {}
 
