@@ -252,3 +252,12 @@ def test_a_drifting_backend_names_a_new_snapshot_per_job(store_path, ghz5):
     assert first.hardware != second.hardware
     store = llqm.ProfileStore(store_path)
     assert store.snapshot(second.hardware).extra["drift"]["elapsed_h"] == 12
+
+
+def test_an_unknown_device_names_the_closest_ones_not_every_device():
+    from llqm_qiskit.devices import fake_device
+
+    with pytest.raises(ValueError, match="unknown device 'fake_fezz'") as raised:
+        fake_device("fake_fezz")
+    message = str(raised.value)
+    assert "closest: fake_fez" in message and "fake_manila" not in message and len(message) < 400

@@ -276,3 +276,17 @@ def test_the_text_report_keeps_square_brackets_of_section_names(store_path, caps
     assert main(["report"]) == 0
     out = capsys.readouterr().out
     assert "[mitigation.zne] scale_factors must rise" in out
+
+
+@pytest.mark.parametrize(
+    ("config", "noted"), [({}, True), ({"profile.program": "script.py"}, False)]
+)
+def test_the_note_on_trials_is_for_pipelines_not_profiled_scripts(
+    store_path, capsys, config, noted
+):
+    with llqm.run("with figures", config=config), llqm.task("postprocess") as task:
+        task.annotate({"fidelity.ideal": 1.0, "fidelity.mitigated": 0.9})
+    assert main(["report"]) == 0
+    out = capsys.readouterr().out
+    assert ("One trial" in out) is noted
+    assert "up to 1 task at once" in out

@@ -351,7 +351,8 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
     parallel = report.get("concurrency") or {}
     if parallel.get("mean_busy_cores") is not None:
         console.print(
-            f"Concurrency: up to {parallel['max_parallel_tasks']} tasks at once, "
+            f"Concurrency: up to {parallel['max_parallel_tasks']} "
+            f"task{'' if parallel['max_parallel_tasks'] == 1 else 's'} at once, "
             f"{parallel['mean_busy_cores']:.2f} busy cores on average"
             + (f" (of {parallel['cpus']})" if parallel.get("cpus") else "")
         )
@@ -383,7 +384,9 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
             table.add_column(figure.replace("_", " "), justify="right")
         table.add_row(*(_figure(figures, k) for k in FIDELITY_FIGURES))
         console.print(table)
-    if figures or trial_of(report["run"].get("config")):
+    config = report["run"].get("config") or {}
+    if trial_of(config) or (figures and "profile.program" not in config):
+        # a profiled script cannot be repeated by LLQM, so the note on trials is for pipelines only
         console.print(single_trial_sentence(report), highlight=False, markup=False)
     predictions = report.get("predictions") or []
     if predictions:

@@ -6,6 +6,7 @@ calibration (T1, T2, gate and readout errors and durations) of the IBM device th
 
 from __future__ import annotations
 
+import difflib
 import functools
 import inspect
 import re
@@ -41,9 +42,12 @@ def fake_device(name: str) -> BackendV2:
     """The fake backend called ``name`` (one shared instance: building a target takes ~0.3 s)."""
     classes = _fake_classes()
     if not isinstance(name, str) or name not in classes:
+        close = difflib.get_close_matches(str(name), classes, n=3)
         raise ValueError(
             f"unknown device {name!r}; the fake backends of qiskit-ibm-runtime are named like "
-            f"{', '.join(HERON_R2)} (Heron r2, 156 qubits); all {len(classes)}: {', '.join(sorted(classes))}."
+            f"{', '.join(HERON_R2)} (Heron r2, 156 qubits)"
+            + (f"; closest: {', '.join(close)}" if close else "")
+            + f"; llqm_qiskit.devices.fake_device_names() lists all {len(classes)}."
         )
     return _make(name)
 
