@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import os
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,6 +22,7 @@ from qiskit.transpiler.basepasses import AnalysisPass
 import llqm_core
 from llqm_core.runtime.measure import HOST
 from llqm_core.runtime.memory import current_rss
+from llqm_core.runtime.thread_ids import native_thread_id
 
 from .metrics import dag_metrics
 
@@ -197,7 +197,7 @@ class StageProfiler:
         their memory the RSS now: they were timed by the clock alone."""
         if not self.timed:
             return
-        rss, pid, thread = current_rss(), os.getpid(), threading.get_native_id()
+        rss, pid, thread = current_rss(), os.getpid(), native_thread_id()
         elapsed = _clock() - self.began
         cpu_share = (_cpu_clock() - self.began_cpu) / elapsed if elapsed > 0 else 0.0
         for stage in self.timed:
