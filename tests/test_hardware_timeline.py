@@ -5,6 +5,7 @@ timeline`` puts them beside the run and its mitigated error."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from conftest import run_cli
@@ -17,6 +18,7 @@ from llqm_core.hardware_commands import parse_since
 from llqm_core.model.errors import UserError
 from llqm_core.model.hardware import MONITOR_STAGE
 from llqm_core.pipeline import parse_pipeline, run_pipeline
+from llqm_core.runtime.monitor import HardwareMonitor
 
 DRIFTING = {
     "name": "ghz-4 zne on a drifting device",
@@ -35,8 +37,20 @@ DRIFTING = {
 
 @pytest.fixture(scope="module")
 def drifted_run(tmp_path_factory):
+    """A run on a drifting device whose monitor read it at least twice: a fast machine can finish
+    the run inside one interval, so one more reading is taken, after the drift has moved on,
+    as the run closes."""
     path = tmp_path_factory.mktemp("drift") / "profiles.sqlite"
-    run_id, _ = run_pipeline(parse_pipeline(DRIFTING), store=path)
+    stop = HardwareMonitor.stop
+
+    def read_again_then_stop(monitor: HardwareMonitor):
+        time.sleep(2 * DRIFTING["backend"]["monitor_interval_s"])
+        monitor.poll_now()
+        return stop(monitor)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(HardwareMonitor, "stop", read_again_then_stop)
+        run_id, _ = run_pipeline(parse_pipeline(DRIFTING), store=path)
     return path, run_id
 
 
