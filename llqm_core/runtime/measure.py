@@ -12,7 +12,7 @@ import socket
 import time
 
 from ..model.records import GpuProfile, Profile
-from .memory import usage
+from .memory import end_usage, start_usage
 from .sampler import Watch, shared_sampler
 from .thread_ids import native_thread_id
 
@@ -47,7 +47,7 @@ class Measurement(Watch):
 
     def __init__(self) -> None:
         self._sampler = sampler = shared_sampler()
-        self._start_rss, self._start_process_cpu, self._start_hwm = usage()
+        self._start_rss, self._start_process_cpu, self._start_hwm = start_usage()
         Watch.__init__(self, _get_ident(), self._start_rss)
         sampler.watch(self)
         self._start_times = _times()
@@ -58,7 +58,7 @@ class Measurement(Watch):
         """The task's profile, with the QPU and queue seconds that backends reported for it."""
         wall = _perf_counter() - self._start_wall
         thread_cpu = _thread_time() - self._start_thread_cpu
-        end_rss, end_process_cpu, end_hwm = usage()
+        end_rss, end_process_cpu, end_hwm = end_usage()
         process_cpu = end_process_cpu - self._start_process_cpu
         end_times = _times()
         sampler = self._sampler

@@ -33,7 +33,14 @@ import llqm_core
 from llqm_core.runtime.instrumentation import Instrumentor, is_suppressed
 
 from .snapshot import backend_name, hardware_snapshot
-from .stage_profiler import STAGE, StageProfiler, _StageMarker, pass_metrics, with_markers
+from .stage_profiler import (
+    STAGE,
+    StageProfiler,
+    _StageMarker,
+    pass_metrics,
+    starts_small,
+    with_markers,
+)
 
 _busy: contextvars.ContextVar[bool] = contextvars.ContextVar("llqm_qiskit_busy", default=False)
 _transpile_options: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
@@ -88,34 +95,51 @@ def _run_profiled(
     circuit: Any,
     parent: llqm_core.TaskHandle,
     run: Callable[..., Any],
+    run_marked: Callable[..., Any],
     callback: Callable[..., Any] | None,
     **options: Any,
 ) -> Any:
-    """One circuit through ``pass_manager`` (by ``run``, the original ``run``), its stages as
-    ``profiled_transpile`` makes them, or its passes on ``parent`` for an unstaged manager."""
+    """One circuit through ``pass_manager`` (by ``run``; ``run_marked`` runs its copy with stage
+    markers), its stages as ``profiled_transpile`` makes them, or its passes on ``parent`` for
+    an unstaged manager. A small circuit's stages are followed from its passes, without markers:
+    they would cost more than its transpile's own passes (docs/performance.md)."""
     profiler = StageProfiler(parent, depths=False)
+    staged = isinstance(pass_manager, StagedPassManager)
+    followed = staged and starts_small(circuit)
+    if followed:
+        profiler.follow(pass_manager)
+        ours: Callable[..., None] = profiler.on_followed_pass
+    else:
+        ours = profiler.on_pass
     user = _user_callback(callback)
-    on_pass: Callable[..., None] = profiler.on_pass
+    on_pass = ours
     if user is not None:
 
         def on_pass(**kwargs: Any) -> None:
-            profiler.on_pass(**kwargs)
+            ours(**kwargs)
             user(**kwargs)
 
-    staged = isinstance(pass_manager, StagedPassManager)
-    marked = with_markers(pass_manager) if staged else pass_manager
+    marked = with_markers(pass_manager) if staged and not followed else None
     if not staged:
         profiler.record_on_parent()
     try:
         with profiler.running():
-            out = run(marked, circuit, callback=on_pass, **options)
+            if marked is not None:
+                out = run_marked(marked, circuit, callback=on_pass, **options)
+            else:
+                out = run(pass_manager, circuit, callback=on_pass, **options)
     except BaseException as exc:
-        if staged:
+        if followed:
+            profiler.finish_followed(exc)
+        elif staged:
             profiler.close(None, exc)
         raise
     if staged:
-        profiler.close(None)
-        pass_manager.property_set = marked.property_set
+        if followed:
+            profiler.finish_followed()
+        else:
+            profiler.close(None)
+            pass_manager.property_set = marked.property_set  # type: ignore[union-attr]
         if isinstance(out, QuantumCircuit):  # described from the DAG it was made from, no walk
             parent.run.remember_description(out, profiler.final())
     else:
@@ -187,7 +211,8 @@ def _wrap_pass_manager_run(original: Callable[..., Any]) -> Callable[..., Any]:
                             self,
                             circuit,
                             handle,
-                            _run_marked if isinstance(self, StagedPassManager) else original,
+                            original,
+                            _run_marked,
                             callback,
                             output_name=output_name,
                             num_processes=num_processes,
@@ -239,7 +264,7 @@ def _wrap_run_in_worker(original: Callable[..., Any]) -> Callable[..., Any]:
             )
 
         with _transpile_task(active, [program]) as handle:
-            out = _run_profiled(pass_manager, program, handle, run, user if sent else None)
+            out = _run_profiled(pass_manager, program, handle, run, run, user if sent else None)
             handle.record_output(out)
         return out
 

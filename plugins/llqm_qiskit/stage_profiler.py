@@ -16,8 +16,9 @@ from typing import Any
 
 import qiskit
 from qiskit.dagcircuit import DAGCircuit
+from qiskit.passmanager.base_tasks import BaseController
 from qiskit.transpiler import PassManager, StagedPassManager
-from qiskit.transpiler.basepasses import AnalysisPass
+from qiskit.transpiler.basepasses import AnalysisPass, BasePass
 
 import llqm_core
 from llqm_core.runtime.measure import HOST
@@ -105,15 +106,44 @@ class _TimedStage:
 
     __slots__ = ("name", "start", "wall", "passes")
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, start: float | None = None) -> None:
         self.name = name
-        self.start = _clock()
+        self.start = _clock() if start is None else start
         self.wall = 0.0
         self.passes: dict[str, list[Any]] = {}
 
-    def end(self, passes: dict[str, list[Any]]) -> None:
-        self.wall = _clock() - self.start
+    def end(self, passes: dict[str, list[Any]], at: float | None = None) -> None:
+        self.wall = (_clock() if at is None else at) - self.start
         self.passes = passes
+
+
+def starts_small(circuit: Any) -> bool:
+    """Whether a circuit is too small for its first stage to be a task: one whose stages may be
+    followed from its passes alone (``StageProfiler.follow``)."""
+    return len(circuit.data) < STAGE_TASKS_MIN_OPS
+
+
+def stages_of_passes(pass_manager: StagedPassManager) -> dict[int, str]:
+    """The stage of every pass ``pass_manager`` holds (by the pass object's id), looking into
+    flow controllers and the passes each pass requires."""
+    found: dict[int, str] = {}
+    for stage in pass_manager.stages:
+        for slot in (f"pre_{stage}", stage, f"post_{stage}"):
+            part = getattr(pass_manager, slot)
+            if part is not None:
+                _collect_passes(_groups(part), stage, found)
+    return found
+
+
+def _collect_passes(items: Any, stage: str, found: dict[int, str]) -> None:
+    for item in items:
+        if isinstance(item, (list, tuple)):
+            _collect_passes(item, stage, found)
+        elif isinstance(item, BaseController):
+            _collect_passes(getattr(item, "tasks", ()), stage, found)
+        else:
+            found.setdefault(id(item), stage)
+            _collect_passes(getattr(item, "requires", None) or (), stage, found)
 
 
 class StageProfiler:
@@ -142,6 +172,9 @@ class StageProfiler:
         self.depth: int | None = None
         self.final_dag: DAGCircuit | None = None  # the compiled circuit, once the last stage ends
         self.widths: dict[str, int] = {}
+        # With ``follow``: each pass's stage and the stages in order, for a run without markers.
+        self.stage_of: dict[int, str] = {}
+        self.stage_names: list[str] = []
 
     @contextmanager
     def running(self) -> Iterator[None]:
@@ -156,6 +189,63 @@ class StageProfiler:
         """An unstaged pass manager: its passes are recorded on the ``transpile`` task itself."""
         self.live = True
         self.current = self.parent
+
+    def follow(self, pass_manager: StagedPassManager) -> None:
+        """Time the stages of ``pass_manager``, run as it is (no marker passes), from the stage
+        of each pass the callback reports (``on_followed_pass``): for a small circuit's
+        transpile, whose stages are timed and put on the ``transpile`` task, or kept as tasks
+        once it ends if it ran past ``STAGE_TASKS_AFTER_S``; end with ``finish_followed``."""
+        self.stage_of = stages_of_passes(pass_manager)
+        self.stage_names = list(pass_manager.stages)
+
+    def on_followed_pass(
+        self, pass_: Any, time: float, dag: DAGCircuit, property_set: Any, **_: Any
+    ) -> None:
+        """``on_pass`` for a followed run: a pass of another stage than the last one's ended
+        that stage when it began (a pass of no known stage stays in the last one's)."""
+        stage = self.stage_of.get(id(pass_))
+        pending = self.pending
+        if stage is not None and (pending is None or stage != pending.name):
+            began = _clock() - time
+            self._end_timed(began)
+            self.pending = _TimedStage(stage, began)
+        self.final_dag = dag
+        self.on_pass(pass_, time, dag, property_set)
+
+    def finish_followed(self, exc: BaseException | None = None) -> None:
+        """A followed run has ended: every stage of the pass manager is there in its order (one
+        that ran no pass with 0 s), on the ``transpile`` task or, past ``STAGE_TASKS_AFTER_S``,
+        as tasks of their own."""
+        if exc is not None:
+            self.close(None, exc)
+            return
+        self._end_timed()
+        self._in_stage_order()
+        if _clock() - self.began >= STAGE_TASKS_AFTER_S:
+            self._record_timed()
+        else:
+            self.close(None)
+
+    def _in_stage_order(self) -> None:
+        by_name: dict[str, _TimedStage] = {}
+        for stage in self.timed:  # a stage met twice (not in a preset pass manager) adds up
+            first = by_name.setdefault(stage.name, stage)
+            if first is not stage:
+                first.wall += stage.wall
+                for name, entry in stage.passes.items():
+                    known = first.passes.setdefault(name, [0, 0.0, 0, None])
+                    known[0] += entry[0]
+                    known[1] += entry[1]
+                    known[2], known[3] = entry[2], entry[3]
+        ordered, at = [], self.began
+        for name in self.stage_names:
+            stage = by_name.pop(name, None)
+            if stage is None:
+                stage = _TimedStage(name, at)
+                stage.end({}, at)
+            ordered.append(stage)
+            at = stage.start + stage.wall
+        self.timed = ordered + list(by_name.values())
 
     def enter(self, stage: str | None, dag: DAGCircuit) -> None:
         """``stage`` begins (None: the last stage has ended); the one before ends with the
@@ -179,9 +269,9 @@ class StageProfiler:
         name = f"{STAGE}.{stage}"
         self.current = llqm_core.start_task(name, name, parent=self.parent, run=self.parent.run)
 
-    def _end_timed(self) -> None:
+    def _end_timed(self, at: float | None = None) -> None:
         if self.pending is not None:
-            self.pending.end(self.passes)
+            self.pending.end(self.passes, at)
             self.timed.append(self.pending)
             self.pending, self.passes = None, {}
 
@@ -236,10 +326,13 @@ class StageProfiler:
         self, pass_: Any, time: float, dag: DAGCircuit, property_set: Any, **_: Any
     ) -> None:
         # Called after every pass (some forty in a preset pass manager): kept to a few lookups.
-        if type(pass_) is _StageMarker:
+        kind = _pass_kinds.get(type(pass_))
+        if kind is None:
+            kind = _pass_kind(pass_)
+        name, changes_dag = kind
+        if name is None:  # a stage marker
             return
-        name = pass_.name()
-        if pass_.is_transformation_pass:
+        if changes_dag:
             self.depth = None
         elif name == "Depth":
             self.depth = property_set["depth"]
@@ -292,13 +385,42 @@ class StageProfiler:
         self.timed = []
 
 
+#: Per pass class: its name (None for a stage marker) and whether it may change the circuit.
+_pass_kinds: dict[type, tuple[str | None, bool]] = {}
+
+
+def _pass_kind(pass_: Any) -> tuple[str | None, bool]:
+    """What ``on_pass`` needs of a pass, read once per class: ``name()`` and
+    ``is_transformation_pass`` are a call and an ``isinstance`` on every one of forty passes."""
+    if type(pass_) is _StageMarker:
+        kind: tuple[str | None, bool] = (None, False)
+    else:
+        kind = (pass_.name(), bool(pass_.is_transformation_pass))
+    if type(pass_).name is BasePass.name:  # a class that names its instances alike
+        _pass_kinds[type(pass_)] = kind
+    return kind
+
+
+#: Per pass name: its metric names (four f-strings per pass and transpile otherwise).
+_metric_names: dict[str, tuple[str, str, str, str]] = {}
+
+
 def pass_metrics(passes: dict[str, list[Any]]) -> dict[str, Any]:
     """Every pass's calls, seconds and the circuit it left, as metrics."""
     metrics: dict[str, Any] = {"transpile.passes": sum(int(entry[0]) for entry in passes.values())}
     for name, (calls, seconds, size, depth) in passes.items():
-        metrics[f"transpile.pass.{name}.calls"] = int(calls)
-        metrics[f"transpile.pass.{name}.time_s"] = seconds
-        metrics[f"transpile.pass.{name}.size_after"] = size
+        keys = _metric_names.get(name)
+        if keys is None:
+            prefix = f"transpile.pass.{name}."
+            keys = _metric_names[name] = (
+                prefix + "calls",
+                prefix + "time_s",
+                prefix + "size_after",
+                prefix + "depth_after",
+            )
+        metrics[keys[0]] = int(calls)
+        metrics[keys[1]] = seconds
+        metrics[keys[2]] = size
         if depth is not None:
-            metrics[f"transpile.pass.{name}.depth_after"] = depth
+            metrics[keys[3]] = depth
     return metrics
