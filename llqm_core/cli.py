@@ -16,7 +16,6 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -31,6 +30,7 @@ from . import __version__, profile_command, store_command
 from . import hardware_commands as hardware_actions
 from .analysis.compare import compare_runs
 from .analysis.html_report import html_report, trials_html
+from .analysis.plain import plain_console, styled
 from .analysis.plots import device_map_png, drift_map_png, point_labels, sweep_plot
 from .analysis.report import (
     build_report,
@@ -331,11 +331,11 @@ def _print_json(data: Any) -> None:
 def _progress(disable: bool) -> Progress:
     return Progress(
         SpinnerColumn(),
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),  # the run's name, as written
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        console=Console(stderr=True),
+        console=plain_console(stderr=True),
         disable=disable,
     )
 
@@ -350,7 +350,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> None:
             + ")"
         )
         for note in pipeline.notes:
-            console.print(f"  {note}", markup=False)
+            console.print(f"  {note}")
         return
     store = getattr(args, "store", None) or pipeline.store
     with _progress(args.json) as progress:
@@ -577,9 +577,12 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> None:
     for side in ("a", "b"):
         shown = result[side]
         console.print(
-            f"{side}: [bold]{escape(shown['name'])}[/bold] ({shown['id'][:17]}), "
-            f"{_trials_words(shown['trials'])}, wall {format_seconds(shown['wall_s'])}, "
-            f"decisions {result['decisions'][side] or 'none'}"
+            styled(
+                f"{side}: ",
+                (shown["name"], "bold"),
+                f" ({shown['id'][:17]}), {_trials_words(shown['trials'])}, wall "
+                f"{format_seconds(shown['wall_s'])}, decisions {result['decisions'][side] or 'none'}",
+            )
         )
     a_trials, b_trials = result["a"]["trials"], result["b"]["trials"]
     table = Table(title="Per stage, a -> b", title_justify="left")
@@ -627,7 +630,6 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> None:
             "A side with one trial has no spread: repeat it ([run] repeat = N) to tell a "
             "difference from chance.",
             highlight=False,
-            markup=False,  # "[run]" is not a style
         )
 
 
@@ -724,11 +726,13 @@ def cmd_hardware_show(args: argparse.Namespace, console: Console) -> None:
         _print_json(snapshot)
         return
     console.print(
-        f"[bold]{snapshot['backend']}[/bold]  {snapshot['num_qubits']} qubits  snapshot "
-        f"{snapshot['fingerprint']}"
-        f"  taken {iso_time(int(snapshot['taken_at'] * 1e9))}"
+        styled(
+            (snapshot["backend"], "bold"),
+            f"  {snapshot['num_qubits']} qubits  snapshot {snapshot['fingerprint']}"
+            f"  taken {iso_time(int(snapshot['taken_at'] * 1e9))}",
+        )
     )
-    console.print(f"[bold]Shown:[/bold] {escape(origin)}")
+    console.print(styled(("Shown:", "bold"), f" {origin}"))
     console.print(f"faulty qubits: {snapshot['faulty_qubits'] or 'none'}")
     console.print(f"faulty couplers: {[tuple(p) for p in snapshot['faulty_couplers']] or 'none'}")
     table = Table(title="Qubits", title_justify="left")
@@ -855,7 +859,7 @@ def _plural(kind: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    console = Console() if sys.stdout.isatty() else Console(width=160)
+    console = plain_console() if sys.stdout.isatty() else plain_console(width=160)
     python_way = warnings.formatwarning
     warnings.formatwarning = _format_llqm_warnings(python_way)
     try:

@@ -15,9 +15,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
+from .analysis.plain import styled
 from .analysis.report import iso_time
 from .analysis.timeline import device_timeline, write_timeline_png
 from .hooks.plugins import loaded_plugins
@@ -122,7 +122,10 @@ def cmd_hardware_timeline(args: argparse.Namespace, console: Console) -> None:
     console.print(table)
     for failure in timeline["failures"]:
         console.print(
-            f"[red]reading failed[/red] {iso_time(int(failure['at'] * 1e9))}: {escape(failure['error'])}"
+            styled(
+                ("reading failed", "red"),
+                f" {iso_time(int(failure['at'] * 1e9))}: {failure['error']}",
+            )
         )
     runs = Table(title="Runs on it", title_justify="left")
     for column in ("started", "run", "name", "mitigated error", "unmitigated error"):

@@ -13,6 +13,7 @@ from pathlib import Path
 from rich.console import Console
 
 from .analysis.html_report import html_report
+from .analysis.plain import plain_console
 from .analysis.report import build_report, render_report
 from .model.errors import UserError
 from .runtime.programs import parse_program, profile_program
@@ -53,7 +54,7 @@ def cmd_profile(args: argparse.Namespace, console: Console) -> int:
     if active.store is not None:
         report = build_report(ProfileStore(active.store.location, readonly=True), active.id)
         wide = None if sys.stderr.isatty() else 160  # as the CLI's own console
-        render_report(report, Console(stderr=True, width=wide), tasks=False)
+        render_report(report, plain_console(stderr=True, width=wide), tasks=False)
         if args.html:
             try:
                 Path(args.html).write_text(html_report(report), encoding="utf-8")

@@ -12,6 +12,7 @@ import sys
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from .analysis.plain import plain_console
 from .model.records import RunRecord
 from .store.copy import check_distinct, copy_runs, runs_to_copy
 from .store.profile_store import ProfileStore
@@ -62,11 +63,11 @@ def cmd_store_copy(args: argparse.Namespace, console: Console) -> int:
     runs = runs_to_copy(source, args.runs)
     target = ProfileStore(args.target)
     with Progress(
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        console=Console(stderr=True),
+        console=plain_console(stderr=True),
         disable=not sys.stderr.isatty(),
     ) as progress:
         outcome = copy_runs(source, target, runs, _Bar(progress, target.name))

@@ -278,6 +278,28 @@ def test_the_text_report_keeps_square_brackets_of_section_names(store_path, caps
     assert "[mitigation.zne] scale_factors must rise" in out
 
 
+def test_names_errors_and_warnings_with_section_names_print_as_written(store_path, capsys):
+    """Rich reads ``[circuit]`` as a style and drops it unless told not to: every listing and
+    report shows recorded text as it was written."""
+    with pytest.raises(ValueError), llqm.run("ghz [circuit] sweep") as failed:
+        with llqm.task("[transpile] step", stage="transpile") as step:
+            step.annotate({"pipeline.warnings": ["[mitigation.pec] samples lowered"]})
+        raise ValueError("[mitigation.zne] scale_factors must rise")
+    assert main(["runs"]) == 0
+    assert "ghz [circuit] sweep" in capsys.readouterr().out
+    assert main(["report", "--tasks"]) == 0
+    out = capsys.readouterr().out
+    for written in (
+        "ghz [circuit] sweep",
+        "error: ValueError: [mitigation.zne] scale_factors must rise",
+        "[transpile] step",
+        "warning: [mitigation.pec] samples lowered",
+    ):
+        assert written in out
+    assert main(["compare", failed.id, failed.id]) == 0
+    assert "a: ghz [circuit] sweep" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(
     ("config", "noted"), [({}, True), ({"profile.program": "script.py"}, False)]
 )

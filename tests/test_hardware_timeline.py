@@ -37,19 +37,21 @@ DRIFTING = {
 
 @pytest.fixture(scope="module")
 def drifted_run(tmp_path_factory):
-    """A run on a drifting device whose monitor read it at least twice: a fast machine can finish
-    the run inside one interval, so one more reading is taken, after the drift has moved on,
-    as the run closes."""
+    """A run on a drifting device whose monitor saw at least two calibrations: a fast machine
+    can finish the run inside one interval, so as the run closes the monitor reads again, until
+    the drift has moved the calibration on."""
     path = tmp_path_factory.mktemp("drift") / "profiles.sqlite"
     stop = HardwareMonitor.stop
 
-    def read_again_then_stop(monitor: HardwareMonitor):
-        time.sleep(2 * DRIFTING["backend"]["monitor_interval_s"])
-        monitor.poll_now()
+    def read_until_it_moved_then_stop(monitor: HardwareMonitor):
+        deadline = time.monotonic() + 30
+        while monitor.cost.changes < 2 and time.monotonic() < deadline:
+            time.sleep(DRIFTING["backend"]["monitor_interval_s"])
+            monitor.poll_now()
         return stop(monitor)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(HardwareMonitor, "stop", read_again_then_stop)
+        patch.setattr(HardwareMonitor, "stop", read_until_it_moved_then_stop)
         run_id, _ = run_pipeline(parse_pipeline(DRIFTING), store=path)
     return path, run_id
 

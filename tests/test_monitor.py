@@ -47,6 +47,14 @@ class Toy:
         return self.snapshot
 
 
+def wait_until(condition, timeout_s: float = 30.0) -> None:
+    """Wait for ``condition()`` to hold, polling: a loaded machine is slow, never wrong."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, f"still not true after {timeout_s} s"
+        time.sleep(0.01)
+
+
 def test_a_snapshot_is_kept_only_when_the_fingerprint_changes(store_path):
     toy = Toy()
     with llqm.run("watched") as run:
@@ -140,12 +148,9 @@ def test_the_monitor_reads_on_its_interval_and_tells_subscribers(store_path):
     with llqm.run("interval") as run:
         monitor = run.watch_hardware(toy)
         monitor.subscribe(seen.append)
-        time.sleep(0.3)
+        wait_until(lambda: toy.readings >= 3)  # the first at watch, the others on the interval
         toy.snapshot = calibration(0.04)
-        deadline = time.monotonic() + 5
-        while not seen and time.monotonic() < deadline:
-            time.sleep(0.02)
-    assert toy.readings >= 3
+        wait_until(lambda: bool(seen))
     assert len(seen) == 1
     assert (
         seen[0].before is not None and seen[0].before.fingerprint == calibration(0.01).fingerprint

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import llqm_core as llqm
+from llqm_core.cli import main
 from llqm_core.model.errors import UserError
 from llqm_core.pipeline import load_pipeline, parse_pipeline, run_pipeline
 
@@ -126,6 +127,14 @@ BAD = [
         with_changes(mitigation={"technique": "zne", "zen": {"samples": 3}}),
         r"\[mitigation\] has options for 'zen', which is not a registered technique",
     ),
+    (  # a table of a technique the file does not select is checked as the selected one's
+        with_changes(mitigation={"pec": {"sampels": 100}}),
+        r"in \[mitigation\.pec\]: stage 'mitigate\.pec' has no option 'sampels'; its options are: ",
+    ),
+    (
+        with_changes(mitigation={"zne": {"scale_factor": [1, 3]}}),
+        r"in \[mitigation\.zne\]: stage 'mitigate\.zne' has no option 'scale_factor'; its options are: ",
+    ),
     (
         with_changes(mitigation={"zne": {"scale_factors": [0.5, 1]}}),
         r"scale factors must be 1 or more",
@@ -169,6 +178,19 @@ def test_bad_pipeline_files_get_one_sentence_before_anything_runs(config, messag
     text = str(refused.value)
     assert "\n" not in text and text.endswith(".")
     assert not store_path.exists()
+
+
+def test_check_refuses_a_typo_in_a_technique_the_file_does_not_select(tmp_path, capsys):
+    """``llqm run --check`` exits 2 on a key no technique takes, in any ``[mitigation.*]`` table."""
+    file = tmp_path / "typo.toml"
+    file.write_text(
+        '[circuit]\nkind = "ghz"\nqubits = 3\n[mitigation]\ntechnique = "zne"\n'
+        "[mitigation.pec]\nsampels = 100\n"
+    )
+    assert main(["run", str(file), "--check", "--store", str(tmp_path / "s.sqlite")]) == 2
+    err = capsys.readouterr().err
+    assert "in [mitigation.pec]: stage 'mitigate.pec' has no option 'sampels'" in err
+    assert "Traceback" not in err
 
 
 def test_unreadable_and_malformed_files_and_invalid_qasm(tmp_path):

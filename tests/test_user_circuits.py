@@ -164,6 +164,29 @@ def test_estimate_takes_qiskit_objects_and_returns_value_and_standard_error(stor
     assert recorded.status.value == "completed"
 
 
+@pytest.mark.parametrize("label", ["ZZ", "ZZZZ"])
+def test_estimate_refuses_an_observable_of_another_width_as_qiskits_estimator_does(
+    label, store_path
+):
+    """Qiskit's EstimatorV2 requires the observable's width to be the circuit's; padding a
+    narrower one would measure qubits the user did not name (a logical observable beside a
+    transpiled circuit)."""
+    circuit = QuantumCircuit(3, name="ghz3")
+    circuit.h(0)
+    circuit.cx(0, 1)
+    circuit.cx(1, 2)
+    sentence = (
+        rf"the observable acts on {len(label)} qubits but circuit 'ghz3' has 3; as with "
+        r"Qiskit's EstimatorV2 they must be equal"
+    )
+    with pytest.raises(ValueError, match=sentence):
+        estimate(circuit, SparsePauliOp(label), shots=100, store=store_path)
+    good = (circuit, SparsePauliOp("ZZZ"))
+    with pytest.raises(ValueError, match=sentence):  # refused before the first pub runs
+        Estimator(shots=100, store=store_path).run([good, (circuit, SparsePauliOp(label))])
+    assert not store_path.exists() or not ProfileStore(store_path, readonly=True).runs()
+
+
 def test_an_estimator_option_it_does_not_have_is_named_when_it_is_made():
     with pytest.raises(
         TypeError, match=r"Estimator has no option 'shotz'; its options are: mitigation, "

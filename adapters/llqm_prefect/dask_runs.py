@@ -1,20 +1,6 @@
 """Dask workers on any host: each LLQM run is published to the flow's cluster, and workers that
-cannot reach its store send their rows back as Dask events.
-
-When a profiled flow run starts on a ``DaskTaskRunner``, its process registers a ``JoinRun``
-worker plugin on the cluster (present workers and those that join later): it instruments the
-worker and tells it the run (id, trace, span), where the store is (host and path, or a
-PostgreSQL URL) and the event topic that leads back. A worker on the store's host that finds
-the file there, or any worker that reaches the PostgreSQL store, writes it directly, as a
-process-pool worker does. Any other worker records its tasks into a
-``RelayStore`` whose messages go back with ``Worker.log_event``; the flow's client receives
-them (``Client.subscribe_topic``) and keeps them in the store. An SQLite store is never written
-from another host, not even through a network file system that would let it: SQLite's
-documentation warns against exactly that.
-
-The flow sees a task's rows before its result: the worker sends them from the task's thread
-before the task returns, on the stream that later reports the task done; the scheduler forwards
-both to the client in that order, and the client runs the handler as each message arrives.
+cannot reach its store send their rows back as Dask events, since a team's workers rarely share
+the store's file system (docs/architecture.md, "Dask workers on other hosts").
 """
 
 from __future__ import annotations

@@ -10,11 +10,13 @@ from typing import Any
 from rich.console import Console, JustifyMethod
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from ..model.records import RunRecord, TaskRecord
 from ..model.trials import trial_of
 from ..model.units import format_bytes, format_seconds
 from ..store.profile_store import ProfileStore
+from .plain import styled
 from .summary import (
     FIDELITY_FIGURES,
     bottleneck,
@@ -286,11 +288,15 @@ def render_report(report: dict[str, Any], console: Console, tasks: bool = False)
     the stages, and the outcome."""
     run = report["run"]
     console.print(
-        f"[bold]{run['name']}[/bold]  run {run['id']}  [bold]{run['status']}[/bold]  "
-        f"started {run['started']}  wall {format_seconds(run['wall_s'])}  trace {run['trace_id']}"
+        styled(
+            (run["name"], "bold"),
+            f"  run {run['id']}  ",
+            (run["status"], "bold"),
+            f"  started {run['started']}  wall {format_seconds(run['wall_s'])}  trace {run['trace_id']}",
+        )
     )
     if run.get("error"):
-        console.print(f"[red]error:[/red] {escape(run['error'])}")
+        console.print(styled(("error:", "red"), f" {run['error']}"))
     if report["tasks"]:
         _render_tasks(report, console, tasks)
     stages = Table(title=stages_caption(report), title_justify="left")
@@ -343,8 +349,8 @@ def cache_sentence(report: dict[str, Any]) -> str | None:
 def render_outcome(report: dict[str, Any], console: Console) -> None:
     """The bottleneck, the cost of each step, and the fidelity figures: the answer at a glance."""
     sentence = bottleneck_sentence(report, lambda text: f"[bold]{escape(text)}[/bold]")
-    if sentence:
-        console.print(sentence)
+    if sentence:  # LLQM's own markup around escaped names
+        console.print(Text.from_markup(sentence))
     cached = cache_sentence(report)
     if cached:
         console.print(cached, highlight=False)
@@ -387,7 +393,7 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
     config = report["run"].get("config") or {}
     if trial_of(config) or (figures and "profile.program" not in config):
         # a profiled script cannot be repeated by LLQM, so the note on trials is for pipelines only
-        console.print(single_trial_sentence(report), highlight=False, markup=False)
+        console.print(single_trial_sentence(report), highlight=False)
     predictions = report.get("predictions") or []
     if predictions:
         table = Table(title="Predicted before the run vs measured", title_justify="left")
@@ -413,7 +419,7 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
             )
         console.print(table)
     for warning in report.get("warnings", []):
-        console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
+        console.print(styled(("warning:", "yellow"), f" {warning}"))
 
 
 def _figure(figures: dict[str, Any], key: str) -> str:

@@ -1,20 +1,7 @@
 """The hardware monitor: a background thread that re-reads each watched backend's calibration.
 
-Hardware drifts while a run goes on, so a calibration read once at the start goes stale. While
-a run is open (or ``llqm hardware watch`` runs), the monitor asks every watched source for its
-current calibration on the source's interval, off every task's path. A source is any object
-with ``device_name``, ``poll_calibration()`` (returning an ``llqm_core.HardwareSnapshot``) and
-``monitor_interval_s``; the Qiskit plugin's backends are sources.
-
-A snapshot is kept only when its fingerprint changes: the store gets the snapshot once and a
-timeline row with the time it was seen (``hardware_changes``), and subscribers (policies that
-react to drift) and the plugins' ``llqm_hardware_changed`` hook hear of the change. A reading
-that raises or takes longer than ``timeout_s`` is recorded once, with its reason, and the
-run goes on; the next reading that succeeds ends the failure. Every task of the run records
-the fingerprints in force when it started (``hardware.in_force``) and those that came into
-force while it ran (``hardware.changed_during``), looked up from the times of the changes.
-The monitor measures its own cost (readings, their wall and CPU seconds), which the run
-records as a task of its own kind (``hardware.monitor``).
+Hardware drifts while a run goes on, so a calibration read once at the start goes stale; the
+monitor keeps it current off every task's path (docs/architecture.md, "The hardware monitor").
 """
 
 from __future__ import annotations

@@ -182,8 +182,9 @@ def sample_compiled(
                 qubit = compiled.qubits[representation.qubits[local]]
                 for gate in _PAULI_GATES[pauli]:
                     insertions.append((position, CircuitInstruction(gate, (qubit,), ())))
+        data = circuit.data  # Qiskit's public, checked list of the circuit's instructions
         for position, instruction in reversed(insertions):  # later first: positions hold
-            circuit._data.insert(position + 1, instruction)
+            data.insert(position + 1, instruction)
         # What the sample is, for an engine that converts the compiled circuit once and adds the
         # few gates inserted (Stim's, ``llqm_qiskit.stim_engine``): a convention, not an import.
         setattr(circuit, _INSERTIONS, (compiled, tuple(insertions)))

@@ -3,8 +3,9 @@
 ``technique = "zne"`` runs the stage ``mitigate.zne``; ``"rem+zne"`` composes techniques:
 every one but the last is built with ``inner=True`` (it prepares, such as a readout
 calibration, and the last one executes). ``[mitigation.<technique>]`` tables hold each
-technique's options. Once the circuit is known, a ``mitigation`` policy may choose another
-technique; the technique as run is part of a run's shape.
+technique's options, checked whether the technique is selected or not. Once the circuit is
+known, a ``mitigation`` policy may choose another technique; the technique as run is part of
+a run's shape.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from llqm_core.hooks.contracts import MITIGATION, SectionPlan, StageUse
+from llqm_core.model.errors import UserError
 from llqm_core.pipeline import registries
 from llqm_core.pipeline.policies import decide
 
@@ -27,6 +29,17 @@ def techniques() -> list[str]:
         for name in registries.registered("stage")
         if name.startswith(PREFIX)
     )
+
+
+def _check_keys(technique: str, options: dict[str, Any]) -> None:
+    """Refuse a key the technique does not take, even in the table of a technique the file
+    does not select (a typo there would pass unseen until a sweep or a policy chose it), in the
+    sentence the selected technique's table gets."""
+    stage = PREFIX + technique
+    try:
+        registries.check_options(registries.lookup("stage", stage), options, f"stage {stage!r}")
+    except UserError as exc:
+        raise ValueError(f"in [mitigation.{technique}]: {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -58,6 +71,7 @@ class MitigationSection:
                 raise ValueError(
                     f"[mitigation.{key}] must be a table of options, not {type(value).__name__}."
                 )
+            _check_keys(key, value)
         uses = []
         for position, part in enumerate(parts):
             options = dict(table.get(part, {}))

@@ -259,21 +259,14 @@ class BudgetedMitigation:
         costs = step_costs(active.store.tasks(active.id))
         spent_shots = sum(c["shots"] for c in costs)
         spent_qpu = sum(c["qpu_s"] for c in costs)
-        over = []
-        if self.budget_shots is not None and spent_shots > self.budget_shots:
-            excess = spent_shots - self.budget_shots
-            over.append(
-                f"{spent_shots:,} shots spent, {excess:,.0f} ({excess / self.budget_shots:.0%}) "
-                "over budget_shots = "
-                f"{self.budget_shots:,.0f}"
+        over = [
+            sentence
+            for sentence in (
+                _overspent("budget_shots", self.budget_shots, spent_shots),
+                _overspent("budget_qpu_s", self.budget_qpu_s, spent_qpu),
             )
-        if self.budget_qpu_s is not None and spent_qpu > self.budget_qpu_s:
-            excess = spent_qpu - self.budget_qpu_s
-            over.append(
-                f"{spent_qpu:.3g} QPU s spent, {excess:.3g} s ({excess / self.budget_qpu_s:.0%}) "
-                "over budget_qpu_s = "
-                f"{self.budget_qpu_s:g}"
-            )
+            if sentence is not None
+        ]
         inputs = {
             "spent_shots": spent_shots,
             "spent_qpu_s": spent_qpu,
@@ -302,6 +295,25 @@ class BudgetedMitigation:
         )
         warn(message)
         return [message]
+
+
+#: How each budget's figures read: what was spent, the excess, the budget.
+_FIGURES = {
+    "budget_shots": ("{:,.0f} shots", "{:,.0f}", "{:,.0f}"),
+    "budget_qpu_s": ("{:.3g} QPU s", "{:.3g} s", "{:g}"),
+}
+
+
+def _overspent(name: str, budget: float | None, spent: float) -> str | None:
+    """By how much ``spent`` went over the budget ``name``, in one phrase; None within it."""
+    if budget is None or spent <= budget:
+        return None
+    spent_form, excess_form, budget_form = _FIGURES[name]
+    excess = spent - budget
+    return (
+        f"{spent_form.format(spent)} spent, {excess_form.format(excess)} ({excess / budget:.0%}) "
+        f"over {name} = {budget_form.format(budget)}"
+    )
 
 
 def _technique_only(mitigation: dict[str, Any]) -> dict[str, Any]:

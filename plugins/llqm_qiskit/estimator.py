@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from qiskit import QuantumCircuit
 from qiskit.primitives.containers import DataBin, PrimitiveResult, PubResult
+from qiskit.quantum_info import SparsePauliOp
 
 from llqm_core.pipeline import parse_pipeline, run_pipeline
 
@@ -48,9 +49,7 @@ def estimate(
     ``mitigation`` says (a technique such as ``"rem+zne"``, or a ``[mitigation]`` table:
     ``{"technique": "zne", "zne": {"scale_factors": [1, 2, 3]}}``), on ``backend`` (a
     ``[backend]`` table; default the embedded ``aer``)."""
-    if not isinstance(circuit, QuantumCircuit):
-        raise ValueError(f"circuit must be a qiskit QuantumCircuit, not {type(circuit).__name__}.")
-    operator = checked_operator(observable)
+    operator = _checked_pub(circuit, observable)
     table = {"technique": mitigation} if isinstance(mitigation, str) else dict(mitigation)
     observable_options: dict[str, Any] = {"kind": "pauli", "operator": operator}
     if max_bond is not None:
@@ -82,6 +81,23 @@ def estimate(
         data.get("ideal_method"),
         run_id,
     )
+
+
+def _checked_pub(circuit: Any, observable: Any) -> SparsePauliOp:
+    """The observable as a Pauli sum on exactly the circuit's qubits, as Qiskit's EstimatorV2
+    requires: an observable padded silently would be measured on qubits the user did not mean
+    (a logical observable beside a transpiled circuit)."""
+    if not isinstance(circuit, QuantumCircuit):
+        raise ValueError(f"circuit must be a qiskit QuantumCircuit, not {type(circuit).__name__}.")
+    operator = checked_operator(observable)
+    if operator.num_qubits != circuit.num_qubits:
+        raise ValueError(
+            f"the observable acts on {operator.num_qubits} qubits but circuit {circuit.name!r} "
+            f"has {circuit.num_qubits}; as with Qiskit's EstimatorV2 they must be equal (pad the "
+            "observable with identities, or give a transpiled circuit's observable "
+            "observable.apply_layout(circuit.layout))."
+        )
+    return operator
 
 
 class _Done:
@@ -120,14 +136,17 @@ class Estimator:
             raise ValueError(
                 "precision is not supported; give shots = ... to Estimator(...) instead."
             )
-        results = []
-        for pub in pubs:
+        pubs = list(pubs)
+        for pub in pubs:  # every pub checked before the first runs, as Qiskit's primitives do
             if not isinstance(pub, (tuple, list)) or len(pub) < 2:
                 raise ValueError(
                     f"each pub must be (circuit, observable), not {type(pub).__name__}."
                 )
             if len(pub) > 2 and pub[2] is not None:
                 raise ValueError("parameter values are not supported; bind them first.")
+            _checked_pub(pub[0], pub[1])
+        results = []
+        for pub in pubs:
             found = estimate(pub[0], pub[1], **self.options)
             data = DataBin(
                 evs=np.array(found.value),
