@@ -148,8 +148,20 @@ class OwnTime:
                 api.TaskHandle,
                 ("annotate", "describe", "record_output", "record_usage", "use_hardware"),
             ),
-            (api.ActiveRun, ("producers", "note_output")),
-            (stage_profiler.StageProfiler, ("enter", "on_pass", "close")),
+            (api.ActiveRun, ("producers", "note_output", "remember_description")),
+            (
+                stage_profiler.StageProfiler,
+                (
+                    "__init__",
+                    "enter",
+                    "on_pass",
+                    "close",
+                    "final",
+                    "follow",
+                    "on_followed_pass",
+                    "finish_followed",
+                ),
+            ),
             (
                 instrument,
                 ("with_markers", "_snapshot", "_pub_circuits", "_job_usage", "_transpile_task"),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 import time
 
 from ..model.records import GpuProfile, Profile
@@ -21,12 +22,33 @@ HOST = socket.gethostname()
 
 # The kernel's thread id, not ``threading.get_ident``: Python reuses an ident as soon as its thread
 # has ended, which would join two worker threads into one on the critical path.
-_perf_counter, _thread_time, _times, _get_ident = (
+_perf_counter, _thread_time, _process_time, _times, _get_ident = (
     time.perf_counter,
     time.thread_time,
+    time.process_time,
     os.times,
     native_thread_id,
 )
+
+
+#: A task that starts this soon after another ended in its thread takes that one's end readings
+#: of RSS, peak RSS and children's CPU as its own start: back to back, the system calls would
+#: read the same figures at some tens of microseconds each (docs/performance.md).
+REUSE_END_READING_S = 0.001
+#: A task shorter than this keeps its start's RSS, peak and children's CPU as its end's: the
+#: kernel maps at most a few GB/s of new pages, so its RSS moved by some MB at most; a child's
+#: CPU, which the kernel adds when the child is waited for, goes to the next longer task
+#: (docs/performance.md).
+SHORT_TASK_S = 0.002
+_thread_ended = threading.local()  # .reading: (perf_counter, rss, hwm, os.times) at a task's end
+
+
+def _forget_in_child() -> None:
+    _thread_ended.__dict__.clear()  # the parent's readings are not the child's
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)
 
 
 class Measurement(Watch):
@@ -43,14 +65,22 @@ class Measurement(Watch):
         "_start_times",
         "_start_thread_cpu",
         "_start_wall",
+        "_read_at",
     )
 
     def __init__(self) -> None:
         self._sampler = sampler = shared_sampler()
-        self._start_rss, self._start_process_cpu, self._start_hwm = start_usage()
+        now = _perf_counter()
+        ended = getattr(_thread_ended, "reading", None)
+        if ended is not None and now - ended[0] < REUSE_END_READING_S:
+            self._read_at, self._start_rss, self._start_hwm, self._start_times = ended
+            self._start_process_cpu = _process_time()
+        else:
+            self._start_rss, self._start_process_cpu, self._start_hwm = start_usage()
+            self._start_times = _times()
+            self._read_at = now
         Watch.__init__(self, _get_ident(), self._start_rss)
         sampler.watch(self)
-        self._start_times = _times()
         self._start_thread_cpu = _thread_time()
         self._start_wall = _perf_counter()
 
@@ -58,9 +88,15 @@ class Measurement(Watch):
         """The task's profile, with the QPU and queue seconds that backends reported for it."""
         wall = _perf_counter() - self._start_wall
         thread_cpu = _thread_time() - self._start_thread_cpu
-        end_rss, end_process_cpu, end_hwm = end_usage()
+        if wall < SHORT_TASK_S and self.samples == 1:
+            end_rss, end_hwm, end_times = self._start_rss, self._start_hwm, self._start_times
+            end_process_cpu = _process_time()
+            _thread_ended.reading = (self._read_at, end_rss, end_hwm, end_times)
+        else:
+            end_rss, end_process_cpu, end_hwm = end_usage()
+            end_times = _times()
+            _thread_ended.reading = (_perf_counter(), end_rss, end_hwm, end_times)
         process_cpu = end_process_cpu - self._start_process_cpu
-        end_times = _times()
         sampler = self._sampler
         sampler.unwatch(self)
         start = self._start_times

@@ -427,6 +427,7 @@ class QiskitInstrumentor(Instrumentor):
 
     def _instrument(self) -> None:
         self.jobs = _PendingJobs()
+        self.job_types: set[type] = set()  # whose class's ``result`` is patched already
         for owner in (PassManager, StagedPassManager):
             self.patch(owner, "run", _wrap_pass_manager_run)
         import qiskit
@@ -518,6 +519,9 @@ class QiskitInstrumentor(Instrumentor):
     def _watch(self, job: Any, handle: llqm_core.TaskHandle, owned: bool) -> None:
         """End the task when the job's result is read: patch its class's ``result`` once."""
         self.jobs.add(job, handle, owned)
+        if type(job) in self.job_types:
+            return
+        self.job_types.add(type(job))
         owner = next((c for c in type(job).__mro__ if "result" in vars(c)), None)
         if owner is not None and not self.patched(owner, "result"):
             self.patch(owner, "result", self._wrap_result)

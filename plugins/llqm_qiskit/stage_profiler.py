@@ -366,7 +366,10 @@ class StageProfiler:
         merged: dict[str, list[Any]] = {}
         metrics: dict[str, Any] = {}
         for stage in self.timed:
-            metrics[f"transpile.stage.{stage.name}.time_s"] = stage.wall
+            key = _stage_keys.get(stage.name)
+            if key is None:
+                key = _stage_keys[stage.name] = f"transpile.stage.{stage.name}.time_s"
+            metrics[key] = stage.wall
             for name, (calls, seconds, size, depth) in stage.passes.items():
                 entry = merged.setdefault(name, [0, 0.0, 0, None])
                 entry[0] += calls
@@ -401,6 +404,8 @@ def _pass_kind(pass_: Any) -> tuple[str | None, bool]:
     return kind
 
 
+#: Per stage name: the metric of its seconds on the ``transpile`` task.
+_stage_keys: dict[str, str] = {}
 #: Per pass name: its metric names (four f-strings per pass and transpile otherwise).
 _metric_names: dict[str, tuple[str, str, str, str]] = {}
 
