@@ -137,13 +137,37 @@ def stages_of_passes(pass_manager: StagedPassManager) -> dict[int, str]:
 
 def _collect_passes(items: Any, stage: str, found: dict[int, str]) -> None:
     for item in items:
-        if isinstance(item, (list, tuple)):
+        kind = _task_kinds.get(type(item))
+        if kind is None:
+            kind = _task_kind(type(item))
+        if kind == _PASS:
+            if id(item) not in found:
+                found[id(item)] = stage
+            requires = getattr(item, "requires", None)
+            if requires:
+                _collect_passes(requires, stage, found)
+        elif kind == _SEQUENCE:
             _collect_passes(item, stage, found)
-        elif isinstance(item, BaseController):
-            _collect_passes(getattr(item, "tasks", ()), stage, found)
         else:
-            found.setdefault(id(item), stage)
-            _collect_passes(getattr(item, "requires", None) or (), stage, found)
+            _collect_passes(getattr(item, "tasks", ()), stage, found)
+
+
+_PASS, _SEQUENCE, _CONTROLLER = 0, 1, 2
+#: Per class of what a pass manager holds: a pass, a sequence of them, or a flow controller
+#: (an ``isinstance`` of Qiskit's abstract classes costs a microsecond on every one of them).
+_task_kinds: dict[type, int] = {}
+
+
+def _task_kind(cls: type) -> int:
+    kind = (
+        _SEQUENCE
+        if issubclass(cls, (list, tuple))
+        else _CONTROLLER
+        if issubclass(cls, BaseController)
+        else _PASS
+    )
+    _task_kinds[cls] = kind
+    return kind
 
 
 class StageProfiler:
