@@ -5,6 +5,7 @@ from __future__ import annotations
 import types
 
 import pytest
+import qiskit
 from qiskit import QuantumCircuit, transpile
 from qiskit.circuit.library import CXGate
 from qiskit.providers.basic_provider import BasicSimulator
@@ -118,6 +119,21 @@ def test_an_unstaged_pass_manager_records_its_passes_on_the_transpile_task(instr
     (task,) = ProfileStore(tmp_path / "s.sqlite", readonly=True).tasks(run.id)
     assert task.metrics["transpile.pass.InverseCancellation.calls"] == 1
     assert task.metrics["circuit.size"] == 0
+
+
+def test_a_transpile_call_is_one_task_from_its_start_with_the_pass_manager_it_built(
+    instrumented, tmp_path
+):
+    """``qiskit.transpile`` spends most of a small circuit's time building its preset pass
+    manager: the task spans the whole call and says how long that took (called through the
+    module, as a script run by ``llqm profile`` finds it: this file imported it before)."""
+    with llqm_core.run("whole call", store=tmp_path / "s.sqlite") as run:
+        qiskit.transpile(bell(), FakeManilaV2(), optimization_level=1, seed_transpiler=3)
+    (task,) = ProfileStore(tmp_path / "s.sqlite", readonly=True).tasks(run.id)
+    stages = sum(v for k, v in task.metrics.items() if k.startswith("transpile.stage."))
+    assert task.stage == "transpile" and task.metrics["transpile.optimization_level"] == 1
+    assert 0 < task.metrics["transpile.setup_s"] < task.profile.wall_s
+    assert task.metrics["transpile.setup_s"] + stages <= task.profile.wall_s
 
 
 def test_the_same_exception_and_a_failed_task(instrumented, tmp_path):
