@@ -136,6 +136,27 @@ def test_a_transpile_call_is_one_task_from_its_start_with_the_pass_manager_it_bu
     assert task.metrics["transpile.setup_s"] + stages <= task.profile.wall_s
 
 
+def test_a_small_circuits_transpile_that_runs_long_keeps_its_stages_as_tasks(
+    instrumented, tmp_path, monkeypatch
+):
+    """Told apart by their passes (no markers), the stages of a long transpile still become
+    tasks, in the pass manager's order, one after another under the ``transpile`` task."""
+    from llqm_qiskit import stage_profiler
+
+    monkeypatch.setattr(stage_profiler, "STAGE_TASKS_AFTER_S", 0.0)
+    pass_manager = generate_preset_pass_manager(1, FakeManilaV2(), seed_transpiler=4)
+    with llqm_core.run("long", store=tmp_path / "s.sqlite") as run:
+        compiled = pass_manager.run(bell())
+    parent, *stages = ProfileStore(tmp_path / "s.sqlite", readonly=True).tasks(run.id)
+    assert compiled.num_nonlocal_gates() == 1
+    assert [t.stage for t in stages] == [f"transpile.{s}" for s in pass_manager.stages]
+    assert all(t.parent_id == parent.id for t in stages)
+    assert all(a.end_ns <= b.start_ns for a, b in zip(stages, stages[1:]))
+    translation = stages[list(pass_manager.stages).index("translation")]
+    assert translation.metrics["transpile.pass.BasisTranslator.calls"] == 1
+    assert "transpile.stage.translation.time_s" not in parent.metrics
+
+
 def test_the_same_exception_and_a_failed_task(instrumented, tmp_path):
     def error():  # the basis translation stage finds no way to make a cx from rz alone
         with pytest.raises(TranspilerError) as caught:

@@ -105,8 +105,8 @@ def _run_profiled(
 ) -> Any:
     """One circuit through ``pass_manager`` (by ``run``; ``run_marked`` runs its copy with stage
     markers), its stages as ``profiled_transpile`` makes them, or its passes on ``parent`` for
-    an unstaged manager. A small circuit's stages are followed from its passes, without markers:
-    they would cost more than its transpile's own passes (docs/performance.md)."""
+    an unstaged manager. A small circuit's stages are told apart by its passes, without marker
+    passes, which cost as much as the rest of its transpile's bookkeeping (docs/performance.md)."""
     profiler = StageProfiler(parent, depths=False)
     staged = isinstance(pass_manager, StagedPassManager)
     followed = staged and starts_small(circuit)
@@ -138,17 +138,16 @@ def _run_profiled(
         elif staged:
             profiler.close(None, exc)
         raise
-    if staged:
-        if followed:
-            profiler.finish_followed()
-        else:
-            profiler.close(None)
-            pass_manager.property_set = marked.property_set  # type: ignore[union-attr]
-        if isinstance(out, QuantumCircuit):  # described from the DAG it was made from, no walk
-            parent.run.remember_description(out, profiler.final())
-    else:
+    if followed:
+        profiler.finish_followed()
+    elif marked is not None:
+        profiler.close(None)
+        pass_manager.property_set = marked.property_set
+    if not staged:
         parent.annotate_numbers(pass_metrics(profiler.passes))
         profiler.current = None
+    elif isinstance(out, QuantumCircuit):  # described from the DAG it was made from, no walk
+        parent.run.remember_description(out, profiler.final())
     return out
 
 
