@@ -157,6 +157,33 @@ def test_a_small_circuits_transpile_that_runs_long_keeps_its_stages_as_tasks(
     assert "transpile.stage.translation.time_s" not in parent.metrics
 
 
+def test_passes_hidden_in_an_unknown_controller_are_still_timed_by_stage(instrumented, tmp_path):
+    """A flow controller that does not show its passes where Qiskit's own do: the stages cannot
+    be told apart by their passes, so they are marked, and nothing goes unrecorded."""
+    from qiskit.passmanager.base_tasks import BaseController
+    from qiskit.transpiler import StagedPassManager
+
+    class Opaque(BaseController):
+        def __init__(self, passes):
+            super().__init__()
+            self._hidden = list(passes)
+
+        def iter_tasks(self, state):
+            for task in self._hidden:  # noqa: UP028 (Qiskit sends the state in)
+                yield task
+
+    circuit = QuantumCircuit(2)
+    circuit.cx(0, 1)
+    circuit.cx(0, 1)
+    only = PassManager([Opaque([InverseCancellation([CXGate()])])])
+    with llqm_core.run("opaque", store=tmp_path / "s.sqlite") as run:
+        out = StagedPassManager(stages=["only"], only=only).run(circuit)
+    assert out.size() == 0
+    (task,) = ProfileStore(tmp_path / "s.sqlite", readonly=True).tasks(run.id)
+    assert task.metrics["transpile.pass.InverseCancellation.calls"] == 1
+    assert task.metrics["transpile.stage.only.time_s"] > 0
+
+
 def test_the_same_exception_and_a_failed_task(instrumented, tmp_path):
     def error():  # the basis translation stage finds no way to make a cx from rz alone
         with pytest.raises(TranspilerError) as caught:

@@ -109,9 +109,8 @@ def _run_profiled(
     passes, which cost as much as the rest of its transpile's bookkeeping (docs/performance.md)."""
     profiler = StageProfiler(parent, depths=False)
     staged = isinstance(pass_manager, StagedPassManager)
-    followed = staged and starts_small(circuit)
+    followed = staged and starts_small(circuit) and profiler.follow(pass_manager)
     if followed:
-        profiler.follow(pass_manager)
         ours: Callable[..., None] = profiler.on_followed_pass
     else:
         ours = profiler.on_pass

@@ -214,13 +214,15 @@ class StageProfiler:
         self.live = True
         self.current = self.parent
 
-    def follow(self, pass_manager: StagedPassManager) -> None:
+    def follow(self, pass_manager: StagedPassManager) -> bool:
         """Time the stages of ``pass_manager``, run as it is (no marker passes), from the stage
         of each pass the callback reports (``on_followed_pass``): for a small circuit's
         transpile, whose stages are timed and put on the ``transpile`` task, or kept as tasks
-        once it ends if it ran past ``STAGE_TASKS_AFTER_S``; end with ``finish_followed``."""
+        once it ends if it ran past ``STAGE_TASKS_AFTER_S``; end with ``finish_followed``.
+        False when no pass was found (the caller then runs a copy with markers)."""
         self.stage_of = stages_of_passes(pass_manager)
         self.stage_names = list(pass_manager.stages)
+        return bool(self.stage_of)  # False: no pass found where Qiskit 2 keeps them
 
     def on_followed_pass(
         self, pass_: Any, time: float, dag: DAGCircuit, property_set: Any, **_: Any
