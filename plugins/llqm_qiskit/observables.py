@@ -23,11 +23,11 @@ from functools import cached_property
 
 import numpy as np
 from qiskit import QuantumCircuit
-from qiskit.quantum_info import Pauli, SparsePauliOp, Statevector
+from qiskit.quantum_info import Pauli, SparsePauliOp
 from qiskit_aer import AerSimulator
 
 from . import stim_engine
-from .ideal import Ideal, for_simulator, ideal_values, unitary
+from .ideal import Ideal, for_simulator, ideal_values, statevector_probabilities, unitary
 from .ideal import choose as choose_ideal
 from .mps import MAX_BOND
 
@@ -183,9 +183,7 @@ def _noiseless_support(
     order = [readout[b] for b in sorted(readout)]
     method = support_method(body)
     if method == "statevector":
-        probabilities = Statevector(body).probabilities(
-            qargs=order
-        )  # index bit j is qubit order[j]
+        probabilities = statevector_probabilities(body, order)  # index bit j is qubit order[j]
         support = np.flatnonzero(probabilities > 1e-12)
         if len(support) > MAX_IDEAL_OUTCOMES:
             raise ValueError(
