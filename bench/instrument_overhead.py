@@ -42,11 +42,12 @@ import os
 import runpy
 import statistics
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 os.environ.setdefault("LLQM_EXPORTERS", "none")
+
+from overhead import background_cpu_s  # noqa: E402  (bench/overhead.py)
 
 import llqm_core  # noqa: E402
 from llqm_core.runtime.instrumentation import instrument_all, uninstrument_all  # noqa: E402
@@ -67,26 +68,14 @@ def script() -> None:
         runpy.run_path(str(SCRIPT), run_name="__main__")
 
 
-def background_cpu() -> float:
-    """CPU seconds of LLQM's own threads (the resource sampler, the store writer) so far."""
-    total = 0.0
-    for thread in threading.enumerate():
-        if thread.name.startswith("llqm") and thread.ident is not None:
-            try:
-                total += time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
-            except (OSError, ProcessLookupError):
-                pass  # ended meanwhile
-    return total
-
-
 def timed(work) -> tuple[float, float, float, float]:
     """Wall, process CPU, this thread's CPU, and LLQM's background threads' CPU of ``work``.
 
     This thread's CPU is the steady one on a shared VM: other tenants stretch wall time, and
     Aer's worker threads spin for a while after each job, which process CPU counts."""
-    started = time.perf_counter(), time.process_time(), time.thread_time(), background_cpu()
+    started = time.perf_counter(), time.process_time(), time.thread_time(), background_cpu_s()
     work()
-    ended = time.perf_counter(), time.process_time(), time.thread_time(), background_cpu()
+    ended = time.perf_counter(), time.process_time(), time.thread_time(), background_cpu_s()
     return tuple(b - a for a, b in zip(started, ended))  # type: ignore[return-value]
 
 

@@ -67,13 +67,6 @@ HWM_REUSE_S = 0.05
 _last_hwm: tuple[float, int | None] = (float("-inf"), None)  # (monotonic time, bytes)
 
 
-def _rss() -> int:
-    reader = _reader
-    if reader is not None and reader.fd is not None:
-        return int(os.pread(reader.fd, 128, 0).split()[1]) * _PAGE_SIZE
-    return current_rss()
-
-
 def high_water_mark() -> int | None:
     """The highest RSS this process has had, in bytes, where the OS keeps it."""
     global _last_hwm
@@ -88,7 +81,7 @@ def start_usage() -> tuple[int, float, int | None]:
     """A task's readings at its start: the RSS now, the process's CPU seconds so far (all
     threads), and its RSS high-water mark as last read, if that was within ``HWM_REUSE_S``
     (a peak that set a new high in between is then the task's own as well)."""
-    rss = _rss()
+    rss = current_rss()
     read_at, hwm = _last_hwm
     if _monotonic() - read_at > HWM_REUSE_S:
         hwm = high_water_mark()
@@ -97,4 +90,4 @@ def start_usage() -> tuple[int, float, int | None]:
 
 def end_usage() -> tuple[int, float, int | None]:
     """A task's readings at its end, as ``start_usage``'s, the high-water mark read afresh."""
-    return _rss(), _process_time(), high_water_mark()
+    return current_rss(), _process_time(), high_water_mark()

@@ -185,6 +185,15 @@ def _run_marked(marked: PassManager, circuit: Any, **options: Any) -> Any:
     return marked.run(circuit, **options)
 
 
+def _circuit_batch(circuits: Any) -> list[QuantumCircuit] | None:
+    """The circuits of a transpile call (one circuit or a list of them), or None for any other
+    input, which is left to Qiskit unprofiled."""
+    batch = [circuits] if isinstance(circuits, QuantumCircuit) else circuits
+    if isinstance(batch, list) and all(isinstance(c, QuantumCircuit) for c in batch):
+        return list(batch)
+    return None
+
+
 def _wrap_pass_manager_run(original: Callable[..., Any]) -> Callable[..., Any]:
     def run(
         self: PassManager,
@@ -195,10 +204,10 @@ def _wrap_pass_manager_run(original: Callable[..., Any]) -> Callable[..., Any]:
         **kwargs: Any,
     ) -> Any:
         active = _profiling()
-        single = isinstance(circuits, QuantumCircuit)
-        batch = [circuits] if single else list(circuits) if isinstance(circuits, list) else None
-        if active is None or batch is None or not all(isinstance(c, QuantumCircuit) for c in batch):
+        batch = _circuit_batch(circuits)
+        if active is None or batch is None:
             return original(self, circuits, output_name, callback, num_processes, **kwargs)
+        single = isinstance(circuits, QuantumCircuit)
         from qiskit.utils import should_run_in_parallel
 
         enclosing = llqm_core.current_task()
@@ -284,12 +293,8 @@ def _wrap_transpile(original: Callable[..., Any]) -> Callable[..., Any]:
 
     def transpile(circuits: Any, backend: Any = None, *args: Any, **kwargs: Any) -> Any:
         active = _profiling()
-        batch = [circuits] if isinstance(circuits, QuantumCircuit) else circuits
-        if (
-            active is None
-            or not isinstance(batch, list)
-            or not all(isinstance(c, QuantumCircuit) for c in batch)
-        ):
+        batch = _circuit_batch(circuits)
+        if active is None or batch is None:
             return original(circuits, backend, *args, **kwargs)
         seed = kwargs.get("seed_transpiler")
         level = kwargs.get("optimization_level")

@@ -65,10 +65,8 @@ def with_markers(pass_manager: StagedPassManager) -> PassManager:
     groups: list[Any] = []
     for stage in pass_manager.stages:
         groups.append([_marker(stage)])
-        for slot in (f"pre_{stage}", stage, f"post_{stage}"):
-            part = getattr(pass_manager, slot)
-            if part is not None:
-                groups += _groups(part)
+        for part in _stage_parts(pass_manager, stage):
+            groups += _groups(part)
     groups.append([_marker(None)])  # closes the last stage, cheaply
     marked = PassManager(max_iteration=pass_manager.max_iteration)
     _set_groups(marked, groups)
@@ -92,6 +90,14 @@ def _set_groups(marked: PassManager, groups: list[Any]) -> None:
             f"llqm_qiskit's stage profiler set PassManager._tasks, but Qiskit "
             f"{qiskit.__version__} does not run the groups it holds; report this to LLQM."
         )
+
+
+def _stage_parts(pass_manager: StagedPassManager, stage: str) -> Iterator[PassManager]:
+    """The pass managers a stage runs, in order: its ``pre_``, own and ``post_`` slots."""
+    for slot in (f"pre_{stage}", stage, f"post_{stage}"):
+        part = getattr(pass_manager, slot)
+        if part is not None:
+            yield part
 
 
 def _groups(part: PassManager) -> list[Any]:
@@ -128,10 +134,8 @@ def stages_of_passes(pass_manager: StagedPassManager) -> dict[int, str]:
     flow controllers and the passes each pass requires."""
     found: dict[int, str] = {}
     for stage in pass_manager.stages:
-        for slot in (f"pre_{stage}", stage, f"post_{stage}"):
-            part = getattr(pass_manager, slot)
-            if part is not None:
-                _collect_passes(_groups(part), stage, found)
+        for part in _stage_parts(pass_manager, stage):
+            _collect_passes(_groups(part), stage, found)
     return found
 
 
@@ -258,11 +262,7 @@ class StageProfiler:
             first = by_name.setdefault(stage.name, stage)
             if first is not stage:
                 first.wall += stage.wall
-                for name, entry in stage.passes.items():
-                    known = first.passes.setdefault(name, [0, 0.0, 0, None])
-                    known[0] += entry[0]
-                    known[1] += entry[1]
-                    known[2], known[3] = entry[2], entry[3]
+                _add_passes(first.passes, stage.passes)
         ordered, at = [], self.began
         for name in self.stage_names:
             stage = by_name.pop(name, None)
@@ -392,15 +392,8 @@ class StageProfiler:
         merged: dict[str, list[Any]] = {}
         metrics: dict[str, Any] = {}
         for stage in self.timed:
-            key = _stage_keys.get(stage.name)
-            if key is None:
-                key = _stage_keys[stage.name] = f"transpile.stage.{stage.name}.time_s"
-            metrics[key] = stage.wall
-            for name, (calls, seconds, size, depth) in stage.passes.items():
-                entry = merged.setdefault(name, [0, 0.0, 0, None])
-                entry[0] += calls
-                entry[1] += seconds
-                entry[2], entry[3] = size, depth
+            metrics[f"transpile.stage.{stage.name}.time_s"] = stage.wall
+            _add_passes(merged, stage.passes)
         metrics = pass_metrics(merged) | metrics
         known = self.parent.record.metrics
         if "transpile.passes" in known:  # several circuits of one call: their passes add up
@@ -412,6 +405,15 @@ class StageProfiler:
         if failed is not None:
             self.parent.annotate({"transpile.failed_stage": failed})
         self.timed = []
+
+
+def _add_passes(into: dict[str, list[Any]], passes: dict[str, list[Any]]) -> None:
+    """Add ``passes``' calls and seconds into ``into``; the circuit each left is the later one's."""
+    for name, (calls, seconds, size, depth) in passes.items():
+        entry = into.setdefault(name, [0, 0.0, 0, None])
+        entry[0] += calls
+        entry[1] += seconds
+        entry[2], entry[3] = size, depth
 
 
 #: Per pass class: its name (None for a stage marker) and whether it may change the circuit.
@@ -430,8 +432,6 @@ def _pass_kind(pass_: Any) -> tuple[str | None, bool]:
     return kind
 
 
-#: Per stage name: the metric of its seconds on the ``transpile`` task.
-_stage_keys: dict[str, str] = {}
 #: Per pass name: its metric names (four f-strings per pass and transpile otherwise).
 _metric_names: dict[str, tuple[str, str, str, str]] = {}
 
