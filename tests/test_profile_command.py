@@ -175,7 +175,9 @@ def test_child_processes_join_the_run(tmp_path, capsys):
     transpiles = by_stage(report, "transpile")
     assert len(transpiles) == 3
     assert len({t["pid"] for t in transpiles}) >= 2
-    assert all(len(children(report, t)) == 6 for t in transpiles)
+    for transpile in transpiles:  # stages as tasks once a transpile ran 50 ms, else as seconds
+        stage_seconds = [k for k in transpile["metrics"] if k.startswith("transpile.stage.")]
+        assert len(children(report, transpile)) == 6 or len(stage_seconds) == 6
 
 
 def test_module_form_and_the_html_report(tmp_path, capsys, monkeypatch):
