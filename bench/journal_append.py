@@ -1,0 +1,81 @@
+"""What keeping a finished task costs on its path: an append into the memory-mapped journal
+against the ``pwrite`` a journal whose file cannot be mapped makes.
+
+    python bench/journal_append.py [--rounds 11] [--appends 300]
+
+Two frames, each the finished row of a real task: an empty task's and one carrying 120 numeric
+metrics (an instrumented transpile's per-pass figures). Each is appended back to back, and
+between bits of other work (8 MiB of fresh memory filled, as a task's own work leaves the
+caches cold, which is where a task's end runs). Blocks of appends alternate between the two
+kinds of journal in one process, each block ending with the ``clear`` a commit makes; the
+figures are the medians over the rounds of each block's mean time per append, and the ratio
+is write / mmap (above 1: the mapped journal is cheaper).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("LLQM_EXPORTERS", "none")
+
+import llqm_core as llqm  # noqa: E402
+from llqm_core.store.journal import TaskJournal, encode_row  # noqa: E402
+from llqm_core.store.writer import finished_row  # noqa: E402
+
+
+def task_frame(metrics: int) -> bytes:
+    """The journal frame of a real finished task with ``metrics`` numeric metrics."""
+    with llqm.run("frames", store=None):
+        with llqm.task("transpile", stage="compile") as handle:
+            handle.annotate_numbers({f"pass_{i}_s": i * 1e-4 for i in range(metrics)})
+    return encode_row(finished_row(handle.record))
+
+
+def other_work() -> None:
+    bytearray(8 << 20)
+
+
+def block(journal: TaskJournal, frame: bytes, appends: int, between) -> float:
+    """Mean microseconds per append over ``appends`` appends, then the commit's clear."""
+    total = 0
+    for _ in range(appends):
+        if between is not None:
+            between()
+        started = time.perf_counter_ns()
+        journal.append(frame)
+        total += time.perf_counter_ns() - started
+    journal.clear()
+    return total / appends / 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=11)
+    parser.add_argument("--appends", type=int, default=300, help="appends per block")
+    args = parser.parse_args()
+    store = Path(tempfile.mkdtemp(prefix="llqm-bench-")) / "journal.sqlite"
+    journals = {"mmap": TaskJournal(store), "write": TaskJournal(store, mapped=False)}
+    for metrics, what in ((0, "an empty task"), (120, "a task with 120 metrics")):
+        frame = task_frame(metrics)
+        for between, where in ((None, "back to back"), (other_work, "after 8 MiB of other work")):
+            means: dict[str, list[float]] = {kind: [] for kind in journals}
+            for _ in range(args.rounds):
+                for kind, journal in journals.items():
+                    means[kind].append(block(journal, frame, args.appends, between))
+            mapped, written = (statistics.median(means[kind]) for kind in ("mmap", "write"))
+            print(
+                f"{len(frame):>5}-byte frame ({what}), {where}: mmap {mapped:.2f} us, "
+                f"write {written:.2f} us per append; write / mmap {written / mapped:.1f}x"
+            )
+    for journal in journals.values():
+        journal.remove()
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+
+
+if __name__ == "__main__":
+    main()
