@@ -1,7 +1,7 @@
 """What the instrumentors cost: nothing on a program that does not use them, and LLQM's share of
 a script that transpiles and runs 100 small circuits.
 
-    python bench/instrument_overhead.py [--pairs 21] [--unrelated-pairs 20]
+    python bench/instrument_overhead.py [--pairs 21] [--unrelated-pairs 20] [--breakdown 11]
     OMP_WAIT_POLICY=PASSIVE python bench/instrument_overhead.py
 
 Both figures alternate blocks in one process and take the median of the per-pair ratios:
@@ -29,12 +29,22 @@ whole runs timed against each other drift on a shared VM by more than the effect
   shared VM. Aer's OpenMP threads spin after each job unless ``OMP_WAIT_POLICY=PASSIVE``; on 2
   cores they take the program thread's core, by amounts that move with every shift in timing
   (docs/benchmarks.md), so the figure is printed with the policy in force.
+- ``--breakdown N``: where the profiled run's extra time goes. N rounds alternate the bare
+  script, the profiled one, and profiled ones with one part of LLQM's work left out each (a
+  transpile's per-pass profiling, the task's readings, the store's writes of tasks) and with
+  all three left out: what remains then is the floor of recording a task per call at all
+  (starting and ending it, describing its circuits and results). An analysis only: the parts
+  are switched off by replacing them inside this process, never in LLQM itself.
+
+Every block starts with a full garbage collection: one that Python's collector starts inside a
+block costs 0.2 s with Qiskit, Aer and LLQM loaded, and would land on either side by chance.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import io
 import json
 import math
@@ -73,6 +83,7 @@ def timed(work) -> tuple[float, float, float, float]:
 
     This thread's CPU is the steady one on a shared VM: other tenants stretch wall time, and
     Aer's worker threads spin for a while after each job, which process CPU counts."""
+    gc.collect()
     started = time.perf_counter(), time.process_time(), time.thread_time(), background_cpu_s()
     work()
     ended = time.perf_counter(), time.process_time(), time.thread_time(), background_cpu_s()
@@ -189,10 +200,87 @@ def switched(on: bool, work):
     return run
 
 
+class _WallClockOnly:
+    """A task's readings cut down to its wall time (``--breakdown``)."""
+
+    def __init__(self) -> None:
+        self.started = time.perf_counter()
+
+    def stop(self, qpu_s: float | None = None, queue_s: float | None = None) -> llqm_core.Profile:
+        return llqm_core.Profile(wall_s=time.perf_counter() - self.started)
+
+
+def _without_passes(pass_manager, circuit, parent, run, run_marked, callback, **options):
+    """A transpile's pass manager run with the user's callback alone (``--breakdown``)."""
+    return run(pass_manager, circuit, callback=callback, **options)
+
+
+def _left_out() -> dict[str, list[tuple[object, str, object]]]:
+    from llqm_qiskit import instrument
+
+    from llqm_core.runtime import api
+    from llqm_core.store.profile_store import ProfileStore
+
+    return {
+        "per-pass profiling": [(instrument, "_run_profiled", _without_passes)],
+        "readings": [(api, "Measurement", _WallClockOnly)],
+        "store writes of tasks": [
+            (ProfileStore, "start_task", lambda self, task: None),
+            (ProfileStore, "finish_task", lambda self, task: None),
+        ],
+    }
+
+
+def _with_parts_left_out(work, parts: list[tuple[object, str, object]]):
+    def run() -> None:
+        kept = [(owner, name, getattr(owner, name)) for owner, name, _ in parts]
+        for owner, name, replacement in parts:
+            setattr(owner, name, replacement)
+        try:
+            work()
+        finally:
+            for owner, name, original in kept:
+                setattr(owner, name, original)
+
+    return run
+
+
+def breakdown(store: Path, rounds: int) -> None:
+    """The profiled run with parts of LLQM's work left out, each against the bare script."""
+    parts = _left_out()
+    profiled = instrumented(script, store)
+    variants = {"bare": script, "profiled": profiled}
+    for label, replaced in parts.items():
+        variants[f"without {label}"] = _with_parts_left_out(profiled, replaced)
+    variants["without all three (the floor)"] = _with_parts_left_out(
+        profiled, [part for replaced in parts.values() for part in replaced]
+    )
+    walls: dict[str, list[float]] = {label: [] for label in variants}
+    labels = list(variants)
+    for index in range(rounds):
+        shift = index % len(labels)
+        for label in labels[shift:] + labels[:shift]:
+            walls[label].append(timed(variants[label])[0])
+    for label in labels[1:]:
+        ratios = [a / b for a, b in zip(walls[label], walls["bare"])]
+        low, high = median_interval(ratios)
+        print(
+            f"breakdown, {label}: {statistics.median(ratios):.4f}x the bare script "
+            f"(95% interval {low:.3f}-{high:.3f}; {rounds} rounds)"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=21, help="pairs of 100-circuit scripts")
     parser.add_argument("--unrelated-pairs", type=int, default=20, help="pairs of unrelated blocks")
+    parser.add_argument(
+        "--breakdown",
+        type=int,
+        default=0,
+        metavar="ROUNDS",
+        help="also time the profiled run with parts of LLQM's work left out, in ROUNDS rounds",
+    )
     args = parser.parse_args()
     store = Path(tempfile.mkdtemp(prefix="llqm-instrument-bench-")) / "profiles.sqlite"
 
@@ -240,6 +328,8 @@ def main() -> None:
         f"load average while it ran: {' '.join(f'{x:.1f}' for x in os.getloadavg())}; "
         f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(unset: OpenMP threads spin)')}"
     )
+    if args.breakdown:  # before OwnTime wraps LLQM's calls for good
+        breakdown(store, args.breakdown)
     own = OwnTime()
     own.watch()
     profiled_wall = timed(instrumented(script, store))[0]

@@ -131,29 +131,31 @@ def starts_small(circuit: Any) -> bool:
 
 def stages_of_passes(pass_manager: StagedPassManager) -> dict[int, str]:
     """The stage of every pass ``pass_manager`` holds (by the pass object's id), looking into
-    flow controllers and the passes each pass requires."""
+    flow controllers and the passes each pass requires; a pass met in two stages is the
+    first's. One walk with a stack: it runs at every small transpile."""
     found: dict[int, str] = {}
+    kinds = _task_kinds
     for stage in pass_manager.stages:
+        pending: list[Any] = []
         for part in _stage_parts(pass_manager, stage):
-            _collect_passes(_groups(part), stage, found)
+            pending += _groups(part)
+        while pending:
+            item = pending.pop()
+            kind = kinds.get(type(item))
+            if kind is None:
+                kind = _task_kind(type(item))
+            if kind == _PASS:
+                key = id(item)
+                if key not in found:
+                    found[key] = stage
+                    requires = getattr(item, "requires", None)
+                    if requires:
+                        pending += requires
+            elif kind == _SEQUENCE:
+                pending += item
+            else:
+                pending += getattr(item, "tasks", ())
     return found
-
-
-def _collect_passes(items: Any, stage: str, found: dict[int, str]) -> None:
-    for item in items:
-        kind = _task_kinds.get(type(item))
-        if kind is None:
-            kind = _task_kind(type(item))
-        if kind == _PASS:
-            if id(item) not in found:
-                found[id(item)] = stage
-            requires = getattr(item, "requires", None)
-            if requires:
-                _collect_passes(requires, stage, found)
-        elif kind == _SEQUENCE:
-            _collect_passes(item, stage, found)
-        else:
-            _collect_passes(getattr(item, "tasks", ()), stage, found)
 
 
 _PASS, _SEQUENCE, _CONTROLLER = 0, 1, 2
@@ -229,7 +231,7 @@ class StageProfiler:
         return bool(self.stage_of)  # False: no pass found where Qiskit 2 keeps them
 
     def on_followed_pass(
-        self, pass_: Any, time: float, dag: DAGCircuit, property_set: Any, **_: Any
+        self, pass_: Any, time: float, dag: DAGCircuit, property_set: Any, count: int = 0
     ) -> None:
         """``on_pass`` for a followed run: a pass of another stage than the last one's ended
         that stage when it began (a pass of no known stage stays in the last one's)."""
@@ -349,7 +351,7 @@ class StageProfiler:
         return self.depth
 
     def on_pass(
-        self, pass_: Any, time: float, dag: DAGCircuit, property_set: Any, **_: Any
+        self, pass_: Any, time: float, dag: DAGCircuit, property_set: Any, count: int = 0
     ) -> None:
         # Called after every pass (some forty in a preset pass manager): kept to a few lookups.
         kind = _pass_kinds.get(type(pass_))
