@@ -9,7 +9,9 @@ between bits of other work (8 MiB of fresh memory filled, as a task's own work l
 caches cold, which is where a task's end runs). Blocks of appends alternate between the two
 kinds of journal in one process, each block ending with the ``clear`` a commit makes; the
 figures are the medians over the rounds of each block's mean time per append, and the ratio
-is write / mmap (above 1: the mapped journal is cheaper).
+is write / mmap (above 1: the mapped journal is cheaper). A last line times a fresh journal:
+its creation (a process's first finished task pays it) and its first appends, after other
+work, into pages the file has not used yet.
 """
 
 from __future__ import annotations
@@ -74,6 +76,23 @@ def main() -> None:
             )
     for journal in journals.values():
         journal.remove()
+    fresh: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
+    for _ in range(args.rounds):
+        for mapped in (True, False):
+            started = time.perf_counter_ns()
+            journal = TaskJournal(store, mapped=mapped)
+            created_us = (time.perf_counter_ns() - started) / 1000
+            fresh[mapped].append((created_us, block(journal, frame, args.appends, other_work)))
+            journal.remove()
+    (mapped_new, mapped_first), (written_new, written_first) = (
+        [statistics.median(times) for times in zip(*fresh[mapped])] for mapped in (True, False)
+    )
+    print(
+        f"a fresh journal: created in {mapped_new:.0f} us (mmap) / {written_new:.0f} us (write); "
+        f"its first {args.appends} appends of the last frame after other work: mmap "
+        f"{mapped_first:.2f} us, write {written_first:.2f} us; write / mmap "
+        f"{written_first / mapped_first:.1f}x"
+    )
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
 

@@ -205,17 +205,17 @@ def test_where_the_file_cannot_be_mapped_rows_are_written_instead(tmp_path, monk
     assert rows_in(store_path) == [row(i) for i in range(3)]
 
 
-def test_when_the_file_cannot_grow_any_more_rows_are_written_after_the_mapped_ones(
+def test_when_a_larger_mapping_is_refused_rows_are_written_after_the_mapped_ones(
     tmp_path, monkeypatch
 ):
     monkeypatch.setattr(journal_module, "FIRST_SIZE", 4096)
     store_path = tmp_path / "s.sqlite"
     journal = TaskJournal(store_path)
 
-    def disk_full(fd, offset, length):
-        raise OSError(28, "No space left on device")
+    def out_of_memory(*args, **kwargs):
+        raise OSError(12, "Cannot allocate memory")
 
-    monkeypatch.setattr(os, "posix_fallocate", disk_full)
+    monkeypatch.setattr(journal_module.mmap, "mmap", out_of_memory)
     for i in range(20):  # ~300 bytes each: the first dozen fit the mapping, the rest are written
         journal.append(encode_row(row(i, size=300)))
     assert rows_in(store_path) == [row(i, size=300) for i in range(20)]

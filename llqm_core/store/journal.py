@@ -14,10 +14,10 @@ store folds the journals of processes that are gone into SQLite and deletes them
 
 The file is memory-mapped (``MAP_SHARED``), so an append is a copy into the kernel's page
 cache with no system call: as durable against a kill as a ``write`` (neither syncs), and seen
-by readers in other processes at once. The file is reserved in steps (``FIRST_SIZE``,
-doubling), its unused tail zeros. A frame's length and payload are copied before its kind
-byte, so a frame cut short by a kill reads as the end of the frames. Where a file cannot be
-mapped or reserved, frames are written with ``pwrite`` at the same place instead. Journals of
+by readers in other processes at once. The file grows in steps (``FIRST_SIZE``, doubling),
+its unused tail zeros. A frame's length and payload are copied before its kind byte, so a
+frame cut short by a kill reads as the end of the frames. Where a file cannot be grown or
+mapped, frames are written with ``pwrite`` at the same place instead. Journals of
 an older llqm (frames up to the file's size, no zero tail) read the same.
 """
 
@@ -46,8 +46,8 @@ SUFFIX = ".journal"
 MARSHAL_VERSION = 4  # readable by every Python 3.4+, whichever Python writes the journal
 _FRAME = struct.Struct("<cI")  # kind (b"M" marshal, b"J" JSON), payload length
 _END = b"\0"  # the kind byte after the last frame: the mapped file's unused tail is zeros
-#: A journal's file is reserved this large at first, then doubled when a frame does not fit:
-#: one ``posix_fallocate`` and one ``mmap`` per step, none per task.
+#: A journal's file is this large at first, then doubled when a frame does not fit: one
+#: ``pwrite`` of zeros and one ``mmap`` per step, no system call per task.
 FIRST_SIZE = 1 << 20
 #: Compact JSON, any value by its str() if JSON has no type for it: the store's text columns and
 #: frames marshal refuses. One encoder object: ``json.dumps`` would build one per call.
@@ -149,16 +149,19 @@ class TaskJournal:
         _journals.add(self)
 
     def _map_file(self, size: int) -> None:
-        """Reserve the file's first ``size`` bytes and map them; where the system or the filesystem
-        refuses, frames are written with ``pwrite`` from then on."""
+        """Extend the file to ``size`` bytes with zeros and map all of it; where the system or the
+        filesystem refuses, frames are written with ``pwrite`` from then on."""
         if self._map is not None:
             self._map.close()
             self._map = None
-        if mmap is None or not hasattr(os, "posix_fallocate"):
+        if mmap is None:
             return
+        start = self._size or self._end
         try:
-            # Reserved, not just sized: a full disk fails here, not as a SIGBUS on a later copy.
-            os.posix_fallocate(self._fd, 0, size)
+            # Written, not just sized: the disk space is taken now (a full disk fails here, not
+            # as a SIGBUS on a later copy) and the pages are cached, mapped without a fault each.
+            if os.pwrite(self._fd, bytes(size - start), start) < size - start:
+                return
             self._map = mmap.mmap(
                 self._fd, size, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ | mmap.PROT_WRITE
             )
