@@ -1,7 +1,7 @@
 """What keeping a finished task costs on its path: an append into the memory-mapped journal
 against the ``pwrite`` a journal whose file cannot be mapped makes.
 
-    python bench/journal_append.py [--rounds 11] [--appends 300]
+    python bench/journal_append.py [--rounds 11] [--appends 300] [--in-place 6]
 
 Two frames, each the finished row of a real task: an empty task's and one carrying 120 numeric
 metrics (an instrumented transpile's per-pass figures). Each is appended back to back, and
@@ -12,11 +12,18 @@ figures are the medians over the rounds of each block's mean time per append, an
 is write / mmap (above 1: the mapped journal is cheaper). A last line times a fresh journal:
 its creation (a process's first finished task pays it) and its first appends, after other
 work, into pages the file has not used yet.
+
+``--in-place N`` times the appends where they happen: N runs of each kind, alternating, of the
+script ``bench/instrument_overhead.py`` profiles (100 small circuits transpiled and run on
+Aer, ``llqm profile``'s instrumentors on, a fresh store each run), each append timed inside
+the store's writer; printed are the medians over the runs of each run's median and mean (the
+mean counts the journal's creation on the first task).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import statistics
 import tempfile
@@ -26,6 +33,7 @@ from pathlib import Path
 os.environ.setdefault("LLQM_EXPORTERS", "none")
 
 import llqm_core as llqm  # noqa: E402
+from llqm_core.store import writer  # noqa: E402
 from llqm_core.store.journal import TaskJournal, encode_row  # noqa: E402
 from llqm_core.store.writer import finished_row  # noqa: E402
 
@@ -55,10 +63,49 @@ def block(journal: TaskJournal, frame: bytes, appends: int, between) -> float:
     return total / appends / 1000
 
 
+class TimedJournal(TaskJournal):
+    """The store writer's journal, each append's nanoseconds kept in ``times``."""
+
+    times: list[int] = []
+
+    def append(self, frame: bytes) -> None:
+        started = time.perf_counter_ns()
+        super().append(frame)
+        self.times.append(time.perf_counter_ns() - started)
+
+
+def in_place(runs: int) -> None:
+    from instrument_overhead import instrumented, script  # Qiskit and Aer: only when asked
+
+    script()  # imports and first-call caches, before anything is timed
+    per_run: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
+    for run in range(runs):
+        for mapped in (True, False) if run % 2 == 0 else (False, True):
+            writer.TaskJournal = functools.partial(TimedJournal, mapped=mapped)
+            TimedJournal.times = []
+            store = Path(tempfile.mkdtemp(prefix="llqm-bench-")) / "in_place.sqlite"
+            instrumented(script, store)()
+            times = TimedJournal.times
+            per_run[mapped].append((statistics.median(times), statistics.mean(times)))
+    writer.TaskJournal = TaskJournal
+    (mapped_median, mapped_mean), (written_median, written_mean) = (
+        [statistics.median(run) / 1000 for run in zip(*per_run[mapped])] for mapped in (True, False)
+    )
+    print(
+        f"in place, the 100-circuit script ({len(TimedJournal.times)} appends a run, {runs} runs "
+        f"each): mmap median {mapped_median:.1f} us (mean {mapped_mean:.1f}), write median "
+        f"{written_median:.1f} us (mean {written_mean:.1f}) per append; write / mmap "
+        f"{written_median / mapped_median:.1f}x"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=11)
     parser.add_argument("--appends", type=int, default=300, help="appends per block")
+    parser.add_argument(
+        "--in-place", type=int, default=0, metavar="N", help="runs of the 100-circuit script"
+    )
     args = parser.parse_args()
     store = Path(tempfile.mkdtemp(prefix="llqm-bench-")) / "journal.sqlite"
     journals = {"mmap": TaskJournal(store), "write": TaskJournal(store, mapped=False)}
@@ -93,6 +140,8 @@ def main() -> None:
         f"{mapped_first:.2f} us, write {written_first:.2f} us; write / mmap "
         f"{written_first / mapped_first:.1f}x"
     )
+    if args.in_place:
+        in_place(args.in_place)
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
 
