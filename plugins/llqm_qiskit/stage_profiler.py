@@ -205,6 +205,7 @@ class StageProfiler:
         # With ``follow``: each pass's stage and the stages in order, for a run without markers.
         self.stage_of: dict[int, str] = {}
         self.stage_names: list[str] = []
+        self.ran: list[tuple[Any, float, DAGCircuit, int, float, Any]] = []  # followed passes
 
     @contextmanager
     def running(self) -> Iterator[None]:
@@ -226,6 +227,8 @@ class StageProfiler:
         transpile, whose stages are timed and put on the ``transpile`` task, or kept as tasks
         once it ends if it ran past ``STAGE_TASKS_AFTER_S``; end with ``finish_followed``.
         False when no pass was found (the caller then runs a copy with markers)."""
+        if self.depths:  # a pass's depth is read as it ends, which a followed run defers
+            return False
         self.stage_of = stages_of_passes(pass_manager)
         self.stage_names = list(pass_manager.stages)
         return bool(self.stage_of)  # False: no pass found where Qiskit 2 keeps them
@@ -233,21 +236,31 @@ class StageProfiler:
     def on_followed_pass(
         self, pass_: Any, time: float, dag: DAGCircuit, property_set: Any, count: int = 0
     ) -> None:
-        """``on_pass`` for a followed run: a pass of another stage than the last one's ended
-        that stage when it began (a pass of no known stage stays in the last one's)."""
-        stage = self.stage_of.get(id(pass_))
-        pending = self.pending
-        if stage is not None and (pending is None or stage != pending.name):
-            began = _clock() - time
-            self._end_timed(began)
-            self.pending = _TimedStage(stage, began)
-        self.final_dag = dag
-        self.on_pass(pass_, time, dag, property_set)
+        """The callback of a followed run: each pass is kept as it ended (the circuit's size
+        then, the clock) and counted once the run has ended (``finish_followed``), in one loop
+        away from the transpile's own work: a call between two passes is then an append."""
+        self.ran.append((pass_, time, dag, dag.size(), _clock(), property_set))
+
+    def _count_followed(self) -> None:
+        """The passes of a followed run, in order: a pass of another stage than the last one's
+        ended that stage when it began (a pass of no known stage stays in the last one's)."""
+        stage_of = self.stage_of
+        for pass_, seconds, dag, size, ended, property_set in self.ran:
+            stage = stage_of.get(id(pass_))
+            pending = self.pending
+            if stage is not None and (pending is None or stage != pending.name):
+                began = ended - seconds
+                self._end_timed(began)
+                self.pending = _TimedStage(stage, began)
+            self._count(pass_, seconds, dag, size, property_set)
+            self.final_dag = dag
+        self.ran = []
 
     def finish_followed(self, exc: BaseException | None = None) -> None:
         """A followed run has ended: every stage of the pass manager is there in its order (one
         that ran no pass with 0 s), on the ``transpile`` task or, past ``STAGE_TASKS_AFTER_S``,
         as tasks of their own."""
+        self._count_followed()
         if exc is not None:
             self.close(None, exc)
             return
@@ -353,7 +366,13 @@ class StageProfiler:
     def on_pass(
         self, pass_: Any, time: float, dag: DAGCircuit, property_set: Any, count: int = 0
     ) -> None:
-        # Called after every pass (some forty in a preset pass manager): kept to a few lookups.
+        """The callback of a run with stage markers, or of an unstaged pass manager."""
+        self._count(pass_, time, dag, None, property_set)
+
+    def _count(
+        self, pass_: Any, time: float, dag: DAGCircuit, size: int | None, property_set: Any
+    ) -> None:
+        # Once per pass run (some forty in a preset pass manager): kept to a few lookups.
         kind = _pass_kinds.get(type(pass_))
         if kind is None:
             kind = _pass_kind(pass_)
@@ -372,7 +391,7 @@ class StageProfiler:
         entry[0] += 1
         entry[1] += time
         # The circuit as the pass left it (its last call, for a pass run in a loop).
-        entry[2] = dag.size()
+        entry[2] = dag.size() if size is None else size
         if self.depths:
             entry[3] = self._depth(dag)
 
