@@ -107,10 +107,11 @@ def test_a_journal_grows_past_its_first_size_and_keeps_every_row(tmp_path):
     store_path = tmp_path / "s.sqlite"
     journal = TaskJournal(store_path)
     count = 3 * FIRST_SIZE // 1000  # ~1 kB frames: three times the first size
-    for i in range(count):
-        journal.append(encode_row(row(i, size=1000)))
+    rows = [row(i, size=200_000 if i == 7 else 1000) for i in range(count)]  # and one of 200 kB
+    for each in rows:
+        journal.append(encode_row(each))
     assert os.path.getsize(journal.path) >= 3 * FIRST_SIZE
-    assert rows_in(store_path) == [row(i, size=1000) for i in range(count)]
+    assert rows_in(store_path) == rows
 
 
 READER = """

@@ -34,6 +34,7 @@ import uuid
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import psutil
 
@@ -49,6 +50,7 @@ _END = b"\0"  # the kind byte after the last frame: the mapped file's unused tai
 #: A journal's file is this large at first, then doubled when a frame does not fit: one
 #: ``pwrite`` of zeros and one ``mmap`` per step, no system call per task.
 FIRST_SIZE = 1 << 20
+_READ_STEP = 1 << 16  # a reader reads a journal in steps this large, to the end of its frames
 #: Compact JSON, any value by its str() if JSON has no type for it: the store's text columns and
 #: frames marshal refuses. One encoder object: ``json.dumps`` would build one per call.
 json_text = json.JSONEncoder(separators=(",", ":"), default=str).encode
@@ -67,8 +69,26 @@ def encode_row(row: list) -> bytes:
     return _FRAME.pack(kind, len(payload)) + payload
 
 
-def _decode_frames(data: bytes) -> list:
-    rows, offset = [], 0
+def _read_to_end_of_frames(file: BinaryIO) -> bytearray:
+    """The file up to the zero kind byte that ends its frames, or to its end: a mapped journal's
+    unused tail (a MiB or more) is not read."""
+    data = bytearray(file.read(_READ_STEP))
+    offset = data.find(b"\n") + 1  # the frames start after the header line
+    while offset:
+        while offset + _FRAME.size <= len(data):
+            kind, size = _FRAME.unpack_from(data, offset)
+            if kind == _END:
+                return data
+            offset += _FRAME.size + size
+        more = file.read(max(_READ_STEP, offset + _FRAME.size - len(data)))
+        if not more:
+            break
+        data += more
+    return data
+
+
+def _decode_frames(data: bytearray, offset: int) -> list:
+    rows = []
     while offset + _FRAME.size <= len(data):
         kind, size = _FRAME.unpack_from(data, offset)
         if kind == _END:
@@ -266,7 +286,7 @@ def read_journals(store_path: Path, width: int) -> list[JournalFile]:
     for name in sorted(glob.glob(journal_pattern(store_path))):
         try:
             with open(name, "rb") as file:
-                data = file.read()
+                data = _read_to_end_of_frames(file)
         except OSError:
             continue  # removed by its owner meanwhile: its rows are in SQLite
         header_end = data.find(b"\n")
@@ -274,14 +294,14 @@ def read_journals(store_path: Path, width: int) -> list[JournalFile]:
             continue
         rows = [
             row
-            for row in _decode_frames(data[header_end + 1 :])
+            for row in _decode_frames(data, header_end + 1)
             if isinstance(row, list) and len(row) == width
         ]
         found.append(JournalFile(Path(name), _owner(data[:header_end]), rows))
     return found
 
 
-def _owner(line: bytes) -> Owner | None:
+def _owner(line: bytes | bytearray) -> Owner | None:
     try:
         header = json.loads(line)
         return Owner(str(header["host"]), int(header["pid"]), header.get("process_started"))
