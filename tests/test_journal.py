@@ -1,20 +1,28 @@
-"""The store's journal keeps every finished row, whatever types its values have, through a kill."""
+"""The store's journal keeps every finished row, whatever types its values have, through a kill,
+a fork, growth past its file's first size and a failure to map its file."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 
 import numpy as np
+import pytest
 
 import llqm_core as llqm
-from llqm_core.store.journal import TaskJournal, encode_row, read_journals
+from llqm_core.store import journal as journal_module
+from llqm_core.store.journal import FIRST_SIZE, TaskJournal, encode_row, read_journals
 
 
 class Label(str):
     """A str subclass, as libraries hand out (marshal refuses these)."""
 
 
-def test_rows_with_subclassed_values_survive_and_a_frame_cut_short_is_skipped(tmp_path):
+def test_rows_with_subclassed_values_survive_and_a_frame_of_an_older_llqm_cut_short_is_skipped(
+    tmp_path,
+):
     store_path = tmp_path / "s.sqlite"
     journal = TaskJournal(store_path)
     plain = ["a", 1, 2.5, None, True, [1, 2], {"wall_s": 0.02, "nested": {"x": None}}]
@@ -31,7 +39,7 @@ def test_rows_with_subclassed_values_survive_and_a_frame_cut_short_is_skipped(tm
     journal.append(encode_row(exotic))
     journal.append(
         encode_row(["cut", 3, 4.0, None, False, [], {}])[:-3]
-    )  # the process died mid-write
+    )  # the frame says more than it holds
     (found,) = read_journals(store_path, width=7)
     assert found.rows == [plain, ["b", 0.5, "z", {"label": "x"}, ["y"], None, 0]]
     assert found.owner is not None and found.owner.pid == os.getpid()
@@ -66,3 +74,152 @@ def test_a_profile_reads_the_same_from_the_journal_as_from_the_database(store_lo
     (stored,) = llqm.ProfileStore(path, readonly=True).tasks(run.id)  # from the database
     assert live.profile == stored.profile == t.record.profile
     assert stored.profile.qpu_s == 1.5 and stored.profile.wall_s > 0 and stored.profile.gpu.reason
+
+
+def row(index: int, size: int = 10) -> list:
+    return [f"task-{index}", index, "x" * size]
+
+
+def rows_in(store_path, width: int = 3) -> list[list]:
+    return [found_row for found in read_journals(store_path, width) for found_row in found.rows]
+
+
+@pytest.mark.parametrize("mapped", [True, False])
+def test_a_frame_whose_copy_a_kill_cut_short_is_ignored(tmp_path, mapped):
+    store_path = tmp_path / "s.sqlite"
+    journal = TaskJournal(store_path, mapped=mapped)
+    frames = [encode_row(row(i)) for i in range(3)]
+    for frame in frames:
+        journal.append(frame)
+    end = journal.path.read_bytes().index(b"\n") + 1 + sum(map(len, frames))
+    cut = encode_row([Label("task-3"), 3, "x"])  # a JSON frame: its payload alone reads as a row
+    with open(journal.path, "r+b") as file:  # what a kill leaves of the fourth frame
+        if mapped:  # its length and payload copied, its kind byte not yet
+            file.seek(end + 1)
+            file.write(cut[1:])
+        else:  # the start of its write
+            file.seek(end)
+            file.write(cut[: len(cut) // 2])
+    assert rows_in(store_path) == [row(i) for i in range(3)]
+
+
+def test_a_journal_grows_past_its_first_size_and_keeps_every_row(tmp_path):
+    store_path = tmp_path / "s.sqlite"
+    journal = TaskJournal(store_path)
+    count = 3 * FIRST_SIZE // 1000  # ~1 kB frames: three times the first size
+    rows = [row(i, size=200_000 if i == 7 else 1000) for i in range(count)]  # and one of 200 kB
+    for each in rows:
+        journal.append(encode_row(each))
+    assert os.path.getsize(journal.path) >= 3 * FIRST_SIZE
+    assert rows_in(store_path) == rows
+
+
+READER = """
+import sys
+from pathlib import Path
+from llqm_core.store.journal import read_journals
+for line in sys.stdin:
+    rows = [r for found in read_journals(Path(sys.argv[1]), 3) for r in found.rows]
+    print(len(rows), rows[-1][0] if rows else None, flush=True)
+"""
+
+
+def test_a_reader_in_another_process_sees_each_row_as_it_is_appended(tmp_path, monkeypatch):
+    monkeypatch.setattr(journal_module, "FIRST_SIZE", 8192)  # growth within a few rows
+    store_path = tmp_path / "s.sqlite"
+    journal = TaskJournal(store_path)
+    reader = subprocess.Popen(
+        [sys.executable, "-c", READER, str(store_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        for i in range(40):  # ~500 bytes each: past 8 and 16 KiB
+            journal.append(encode_row(row(i, size=500)))
+            reader.stdin.write("read\n")
+            reader.stdin.flush()
+            assert reader.stdout.readline().split() == [str(i + 1), f"task-{i}"]
+    finally:
+        reader.stdin.close()
+        reader.wait(timeout=30)
+
+
+@pytest.mark.parametrize("mapped", [True, False])
+def test_after_clear_only_the_rows_appended_since_are_read(tmp_path, mapped):
+    store_path = tmp_path / "s.sqlite"
+    journal = TaskJournal(store_path, mapped=mapped)
+    for i in range(5):
+        journal.append(encode_row(row(i)))
+    journal.clear()
+    assert rows_in(store_path) == [] and not journal.holds_rows
+    journal.append(encode_row(row(5)))  # as long as the first cleared frame: the second follows
+    assert rows_in(store_path) == [row(5)]
+    journal.append(encode_row(row(6, size=300)))
+    assert rows_in(store_path) == [row(5), row(6, size=300)]
+    journal.remove()
+    assert not journal.path.exists()
+
+
+def test_a_forked_child_never_writes_into_its_parents_journal(tmp_path):
+    store_path = tmp_path / "s.sqlite"
+    parent = TaskJournal(store_path)
+    parent.append(encode_row(row(0)))
+    child = os.fork()
+    if child == 0:
+        status = 1
+        try:
+            try:
+                parent.append(encode_row(row(99)))
+            except OSError:
+                own = TaskJournal(store_path)
+                own.append(encode_row(row(100)))
+                status = 0
+        finally:
+            os._exit(status)
+    assert os.waitpid(child, 0)[1] == 0
+    parent.append(encode_row(row(1)))
+    by_owner = {found.owner.pid: found.rows for found in read_journals(store_path, 3)}
+    assert by_owner == {os.getpid(): [row(0), row(1)], child: [row(100)]}
+
+
+def test_a_journal_of_an_older_llqm_is_read(tmp_path):
+    """Frames up to the file's size, no zero tail: what a killed process of an older llqm left."""
+    store_path = tmp_path / "s.sqlite"
+    header = json.dumps({"host": "elsewhere", "pid": 1, "process_started": 1.0}) + "\n"
+    name = store_path.with_name(f"{store_path.name}-journal-0123456789abcdef.journal")
+    name.write_bytes(header.encode() + b"".join(encode_row(row(i)) for i in range(3)))
+    (found,) = read_journals(store_path, 3)
+    assert found.rows == [row(i) for i in range(3)] and found.owner.host == "elsewhere"
+
+
+def test_where_the_file_cannot_be_mapped_rows_are_written_instead(tmp_path, monkeypatch):
+    store_path = tmp_path / "s.sqlite"
+
+    def refused(*args, **kwargs):
+        raise OSError(19, "No such device")  # what a filesystem without mmap answers
+
+    monkeypatch.setattr(journal_module.mmap, "mmap", refused)
+    journal = TaskJournal(store_path)
+    for i in range(3):
+        journal.append(encode_row(row(i)))
+    assert rows_in(store_path) == [row(i) for i in range(3)]
+
+
+def test_when_a_larger_mapping_is_refused_rows_are_written_after_the_mapped_ones(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setattr(journal_module, "FIRST_SIZE", 4096)
+    store_path = tmp_path / "s.sqlite"
+    journal = TaskJournal(store_path)
+
+    def out_of_memory(*args, **kwargs):
+        raise OSError(12, "Cannot allocate memory")
+
+    monkeypatch.setattr(journal_module.mmap, "mmap", out_of_memory)
+    for i in range(20):  # ~300 bytes each: the first dozen fit the mapping, the rest are written
+        journal.append(encode_row(row(i, size=300)))
+    assert rows_in(store_path) == [row(i, size=300) for i in range(20)]
+    journal.clear()
+    journal.append(encode_row(row(20)))
+    assert rows_in(store_path) == [row(20)]

@@ -141,6 +141,29 @@ def test_tasks_killed_right_after_they_finish_are_kept_and_the_next_writer_commi
     assert [t.name for t in writer.tasks(writer.run().id)] == [f"done-{i}" for i in range(5)]
 
 
+def test_thousands_of_small_tasks_killed_right_after_they_finish_are_all_kept(store_location):
+    """The writer commits and empties the journal every thousand rows meanwhile, and the
+    journal is appended to again after each; the kill comes right after the last task."""
+    code = textwrap.dedent(
+        f"""
+        import os, signal
+        import llqm_core as llqm
+        with llqm.run("many then killed", store={store_location!r}):
+            for i in range(4000):
+                with llqm.task(f"t{{i}}", stage="work"):
+                    pass
+            os.kill(os.getpid(), signal.SIGKILL)
+        """
+    )
+    assert run_python(code).returncode == -9
+    names = [f"t{i}" for i in range(4000)]
+    reader = llqm.ProfileStore(store_location, readonly=True)
+    assert [t.name for t in reader.tasks(reader.run().id)] == names
+    writer = llqm.ProfileStore(store_location)  # folds the dead process's journal
+    assert journals_of(store_location) == []
+    assert [t.name for t in writer.tasks(writer.run().id)] == names
+
+
 def test_a_finished_task_is_visible_to_other_readers_at_once_and_the_journal_goes_at_close(
     store_location,
 ):

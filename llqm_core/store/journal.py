@@ -8,13 +8,22 @@ Each writing process has its own journal file beside the store, named
 ``<store>-journal-<random>.journal``: a first line (JSON) saying which process owns it, then
 one frame per finished task: a kind byte, the payload's length and the row, in ``marshal``
 format, or as JSON for a row that holds a value marshal refuses (a subclass of str or float,
-such as ``numpy.str_``). A frame cut short by a kill is ignored. Readers merge every journal
-into what SQLite holds, so a task shows in reports the moment it finishes; a writer that opens
-the store folds the journals of processes that are gone into SQLite and deletes them.
+such as ``numpy.str_``). A zero kind byte ends the frames. Readers merge every journal into
+what SQLite holds, so a task shows in reports the moment it finishes; a writer that opens the
+store folds the journals of processes that are gone into SQLite and deletes them.
+
+The file is memory-mapped (``MAP_SHARED``), so an append is a copy into the kernel's page
+cache with no system call: as durable against a kill as a ``write`` (neither syncs), and seen
+by readers in other processes at once. The file grows in steps (``FIRST_SIZE``, doubling),
+its unused tail zeros. A frame's length and payload are copied before its kind byte, so a
+frame cut short by a kill reads as the end of the frames. Where a file cannot be grown or
+mapped, frames are written with ``pwrite`` at the same place instead. Journals of
+an older llqm (frames up to the file's size, no zero tail) read the same.
 """
 
 from __future__ import annotations
 
+import errno
 import glob
 import json
 import marshal
@@ -22,14 +31,26 @@ import os
 import socket
 import struct
 import uuid
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import psutil
+
+try:
+    import mmap
+except ImportError:  # a platform without it: frames are written with pwrite
+    mmap = None  # type: ignore[assignment]
 
 SUFFIX = ".journal"
 MARSHAL_VERSION = 4  # readable by every Python 3.4+, whichever Python writes the journal
 _FRAME = struct.Struct("<cI")  # kind (b"M" marshal, b"J" JSON), payload length
+_END = b"\0"  # the kind byte after the last frame: the mapped file's unused tail is zeros
+#: A journal's file is this large at first, then doubled when a frame does not fit: one
+#: ``pwrite`` of zeros and one ``mmap`` per step, no system call per task.
+FIRST_SIZE = 1 << 20
+_READ_STEP = 1 << 16  # a reader reads a journal in steps this large, to the end of its frames
 #: Compact JSON, any value by its str() if JSON has no type for it: the store's text columns and
 #: frames marshal refuses. One encoder object: ``json.dumps`` would build one per call.
 json_text = json.JSONEncoder(separators=(",", ":"), default=str).encode
@@ -48,10 +69,30 @@ def encode_row(row: list) -> bytes:
     return _FRAME.pack(kind, len(payload)) + payload
 
 
-def _decode_frames(data: bytes) -> list:
-    rows, offset = [], 0
+def _read_to_end_of_frames(file: BinaryIO) -> bytearray:
+    """The file up to the zero kind byte that ends its frames, or to its end: a mapped journal's
+    unused tail (a MiB or more) is not read."""
+    data = bytearray(file.read(_READ_STEP))
+    offset = data.find(b"\n") + 1  # the frames start after the header line
+    while offset:
+        while offset + _FRAME.size <= len(data):
+            kind, size = _FRAME.unpack_from(data, offset)
+            if kind == _END:
+                return data
+            offset += _FRAME.size + size
+        more = file.read(max(_READ_STEP, offset + _FRAME.size - len(data)))
+        if not more:
+            break
+        data += more
+    return data
+
+
+def _decode_frames(data: bytearray, offset: int) -> list:
+    rows = []
     while offset + _FRAME.size <= len(data):
         kind, size = _FRAME.unpack_from(data, offset)
+        if kind == _END:
+            break  # the unused tail, or a frame whose copy a kill cut short
         start, offset = offset + _FRAME.size, offset + _FRAME.size + size
         if offset > len(data):
             break  # the last frame was cut short
@@ -99,9 +140,12 @@ class Owner:
 
 
 class TaskJournal:
-    """This process's journal for one store: created at the first finished task."""
+    """This process's journal for one store: created at the first finished task.
 
-    def __init__(self, store_path: Path) -> None:
+    ``mapped=False`` writes every frame with ``pwrite``, as a journal whose file cannot be
+    mapped does (``bench/journal_append.py`` compares the two)."""
+
+    def __init__(self, store_path: Path, mapped: bool = True) -> None:
         self.path = store_path.with_name(
             f"{store_path.name}-journal-{uuid.uuid4().hex[:16]}{SUFFIX}"
         )
@@ -112,39 +156,120 @@ class TaskJournal:
             )
             + "\n"
         ).encode()
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
-        self._header_size = len(header)
+        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        self._end = 0  # where the next frame goes
         self._write(header)
+        self._header_size = self._end
+        self._map: mmap.mmap | None = None
+        self._size = 0  # of the mapping
+        self._inherited = False  # True in a forked child: the file is the parent's
         self.holds_rows = False
+        if mapped:
+            self._map_file(FIRST_SIZE)
+        _journals.add(self)
+
+    def _map_file(self, size: int) -> None:
+        """Extend the file to ``size`` bytes with zeros and map all of it; where the system or the
+        filesystem refuses, frames are written with ``pwrite`` from then on."""
+        if self._map is not None:
+            self._map.close()
+            self._map = None
+        if mmap is None:
+            return
+        start = self._size or self._end
+        try:
+            # Written, not just sized: the disk space is taken now (a full disk fails here, not
+            # as a SIGBUS on a later copy) and the pages are cached, mapped without a fault each.
+            if os.pwrite(self._fd, bytes(size - start), start) < size - start:
+                return
+            self._map = mmap.mmap(
+                self._fd, size, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ | mmap.PROT_WRITE
+            )
+            self._size = size
+        except (OSError, ValueError):
+            self._map = None
 
     def _write(self, data: bytes) -> None:
-        written = os.write(self._fd, data)
-        while written < len(data):  # a short write (a full disk, a signal) leaves the rest to write
-            data = data[written:]
-            written = os.write(self._fd, data)
+        """Write ``data`` where the frames end, with as many ``pwrite`` as it takes (a short write:
+        a full disk, a signal); on failure the next frame goes to the same place."""
+        view, offset = memoryview(data), self._end
+        while view:
+            written = os.pwrite(self._fd, view, offset)
+            view, offset = view[written:], offset + written
+        self._end = offset
 
     def append(self, frame: bytes) -> None:
         """Keep one row (a frame from ``encode_row``); raises OSError when the file cannot take it."""
-        written = os.write(self._fd, frame)
-        if written < len(frame):
-            self._write(frame[written:])
+        start = self._end
+        end = start + len(frame)
+        mapped = self._map
+        if mapped is None or end >= self._size:  # keep a zero kind byte after the last frame
+            self._append_unmapped(frame)
+            return
+        mapped[start + 1 : end] = frame[1:]  # the length and payload before the kind byte
+        mapped[start] = frame[0]
+        self._end = end
+        self.holds_rows = True
+
+    def _append_unmapped(self, frame: bytes) -> None:
+        """A frame past the mapping's end (it grows, doubling), or for a file that is not mapped."""
+        if self._inherited:
+            raise OSError(errno.EBADF, "this journal belongs to the process that forked this one")
+        if self._map is not None:
+            size = 2 * self._size
+            while size <= self._end + len(frame):
+                size *= 2
+            self._map_file(size)
+            if self._map is not None:
+                self.append(frame)
+                return
+        self._write(frame)
         self.holds_rows = True
 
     def clear(self) -> None:
         """Forget every row: call only once all of them are committed to SQLite."""
-        if self.holds_rows:
+        if not self.holds_rows:
+            return
+        first = self._header_size
+        if self._map is not None:
+            self._map[first] = 0  # readers stop here from now on
+            self._map[first + 1 : self._end] = bytes(self._end - first - 1)
+        else:
             try:
-                os.ftruncate(self._fd, self._header_size)
+                os.ftruncate(self._fd, first)
             except OSError:
                 return  # the rows stay; committing them again changes nothing
-            self.holds_rows = False
+        self._end = first
+        self.holds_rows = False
 
     def remove(self) -> None:
+        if self._map is not None:
+            self._map.close()
+            self._map = None
         os.close(self._fd)
         try:
             os.unlink(self.path)
         except FileNotFoundError:
             pass
+
+    def _leave_to_parent(self) -> None:
+        """In a forked child: the mapping and the file stay the parent's alone."""
+        self._inherited = True
+        if self._map is not None:
+            self._map.close()
+            self._map = None
+
+
+_journals: weakref.WeakSet[TaskJournal] = weakref.WeakSet()
+
+
+def _leave_journals_to_parent() -> None:
+    for journal in list(_journals):
+        journal._leave_to_parent()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_leave_journals_to_parent)
 
 
 @dataclass
@@ -161,7 +286,7 @@ def read_journals(store_path: Path, width: int) -> list[JournalFile]:
     for name in sorted(glob.glob(journal_pattern(store_path))):
         try:
             with open(name, "rb") as file:
-                data = file.read()
+                data = _read_to_end_of_frames(file)
         except OSError:
             continue  # removed by its owner meanwhile: its rows are in SQLite
         header_end = data.find(b"\n")
@@ -169,14 +294,14 @@ def read_journals(store_path: Path, width: int) -> list[JournalFile]:
             continue
         rows = [
             row
-            for row in _decode_frames(data[header_end + 1 :])
+            for row in _decode_frames(data, header_end + 1)
             if isinstance(row, list) and len(row) == width
         ]
         found.append(JournalFile(Path(name), _owner(data[:header_end]), rows))
     return found
 
 
-def _owner(line: bytes) -> Owner | None:
+def _owner(line: bytes | bytearray) -> Owner | None:
     try:
         header = json.loads(line)
         return Owner(str(header["host"]), int(header["pid"]), header.get("process_started"))
