@@ -42,6 +42,8 @@ try:
     import mmap
 except ImportError:  # a platform without it: frames are written with pwrite
     mmap = None  # type: ignore[assignment]
+if mmap is not None and not hasattr(mmap, "MAP_SHARED"):  # Windows maps by other means
+    mmap = None  # type: ignore[assignment]
 
 SUFFIX = ".journal"
 MARSHAL_VERSION = 4  # readable by every Python 3.4+, whichever Python writes the journal
