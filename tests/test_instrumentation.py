@@ -8,6 +8,7 @@ import types
 
 import pytest
 import qiskit
+from conftest import run_python
 from qiskit import QuantumCircuit, transpile
 from qiskit.circuit.library import CXGate
 from qiskit.providers.basic_provider import BasicSimulator
@@ -15,8 +16,6 @@ from qiskit.transpiler import PassManager, generate_preset_pass_manager
 from qiskit.transpiler.exceptions import TranspilerError
 from qiskit.transpiler.passes import InverseCancellation
 from qiskit_ibm_runtime.fake_provider import FakeManilaV2
-
-from conftest import run_python
 
 import llqm_core
 from llqm_core import ProfileStore, hookimpl
