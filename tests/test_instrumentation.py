@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import textwrap
 import types
 
 import pytest
 import qiskit
+from conftest import run_python
 from qiskit import QuantumCircuit, transpile
 from qiskit.circuit.library import CXGate
 from qiskit.providers.basic_provider import BasicSimulator
@@ -62,6 +65,8 @@ def instrumented():
 
 
 def test_uninstrument_restores_every_patched_attribute_and_both_are_idempotent(tmp_path):
+    import mitiq.zne  # imported before instrument(): patched at once
+
     found = instrumentors()
     assert {"qiskit", "mitiq"} <= set(found)
     with llqm_core.run("contract", store=tmp_path / "s.sqlite"):
@@ -72,6 +77,7 @@ def test_uninstrument_restores_every_patched_attribute_and_both_are_idempotent(t
         patches = [p for i in found.values() for p in i._patches]  # with the job class's result
     assert len({(id(o), a) for o, a, _ in patches}) == len(patches)
     assert any(a == "result" for _, a, _ in patches)
+    assert any(o is mitiq.zne and a == "execute_with_zne" for o, a, _ in patches)
     replaced = [(owner, attribute, held(owner, attribute)) for owner, attribute, _ in patches]
     uninstrument_all()
     uninstrument_all()
@@ -331,3 +337,65 @@ def test_mitiq_fails_as_it_does_without_instrumentation(instrumented, tmp_path):
         t for t in tasks if t.stage in ("mitigate.zne", "execute") and t.status.value == "failed"
     ]
     assert {t.error for t in failed} >= {"the device went away"}
+
+
+UNUSED_LIBRARY = textwrap.dedent(
+    """
+    import json, sys
+    import llqm_core
+    from llqm_core.hooks.plugins import loaded_plugins
+    from llqm_core.runtime.instrumentation import instrument_all, uninstrument_all
+    from llqm_core.runtime.post_import import PostImportHook
+
+    def pending():
+        return [h.module for h in sys.meta_path if isinstance(h, PostImportHook)]
+
+    loaded_plugins()
+    with llqm_core.run("no mitiq", store=sys.argv[1]) as run:
+        on = instrument_all()
+        from qiskit import QuantumCircuit, transpile
+        circuit = QuantumCircuit(2)
+        circuit.h(0)
+        circuit.cx(0, 1)
+        transpile(circuit, basis_gates=["cx", "rz", "sx"])
+    unused = {"on": on, "mitiq": "mitiq" in sys.modules, "cirq": "cirq" in sys.modules}
+    unused["pending"] = pending()
+    uninstrument_all()
+    unused["pending_after_uninstrument"] = pending()
+    instrument_all()
+    with llqm_core.run("mitiq imported later", store=sys.argv[1]) as later:
+        from mitiq import zne
+        value = zne.execute_with_zne(circuit, lambda c: 1.0 / len(c.data))
+    original = zne.execute_with_zne
+    uninstrument_all()
+    print(json.dumps({
+        "unused": unused,
+        "runs": [run.id, later.id],
+        "value": value,
+        "restored": zne.execute_with_zne is original.__wrapped__
+        and not hasattr(zne.execute_with_zne, "__wrapped__"),
+    }))
+    """
+)
+
+
+def test_mitiq_is_not_imported_for_a_program_that_does_not_use_it_and_patched_when_it_does(
+    tmp_path,
+):
+    store = tmp_path / "s.sqlite"
+    done = run_python(UNUSED_LIBRARY.replace("sys.argv[1]", repr(str(store))), timeout=300)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout.splitlines()[-1])
+    unused = found["unused"]
+    assert "mitiq" in unused["on"]  # switched on, waiting for the program to import Mitiq
+    assert not unused["mitiq"] and not unused["cirq"]
+    assert "mitiq" in unused["pending"]
+    assert "mitiq" not in unused["pending_after_uninstrument"]
+    assert found["restored"]
+    tasks = ProfileStore(store, readonly=True).tasks(found["runs"][1])
+    stages = [t.stage for t in tasks]
+    assert stages.count("mitigate.zne") == 1
+    assert stages.count("mitigate.zne.fold") == 3  # Mitiq's default scale factors 1, 2, 3
+    assert "mitigate.zne.extrapolate" in stages and "execute" in stages
+    zne_task = next(t for t in tasks if t.stage == "mitigate.zne")
+    assert zne_task.metrics["fidelity.mitigated"] == pytest.approx(found["value"])

@@ -18,6 +18,9 @@ circuits that reached the backend (``execute.two_qubit_gates``, recorded by the 
 instrumentor), or of the circuits handed to the executor. A scale factor whose folds were
 cancelled is a warning in the run's report (``pipeline.warnings``); Python's ``warnings`` are
 not used, so a program run with ``-W error`` behaves as it did.
+
+Mitiq is patched when the program imports it (``Instrumentor.on_import``), never imported for
+it: Mitiq and Cirq take seconds to import, which a program that does not use them must not pay.
 """
 
 from __future__ import annotations
@@ -28,15 +31,6 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-
-import mitiq.executor.executor
-import mitiq.pec
-import mitiq.pec.pec
-import mitiq.rem
-import mitiq.rem.rem
-import mitiq.zne
-import mitiq.zne.inference
-import mitiq.zne.zne
 
 import llqm_core
 from llqm_core.runtime.instrumentation import Instrumentor, suppressed
@@ -272,6 +266,16 @@ class MitiqInstrumentor(Instrumentor):
     supported = ">=0.40,<2"
 
     def _instrument(self) -> None:
+        self.on_import("mitiq", self._patch_mitiq)
+
+    def _patch_mitiq(self, _mitiq: Any) -> None:
+        """Patch Mitiq's entry points, once the program has imported it (or at once if it had)."""
+        import mitiq.executor.executor
+        import mitiq.pec.pec
+        import mitiq.rem.rem
+        import mitiq.zne.inference
+        import mitiq.zne.zne
+
         for technique, package, module in (
             ("zne", mitiq.zne, mitiq.zne.zne),
             ("pec", mitiq.pec, mitiq.pec.pec),

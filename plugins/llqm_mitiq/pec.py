@@ -13,17 +13,9 @@ import math
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import cirq
 import numpy as np
-from mitiq.interface import convert_to_mitiq
-from mitiq.pec import (
-    combine_results,
-    represent_operation_with_local_depolarizing_noise,
-    sample_circuit,
-)
-from mitiq.pec.types import OperationRepresentation
 from qiskit import QuantumCircuit
 
 import llqm_core
@@ -34,6 +26,9 @@ from llqm_core.runtime.instrumentation import suppressed
 from .common import evaluate, execute, last_only, raw_estimate, sum_readouts
 from .estimates import pec_estimate, pec_shots
 from .pec_compiled import represent_compiled, sample_compiled
+
+if TYPE_CHECKING:  # Mitiq and Cirq are imported where PEC runs: loading the plugin takes no seconds
+    from mitiq.pec.types import OperationRepresentation
 
 #: Where the sampled Paulis go: the logical circuit (then transpiled), or the compiled one.
 SAMPLE_INTO = ("logical", "compiled")
@@ -168,6 +163,10 @@ def represent(
 ) -> tuple[list[OperationRepresentation], float]:
     """Mitiq's local depolarizing representation of each distinct gate of ``circuit``, and the
     one-norm of the whole circuit's representation (gamma, the product over its gates)."""
+    import cirq
+    from mitiq.interface import convert_to_mitiq
+    from mitiq.pec import represent_operation_with_local_depolarizing_noise
+
     converted, _ = convert_to_mitiq(circuit)
     by_operation: dict[Any, OperationRepresentation] = {}
     gamma = 1.0
@@ -284,6 +283,8 @@ def sample_chunk(
     samples: int,
 ) -> tuple[list[QuantumCircuit], list[int], float]:
     """Mitiq's ``sample_circuit`` for one chunk, each circuit fitted back on the logical registers."""
+    from mitiq.pec import sample_circuit
+
     with (
         warnings.catch_warnings(),
         suppressed(),
@@ -336,6 +337,8 @@ def pec(
         whole("shots_per_sample", shots_per_sample, 1)
 
     def step(data: dict[str, Any]) -> dict[str, Any]:
+        from mitiq.pec import combine_results
+
         circuit, compiled, backend = data["circuit"], data["compiled"], data["backend"]
         problems: list[str] = []
 

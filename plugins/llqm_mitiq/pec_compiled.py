@@ -28,14 +28,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cache
+from typing import TYPE_CHECKING
 
-import cirq
 import numpy as np
-from mitiq.interface import convert_to_mitiq
-from mitiq.pec import represent_operation_with_global_depolarizing_noise
 from qiskit import QuantumCircuit
 from qiskit.circuit import CircuitInstruction
 from qiskit.circuit.library import RZGate, XGate, get_standard_gate_name_mapping
+
+if TYPE_CHECKING:  # Mitiq and Cirq are imported where a gate is represented, not at load
+    import cirq
 
 _PAULI_GATES = {"X": (XGate(),), "Z": (RZGate(math.pi),), "Y": (RZGate(math.pi), XGate())}
 #: The attribute by which a sample says which gates it inserted into the compiled circuit.
@@ -81,6 +82,8 @@ def global_noise_level(error: float, arity: int) -> float:
 def _cirq_gate(name: str) -> cirq.Gate:
     """The Cirq gate of a Qiskit standard gate, by Mitiq's conversion (once per name: it goes
     through OpenQASM, which is slow)."""
+    from mitiq.interface import convert_to_mitiq
+
     circuit = QuantumCircuit(get_standard_gate_name_mapping()[name].num_qubits)
     circuit.append(get_standard_gate_name_mapping()[name], range(circuit.num_qubits))
     converted, _ = convert_to_mitiq(circuit)
@@ -95,6 +98,9 @@ def represent_gate(gate: str, qubits: tuple[int, ...], error: float) -> Represen
             f"PEC: {gate} on qubits {list(qubits)} has calibrated error {error:g} (out of service): no "
             "representation can cancel it; choose another layout (the hardware_layout policy avoids it)."
         )
+    import cirq
+    from mitiq.pec import represent_operation_with_global_depolarizing_noise
+
     ideal = cirq.Circuit(_cirq_gate(gate).on(*cirq.LineQubit.range(len(qubits))))
     representation = represent_operation_with_global_depolarizing_noise(ideal, level)
     coefficients = np.array(representation.coeffs, dtype=float)

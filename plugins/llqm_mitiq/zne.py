@@ -21,10 +21,8 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable, Sequence
+from types import ModuleType
 from typing import Any
-
-from mitiq.zne.inference import ExpFactory, LinearFactory, PolyFactory, RichardsonFactory
-from mitiq.zne.scaling import fold_all, fold_gates_at_random, fold_global, insert_id_layers
 
 import llqm_core
 from llqm_core.hooks.contracts import ZNE_FOLDING
@@ -36,15 +34,33 @@ from llqm_core.runtime.instrumentation import suppressed
 from .common import estimate, execute, last_only, raw_estimate
 from .estimates import zne_estimate
 
+
+def _mitiq_zne() -> ModuleType:
+    """Mitiq's ``mitiq.zne`` (its scalings and factories), imported when a fold or an
+    extrapolation runs: loading the plugin must not import Mitiq and Cirq (seconds)."""
+    import mitiq.zne
+
+    return mitiq.zne
+
+
 FOLDING = {
-    "global": lambda circuit, scale, seed: fold_global(circuit, scale),
-    "random": lambda circuit, scale, seed: fold_gates_at_random(circuit, scale, seed=seed),
-    "all": lambda circuit, scale, seed: fold_all(circuit, scale),
-    "identity": lambda circuit, scale, seed: insert_id_layers(circuit, scale),
+    "global": lambda circuit, scale, seed: _mitiq_zne().scaling.fold_global(circuit, scale),
+    "random": lambda circuit, scale, seed: _mitiq_zne().scaling.fold_gates_at_random(
+        circuit, scale, seed=seed
+    ),
+    "all": lambda circuit, scale, seed: _mitiq_zne().scaling.fold_all(circuit, scale),
+    "identity": lambda circuit, scale, seed: _mitiq_zne().scaling.insert_id_layers(circuit, scale),
 }
 AFTER_TRANSPILE = "after_transpile"
 FOLDINGS = (AFTER_TRANSPILE, *FOLDING)
-FACTORIES = ("richardson", "linear", "poly", "exp")
+#: Each factory's class in ``mitiq.zne``.
+FACTORY_CLASSES = {
+    "richardson": "RichardsonFactory",
+    "linear": "LinearFactory",
+    "poly": "PolyFactory",
+    "exp": "ExpFactory",
+}
+FACTORIES = tuple(FACTORY_CLASSES)
 
 
 def _check_scale_factors(scale_factors: Any, folding: str) -> list[float]:
@@ -79,20 +95,21 @@ def extrapolation(
         raise ValueError("order belongs to the poly factory.")
     if asymptote is not None and factory != "exp":
         raise ValueError("asymptote belongs to the exp factory.")
+    options: dict[str, Any] = {}
     if factory == "poly":
         whole("order", order if order is not None else 0, 1)
         if points < order + 1:
             raise ValueError(
                 f"a poly factory of order {order} needs at least {order + 1} scale factors, not {points}."
             )
-        return lambda s, v: PolyFactory.extrapolate(s, v, order=order)
+        options["order"] = order
     if factory == "exp":
         if asymptote is None and points < 3:
             raise ValueError(
                 f"an exp factory without an asymptote needs at least 3 scale factors, not {points}."
             )
-        return lambda s, v: ExpFactory.extrapolate(s, v, asymptote=asymptote)
-    return (RichardsonFactory if factory == "richardson" else LinearFactory).extrapolate
+        options["asymptote"] = asymptote
+    return lambda s, v: getattr(_mitiq_zne(), FACTORY_CLASSES[factory]).extrapolate(s, v, **options)
 
 
 def propagated_error(
