@@ -2,6 +2,7 @@
 a script that transpiles and runs 100 small circuits.
 
     python bench/instrument_overhead.py [--pairs 21] [--unrelated-pairs 20] [--breakdown 11]
+                                        [--per-circuit 2000]
     OMP_WAIT_POLICY=PASSIVE python bench/instrument_overhead.py
 
 Both figures alternate blocks in one process and take the median of the per-pair ratios:
@@ -37,6 +38,14 @@ whole runs timed against each other drift on a shared VM by more than the effect
   are switched off by replacing them inside this process, never in LLQM itself. Beside the
   median ratio it prints the mean of each variant's fastest quarter of runs against the bare
   script's: other tenants only ever add time, so the fastest runs are the least disturbed.
+
+- ``--per-circuit N``: the script's circuits timed one by one (``transpile_and_run``), N of them
+  in one LLQM run, the instrumentors switched on and off between circuits (and, with
+  ``--breakdown``, each part left out in turn), in rotation: every variant meets the same
+  process state, and the median of hundreds of ~10 ms circuits moves by a point at most where
+  whole runs move by ten. The run-end commit of the profiled circuits' tasks is timed and
+  added per circuit. A long run commits in the background as well (every 10 s), which the
+  rotation charges to every variant alike: the share is then a little low.
 
 Every block starts with a full garbage collection: one that Python's collector starts inside a
 block costs 0.2 s with Qiskit, Aer and LLQM loaded, and would land on either side by chance.
@@ -277,6 +286,55 @@ def breakdown(store: Path, rounds: int) -> None:
         )
 
 
+def per_circuit(store: Path, count: int, parts: dict[str, list]) -> None:
+    """LLQM's extra time per circuit, each circuit of the script's loop timed alone (``--per-circuit``)."""
+    from qiskit_aer import AerSimulator
+    from qiskit_ibm_runtime.fake_provider import FakeManilaV2
+
+    one = runpy.run_path(str(SCRIPT))["transpile_and_run"]
+    backend, simulator = FakeManilaV2(), AerSimulator()
+    variants: dict[str, tuple[bool, list]] = {"bare": (False, []), "profiled": (True, [])}
+    variants |= {f"without {label}": (True, replaced) for label, replaced in parts.items()}
+    if parts:
+        variants["without all three (the floor)"] = (True, [p for r in parts.values() for p in r])
+    labels = list(variants)
+    seconds: dict[str, list[float]] = {label: [] for label in labels}
+    stored = 0
+    for i in range(20):
+        one(i, backend, simulator)
+    with llqm_core.run("per_circuit", store=store):
+        for i in range(count):
+            cycle, position = divmod(i, len(labels))
+            label = labels[(position + cycle) % len(labels)]
+            on, replaced = variants[label]
+            (instrument_all if on else uninstrument_all)()
+            kept = [(owner, name, getattr(owner, name)) for owner, name, _ in replaced]
+            for owner, name, replacement in replaced:
+                setattr(owner, name, replacement)
+            started = time.perf_counter()
+            one(i, backend, simulator)
+            seconds[label].append(time.perf_counter() - started)
+            for owner, name, original in kept:
+                setattr(owner, name, original)
+            stored += label == "profiled"
+        uninstrument_all()
+        ending = time.perf_counter()
+    commit = (time.perf_counter() - ending) / max(stored, 1)
+    bare = statistics.median(seconds["bare"])
+    for label in labels[1:]:
+        extra = statistics.median(seconds[label]) - bare + (commit if label == "profiled" else 0)
+        print(
+            f"per circuit, {label}: {extra * 1e6:+.0f} us on the bare circuit's "
+            f"{bare * 1e3:.2f} ms (median of {len(seconds[label])})"
+            + (
+                f", the run-end commit's {commit * 1e6:.0f} us included"
+                if label == "profiled"
+                else ""
+            )
+            + f": LLQM's share {extra / (bare + extra):.1%}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=21, help="pairs of 100-circuit scripts")
@@ -287,6 +345,13 @@ def main() -> None:
         default=0,
         metavar="ROUNDS",
         help="also time the profiled run with parts of LLQM's work left out, in ROUNDS rounds",
+    )
+    parser.add_argument(
+        "--per-circuit",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also time N circuits one by one, instrumentors switched per circuit",
     )
     args = parser.parse_args()
     store = Path(tempfile.mkdtemp(prefix="llqm-instrument-bench-")) / "profiles.sqlite"
@@ -337,6 +402,8 @@ def main() -> None:
     )
     if args.breakdown:  # before OwnTime wraps LLQM's calls for good
         breakdown(store, args.breakdown)
+    if args.per_circuit:
+        per_circuit(store, args.per_circuit, _left_out() if args.breakdown else {})
     own = OwnTime()
     own.watch()
     profiled_wall = timed(instrumented(script, store))[0]

@@ -4,10 +4,9 @@ from qiskit import QuantumCircuit, transpile
 from qiskit_aer import AerSimulator
 from qiskit_ibm_runtime.fake_provider import FakeManilaV2
 
-backend = FakeManilaV2()
-simulator = AerSimulator()
-total = 0
-for i in range(100):
+
+def transpile_and_run(i: int, backend, simulator) -> int:
+    """One circuit of the loop: the bench also times them one by one."""
     circuit = QuantumCircuit(3)
     circuit.h(0)
     circuit.cx(0, 1)
@@ -16,5 +15,13 @@ for i in range(100):
     circuit.measure_all()
     compiled = transpile(circuit, backend, optimization_level=1, seed_transpiler=i)
     counts = simulator.run(compiled, shots=100, seed_simulator=i).result().get_counts()
-    total += counts.get("000", 0)
-print(total)
+    return counts.get("000", 0)
+
+
+if __name__ == "__main__":
+    backend = FakeManilaV2()
+    simulator = AerSimulator()
+    total = 0
+    for i in range(100):
+        total += transpile_and_run(i, backend, simulator)
+    print(total)
