@@ -41,11 +41,12 @@ whole runs timed against each other drift on a shared VM by more than the effect
 
 - ``--per-circuit N``: the script's circuits timed one by one (``transpile_and_run``), N of them
   in one LLQM run, the instrumentors switched on and off between circuits (and, with
-  ``--breakdown``, each part left out in turn), in rotation: every variant meets the same
-  process state, and the median of hundreds of ~10 ms circuits moves by a point at most where
-  whole runs move by ten. The run-end commit of the profiled circuits' tasks is timed and
-  added per circuit. A long run commits in the background as well (every 10 s), which the
-  rotation charges to every variant alike: the share is then a little low.
+  ``--breakdown``, each part left out in turn), each round of variants in a shuffled order:
+  every variant meets the same process state and follows every other one alike. The profiled
+  share repeats within 1-2 points where whole runs move by ten; the left-out variants move by
+  up to 3. The run-end commit of the profiled circuits' tasks is timed and added per circuit.
+  A long run commits in the background as well (every 10 s), which the rounds charge to every
+  variant alike: the share is then a little low.
 
 Every block starts with a full garbage collection: one that Python's collector starts inside a
 block costs 0.2 s with Qiskit, Aer and LLQM loaded, and would land on either side by chance.
@@ -60,6 +61,7 @@ import io
 import json
 import math
 import os
+import random
 import runpy
 import statistics
 import tempfile
@@ -302,10 +304,15 @@ def per_circuit(store: Path, count: int, parts: dict[str, list]) -> None:
     stored = 0
     for i in range(20):
         one(i, backend, simulator)
+    order = random.Random(
+        1
+    ).sample  # each round in its own order: no variant always follows another
     with llqm_core.run("per_circuit", store=store):
         for i in range(count):
-            cycle, position = divmod(i, len(labels))
-            label = labels[(position + cycle) % len(labels)]
+            position = i % len(labels)
+            if position == 0:
+                shuffled = order(labels, len(labels))
+            label = shuffled[position]
             on, replaced = variants[label]
             (instrument_all if on else uninstrument_all)()
             kept = [(owner, name, getattr(owner, name)) for owner, name, _ in replaced]
