@@ -61,7 +61,6 @@ from .pipeline.sweep import grid_pipelines, parse_grid, point_summary
 from .pipeline.trials import run_trials
 from .store.profile_store import ProfileStore, default_store_path
 from .telemetry.chrome_trace import chrome_trace
-from .telemetry.otlp_json import run_spans, spans_to_otlp_json
 
 EXIT_USER_ERROR = 2
 EXIT_RUN_FAILED = 1
@@ -652,6 +651,8 @@ def cmd_trace(args: argparse.Namespace, console: Console) -> None:
     if args.format == "chrome":
         document = json.dumps(chrome_trace(run, tasks))
     else:
+        from .telemetry.otlp_json import run_spans, spans_to_otlp_json  # protobuf, for this alone
+
         document = json.dumps(spans_to_otlp_json(run_spans(run, tasks)), indent=2)
     if args.output is None:
         print(document)

@@ -15,7 +15,6 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from ..hooks.hookspecs import hookimpl
 from ..model.errors import UserError
-from .otlp_json import spans_to_otlp_json
 
 JSON_FILE_ENV = "LLQM_SPANS_FILE"
 DEFAULT_JSON_FILE = "llqm-spans.jsonl"
@@ -36,6 +35,8 @@ class JsonLinesSpanExporter(SpanExporter):
         self._lock = threading.Lock()
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        from .otlp_json import spans_to_otlp_json  # protobuf: imported by the first export
+
         line = json.dumps(spans_to_otlp_json(spans), separators=(",", ":"))
         try:
             with self._lock, open(self.path, "a", encoding="utf-8") as out:

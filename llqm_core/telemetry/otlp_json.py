@@ -10,30 +10,19 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from google.protobuf.json_format import MessageToDict
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan
-from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from ..model.records import RunRecord, RunStatus, TaskRecord, TaskStatus
 from .attributes import run_attributes, task_attributes
+from .tracing import SCOPE
 
 _ID_FIELDS = ("traceId", "spanId", "parentSpanId")
-
-
-def _llqm_version() -> str:
-    try:
-        return version("llqm")
-    except PackageNotFoundError:
-        return "0+unknown"
-
-
-SCOPE = InstrumentationScope("llqm", _llqm_version())
 
 
 def _hex_ids(node: Any) -> Any:

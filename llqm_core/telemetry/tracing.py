@@ -25,6 +25,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Sequence
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -38,12 +39,24 @@ from opentelemetry.sdk.trace.export import (
     SpanExportResult,
 )
 from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
+from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
 from ..hooks.plugins import loaded_plugins
 from ..model.errors import LLQMWarning, UserError
 from ..model.settings import seconds_from_env
-from .otlp_json import SCOPE
 from .task_spans import PresetSpanIds, TaskSpans
+
+
+def _llqm_version() -> str:
+    try:
+        return version("llqm")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+#: What LLQM's spans say made them. Here, not beside the OTLP/JSON encoder: that one imports
+#: protobuf, which a run without an OTLP or JSON exporter never needs.
+SCOPE = InstrumentationScope("llqm", _llqm_version())
 
 EXPORTERS_ENV = "LLQM_EXPORTERS"
 EXPORT_TIMEOUT_ENV = "LLQM_EXPORT_TIMEOUT"
