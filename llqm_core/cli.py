@@ -37,7 +37,6 @@ from .analysis.report import (
     format_bytes,
     format_number,
     format_seconds,
-    iso_time,
     render_report,
     run_summary,
 )
@@ -53,6 +52,7 @@ from .hooks.plugins import configure_plugins, loaded_plugins
 from .model import hardware
 from .model.errors import LLQMWarning, StoreError, UserError
 from .model.records import HardwareSnapshot
+from .model.units import iso_time
 from .pipeline import registries
 from .pipeline.file import PipelineFailed, load_pipeline, read_pipeline_file
 from .pipeline.sections import features

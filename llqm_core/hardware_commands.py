@@ -18,12 +18,12 @@ from rich.console import Console
 from rich.table import Table
 
 from .analysis.plain import styled
-from .analysis.report import iso_time
 from .analysis.timeline import device_timeline, write_timeline_png
 from .hooks.plugins import loaded_plugins
 from .model.errors import UserError
 from .model.hardware import HardwareChange
 from .model.records import HardwareSnapshot
+from .model.units import iso_time
 from .runtime.api import run
 from .runtime.monitor import check_interval
 from .store.profile_store import ProfileStore

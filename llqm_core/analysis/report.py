@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any
 
 from rich.console import Console, JustifyMethod
@@ -14,7 +13,7 @@ from rich.text import Text
 
 from ..model.records import RunRecord, TaskRecord
 from ..model.trials import trial_of
-from ..model.units import format_bytes, format_seconds
+from ..model.units import format_bytes, format_seconds, iso_time
 from ..store.profile_store import ProfileStore
 from .plain import styled
 from .summary import (
@@ -29,12 +28,6 @@ from .summary import (
     step_costs,
 )
 from .timeline import run_hardware
-
-
-def iso_time(ns: int | None) -> str | None:
-    if ns is None:
-        return None
-    return datetime.fromtimestamp(ns / 1e9, tz=UTC).isoformat(timespec="microseconds")
 
 
 def run_summary(run: RunRecord) -> dict[str, Any]:

@@ -12,8 +12,8 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
+from ..model.units import iso_time
 from ..store.profile_store import ProfileStore
-from .report import iso_time
 
 PROFILE_COLUMNS = (
     "wall_s",

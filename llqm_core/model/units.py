@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 
 def format_seconds(value: float | None) -> str:
     if value is None:
@@ -19,3 +21,10 @@ def format_bytes(value: int | None) -> str:
             return f"{sign}{size:.0f} {unit}" if unit == "B" else f"{sign}{size:.1f} {unit}"
         size /= 1024
     return str(size)
+
+
+def iso_time(ns: int | None) -> str | None:
+    """Unix epoch nanoseconds as an ISO 8601 UTC time, to the microsecond."""
+    if ns is None:
+        return None
+    return datetime.fromtimestamp(ns / 1e9, tz=UTC).isoformat(timespec="microseconds")
