@@ -47,9 +47,6 @@ from .stage_profiler import (
 #: ``qiskit.transpile``, building the preset pass manager.
 SETUP = "transpile.setup_s"
 _busy: contextvars.ContextVar[bool] = contextvars.ContextVar("llqm_qiskit_busy", default=False)
-_transpile_options: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
-    "llqm_qiskit_transpile_options", default=None
-)
 
 #: Where Qiskit-family classes with a ``run`` to profile live: (module, class, kind).
 BACKENDS = (
@@ -152,22 +149,24 @@ def _run_profiled(
 
 @contextmanager
 def _transpile_task(
-    run: llqm_core.ActiveRun, circuits: list[Any]
+    run: llqm_core.ActiveRun, circuits: list[Any], options: dict[str, Any] | None = None
 ) -> Iterator[llqm_core.TaskHandle]:
-    """A ``transpile`` task for the call; inside a ``transpile`` task of someone else's (a Prefect
-    task of that stage) the stages go under that one instead of a second ``transpile``."""
+    """A ``transpile`` task for the call, with ``transpile()``'s ``options``; inside a
+    ``transpile`` task of someone else's (a Prefect task of that stage) the stages go under that
+    one instead of a second ``transpile``."""
     enclosing = llqm_core.current_task()
     if enclosing is not None and enclosing.run is run and enclosing.record.stage == STAGE:
         enclosing.add_dependency(*run.producers(circuits))
         yield enclosing
         return
-    with _new_transpile_task(run, circuits) as handle:
+    with _new_transpile_task(run, circuits, options or {}) as handle:
         yield handle
 
 
-def _new_transpile_task(run: llqm_core.ActiveRun, circuits: list[Any]) -> llqm_core.TaskHandle:
+def _new_transpile_task(
+    run: llqm_core.ActiveRun, circuits: list[Any], options: dict[str, Any]
+) -> llqm_core.TaskHandle:
     handle = llqm_core.start_task(STAGE, STAGE, run.producers(circuits), run=run)
-    options = _transpile_options.get() or {}
     handle.annotate(
         {
             "transpile.instrumented": True,
@@ -304,12 +303,8 @@ def _wrap_transpile(original: Callable[..., Any]) -> Callable[..., Any]:
             "transpile.layout_method": kwargs.get("layout_method") or "default",
             "transpile.backend": backend_name(backend) if backend is not None else "none",
         }
-        token = _transpile_options.set(options)
-        try:
-            with _transpile_task(active, batch):
-                return original(circuits, backend, *args, **kwargs)
-        finally:
-            _transpile_options.reset(token)
+        with _transpile_task(active, batch, options):
+            return original(circuits, backend, *args, **kwargs)
 
     return transpile
 
