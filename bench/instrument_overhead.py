@@ -38,7 +38,6 @@ whole runs timed against each other drift on a shared VM by more than the effect
   are switched off by replacing them inside this process, never in LLQM itself. Beside the
   median ratio it prints the mean of each variant's fastest quarter of runs against the bare
   script's: other tenants only ever add time, so the fastest runs are the least disturbed.
-
 - ``--per-circuit N``: the script's circuits timed one by one (``transpile_and_run``), N of them
   in one LLQM run, the instrumentors switched on and off between circuits (and, with
   ``--breakdown``, each part left out in turn), each round of variants in a shuffled order:
@@ -244,30 +243,41 @@ def _left_out() -> dict[str, list[tuple[object, str, object]]]:
     }
 
 
+@contextlib.contextmanager
+def _replaced(parts: list[tuple[object, str, object]]):
+    """The attributes in ``parts`` replaced for the block, the originals put back after it."""
+    kept = [(owner, name, getattr(owner, name)) for owner, name, _ in parts]
+    for owner, name, replacement in parts:
+        setattr(owner, name, replacement)
+    try:
+        yield
+    finally:
+        for owner, name, original in kept:
+            setattr(owner, name, original)
+
+
 def _with_parts_left_out(work, parts: list[tuple[object, str, object]]):
     def run() -> None:
-        kept = [(owner, name, getattr(owner, name)) for owner, name, _ in parts]
-        for owner, name, replacement in parts:
-            setattr(owner, name, replacement)
-        try:
+        with _replaced(parts):
             work()
-        finally:
-            for owner, name, original in kept:
-                setattr(owner, name, original)
 
     return run
 
 
+def _variants_left_out(parts: dict[str, list]) -> dict[str, list]:
+    """Each part left out alone, then all of them at once (the floor), by label."""
+    variants = {f"without {label}": replaced for label, replaced in parts.items()}
+    if parts:
+        variants["without all three (the floor)"] = [p for r in parts.values() for p in r]
+    return variants
+
+
 def breakdown(store: Path, rounds: int) -> None:
     """The profiled run with parts of LLQM's work left out, each against the bare script."""
-    parts = _left_out()
     profiled = instrumented(script, store)
     variants = {"bare": script, "profiled": profiled}
-    for label, replaced in parts.items():
-        variants[f"without {label}"] = _with_parts_left_out(profiled, replaced)
-    variants["without all three (the floor)"] = _with_parts_left_out(
-        profiled, [part for replaced in parts.values() for part in replaced]
-    )
+    for label, replaced in _variants_left_out(_left_out()).items():
+        variants[label] = _with_parts_left_out(profiled, replaced)
     walls: dict[str, list[float]] = {label: [] for label in variants}
     labels = list(variants)
     for index in range(rounds):
@@ -296,17 +306,14 @@ def per_circuit(store: Path, count: int, parts: dict[str, list]) -> None:
     one = runpy.run_path(str(SCRIPT))["transpile_and_run"]
     backend, simulator = FakeManilaV2(), AerSimulator()
     variants: dict[str, tuple[bool, list]] = {"bare": (False, []), "profiled": (True, [])}
-    variants |= {f"without {label}": (True, replaced) for label, replaced in parts.items()}
-    if parts:
-        variants["without all three (the floor)"] = (True, [p for r in parts.values() for p in r])
+    variants |= {label: (True, replaced) for label, replaced in _variants_left_out(parts).items()}
     labels = list(variants)
     seconds: dict[str, list[float]] = {label: [] for label in labels}
     stored = 0
     for i in range(20):
         one(i, backend, simulator)
-    order = random.Random(
-        1
-    ).sample  # each round in its own order: no variant always follows another
+    # Each round in its own order: no variant always follows the same other one.
+    order = random.Random(1).sample
     with llqm_core.run("per_circuit", store=store):
         for i in range(count):
             position = i % len(labels)
@@ -315,14 +322,10 @@ def per_circuit(store: Path, count: int, parts: dict[str, list]) -> None:
             label = shuffled[position]
             on, replaced = variants[label]
             (instrument_all if on else uninstrument_all)()
-            kept = [(owner, name, getattr(owner, name)) for owner, name, _ in replaced]
-            for owner, name, replacement in replaced:
-                setattr(owner, name, replacement)
-            started = time.perf_counter()
-            one(i, backend, simulator)
-            seconds[label].append(time.perf_counter() - started)
-            for owner, name, original in kept:
-                setattr(owner, name, original)
+            with _replaced(replaced):
+                started = time.perf_counter()
+                one(i, backend, simulator)
+                seconds[label].append(time.perf_counter() - started)
             stored += label == "profiled"
         uninstrument_all()
         ending = time.perf_counter()
