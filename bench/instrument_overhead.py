@@ -2,7 +2,7 @@
 a script that transpiles and runs 100 small circuits.
 
     python bench/instrument_overhead.py [--pairs 21] [--unrelated-pairs 20] [--breakdown 11]
-                                        [--per-circuit 2000]
+                                        [--per-circuit 2000] [--device fake_fez]
     OMP_WAIT_POLICY=PASSIVE python bench/instrument_overhead.py
 
 Both figures alternate blocks in one process and take the median of the per-pair ratios:
@@ -45,7 +45,9 @@ whole runs timed against each other drift on a shared VM by more than the effect
   share repeats within 1-2 points where whole runs move by ten; the left-out variants move by
   up to 3. The run-end commit of the profiled circuits' tasks is timed and added per circuit.
   A long run commits in the background as well (every 10 s), which the rounds charge to every
-  variant alike: the share is then a little low.
+  variant alike: the share is then a little low. ``--device`` transpiles these circuits for
+  another fake backend than the script's 5-qubit FakeManilaV2 (``fake_fez``: a 156-qubit Heron
+  r2, the embedded default's device, where a transpile takes longer and LLQM's share is lower).
 
 Every block starts with a full garbage collection: one that Python's collector starts inside a
 block costs 0.2 s with Qiskit, Aer and LLQM loaded, and would land on either side by chance.
@@ -298,13 +300,13 @@ def breakdown(store: Path, rounds: int) -> None:
         )
 
 
-def per_circuit(store: Path, count: int, parts: dict[str, list]) -> None:
+def per_circuit(store: Path, count: int, parts: dict[str, list], device: str) -> None:
     """LLQM's extra time per circuit, each circuit of the script's loop timed alone (``--per-circuit``)."""
+    from llqm_qiskit.devices import fake_device
     from qiskit_aer import AerSimulator
-    from qiskit_ibm_runtime.fake_provider import FakeManilaV2
 
     one = runpy.run_path(str(SCRIPT))["transpile_and_run"]
-    backend, simulator = FakeManilaV2(), AerSimulator()
+    backend, simulator = fake_device(device), AerSimulator()
     variants: dict[str, tuple[bool, list]] = {"bare": (False, []), "profiled": (True, [])}
     variants |= {label: (True, replaced) for label, replaced in _variants_left_out(parts).items()}
     labels = list(variants)
@@ -334,7 +336,7 @@ def per_circuit(store: Path, count: int, parts: dict[str, list]) -> None:
     for label in labels[1:]:
         extra = statistics.median(seconds[label]) - bare + (commit if label == "profiled" else 0)
         print(
-            f"per circuit, {label}: {extra * 1e6:+.0f} us on the bare circuit's "
+            f"per circuit on {device}, {label}: {extra * 1e6:+.0f} us on the bare circuit's "
             f"{bare * 1e3:.2f} ms (median of {len(seconds[label])})"
             + (
                 f", the run-end commit's {commit * 1e6:.0f} us included"
@@ -362,6 +364,12 @@ def main() -> None:
         default=0,
         metavar="N",
         help="also time N circuits one by one, instrumentors switched per circuit",
+    )
+    parser.add_argument(
+        "--device",
+        default="fake_manila",
+        help="the fake backend --per-circuit transpiles for (the script's own: fake_manila, 5 "
+        "qubits; fake_fez is a 156-qubit Heron r2)",
     )
     args = parser.parse_args()
     store = Path(tempfile.mkdtemp(prefix="llqm-instrument-bench-")) / "profiles.sqlite"
@@ -413,7 +421,7 @@ def main() -> None:
     if args.breakdown:  # before OwnTime wraps LLQM's calls for good
         breakdown(store, args.breakdown)
     if args.per_circuit:
-        per_circuit(store, args.per_circuit, _left_out() if args.breakdown else {})
+        per_circuit(store, args.per_circuit, _left_out() if args.breakdown else {}, args.device)
     own = OwnTime()
     own.watch()
     profiled_wall = timed(instrumented(script, store))[0]

@@ -260,16 +260,52 @@ class StageProfiler:
         """A followed run has ended: every stage of the pass manager is there in its order (one
         that ran no pass with 0 s), on the ``transpile`` task or, past ``STAGE_TASKS_AFTER_S``,
         as tasks of their own."""
+        if exc is None and _clock() - self.began < STAGE_TASKS_AFTER_S:
+            self._close_short()
+            return
         self._count_followed()
         if exc is not None:
             self.close(None, exc)
             return
         self._end_timed()
         self._in_stage_order()
-        if _clock() - self.began >= STAGE_TASKS_AFTER_S:
-            self._record_timed()
-        else:
-            self.close(None)
+        self._record_timed()
+
+    def _close_short(self) -> None:
+        """A short followed run (most small circuits' transpiles): its stages' seconds and its
+        passes counted in one loop over what the callback kept, straight onto the parent, with
+        no stage objects in between (docs/performance.md)."""
+        walls = dict.fromkeys(self.stage_names, 0.0)
+        passes: dict[str, list[Any]] = {}
+        stage_of, kinds, depth = self.stage_of, _pass_kinds, self.depth
+        stage, began, ran = None, self.began, self.ran
+        for pass_, seconds, _, size, ended, property_set in ran:
+            found = stage_of.get(id(pass_))
+            if found is not None and found != stage:
+                if stage is not None:
+                    walls[stage] += ended - seconds - began
+                stage, began = found, ended - seconds
+            kind = kinds.get(type(pass_))
+            name, changes_dag = kind if kind is not None else _pass_kind(pass_)
+            if changes_dag:
+                depth = None
+            elif name == "Depth":
+                depth = property_set["depth"]
+            if stage is None:
+                continue
+            entry = passes.get(name)
+            if entry is None:
+                passes[name] = [1, seconds, size, None]
+            else:
+                entry[0] += 1
+                entry[1] += seconds
+                entry[2] = size
+        if stage is not None:
+            walls[stage] += _clock() - began
+        if ran:
+            self.final_dag = ran[-1][2]
+        self.ran, self.depth = [], depth
+        self._put_on_parent(walls, passes)
 
     def _in_stage_order(self) -> None:
         by_name: dict[str, _TimedStage] = {}
@@ -411,21 +447,31 @@ class StageProfiler:
         if not self.timed:
             return
         merged: dict[str, list[Any]] = {}
-        metrics: dict[str, Any] = {}
+        walls: dict[str, float] = {}
         for stage in self.timed:
-            metrics[f"transpile.stage.{stage.name}.time_s"] = stage.wall
+            walls[stage.name] = stage.wall
             _add_passes(merged, stage.passes)
-        metrics = pass_metrics(merged) | metrics
+        self._put_on_parent(walls, merged)
+        if failed is not None:
+            self.parent.annotate({"transpile.failed_stage": failed})
+        self.timed = []
+
+    def _put_on_parent(self, walls: dict[str, float], passes: dict[str, list[Any]]) -> None:
+        """Stages' seconds and passes on the ``transpile`` task; several circuits of one call
+        add theirs up."""
+        metrics = pass_metrics(passes)
+        for name, wall in walls.items():
+            key = _stage_metric_names.get(name)
+            if key is None:
+                key = _stage_metric_names[name] = f"transpile.stage.{name}.time_s"
+            metrics[key] = wall
         known = self.parent.record.metrics
-        if "transpile.passes" in known:  # several circuits of one call: their passes add up
+        if "transpile.passes" in known:
             metrics = {
                 k: v + known[k] if k in known and k.endswith(_SUMMED) else v
                 for k, v in metrics.items()
             }
         self.parent.annotate_numbers(metrics)
-        if failed is not None:
-            self.parent.annotate({"transpile.failed_stage": failed})
-        self.timed = []
 
 
 def _add_passes(into: dict[str, list[Any]], passes: dict[str, list[Any]]) -> None:
@@ -452,6 +498,9 @@ def _pass_kind(pass_: Any) -> tuple[str | None, bool]:
         _pass_kinds[type(pass_)] = kind
     return kind
 
+
+#: Per stage name: its metric's name.
+_stage_metric_names: dict[str, str] = {}
 
 #: Per pass name: its metric names (four f-strings per pass and transpile otherwise).
 _metric_names: dict[str, tuple[str, str, str, str]] = {}
