@@ -99,14 +99,20 @@ def _decode_frames(data: bytearray, offset: int) -> list:
         if offset > len(data):
             break  # the last frame was cut short
         try:
-            rows.append(
-                marshal.loads(data[start:offset])
-                if kind == b"M"
-                else json.loads(data[start:offset])
-            )
+            rows.append(_decode_payload(kind, data[start:offset]))
         except (ValueError, EOFError, TypeError):
             continue
     return rows
+
+
+def _decode_payload(kind: bytes, payload: bytes | bytearray) -> list:
+    return marshal.loads(payload) if kind == b"M" else json.loads(payload)
+
+
+def decode_frame(frame: bytes) -> list:
+    """The row that ``encode_row`` made ``frame`` of."""
+    kind, _ = _FRAME.unpack_from(frame)
+    return _decode_payload(kind, frame[_FRAME.size :])
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from ..model.records import (
     TaskRecord,
 )
 from .backend import StoreBackend
-from .journal import TaskJournal, encode_row, read_journals
+from .journal import TaskJournal, decode_frame, encode_row, read_journals
 from .journal import json_text as _dumps  # the one compact encoder of the store's text
 from .schema import TASK_COLUMNS, stored_row
 
@@ -123,7 +123,10 @@ class StoreWriter:
         self._queue_lock = threading.Lock()
         self._owns_conn = True  # False in a forked child until it connects on its own
         self._pending: dict[str, TaskRecord] = {}  # started tasks whose running row is not written
-        self._finished: list[list] = []  # journaled rows of finished tasks, not yet in the database
+        # Finished tasks not yet in the database: their journal frames as they ended here (bytes,
+        # which the garbage collector does not track: docs/performance.md), or the rows of a
+        # dead process's journal.
+        self._finished: list[bytes | list] = []
         self._journal: TaskJournal | None = None
         self._wake = threading.Event()  # rows are queued: commit them within DRAIN_INTERVAL_S
         self._woken = False  # set with ``_wake`` by a task, reset by the writer thread
@@ -155,11 +158,10 @@ class StoreWriter:
     def finish_task(self, task: TaskRecord) -> None:
         """Keep the ended task with its profile before the task returns: one append to this
         process's journal, committed to the database by the writer thread."""
-        row = finished_row(task)
-        frame = encode_row(row)
+        frame = encode_row(finished_row(task))
         with self._queue_lock:
             self._pending.pop(task.id, None)  # the finished row supersedes the running one
-            self._finished.append(row)
+            self._finished.append(frame)
             try:
                 if self._journal is None:
                     self._journal = TaskJournal(self.backend.journal_base)
@@ -297,7 +299,7 @@ class StoreWriter:
 
     def _take_queued(
         self, started_by_ns: int | None, take_finished: bool
-    ) -> tuple[list[TaskRecord], list[list]]:
+    ) -> tuple[list[TaskRecord], list[bytes | list]]:
         """Take the running rows of tasks started by ``started_by_ns`` (all when None) and, when
         ``take_finished`` or any running row is taken, every finished row."""
         with self._queue_lock:
@@ -308,7 +310,7 @@ class StoreWriter:
             ]
             for task in running:
                 del self._pending[task.id]
-            finished: list[list] = []
+            finished: list[bytes | list] = []
             if take_finished or running:
                 finished, self._finished = self._finished, []
         return running, finished
@@ -323,7 +325,11 @@ class StoreWriter:
         self._commit(*self._take_queued(started_by_ns, rows_due), None, ())
 
     def _commit(
-        self, running: list[TaskRecord], finished: list[list], sql: str | None, params: tuple
+        self,
+        running: list[TaskRecord],
+        finished: list[bytes | list],
+        sql: str | None,
+        params: tuple,
     ) -> None:
         """One transaction; then the journal is emptied if no task finished meanwhile."""
         if not finished and not running:
@@ -335,7 +341,7 @@ class StoreWriter:
             sql,
             params,
             [running_row(task) for task in running],
-            [stored_row(row) for row in finished],
+            [stored_row(decode_frame(row) if isinstance(row, bytes) else row) for row in finished],
         )
         with self._queue_lock:
             if not self._finished and self._journal is not None:
