@@ -163,6 +163,43 @@ def test_a_small_circuits_transpile_that_runs_long_keeps_its_stages_as_tasks(
     assert "transpile.stage.translation.time_s" not in parent.metrics
 
 
+def test_a_short_transpile_puts_on_its_task_what_its_stage_tasks_would_hold(
+    instrumented, tmp_path, monkeypatch
+):
+    """A short transpile's passes and stages are counted straight onto the ``transpile`` task,
+    a long one's into stage tasks: the same transpile gives the same passes either way."""
+    from llqm_qiskit import stage_profiler
+
+    def profiled(after_s: float, name: str):
+        monkeypatch.setattr(stage_profiler, "STAGE_TASKS_AFTER_S", after_s)
+        pass_manager = generate_preset_pass_manager(1, FakeManilaV2(), seed_transpiler=4)
+        with llqm_core.run(name, store=tmp_path / "s.sqlite") as run:
+            pass_manager.run(bell())
+        return pass_manager, ProfileStore(tmp_path / "s.sqlite", readonly=True).tasks(run.id)
+
+    pass_manager, (short,) = profiled(60.0, "short")
+    _, (parent, *stages) = profiled(0.0, "long")
+    per_stage = [
+        k.removeprefix("transpile.stage.").removesuffix(".time_s")
+        for k in short.metrics
+        if k.startswith("transpile.stage.")
+    ]
+    assert per_stage == list(pass_manager.stages)  # every stage, in order, 0 s if it ran nothing
+    stage_seconds = sum(short.metrics[f"transpile.stage.{s}.time_s"] for s in per_stage)
+    assert 0 < stage_seconds <= short.profile.wall_s
+
+    def calls(metrics):
+        return {k: v for k, v in metrics.items() if k.endswith(".calls")}
+
+    summed: dict[str, int] = {}
+    for stage in stages:
+        for key, count in calls(stage.metrics).items():
+            summed[key] = summed.get(key, 0) + count
+    assert calls(short.metrics) == summed and summed
+    assert short.metrics["transpile.passes"] == sum(summed.values())
+    assert short.metrics["circuit.size"] == parent.metrics["circuit.size"]
+
+
 def test_passes_hidden_in_an_unknown_controller_are_still_timed_by_stage(instrumented, tmp_path):
     """A flow controller that does not show its passes where Qiskit's own do: the stages cannot
     be told apart by their passes, so they are marked, and nothing goes unrecorded."""
