@@ -53,8 +53,9 @@ class WriterState(enum.Enum):
 
 
 def finished_row(task: TaskRecord) -> list:
-    """An ended task as its journal frame keeps it: the list and dict as they are (the task's
-    path encodes them once, in the frame); ``stored_row`` makes the stored row of it."""
+    """An ended task as its journal frame keeps it, for ``encode_row`` at once: its list and
+    dict are taken as they are, not copied (the frame is what is kept); ``stored_row`` makes
+    the stored row of the decoded frame."""
     return [
         task.id,
         task.run_id,
@@ -62,7 +63,7 @@ def finished_row(task: TaskRecord) -> list:
         task.stage,
         task.status._value_,  # the member's plain attribute: ``.value`` is a property call
         task.parent_id,
-        list(task.depends_on),
+        task.depends_on,
         task.start_ns,
         task.end_ns,
         task.trace_id,
@@ -70,7 +71,7 @@ def finished_row(task: TaskRecord) -> list:
         task.parent_span_id,
         task.error,
         task.error_type,
-        dict(task.metrics),
+        task.metrics,
         task.hardware,
         *task.profile.values(),
     ]
