@@ -553,7 +553,10 @@ class QiskitInstrumentor(Instrumentor):
             qpu_s, queue_s, details = _job_usage(job, value)
             handle.record_usage(qpu_s=qpu_s, queue_s=queue_s)
             shots = _result_shots(value)
-            handle.annotate(details | ({"result.shots": shots} if shots else {}))
+            if shots:
+                details["result.shots"] = shots
+            if details:  # a simulator's job reports none
+                handle.annotate(details)
             handle.describe(value)
             handle.run.note_output(value, handle.id)
             if owned:
