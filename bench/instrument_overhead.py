@@ -45,7 +45,8 @@ whole runs timed against each other drift on a shared VM by more than the effect
   share repeats within 1-2 points where whole runs move by ten; the left-out variants move by
   up to 3. The run-end commit of the profiled circuits' tasks is timed and added per circuit.
   A long run commits in the background as well (every 10 s), which the rounds charge to every
-  variant alike: the share is then a little low. ``--device`` transpiles these circuits for
+  variant alike: the share is then a little low. The profiled share of each fifth of the run
+  is printed as well: how far it moves within one process. ``--device`` transpiles these circuits for
   another fake backend than the script's 5-qubit FakeManilaV2 (``fake_fez``: a 156-qubit Heron
   r2, the embedded default's device, where a transpile takes longer and LLQM's share is lower).
 
@@ -344,7 +345,25 @@ def per_circuit(store: Path, count: int, parts: dict[str, list], device: str) ->
                 else ""
             )
             + f": LLQM's share {extra / (bare + extra):.1%}"
+            + (
+                f" (by fifths of the run: {_share_by_fifths(seconds, label)})"
+                if label == "profiled"
+                else ""
+            )
         )
+
+
+def _share_by_fifths(seconds: dict[str, list[float]], label: str) -> str:
+    """LLQM's share in each fifth of the run (the run-end commit left out): how far it moves
+    within one process, as the VM's speed drifts."""
+    shares = []
+    for fifth in range(5):
+        chunk = len(seconds["bare"]) // 5
+        part = slice(fifth * chunk, (fifth + 1) * chunk)
+        bare = statistics.median(seconds["bare"][part])
+        extra = statistics.median(seconds[label][part]) - bare
+        shares.append(extra / (bare + extra))
+    return f"{min(shares):.1%}-{max(shares):.1%}"
 
 
 def main() -> None:
