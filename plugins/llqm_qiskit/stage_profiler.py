@@ -242,56 +242,26 @@ class StageProfiler:
         self.ran.append((pass_, time, dag, dag.size(), _clock(), property_set))
 
     def _count_followed(self) -> None:
-        """The passes of a followed run, in order: a pass of another stage than the last one's
-        ended that stage when it began (a pass of no known stage stays in the last one's)."""
-        stage_of = self.stage_of
-        for pass_, seconds, dag, size, ended, property_set in self.ran:
+        """The passes of a followed run, in order, in one loop: a pass of another stage than the
+        last one's ended that stage when it began (a pass of no known stage stays in the last
+        one's). Each pass is counted here rather than through ``_count``: a call per pass was
+        most of this loop's cost (docs/performance.md)."""
+        stage_of, kinds, depth = self.stage_of, _pass_kinds, self.depth
+        pending, passes, ran = self.pending, self.passes, self.ran
+        for pass_, seconds, _, size, ended, property_set in ran:
             stage = stage_of.get(id(pass_))
-            pending = self.pending
             if stage is not None and (pending is None or stage != pending.name):
                 began = ended - seconds
                 self._end_timed(began)
-                self.pending = _TimedStage(stage, began)
-            self._count(pass_, seconds, dag, size, property_set)
-            self.final_dag = dag
-        self.ran = []
-
-    def finish_followed(self, exc: BaseException | None = None) -> None:
-        """A followed run has ended: every stage of the pass manager is there in its order (one
-        that ran no pass with 0 s), on the ``transpile`` task or, past ``STAGE_TASKS_AFTER_S``,
-        as tasks of their own."""
-        if exc is None and _clock() - self.began < STAGE_TASKS_AFTER_S:
-            self._close_short()
-            return
-        self._count_followed()
-        if exc is not None:
-            self.close(None, exc)
-            return
-        self._end_timed()
-        self._in_stage_order()
-        self._record_timed()
-
-    def _close_short(self) -> None:
-        """A short followed run (most small circuits' transpiles): its stages' seconds and its
-        passes counted in one loop over what the callback kept, straight onto the parent, with
-        no stage objects in between (docs/performance.md)."""
-        walls = dict.fromkeys(self.stage_names, 0.0)
-        passes: dict[str, list[Any]] = {}
-        stage_of, kinds, depth = self.stage_of, _pass_kinds, self.depth
-        stage, began, ran = None, self.began, self.ran
-        for pass_, seconds, _, size, ended, property_set in ran:
-            found = stage_of.get(id(pass_))
-            if found is not None and found != stage:
-                if stage is not None:
-                    walls[stage] += ended - seconds - began
-                stage, began = found, ended - seconds
+                pending = self.pending = _TimedStage(stage, began)
+                passes = self.passes
             kind = kinds.get(type(pass_))
             name, changes_dag = kind if kind is not None else _pass_kind(pass_)
             if changes_dag:
                 depth = None
             elif name == "Depth":
                 depth = property_set["depth"]
-            if stage is None:
+            if pending is None:  # before the first pass of a known stage
                 continue
             entry = passes.get(name)
             if entry is None:
@@ -300,12 +270,24 @@ class StageProfiler:
                 entry[0] += 1
                 entry[1] += seconds
                 entry[2] = size
-        if stage is not None:
-            walls[stage] += _clock() - began
         if ran:
             self.final_dag = ran[-1][2]
         self.ran, self.depth = [], depth
-        self._put_on_parent(walls, passes)
+
+    def finish_followed(self, exc: BaseException | None = None) -> None:
+        """A followed run has ended: every stage of the pass manager is there in its order (one
+        that ran no pass with 0 s), on the ``transpile`` task or, past ``STAGE_TASKS_AFTER_S``,
+        as tasks of their own."""
+        self._count_followed()
+        if exc is not None:
+            self.close(None, exc)
+            return
+        self._end_timed()
+        self._in_stage_order()
+        if _clock() - self.began >= STAGE_TASKS_AFTER_S:
+            self._record_timed()
+        else:
+            self.close(None)
 
     def _in_stage_order(self) -> None:
         by_name: dict[str, _TimedStage] = {}
