@@ -221,6 +221,9 @@ class _WallClockOnly:
     def __init__(self) -> None:
         self.started = time.perf_counter()
 
+    def elapsed_s(self) -> float:
+        return time.perf_counter() - self.started
+
     def stop(self, qpu_s: float | None = None, queue_s: float | None = None) -> llqm_core.Profile:
         return llqm_core.Profile(wall_s=time.perf_counter() - self.started)
 

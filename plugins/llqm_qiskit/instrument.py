@@ -19,7 +19,6 @@ current, and nested calls (a primitive that runs a backend) are profiled once.
 from __future__ import annotations
 
 import contextvars
-import time
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -214,9 +213,7 @@ def _wrap_pass_manager_run(original: Callable[..., Any]) -> Callable[..., Any]:
         try:
             with _transpile_task(active, batch) as handle:
                 if handle is enclosing and SETUP not in handle.record.metrics:
-                    handle.annotate_numbers(
-                        {SETUP: (time.time_ns() - handle.record.start_ns) / 1e9}
-                    )
+                    handle.annotate_numbers({SETUP: handle.measurement.elapsed_s()})
                 if len(batch) > 1 and should_run_in_parallel(num_processes):
                     handle.annotate({"transpile.parallel": True})
                     out = original(self, circuits, output_name, callback, num_processes, **kwargs)
