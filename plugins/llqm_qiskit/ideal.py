@@ -125,11 +125,7 @@ def statevector_probabilities(circuit: QuantumCircuit, qubits: Sequence[int]) ->
     simulator = AerSimulator(method="statevector")
     saved = for_simulator(circuit, simulator)
     saved.save_probabilities(list(qubits), label="probabilities")
-    result = simulator.run(saved, shots=1).result()
-    if not result.success:
-        raise RuntimeError(
-            f"Aer's statevector could not compute the ideal outcomes: {result.status}"
-        )
+    result = _run_saved(saved, simulator, "the ideal outcomes")
     return np.asarray(result.data(0)["probabilities"])
 
 
@@ -141,12 +137,18 @@ def _saved_values(
     qubits = list(range(circuit.num_qubits))
     for index, operator in enumerate(operators):
         saved.save_expectation_value(operator, qubits, label=f"ideal{index}")
+    result = _run_saved(saved, simulator, "the ideal value")
+    data = result.data(0)
+    return [float(np.real(data[f"ideal{index}"])) for index in range(len(operators))], result
+
+
+def _run_saved(saved: QuantumCircuit, simulator: AerSimulator, what: str) -> Any:
+    """One run of a circuit that saves what it computes; Aer's failure is one sentence."""
     result = simulator.run(saved, shots=1).result()
     if not result.success:
         method = simulator.options.method
-        raise RuntimeError(f"Aer's {method} could not compute the ideal value: {result.status}")
-    data = result.data(0)
-    return [float(np.real(data[f"ideal{index}"])) for index in range(len(operators))], result
+        raise RuntimeError(f"Aer's {method} could not compute {what}: {result.status}")
+    return result
 
 
 def _stabilizer_expectation(state: StabilizerState, operator: SparsePauliOp) -> float:
