@@ -171,7 +171,8 @@ class OwnTime:
         return timed_call
 
     def watch(self) -> None:
-        from llqm_qiskit import instrument, stage_profiler
+        from llqm_qiskit import instrument
+        from llqm_qiskit.transpile import stage_profiler
 
         from llqm_core.runtime import api
 
@@ -306,7 +307,7 @@ def breakdown(store: Path, rounds: int) -> None:
 
 def per_circuit(store: Path, count: int, parts: dict[str, list], device: str) -> None:
     """LLQM's extra time per circuit, each circuit of the script's loop timed alone (``--per-circuit``)."""
-    from llqm_qiskit.devices import fake_device
+    from llqm_qiskit.devices.catalog import fake_device
     from qiskit_aer import AerSimulator
 
     one = runpy.run_path(str(SCRIPT))["transpile_and_run"]

@@ -45,7 +45,7 @@ from pathlib import Path
 
 import numpy as np
 from llqm_mitiq.pec import calibrated_noise_levels, represent
-from llqm_qiskit.observables import neighbour_parities
+from llqm_qiskit.observables.expectation import neighbour_parities
 from mitiq.pec import execute_with_pec
 from qiskit import QuantumCircuit, transpile
 from qiskit_aer import AerSimulator
@@ -163,7 +163,7 @@ def stage_table(store: Path, run_id: str) -> list[tuple[str, int, float, float, 
 
 def baseline(data: dict, samples: int, shots: int, full_samples: int, full_shots: int, spp: int):
     """The user's way at reduced size: seconds per part as run, and scaled to the full size."""
-    from llqm_qiskit.aer import AerBackend
+    from llqm_qiskit.backends.aer import AerBackend
 
     backend = AerBackend(device="fake_fez")
     device = backend.device

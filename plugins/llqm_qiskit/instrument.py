@@ -32,8 +32,8 @@ from qiskit.transpiler import PassManager, StagedPassManager
 import llqm_core
 from llqm_core.runtime.instrumentation import Instrumentor, is_suppressed
 
-from .snapshot import backend_name, hardware_snapshot
-from .stage_profiler import (
+from .devices.snapshot import backend_name, hardware_snapshot
+from .transpile.stage_profiler import (
     STAGE,
     StageProfiler,
     _StageMarker,
@@ -407,7 +407,7 @@ def _failing_ends(
 def _job_usage(job: Any, result: Any) -> tuple[float | None, float | None, dict[str, Any]]:
     """QPU and queue seconds the job reports: IBM's job metrics, or a simulator's own time."""
     if hasattr(job, "metrics") and callable(job.metrics):
-        from .ibm import spans_summary, usage_from_metrics
+        from .backends.ibm import spans_summary, usage_from_metrics
 
         try:
             queue_s, qpu_s, details = usage_from_metrics(job.metrics())

@@ -20,8 +20,8 @@ from qiskit.transpiler.preset_passmanagers import generate_preset_pass_manager
 import llqm_core
 from llqm_core.runtime.instrumentation import suppressed
 
-from .metrics import combined
-from .snapshot import backend_name
+from ..devices.snapshot import backend_name
+from ..metrics import combined
 from .stage_profiler import STAGE, StageProfiler, with_markers
 
 OPTIMIZATION_LEVELS = (0, 1, 2, 3)

@@ -52,13 +52,13 @@ from llqm_core import HardwareSnapshot
 from llqm_core.model.checks import flag
 from llqm_core.model.secrets import MIN_SECRET_LENGTH, REDACTED, names_a_secret, redact_text
 
+from ..devices.capabilities import refuse_unsupported
+from ..devices.catalog import DEFAULT_DEVICE, fake_device
+from ..devices.noise import PauliNoise
+from ..devices.snapshot import hardware_snapshot
+from ..measurement import shape as measurement_shape
 from .aer import choose_method
-from .backend import JobOutcome, QuantumBackend
-from .device_support import refuse_unsupported
-from .devices import DEFAULT_DEVICE, fake_device
-from .measurement import shape as measurement_shape
-from .noise import PauliNoise
-from .snapshot import hardware_snapshot
+from .base import JobOutcome, QuantumBackend
 
 CHANNELS = ("ibm_quantum_platform", "ibm_cloud")
 LOCAL_NOISE = ("pauli", "device", "none")

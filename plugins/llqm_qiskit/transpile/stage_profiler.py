@@ -25,7 +25,7 @@ from llqm_core.runtime.measure import HOST
 from llqm_core.runtime.memory import current_rss
 from llqm_core.runtime.thread_ids import native_thread_id
 
-from .metrics import dag_metrics
+from ..metrics import dag_metrics
 
 STAGE = "transpile"
 #: A transpile that has run this long has its next stages measured as tasks of their own.
