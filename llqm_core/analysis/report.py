@@ -12,10 +12,10 @@ from rich.table import Table
 from rich.text import Text
 
 from ..model.records import RunRecord, TaskRecord
-from ..model.trials import trial_of
+from ..model.trial_keys import trial_of
 from ..model.units import format_bytes, format_seconds, iso_time
 from ..store.profile_store import ProfileStore
-from .plain import styled
+from .console import styled
 from .summary import (
     FIDELITY_FIGURES,
     bottleneck,

@@ -9,7 +9,7 @@ from rich.table import Table
 
 from ..analysis.plots import point_labels, sweep_plot
 from ..analysis.report import build_report, format_bytes, format_seconds, render_report
-from ..analysis.trials import (
+from ..analysis.trial_report import (
     find_trials,
     format_summary,
     render_trials,

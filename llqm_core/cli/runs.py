@@ -12,8 +12,8 @@ from rich.console import Console
 from rich.table import Table
 
 from ..analysis.compare import compare_runs
+from ..analysis.console import styled
 from ..analysis.html_report import html_report, trials_html
-from ..analysis.plain import styled
 from ..analysis.report import (
     build_report,
     format_bytes,
@@ -23,7 +23,7 @@ from ..analysis.report import (
     run_summary,
 )
 from ..analysis.tables import json_lines
-from ..analysis.trials import find_trials, render_trials, trials_report
+from ..analysis.trial_report import find_trials, render_trials, trials_report
 from ..model.errors import UserError
 from ..model.units import iso_time
 from ..telemetry.chrome_trace import chrome_trace
