@@ -174,10 +174,11 @@ class OwnTime:
         from llqm_qiskit import instrument
         from llqm_qiskit.transpile import stage_profiler
 
-        from llqm_core.runtime import api
+        from llqm_core.runtime import api, tasks
 
         for owner, names in (
             (api, ("start_task", "finish_task")),
+            (tasks, ("start_task", "finish_task")),
             (llqm_core, ("start_task", "finish_task")),
             (
                 api.TaskHandle,
@@ -237,12 +238,12 @@ def _without_passes(pass_manager, circuit, parent, run, run_marked, callback, **
 def _left_out() -> dict[str, list[tuple[object, str, object]]]:
     from llqm_qiskit import instrument
 
-    from llqm_core.runtime import api
+    from llqm_core.runtime import tasks
     from llqm_core.store.profile_store import ProfileStore
 
     return {
         "per-pass profiling": [(instrument, "_run_profiled", _without_passes)],
-        "readings": [(api, "Measurement", _WallClockOnly)],
+        "readings": [(tasks, "Measurement", _WallClockOnly)],
         "store writes of tasks": [
             (ProfileStore, "start_task", lambda self, task: None),
             (ProfileStore, "finish_task", lambda self, task: None),

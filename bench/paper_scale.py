@@ -54,12 +54,15 @@ from qiskit_aer.noise import NoiseModel
 import llqm_core
 from llqm_core.pipeline import parse_pipeline, run_pipeline
 from llqm_core.runtime import api
+from llqm_core.runtime import tasks as runtime_tasks
 
 PIPELINE = Path(__file__).resolve().parent.parent / "examples" / "pipelines" / "paper_scale.toml"
 #: LLQM's own calls: task start and end (profile, span, store row), metrics, decisions.
 OWN_CALLS = [
     (api, "start_task"),
     (api, "finish_task"),
+    (runtime_tasks, "start_task"),
+    (runtime_tasks, "finish_task"),
     (api.ActiveRun, "start"),
     (api.ActiveRun, "finish"),
     (api.ActiveRun, "description"),
