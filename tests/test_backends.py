@@ -144,7 +144,8 @@ def test_circuit_duration_is_its_scheduled_length(fez):
 def test_aer_can_record_the_modelled_device_time_of_a_job_labelled_as_modelled(store_path, ghz5):
     from rich.console import Console
 
-    from llqm_core.analysis.report import build_report, render_report
+    from llqm_core.analysis.report import build_report
+    from llqm_core.analysis.report_console import render_report
     from llqm_core.analysis.summary import step_costs
 
     backend = AerBackend(device="fake_fez", model_qpu_time=True)
