@@ -172,6 +172,7 @@ class OwnTime:
 
     def watch(self) -> None:
         from llqm_qiskit import instrument
+        from llqm_qiskit.instrument import transpiles
         from llqm_qiskit.transpile import stage_profiler
 
         from llqm_core.runtime import api, tasks
@@ -198,10 +199,8 @@ class OwnTime:
                     "finish_followed",
                 ),
             ),
-            (
-                instrument,
-                ("with_markers", "_snapshot", "_pub_circuits", "_job_usage", "_transpile_task"),
-            ),
+            (transpiles, ("with_markers", "_transpile_task")),
+            (instrument, ("snapshot_of", "pub_circuits", "job_usage")),
         ):
             for name in names:
                 setattr(owner, name, self.wrap(getattr(owner, name)))
@@ -236,13 +235,13 @@ def _without_passes(pass_manager, circuit, parent, run, run_marked, callback, **
 
 
 def _left_out() -> dict[str, list[tuple[object, str, object]]]:
-    from llqm_qiskit import instrument
+    from llqm_qiskit.instrument import transpiles
 
     from llqm_core.runtime import tasks
     from llqm_core.store.profile_store import ProfileStore
 
     return {
-        "per-pass profiling": [(instrument, "_run_profiled", _without_passes)],
+        "per-pass profiling": [(transpiles, "_run_profiled", _without_passes)],
         "readings": [(tasks, "Measurement", _WallClockOnly)],
         "store writes of tasks": [
             (ProfileStore, "start_task", lambda self, task: None),

@@ -22,7 +22,8 @@ from llqm_core.runtime.instrumentation import suppressed
 
 from ..devices.snapshot import backend_name
 from ..metrics import combined
-from .stage_profiler import STAGE, StageProfiler, with_markers
+from .stage_markers import with_markers
+from .stage_profiler import STAGE, StageProfiler
 
 OPTIMIZATION_LEVELS = (0, 1, 2, 3)
 
