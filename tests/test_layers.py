@@ -25,7 +25,7 @@ MAY_IMPORT = {
     "analysis": {"model", "store"},
 }
 #: Above every package: the public face, the command line (a package), old paths kept importable.
-TOP_MODULES = {"__init__", "cli", "moved", "registries"}
+TOP_MODULES = {"__init__", "cli", "moved", "plugin"}
 PLUGINS = {"llqm_qiskit", "llqm_mitiq", "llqm_policies", "llqm_prefect"}
 #: What the engine-agnostic core never imports, not even lazily.
 ENGINES_AND_SDKS = {"qiskit", "qiskit_aer", "qiskit_ibm_runtime", "mitiq", "cirq", "prefect"}

@@ -128,7 +128,7 @@ def test_the_sample_plugin_installs_with_pip_and_its_stage_and_backend_run_in_a_
 
 def test_without_the_package_the_sample_backend_is_unknown_and_the_error_lists_the_registered_ones():
     code = (
-        "import llqm_core.registries as registries\n"
+        "import llqm_core.plugin as registries\n"
         "try:\n"
         "    registries.create('backend', 'sample.basic')\n"
         "except Exception as exc:\n"

@@ -117,18 +117,18 @@ def _close_run(
     active.finish(exc)
     forget_run(active)
     if options["artifact"] and active.store is not None:
-        _publish(active)
+        _publish(active, active.store)
 
 
-def _publish(active: llqm_core.ActiveRun) -> None:
+def _publish(active: llqm_core.ActiveRun, store: llqm_core.ProfileStore) -> None:
     from prefect.artifacts import create_markdown_artifact
 
     try:
         create_markdown_artifact(
-            profile_markdown(build_report(active.store, active.id)),
+            profile_markdown(build_report(store, active.id)),
             key="llqm-profile",
             description=f"LLQM profile of run {active.id}",
-            _sync=True,  # also from an async flow: the artifact is written before the flow run ends
+            _sync=True,  # type: ignore[call-arg]  # also from an async flow: the artifact is written before the flow run ends
         )
     except Exception as exc:  # the profile is in the store; the UI copy is a convenience
         warnings.warn(

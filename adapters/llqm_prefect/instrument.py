@@ -16,7 +16,7 @@ from __future__ import annotations
 import inspect
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import prefect.task_engine
 import prefect.task_runners
@@ -25,6 +25,7 @@ from prefect.context import FlowRunContext, TaskRunContext
 from prefect.transactions import get_transaction
 
 import llqm_core
+import llqm_core.plugin
 from llqm_core.analysis.summary import CACHE_KEY
 from llqm_core.model.records import TaskRecord
 from llqm_core.store.relay import RelayStore
@@ -129,7 +130,7 @@ def _start(
     upstream, relayed = _upstream(active, binding, task_run)
     stage = stage_of(list(task_run.tags or []), context.task.name, binding.stages)
     # Named after the task, not the task run: its span sits under Prefect's span of the task run.
-    handle = llqm_core.start_task(
+    handle = llqm_core.plugin.start_task(
         context.task.name, stage, upstream + active.producers(parameters.values()), run=active
     )
     handle.annotate(
@@ -191,7 +192,7 @@ def note_cached_task_run(span: Any) -> None:
                 "cache.saved_cpu_s": source.profile.cpu_s,
             }
     upstream, relayed = _upstream(active, binding, task_run)
-    record = llqm_core.record_cached_task(
+    record = llqm_core.plugin.record_cached_task(
         context.task.name,
         stage_of(list(task_run.tags or []), context.task.name, binding.stages),
         upstream,
@@ -250,10 +251,10 @@ class PrefectInstrumentor:
     def uninstrument(self) -> None:
         with self._lock:
             if self.is_instrumented:
-                prefect.task_engine.call_with_parameters = (
-                    prefect.task_engine.call_with_parameters.__wrapped__
-                )
-                prefect.task_runners._run_task_in_subprocess = (
-                    prefect.task_runners._run_task_in_subprocess.__wrapped__
-                )
+                prefect.task_engine.call_with_parameters = cast(
+                    Any, prefect.task_engine.call_with_parameters
+                ).__wrapped__
+                prefect.task_runners._run_task_in_subprocess = cast(
+                    Any, prefect.task_runners._run_task_in_subprocess
+                ).__wrapped__
                 telemetry().watch_ended_spans(note_cached_task_run, on=False)

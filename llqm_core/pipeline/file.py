@@ -34,9 +34,9 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from ..hooks.contracts import PREDICT
+from ..hooks.contracts import PREDICT, PipelineData, PreflightPolicy, ReviewingPolicy, StepSpec
 from ..hooks.plugins import loaded_plugins
 from ..model.errors import UserError, warn
 from ..runtime.api import annotate, run
@@ -79,8 +79,9 @@ class Pipeline:
     notes: list[str] = field(default_factory=list)  # what the steps' inspections found
     repeat: int = 1  # how many trials ``[run] repeat`` asks for (llqm_core.pipeline.trials)
 
-    def initial_data(self) -> dict[str, Any]:
-        return {"backend": self.backend, "policies": self.policies, "warnings": [], **self.data}
+    def initial_data(self) -> PipelineData:
+        start = {"backend": self.backend, "policies": self.policies, "warnings": [], **self.data}
+        return cast(PipelineData, start)
 
     def steps_to_choice(self) -> list[Step]:
         """The steps up to the last of the ``choose_after`` section's: what runs before the
@@ -216,7 +217,7 @@ def parse_pipeline(
     steps = [
         *section_steps,
         *_extra_steps(config.get(EXTRA_SECTION, [])),
-        Step(POSTPROCESS, POSTPROCESS, postprocess),
+        Step(POSTPROCESS, POSTPROCESS, StepSpec(postprocess)),
     ]
     pipeline = Pipeline(
         name=name,
@@ -231,23 +232,22 @@ def parse_pipeline(
         repeat=repeat,
     )
     for step in steps:  # checks that need more than one section: a circuit wider than the backend
-        preflight = getattr(step.run, "preflight", None)
+        preflight = step.run.preflight
         if preflight is not None:
             try:
                 preflight(pipeline.initial_data())
             except ValueError as exc:
                 raise UserError(f"in [{step.section}]: {exc}") from None
     for policy in policies:  # a policy may refuse a file it cannot serve (a budget nothing fits)
-        preflight = getattr(policy, "preflight", None)
-        if preflight is not None:
+        if isinstance(policy, PreflightPolicy):
             try:
-                preflight(pipeline)
+                policy.preflight(pipeline)
             except ValueError as exc:
                 raise UserError(f"in [policies]: {exc}") from None
     pipeline.fit = check_fit(pipeline, store or store_option, force, max_minutes)
     loaded = False
     for step in steps:  # what builds something (a parsed QASM file) comes once the run fits
-        load = getattr(step.run, "load", None)
+        load = step.run.load
         if load is not None:
             try:
                 load()
@@ -265,10 +265,10 @@ def inspect_steps(pipeline: Pipeline) -> list[str]:
     circuit): what would fail mid-run (an observable the circuit cannot give, a circuit no
     simulation method can run) is refused now, before a run is recorded; the notes say what
     the run will do (how the ideal value is found, the simulation method)."""
-    context = pipeline.initial_data()
+    context: dict[str, Any] = dict(pipeline.initial_data())  # what the inspections add up
     notes: list[str] = []
     for step in pipeline.steps:
-        inspect = getattr(step.run, "inspect", None)
+        inspect = step.run.inspect
         if inspect is None:
             continue
         try:
@@ -298,7 +298,7 @@ def load_pipeline(path: str | Path, *, store: str | None = None, force: bool = F
     )
 
 
-def postprocess(data: dict[str, Any]) -> dict[str, Any]:
+def postprocess(data: PipelineData) -> dict[str, Any]:
     """The figures the plugins compute once the work is done (``llqm_postprocess``) and the
     run's warnings, recorded on this task and added to the data under their first dotted part."""
     figures: dict[str, Any] = {}
@@ -317,7 +317,7 @@ def postprocess(data: dict[str, Any]) -> dict[str, Any]:
     return grouped
 
 
-def run_steps(pipeline: Pipeline, on_step: StepCallback | None = None) -> dict[str, Any]:
+def run_steps(pipeline: Pipeline, on_step: StepCallback | None = None) -> PipelineData:
     """Run the steps in order in the current run, each its own task."""
     return run_in_order(
         pipeline, lambda step, data: registries.run_step(step.name, step.run, data), on_step
@@ -326,9 +326,9 @@ def run_steps(pipeline: Pipeline, on_step: StepCallback | None = None) -> dict[s
 
 def run_in_order(
     pipeline: Pipeline,
-    run_one: Callable[[Step, dict[str, Any]], dict[str, Any]],
+    run_one: Callable[[Step, PipelineData], PipelineData],
     on_step: StepCallback | None = None,
-) -> dict[str, Any]:
+) -> PipelineData:
     """The order every engine keeps: each step through ``run_one`` (which makes it a task of the
     engine's kind); an extra stage that fails is skipped with a warning; once the
     ``choose_after`` section has run (the circuit is known), the policies may choose a section's
@@ -361,27 +361,27 @@ def run_in_order(
     return data
 
 
-def _reviewed(data: dict[str, Any]) -> dict[str, Any]:
+def _reviewed(data: PipelineData) -> PipelineData:
     """Policies with a ``review(data)`` (a budget) look at what the run spent, each as its own
     task; the warnings they return join the run's."""
     found: list[str] = []
     for policy in data.get("policies", []):
-        if hasattr(policy, "review"):
+        if isinstance(policy, ReviewingPolicy):
             with policy_task(policy_name(policy)):
                 found += policy.review(data)
-    return {**data, "warnings": data["warnings"] + found} if found else data
+    return cast(PipelineData, {**data, "warnings": data["warnings"] + found}) if found else data
 
 
 def _run_contained(
-    step: Step, data: dict[str, Any], run_one: Callable[[Step, dict[str, Any]], dict[str, Any]]
-) -> dict[str, Any]:
+    step: Step, data: PipelineData, run_one: Callable[[Step, PipelineData], PipelineData]
+) -> PipelineData:
     """An extra stage (a plugin's analysis) that raises fails its own task only: the run goes on, warned."""
     try:
         return run_one(step, data)
     except Exception as exc:
         message = f"stage {step.name!r} ({step.section}) failed and was skipped: {type(exc).__name__}: {exc}"
         warn(message)
-        return {**data, "warnings": data["warnings"] + [message]}
+        return cast(PipelineData, {**data, "warnings": data["warnings"] + [message]})
 
 
 class PipelineFailed(Exception):
@@ -394,7 +394,7 @@ class PipelineFailed(Exception):
 
 def run_pipeline(
     pipeline: Pipeline, store: Any = None, on_step: StepCallback | None = None
-) -> tuple[str, dict[str, Any]]:
+) -> tuple[str, PipelineData]:
     """Run a checked pipeline on its engine; returns the run's id and the final data.
 
     A failing step raises ``PipelineFailed`` (with the run id and the step on the local engine);

@@ -22,6 +22,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from typing import Any
 
+from ..hooks.contracts import DecidingPolicy, NamedPolicy, Policy
 from ..model.records import PolicyDecision, TaskRecord
 from ..runtime.api import current_run, current_task, task
 from ..store.profile_store import ProfileStore
@@ -30,7 +31,9 @@ from ..store.profile_store import ProfileStore
 def policy_for(data: Mapping[str, Any], point: str) -> Any:
     """The first of the run's policies that serves ``point`` (for policies that act, such as a
     cache, rather than only choose), or None."""
-    return next((p for p in data.get("policies", []) if getattr(p, "decides", None) == point), None)
+    return next(
+        (p for p in data.get("policies", []) if isinstance(p, Policy) and p.decides == point), None
+    )
 
 
 def history_store() -> ProfileStore | None:
@@ -59,7 +62,7 @@ KEPT_DEFAULT = "kept the default because "
 
 def policy_name(policy: Any) -> str:
     """The name a policy is known by: its ``name``, else its class's name."""
-    return getattr(policy, "name", None) or type(policy).__name__
+    return (policy.name if isinstance(policy, NamedPolicy) else None) or type(policy).__name__
 
 
 def kept_default(policy: str, because: str, **inputs: Any) -> PolicyDecision:
@@ -81,7 +84,7 @@ def policy_task(name: str) -> Iterator[Any]:
         yield t
 
 
-def consult(policy: Any, **context: Any) -> PolicyDecision:
+def consult(policy: DecidingPolicy, **context: Any) -> PolicyDecision:
     """Ask one policy, as its own task, and record what it decided (a kept default included)."""
     name = policy_name(policy)
     with policy_task(name) as handle:
@@ -110,7 +113,7 @@ def decide(data: Mapping[str, Any], point: str, **context: Any) -> PolicyDecisio
     whose context ``context`` is), asked in order (each consultation a task, each decision
     recorded); None when every one kept the default."""
     for policy in data.get("policies", []):
-        if getattr(policy, "decides", None) != point:
+        if not isinstance(policy, DecidingPolicy) or policy.decides != point:
             continue
         decision = consult(policy, **context)
         if changes_something(decision):

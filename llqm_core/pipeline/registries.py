@@ -8,8 +8,10 @@ an option that is not known. Built-in and third-party entries are found the same
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, cast
 
+from ..hooks.contracts import PipelineData, StageStep
 from ..hooks.plugins import loaded_plugins
 from ..model.errors import UserError
 from ..runtime.api import annotate, current_task, task
@@ -65,18 +67,18 @@ def create(kind: str, name: str, /, **options: Any) -> Any:
         raise UserError(f"{kind} {name!r}: {exc}") from None
 
 
-def run_stage(name: str, data: dict[str, Any], /, **options: Any) -> dict[str, Any]:
+def run_stage(name: str, data: PipelineData, /, **options: Any) -> PipelineData:
     """Build the stage registered as ``name`` with ``options`` and run it on ``data`` as its own task."""
     return run_step(name, create("stage", name, **options), data)
 
 
-def run_step(name: str, step: Any, data: dict[str, Any]) -> dict[str, Any]:
+def run_step(name: str, step: StageStep, data: PipelineData) -> PipelineData:
     """Run a built stage as its own task (stage ``name``); see ``apply_step``."""
     with task(name, stage=name):
         return apply_step(name, step, data)
 
 
-def apply_step(name: str, step: Any, data: dict[str, Any]) -> dict[str, Any]:
+def apply_step(name: str, step: StageStep, data: PipelineData) -> PipelineData:
     """Run a built stage in the current task and merge its new entries into ``data``.
 
     A stage's factory checks its options when the pipeline is read, so that bad input is
@@ -87,7 +89,7 @@ def apply_step(name: str, step: Any, data: dict[str, Any]) -> dict[str, Any]:
     A workflow engine that makes its own task of each step calls this inside it.
     """
     added = step(data) or {}
-    if not isinstance(added, dict):
+    if not isinstance(added, Mapping):
         raise TypeError(
             f"stage {name!r} returned {type(added).__name__}; a stage returns a dict of new entries or None."
         )
@@ -99,7 +101,7 @@ def apply_step(name: str, step: Any, data: dict[str, Any]) -> dict[str, Any]:
         ) in added.values():  # circuits, counts...: described by the plugins, tracked as outputs
             if not _is_metric(value) and not callable(value):
                 handle.record_output(value)
-    return {**data, **added}
+    return cast(PipelineData, {**data, **added})
 
 
 def _is_metric(value: Any) -> bool:

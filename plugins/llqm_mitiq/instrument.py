@@ -33,9 +33,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import llqm_core
+import llqm_core.plugin
 from llqm_core.runtime.instrumentation import Instrumentor, suppressed
 
 from .zne import gate_count_shortfalls
+
+
+def _module_attribute(module: Any, attribute: str, _original: Any) -> Any:
+    """The patched function as the module holds it: what ``mitiq.<attribute>`` forwards to."""
+    return getattr(module, attribute)
 
 
 @dataclass
@@ -104,14 +110,14 @@ def _wrap_technique(name: str) -> Callable[[Callable[..., Any]], Callable[..., A
                     value = original(*args, **kwargs)
                 except BaseException as exc:
                     if technique.combine is not None:
-                        llqm_core.finish_task(technique.combine, exc)
+                        llqm_core.plugin.finish_task(technique.combine, exc)
                     raise
                 finally:
                     _technique.reset(token)
                 if technique.combine is not None:
                     estimate = value[0] if isinstance(value, tuple) else value
                     technique.combine.annotate({"pec.value": float(estimate)})
-                    llqm_core.finish_task(technique.combine)
+                    llqm_core.plugin.finish_task(technique.combine)
                 _summarise(technique, value)
             return value
 
@@ -218,7 +224,7 @@ def _wrap_evaluate(original: Callable[..., Any]) -> Callable[..., Any]:
         technique = _in("pec")
         if technique is not None and technique.combine is None:
             # what execute_with_pec does after its executor returns is the combination
-            technique.combine = llqm_core.start_task(
+            technique.combine = llqm_core.plugin.start_task(
                 "combine", "mitigate.pec.combine", [], parent=technique.handle, activate=False
             )
         return results
@@ -285,7 +291,9 @@ class MitiqInstrumentor(Instrumentor):
             attribute = f"execute_with_{technique}"
             self.patch(module, attribute, wrap)
             if getattr(package, attribute) is vars(module)[attribute].__wrapped__:
-                self.patch(package, attribute, lambda _, m=module, a=attribute: getattr(m, a))
+                self.patch(
+                    package, attribute, functools.partial(_module_attribute, module, attribute)
+                )
         executor = mitiq.executor.executor.Executor
         self.patch(executor, "_call_executor", _wrap_call_executor)
         self.patch(executor, "evaluate", _wrap_evaluate)

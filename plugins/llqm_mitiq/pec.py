@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +19,7 @@ import numpy as np
 from qiskit import QuantumCircuit
 
 import llqm_core
+from llqm_core.hooks.contracts import PipelineData, StepSpec
 from llqm_core.model.checks import whole
 from llqm_core.model.errors import warn
 from llqm_core.runtime.instrumentation import suppressed
@@ -126,10 +127,10 @@ def calibrated_noise_levels(compiled: QuantumCircuit, snapshot: Any) -> NoiseLev
     for instruction in compiled.data:
         operation = instruction.operation
         if operation.num_qubits == 2 and operation.name not in _NOT_GATES:
-            qubits = tuple(compiled.find_bit(q).index for q in instruction.qubits)
-            error = errors.get((operation.name, qubits))
+            pair = tuple(compiled.find_bit(q).index for q in instruction.qubits)
+            error = errors.get((operation.name, pair))
             if error is not None:
-                used_2q[(operation.name, qubits)] = error
+                used_2q[(operation.name, pair)] = error
     problems = [
         f"PEC: circuit {compiled.name!r} uses {gate} on qubits {q[0]}-{q[1]}, whose calibrated error is "
         f"{error:g} (out of service): no noise model can cancel that; choose another layout."
@@ -154,7 +155,7 @@ def calibrated_noise_levels(compiled: QuantumCircuit, snapshot: Any) -> NoiseLev
                 f"cannot invert (it needs less than {MAX_NOISE_LEVEL}); choose better qubits or "
                 "give noise_level."
             )
-    couplers = sorted({tuple(q) for _, q in used_2q})
+    couplers = sorted({(q[0], q[1]) for _, q in used_2q})
     return NoiseLevels(p1, p2, "calibration", r1, r2, qubits, couplers, problems)
 
 
@@ -320,7 +321,7 @@ def pec(
     shots_per_sample: int | None = None,
     sample: str = "logical",
     inner: bool = False,
-) -> Callable[[dict[str, Any]], dict[str, Any]]:
+) -> StepSpec:
     last_only("pec", inner)
     if not isinstance(sample, str) or sample not in SAMPLE_INTO:
         raise ValueError(f"unknown sample {sample!r}; choose one of: {', '.join(SAMPLE_INTO)}.")
@@ -336,7 +337,7 @@ def pec(
     if shots_per_sample is not None:
         whole("shots_per_sample", shots_per_sample, 1)
 
-    def step(data: dict[str, Any]) -> dict[str, Any]:
+    def step(data: PipelineData) -> dict[str, Any]:
         from mitiq.pec import combine_results
 
         circuit, compiled, backend = data["circuit"], data["compiled"], data["backend"]
@@ -482,6 +483,8 @@ def pec(
         per_sample, copies = pec_shots(shots, samples, shots_per_sample)
         return (samples + copies) * per_sample * bases
 
-    step.planned_shots = planned_shots
-    step.estimate = lambda plan: pec_estimate(plan, samples, shots_per_sample, sample)
-    return step
+    return StepSpec(
+        step,
+        planned_shots=planned_shots,
+        estimate=lambda plan: pec_estimate(plan, samples, shots_per_sample, sample),
+    )

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 import llqm_core
-from llqm_core.hooks.contracts import EXECUTE_BATCH
+from llqm_core.hooks.contracts import EXECUTE_BATCH, PipelineData, StepSpec
 from llqm_core.model.checks import flag
 from llqm_core.model.errors import warn
 from llqm_core.pipeline.policies import decide
@@ -231,7 +231,7 @@ def _calibration_metrics(
 
 
 def _fit_from_shared_job(
-    calibrate: Any, counts: list[Mapping[str, int]], fit: Callable[..., None]
+    calibrate: Any, counts: Sequence[Mapping[str, int]], fit: Callable[..., None]
 ) -> None:
     """The calibration's part of a shared job, fitted in a task of its own (``calibrate`` has ended)."""
     with llqm_core.task(
@@ -241,13 +241,11 @@ def _fit_from_shared_job(
         fit(counts, task)
 
 
-def rem(
-    *, calibration_shots: int | None = None, inner: bool = False
-) -> Callable[[dict[str, Any]], dict[str, Any]]:
+def rem(*, calibration_shots: int | None = None, inner: bool = False) -> StepSpec:
     calibration_shots = _check_calibration_shots(calibration_shots)
     inner = flag("inner", inner)
 
-    def step(data: dict[str, Any]) -> dict[str, Any]:
+    def step(data: PipelineData) -> dict[str, Any]:
         compiled, backend, observable = data["compiled"], data["backend"], data["observable"]
         shots = calibration_shots if calibration_shots is not None else data["shots"]
         seed = data["seed"]
@@ -353,6 +351,8 @@ def rem(
         calibration = 2 * (calibration_shots if calibration_shots is not None else shots)
         return calibration + (0 if inner else shots * bases)
 
-    step.planned_shots = planned_shots
-    step.estimate = lambda plan: rem_estimate(plan, calibration_shots, inner)
-    return step
+    return StepSpec(
+        step,
+        planned_shots=planned_shots,
+        estimate=lambda plan: rem_estimate(plan, calibration_shots, inner),
+    )

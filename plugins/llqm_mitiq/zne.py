@@ -25,7 +25,7 @@ from types import ModuleType
 from typing import Any
 
 import llqm_core
-from llqm_core.hooks.contracts import ZNE_FOLDING
+from llqm_core.hooks.contracts import ZNE_FOLDING, PipelineData, StepSpec
 from llqm_core.model.checks import whole
 from llqm_core.model.errors import warn
 from llqm_core.pipeline.policies import decide
@@ -97,7 +97,7 @@ def extrapolation(
         raise ValueError("asymptote belongs to the exp factory.")
     options: dict[str, Any] = {}
     if factory == "poly":
-        whole("order", order if order is not None else 0, 1)
+        order = whole("order", order if order is not None else 0, 1)
         if points < order + 1:
             raise ValueError(
                 f"a poly factory of order {order} needs at least {order + 1} scale factors, not {points}."
@@ -141,7 +141,7 @@ def fold_shortfalls(scale_factors: Sequence[float], compiled: Sequence[Any]) -> 
     return gate_count_shortfalls(scale_factors, [two_qubit_gates(c) for c in compiled])
 
 
-def gate_count_shortfalls(scale_factors: Sequence[float], gates: Sequence[int]) -> list[str]:
+def gate_count_shortfalls(scale_factors: Sequence[float], gates: Sequence[float]) -> list[str]:
     """``fold_shortfalls`` from the two-qubit gate count of the circuit run at each scale factor."""
     base = gates[scale_factors.index(min(scale_factors))] or 1
     problems = []
@@ -193,7 +193,7 @@ def fold_gates(compiled: Any, scale: float, gates: set[str], seed: int | None = 
 
 
 def _fold_after_transpile(
-    data: dict[str, Any], scales: list[float], gates: set[str], seed: int | None
+    data: PipelineData, scales: list[float], gates: set[str], seed: int | None
 ) -> list[Any]:
     folded = []
     for scale in scales:
@@ -223,7 +223,7 @@ def zne(
     asymptote: float | None = None,
     seed: int | None = None,
     inner: bool = False,
-) -> Callable[[dict[str, Any]], dict[str, Any]]:
+) -> StepSpec:
     last_only("zne", inner)
     if not isinstance(folding, str) or folding not in FOLDINGS:
         raise ValueError(f"unknown folding {folding!r}; choose one of: {', '.join(FOLDINGS)}.")
@@ -231,7 +231,7 @@ def zne(
     extrapolate = extrapolation(factory, order, asymptote, len(scales))
     fold = FOLDING.get(folding, FOLDING["global"])
 
-    def step(data: dict[str, Any]) -> dict[str, Any]:
+    def step(data: PipelineData) -> dict[str, Any]:
         decision = decide(
             data,
             ZNE_FOLDING,
@@ -289,6 +289,8 @@ def zne(
             "warnings": data["warnings"] + problems,
         }
 
-    step.planned_shots = lambda shots, bases=1: len(scales) * shots * bases
-    step.estimate = lambda plan: zne_estimate(plan, scales)
-    return step
+    return StepSpec(
+        step,
+        planned_shots=lambda shots, bases: len(scales) * shots * bases,
+        estimate=lambda plan: zne_estimate(plan, scales),
+    )

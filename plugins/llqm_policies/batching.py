@@ -80,10 +80,11 @@ class JobBatching:
             )
         limit = self.max_circuits or getattr(getattr(backend, "device", None), "max_circuits", None)
         jobs = self.earlier_jobs(backend.name)
-        line = self.qpu_line(jobs) if self.max_job_s is not None else None
-        if line is not None:
+        max_job_s = self.max_job_s
+        line = self.qpu_line(jobs) if max_job_s is not None else None
+        if line is not None and max_job_s is not None:
             fixed, per_circuit = line
-            fitting = max(0, int((self.max_job_s - fixed) // per_circuit))
+            fitting = max(0, int((max_job_s - fixed) // per_circuit))
             limit = fitting if limit is None else min(limit, fitting)
         if limit is not None and len(circuits) >= limit:
             return kept_default(

@@ -223,7 +223,7 @@ class BudgetedMitigation:
             "budget_qpu_s": self.budget_qpu_s,
             "planned_shots": planned,
         }
-        if self.budget_shots is None or (planned is not None and planned <= self.budget_shots):
+        if self.budget_shots is None or planned is None or planned <= self.budget_shots:
             planned_text = (
                 f"{planned:,} shots" if planned is not None else "an unknown number of shots"
             )

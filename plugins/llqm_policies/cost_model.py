@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Collection
 from typing import Any
 
 import numpy as np
@@ -101,7 +102,10 @@ class CostModel:
         self.min_runs = min_runs
 
     def comparable(
-        self, store: ProfileStore, shape: dict[str, Any] | None, exclude: set[str] = frozenset()
+        self,
+        store: ProfileStore,
+        shape: dict[str, Any] | None,
+        exclude: Collection[str] = frozenset(),
     ) -> tuple[list[tuple[Any, dict[str, Any], list[Any]]], int]:
         """The store's latest completed pipeline runs of ``shape`` (any shape: None), each with
         its features and tasks; and how many completed pipeline runs the store holds at all."""
@@ -123,7 +127,7 @@ class CostModel:
         features: dict[str, Any],
         store: ProfileStore,
         shape: dict[str, Any] | None = None,
-        exclude: set[str] = frozenset(),
+        exclude: Collection[str] = frozenset(),
     ) -> dict[str, Any]:
         """Per stage, the predicted ``wall_s``, ``cpu_s``, ``peak_rss_bytes``, ``qpu_s``,
         ``queue_s`` and the ``runs`` it rests on, from the runs of ``shape``; with how many runs
@@ -177,7 +181,7 @@ class CostModel:
         self,
         features: dict[str, Any],
         store: ProfileStore,
-        exclude: set[str] = frozenset(),
+        exclude: Collection[str] = frozenset(),
         shape: dict[str, Any] | None = None,
     ) -> tuple[dict[str, dict[str, float]], int]:
         """``forecast``'s stages and the number of runs they rest on (pass the pipeline's

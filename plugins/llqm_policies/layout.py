@@ -87,7 +87,8 @@ def coupler_errors(snapshot: HardwareSnapshot) -> dict[tuple[int, int], float]:
     for gate in snapshot.gates:
         if len(gate.qubits) != 2 or gate.error is None:
             continue
-        pair = tuple(sorted(gate.qubits))
+        low, high = sorted(gate.qubits)
+        pair = (low, high)
         if pair in broken or pair[0] in dead or pair[1] in dead:
             continue
         errors[pair] = max(errors.get(pair, 0.0), gate.error)
@@ -130,6 +131,11 @@ class BudgetedSearch:
             self.elapsed_s = time.perf_counter() - started
 
 
+def _pair(a: int, b: int) -> tuple[int, int]:
+    """A coupler, as the calibration's error table keys it (lower qubit first)."""
+    return (a, b) if a <= b else (b, a)
+
+
 def _cost(error: float | None) -> float:
     return -math.log(max(1e-12, 1.0 - min(error or 0.0, 0.999999)))
 
@@ -170,8 +176,8 @@ class HardwareAwareLayout:
         snapshot: HardwareSnapshot,
     ) -> float:
         """``-log`` of the predicted success probability of the circuit on ``layout``."""
-        total = sum(
-            count * _cost(errors.get(tuple(sorted((layout[a], layout[b]))), 1.0))
+        total: float = sum(
+            count * _cost(errors.get(_pair(layout[a], layout[b]), 1.0))
             for (a, b), count in uses.items()
         )
         total += sum(count * _cost(single_errors.get(layout[q])) for q, count in singles.items())
@@ -311,6 +317,7 @@ class HardwareAwareLayout:
                 hit_time_budget=search.hit_budget,
                 time_budget_s=self.time_budget_s,
             )
+        assert first is not None  # set with best
         return PolicyDecision(
             policy=NAME,
             choice={"initial_layout": best[1]},

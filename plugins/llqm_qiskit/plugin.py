@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from llqm_core import hookimpl
+from llqm_core.plugin import hookimpl
 
 from .backends.aer import AerBackend
 from .backends.ibm import IBMRuntimeBackend

@@ -92,8 +92,8 @@ class CalibrationDrift:
                     0.0, sigma * root
                 )
         for gate in base.gates:
-            key = ("gate", gate.gate, gate.qubits)
-            self._log_factors[key] = self._log_factors.get(key, 0.0) + self._rng.gauss(
+            gate_key = ("gate", gate.gate, gate.qubits)
+            self._log_factors[gate_key] = self._log_factors.get(gate_key, 0.0) + self._rng.gauss(
                 0.0, self.error_sigma * root
             )
         failure = 1 - math.exp(-self.coupler_failure_rate * hours)

@@ -18,6 +18,7 @@ current, and nested calls (a primitive that runs a backend) are profiled once.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +26,7 @@ from qiskit import QuantumCircuit
 from qiskit.transpiler import PassManager, StagedPassManager
 
 import llqm_core
+import llqm_core.plugin
 from llqm_core.runtime.instrumentation import Instrumentor
 
 from ..devices.snapshot import backend_name
@@ -82,10 +84,7 @@ class QiskitInstrumentor(Instrumentor):
         self.patch(base_passmanager, "_run_workflow_in_new_process", wrap_run_in_worker)
         for module, cls in BACKENDS + PRIMITIVES:
             primitive = (module, cls) in PRIMITIVES
-            self.on_import(
-                module,
-                lambda m, cls=cls, primitive=primitive: self._patch_run(m, cls, primitive),
-            )
+            self.on_import(module, functools.partial(self._patch_run, cls=cls, primitive=primitive))
 
     def _uninstrument(self) -> None:
         self.jobs.finish_all()
@@ -129,7 +128,7 @@ class QiskitInstrumentor(Instrumentor):
             enclosing is None or enclosing.run is not active or enclosing.record.stage != "execute"
         )
         if owned:
-            handle = llqm_core.start_task(
+            handle = llqm_core.plugin.start_task(
                 "execute",
                 "execute",
                 active.producers([circuits, *circuits]),
@@ -137,6 +136,7 @@ class QiskitInstrumentor(Instrumentor):
                 activate=False,
             )
         else:
+            assert enclosing is not None  # not owned: an execute task of this run is current
             handle = enclosing
             handle.add_dependency(*active.producers([circuits, *circuits]))
         snapshot = snapshot_of(backend)
@@ -187,7 +187,7 @@ class QiskitInstrumentor(Instrumentor):
             handle.describe(value)
             handle.run.note_output(value, handle.id)
             if owned:
-                llqm_core.finish_task(handle)
+                llqm_core.plugin.finish_task(handle)
             return value
 
         return result

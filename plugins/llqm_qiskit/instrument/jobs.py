@@ -13,6 +13,7 @@ from qiskit.primitives import PrimitiveResult
 from qiskit.result import Result
 
 import llqm_core
+import llqm_core.plugin
 
 from ..devices.snapshot import hardware_snapshot
 
@@ -41,7 +42,7 @@ def snapshot_of(backend: Any) -> llqm_core.HardwareSnapshot | None:
             _snapshots[backend] = found
         except TypeError:
             pass
-    return found or None
+    return found if isinstance(found, llqm_core.HardwareSnapshot) else None
 
 
 def pub_circuits(pubs: Any) -> list[QuantumCircuit]:
@@ -96,7 +97,7 @@ class PendingJobs:
         """Jobs whose result nobody read: their tasks end now, as they were."""
         for _, handle, owned in list(self.tasks.values()):
             if owned:
-                llqm_core.finish_task(handle)
+                llqm_core.plugin.finish_task(handle)
         self.tasks.clear()
 
 
@@ -108,7 +109,7 @@ def failing_ends(
         return call(*args, **kwargs)
     except BaseException as exc:
         if owned:
-            llqm_core.finish_task(handle, exc)
+            llqm_core.plugin.finish_task(handle, exc)
         raise
 
 

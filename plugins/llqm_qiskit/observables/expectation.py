@@ -184,14 +184,14 @@ def _noiseless_support(
     method = support_method(body)
     if method == "statevector":
         probabilities = statevector_probabilities(body, order)  # index bit j is qubit order[j]
-        support = np.flatnonzero(probabilities > 1e-12)
-        if len(support) > MAX_IDEAL_OUTCOMES:
+        nonzero = np.flatnonzero(probabilities > 1e-12)
+        if len(nonzero) > MAX_IDEAL_OUTCOMES:
             raise ValueError(
-                f"circuit {name!r} has {len(support)} ideal outcomes, more than {MAX_IDEAL_OUTCOMES}; "
+                f"circuit {name!r} has {len(nonzero)} ideal outcomes, more than {MAX_IDEAL_OUTCOMES}; "
                 "score it with a parity observable instead."
             )
-        return [format(i, f"0{len(order)}b")[::-1] for i in support], float(
-            probabilities[support].sum()
+        return [format(i, f"0{len(order)}b")[::-1] for i in nonzero], float(
+            probabilities[nonzero].sum()
         )
     if method != "stabilizer":
         return _mps_support(body, order, name)
@@ -307,7 +307,7 @@ def ideal_parity(circuit: QuantumCircuit, bits: Sequence[int]) -> float | None:
 
 def ideal_parities(circuit: QuantumCircuit, groups: Sequence[Sequence[int]]) -> list[float | None]:
     """``ideal_parity`` of each group of bits, preparing the noiseless state once for all of them."""
-    return parity_ideals(circuit, groups).values
+    return list(parity_ideals(circuit, groups).values)
 
 
 def parity_ideals(circuit: QuantumCircuit, groups: Sequence[Sequence[int]]) -> Ideal:

@@ -41,7 +41,7 @@ class IdealMethod:
 
 @dataclass
 class Ideal:
-    values: list[float | None]
+    values: Sequence[float | None]
     method: str
     reason: str
     truncation_error: float | None = None

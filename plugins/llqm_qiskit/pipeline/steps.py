@@ -7,7 +7,7 @@ is read, and returns the step that runs later on the pipeline's data.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +15,17 @@ from qiskit import QuantumCircuit
 from qiskit.quantum_info import SparsePauliOp
 
 from llqm_core import current_task
-from llqm_core.hooks.contracts import LAYOUT, TRANSPILE_CACHE, TRANSPILE_PARALLEL
+from llqm_core.hooks.contracts import (
+    LAYOUT,
+    TRANSPILE_CACHE,
+    TRANSPILE_PARALLEL,
+    Estimate,
+    PipelineData,
+    StepFunction,
+    StepSpec,
+)
 from llqm_core.model.checks import whole
 from llqm_core.model.errors import warn
-from llqm_core.pipeline.fit import Estimate
 from llqm_core.pipeline.paths import resolve
 from llqm_core.pipeline.policies import decide, policy_for
 
@@ -41,7 +48,6 @@ from ..observables.ideal import choose as choose_ideal
 from ..observables.pauli import PauliSum, described_operator
 from ..transpile.profiled import OPTIMIZATION_LEVELS, profiled_transpile
 
-Step = Callable[[dict[str, Any]], dict[str, Any]]
 LAYOUT_METHODS = ("default", "dense", "sabre", "trivial")
 OBSERVABLES = ("ideal_outcomes", "neighbour_parities", "parity", "pauli")
 
@@ -54,7 +60,7 @@ def generate(
     seed: int | None = None,
     qasm: str | None = None,
     circuit: QuantumCircuit | None = None,
-) -> Step:
+) -> StepSpec:
     """A benchmark circuit by ``kind`` (ghz, mirror, random, qaoa, qft), a QASM file read now,
     or (from Python) a ``circuit`` of the caller's own."""
     if circuit is not None:
@@ -112,7 +118,7 @@ def _generated(circuit: QuantumCircuit) -> dict[str, Any]:
     return {"circuit": circuit}
 
 
-def _given(circuit: QuantumCircuit) -> Step:
+def _given(circuit: QuantumCircuit) -> StepSpec:
     """A circuit handed in from Python (``llqm_qiskit.estimate``)."""
     step = _with_width_check(lambda data: _generated(circuit), circuit.num_qubits, "circuit")
     step.estimate = lambda plan: _known_estimate(plan, circuit)
@@ -129,7 +135,7 @@ def _known_estimate(plan: dict[str, Any], circuit: QuantumCircuit) -> Estimate:
     return circuit_estimate(plan, circuit.num_qubits, len(circuit.data), clifford, bond)
 
 
-def _from_qasm(path: Path) -> Step:
+def _from_qasm(path: Path) -> StepSpec:
     """A QASM file's step: its header is read now, and refused if wider than the backend; the
     file is parsed (``load``) only once the run is known to fit, and invalid QASM is bad input."""
     header = qasm_header(path)
@@ -156,11 +162,11 @@ def _from_qasm(path: Path) -> Step:
     return step
 
 
-def _with_width_check(step: Step, qubits: int, what: str) -> Step:
+def _with_width_check(step: StepFunction, qubits: int, what: str) -> StepSpec:
     """Give the step a ``preflight`` that refuses a circuit wider than the run's backend before
     anything runs."""
 
-    def preflight(context: dict[str, Any]) -> None:
+    def preflight(context: PipelineData) -> None:
         backend = context["backend"]
         if qubits > backend.num_qubits:
             raise ValueError(
@@ -168,8 +174,7 @@ def _with_width_check(step: Step, qubits: int, what: str) -> Step:
                 f"{backend.name}."
             )
 
-    step.preflight = preflight
-    return step
+    return StepSpec(step, preflight=preflight)
 
 
 def observable(
@@ -182,7 +187,7 @@ def observable(
     file: str | None = None,
     operator: Any = None,
     max_bond: int = MAX_BOND,
-) -> Step:
+) -> StepSpec:
     """What the run measures (``ideal_outcomes``, ``neighbour_parities``, ``parity`` of ``bits``,
     or ``pauli``: a Pauli sum from ``terms``, ``sparse_terms`` or ``file``; from Python,
     ``operator`` = a ``SparsePauliOp``) and its exact ideal value where one can be computed
@@ -211,6 +216,7 @@ def observable(
         if bits is None:
             raise ValueError("a parity observable needs bits = [classical bit indices].")
         parity(bits)
+    parity_bits: Sequence[int] = bits if bits is not None else ()
     if kind == "pauli":
         return _pauli_step(
             described_operator(
@@ -229,12 +235,12 @@ def observable(
         if kind == "neighbour_parities":
             measured = neighbour_parities(circuit)
             return measured, measured.ideal_how
-        found = parity_ideals(circuit, [bits])
-        measured = parity(bits)
+        found = parity_ideals(circuit, [parity_bits])
+        measured = parity(parity_bits)
         measured.ideal = found.values[0]
         return measured, found
 
-    def step(data: dict[str, Any]) -> dict[str, Any]:
+    def step(data: PipelineData) -> dict[str, Any]:
         circuit, warning = for_outcomes(data["circuit"])
         measured, how = read(circuit)
         added = {
@@ -270,12 +276,11 @@ def observable(
                 )
             return notes + [f"ideal outcomes: {method}"]
         if kind == "parity":
-            parity_ideals_unmeasured_bits(circuit, bits)
+            parity_ideals_unmeasured_bits(circuit, parity_bits)
         chosen = choose_ideal(circuit.remove_final_measurements(inplace=False), max_bond)
         return notes + [f"ideal value: {chosen.method} ({chosen.reason})"]
 
-    step.inspect = inspect
-    return step
+    return StepSpec(step, inspect=inspect)
 
 
 def parity_ideals_unmeasured_bits(circuit: QuantumCircuit, bits: Sequence[int]) -> None:
@@ -290,7 +295,7 @@ def parity_ideals_unmeasured_bits(circuit: QuantumCircuit, bits: Sequence[int]) 
         )
 
 
-def _pauli_step(operator: SparsePauliOp, max_bond: int) -> Step:
+def _pauli_step(operator: SparsePauliOp, max_bond: int) -> StepSpec:
     """A Pauli sum: the circuit loses its final measurements; each group of the sum is measured
     in its own basis by the techniques (``PauliSum.measured``)."""
 
@@ -303,7 +308,7 @@ def _pauli_step(operator: SparsePauliOp, max_bond: int) -> Step:
         padded = operator.apply_layout(None, circuit.num_qubits)
         return PauliSum(padded)
 
-    def step(data: dict[str, Any]) -> dict[str, Any]:
+    def step(data: PipelineData) -> dict[str, Any]:
         body = without_measurements(data["circuit"])
         measured = fitted(body)
         ideal = ideal_values(body, [measured.operator], max_bond)
@@ -336,13 +341,12 @@ def _pauli_step(operator: SparsePauliOp, max_bond: int) -> Step:
             f"ideal value: {chosen.method} ({chosen.reason})",
         ]
 
-    step.inspect = inspect
-    return step
+    return StepSpec(step, inspect=inspect)
 
 
 def transpile(
     *, optimization_level: int = 1, seed: int | None = None, layout_method: str = "default"
-) -> Step:
+) -> StepSpec:
     """Transpile for the run's backend, a task per pass-manager stage; later steps reuse ``compile``.
 
     A ``layout`` policy of the pipeline (``hardware_layout``) may choose the initial layout."""
@@ -357,7 +361,7 @@ def transpile(
             f"unknown layout_method {layout_method!r}; choose one of: {', '.join(LAYOUT_METHODS)}."
         )
 
-    def step(data: dict[str, Any]) -> dict[str, Any]:
+    def step(data: PipelineData) -> dict[str, Any]:
         device = data["backend"].device
         circuit = data["circuit"]
         if circuit.num_qubits > device.num_qubits:
@@ -370,7 +374,7 @@ def transpile(
         )
         chosen = decision.choice["initial_layout"] if decision is not None else None
         started = time.perf_counter()
-        compiled = profiled_transpile(
+        compiled: QuantumCircuit = profiled_transpile(  # one circuit in, one out
             circuit,
             device,
             optimization_level=optimization_level,
@@ -450,6 +454,6 @@ def transpile(
             return []
         return [f"execution: {plan(circuit, context['shots'])}"]
 
-    step.estimate = lambda plan: transpile_estimate(plan, optimization_level)
-    step.inspect = inspect
-    return step
+    return StepSpec(
+        step, estimate=lambda plan: transpile_estimate(plan, optimization_level), inspect=inspect
+    )

@@ -3,7 +3,7 @@
 A stage is registered by its factory. ``factory(**options)`` checks the options (when a
 pipeline is read, before anything runs) and returns the step, ``step(data)``, which reads
 what earlier steps left in the dict ``data`` and returns a dict of new entries.
-``llqm_core.registries.run_stage`` runs the step as its own task and records the scalar
+``llqm_core.plugin.run_stage`` runs the step as its own task and records the scalar
 entries it returns as ``stage.<key>`` metrics of that task.
 """
 
