@@ -68,3 +68,46 @@ def test_the_command_line_still_runs_as_a_module():
         [sys.executable, "-m", "llqm_core.cli", "--version"], capture_output=True, text=True
     )
     assert out.returncode == 0 and out.stdout.strip() == f"llqm {llqm_core.__version__}"
+
+
+@pytest.mark.parametrize("name", sorted(llqm_core._MOVED_TO_PLUGIN))
+def test_what_plugins_call_still_imports_from_llqm_core_with_a_warning(name):
+    import llqm_core.plugin
+
+    with pytest.warns(DeprecationWarning, match=f"llqm_core.{name} moved to llqm_core.plugin"):
+        value = getattr(llqm_core, name)
+    assert value is getattr(llqm_core.plugin, name)
+    assert name not in llqm_core.__all__ and name in llqm_core.plugin.__all__
+
+
+def test_a_third_party_step_that_answers_through_attributes_still_runs_with_a_warning(
+    fresh_plugins,
+):
+    """A stage written before ``StepSpec`` (its answers set on its function) keeps its
+    estimate and inspection, and the file is told how to write it now."""
+    from llqm_core.pipeline import parse_pipeline
+    from llqm_core.plugin import Estimate, hookimpl, loaded_plugins
+
+    def old_style(*, label="x"):
+        def step(data):
+            return {"old_label": label}
+
+        step.estimate = lambda plan: Estimate(0.5, 1024, "the old way")
+        step.inspect = lambda context: [f"old style {label}"]
+        return step
+
+    class Plugin:
+        @hookimpl
+        def llqm_register_stages(self, register):
+            register("old.style", old_style)
+
+    loaded_plugins().register(Plugin(), name="old_style")
+    config = {
+        "name": "old style",
+        "circuit": {"kind": "ghz", "qubits": 3},
+        "stages": [{"name": "old.style", "label": "kept"}],
+    }
+    with pytest.warns(DeprecationWarning, match="'old.style' answers estimate, inspect"):
+        pipeline = parse_pipeline(config)
+    assert "old.style" in [s.step for s in pipeline.fit.steps]
+    assert "old style kept" in pipeline.notes
