@@ -54,6 +54,7 @@ from .hooks.contracts import (
 )
 from .hooks.hookspecs import hookimpl
 from .hooks.plugins import configure_plugins, loaded_plugins
+from .hooks.private_parts import find_part, missing_parts
 from .model.hardware import HardwareChange
 from .pipeline.policies import decide, history_store, kept_default, policy_for, recent_tasks
 from .pipeline.registries import create, lookup, registered, run_stage, run_step
@@ -114,6 +115,7 @@ __all__ = [
     "configure_plugins",
     "create",
     "decide",
+    "find_part",
     "finish_task",
     "gpu_probe",
     "history_store",
@@ -122,6 +124,7 @@ __all__ = [
     "kept_default",
     "loaded_plugins",
     "lookup",
+    "missing_parts",
     "policy_for",
     "recent_tasks",
     "record_cached_task",

@@ -162,7 +162,7 @@ QISKIT_ROOMS = {
     "transpile": {"devices"},
     "pipeline": {"devices", "backends", "observables", "transpile"},
 }
-QISKIT_LEAVES = {"circuits", "costs", "measurement", "metrics"}
+QISKIT_LEAVES = {"circuits", "costs", "measurement", "metrics", "qiskit_private"}
 QISKIT_TOP = {"__init__", "plugin", "instrument"}
 
 
