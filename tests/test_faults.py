@@ -7,8 +7,8 @@ import textwrap
 
 import pytest
 from conftest import run_cli, run_python
-from llqm_qiskit import random_layered
 from llqm_qiskit.backends.aer import AerBackend
+from llqm_qiskit.circuits import random_layered
 from qiskit import transpile
 
 import llqm_core as llqm

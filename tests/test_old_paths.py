@@ -111,3 +111,12 @@ def test_a_third_party_step_that_answers_through_attributes_still_runs_with_a_wa
         pipeline = parse_pipeline(config)
     assert "old.style" in [s.step for s in pipeline.fit.steps]
     assert "old style kept" in pipeline.notes
+
+
+@pytest.mark.parametrize("name", ["ghz", "generate", "mirror", "describe"])
+def test_the_qiskit_plugins_old_top_level_names_still_import_with_a_warning(name):
+    module = importlib.import_module(llqm_qiskit._MOVED[name])
+    llqm_qiskit.__dict__.pop(name, None)
+    with pytest.warns(DeprecationWarning, match=f"llqm_qiskit.{name} moved to {module.__name__}"):
+        value = getattr(llqm_qiskit, name)
+    assert value is getattr(module, name) and name not in llqm_qiskit.__all__

@@ -31,7 +31,7 @@ PIPELINE = textwrap.dedent(
     import llqm_qiskit
 
     with llqm_core.run("sample plugin", store=STORE) as run:
-        circuit = llqm_qiskit.ghz(3)
+        circuit = llqm_qiskit.circuits.ghz(3)
         backend = registries.create("backend", "sample.basic")
         compiled = llqm_qiskit.profiled_transpile(circuit, backend.device, seed_transpiler=1)
         counts = backend.execute(compiled, shots=500, seed=1)

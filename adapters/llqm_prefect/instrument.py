@@ -16,7 +16,7 @@ from __future__ import annotations
 import inspect
 import threading
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any, ClassVar
 
 import prefect.task_engine
 import prefect.task_runners
@@ -28,6 +28,7 @@ import llqm_core
 import llqm_core.plugin
 from llqm_core.analysis.summary import CACHE_KEY
 from llqm_core.model.records import TaskRecord
+from llqm_core.plugin import Instrumentor
 from llqm_core.store.relay import RelayStore
 from llqm_core.telemetry.tracing import telemetry
 
@@ -230,31 +231,33 @@ async def _async_call(original, fn, parameters, context, active) -> Any:
     return result
 
 
-class PrefectInstrumentor:
-    """``instrument()`` / ``uninstrument()`` Prefect's task engine for this process."""
+class PrefectInstrumentor(Instrumentor):
+    """Prefect's task engine profiled: each task run of a profiled flow an LLQM task. There is
+    one per process, as there is one task engine: ``PrefectInstrumentor()`` returns it."""
 
-    _lock = threading.Lock()
+    name = "prefect"
+    library = "prefect"
+    supported = ">=3.9,<4"
+    _process: ClassVar[PrefectInstrumentor | None] = None
 
-    @property
-    def is_instrumented(self) -> bool:
-        return getattr(prefect.task_engine.call_with_parameters, "_llqm_instrumented", False)
+    def __new__(cls) -> PrefectInstrumentor:
+        if cls._process is None:
+            made = super().__new__(cls)
+            Instrumentor.__init__(made)
+            cls._process = made
+        return cls._process
 
-    def instrument(self) -> None:
-        with self._lock:
-            if not self.is_instrumented:
-                prefect.task_engine.call_with_parameters = _profiled_call(
-                    prefect.task_engine.call_with_parameters
-                )
-                prefect.task_runners._run_task_in_subprocess = workers.run_task_in_subprocess
-                telemetry().watch_ended_spans(note_cached_task_run)
+    def __init__(self) -> None:
+        """The one instance was set up when it was made (``__new__``)."""
 
-    def uninstrument(self) -> None:
-        with self._lock:
-            if self.is_instrumented:
-                prefect.task_engine.call_with_parameters = cast(
-                    Any, prefect.task_engine.call_with_parameters
-                ).__wrapped__
-                prefect.task_runners._run_task_in_subprocess = cast(
-                    Any, prefect.task_runners._run_task_in_subprocess
-                ).__wrapped__
-                telemetry().watch_ended_spans(note_cached_task_run, on=False)
+    def _instrument(self) -> None:
+        self.patch(prefect.task_engine, "call_with_parameters", _profiled_call)
+        self.patch(
+            prefect.task_runners,
+            "_run_task_in_subprocess",
+            lambda _original: workers.run_task_in_subprocess,
+        )
+        telemetry().watch_ended_spans(note_cached_task_run)
+
+    def _uninstrument(self) -> None:
+        telemetry().watch_ended_spans(note_cached_task_run, on=False)
