@@ -12,7 +12,11 @@ from typing import Any
 
 
 def find_part(dotted: str) -> Any:
-    """The object at ``dotted``; ``LookupError`` when it is not there."""
+    """The object at ``dotted``; ``LookupError`` when it is not there.
+
+    Args:
+        dotted: the part's dotted path (``Class()`` for an instance made without arguments).
+    """
     parts = dotted.split(".")
     for split in range(len(parts), 0, -1):
         module_name = ".".join(p.removesuffix("()") for p in parts[:split])
@@ -34,7 +38,11 @@ def find_part(dotted: str) -> Any:
 
 
 def missing_parts(dotted_paths: Iterable[str]) -> list[str]:
-    """Those of ``dotted_paths`` that are not where they are looked for."""
+    """Those of ``dotted_paths`` that are not where they are looked for.
+
+    Args:
+        dotted_paths: the parts, by dotted path.
+    """
     gone = []
     for dotted in dotted_paths:
         try:

@@ -30,7 +30,12 @@ from ..store.profile_store import ProfileStore
 
 def policy_for(data: Mapping[str, Any], point: str) -> Any:
     """The first of the run's policies that serves ``point`` (for policies that act, such as a
-    cache, rather than only choose), or None."""
+    cache, rather than only choose), or None.
+
+    Args:
+        data: the run's data: its ``policies`` are looked at.
+        point: the decision point.
+    """
     return next(
         (p for p in data.get("policies", []) if isinstance(p, Policy) and p.decides == point), None
     )
@@ -45,7 +50,12 @@ def history_store() -> ProfileStore | None:
 
 def recent_tasks(stage: str, runs: int) -> list[TaskRecord]:
     """The finished tasks of ``stage`` in the latest ``runs`` runs of ``history_store()``,
-    newest runs first."""
+    newest runs first.
+
+    Args:
+        stage: the tasks' stage (``transpile``).
+        runs: how many of the latest runs to look in.
+    """
     store = history_store()
     if store is None:
         return []
@@ -66,7 +76,13 @@ def policy_name(policy: Any) -> str:
 
 
 def kept_default(policy: str, because: str, **inputs: Any) -> PolicyDecision:
-    """A decision that changes nothing (an empty choice), with the reason the default stands."""
+    """A decision that changes nothing (an empty choice), with the reason the default stands.
+
+    Args:
+        policy: the policy's name.
+        because: why the default stands, completing "kept the default because ...".
+        **inputs: what the policy looked at.
+    """
     return PolicyDecision(
         policy=policy, choice={}, rationale=KEPT_DEFAULT + because, inputs=dict(inputs)
     )
@@ -111,7 +127,13 @@ def decide(data: Mapping[str, Any], point: str, **context: Any) -> PolicyDecisio
     """The first decision that changes something among the policies of ``data["policies"]``
     (``PipelineData``) serving ``point`` (a name of ``llqm_core.hooks.contracts.DECISION_POINTS``,
     whose context ``context`` is), asked in order (each consultation a task, each decision
-    recorded); None when every one kept the default."""
+    recorded); None when every one kept the default.
+
+    Args:
+        data: the run's data: its ``policies`` are asked.
+        point: the decision point (``llqm_core.plugin.DECISION_POINTS``).
+        **context: the point's context, as its policies' ``decide`` takes it.
+    """
     for policy in data.get("policies", []):
         if not isinstance(policy, DecidingPolicy) or policy.decides != point:
             continue

@@ -27,7 +27,11 @@ KINDS = {
 
 
 def registered(kind: str) -> dict[str, dict[str, Any]]:
-    """Every entry of one kind (``backend``, ``stage``, ``policy``, ``engine``, ``exporter``), by name."""
+    """Every entry of one kind (``backend``, ``stage``, ``policy``, ``engine``, ``exporter``), by name.
+
+    Args:
+        kind: ``backend``, ``stage``, ``policy``, ``engine``, ``exporter`` or ``section``.
+    """
     return loaded_plugins().registry(KINDS[kind])
 
 
@@ -46,7 +50,12 @@ def default_name(kind: str) -> str:
 
 
 def lookup(kind: str, name: str) -> Any:
-    """The object registered as ``name``, or a UserError that lists what is registered."""
+    """The object registered as ``name``, or a UserError that lists what is registered.
+
+    Args:
+        kind: ``backend``, ``stage``, ``policy``, ``engine``, ``exporter`` or ``section``.
+        name: the name it is registered under.
+    """
     entries = registered(kind)
     if name not in entries:
         known = (
@@ -58,7 +67,13 @@ def lookup(kind: str, name: str) -> Any:
 
 
 def create(kind: str, name: str, /, **options: Any) -> Any:
-    """Call the factory registered as ``name`` with ``options``, refusing options it does not take."""
+    """Call the factory registered as ``name`` with ``options``, refusing options it does not take.
+
+    Args:
+        kind: ``backend``, ``stage``, ``policy``, ``engine``, ``exporter`` or ``section``.
+        name: the name it is registered under.
+        **options: keyword options of its factory.
+    """
     factory = lookup(kind, name)
     check_options(factory, options, f"{kind} {name!r}")
     try:
@@ -68,12 +83,24 @@ def create(kind: str, name: str, /, **options: Any) -> Any:
 
 
 def run_stage(name: str, data: PipelineData, /, **options: Any) -> PipelineData:
-    """Build the stage registered as ``name`` with ``options`` and run it on ``data`` as its own task."""
+    """Build the stage registered as ``name`` with ``options`` and run it on ``data`` as its own task.
+
+    Args:
+        name: the registered stage.
+        data: the data so far (``PipelineData``).
+        **options: keyword options of the stage's factory.
+    """
     return run_step(name, create("stage", name, **options), data)
 
 
 def run_step(name: str, step: StageStep, data: PipelineData) -> PipelineData:
-    """Run a built stage as its own task (stage ``name``); see ``apply_step``."""
+    """Run a built stage as its own task (stage ``name``); see ``apply_step``.
+
+    Args:
+        name: the stage's name (the task's stage).
+        step: the built step (a ``StepSpec`` or a plain step).
+        data: the data so far (``PipelineData``).
+    """
     with task(name, stage=name):
         return apply_step(name, step, data)
 

@@ -49,6 +49,7 @@ def suppressed() -> Iterator[None]:
 
 
 def is_suppressed() -> bool:
+    """Whether instrumentation is off in this context (inside ``suppressed()``: LLQM's own calls)."""
     return _suppressed.get()
 
 
@@ -192,11 +193,21 @@ def _chosen(names: list[str] | None) -> list[Instrumentor]:
 
 
 def instrument_all(names: list[str] | None = None) -> list[str]:
-    """Switch on the named instrumentors (default: all installed); the names of those now on."""
+    """Switch on the named instrumentors (default: all installed); the names of those now on.
+
+    Args:
+        names: registered instrumentors (``qiskit``, ``mitiq``, ...); None for every installed
+            one.
+    """
     return [i.name for i in _chosen(names) if i.instrument()]
 
 
 def uninstrument_all(names: list[str] | None = None) -> None:
+    """Switch off the named instrumentors (default: all), putting back what they patched.
+
+    Args:
+        names: the instrumentors to switch off; None for every one.
+    """
     for instrumentor in _chosen(names):
         instrumentor.uninstrument()
 

@@ -352,10 +352,19 @@ def telemetry() -> Telemetry:
 def configure_exporters(
     names: Sequence[str] = (), exporters: Sequence[SpanExporter] = ()
 ) -> list[str]:
-    """Export spans to the named exporters and to the given exporter objects, replacing the previous ones."""
+    """Export spans to the named exporters and to the given exporter objects, replacing the previous ones.
+
+    Args:
+        names: registered exporters (``otlp``, ``console``, ...; ``llqm plugins`` lists them).
+        exporters: OpenTelemetry ``SpanExporter`` objects of your own.
+    """
     return telemetry().configure(names, exporters)
 
 
 def flush(timeout_s: float | None = None) -> bool:
-    """Push pending spans out now; True when every exporter finished in time."""
+    """Push pending spans out now; True when every exporter finished in time.
+
+    Args:
+        timeout_s: how long to wait for the exporters; None waits as long as they take.
+    """
     return telemetry().flush(timeout_s)

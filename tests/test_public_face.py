@@ -1,4 +1,5 @@
-"""Modules that moved still import from their old paths for one release, with a warning."""
+"""What users and plugins import: moved modules and names still import from their old paths for
+one release, with a warning, and every public function says what it does and takes."""
 
 from __future__ import annotations
 
@@ -120,3 +121,20 @@ def test_the_qiskit_plugins_old_top_level_names_still_import_with_a_warning(name
     with pytest.warns(DeprecationWarning, match=f"llqm_qiskit.{name} moved to {module.__name__}"):
         value = getattr(llqm_qiskit, name)
     assert value is getattr(module, name) and name not in llqm_qiskit.__all__
+
+
+@pytest.mark.parametrize("module", ["llqm_core", "llqm_core.plugin", "llqm_qiskit"])
+def test_every_public_function_has_a_summary_and_its_arguments_said(module):
+    import inspect
+
+    found = importlib.import_module(module)
+    lacking = []
+    for name in found.__all__:
+        function = inspect.unwrap(getattr(found, name))
+        if not inspect.isfunction(function):
+            continue
+        doc = inspect.getdoc(function) or ""
+        takes = [p for p in inspect.signature(function).parameters if p != "self"]
+        if not doc.strip() or (takes and "Args:" not in doc):
+            lacking.append(name)
+    assert not lacking, f"{module}: give these a summary and an Args section: {lacking}"
