@@ -6,9 +6,7 @@ context and with Prefect's task span current. ``PrefectInstrumentor.instrument()
 that one function, as OpenTelemetry instrumentations wrap a library's entry point;
 ``uninstrument()`` puts it back. Both are idempotent.
 
-A wrapped call is profiled only when it belongs to an LLQM run: the current one
-(``llqm_prefect.profiled`` opens one around the flow) or, in a worker process, the run of
-the profiled flow it came from (see ``workers``); otherwise it runs untouched.
+More in docs/modules.md (``llqm_prefect.instrument``).
 """
 
 from __future__ import annotations

@@ -1,16 +1,12 @@
 """The LLQM plugin API: every hook a plugin may implement.
 
-A plugin is a module (or object) named by an entry point in the ``llqm`` group::
-
-    [project.entry-points.llqm]
-    my_plugin = "my_package.llqm_plugin"
-
-and implements any of these hooks with ``@llqm_core.plugin.hookimpl``; everything else a
+A plugin is a module named by an entry point in the ``llqm`` group (``[project.entry-points.llqm]
+my_plugin = "my_package.llqm_plugin"``) that implements any of these hooks with
+``@llqm_core.plugin.hookimpl``; the built-in plugins are registered the same way, so they are
+also examples. Hooks that ``register`` something hand the plugin a callback; hooks that observe
+a run must not raise: if one does, LLQM warns naming the plugin and goes on. Everything else a
 plugin calls or implements (``StepSpec``, the ``Section`` and ``Policy`` protocols) is in
-``llqm_core.plugin`` too. The built-in plugins are
-registered the same way, so they are also examples. Hooks that ``register`` something hand
-the plugin a callback; hooks that observe a run must not raise: if one does, LLQM warns
-naming the plugin and goes on.
+``llqm_core.plugin``.
 """
 
 from __future__ import annotations

@@ -1,30 +1,6 @@
 """Pipeline files: a TOML description of a pipeline, checked whole before anything runs.
 
-The file names registered things and their options; the core composes them and knows
-nothing of what they do::
-
-    name = "ghz-100 with ZNE"
-    [backend]      # name = a registered backend (default: the one a plugin offers), its options
-    [<section>]    # a section a plugin registers (llqm_register_sections): the Qiskit plugin's
-                   # [circuit], [observable], [transpile] and [execution], the Mitiq plugin's
-                   # [mitigation]; each builds registered stages from its table
-    [[stages]]     # extra registered stages run after the sections' steps: name = "...", options
-    [policies]     # names = [registered policies]
-    [output]       # store = "profiles.sqlite"
-    [run]          # engine = "local" | a registered engine such as "prefect"; max_minutes;
-                   # repeat = N trials (llqm_core.pipeline.trials)
-
-A step may carry a ``preflight(data)`` that checks it against the rest of the file (a circuit
-wider than the backend) while the file is read, an ``estimate(plan)`` of its time and memory
-(``llqm_core.pipeline.fit`` refuses a run that cannot fit before anything is built), and a
-``load()`` for check-time work that builds something (parsing a QASM file), done once the run
-fits, and an ``inspect(context)`` that checks the step against what the earlier ones built
-(the parsed circuit) and says what the run will do. The steps run in order, each its own
-task: the sections' steps in their declared order, the extra stages (one that raises fails
-only its own task: the run goes on with a warning), and ``postprocess``, which records the
-figures plugins compute (``llqm_postprocess``). Once the steps of the section that declares
-``choose_after`` have run, policies may choose a section's table in place of the file's (the
-mitigation) and predict the run's costs.
+More in docs/modules.md (``llqm_core.pipeline.file``).
 """
 
 from __future__ import annotations

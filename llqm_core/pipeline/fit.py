@@ -1,14 +1,6 @@
 """Will the run fit? Each step's estimated time and peak memory, compared with the limits.
 
-Before anything is built, every step of a pipeline that carries an ``estimate(plan)`` (see
-``llqm_register_stages``) answers with an ``Estimate`` from a model of its work (a
-statevector's memory, gates times shots, samples times circuit size). Where the store holds
-earlier pipeline runs, the ``cost_model`` policy's prediction from them (through the policy
-registry, as ``llqm predict`` asks it) replaces a step's modelled time; its peak memory is the
-larger of the two, since a history of smaller circuits cannot know that a wider statevector
-needs more. A run whose estimated peak exceeds the memory available to the process, or whose
-time exceeds ``[run] max_minutes``, is refused with one sentence unless forced. The core only
-compares: the models live with the plugins that know the stages.
+More in docs/modules.md (``llqm_core.pipeline.fit``).
 """
 
 from __future__ import annotations

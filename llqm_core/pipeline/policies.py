@@ -6,14 +6,7 @@ pipeline file named; a policy that makes that kind of decision returns an
 current task, so the report shows it next to its measured effect. With no policy for a
 point, the step does what it would do anyway: the baseline the policy is measured against.
 
-A policy, as its factory (registered through ``llqm_register_policies``) returns it, has a
-``decides`` attribute naming its decision point, a ``name`` (the one it is registered under;
-else its class name is used) and a ``decide(**context)`` method.
-
-Every consultation is a task of its own, ``policy.<name>``, so the time a policy spends (a
-layout search, a fit over the store) shows in the profile beside the work it decides on, and
-every consultation leaves a decision: one that changes nothing says why the default was kept
-(``kept_default``; a policy that returns None is recorded as having given no reason).
+More in docs/modules.md (``llqm_core.pipeline.policies``).
 """
 
 from __future__ import annotations

@@ -5,11 +5,7 @@ symmetric and idempotent, each instrumentor declares the versions of its library
 supports (an unsupported version is skipped with one warning, never patched), and the
 instrumented library behaves as before (same results, exceptions and return types).
 
-An instrumentor replaces attributes (``patch``) and ``uninstrument()`` puts back exactly the
-objects it replaced. A patched call is profiled only while an LLQM run is current (``llqm.run``,
-``llqm profile``, a ``@profiled`` Prefect flow); otherwise it runs untouched. Plugins add
-instrumentors through the ``llqm_register_instrumentors`` hook; ``instrument_all()`` switches on
-every one installed.
+More in docs/modules.md (``llqm_core.runtime.instrumentation``).
 """
 
 from __future__ import annotations

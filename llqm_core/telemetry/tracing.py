@@ -4,16 +4,7 @@ If the application already installed an SDK ``TracerProvider`` as the global one
 its exporters to it; otherwise LLQM installs its own (resource from ``OTEL_SERVICE_NAME`` and
 ``OTEL_RESOURCE_ATTRIBUTES``), so spans of the workflow engine and of LLQM share one trace.
 
-Exporters are chosen, first match wins, by ``configure_exporters(...)``, by ``LLQM_EXPORTERS``
-(comma-separated names), by the standard ``OTEL_TRACES_EXPORTER``, or else ``otlp`` when an
-``OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT`` is set and none otherwise. Spans always reach the
-profile store, whatever is exported. Task spans are built after their task ends, off its
-path (``llqm_core.telemetry.task_spans``); a flush, a change of exporters and exit build them first.
-
-An exporter can never fail or stall the pipeline: batched exporters work in a background
-thread, a raising exporter is warned about once, and at exit LLQM waits at most
-``LLQM_EXPORT_TIMEOUT`` seconds (default 2) for pending spans before giving up on them; then
-one line says how many spans an exporter never delivered (the store still has them).
+More in docs/modules.md (``llqm_core.telemetry.tracing``).
 """
 
 from __future__ import annotations

@@ -1,26 +1,6 @@
 """``MitiqInstrumentor``: unmodified Mitiq code profiled as LLQM's own mitigation tasks.
 
-``execute_with_zne``, ``execute_with_pec`` and ``execute_with_rem`` (and so Mitiq's
-``mitigate_executor`` and decorators, which call them) become ``mitigate.zne`` /
-``mitigate.pec`` / ``mitigate.rem`` tasks, cut as the plugin's pipeline stages are:
-
-- ZNE: each call of the noise-scaling function a ``mitigate.zne.fold`` task, the
-  extrapolation (``Factory.reduce``) a ``mitigate.zne.extrapolate`` task;
-- PEC: ``sample_circuit`` a ``mitigate.pec.sample`` task, the estimate after the executor
-  returns a ``mitigate.pec.combine`` task;
-- REM: each ``mitigate_measurements`` a ``mitigate.rem.correct`` task;
-- every call of the user's executor by Mitiq's ``Executor`` an ``execute`` task (a backend
-  job inside it, through the Qiskit instrumentor, records its QPU seconds and calibration
-  there).
-
-ZNE's fold check runs on what the user's executor actually ran: the two-qubit gates of the
-circuits that reached the backend (``execute.two_qubit_gates``, recorded by the Qiskit
-instrumentor), or of the circuits handed to the executor. A scale factor whose folds were
-cancelled is a warning in the run's report (``pipeline.warnings``); Python's ``warnings`` are
-not used, so a program run with ``-W error`` behaves as it did.
-
-Mitiq is patched when the program imports it (``Instrumentor.on_import``), never imported for
-it: Mitiq and Cirq take seconds to import, which a program that does not use them must not pay.
+More in docs/modules.md (``llqm_mitiq.instrument``).
 """
 
 from __future__ import annotations

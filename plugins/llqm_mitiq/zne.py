@@ -1,19 +1,6 @@
 """``mitigate.zne``: zero-noise extrapolation as fold -> transpile -> execute -> extrapolate tasks.
 
-By default (``folding = "after_transpile"``) the circuit the transpile step compiled has its
-self-inverse two-qubit gates folded in place (``fold_gates``): nothing is transpiled again, so
-no transpiler can cancel the folds, at any optimization level. Mitiq's folding of the logical
-circuit is there by name (``global``: the whole circuit, ``random``: gates at random, ``all``:
-every gate, odd integer scale factors only; ``identity``: identity layers inserted); then
-every folded circuit is transpiled with the pipeline's options (Mitiq 1.x no longer ships
-folding from the left). Either way the values are extrapolated by Mitiq's factories
-(``richardson``, ``linear``, ``poly`` with ``order``, ``exp``) from one batched job.
-
-With Mitiq's folding, a transpiler at optimization level 1 or more cancels folded gate pairs,
-so the noise is silently not scaled. After transpiling, each folded circuit's two-qubit gate
-count is compared with what its scale factor promises; a shortfall is an LLQM warning, in the
-run's warnings and in the report. The ``fold_after_transpile`` policy replaces a Mitiq folding
-named in the file by folding after transpiling, and records what that saved.
+More in docs/modules.md (``llqm_mitiq.zne``).
 """
 
 from __future__ import annotations

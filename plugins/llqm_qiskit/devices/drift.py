@@ -1,20 +1,6 @@
 """Calibration drift for local runs: a seeded model that moves a snapshot through time.
 
-Real devices drift between calibrations: T1 and T2 wander, gate and readout errors grow and
-shrink, and now and then a coupler goes out of service. The model, per elapsed hour ``h``:
-
-- every qubit's T1 and T2 and every gate's and readout's error is multiplied by
-  ``exp(N(0, sigma * sqrt(h)))`` (a geometric random walk; ``coherence_sigma`` for T1/T2,
-  ``error_sigma`` for errors), errors capped at 1.0 and readout errors at 0.5;
-- each working coupler fails (its two-qubit gate error becomes 1.0, as IBM marks it) with
-  probability ``1 - exp(-coupler_failure_rate * h)``; a failed coupler stays failed.
-
-Time passes per job (``hours_per_job``) and, with ``hours_per_second`` above 0, with the wall
-clock too: each reading (a job's, or the hardware monitor's) first lets the modelled hours of
-the real seconds since the last one pass, so a device drifts while a long run goes on and not
-only when it is given a job. The walk is seeded, so two runs with the same seed and no
-wall-clock drift see the same drift. It is a tool to exercise drift-aware decisions without
-hardware, not a physical model of any device.
+More in docs/modules.md (``llqm_qiskit.devices.drift``).
 """
 
 from __future__ import annotations

@@ -1,19 +1,6 @@
 """``QiskitInstrumentor``: unmodified Qiskit code profiled as LLQM ``transpile`` and ``execute`` tasks.
 
-- ``PassManager.run`` (and so ``qiskit.transpile`` and the staged pass managers of
-  ``generate_preset_pass_manager``) becomes a ``transpile`` task with the per-stage children
-  and per-pass seconds of ``profiled_transpile`` (its stage markers and profiler). A batch
-  that Qiskit transpiles in parallel processes is one ``transpile`` task here, and each
-  circuit a ``transpile`` task with its stages in the worker process that ran it.
-- ``backend.run`` (Aer, BasicSimulator, qiskit-ibm-runtime's fake backends) and the
-  primitives' ``run`` (Qiskit's reference and backend primitives, Aer's, qiskit-ibm-runtime's)
-  become ``execute`` tasks from submission until the job's result is read (jobs are
-  asynchronous), naming the backend's calibration snapshot and recording the QPU and queue
-  seconds the job reports at that point. Inside an ``execute`` task opened by someone else (a
-  Mitiq executor's batch), the job is recorded on that task instead of a nested one.
-
-Calls are left alone (the original runs, with the same arguments) when no LLQM run is
-current, and nested calls (a primitive that runs a backend) are profiled once.
+More in docs/modules.md (``llqm_qiskit.instrument``).
 """
 
 from __future__ import annotations

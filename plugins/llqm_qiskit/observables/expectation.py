@@ -1,17 +1,6 @@
 """What a pipeline measures: an expectation value read from counts, with its exact ideal value.
 
-Observables here are diagonal in the computational basis and given over classical bits:
-a sum of terms ``c * prod_i f_i(bit_i)``. Three kinds cover the benchmark circuits:
-
-- ``ideal_outcomes``: the probability of the outcomes a noiseless run gives (GHZ: all zeros
-  or all ones; mirror circuits: all zeros). Its ideal value is 1.
-- ``parity``: the expectation of ``Z`` on the given bits, ``(-1)`` to the parity of the bits.
-- ``neighbour_parities``: the mean of ``Z Z`` over neighbouring measured bits (0-1, 1-2, ...).
-  At 100 qubits the probability of the ideal outcome is near 0 on today's hardware, so ZNE
-  has nothing to extrapolate; weight-2 terms keep a signal (GHZ and mirror circuits: ideal 1).
-
-Product terms are what readout mitigation needs: the tensored (per-qubit) inverse confusion
-matrices apply term by term without ever building a 2^n matrix, so it scales to 100 qubits.
+More in docs/modules.md (``llqm_qiskit.observables.expectation``).
 """
 
 from __future__ import annotations
