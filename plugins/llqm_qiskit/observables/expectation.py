@@ -17,6 +17,7 @@ from qiskit_aer import AerSimulator
 
 from ..backends import stim_engine
 from ..backends.mps import MAX_BOND
+from ..measurement import readout_map
 from .ideal import Ideal, for_simulator, ideal_values, statevector_probabilities, unitary
 from .ideal import choose as choose_ideal
 
@@ -155,14 +156,7 @@ def outcomes(bitstrings: Sequence[str]) -> DiagonalObservable:
 
 def _unitary_part(circuit: QuantumCircuit) -> tuple[QuantumCircuit, dict[int, int]]:
     """The circuit without its final measurements, and which qubit each classical bit reads."""
-    body = circuit.remove_final_measurements(inplace=False)
-    readout = {}
-    for instruction in circuit.data:
-        if instruction.operation.name == "measure":
-            readout[circuit.find_bit(instruction.clbits[0]).index] = circuit.find_bit(
-                instruction.qubits[0]
-            ).index
-    return body, readout
+    return circuit.remove_final_measurements(inplace=False), readout_map(circuit)
 
 
 def _noiseless_support(
