@@ -150,6 +150,10 @@ class ProfileStore:
         """The run's tasks in start order, those still in a journal included."""
         return self._reader.tasks(run_id)
 
+    def count_tasks(self, run_id: str) -> int:
+        """How many tasks the run (its full id) has, committed or still in a journal."""
+        return self._reader.count_tasks(run_id)
+
     def find_run(self, config_key: str, value: str) -> RunRecord | None:
         return self._reader.find_run(config_key, value)
 

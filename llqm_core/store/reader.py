@@ -105,6 +105,20 @@ class StoreReader:
         tasks.sort(key=lambda task: task.start_ns)
         return tasks
 
+    def count_tasks(self, run_id: str) -> int:
+        """How many tasks the run has, in the database and still in a journal: counted where
+        they are, not read."""
+        stored = self._query("SELECT COUNT(*) AS n FROM tasks WHERE run_id = ?", (run_id,))[0]["n"]
+        ids = [row[0] for row in self._journal_rows() if row[1] == run_id]
+        if ids:
+            committed = self._query(
+                "SELECT id FROM tasks WHERE run_id = ? AND id IN (%s)"
+                % ",".join("?" * len(ids)),
+                (run_id, *ids),
+            )
+            stored += len(ids) - len(committed)
+        return stored
+
     def find_run(self, config_key: str, value: str) -> RunRecord | None:
         """The latest run whose configuration has ``config_key`` equal to ``value`` (e.g. an
         engine's run id)."""
