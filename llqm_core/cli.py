@@ -29,16 +29,19 @@ from rich.table import Table
 from . import __version__, profile_command, store_command
 from . import hardware_commands as hardware_actions
 from .analysis.compare import compare_runs
-from .analysis.html_report import html_report, trials_html
+from .analysis.html_report import MAX_TASK_ROWS, html_report, trials_html
 from .analysis.plain import plain_console, styled
 from .analysis.plots import device_map_png, drift_map_png, point_labels, sweep_plot
 from .analysis.report import (
+    BIGGEST_TASKS,
+    analyse_run,
     build_report,
     format_bytes,
     format_number,
     format_seconds,
     render_report,
     run_summary,
+    write_report_json,
 )
 from .analysis.tables import json_lines
 from .analysis.trials import (
@@ -443,7 +446,10 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> None:
             stored = ProfileStore(store, readonly=True)
             rows.append(
                 repeated_point(
-                    [point_summary(assignment, build_report(stored, r)) for r in trials.run_ids],
+                    [
+                        point_summary(assignment, build_report(stored, r, keep_tasks=0))
+                        for r in trials.run_ids
+                    ],
                     trials.id,
                 )
             )
@@ -550,11 +556,16 @@ def cmd_report(args: argparse.Namespace, console: Console) -> None:
         report = trials_report(store, trials)
         what = f"trial set {trials.set_id} ({len(trials.run_ids)} trials)"
         page, render = trials_html, functools.partial(render_trials, report, console)
-    else:
-        report = build_report(store, trials.run_ids[0])
-        what = f"run {report['run']['id'][:12]} ({len(report['tasks'])} tasks)"
-        page = html_report
-        render = functools.partial(render_report, report, console, tasks=args.tasks)
+    else:  # one run: the listing of its tasks is what grows with it; only what is shown is built
+        run_id = trials.run_ids[0]
+        if args.html:
+            analysed = analyse_run(store, run_id, keep_tasks=MAX_TASK_ROWS)
+            report = analysed.report
+            what = f"run {report['run']['id'][:12]} ({report['task_count']} tasks)"
+            page = functools.partial(html_report, tasks=analysed.tasks)
+        elif not args.json:
+            report = build_report(store, run_id, keep_tasks=None if args.tasks else BIGGEST_TASKS)
+            render = functools.partial(render_report, report, console, tasks=args.tasks)
     if args.html:
         _write_html(args.html, page(report))
         console.print(
@@ -562,7 +573,9 @@ def cmd_report(args: argparse.Namespace, console: Console) -> None:
             highlight=False,
             soft_wrap=True,
         )
-    if args.json:
+    if args.json and trials.set_id is None:
+        write_report_json(store, trials.run_ids[0], sys.stdout)
+    elif args.json:
         _print_json(report)
     elif not args.html:
         render()
@@ -647,12 +660,12 @@ def _spread_verdict(entry: dict[str, Any]) -> str:
 def cmd_trace(args: argparse.Namespace, console: Console) -> None:
     store = _store(args)
     run = store.run(args.run)
-    tasks = store.tasks(run.id)
-    if args.format == "chrome":
-        document = json.dumps(chrome_trace(run, tasks))
+    if args.format == "chrome":  # times, nesting and metrics: what the outlines hold
+        document = json.dumps(chrome_trace(run, store.task_outlines(run)))
     else:
         from .telemetry.otlp_json import run_spans, spans_to_otlp_json  # protobuf, for this alone
 
+        tasks = store.tasks(run.id)
         document = json.dumps(spans_to_otlp_json(run_spans(run, tasks)), indent=2)
     if args.output is None:
         print(document)

@@ -14,7 +14,7 @@ from rich.console import Console
 
 from .analysis.html_report import html_report
 from .analysis.plain import plain_console
-from .analysis.report import build_report, render_report
+from .analysis.report import analyse_run, render_report
 from .model.errors import UserError
 from .runtime.programs import parse_program, profile_program
 from .store.profile_store import ProfileStore
@@ -52,12 +52,13 @@ def cmd_profile(args: argparse.Namespace, console: Console) -> int:
     program = parse_program(["-m", *args.module] if args.module is not None else args.program)
     active, status = profile_program(program, getattr(args, "store", None), args.name)
     if active.store is not None:
-        report = build_report(ProfileStore(active.store.location, readonly=True), active.id)
+        analysed = analyse_run(ProfileStore(active.store.location, readonly=True), active.id)
+        report = analysed.report
         wide = None if sys.stderr.isatty() else 160  # as the CLI's own console
         render_report(report, plain_console(stderr=True, width=wide), tasks=False)
         if args.html:
             try:
-                Path(args.html).write_text(html_report(report), encoding="utf-8")
+                Path(args.html).write_text(html_report(report, analysed.tasks), encoding="utf-8")
             except OSError as exc:
                 raise UserError(
                     f"cannot write the HTML report to {args.html}: {exc.strerror}."
