@@ -18,7 +18,8 @@ target), and checks that the HTML and Chrome trace it wrote parse. ``postgres`` 
 throwaway PostgreSQL server (tests/postgres_server.py) for the run.
 
 The third form writes runs of N and 4N tasks and prints how much longer each command takes on
-the larger one: about 4x (or less, with the command's start-up) is linear; 16x is quadratic.
+the larger one (CPU seconds: steadier than wall time on a shared machine): about 4x (or less,
+with the command's start-up) is linear; 16x is quadratic.
 """
 
 from __future__ import annotations
@@ -85,8 +86,8 @@ def one_run(count: int, store: Path | str) -> str:
     return run.id
 
 
-def measured(store: str, *args: str) -> tuple[float, int]:
-    """The wall seconds and peak resident bytes of one llqm command on ``store``."""
+def measured(store: str, *args: str) -> tuple[float, float, int]:
+    """The wall seconds, CPU seconds and peak resident bytes of one llqm command on ``store``."""
     started = time.perf_counter()
     process = subprocess.Popen(
         [sys.executable, "-m", "llqm_core.cli", "--store", store, *args],
@@ -98,7 +99,7 @@ def measured(store: str, *args: str) -> tuple[float, int]:
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"llqm {' '.join(args)} failed: {process.stderr.read().decode()}")
     process.stderr.close()
-    return elapsed, usage.ru_maxrss * 1024
+    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024
 
 
 def timed(*args: str) -> float:
@@ -181,12 +182,15 @@ def big_store(location: str, total: int, big: int, processes: int) -> None:
     folder = tempfile.mkdtemp(prefix="llqm-bench-")
     fields = {"run": campaigns[0].id, "other": campaigns[1].id, "dir": folder}
     for what, args, wall_target, memory_target in COMMANDS:
-        wall, peak = measured(location, *(arg.format(**fields) for arg in args))
+        wall, cpu, peak = measured(location, *(arg.format(**fields) for arg in args))
         verdict = "ok" if wall < wall_target else "OVER"
         memory = f", peak RSS {peak / 2**20:.0f} MiB"
         if memory_target:
             memory += f" (target < {memory_target / 2**20:.0f} MiB)"
-        print(f"{what:32} {wall:6.2f} s (target < {wall_target:.0f} s: {verdict}){memory}")
+        print(
+            f"{what:32} {wall:6.2f} s (target < {wall_target:.0f} s: {verdict}), "
+            f"CPU {cpu:.2f} s{memory}"
+        )
     document = json.loads(Path(folder, "trace.json").read_text())
     print(
         f"chrome trace: {len(document['traceEvents'])} events, "
@@ -209,9 +213,9 @@ def scaling(count: int) -> None:
         seconds = []
         for run in (small, large):
             fields = {"run": run.id, "other": run.id, "dir": folder}
-            seconds.append(measured(store, *(a.format(**fields) for a in args))[0])
+            seconds.append(measured(store, *(a.format(**fields) for a in args))[1])
         print(
-            f"{what:32} {count} tasks {seconds[0]:.2f} s, {4 * count} tasks {seconds[1]:.2f} s: "
+            f"{what:32} CPU: {count} tasks {seconds[0]:.2f} s, {4 * count} tasks {seconds[1]:.2f} s: "
             f"{seconds[1] / seconds[0]:.1f}x"
         )
 

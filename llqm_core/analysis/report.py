@@ -8,6 +8,7 @@ import math
 from collections.abc import Callable
 from typing import Any, NamedTuple, TextIO
 
+import orjson
 from rich.console import Console, JustifyMethod
 from rich.markup import escape
 from rich.table import Table
@@ -233,20 +234,21 @@ _TASKS_HERE = "\x00the run's tasks\x00"
 
 def write_report_json(store: ProfileStore, run_id: str, out: TextIO) -> None:
     """The report with every task as one JSON document, its tasks written a page at a time (one
-    line each) as they are read: a run of 10^5 tasks never has all its entries in memory."""
+    line each, by orjson: a fifth of the json module's time) as they are read: a run of 10^5
+    tasks never has all its entries in memory."""
     analysed = analyse_run(store, run_id, keep_tasks=0)
     report = analysed.report | {"tasks": _TASKS_HERE}
     head, tail = json.dumps(report, indent=2, default=str).split(json.dumps(_TASKS_HERE))
     out.write(head + "[")
     separator = "\n    "
-    encode = json.JSONEncoder(
-        default=str
-    ).encode  # one encoder for all (json.dumps makes one a call)
     run = store.run(report["run"]["id"])
     for page in store.task_pages(run):
         with collector_paused():
-            lines = [encode(task_entry(task, analysed.own.get(task.id))) for task in page]
-        out.write(separator + ",\n    ".join(lines))
+            lines = [
+                orjson.dumps(task_entry(task, analysed.own.get(task.id)), default=str)
+                for task in page
+            ]
+        out.write(separator + b",\n    ".join(lines).decode())
         separator = ",\n    "
     out.write(("\n  ]" if separator != "\n    " else "]") + tail + "\n")
 

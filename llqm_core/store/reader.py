@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import orjson
+
 from ..model.errors import StoreError
 from ..model.records import (
     NOT_MEASURED_GPU,
@@ -115,21 +117,31 @@ class StoreReader:
         return tasks
 
     def task_pages(self, run: RunRecord, size: int = 2000) -> Iterator[list[TaskRecord]]:
-        """The run's tasks in start order, ``size`` at a time (a page read by where the last one
-        ended, not by counting rows off), so a run of any size streams in bounded memory."""
+        """The run's tasks in start order, about ``size`` at a time, so a run of any size streams
+        in bounded memory. Each page starts after the last start time read (the index's order,
+        never an offset counted off), its last start time read whole: ties stay on one page."""
         journaled = self._journaled(run.id)
         extra = sorted(journaled.values(), key=lambda row: row["start_ns"])  # not yet committed
-        after: tuple = (-1, "")
+        after = -1
         while True:
             stored = self._query(
-                "SELECT * FROM tasks WHERE run_id = ? AND (start_ns > ? OR (start_ns = ? AND id > ?))"
-                " ORDER BY start_ns, id LIMIT ?",
-                (run.id, after[0], after[0], after[1], size),
+                "SELECT * FROM tasks WHERE run_id = ? AND start_ns > ? ORDER BY start_ns LIMIT ?",
+                (run.id, after, size),
             )
+            if len(stored) == size:  # the rest of the tasks that started when the page's last did
+                last = stored[-1]["start_ns"]
+                seen = {row["id"] for row in stored}
+                stored += [
+                    row
+                    for row in self._query(
+                        "SELECT * FROM tasks WHERE run_id = ? AND start_ns = ?", (run.id, last)
+                    )
+                    if row["id"] not in seen
+                ]
             if stored:
-                after = (stored[-1]["start_ns"], stored[-1]["id"])
+                after = stored[-1]["start_ns"]
             rows = [journaled.pop(row["id"], row) for row in stored]
-            while extra and (not stored or extra[0]["start_ns"] <= after[0]):
+            while extra and (not stored or extra[0]["start_ns"] <= after):
                 if extra[0]["id"] in journaled:  # not among the committed rows
                     rows.append(journaled.pop(extra[0]["id"]))
                 extra.pop(0)
@@ -354,11 +366,11 @@ def run_record(row: Row) -> RunRecord:
 
 
 def _json_list(text: str) -> list:
-    return [] if text == "[]" else json.loads(text)  # most tasks': no decoder call
+    return [] if text == "[]" else orjson.loads(text)  # most tasks': no decoder call
 
 
 def _json_dict(text: str) -> dict:
-    return {} if text == "{}" else json.loads(text)
+    return {} if text == "{}" else orjson.loads(text)  # a third of json.loads' time
 
 
 def task_record(row: Row, run_status: RunStatus) -> TaskRecord:
