@@ -30,7 +30,7 @@ from .report import (
     task_entry,
 )
 from .summary import FIDELITY_FIGURES
-from .trials import trials_closing, trials_heading, trials_tables
+from .trial_report import trials_closing, trials_heading, trials_tables
 from .visible import visible_tasks
 
 MAX_TASK_ROWS = 500
