@@ -68,10 +68,10 @@ def test_the_critical_path_joins_other_threads_only_along_a_data_edge(store_path
     for it, unless it consumed its output; order within one thread is a real edge."""
     import sqlite3
 
-    def in_thread(run, name, after=()):
+    def in_thread(run, name, after=(), seconds=0.01):
         def body() -> None:
             with llqm.run_context(run), llqm.task(name, stage=name, depends_on=after):
-                time.sleep(0.01)
+                time.sleep(seconds)
 
         worker = threading.Thread(target=body)
         worker.start()
@@ -79,7 +79,7 @@ def test_the_critical_path_joins_other_threads_only_along_a_data_edge(store_path
 
     with llqm.run("two workers") as apart:
         in_thread(apart, "build")
-        in_thread(apart, "transpile")
+        in_thread(apart, "transpile", seconds=0.05)  # the longer: the path alone
     with llqm.run("one thread") as together:
         with llqm.task("build", stage="build"):
             pass

@@ -35,6 +35,7 @@ from ..model.records import (
     TaskStatus,
 )
 from ..model.secrets import redact, redact_text
+from ..model.warmup import LEFT_OUT_CPU, LEFT_OUT_WALL
 from ..store.journal import Owner
 from ..store.profile_store import ProfileStore, open_store
 from ..telemetry.attributes import RESERVED_METRICS, check_metrics, run_attributes
@@ -43,6 +44,7 @@ from ..telemetry.tracing import telemetry
 from .measure import HOST, Measurement
 from .monitor import HardwareMonitor
 from .sampler import set_sample_interval
+from .warmup import install as time_warmups
 
 _current_run: ContextVar[ActiveRun | None] = ContextVar("llqm_current_run", default=None)
 _current_task: ContextVar[TaskHandle | None] = ContextVar("llqm_current_task", default=None)
@@ -127,6 +129,7 @@ class ActiveRun:
             raise ValueError("attaching to a run needs the store that holds it.")
         record = run if isinstance(run, RunRecord) else resolved.run(run)
         joined = cls(record.name, resolved, record.config)
+        time_warmups()
         joined.record = record
         joined._use_span(
             trace.NonRecordingSpan(
@@ -155,6 +158,7 @@ class ActiveRun:
         return self.span_context, self.span_id_for_tasks
 
     def start(self) -> ActiveRun:
+        time_warmups()
         tel = telemetry()
         current = trace.get_current_span()
         parent = current.get_span_context()
@@ -523,7 +527,11 @@ def finish_task(
     readings) keeps that profile."""
     record = handle.record
     reported = record.profile  # what backends reported while the task ran (``record_usage``)
-    record.profile = handle.measurement.stop(reported.qpu_s, reported.queue_s)
+    measurement = handle.measurement
+    record.profile = measurement.stop(reported.qpu_s, reported.queue_s)
+    if measurement.warmup_wall_s:  # a warm-up inside it is a task of its own (``runtime.warmup``)
+        record.metrics[LEFT_OUT_WALL] = measurement.warmup_wall_s
+        record.metrics[LEFT_OUT_CPU] = measurement.warmup_cpu_s
     if measured is not None:
         record.profile = measured
     record.end_ns = time.time_ns()

@@ -43,6 +43,17 @@ SHORT_TASK_S = 0.002
 _thread_ended = threading.local()  # .reading: (perf_counter, rss, hwm, os.times) at a task's end
 
 
+class _WarmupSpent(threading.local):
+    """Wall and thread CPU seconds of the warm-ups (``runtime.warmup``) run so far in this thread:
+    a task reads them at its start and end, and leaves what grew in between out of its own time."""
+
+    wall = 0.0
+    cpu = 0.0
+
+
+warmup_spent = _WarmupSpent()
+
+
 def _forget_in_child() -> None:
     _thread_ended.__dict__.clear()  # the parent's readings are not the child's
 
@@ -66,6 +77,9 @@ class Measurement(Watch):
         "_start_thread_cpu",
         "_start_wall",
         "_read_at",
+        "_start_warmup",
+        "warmup_wall_s",
+        "warmup_cpu_s",
     )
 
     def __init__(self) -> None:
@@ -81,6 +95,8 @@ class Measurement(Watch):
             self._read_at = now
         Watch.__init__(self, _get_ident(), self._start_rss)
         sampler.watch(self)
+        self._start_warmup = (warmup_spent.wall, warmup_spent.cpu)
+        self.warmup_wall_s = self.warmup_cpu_s = 0.0  # left out of the profile, set by ``stop``
         self._start_thread_cpu = _thread_time()
         self._start_wall = _perf_counter()
 
@@ -102,6 +118,15 @@ class Measurement(Watch):
             end_times = _times()
             _thread_ended.reading = (_perf_counter(), end_rss, end_hwm, end_times)
         process_cpu = end_process_cpu - self._start_process_cpu
+        warm_wall = warmup_spent.wall - self._start_warmup[0]
+        # a warm-up ran inside the task, in its thread: not the task's own time (a task that
+        # ends in another thread than it started in reads another thread's count: none of it)
+        if warm_wall > 0 and _get_ident() == self.thread:
+            warm_cpu = warmup_spent.cpu - self._start_warmup[1]
+            self.warmup_wall_s, self.warmup_cpu_s = warm_wall, warm_cpu
+            wall = max(wall - warm_wall, 0.0)
+            thread_cpu = max(thread_cpu - warm_cpu, 0.0)
+            process_cpu = max(process_cpu - warm_cpu, 0.0)
         sampler = self._sampler
         sampler.unwatch(self)
         start = self._start_times

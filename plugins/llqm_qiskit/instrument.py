@@ -31,6 +31,7 @@ from qiskit.transpiler import PassManager, StagedPassManager
 
 import llqm_core
 from llqm_core.runtime.instrumentation import Instrumentor, is_suppressed
+from llqm_core.runtime.warmup import first_call
 
 from .snapshot import backend_name, hardware_snapshot
 from .stage_profiler import (
@@ -41,6 +42,7 @@ from .stage_profiler import (
     starts_small,
     with_markers,
 )
+from .transpile import PRESET_PASS_MANAGER, PRESET_PASS_MANAGER_NAME
 
 #: Seconds from the start of the ``transpile`` task to its pass manager's run: for
 #: ``qiskit.transpile``, building the preset pass manager.
@@ -306,6 +308,16 @@ def _wrap_transpile(original: Callable[..., Any]) -> Callable[..., Any]:
     return transpile
 
 
+def _wrap_preset(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``generate_preset_pass_manager``: the process's first one is warm-up (``PRESET_PASS_MANAGER``)."""
+
+    def generate_preset_pass_manager(*args: Any, **kwargs: Any) -> Any:
+        with first_call(PRESET_PASS_MANAGER, PRESET_PASS_MANAGER_NAME):
+            return original(*args, **kwargs)
+
+    return generate_preset_pass_manager
+
+
 # --- execute --------------------------------------------------------------------------------
 
 _snapshots: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -449,6 +461,10 @@ class QiskitInstrumentor(Instrumentor):
 
         for module in (qiskit, qiskit.compiler, qiskit.compiler.transpiler):
             self.patch(module, "transpile", _wrap_transpile)
+        from qiskit.transpiler import preset_passmanagers
+
+        for module in (qiskit.compiler.transpiler, preset_passmanagers):
+            self.patch(module, "generate_preset_pass_manager", _wrap_preset)
         self.patch(base_passmanager, "_run_workflow_in_new_process", _wrap_run_in_worker)
         for module, cls in BACKENDS + PRIMITIVES:
             primitive = (module, cls) in PRIMITIVES
