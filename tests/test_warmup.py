@@ -43,9 +43,10 @@ FIRST_CALLS = textwrap.dedent(
 
 
 def test_first_imports_and_the_first_pass_manager_are_warmup_not_the_task(tmp_path, store_path):
-    """``import mitiq.zne`` inside a fold (Mitiq imported first) is a ``warmup.import`` task under it, its seconds left out
-    of the fold (which would otherwise be the bottleneck at 80%+), of the stages and of the path;
-    the report gives it one line. The first preset pass manager is warm-up, the second not."""
+    """``import mitiq.zne`` inside a fold (Mitiq imported first) is a ``warmup.import`` task under
+    it, its seconds left out of the fold (which would otherwise be the bottleneck at 80%+), of
+    the stages and of the path; the report gives it one line. The first preset pass manager is
+    warm-up, the second not."""
     script = tmp_path / "first_calls.py"
     script.write_text(FIRST_CALLS)
     done = subprocess.run(
@@ -95,7 +96,9 @@ def test_a_run_that_imports_nothing_new_shows_no_warmup(store_path):
     assert "warmup.left_out_s" not in report["tasks"][0]["metrics"]
 
 
-def test_a_watched_package_imported_in_a_task_is_left_out_of_its_time(tmp_path, store_path, monkeypatch):
+def test_a_watched_package_imported_in_a_task_is_left_out_of_its_time(
+    tmp_path, store_path, monkeypatch
+):
     """A package of a third party named with ``watch_imports``: its import is warm-up too, and the
     task's wall and CPU keep only its own work."""
     package = tmp_path / "llqm_slow_import_pkg"

@@ -40,6 +40,30 @@ REUSE_END_READING_S = 0.001
 #: CPU, which the kernel adds when the child is waited for, goes to the next longer task
 #: (docs/performance.md).
 SHORT_TASK_S = 0.002
+#: A task shorter than this is charged its own thread's CPU: the kernel adds another running
+#: thread's CPU to the process's clock a scheduler tick (1-10 ms) at a time, so a 0.5 ms task
+#: read 5-10 ms of process CPU that other threads had used.
+THREAD_SCOPE_BELOW_S = 0.01
+_CPUS = os.cpu_count() or 1
+
+
+def _alone_in_python(thread: int | None) -> bool:
+    """Whether ``thread`` is the main thread and the only Python thread at work besides LLQM's
+    own (named ``llqm-...``): then the process's other threads are helpers of the task's native
+    libraries (Aer's OpenMP pool) and its CPU is the process's. A pool's worker, or a thread
+    beside an engine's or the program's other threads, has its CPU read from its own thread:
+    the process's would charge it what those threads did (the CPU of a native library's helpers
+    is then not counted)."""
+    if thread != threading.main_thread().native_id:
+        return False
+    current = threading.current_thread()
+    return all(t is current or t.name.startswith(LLQM_THREAD_PREFIX) for t in threading.enumerate())
+
+
+#: The names of LLQM's own threads start so (the sampler, the store's writer, the span builder).
+LLQM_THREAD_PREFIX = "llqm-"
+
+
 _thread_ended = threading.local()  # .reading: (perf_counter, rss, hwm, os.times) at a task's end
 
 
@@ -136,10 +160,10 @@ class Measurement(Watch):
         peak = max(self.max_rss, end_rss)  # the end reading is the task's last sample
         if end_hwm is not None and self._start_hwm is not None and end_hwm > self._start_hwm:
             peak = max(peak, end_hwm)
-        if self.concurrent:
+        if self.concurrent or wall < THREAD_SCOPE_BELOW_S or not _alone_in_python(self.thread):
             scope, cpu = "thread", thread_cpu + children_cpu
-        else:
-            scope, cpu = "process", process_cpu + children_cpu
+        else:  # the process's other threads are the task's helpers (a native library's pool)
+            scope, cpu = "process", min(process_cpu, wall * _CPUS) + children_cpu
         return Profile(
             wall_s=wall,
             cpu_s=cpu,
