@@ -161,8 +161,10 @@ def test_arguments_stdin_stdout_and_exit_status_pass_through(tmp_path):
     )  # fmt: skip
     assert done.returncode == 3
     assert done.stdout == "['a', '-b'] HELLO"
-    assert "exited with status 3" in done.stderr and "Stages" in done.stderr
-    assert ProfileStore(store, readonly=True).runs()[0].status.value == "failed"
+    assert "error: the program exited with status 3" in done.stderr and "Stages" in done.stderr
+    assert "ProgramExit" not in done.stderr and "llqm_core" not in done.stderr
+    run = ProfileStore(store, readonly=True).runs()[0]
+    assert run.status.value == "failed" and run.error == "the program exited with status 3"
 
 
 @pytest.mark.slow  # a fresh interpreter that imports Qiskit and LLQM: ~10 s

@@ -24,6 +24,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode
 
 from ..hooks.plugins import loaded_plugins
+from ..model.errors import Ending
 from ..model.hardware import MONITOR_STAGE
 from ..model.records import (
     HardwareSnapshot,
@@ -232,7 +233,7 @@ class ActiveRun:
         record.status = RunStatus(_status_for(exc).value)
         if exc is not None:
             kind, message = _describe_error(exc)
-            record.error = f"{kind}: {message}"
+            record.error = message if isinstance(exc, Ending) else f"{kind}: {message}"
             if record.span_owned:
                 self.span.set_status(Status(StatusCode.ERROR, record.error))
         record.end_ns = time.time_ns()
