@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -102,6 +104,11 @@ def cmd_hardware_timeline(args: argparse.Namespace, console: Console) -> None:
     timeline = device_timeline(store, args.device, parse_since(args.since))
     if args.plot:
         write_timeline_png(timeline, args.plot)
+        told = f"Wrote the timeline of {args.device} to {os.path.abspath(args.plot)}"
+        if args.json:  # standard output is the JSON's alone
+            print(told, file=sys.stderr)
+        else:
+            console.print(told, highlight=False, soft_wrap=True)
     if args.json:
         print(json.dumps(timeline, indent=2, default=str))
         return
