@@ -126,8 +126,12 @@ class Measurement(Watch):
 
     def elapsed_s(self) -> float:
         """Wall seconds since the task's start on the clock of its profile's ``wall_s``: a part
-        of the task timed so (a transpile's setup) never comes out longer than the whole."""
-        return _perf_counter() - self._start_wall
+        of the task timed so (a transpile's setup) never comes out longer than the whole. Warm-up
+        in the task's thread since its start (``runtime.warmup``) is left out, as from the whole."""
+        elapsed = _perf_counter() - self._start_wall
+        if _get_ident() == self.thread:
+            elapsed -= warmup_spent.wall - self._start_warmup[0]
+        return max(elapsed, 0.0)
 
     def stop(self, qpu_s: float | None = None, queue_s: float | None = None) -> Profile:
         """The task's profile, with the QPU and queue seconds that backends reported for it."""
