@@ -10,9 +10,10 @@ import textwrap
 import time
 
 import llqm_core as llqm
-from llqm_core.analysis.report import build_report, render_report
+from llqm_core.analysis.report import build_report
+from llqm_core.analysis.report_console import render_report
 from llqm_core.analysis.summary import critical_path
-from llqm_core.analysis.trials import trial_summaries
+from llqm_core.analysis.trial_report import trial_summaries
 from llqm_core.runtime import warmup
 
 FIRST_CALLS = textwrap.dedent(
@@ -33,7 +34,7 @@ FIRST_CALLS = textwrap.dedent(
         with llqm.task("fold x3", stage="mitigate.zne.fold"):
             import mitiq.zne  # noqa: F811  (imported already: nothing to time)
             time.sleep(0.01)
-        from llqm_qiskit.transpile import profiled_transpile
+        from llqm_qiskit.transpile.profiled import profiled_transpile
 
         for seed in (1, 2):
             profiled_transpile(circuit, backend, optimization_level=1, seed_transpiler=seed)

@@ -21,9 +21,10 @@ import llqm_core
 from llqm_core.runtime.instrumentation import suppressed
 from llqm_core.runtime.warmup import first_call
 
-from .metrics import combined
-from .snapshot import backend_name
-from .stage_profiler import STAGE, StageProfiler, with_markers
+from ..devices.snapshot import backend_name
+from ..metrics import combined
+from .stage_markers import with_markers
+from .stage_profiler import STAGE, StageProfiler
 
 OPTIMIZATION_LEVELS = (0, 1, 2, 3)
 #: A process's first preset pass manager loads Qiskit's stage plugins (entry points, modules):
