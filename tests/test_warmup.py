@@ -82,6 +82,9 @@ def test_first_imports_and_the_first_pass_manager_are_warmup_not_the_task(tmp_pa
     render_report(report, console)
     text = console.export_text()
     assert text.count("Warm-up:") == 1 and "import mitiq " in text
+    from llqm_core.analysis.html_report import html_report
+
+    assert html_report(report).count('<p id="warmup">Warm-up: ') == 1
 
 
 def test_a_run_that_imports_nothing_new_shows_no_warmup(store_path):
