@@ -26,6 +26,7 @@ from .report import (
     single_trial_sentence,
     stage_rows,
     stages_caption,
+    warmup_sentence,
 )
 from .summary import FIDELITY_FIGURES
 from .trial_report import trials_closing, trials_heading, trials_tables
@@ -76,6 +77,9 @@ def html_report(report: dict[str, Any]) -> str:
     sentence = bottleneck_sentence(report, lambda text: f"<b>{html.escape(text)}</b>")
     if sentence:
         parts.append(f'<p id="bottleneck">{sentence}.</p>')
+    warm = warmup_sentence(report)
+    if warm:
+        parts.append(f'<p id="warmup">{html.escape(warm)}.</p>')
     cached = cache_sentence(report)
     if cached:
         parts.append(f'<p id="cache">{html.escape(cached)}.</p>')

@@ -10,6 +10,7 @@ from typing import Any
 from ..model.records import RunRecord, TaskRecord
 from ..model.trial_keys import trial_of
 from ..model.units import format_bytes, format_seconds, iso_time
+from ..model.warmup import is_warmup
 from ..store.profile_store import ProfileStore
 from .summary import (
     bottleneck,
@@ -20,6 +21,7 @@ from .summary import (
     find_critical_path,
     prediction_errors,
     step_costs,
+    warmup_summary,
 )
 from .timeline import run_hardware
 
@@ -77,6 +79,8 @@ def stage_totals(
     own = exclusive_times(tasks) if own is None else own
     totals: dict[str, dict[str, Any]] = {}
     for task in tasks:
+        if is_warmup(task.stage):  # reported apart (``warmup_summary``)
+            continue
         entry = totals.setdefault(
             task.stage,
             {
@@ -144,6 +148,13 @@ def stages_caption(report: dict[str, Any]) -> str:
     )
 
 
+def _work_wall(wall_s: float | None, warm: dict[str, Any] | None) -> float | None:
+    """The run's wall time without its warm-up (``warmup_summary``)."""
+    if wall_s is None or not warm:
+        return wall_s
+    return max(wall_s - warm["wall_s"], 0.0)
+
+
 def build_report(store: ProfileStore, run_id: str | None = None) -> dict[str, Any]:
     """The report of one run (the latest when ``run_id`` is None) as plain JSON-ready data."""
     run = store.run(run_id)
@@ -154,6 +165,7 @@ def build_report(store: ProfileStore, run_id: str | None = None) -> dict[str, An
     busy = sum(entry["own_wall_s"] for entry in stages.values())
     figures = fidelity(tasks)
     path, guessed = find_critical_path(tasks)
+    warm = warmup_summary(tasks)
     # The machine's cores bound the busy cores only when every task ran on it (not on a cluster).
     on_one_host = all(t.profile.host in (None, run.host) for t in tasks)
     cpus = run.cpus if on_one_host else None
@@ -163,6 +175,8 @@ def build_report(store: ProfileStore, run_id: str | None = None) -> dict[str, An
             "trace_id": run.trace_id,
             "ended": iso_time(run.end_ns),
             "wall_s": run.wall_s,
+            # the run's wall time without its warm-up: what a trial's statistics compare
+            "work_wall_s": _work_wall(run.wall_s, warm),
             "busy_s": busy,
             "cpus": cpus,
             "error": run.error,
@@ -174,8 +188,9 @@ def build_report(store: ProfileStore, run_id: str | None = None) -> dict[str, An
         "stages": stages,
         "critical_path": [t.id for t in path],
         "critical_path_guessed": [t.id for t in path if t.id in guessed],
-        "bottleneck": bottleneck(tasks, run.wall_s, path),
+        "bottleneck": bottleneck(tasks, _work_wall(run.wall_s, warm), path),
         "concurrency": concurrency(tasks, run.wall_s, cpus),
+        "warmup": warm,
         "fidelity": figures,
         "cache": cache_savings(tasks),
         "costs": step_costs(tasks),
@@ -230,6 +245,23 @@ def bottleneck_sentence(report: dict[str, Any], strong: Callable[[str], str] = s
         f"{found['share'] * 100:.0f}% of the run's wall time ({format_seconds(found['seconds'])}) "
         "on the critical "
         f"path of {len(report.get('critical_path') or [])} tasks{caveat}"
+    )
+
+
+def warmup_sentence(report: dict[str, Any]) -> str | None:
+    """The run's warm-up on one line (None when it paid none): first calls that a second run in
+    the same process would not pay, left out of every figure above and below it."""
+    warm = report.get("warmup")
+    if not warm:
+        return None
+    shown = ", ".join(
+        f"{item['name']} {format_seconds(item['wall_s'])}" for item in warm["items"][:3]
+    )
+    more = len(warm["items"]) - 3
+    return (
+        f"Warm-up: {format_seconds(warm['wall_s'])} in {warm['tasks']} first "
+        f"call{'' if warm['tasks'] == 1 else 's'} ({shown}{f', {more} more' if more > 0 else ''}), "
+        "left out of the tasks, stages, bottleneck and critical path"
     )
 
 

@@ -35,6 +35,7 @@ import llqm_core
 from llqm_core import PolicyDecision, ProfileStore
 from llqm_core.hooks.contracts import PREDICT
 from llqm_core.model.checks import whole
+from llqm_core.model.warmup import is_warmup
 from llqm_core.pipeline.policies import history_store, kept_default
 from llqm_core.pipeline.shapes import describe, run_shape
 
@@ -150,7 +151,7 @@ class CostModel:
         for _, known, tasks in runs:
             totals: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
             for task in tasks:
-                if task.end_ns is None:
+                if task.end_ns is None or is_warmup(task.stage):  # not a cost of the shape
                     continue
                 entry, p = totals[task.stage], task.profile
                 entry["wall_s"] += p.wall_s
