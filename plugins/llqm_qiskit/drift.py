@@ -12,8 +12,9 @@ shrink, and now and then a coupler goes out of service. The model, per elapsed h
   drift, failed by the model, or walked up to the cap) and a qubit whose readout error reached
   0.5 keep those values at every later reading; the walk never brings them back.
 
-Time passes per job (``hours_per_job``) and, with ``hours_per_second`` above 0, with the wall
-clock too: each reading (a job's, or the hardware monitor's) first lets the modelled hours of
+Time passes per job (``hours_per_job``, as the job runs: a job runs on the calibration in
+force when it is submitted, the one a policy deciding just before it could read, and the next
+reading sees the hours it took) and, with ``hours_per_second`` above 0, with the wall clock too: each reading (a job's, or the hardware monitor's) first lets the modelled hours of
 the real seconds since the last one pass, so a device drifts while a long run goes on and not
 only when it is given a job. The walk is seeded, so two runs with the same seed and no
 wall-clock drift see the same drift. It is a tool to exercise drift-aware decisions without

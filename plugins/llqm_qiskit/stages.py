@@ -21,6 +21,7 @@ from llqm_core.model.errors import warn
 from llqm_core.pipeline.fit import Estimate
 from llqm_core.pipeline.paths import resolve
 from llqm_core.pipeline.policies import decide, policy_for
+from llqm_core.pipeline.reactive import calibration_in_force
 
 from .aer import is_clifford
 from .circuits import KINDS, load_qasm
@@ -365,9 +366,9 @@ def transpile(
                 f"circuit {circuit.name!r} has {circuit.num_qubits} qubits, more than the "
                 f"{device.num_qubits} of {data['backend'].name}."
             )
-        decision = decide(
-            data, LAYOUT, circuit=circuit, snapshot=data["backend"].snapshot(), device=device
-        )
+        # decided on the calibration in force now, not the device's first snapshot
+        in_force = calibration_in_force(data["backend"])
+        decision = decide(data, LAYOUT, circuit=circuit, snapshot=in_force, device=device)
         chosen = decision.choice["initial_layout"] if decision is not None else None
         started = time.perf_counter()
         compiled = profiled_transpile(
@@ -432,7 +433,9 @@ def transpile(
                 seed,
                 tuple(layout) if layout else None,
             )
-            results, _ = cache.compile(list(circuits), context, data["backend"].snapshot(), run)
+            results, _ = cache.compile(
+                list(circuits), context, calibration_in_force(data["backend"]), run
+            )
             return results
 
         return {
