@@ -103,6 +103,7 @@ class QuantumBackend(abc.ABC):
     def job_finished(self) -> None:
         """A job of this backend ended; a backend with modelled drift lets the hours a job
         takes pass here, so that the next reading (a job's, the monitor's) sees them."""
+        return None
 
     def estimate(
         self,

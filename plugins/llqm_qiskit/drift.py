@@ -14,8 +14,9 @@ shrink, and now and then a coupler goes out of service. The model, per elapsed h
 
 Time passes per job (``hours_per_job``, as the job runs: a job runs on the calibration in
 force when it is submitted, the one a policy deciding just before it could read, and the next
-reading sees the hours it took) and, with ``hours_per_second`` above 0, with the wall clock too: each reading (a job's, or the hardware monitor's) first lets the modelled hours of
-the real seconds since the last one pass, so a device drifts while a long run goes on and not
+reading sees the hours it took) and, with ``hours_per_second`` above 0, with the wall clock
+too: each reading (a job's, or the hardware monitor's) first lets the modelled hours of the
+real seconds since the last one pass, so a device drifts while a long run goes on and not
 only when it is given a job. The walk is seeded, so two runs with the same seed and no
 wall-clock drift see the same drift. It is a tool to exercise drift-aware decisions without
 hardware, not a physical model of any device.
