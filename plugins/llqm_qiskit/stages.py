@@ -370,15 +370,33 @@ def transpile(
         in_force = calibration_in_force(data["backend"])
         decision = decide(data, LAYOUT, circuit=circuit, snapshot=in_force, device=device)
         chosen = decision.choice["initial_layout"] if decision is not None else None
+        method = None if layout_method == "default" or chosen else layout_method
+
+        def transpile_own(batch: list[QuantumCircuit]) -> list[QuantumCircuit]:
+            return [
+                profiled_transpile(
+                    batch[0],
+                    device,
+                    optimization_level=optimization_level,
+                    seed_transpiler=seed,
+                    layout_method=method,
+                    initial_layout=chosen,
+                )
+            ]
+
         started = time.perf_counter()
-        compiled = profiled_transpile(
-            circuit,
-            device,
-            optimization_level=optimization_level,
-            seed_transpiler=seed,
-            layout_method=None if layout_method == "default" or chosen else layout_method,
-            initial_layout=chosen,
-        )
+        cache = policy_for(data, TRANSPILE_CACHE)
+        if cache is None:
+            (compiled,) = transpile_own([circuit])
+        else:  # the step's own circuit is looked up too: a repeated run reuses it
+            own_context = (
+                data["backend"].device_name,
+                optimization_level,
+                seed,
+                tuple(chosen) if chosen else None,
+                method,
+            )
+            (compiled,), _ = cache.compile([circuit], own_context, in_force, transpile_own)
         transpile_s = time.perf_counter() - started
         placed = (
             compiled.layout.initial_index_layout(filter_ancillas=True)
