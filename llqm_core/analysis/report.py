@@ -202,6 +202,12 @@ def single_trial_sentence(report: dict[str, Any]) -> str:
             f"Trial {trial['index']} of {trial['count']} (seed {trial['seed']}) of trial set "
             f"{trial['set']}: llqm report {trial['set']} shows the spread over all of them."
         )
+    if any(key.endswith("_stderr") for key in report.get("fidelity") or {}):
+        return (
+            "One trial: its fidelity figures carry the standard error of their shots (±); its "
+            "times are one draw with no spread; [run] repeat = N or llqm sweep --repeat N "
+            "gives mean, sd and 95% intervals."
+        )
     return (
         "One trial: its figures are one draw with no spread; [run] repeat = N or "
         "llqm sweep --repeat N gives mean, sd and 95% intervals."
