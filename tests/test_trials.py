@@ -127,9 +127,11 @@ def test_the_trial_set_report_summarises_every_trial(three_trials, capsys, tmp_p
     walls = [store.run(r).wall_s for r in trials.run_ids]
     assert report["wall_s"]["mean"] == pytest.approx(statistics.fmean(walls))
     execute = report["stages"]["execute"]
-    assert set(execute) == {"own_wall_s", "wall_s", "cpu_s", "qpu_s", "queue_s"}
+    figures = {"own_wall_s", "wall_s", "cpu_s", "qpu_s", "queue_s"}
+    assert set(execute) == figures | {"qpu_modelled", "queue_modelled", "modelled"}
+    assert execute["modelled"] is False  # a simulator's seconds are measured, never modelled
     assert execute["wall_s"]["n"] == 3 and execute["wall_s"]["ci95"] is not None
-    for summary in [report["wall_s"], *execute.values()]:  # seconds: never below zero
+    for summary in [report["wall_s"], *(execute[f] for f in figures)]:  # never below zero
         assert summary["method"] == "bootstrap-percentile" and summary["ci95"][0] >= 0
     assert report["totals"]["shots"]["mean"] == 600 and report["totals"]["shots"]["sd"] == 0
     # The latest run is a trial: the bare report shows its set; a prefix of the set id works.

@@ -147,6 +147,10 @@ def compare_runs(store: ProfileStore, run_a: str, run_b: str) -> dict[str, Any]:
         }
         for stage in sorted({s for r in a + b for s in r["stages"]})
     }
+    for stage, fields in stages.items():  # a model's seconds stay labelled so on both sides
+        for field in ("qpu_s", "queue_s"):
+            flag = field.replace("_s", "_modelled")
+            fields[field]["modelled"] = any(r["stages"].get(stage, {}).get(flag) for r in a + b)
     fidelity = {
         name: _compared(
             a,

@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from ..model.modelled import is_modelled, modelled_flags, with_word
 from ..model.records import RunRecord, TaskRecord
 from ..model.trials import trial_of
 from ..model.units import format_bytes, format_seconds, iso_time
@@ -61,6 +62,7 @@ def task_entry(task: TaskRecord, own: tuple[float, float] | None = None) -> dict
         "gpu": p.gpu.to_dict(),
         "qpu_s": p.qpu_s,
         "queue_s": p.queue_s,
+        **modelled_flags([task]),
         "pid": p.pid,
         "host": p.host,
         "span_id": task.span_id,
@@ -74,7 +76,9 @@ def task_entry(task: TaskRecord, own: tuple[float, float] | None = None) -> dict
 def stage_totals(
     tasks: list[TaskRecord], own: dict[str, tuple[float, float]] | None = None
 ) -> dict[str, dict[str, Any]]:
-    """Per stage: how many tasks, their summed wall, CPU, QPU and queue seconds and largest peak RSS.
+    """Per stage: how many tasks, their summed wall, CPU, QPU and queue seconds and largest peak
+    RSS, and whether a model gave its QPU or queue seconds (``qpu_modelled``,
+    ``queue_modelled``, ``modelled``: ``llqm_core.model.modelled``).
 
     ``wall_s`` and ``cpu_s`` are inclusive: a task's time counts its nested tasks again (a
     ``mitigate.zne`` task contains its ``execute`` tasks). ``own_wall_s`` and ``own_cpu_s`` count
@@ -94,6 +98,9 @@ def stage_totals(
                 "qpu_s": 0.0,
                 "queue_s": 0.0,
                 "peak_rss_bytes": 0,
+                "qpu_modelled": False,
+                "queue_modelled": False,
+                "modelled": False,
             },
         )
         entry["tasks"] += 1
@@ -105,6 +112,9 @@ def stage_totals(
             entry["qpu_s"] += task.profile.qpu_s or 0.0
             entry["queue_s"] += task.profile.queue_s or 0.0
             entry["peak_rss_bytes"] = max(entry["peak_rss_bytes"], task.profile.peak_rss_bytes)
+            for field in ("qpu_s", "queue_s"):
+                if is_modelled(task, field):
+                    entry[field.replace("_s", "_modelled")] = entry["modelled"] = True
     return totals
 
 
@@ -133,8 +143,8 @@ def stage_rows(report: dict[str, Any]) -> list[list[str]]:
             format_seconds(t["own_cpu_s"]),
             format_seconds(t["wall_s"]),
             format_seconds(t["cpu_s"]),
-            format_seconds(t["qpu_s"]),
-            format_seconds(t["queue_s"]),
+            with_word(format_seconds(t["qpu_s"]), t.get("qpu_modelled", False)),
+            with_word(format_seconds(t["queue_s"]), t.get("queue_modelled", False)),
             format_bytes(t["peak_rss_bytes"]),
         ]
         for stage, t in ordered
@@ -215,10 +225,10 @@ def single_trial_sentence(report: dict[str, Any]) -> str:
 
 
 def format_qpu(value: float | None, modelled: bool) -> str:
-    """QPU seconds, labelled when a model of the device gave them rather than a device."""
+    """QPU (or queue) seconds, labelled when a model of the device gave them rather than a device."""
     if not value:
         return "-"
-    return format_seconds(value) + (" modelled" if modelled else "")
+    return with_word(format_seconds(value), modelled)
 
 
 def _depths(tasks: list[dict[str, Any]]) -> dict[str, int]:
@@ -378,7 +388,7 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
             str(row["circuits"]),
             str(row["shots"]),
             format_qpu(row["qpu_s"], row.get("qpu_modelled", False)),
-            format_seconds(row["queue_s"]),
+            with_word(format_seconds(row["queue_s"]), row.get("queue_modelled", False)),
             format_bytes(row["peak_rss_bytes"]),
         )
     console.print(costs)
@@ -387,7 +397,7 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
         table = Table(title="Fidelity", title_justify="left")
         for figure in FIDELITY_FIGURES:
             table.add_column(figure.replace("_", " "), justify="right")
-        table.add_row(*(_figure(figures, k) for k in FIDELITY_FIGURES))
+        table.add_row(*(fidelity_text(figures, k) for k in FIDELITY_FIGURES))
         console.print(table)
     config = report["run"].get("config") or {}
     if trial_of(config) or (figures and "profile.program" not in config):
@@ -400,8 +410,11 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
             table.add_column(column, justify="left" if column == "what" else "right")
         for row in predictions:
             error = "-" if row["relative_error"] is None else f"{row['relative_error'] * 100:.0f}%"
+            if row.get("modelled"):  # a model reproducing itself is no measure of accuracy
+                error = "not scored (modelled)"
             show = format_seconds if row.get("unit") == "s" else format_number
-            table.add_row(row["stage"], show(row["predicted"]), show(row["measured"]), error)
+            measured = with_word(show(row["measured"]), row.get("modelled", False))
+            table.add_row(row["stage"], show(row["predicted"]), measured, error)
         console.print(table)
     decisions = report.get("decisions") or []
     if decisions:
@@ -421,7 +434,7 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
         console.print(styled(("warning:", "yellow"), f" {warning}"))
 
 
-def _figure(figures: dict[str, Any], key: str) -> str:
+def fidelity_text(figures: dict[str, Any], key: str) -> str:
     """A fidelity figure with its standard error where the run measured one; an ideal value
     no method could compute reads "unknown"."""
     if key == "ideal" and figures.get(key) is None and figures.get("ideal_method") == "unknown":

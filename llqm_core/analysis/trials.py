@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..model.errors import UserError
+from ..model.modelled import merge_flags, with_word
 from ..model.trials import TRIAL_SET, is_trial_set_id, trial_of
 from ..model.units import format_seconds
 from ..store.profile_store import ProfileStore
@@ -98,6 +99,7 @@ def trial_summaries(reports: list[dict[str, Any]]) -> dict[str, Any]:
                 )
                 for field in STAGE_FIGURES
             }
+            | merge_flags(r["stages"].get(stage, {}) for r in reports)
             for stage in stages
         },
         "totals": {
@@ -105,7 +107,8 @@ def trial_summaries(reports: list[dict[str, Any]]) -> dict[str, Any]:
                 (sum(c[field] or 0 for c in r["costs"]) for r in reports), nonnegative=True
             )
             for field in TOTAL_FIGURES
-        },
+        }
+        | merge_flags(c for r in reports for c in r["costs"]),
     }
 
 
@@ -219,11 +222,11 @@ def trials_heading(report: dict[str, Any]) -> str:
 def trials_closing(report: dict[str, Any]) -> list[str]:
     """What a trial spent on the device and waited, and the bottleneck most trials share."""
     totals, count = report["totals"], report["trials"]["count"]
-    lines = [
-        f"Per trial: QPU {format_summary(totals['qpu_s'], format_seconds, True)}, "
-        f"queue {format_summary(totals['queue_s'], format_seconds, True)}, "
-        f"{format_summary(totals['shots'])} shots"
-    ]
+    qpu = with_word(format_summary(totals["qpu_s"], format_seconds, True), totals["qpu_modelled"])
+    queue = with_word(
+        format_summary(totals["queue_s"], format_seconds, True), totals["queue_modelled"]
+    )
+    lines = [f"Per trial: QPU {qpu}, queue {queue}, {format_summary(totals['shots'])} shots"]
     found = report.get("bottleneck")
     if found:
         lines.append(
@@ -282,7 +285,16 @@ def trials_tables(report: dict[str, Any]) -> list[tuple[str, list[str], list[lis
             f"Stages per trial: mean ({BOOTSTRAP_WORDS})",
             ["stage", "own wall", "wall incl. nested", "cpu incl. nested", "QPU", "queue"],
             [
-                [stage, *(format_summary(f[name], format_seconds, True) for name in STAGE_FIGURES)]
+                [
+                    stage,
+                    *(
+                        with_word(
+                            format_summary(f[name], format_seconds, True),
+                            bool(f.get(name.replace("_s", "_modelled"))),
+                        )
+                        for name in STAGE_FIGURES
+                    ),
+                ]
                 for stage, f in ordered
             ],
         )
@@ -325,9 +337,13 @@ def repeated_point(rows: list[dict[str, Any]], set_id: str | None) -> dict[str, 
         summary = summarize_known((r[field] for r in rows), nonnegative=True)
         row[field] = None if summary is None else summary.mean
         spread[field] = None if summary is None else summary.as_dict()
-    return row | {
-        "run": set_id or rows[0]["run"],
-        "runs": [r["run"] for r in rows],
-        "trials": len(rows),
-        "spread": spread,
-    }
+    return (
+        row
+        | merge_flags(rows)
+        | {
+            "run": set_id or rows[0]["run"],
+            "runs": [r["run"] for r in rows],
+            "trials": len(rows),
+            "spread": spread,
+        }
+    )

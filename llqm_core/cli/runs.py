@@ -174,11 +174,12 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> None:
         if entry["a"] is None or entry["b"] is None:
             a = show(entry["a"]) if entry["a"] is not None else "-"
             b = show(entry["b"]) if entry["b"] is not None else "-"
-            return f"{a} -> {b}"
+            return f"{a} -> {b}" + (" modelled" if entry.get("modelled") else "")
         ratio = f" ({entry['ratio']:.2f}x)" if entry.get("ratio") else ""
         verdict = entry.get("beyond_spread")
         beyond = "" if verdict is None else ", beyond spread" if verdict else ", within spread"
-        return f"{show(entry['a'])} -> {show(entry['b'])}{ratio}{beyond}"
+        modelled = " modelled" if entry.get("modelled") else ""
+        return f"{show(entry['a'])} -> {show(entry['b'])}{modelled}{ratio}{beyond}"
 
     for stage, fields in result["stages"].items():
         table.add_row(
