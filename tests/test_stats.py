@@ -154,7 +154,7 @@ QUEUES = [0.0, 0.0, 3900.0, 0.0, 0.0, 0.0, 337.0, 0.0]
 def test_non_negative_skewed_figures_get_intervals_that_stay_non_negative(values):
     assert summarize(values).low < 0  # the symmetric t interval crosses zero
     s = summarize(values, nonnegative=True)
-    assert s.method == BOOTSTRAP and s.as_dict()["method"] == "bootstrap-percentile"
+    assert s.method == BOOTSTRAP and s.as_dict()["method"] == "expanded-bootstrap-percentile"
     assert min(values) <= s.low <= s.mean <= s.high <= max(values)
     assert s.low >= 0
     # seeded by the values: the same interval every time it is read

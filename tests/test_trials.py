@@ -122,7 +122,7 @@ def test_the_trial_set_report_summarises_every_trial(three_trials, capsys, tmp_p
         assert got["n"] == 3 and got["mean"] == pytest.approx(statistics.fmean(values))
         assert got["sd"] == pytest.approx(statistics.stdev(values), abs=1e-12)
         assert got["ci95"] == pytest.approx([expected.low, expected.high], abs=1e-12)
-        assert got["method"] == ("bootstrap-percentile" if bounded else "student-t")
+        assert got["method"] == ("expanded-bootstrap-percentile" if bounded else "student-t")
         assert not bounded or got["ci95"][0] >= 0
     walls = [store.run(r).wall_s for r in trials.run_ids]
     assert report["wall_s"]["mean"] == pytest.approx(statistics.fmean(walls))
@@ -132,7 +132,7 @@ def test_the_trial_set_report_summarises_every_trial(three_trials, capsys, tmp_p
     assert execute["modelled"] is False  # a simulator's seconds are measured, never modelled
     assert execute["wall_s"]["n"] == 3 and execute["wall_s"]["ci95"] is not None
     for summary in [report["wall_s"], *(execute[f] for f in figures)]:  # never below zero
-        assert summary["method"] == "bootstrap-percentile" and summary["ci95"][0] >= 0
+        assert summary["method"] == "expanded-bootstrap-percentile" and summary["ci95"][0] >= 0
     assert report["totals"]["shots"]["mean"] == 600 and report["totals"]["shots"]["sd"] == 0
     # The latest run is a trial: the bare report shows its set; a prefix of the set id works.
     assert cli_json(capsys, "report", "--json")["trials"]["set"] == trials.id

@@ -194,7 +194,7 @@ def method_words(method: str | None) -> str:
     """An interval's method as a table names it."""
     return {
         STUDENT_T: "Student t",
-        BOOTSTRAP: "bootstrap percentile",
+        BOOTSTRAP: "expanded bootstrap percentile",
         SHOT_NOISE: "shot noise",
         WELCH: "Welch",
         PAIRED_T: "paired t",
@@ -202,7 +202,7 @@ def method_words(method: str | None) -> str:
 
 
 #: How the tables name the interval of a time, a count or an error.
-BOOTSTRAP_WORDS = "95% bootstrap percentile interval of the mean"
+BOOTSTRAP_WORDS = "95% interval of the mean: expanded bootstrap percentile"
 
 
 def trials_heading(report: dict[str, Any]) -> str:
