@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..model.trials import trial_of
+from ..model.trial_keys import trial_of
 from ..store.profile_store import ProfileStore
 from .report import build_report
 from .stats import (
@@ -31,7 +31,7 @@ from .stats import (
     with_stderr,
 )
 from .summary import FIDELITY_FIGURES
-from .trials import NONNEGATIVE_FIDELITY, common_bottleneck, find_trials
+from .trial_report import NONNEGATIVE_FIDELITY, common_bottleneck, find_trials
 
 STAGE_FIELDS = ("tasks", "wall_s", "cpu_s", "qpu_s", "queue_s", "peak_rss_bytes")
 

@@ -8,8 +8,9 @@ from rich.console import Console
 from rich.table import Table
 
 from ..analysis.plots import point_labels, sweep_plot
-from ..analysis.report import build_report, format_bytes, format_seconds, render_report
-from ..analysis.trials import (
+from ..analysis.report import build_report
+from ..analysis.report_console import render_report
+from ..analysis.trial_report import (
     find_trials,
     format_summary,
     render_trials,
@@ -18,6 +19,7 @@ from ..analysis.trials import (
 )
 from ..model.errors import UserError
 from ..model.modelled import with_word
+from ..model.units import format_bytes, format_seconds
 from ..pipeline import registries
 from ..pipeline.file import load_pipeline, read_pipeline_file
 from ..pipeline.sections import features
