@@ -12,12 +12,14 @@ import base64
 import html
 from typing import Any
 
+from ..model.modelled import with_word
 from .plots import stages_png, timeline_png
 from .report import (
     STAGE_COLUMNS,
     bottleneck_sentence,
     cache_sentence,
     choice_text,
+    fidelity_text,
     format_bytes,
     format_number,
     format_qpu,
@@ -89,7 +91,7 @@ def html_report(report: dict[str, Any]) -> str:
             _table(
                 "Fidelity",
                 list(FIDELITY_FIGURES),
-                [[format_number(figures.get(k)) for k in FIDELITY_FIGURES]],
+                [[fidelity_text(figures, k) for k in FIDELITY_FIGURES]],
             )
         )
         parts.append(f'<p id="trials">{html.escape(single_trial_sentence(report))}</p>')
@@ -105,7 +107,7 @@ def html_report(report: dict[str, Any]) -> str:
                     c["circuits"],
                     c["shots"],
                     format_qpu(c["qpu_s"], c.get("qpu_modelled", False)),
-                    format_seconds(c["queue_s"]),
+                    with_word(format_seconds(c["queue_s"]), c.get("queue_modelled", False)),
                     format_bytes(c["peak_rss_bytes"]),
                 ]
                 for c in report.get("costs", [])

@@ -7,6 +7,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from ..model.modelled import is_modelled, modelled_flags, with_word
 from ..model.records import RunRecord, TaskRecord
 from ..model.trial_keys import trial_of
 from ..model.units import format_bytes, format_seconds, iso_time
@@ -57,6 +58,7 @@ def task_entry(task: TaskRecord, own: tuple[float, float] | None = None) -> dict
         "gpu": p.gpu.to_dict(),
         "qpu_s": p.qpu_s,
         "queue_s": p.queue_s,
+        **modelled_flags([task]),
         "pid": p.pid,
         "host": p.host,
         "span_id": task.span_id,
@@ -70,7 +72,9 @@ def task_entry(task: TaskRecord, own: tuple[float, float] | None = None) -> dict
 def stage_totals(
     tasks: list[TaskRecord], own: dict[str, tuple[float, float]] | None = None
 ) -> dict[str, dict[str, Any]]:
-    """Per stage: how many tasks, their summed wall, CPU, QPU and queue seconds and largest peak RSS.
+    """Per stage: how many tasks, their summed wall, CPU, QPU and queue seconds and largest peak
+    RSS, and whether a model gave its QPU or queue seconds (``qpu_modelled``,
+    ``queue_modelled``, ``modelled``: ``llqm_core.model.modelled``).
 
     ``wall_s`` and ``cpu_s`` are inclusive: a task's time counts its nested tasks again (a
     ``mitigate.zne`` task contains its ``execute`` tasks). ``own_wall_s`` and ``own_cpu_s`` count
@@ -92,6 +96,9 @@ def stage_totals(
                 "qpu_s": 0.0,
                 "queue_s": 0.0,
                 "peak_rss_bytes": 0,
+                "qpu_modelled": False,
+                "queue_modelled": False,
+                "modelled": False,
             },
         )
         entry["tasks"] += 1
@@ -103,6 +110,9 @@ def stage_totals(
             entry["qpu_s"] += task.profile.qpu_s or 0.0
             entry["queue_s"] += task.profile.queue_s or 0.0
             entry["peak_rss_bytes"] = max(entry["peak_rss_bytes"], task.profile.peak_rss_bytes)
+            for field in ("qpu_s", "queue_s"):
+                if is_modelled(task, field):
+                    entry[field.replace("_s", "_modelled")] = entry["modelled"] = True
     return totals
 
 
@@ -131,8 +141,8 @@ def stage_rows(report: dict[str, Any]) -> list[list[str]]:
             format_seconds(t["own_cpu_s"]),
             format_seconds(t["wall_s"]),
             format_seconds(t["cpu_s"]),
-            format_seconds(t["qpu_s"]),
-            format_seconds(t["queue_s"]),
+            with_word(format_seconds(t["qpu_s"]), t.get("qpu_modelled", False)),
+            with_word(format_seconds(t["queue_s"]), t.get("queue_modelled", False)),
             format_bytes(t["peak_rss_bytes"]),
         ]
         for stage, t in ordered
@@ -211,6 +221,12 @@ def single_trial_sentence(report: dict[str, Any]) -> str:
             f"Trial {trial['index']} of {trial['count']} (seed {trial['seed']}) of trial set "
             f"{trial['set']}: llqm report {trial['set']} shows the spread over all of them."
         )
+    if any(key.endswith("_stderr") for key in report.get("fidelity") or {}):
+        return (
+            "One trial: its fidelity figures carry the standard error of their shots (±); its "
+            "times are one draw with no spread; [run] repeat = N or llqm sweep --repeat N "
+            "gives mean, sd and 95% intervals."
+        )
     return (
         "One trial: its figures are one draw with no spread; [run] repeat = N or "
         "llqm sweep --repeat N gives mean, sd and 95% intervals."
@@ -218,10 +234,10 @@ def single_trial_sentence(report: dict[str, Any]) -> str:
 
 
 def format_qpu(value: float | None, modelled: bool) -> str:
-    """QPU seconds, labelled when a model of the device gave them rather than a device."""
+    """QPU (or queue) seconds, labelled when a model of the device gave them rather than a device."""
     if not value:
         return "-"
-    return format_seconds(value) + (" modelled" if modelled else "")
+    return with_word(format_seconds(value), modelled)
 
 
 def format_number(value: Any) -> str:
@@ -288,6 +304,17 @@ def format_with_error(value: float, error: float) -> str:
     if decimals > 12 or abs(value) >= 1e6:
         return f"{value:.4g} ± {error:.2g}"
     return f"{value:.{decimals}f} ± {error:.{decimals}f}"
+
+
+def fidelity_text(figures: dict[str, Any], key: str) -> str:
+    """A fidelity figure with its standard error where the run measured one; an ideal value
+    no method could compute reads "unknown"."""
+    if key == "ideal" and figures.get(key) is None and figures.get("ideal_method") == "unknown":
+        return "unknown"
+    value, error = figures.get(key), figures.get(f"{key}_stderr")
+    if error is None or value is None:
+        return format_number(value)
+    return format_with_error(float(value), float(error))
 
 
 def choice_text(choice: dict[str, Any]) -> str:
