@@ -153,7 +153,7 @@ def common_bottleneck(reports: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 def trials_report(store: ProfileStore, trials: Trials) -> dict[str, Any]:
     """The trials' figures as mean, sd and 95% interval, and each trial in a row, as JSON data."""
-    reports = [build_report(store, run_id) for run_id in trials.run_ids]
+    reports = [build_report(store, run_id, keep_tasks=0) for run_id in trials.run_ids]
     first = trial_of(reports[0]["run"]["config"]) or {}
     config = reports[0]["run"]["config"] or {}
     name = config.get("name") or re.sub(r" \[trial \d+/\d+\]$", "", reports[0]["run"]["name"])
