@@ -29,6 +29,8 @@ class CalibrationDrift:
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _log_factors: dict[tuple, float] = field(default_factory=dict, init=False, repr=False)
     _failed: set[tuple[int, ...]] = field(default_factory=set, init=False, repr=False)
+    # keys of ``_log_factors`` (gates, readouts) that reached their cap: out of service for good
+    _out: set[tuple] = field(default_factory=set, init=False, repr=False)
 
     def __post_init__(self) -> None:
         for name in (
@@ -82,6 +84,13 @@ class CalibrationDrift:
             self._log_factors[gate_key] = self._log_factors.get(gate_key, 0.0) + self._rng.gauss(
                 0.0, self.error_sigma * root
             )
+            if gate.error is not None and gate.error * math.exp(self._log_factors[gate_key]) >= 1.0:
+                self._out.add(gate_key)
+        for q, c in base.qubits.items():
+            key = ("qubit", q, "readout_error")
+            factor = math.exp(self._log_factors.get(key, 0.0))
+            if c.readout_error is not None and c.readout_error * factor >= 0.5:
+                self._out.add(key)
         failure = 1 - math.exp(-self.coupler_failure_rate * hours)
         for coupler in sorted(
             {tuple(sorted(g.qubits)) for g in base.gates if len(g.qubits) == 2} - self._failed
@@ -92,6 +101,8 @@ class CalibrationDrift:
     def _scaled(self, key: tuple, value: float | None, cap: float | None = None) -> float | None:
         if value is None:
             return None
+        if cap is not None and (value >= cap or key in self._out):
+            return cap  # out of service stays out
         scaled = value * math.exp(self._log_factors.get(key, 0.0))
         return min(scaled, cap) if cap is not None else scaled
 
