@@ -47,6 +47,7 @@ keep_old_paths(
     {
         "llqm_core.analysis.plain": "llqm_core.analysis.console",
         "llqm_core.analysis.trials": "llqm_core.analysis.trial_report",
+        "llqm_core.analysis.visible": "llqm_core.model.visible",
         "llqm_core.hardware_commands": "llqm_core.cli.hardware",
         "llqm_core.model.trials": "llqm_core.model.trial_keys",
         "llqm_core.profile_command": "llqm_core.cli.profile",
