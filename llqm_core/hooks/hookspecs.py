@@ -125,7 +125,7 @@ def llqm_register_backends(register: RegisterBackend) -> None:
     ``factory(**options)`` builds the backend from the options a pipeline file gives
     (keyword-only parameters with defaults, so LLQM can name an unknown option); it raises
     ``ValueError`` with one sentence for a bad value. The Qiskit plugin's backends subclass
-    ``llqm_qiskit.QuantumBackend`` (``execute(circuits, shots, seed=)``, ``snapshot()``).
+    ``llqm_qiskit.backends.base.QuantumBackend`` (``execute(circuits, shots, seed=)``, ``snapshot()``).
     ``register(..., default=True)`` offers the backend a file without ``[backend] name`` runs
     on (the Qiskit plugin's ``aer``).
 
