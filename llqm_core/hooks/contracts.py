@@ -22,7 +22,7 @@ class PipelineData(TypedDict, total=False):
     (``zne_values``, ``pec_gamma``)."""
 
     # set by the core before the first step
-    backend: Any  #: the backend the file names (``llqm_qiskit.backends.base.QuantumBackend`` for the built-ins)
+    backend: Any  #: the backend the file names (a ``QuantumBackend`` for the built-ins)
     policies: list[Any]  #: the policies ``[policies] names`` asked for
     warnings: list[str]  #: sentences for the report; a step returns the list with its own added
     # set before the first step by section "execution" (``SectionPlan.data``)
