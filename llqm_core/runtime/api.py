@@ -27,6 +27,7 @@ from ..hooks.plugins import loaded_plugins
 from ..model.hardware import MONITOR_STAGE
 from ..model.records import (
     HardwareSnapshot,
+    KeptResult,
     PolicyDecision,
     Profile,
     RunRecord,
@@ -40,6 +41,7 @@ from ..store.profile_store import ProfileStore, open_store
 from ..telemetry.attributes import RESERVED_METRICS, check_metrics, run_attributes
 from ..telemetry.task_spans import child_context
 from ..telemetry.tracing import telemetry
+from .kept import KeptResults, cap_bytes, default_cap
 from .measure import HOST, Measurement
 from .monitor import HardwareMonitor
 from .sampler import set_sample_interval
@@ -91,6 +93,7 @@ class ActiveRun:
         config: dict[str, Any] | None = None,
         *,
         adopt_span: bool = False,
+        keep_results: Any = None,
     ) -> None:
         self.name = name
         self.adopt_span = adopt_span
@@ -107,6 +110,10 @@ class ActiveRun:
         self._outputs = _ByIdentity()  # value -> id of the task that produced it
         self._descriptions = _ByIdentity()  # value -> what the plugins said of it
         self.monitor: HardwareMonitor | None = None  # made when a backend is first watched
+        if keep_results is None:  # a pipeline file's ``[output] keep_results``, on every engine
+            output = self.config.get("output")
+            keep_results = output.get("keep_results") if isinstance(output, dict) else None
+        self.kept = KeptResults(default_cap() if keep_results is None else cap_bytes(keep_results))
 
     @property
     def id(self) -> str:
@@ -417,6 +424,23 @@ class TaskHandle:
         self.record.hardware = fingerprint
         return fingerprint
 
+    def keep_result(
+        self, kind: str, data: bytes, raw_bytes: int, meta: dict[str, Any] | None = None
+    ) -> bool:
+        """Keep what a device returned (``runtime.kept``): ``data`` compressed by the plugin that
+        reads it back by ``kind``. False when the run's cap (or no store) left it out; the task
+        then says how much was not kept."""
+        run = self.run
+        if run.store is None or not run.kept.admit(len(data)):
+            if run.kept.cap and run.store is not None:
+                metrics = self.record.metrics
+                metrics["results.not_kept_bytes"] = metrics.get("results.not_kept_bytes", 0) + len(
+                    data
+                )
+            return False
+        run.store.save_result(KeptResult(run.id, self.id, kind, data, raw_bytes, dict(meta or {})))
+        return True
+
     def add_dependency(self, *tasks: TaskHandle | str) -> None:
         """Record that this task consumed the output of ``tasks``."""
         for dep in _task_ids(tasks):
@@ -692,19 +716,24 @@ def run(
     config: dict[str, Any] | None = None,
     sample_interval: float | None = None,
     adopt_span: bool = False,
+    keep_results: Any = None,
 ) -> Iterator[ActiveRun]:
     """Open a Run: every task started inside belongs to it, and it ends completed, failed or interrupted.
 
     ``store`` is a path, a ``ProfileStore``, None for the default store (``LLQM_STORE`` or
     ``~/.local/share/llqm/profiles.sqlite``), or False to keep nothing but the spans. With
     ``adopt_span`` a workflow engine's current span (a Prefect flow run's) stands for the run
-    instead of a span of LLQM's own, so the trace holds no duplicate of it.
+    instead of a span of LLQM's own, so the trace holds no duplicate of it. ``keep_results``
+    caps what the run keeps of what its devices returned (``runtime.kept``: a size, true or
+    false; default ``$LLQM_KEEP_RESULTS`` or 256 MB).
     """
     if not name:
         raise ValueError("a run needs a non-empty name.")
     if sample_interval is not None:
         set_sample_interval(sample_interval)
-    active = ActiveRun(name, store, config, adopt_span=adopt_span).start()
+    active = ActiveRun(
+        name, store, config, adopt_span=adopt_span, keep_results=keep_results
+    ).start()
     try:
         with run_context(active):
             yield active

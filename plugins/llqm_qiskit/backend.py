@@ -28,6 +28,7 @@ from llqm_core.pipeline.fit import Estimate
 from llqm_core.runtime.instrumentation import suppressed
 from llqm_core.runtime.monitor import check_interval
 
+from . import kept_counts
 from .estimates import RESULT_BYTES_PER_SHOT_QUBIT
 from .snapshot import backend_name, hardware_snapshot
 
@@ -179,6 +180,7 @@ class QuantumBackend(abc.ABC):
             counts = [
                 Counts(c) for c in outcome.counts
             ]  # a dict that can be tracked: later tasks depend on this one
+            kept_counts.keep(handle, counts, shots)
             output = counts[0] if isinstance(circuits, QuantumCircuit) else counts
             handle.run.note_output(output, handle.id)
         return output

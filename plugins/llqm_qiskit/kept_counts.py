@@ -1,0 +1,138 @@
+"""The counts of a job as the store keeps them (kind ``qiskit.counts``, ``docs/results.md``).
+
+Every ``execute`` task keeps what its job returned: per circuit, the outcomes seen and how
+often, in the order the backend gave them (an estimate summed in another order could differ
+in its last bit). The outcomes are bit-packed (a 100-bit outcome takes 13 bytes, not 100
+characters), which is what makes a job of many shots of a wide circuit, where nearly every
+shot is its own outcome, cheap to keep; the whole is compressed with zlib.
+
+Layout before compression: a 4-byte little-endian length, a JSON header (per circuit: the
+number of outcomes and the widths of its registers, as Qiskit separates them with spaces),
+then per circuit its packed outcomes (bit 0 of the key first as written) and their counts as
+little-endian uint32 (uint64 where a count needs it).
+
+Each returned ``Counts`` remembers where it was kept (``KEPT_AT``: the execute task's id and
+its index in the job), so that a technique can record which counts it read without keeping
+them twice.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import time
+import zlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+KIND = "qiskit.counts"
+FORMAT = 1
+#: The attribute of a kept ``Counts`` naming (execute task id, index in its job).
+KEPT_AT = "llqm_kept_at"
+
+
+def _widths(key: str) -> list[int]:
+    return [len(part) for part in key.split(" ")]
+
+
+def encode(counts: Sequence[Mapping[str, int]]) -> bytes:
+    """The job's counts as one uncompressed payload (see the module's layout)."""
+    header: list[list[Any]] = []
+    chunks: list[bytes] = []
+    for one in counts:
+        keys = list(one)
+        widths = _widths(keys[0]) if keys else [0]
+        if any(_widths(k) != widths for k in keys):
+            raise ValueError("the outcomes of one circuit have registers of differing widths.")
+        values = np.fromiter(one.values(), dtype=np.uint64, count=len(keys))
+        wide = bool(len(values)) and int(values.max()) >= 2**32
+        header.append([len(keys), widths, 8 if wide else 4])
+        width = sum(widths)
+        if keys and width:
+            text = "".join(keys).replace(" ", "").encode()
+            bits = np.frombuffer(text, dtype=np.uint8).reshape(len(keys), width) - ord("0")
+            chunks.append(np.packbits(bits, axis=1).tobytes())
+        chunks.append(values.astype("<u8" if wide else "<u4").tobytes())
+    head = json.dumps({"format": FORMAT, "circuits": header}, separators=(",", ":")).encode()
+    return struct.pack("<I", len(head)) + head + b"".join(chunks)
+
+
+def decode(payload: bytes) -> list[dict[str, int]]:
+    """The counts ``encode`` was given, keys and their order as they were."""
+    (length,) = struct.unpack_from("<I", payload)
+    head = json.loads(payload[4 : 4 + length])
+    if head.get("format") != FORMAT:
+        raise ValueError(f"kept counts of format {head.get('format')!r}; this llqm reads {FORMAT}.")
+    offset = 4 + length
+    found = []
+    for outcomes, widths, size in head["circuits"]:
+        width = sum(widths)
+        keys = [""] * outcomes
+        if outcomes and width:
+            row = (width + 7) // 8
+            packed = np.frombuffer(payload, dtype=np.uint8, count=outcomes * row, offset=offset)
+            offset += outcomes * row
+            bits = np.unpackbits(packed.reshape(outcomes, row), axis=1)[:, :width] + ord("0")
+            text = bits.astype(np.uint8).tobytes().decode()
+            flat = [text[i * width : (i + 1) * width] for i in range(outcomes)]
+            if len(widths) > 1:
+                starts = np.cumsum([0, *widths])
+                flat = [" ".join(k[a:b] for a, b in zip(starts[:-1], starts[1:])) for k in flat]
+            keys = flat
+        values = np.frombuffer(
+            payload, dtype="<u8" if size == 8 else "<u4", count=outcomes, offset=offset
+        )
+        offset += outcomes * size
+        found.append(dict(zip(keys, (int(v) for v in values))))
+    return found
+
+
+def keep(handle: Any, counts: Sequence[Any], shots: int) -> None:
+    """Keep a job's counts on its ``execute`` task and mark each ``Counts`` with where it is."""
+    started = time.perf_counter()
+    raw = encode(counts)
+    kept = handle.keep_result(
+        KIND,
+        zlib.compress(raw, 6),
+        len(raw),
+        {"circuits": len(counts), "shots": shots, "format": FORMAT},
+    )
+    if kept:
+        for index, one in enumerate(counts):
+            setattr(one, KEPT_AT, (handle.id, index))
+    handle.annotate({"results.keep_s": time.perf_counter() - started})
+
+
+def load(payload: bytes) -> list[dict[str, int]]:
+    """The counts of a kept ``qiskit.counts`` row's ``data``."""
+    return decode(zlib.decompress(payload))
+
+
+def references(counts: Sequence[Any]) -> list[list[Any]] | None:
+    """Where ``counts`` were kept, as runs of ``[task id, first index, how many]``; None when any
+    of them was not kept (no store, keeping off, or the run's cap reached)."""
+    runs: list[list[Any]] = []
+    for one in counts:
+        where = getattr(one, KEPT_AT, None)
+        if where is None:
+            return None
+        task, index = where
+        if runs and runs[-1][0] == task and runs[-1][1] + runs[-1][2] == index:
+            runs[-1][2] += 1
+        else:
+            runs.append([task, index, 1])
+    return runs
+
+
+def resolve(
+    refs: Sequence[Sequence[Any]], jobs: Mapping[str, list[dict[str, int]]]
+) -> list[dict[str, int]]:
+    """The counts ``references`` named, from each execute task's decoded job."""
+    found: list[dict[str, int]] = []
+    for task, first, many in refs:
+        if task not in jobs:
+            raise KeyError(task)
+        found.extend(jobs[task][first : first + many])
+    return found
