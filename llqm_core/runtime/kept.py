@@ -17,6 +17,9 @@ from typing import Any
 from ..model.errors import UserError
 
 KEEP_RESULTS_ENV = "LLQM_KEEP_RESULTS"
+#: The attribute a plugin sets on a value it kept (a job's counts) to name where: (the task's id,
+#: the value's index in what that task kept). Techniques read it through ``references``.
+KEPT_AT = "llqm_kept_at"
 DEFAULT_CAP_BYTES = 256 * 1024**2
 _UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMG]?B?)\s*$", re.IGNORECASE)
@@ -71,3 +74,19 @@ class KeptResults:
             self.dropped_bytes += size
             self.dropped += 1
             return False
+
+
+def references(values: Any) -> list[list[Any]] | None:
+    """Where ``values`` were kept, as runs of ``[task id, first index, how many]``; None when any
+    of them was not kept (no store, keeping off, or the run's cap reached)."""
+    runs: list[list[Any]] = []
+    for value in values:
+        where = getattr(value, KEPT_AT, None)
+        if where is None:
+            return None
+        task, index = where
+        if runs and runs[-1][0] == task and runs[-1][1] + runs[-1][2] == index:
+            runs[-1][2] += 1
+        else:
+            runs.append([task, index, 1])
+    return runs

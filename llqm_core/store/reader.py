@@ -217,9 +217,9 @@ class StoreReader:
         columns = "*" if data else "id, run_id, task_id, kind, meta, raw_bytes, kept_at, "
         if not data:
             columns += "LENGTH(data) AS stored_bytes"
-        where, params = "run_id = ?", tuple[str, ...]((run_id,))
+        where, params = "run_id = ?", (run_id,)
         if kind is not None:
-            where, params = where + " AND kind = ?", (run_id, kind)
+            where, params = where + " AND kind = ?", (run_id, kind)  # type: ignore[assignment]
         rows = self._query(f"SELECT {columns} FROM results WHERE {where} ORDER BY id", params)
         return [result_record(row) for row in rows]
 

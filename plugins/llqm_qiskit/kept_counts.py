@@ -11,9 +11,9 @@ number of outcomes and the widths of its registers, as Qiskit separates them wit
 then per circuit its packed outcomes (bit 0 of the key first as written) and their counts as
 little-endian uint32 (uint64 where a count needs it).
 
-Each returned ``Counts`` remembers where it was kept (``KEPT_AT``: the execute task's id and
-its index in the job), so that a technique can record which counts it read without keeping
-them twice.
+Each returned ``Counts`` remembers where it was kept (``llqm_core.runtime.kept.KEPT_AT``: the
+execute task's id and its index in the job), so that a technique can record which counts it
+read (``llqm_core.runtime.kept.references``) without keeping them twice.
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ from typing import Any
 
 import numpy as np
 
+from llqm_core.runtime.kept import KEPT_AT
+
 KIND = "qiskit.counts"
 FORMAT = 1
-#: The attribute of a kept ``Counts`` naming (execute task id, index in its job).
-KEPT_AT = "llqm_kept_at"
 
 
 def _widths(key: str) -> list[int]:
@@ -108,22 +108,6 @@ def keep(handle: Any, counts: Sequence[Any], shots: int) -> None:
 def load(payload: bytes) -> list[dict[str, int]]:
     """The counts of a kept ``qiskit.counts`` row's ``data``."""
     return decode(zlib.decompress(payload))
-
-
-def references(counts: Sequence[Any]) -> list[list[Any]] | None:
-    """Where ``counts`` were kept, as runs of ``[task id, first index, how many]``; None when any
-    of them was not kept (no store, keeping off, or the run's cap reached)."""
-    runs: list[list[Any]] = []
-    for one in counts:
-        where = getattr(one, KEPT_AT, None)
-        if where is None:
-            return None
-        task, index = where
-        if runs and runs[-1][0] == task and runs[-1][1] + runs[-1][2] == index:
-            runs[-1][2] += 1
-        else:
-            runs.append([task, index, 1])
-    return runs
 
 
 def resolve(

@@ -89,3 +89,23 @@ def llqm_register_instrumentors(register: Callable[..., None]) -> None:
             "backend.run and primitives as execute tasks"
         ),
     )
+
+
+@hookimpl
+def llqm_decode_result(kind: str, data: bytes) -> Any:
+    """A job's counts, as every ``execute`` task keeps them (``kept_counts``)."""
+    from . import kept_counts
+
+    return kept_counts.load(data) if kind == kept_counts.KIND else None
+
+
+@hookimpl
+def llqm_observable(spec: dict[str, Any], text: str | None) -> Any:
+    """Observables of this plugin from their kept ``spec()`` (``observable_specs``)."""
+    from . import observable_specs
+
+    if spec.get("type") not in ("diagonal", "pauli"):
+        return None
+    return (
+        observable_specs.from_spec(spec) if text is None else observable_specs.from_text(text, spec)
+    )
