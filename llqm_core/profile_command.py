@@ -16,6 +16,7 @@ from .analysis.html_report import html_report
 from .analysis.plain import plain_console
 from .analysis.report import build_report, render_report
 from .model.errors import UserError
+from .runtime.kept import cap_bytes
 from .runtime.programs import parse_program, profile_program
 from .store.profile_store import ProfileStore
 
@@ -30,6 +31,13 @@ def add_command(commands: argparse._SubParsersAction, common: argparse.ArgumentP
     profile.add_argument("--name", default=None, help="the run's name (default: profile SCRIPT)")
     profile.add_argument(
         "--html", default=None, metavar="FILE", help="also write the run's HTML report to FILE"
+    )
+    profile.add_argument(
+        "--keep-results",
+        default=None,
+        metavar="SIZE",
+        help="keep the jobs' results up to SIZE (such as 256MB, the default), or off "
+        "(docs/results.md)",
     )
     profile.add_argument(
         "-m",
@@ -49,8 +57,9 @@ def add_command(commands: argparse._SubParsersAction, common: argparse.ArgumentP
 
 def cmd_profile(args: argparse.Namespace, console: Console) -> int:
     """Run the program; its report on standard error; the program's exit status."""
+    keep = None if args.keep_results is None else cap_bytes(args.keep_results, "--keep-results")
     program = parse_program(["-m", *args.module] if args.module is not None else args.program)
-    active, status = profile_program(program, getattr(args, "store", None), args.name)
+    active, status = profile_program(program, getattr(args, "store", None), args.name, keep)
     if active.store is not None:
         report = build_report(ProfileStore(active.store.location, readonly=True), active.id)
         wide = None if sys.stderr.isatty() else 160  # as the CLI's own console

@@ -32,6 +32,7 @@ TOP_MODULES = {
     "hardware_commands",
     "registries",
     "store_command",
+    "reanalyze_command",
 }
 PLUGINS = {"llqm_qiskit", "llqm_mitiq", "llqm_policies", "llqm_prefect"}
 #: What the engine-agnostic core never imports, not even lazily.

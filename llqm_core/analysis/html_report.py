@@ -12,6 +12,7 @@ import base64
 import html
 from typing import Any
 
+from .kept import kept_sentence
 from .plots import stages_png, timeline_png
 from .report import (
     STAGE_COLUMNS,
@@ -79,6 +80,9 @@ def html_report(report: dict[str, Any]) -> str:
     cached = cache_sentence(report)
     if cached:
         parts.append(f'<p id="cache">{html.escape(cached)}.</p>')
+    kept = kept_sentence(report)
+    if kept:
+        parts.append(f'<p id="results">{html.escape(kept)}.</p>')
     figures = report.get("fidelity") or {}
     if figures:
         parts.append(

@@ -15,6 +15,7 @@ from ..model.records import RunRecord, TaskRecord
 from ..model.trials import trial_of
 from ..model.units import format_bytes, format_seconds, iso_time
 from ..store.profile_store import ProfileStore
+from .kept import kept_sentence, kept_summary
 from .plain import styled
 from .summary import (
     FIDELITY_FIGURES,
@@ -184,6 +185,7 @@ def build_report(store: ProfileStore, run_id: str | None = None) -> dict[str, An
         "concurrency": concurrency(tasks, run.wall_s, cpus),
         "fidelity": figures,
         "cache": cache_savings(tasks),
+        "results": kept_summary(store.results(run.id, data=False), tasks),
         "costs": step_costs(tasks),
         "warnings": [w for t in tasks for w in t.metrics.get("pipeline.warnings", [])],
         "decisions": [d.__dict__ for d in decisions],
@@ -347,6 +349,9 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
     cached = cache_sentence(report)
     if cached:
         console.print(cached, highlight=False)
+    kept = kept_sentence(report)
+    if kept:
+        console.print(kept, highlight=False, soft_wrap=True)
     parallel = report.get("concurrency") or {}
     if parallel.get("mean_busy_cores") is not None:
         console.print(

@@ -32,6 +32,7 @@ from qiskit.transpiler import PassManager, StagedPassManager
 import llqm_core
 from llqm_core.runtime.instrumentation import Instrumentor, is_suppressed
 
+from . import kept_counts
 from .snapshot import backend_name, hardware_snapshot
 from .stage_profiler import (
     STAGE,
@@ -556,6 +557,7 @@ class QiskitInstrumentor(Instrumentor):
                 handle.annotate(details)
             handle.describe(value)
             handle.run.note_output(value, handle.id)
+            kept_counts.keep_job_result(handle, value)
             if owned:
                 llqm_core.finish_task(handle)
             return value

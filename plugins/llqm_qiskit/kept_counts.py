@@ -18,6 +18,7 @@ read (``llqm_core.runtime.kept.references``) without keeping them twice.
 
 from __future__ import annotations
 
+import io
 import json
 import struct
 import time
@@ -120,3 +121,56 @@ def resolve(
             raise KeyError(task)
         found.extend(jobs[task][first : first + many])
     return found
+
+
+PRIMITIVE_KIND = "qiskit.primitive_result"
+
+
+def _primitive_arrays(result: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """A ``PrimitiveResult``'s data as named arrays: a sampler's bit arrays as Qiskit packs
+    them (``BitArray.array``, 8 shots' bits to a byte), an estimator's values and errors."""
+    from qiskit.primitives import BitArray
+
+    arrays: dict[str, np.ndarray] = {}
+    bits: dict[str, int] = {}
+    for index, pub in enumerate(result):
+        for name, value in pub.data.items():
+            key = f"{index}.{name}"
+            if isinstance(value, BitArray):
+                arrays[key] = value.array
+                bits[key] = value.num_bits
+            elif isinstance(value, np.ndarray) or np.isscalar(value):
+                arrays[key] = np.asarray(value)
+    return arrays, {"pubs": len(result), "num_bits": bits}
+
+
+def keep_job_result(handle: Any, result: Any) -> None:
+    """Keep what an instrumented job returned (``backend.run``'s counts, a primitive's data) on
+    its ``execute`` task; anything else, or a result without data, is left alone."""
+    from qiskit.primitives import PrimitiveResult
+    from qiskit.result import Result
+
+    started = time.perf_counter()
+    if isinstance(result, Result):
+        try:
+            counts = [result.get_counts(i) for i in range(len(result.results))]
+        except Exception:  # experiments without counts (a statevector, memory only)
+            return
+        keep(handle, counts, int(getattr(result.results[0], "shots", 0) or 0))
+        return
+    if not isinstance(result, PrimitiveResult):
+        return
+    arrays, meta = _primitive_arrays(result)
+    if not arrays:
+        return
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    raw = buffer.getvalue()
+    handle.keep_result(PRIMITIVE_KIND, zlib.compress(raw, 6), len(raw), meta)
+    handle.annotate({"results.keep_s": time.perf_counter() - started})
+
+
+def load_primitive(payload: bytes) -> dict[str, np.ndarray]:
+    """The named arrays of a kept ``qiskit.primitive_result`` (``"<pub>.<field>"``)."""
+    with np.load(io.BytesIO(zlib.decompress(payload)), allow_pickle=False) as found:
+        return {key: found[key] for key in found.files}

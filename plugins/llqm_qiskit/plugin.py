@@ -96,6 +96,8 @@ def llqm_decode_result(kind: str, data: bytes) -> Any:
     """A job's counts, as every ``execute`` task keeps them (``kept_counts``)."""
     from . import kept_counts
 
+    if kind == kept_counts.PRIMITIVE_KIND:
+        return kept_counts.load_primitive(data)
     return kept_counts.load(data) if kind == kept_counts.KIND else None
 
 
