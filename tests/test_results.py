@@ -14,9 +14,9 @@ from mitiq.zne import LinearFactory
 
 import llqm_core as llqm
 from llqm_core.analysis.report import build_report
+from llqm_core.cli.reanalyze import DERIVED_FROM, reanalyze
 from llqm_core.model.errors import UserError
 from llqm_core.pipeline import parse_pipeline, run_pipeline
-from llqm_core.reanalyze_command import DERIVED_FROM, reanalyze
 
 pytestmark = pytest.mark.filterwarnings("ignore:No representation found:UserWarning")
 

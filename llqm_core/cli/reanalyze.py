@@ -19,13 +19,14 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from .analysis.summary import fidelity
-from .hooks.plugins import loaded_plugins
-from .model.errors import UserError
-from .model.records import KeptResult
-from .runtime.api import finish_task, run, start_task
-from .runtime.measure import Measurement
-from .store.profile_store import ProfileStore
+from ..analysis.summary import fidelity
+from ..hooks.plugins import loaded_plugins
+from ..model.errors import UserError
+from ..model.records import KeptResult
+from ..runtime.api import finish_task, run, start_task
+from ..runtime.measure import Measurement
+from ..store.profile_store import ProfileStore
+from .options import Commands
 
 STAGE = "analysis.reanalyze"
 DERIVED_FROM = "derived_from"
@@ -124,8 +125,8 @@ def reanalyze(
 SHOWN = ("ideal", "unmitigated", "unmitigated_stderr", "mitigated", "mitigated_stderr")
 
 
-def add_command(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    """The ``reanalyze`` subcommand of ``llqm``."""
+def add_commands(commands: Commands, common: argparse.ArgumentParser) -> None:
+    """Add ``reanalyze`` to ``llqm``."""
     command = commands.add_parser(
         "reanalyze",
         parents=[common],
