@@ -13,8 +13,9 @@ import html
 from typing import Any
 
 from .kept import kept_sentence
-from .plots import stages_png, timeline_png
+from .plots import iterations_png, stages_png, timeline_png
 from .report import (
+    ITERATION_COLUMNS,
     STAGE_COLUMNS,
     bottleneck_sentence,
     cache_sentence,
@@ -24,6 +25,7 @@ from .report import (
     format_qpu,
     format_seconds,
     iso_time,
+    iteration_rows,
     single_trial_sentence,
     stage_rows,
     stages_caption,
@@ -132,6 +134,9 @@ def html_report(report: dict[str, Any]) -> str:
                 ],
             )
         )
+    if report.get("iterations"):
+        parts.append(_image(iterations_png(report), "objective and cost per iteration"))
+        parts.append(_table("Iterations", list(ITERATION_COLUMNS), iteration_rows(report)))
     parts.append(_image(timeline_png(report), "timeline of the run's tasks"))
     parts.append(_image(stages_png(report), "stage breakdown"))
     parts.append(_table(stages_caption(report), list(STAGE_COLUMNS), stage_rows(report)))

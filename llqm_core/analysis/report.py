@@ -15,6 +15,7 @@ from ..model.records import RunRecord, TaskRecord
 from ..model.trials import trial_of
 from ..model.units import format_bytes, format_seconds, iso_time
 from ..store.profile_store import ProfileStore
+from .iterations import iterations
 from .kept import kept_sentence, kept_summary
 from .plain import styled
 from .summary import (
@@ -160,6 +161,7 @@ def build_report(store: ProfileStore, run_id: str | None = None) -> dict[str, An
     stages = stage_totals(tasks, own)
     busy = sum(entry["own_wall_s"] for entry in stages.values())
     figures = fidelity(tasks)
+    kept = store.results(run.id, data=False)
     path, guessed = find_critical_path(tasks)
     # The machine's cores bound the busy cores only when every task ran on it (not on a cluster).
     on_one_host = all(t.profile.host in (None, run.host) for t in tasks)
@@ -185,7 +187,8 @@ def build_report(store: ProfileStore, run_id: str | None = None) -> dict[str, An
         "concurrency": concurrency(tasks, run.wall_s, cpus),
         "fidelity": figures,
         "cache": cache_savings(tasks),
-        "results": kept_summary(store.results(run.id, data=False), tasks),
+        "results": kept_summary(kept, tasks),
+        "iterations": iterations(kept, tasks),
         "costs": step_costs(tasks),
         "warnings": [w for t in tasks for w in t.metrics.get("pipeline.warnings", [])],
         "decisions": [d.__dict__ for d in decisions],
@@ -381,6 +384,7 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
             format_bytes(row["peak_rss_bytes"]),
         )
     console.print(costs)
+    render_iterations(report, console)
     figures = report.get("fidelity") or {}
     if figures:
         table = Table(title="Fidelity", title_justify="left")
@@ -454,3 +458,56 @@ def choice_text(choice: dict[str, Any]) -> str:
 def _short(value: Any, limit: int = 60) -> str:
     text = str(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+#: Iterations shown in the console: the first and the last ones of a longer loop.
+SHOWN_ITERATIONS = 20
+
+
+def iteration_rows(report: dict[str, Any]) -> list[list[str]]:
+    """The iterations as table rows: objective with its error, parameter change, tasks, costs,
+    calibration (a change marked)."""
+    rows = []
+    for it in report.get("iterations") or []:
+        value = format_number(it["value"])
+        if it["error"] is not None and it["value"] is not None:
+            value += f" ± {it['error']:.2g}"
+        calibration = (it["calibration"] or "-")[:12]
+        if it["calibration_changed"]:
+            calibration += " (changed)"
+        rows.append(
+            [
+                str(it["index"]),
+                value,
+                format_number(it["parameter_change"]),
+                str(it["tasks"]),
+                format_seconds(it["wall_s"]),
+                format_seconds(it["process_cpu_s"]),
+                format_seconds(it["qpu_s"]),
+                calibration,
+            ]
+        )
+    return rows
+
+
+ITERATION_COLUMNS = ("#", "objective", "|Δparams|", "tasks", "wall", "CPU", "QPU", "calibration")
+
+
+def render_iterations(report: dict[str, Any], console: Console) -> None:
+    """The loop's iterations, if the run was one (the first and last of a long loop)."""
+    rows = iteration_rows(report)
+    if not rows:
+        return
+    title = f"Iterations ({len(rows)}"
+    if len(rows) > SHOWN_ITERATIONS:
+        half = SHOWN_ITERATIONS // 2
+        rows = rows[:half] + [["..."] * len(ITERATION_COLUMNS)] + rows[-half:]
+        title += f"; the first and last {half}, --json or --html has all"
+    source = report["iterations"][0]["source"]
+    title += ", marked by the program)" if source == "user" else f", detected: {source})"
+    table = Table(title=title, title_justify="left")
+    for column in ITERATION_COLUMNS:
+        table.add_column(column, justify="right" if column != "calibration" else "left")
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)

@@ -41,6 +41,8 @@ from ..store.profile_store import ProfileStore, open_store
 from ..telemetry.attributes import RESERVED_METRICS, check_metrics, run_attributes
 from ..telemetry.task_spans import child_context
 from ..telemetry.tracing import telemetry
+from .iterations import USER, IterationMarks
+from .iterations import record as record_iteration
 from .kept import KeptResults, cap_bytes, default_cap
 from .measure import HOST, Measurement
 from .monitor import HardwareMonitor
@@ -110,6 +112,8 @@ class ActiveRun:
         self._outputs = _ByIdentity()  # value -> id of the task that produced it
         self._descriptions = _ByIdentity()  # value -> what the plugins said of it
         self.monitor: HardwareMonitor | None = None  # made when a backend is first watched
+        self._iterations: IterationMarks | None = None  # made at the first mark
+        self._start_cpu = time.process_time()  # where the first iteration's CPU seconds start
         if keep_results is None:  # a pipeline file's ``[output] keep_results``, on every engine
             output = self.config.get("output")
             keep_results = output.get("keep_results") if isinstance(output, dict) else None
@@ -245,6 +249,16 @@ class ActiveRun:
         if self.store is not None:
             self.store.finish_run(record)
         self.plugins.call_each("llqm_run_finished", run=record)
+
+    def mark_iteration(
+        self, value: Any = None, error: Any = None, parameters: Any = None, source: str = USER
+    ) -> dict[str, Any]:
+        """End an iteration of a closed loop (``runtime.iterations``); what was recorded."""
+        if self._iterations is None:
+            self._iterations = IterationMarks(self.record.start_ns, self._start_cpu)
+        meta = self._iterations.mark(value, error, parameters, source)
+        record_iteration(self, meta)
+        return meta
 
     def note_output(self, value: Any, task_id: str) -> None:
         """Remember that ``task_id`` produced ``value`` (or each item of a returned list, tuple or dict)."""
@@ -767,6 +781,17 @@ def current_run() -> ActiveRun | None:
 
 def current_task() -> TaskHandle | None:
     return _current_task.get()
+
+
+def iteration(
+    value: Any = None, *, error: Any = None, parameters: Any = None
+) -> dict[str, Any] | None:
+    """Mark the end of one iteration of a closed loop (a VQE or QAOA objective evaluation): its
+    objective ``value``, that value's standard ``error`` and the optimiser's ``parameters``. The
+    report groups the run's tasks by iteration, with their cost and the calibration in force.
+    Outside any run it does nothing (None), so a loop can keep the call when not profiled."""
+    active = _current_run.get()
+    return None if active is None else active.mark_iteration(value, error, parameters)
 
 
 def annotate(metrics: dict[str, Any] | None = None, /, **more: Any) -> None:

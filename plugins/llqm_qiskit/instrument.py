@@ -33,6 +33,7 @@ import llqm_core
 from llqm_core.runtime.instrumentation import Instrumentor, is_suppressed
 
 from . import kept_counts
+from .loops import estimator_call, estimator_value
 from .snapshot import backend_name, hardware_snapshot
 from .stage_profiler import (
     STAGE,
@@ -373,21 +374,21 @@ class _PendingJobs:
     """The ``execute`` task of each submitted job until its result is read."""
 
     def __init__(self) -> None:
-        self.tasks: dict[int, tuple[Any, llqm_core.TaskHandle, bool]] = {}
+        self.tasks: dict[int, tuple[Any, llqm_core.TaskHandle, bool, Any]] = {}
 
-    def add(self, job: Any, handle: llqm_core.TaskHandle, owned: bool) -> None:
-        self.tasks[id(job)] = (job, handle, owned)
+    def add(self, job: Any, handle: llqm_core.TaskHandle, owned: bool, loop: Any = None) -> None:
+        self.tasks[id(job)] = (job, handle, owned, loop)
 
-    def pop(self, job: Any) -> tuple[llqm_core.TaskHandle, bool] | None:
+    def pop(self, job: Any) -> tuple[llqm_core.TaskHandle, bool, Any] | None:
         entry = self.tasks.get(id(job))
         if entry is None or entry[0] is not job:
             return None
         del self.tasks[id(job)]
-        return entry[1], entry[2]
+        return entry[1], entry[2], entry[3]
 
     def finish_all(self) -> None:
         """Jobs whose result nobody read: their tasks end now, as they were."""
-        for _, handle, owned in list(self.tasks.values()):
+        for _, handle, owned, _ in list(self.tasks.values()):
             if owned:
                 llqm_core.finish_task(handle)
         self.tasks.clear()
@@ -482,7 +483,7 @@ class QiskitInstrumentor(Instrumentor):
                 job = _failing_ends(handle, owned, original, self, *args, **kwargs)
             finally:
                 _busy.reset(token)
-            instrumentor._watch(job, handle, owned)
+            instrumentor._watch(job, handle, owned, estimator_call(self, given, circuits))
             return job
 
         return run
@@ -529,9 +530,9 @@ class QiskitInstrumentor(Instrumentor):
             handle.describe(circuits if len(circuits) > 1 else circuits[0])
         return handle, owned
 
-    def _watch(self, job: Any, handle: llqm_core.TaskHandle, owned: bool) -> None:
+    def _watch(self, job: Any, handle: llqm_core.TaskHandle, owned: bool, loop: Any = None) -> None:
         """End the task when the job's result is read: patch its class's ``result`` once."""
-        self.jobs.add(job, handle, owned)
+        self.jobs.add(job, handle, owned, loop)
         if type(job) in self.job_types:
             return
         self.job_types.add(type(job))
@@ -546,7 +547,7 @@ class QiskitInstrumentor(Instrumentor):
             pending = jobs.pop(job)
             if pending is None:
                 return original(job, *args, **kwargs)
-            handle, owned = pending
+            handle, owned, loop = pending
             value = _failing_ends(handle, owned, original, job, *args, **kwargs)
             qpu_s, queue_s, details = _job_usage(job, value)
             handle.record_usage(qpu_s=qpu_s, queue_s=queue_s)
@@ -560,6 +561,9 @@ class QiskitInstrumentor(Instrumentor):
             kept_counts.keep_job_result(handle, value)
             if owned:
                 llqm_core.finish_task(handle)
+            if loop is not None:  # an Estimator's result: an iteration, if it runs in a loop
+                objective, error = estimator_value(value)
+                handle.run.mark_iteration(objective, error, loop[1], source=loop[0])
             return value
 
         return result
