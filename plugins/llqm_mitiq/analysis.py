@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -54,6 +55,7 @@ def keep(
     spec = getattr(data.get("observable"), "spec", None)
     if task is None or spec is None or not variants:
         return False
+    started = time.perf_counter()
     refs = references([c for readout in variants for c in readout])
     rem = data.get("rem_record")
     if refs is None or (rem is not None and rem["counts"] is None):
@@ -71,7 +73,10 @@ def keep(
         "values": values,
     }
     raw = json.dumps(record, separators=(",", ":")).encode()
-    return task.keep_result(KIND, zlib.compress(raw, 6), len(raw), {"technique": technique})
+    kept = task.keep_result(KIND, zlib.compress(raw, 6), len(raw), {"technique": technique})
+    spent = task.record.metrics.get("results.keep_s", 0.0) + time.perf_counter() - started
+    task.annotate({"results.keep_s": spent})
+    return kept
 
 
 def load(data: bytes) -> dict[str, Any]:
