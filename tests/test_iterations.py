@@ -108,3 +108,29 @@ def test_the_qaoa_example_runs_under_llqm_profile_with_its_iterations(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "Iterations (4, marked by the program)" in done.stderr
     assert "objective and cost per iteration" in (tmp_path / "q.html").read_text()
+
+
+def test_a_profiled_prefect_flow_marks_its_loop_iterations(store_path, prefect_server):
+    from llqm_prefect import profiled
+    from prefect import flow, task
+
+    @task
+    def evaluate(x: float) -> float:
+        return (x - 1.0) ** 2
+
+    @profiled
+    @flow
+    def descend() -> float:
+        x = 3.0
+        for _ in range(4):
+            value = evaluate(x)
+            llqm.iteration(value=value, parameters=[x])
+            x -= 0.5 * 2 * (x - 1.0)
+        return x
+
+    descend()
+    store = llqm.ProfileStore(store_path, readonly=True)
+    iterations = build_report(store, store.runs()[0].id)["iterations"]
+    assert [it["value"] for it in iterations] == [4.0, 0.0, 0.0, 0.0]
+    assert [it["tasks"] for it in iterations] == [1, 1, 1, 1]
+    assert iterations[1]["parameter_change"] == 2.0

@@ -4,13 +4,15 @@ code gives on the same counts, and what needs new jobs is refused in one sentenc
 
 from __future__ import annotations
 
+import ast
 import math
 
 import numpy as np
 import pytest
-from conftest import run_cli
+from conftest import ROOT, run_cli
 from llqm_qiskit import kept_counts
 from mitiq.zne import LinearFactory
+from qiskit.primitives import BitArray
 
 import llqm_core as llqm
 from llqm_core.analysis.report import build_report
@@ -166,3 +168,31 @@ def test_the_cli_reanalyses_prints_both_runs_and_compare_works_on_the_pair(tmp_p
     malformed = run_cli("--store", store, "reanalyze", run_id, "--set", "rem")
     assert malformed.returncode == 2 and "--set takes KEY=VALUE" in malformed.stderr
     assert math.isfinite(data["value"])
+
+
+def test_a_profiled_programs_sampler_job_is_kept_bit_packed_unless_turned_off(tmp_path):
+    store = str(tmp_path / "s.sqlite")
+    program = str(ROOT / "examples" / "programs" / "qiskit_sampler.py")
+    done = run_cli("--store", store, "profile", program)
+    assert done.returncode == 0, done.stderr
+    assert "Results kept: 1 (1 qiskit.primitive_result)" in done.stderr
+    printed = dict(ast.literal_eval(done.stdout.strip().splitlines()[-1]))
+    found = llqm.ProfileStore(store, readonly=True)
+    (kept,) = found.results(found.runs()[0].id)
+    arrays = llqm.loaded_plugins().first_result(
+        "llqm_decode_result", kind=kept.kind, data=kept.data
+    )
+    bits = BitArray(arrays["0.meas"], kept.meta["num_bits"]["0.meas"])
+    assert bits.get_counts() == printed and sum(printed.values()) == 1000
+    off = run_cli("--store", store, "profile", "--keep-results", "off", program)
+    assert off.returncode == 0 and "Results kept" not in off.stderr
+    assert found.results(found.runs()[0].id) == []
+
+
+def test_a_run_in_postgresql_is_reanalysed_there(postgres_cluster):
+    database = postgres_cluster.new_database()
+    run_id, data = run_case("rem", database)
+    store = llqm.ProfileStore(database)
+    derived, before, after = reanalyze(store, run_id, {})
+    assert after["mitigated"] == before["mitigated"] == data["value"]
+    assert store.run(derived).config[DERIVED_FROM] == run_id
