@@ -11,7 +11,7 @@ Nothing here imports Qiskit, Mitiq or Prefect: those arrive as plugins.
 
 from importlib.metadata import PackageNotFoundError, version
 
-from .analysis.tables import dataframe
+from .analysis.tables import dataframe, iterations_dataframe
 from .hooks.hookspecs import hookimpl
 from .hooks.plugins import configure_plugins, loaded_plugins
 from .model.errors import PluginError, StoreError, UserError
@@ -65,6 +65,7 @@ except PackageNotFoundError:  # running from a source tree that was not installe
 __all__ = [
     "ActiveRun",
     "dataframe",
+    "iterations_dataframe",
     "GateCalibration",
     "GpuProfile",
     "HardwareSnapshot",
