@@ -150,6 +150,8 @@ class _Plan:
                 found = impl.function(spec=record["observable"], text=text)
                 if found is not None:
                     break
+            if found is None:
+                raise ValueError(f"no plugin reads observable={text!r} from this run's counts.")
             self.observable = found
         rem = _take(options, "rem")
         self.rem = record["rem"] is not None if rem is None else _flag(rem, "rem")
