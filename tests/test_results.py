@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 from conftest import ROOT, run_cli
-from llqm_qiskit import kept_counts
+from llqm_qiskit.backends import kept_counts
 from mitiq.zne import LinearFactory
 from qiskit.primitives import BitArray
 

@@ -12,26 +12,28 @@ import base64
 import html
 from typing import Any
 
+from ..model.modelled import with_word
+from .iterations import ITERATION_COLUMNS, iteration_rows
 from .kept import kept_sentence
 from .plots import iterations_png, stages_png, timeline_png
 from .report import (
-    ITERATION_COLUMNS,
     STAGE_COLUMNS,
     bottleneck_sentence,
     cache_sentence,
     choice_text,
+    fidelity_text,
     format_bytes,
     format_number,
     format_qpu,
     format_seconds,
     iso_time,
-    iteration_rows,
     single_trial_sentence,
     stage_rows,
     stages_caption,
+    warmup_sentence,
 )
 from .summary import FIDELITY_FIGURES
-from .trials import trials_closing, trials_heading, trials_tables
+from .trial_report import trials_closing, trials_heading, trials_tables
 
 MAX_TASK_ROWS = 500
 _STYLE = """
@@ -79,6 +81,9 @@ def html_report(report: dict[str, Any]) -> str:
     sentence = bottleneck_sentence(report, lambda text: f"<b>{html.escape(text)}</b>")
     if sentence:
         parts.append(f'<p id="bottleneck">{sentence}.</p>')
+    warm = warmup_sentence(report)
+    if warm:
+        parts.append(f'<p id="warmup">{html.escape(warm)}.</p>')
     cached = cache_sentence(report)
     if cached:
         parts.append(f'<p id="cache">{html.escape(cached)}.</p>')
@@ -91,7 +96,7 @@ def html_report(report: dict[str, Any]) -> str:
             _table(
                 "Fidelity",
                 list(FIDELITY_FIGURES),
-                [[format_number(figures.get(k)) for k in FIDELITY_FIGURES]],
+                [[fidelity_text(figures, k) for k in FIDELITY_FIGURES]],
             )
         )
         parts.append(f'<p id="trials">{html.escape(single_trial_sentence(report))}</p>')
@@ -107,7 +112,7 @@ def html_report(report: dict[str, Any]) -> str:
                     c["circuits"],
                     c["shots"],
                     format_qpu(c["qpu_s"], c.get("qpu_modelled", False)),
-                    format_seconds(c["queue_s"]),
+                    with_word(format_seconds(c["queue_s"]), c.get("queue_modelled", False)),
                     format_bytes(c["peak_rss_bytes"]),
                 ]
                 for c in report.get("costs", [])

@@ -17,6 +17,7 @@ import bisect
 from typing import Any
 
 from ..model.records import KeptResult, TaskRecord
+from ..model.units import format_seconds
 
 KIND = "llqm.iteration"
 USER = "user"
@@ -69,5 +70,35 @@ def iterations(results: list[KeptResult], tasks: list[TaskRecord]) -> list[dict[
                 "calibration_changed": previous is not None and calibration != previous,
                 "source": mark["source"],
             }
+        )
+    return rows
+
+
+ITERATION_COLUMNS = ("#", "objective", "|Δparams|", "tasks", "wall", "CPU", "QPU", "calibration")
+
+
+def iteration_rows(report: dict[str, Any]) -> list[list[str]]:
+    """The iterations as table rows: objective with its error, parameter change, tasks, costs,
+    calibration (a change marked)."""
+    rows = []
+    for it in report.get("iterations") or []:
+        value = "-" if it["value"] is None else f"{it['value']:.4g}"
+        if it["error"] is not None and it["value"] is not None:
+            value += f" ± {it['error']:.2g}"
+        change = it["parameter_change"]
+        calibration = (it["calibration"] or "-")[:12]
+        if it["calibration_changed"]:
+            calibration += " (changed)"
+        rows.append(
+            [
+                str(it["index"]),
+                value,
+                "-" if change is None else f"{change:.4g}",
+                str(it["tasks"]),
+                format_seconds(it["wall_s"]),
+                format_seconds(it["process_cpu_s"]),
+                format_seconds(it["qpu_s"]),
+                calibration,
+            ]
         )
     return rows

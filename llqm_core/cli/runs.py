@@ -12,20 +12,14 @@ from rich.console import Console
 from rich.table import Table
 
 from ..analysis.compare import compare_runs
+from ..analysis.console import styled
 from ..analysis.html_report import html_report, trials_html
-from ..analysis.plain import styled
-from ..analysis.report import (
-    build_report,
-    format_bytes,
-    format_number,
-    format_seconds,
-    render_report,
-    run_summary,
-)
+from ..analysis.report import build_report, format_number, run_summary
+from ..analysis.report_console import render_report
 from ..analysis.tables import json_lines
-from ..analysis.trials import find_trials, render_trials, trials_report
+from ..analysis.trial_report import find_trials, method_words, render_trials, trials_report
 from ..model.errors import UserError
-from ..model.units import iso_time
+from ..model.units import format_bytes, format_seconds, iso_time
 from ..telemetry.chrome_trace import chrome_trace
 from .options import Commands, add_outputs, positive_int, print_json, read_store, write_html
 
@@ -160,6 +154,11 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> None:
             )
         )
     a_trials, b_trials = result["a"]["trials"], result["b"]["trials"]
+    if result.get("paired"):
+        console.print(
+            "The trials ran with the same seeds: each is compared with its partner (paired t).",
+            highlight=False,
+        )
     table = Table(title="Per stage, a -> b", title_justify="left")
     table.add_column("stage")
     for column in ("wall", "cpu", "QPU", "queue", "peak RSS"):
@@ -169,11 +168,12 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> None:
         if entry["a"] is None or entry["b"] is None:
             a = show(entry["a"]) if entry["a"] is not None else "-"
             b = show(entry["b"]) if entry["b"] is not None else "-"
-            return f"{a} -> {b}"
+            return f"{a} -> {b}" + (" modelled" if entry.get("modelled") else "")
         ratio = f" ({entry['ratio']:.2f}x)" if entry.get("ratio") else ""
         verdict = entry.get("beyond_spread")
         beyond = "" if verdict is None else ", beyond spread" if verdict else ", within spread"
-        return f"{show(entry['a'])} -> {show(entry['b'])}{ratio}{beyond}"
+        modelled = " modelled" if entry.get("modelled") else ""
+        return f"{show(entry['a'])} -> {show(entry['b'])}{modelled}{ratio}{beyond}"
 
     for stage, fields in result["stages"].items():
         table.add_row(
@@ -187,7 +187,16 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> None:
     console.print(table)
     if result["fidelity"]:
         errors = Table(title="Fidelity, a -> b", title_justify="left")
-        for column in ("figure", "a", "b", "difference", "95% interval", "larger than spread?"):
+        columns = (
+            "figure",
+            "a",
+            "b",
+            "difference",
+            "95% interval",
+            "method",
+            "larger than spread?",
+        )
+        for column in columns:
             errors.add_column(column, justify="left" if column == "figure" else "right")
         for name, entry in result["fidelity"].items():
             interval = entry.get("ci95")
@@ -197,13 +206,15 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> None:
                 format_number(entry["b"]),
                 format_number(entry.get("difference")),
                 "-" if interval is None else f"{interval[0]:.4g} to {interval[1]:.4g}",
+                method_words(entry.get("method")),
                 _spread_verdict(entry),
             )
         console.print(errors)
     if 1 in (a_trials, b_trials):
         console.print(
-            "A side with one trial has no spread: repeat it ([run] repeat = N) to tell a "
-            "difference from chance.",
+            "A side with one trial has no spread of its times (its fidelity figures are weighed "
+            "by their shots' standard error): repeat it ([run] repeat = N) to tell a difference "
+            "in time from chance.",
             highlight=False,
         )
 
@@ -217,7 +228,7 @@ def _spread_verdict(entry: dict[str, Any]) -> str:
     if "difference" not in entry:
         return "-"
     verdict = entry.get("beyond_spread")
-    return "unknown (1 trial)" if verdict is None else "yes" if verdict else "no"
+    return "unknown (1 trial, no standard error)" if verdict is None else "yes" if verdict else "no"
 
 
 def cmd_trace(args: argparse.Namespace, console: Console) -> None:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..model.errors import UserError
+from ..model.errors import Ending, UserError
 from .api import ActiveRun, StoreArg, run_context
 from .instrumentation import instrument_all, switched_on
 from .kept import KEEP_RESULTS_ENV
@@ -92,7 +92,7 @@ def _check_module(module: str) -> None:
         raise UserError(f"cannot profile -m {module!r}: no module named {top!r} on the path.")
 
 
-class ProgramExit(Exception):
+class ProgramExit(Ending):
     """The program ended with a non-zero exit status."""
 
 

@@ -23,7 +23,7 @@ import llqm_core
 from llqm_core.hooks.plugins import loaded_plugins
 from llqm_core.runtime.kept import references
 
-from .common import Readout
+from .execution import Readout
 
 KIND = "mitiq.analysis"
 TECHNIQUES = ("none", "rem", "zne", "pec")
@@ -276,7 +276,7 @@ class _Plan:
             }
         from mitiq.pec import combine_results
 
-        from .common import sum_readouts
+        from .execution import sum_readouts
 
         samples = options["samples"]
         used = self.pec_samples or samples

@@ -41,8 +41,8 @@ from llqm_core.pipeline.policies import decide
 from llqm_core.runtime.kept import references
 
 from . import analysis
-from .common import Readout, execute, measured
-from .estimates import rem_estimate
+from .costs import rem_estimate
+from .execution import Readout, execute, measured
 from .shared_job import SharedJob
 
 MAX_SHOTS = 10_000_000

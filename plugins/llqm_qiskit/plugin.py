@@ -7,14 +7,14 @@ from typing import Any
 
 from llqm_core import hookimpl
 
-from .aer import AerBackend
-from .devices import fake_device, fake_device_names
-from .ibm import IBMRuntimeBackend
+from .backends.aer import AerBackend
+from .backends.ibm import IBMRuntimeBackend
+from .backends.modelled import ModelledQPU
+from .devices.catalog import fake_device, fake_device_names
+from .devices.snapshot import hardware_snapshot
 from .metrics import describe
-from .modelled import ModelledQPU
-from .sections import SECTIONS
-from .snapshot import hardware_snapshot
-from .stages import generate, observable, transpile
+from .pipeline.sections import SECTIONS
+from .pipeline.steps import generate, observable, transpile
 
 
 @hookimpl
@@ -94,7 +94,7 @@ def llqm_register_instrumentors(register: Callable[..., None]) -> None:
 @hookimpl
 def llqm_decode_result(kind: str, data: bytes) -> Any:
     """A job's counts, as every ``execute`` task keeps them (``kept_counts``)."""
-    from . import kept_counts
+    from .backends import kept_counts
 
     if kind == kept_counts.PRIMITIVE_KIND:
         return kept_counts.load_primitive(data)
@@ -103,8 +103,8 @@ def llqm_decode_result(kind: str, data: bytes) -> Any:
 
 @hookimpl
 def llqm_observable(spec: dict[str, Any], text: str | None) -> Any:
-    """Observables of this plugin from their kept ``spec()`` (``observable_specs``)."""
-    from . import observable_specs
+    """Observables of this plugin from their kept ``spec()`` (``observables.specs``)."""
+    from .observables import specs as observable_specs
 
     if spec.get("type") not in ("diagonal", "pauli"):
         return None

@@ -16,7 +16,7 @@ from typing import Any
 
 from qiskit.quantum_info import SparsePauliOp
 
-from .observables import DiagonalObservable, Term, outcomes, parity
+from .expectation import DiagonalObservable, Term, outcomes, parity
 from .pauli import PauliSum
 
 KINDS = ("parity", "outcomes", "neighbour_parities", "pauli")
