@@ -18,7 +18,7 @@ from scipy.optimize import minimize
 
 import llqm_core as llqm
 from llqm_core.analysis.html_report import html_report
-from llqm_core.analysis.report import build_report
+from llqm_core.analysis.report import analyse_run, build_report
 from llqm_core.runtime.instrumentation import instrument_all, uninstrument_all
 
 
@@ -84,12 +84,12 @@ def test_marked_iterations_with_drifting_calibration_show_cost_and_the_changes(s
     with llqm.run("marked loop", store=store_path) as run:
         found = minimize(energy, np.full(4, 0.2), method="COBYLA", options={"maxiter": 6})
     store = llqm.ProfileStore(store_path, readonly=True)
-    report = build_report(store, run.id)
+    report, tasks, _ = analyse_run(store, run.id)
     iterations = report["iterations"]
     assert len(iterations) == found.nfev and all(it["source"] == "user" for it in iterations)
     assert all(it["tasks"] >= 1 and it["calibration"] for it in iterations)
     assert [it["calibration_changed"] for it in iterations] == [False] + [True] * (found.nfev - 1)
-    page = html_report(report)
+    page = html_report(report, tasks)
     assert "objective and cost per iteration" in page and "(changed)" in page
     # outside any run the mark does nothing, so the loop runs unprofiled as it is
     assert llqm.iteration(value=1.0) is None

@@ -13,6 +13,7 @@ import html
 from typing import Any
 
 from ..model.modelled import with_word
+from ..model.records import TaskRecord
 from .iterations import ITERATION_COLUMNS, iteration_rows
 from .kept import kept_sentence
 from .plots import iterations_png, stages_png, timeline_png
@@ -30,10 +31,12 @@ from .report import (
     single_trial_sentence,
     stage_rows,
     stages_caption,
+    task_entry,
     warmup_sentence,
 )
 from .summary import FIDELITY_FIGURES
 from .trial_report import trials_closing, trials_heading, trials_tables
+from .visible import visible_tasks
 
 MAX_TASK_ROWS = 500
 _STYLE = """
@@ -69,8 +72,11 @@ def _microseconds(seconds: float | None) -> str:
     return "-" if seconds is None else f"{seconds * 1e6:.1f} us"
 
 
-def html_report(report: dict[str, Any]) -> str:
+def html_report(report: dict[str, Any], tasks: list[TaskRecord]) -> str:
+    """The page of a run's report; ``tasks`` are the run's tasks (``analyse_run``'s), drawn in its
+    timeline (too many too short ones merged, as the page then says: ``visible_tasks``)."""
     run = report["run"]
+    drawn, merged = visible_tasks(tasks, run["wall_s"])
     parts = [
         f"<h1>{html.escape(run['name'])}</h1>",
         f'<p id="run">run <code>{run["id"]}</code>, <b class="{run["status"]}">{run["status"]}</b>, started '
@@ -142,7 +148,10 @@ def html_report(report: dict[str, Any]) -> str:
     if report.get("iterations"):
         parts.append(_image(iterations_png(report), "objective and cost per iteration"))
         parts.append(_table("Iterations", list(ITERATION_COLUMNS), iteration_rows(report)))
-    parts.append(_image(timeline_png(report), "timeline of the run's tasks"))
+    drawn_report = report | {"tasks": [task_entry(t) for t in drawn]}
+    parts.append(_image(timeline_png(drawn_report), "timeline of the run's tasks"))
+    if merged:
+        parts.append(f'<p id="merged">In the timeline, {html.escape(merged["note"])}.</p>')
     parts.append(_image(stages_png(report), "stage breakdown"))
     parts.append(_table(stages_caption(report), list(STAGE_COLUMNS), stage_rows(report)))
     if report.get("decisions"):
@@ -162,10 +171,12 @@ def html_report(report: dict[str, Any]) -> str:
         )
     for warning in report.get("warnings", []):
         parts.append(f'<p class="warning">warning: {html.escape(warning)}</p>')
-    tasks = report["tasks"][:MAX_TASK_ROWS]
+    listed = report["tasks"][:MAX_TASK_ROWS]
+    count = report.get("task_count", len(report["tasks"]))
     parts.append(
         _table(
-            f"Tasks ({len(tasks)} of {len(report['tasks'])})",
+            f"Tasks ({len(listed)} of {count}"
+            + (", those with the most own wall time)" if len(report["tasks"]) < count else ")"),
             ["task", "stage", "status", "wall", "cpu", "peak RSS", "QPU", "queue"],
             [
                 [
@@ -178,7 +189,7 @@ def html_report(report: dict[str, Any]) -> str:
                     format_seconds(t["qpu_s"]),
                     format_seconds(t["queue_s"]),
                 ]
-                for t in tasks
+                for t in listed
             ],
         )
     )

@@ -205,7 +205,10 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> None:
             stored = ProfileStore(store, readonly=True)
             rows.append(
                 repeated_point(
-                    [point_summary(assignment, build_report(stored, r)) for r in trials.run_ids],
+                    [
+                        point_summary(assignment, build_report(stored, r, keep_tasks=0))
+                        for r in trials.run_ids
+                    ],
                     trials.id,
                 )
             )
