@@ -3,8 +3,9 @@
 The marks (``runtime.iterations``) give each iteration's window and objective; the run's tasks
 that started in the window are its tasks, whose QPU seconds add up to its QPU cost. Its CPU is
 the process's CPU seconds in the window (what the loop's own Python cost too, not only its
-tasks'), its wall the window's length. The calibration in force is the snapshot its last
-job ran against; a change from the previous iteration is marked.
+tasks'), its wall the window's length; both leave out the warm-up paid in the window (imports,
+a first pass manager: ``model.warmup``), which is shown apart. The calibration in force is
+the snapshot its last job ran against; a change from the previous iteration is marked.
 
 Marks a program made itself (``llqm_core.iteration``) are the iterations where there are any;
 otherwise those of the loop with the most marks that a plugin detected (an Estimator called
@@ -18,6 +19,7 @@ from typing import Any
 
 from ..model.records import KeptResult, TaskRecord
 from ..model.units import format_seconds
+from ..model.warmup import is_warmup
 
 KIND = "llqm.iteration"
 USER = "user"
@@ -50,7 +52,12 @@ def iterations(results: list[KeptResult], tasks: list[TaskRecord]) -> list[dict[
     for mark in marks:
         first = bisect.bisect_right(starts, mark["start_ns"])
         last = bisect.bisect_right(starts, mark["end_ns"])
-        inside = ordered[first:last]
+        window = ordered[first:last]
+        inside = [t for t in window if not is_warmup(t.stage)]
+        warm_ids = {t.id for t in window if is_warmup(t.stage)}
+        warm = [t for t in window if t.id in warm_ids and t.parent_id not in warm_ids]
+        warm_wall = sum(t.profile.wall_s or 0.0 for t in warm)
+        warm_cpu = sum(t.profile.cpu_s or 0.0 for t in warm)
         qpu = [t.profile.qpu_s for t in inside if t.profile.qpu_s is not None]
         seen = [t.hardware for t in inside if t.hardware]
         previous = calibration
@@ -63,8 +70,15 @@ def iterations(results: list[KeptResult], tasks: list[TaskRecord]) -> list[dict[
                 "parameter_change": mark.get("parameter_change"),
                 "parameters_norm": mark.get("parameters_norm"),
                 "tasks": len(inside),
-                "wall_s": (mark["end_ns"] - mark["start_ns"]) / 1e9,
-                "process_cpu_s": mark.get("process_cpu_s"),
+                # a first call's cost (imports, a first pass manager) is shown apart, not as
+                # the iteration's: a later iteration does not pay it
+                "wall_s": max((mark["end_ns"] - mark["start_ns"]) / 1e9 - warm_wall, 0.0),
+                "process_cpu_s": (
+                    None
+                    if mark.get("process_cpu_s") is None
+                    else max(mark["process_cpu_s"] - warm_cpu, 0.0)
+                ),
+                "warmup_wall_s": warm_wall,
                 "qpu_s": sum(qpu) if qpu else None,
                 "calibration": calibration,
                 "calibration_changed": previous is not None and calibration != previous,
@@ -74,7 +88,16 @@ def iterations(results: list[KeptResult], tasks: list[TaskRecord]) -> list[dict[
     return rows
 
 
-ITERATION_COLUMNS = ("#", "objective", "|Δparams|", "tasks", "wall", "CPU", "QPU", "calibration")
+ITERATION_COLUMNS = (
+    "#",
+    "objective",
+    "|Δparams|",
+    "tasks",
+    "wall",
+    "process CPU",
+    "QPU",
+    "calibration",
+)
 
 
 def iteration_rows(report: dict[str, Any]) -> list[list[str]]:
@@ -95,7 +118,12 @@ def iteration_rows(report: dict[str, Any]) -> list[list[str]]:
                 value,
                 "-" if change is None else f"{change:.4g}",
                 str(it["tasks"]),
-                format_seconds(it["wall_s"]),
+                format_seconds(it["wall_s"])
+                + (
+                    f" (+{format_seconds(it['warmup_wall_s'])} warm-up)"
+                    if it["warmup_wall_s"]
+                    else ""
+                ),
                 format_seconds(it["process_cpu_s"]),
                 format_seconds(it["qpu_s"]),
                 calibration,
