@@ -158,6 +158,9 @@ def test_the_cli_reanalyses_prints_both_runs_and_compare_works_on_the_pair(tmp_p
     assert f"run {run_id[:12]}" in done.stdout and "derived from" in done.stdout
     derived = llqm.ProfileStore(store, readonly=True).runs()[0]
     assert derived.config[DERIVED_FROM] == run_id
+    report = run_cli("--store", store, "report", derived.id)
+    assert f"Re-analysis of run {run_id[:12]}" in report.stdout
+    assert "zne.factory=linear: no job ran" in report.stdout
     compared = run_cli("--store", store, "compare", run_id, derived.id)
     assert compared.returncode == 0, compared.stderr
     assert "mitigated" in compared.stdout

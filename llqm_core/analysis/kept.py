@@ -50,3 +50,21 @@ def kept_sentence(report: dict[str, Any]) -> str | None:
             "keep_results cap"
         )
     return sentence
+
+
+#: The configuration key of a run computed again from another's kept results (``llqm reanalyze``).
+DERIVED_FROM = "derived_from"
+
+
+def derived_sentence(report: dict[str, Any]) -> str | None:
+    """For a re-analysis, which run it was computed from and with what; None for any other run."""
+    config = report["run"].get("config") or {}
+    source = config.get(DERIVED_FROM)
+    if not source:
+        return None
+    settings = config.get("reanalysis.settings") or {}
+    given = ", ".join(f"{k}={v}" for k, v in settings.items()) or "its own options"
+    return (
+        f"Re-analysis of run {source[:12]} from its kept results with {given}: no job ran, "
+        "and none of that run's costs are counted here"
+    )

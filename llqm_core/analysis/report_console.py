@@ -17,7 +17,7 @@ from ..model.units import format_bytes, format_seconds
 from ..model.warmup import is_warmup
 from .console import styled
 from .iterations import ITERATION_COLUMNS, iteration_rows
-from .kept import kept_sentence
+from .kept import derived_sentence, kept_sentence
 from .report import (
     STAGE_COLUMNS,
     bottleneck_sentence,
@@ -106,6 +106,9 @@ def render_report(report: dict[str, Any], console: Console, tasks: bool = False)
     )
     if run.get("error"):
         console.print(styled(("error:", "red"), f" {run['error']}"))
+    derived = derived_sentence(report)
+    if derived:
+        console.print(derived, highlight=False, soft_wrap=True)
     if report["tasks"]:
         _render_tasks(report, console, tasks)
     stages = Table(title=stages_caption(report), title_justify="left")

@@ -19,6 +19,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from ..analysis.kept import DERIVED_FROM
 from ..analysis.summary import fidelity
 from ..hooks.plugins import loaded_plugins
 from ..model.errors import UserError
@@ -29,7 +30,6 @@ from ..store.profile_store import ProfileStore
 from .options import Commands
 
 STAGE = "analysis.reanalyze"
-DERIVED_FROM = "derived_from"
 
 
 def parse_settings(settings: list[str]) -> dict[str, str]:
