@@ -26,7 +26,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from . import __version__, profile_command, store_command
+from . import __version__, export_command, profile_command, store_command
 from . import hardware_commands as hardware_actions
 from .analysis.compare import compare_runs
 from .analysis.html_report import html_report, trials_html
@@ -306,6 +306,7 @@ def build_parser() -> argparse.ArgumentParser:
     plugins.set_defaults(handler=cmd_plugins)
     profile_command.add_command(commands, common)
     store_command.add_command(commands, common)
+    export_command.add_command(commands, common)
     return parser
 
 

@@ -32,6 +32,9 @@ TOP_MODULES = {
     "hardware_commands",
     "registries",
     "store_command",
+    "export_command",
+    "watch_command",
+    "notebook",
 }
 PLUGINS = {"llqm_qiskit", "llqm_mitiq", "llqm_policies", "llqm_prefect"}
 #: What the engine-agnostic core never imports, not even lazily.
