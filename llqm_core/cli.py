@@ -41,11 +41,11 @@ from .analysis.report import (
     run_summary,
 )
 from .analysis.tables import json_lines
+from .analysis.tradeoffs import COSTS, front_sentence
 from .analysis.trials import (
     find_trials,
     format_summary,
     render_trials,
-    repeated_point,
     trials_report,
 )
 from .hooks.plugins import configure_plugins, loaded_plugins
@@ -54,12 +54,13 @@ from .model.errors import LLQMWarning, StoreError, UserError
 from .model.records import HardwareSnapshot
 from .model.units import iso_time
 from .pipeline import registries
-from .pipeline.file import PipelineFailed, load_pipeline, read_pipeline_file
+from .pipeline.file import PipelineFailed, load_pipeline
 from .pipeline.sections import features
 from .pipeline.shapes import describe, pipeline_shape
-from .pipeline.sweep import grid_pipelines, parse_grid, point_summary
+from .pipeline.sweep import parse_grid
 from .pipeline.trials import run_trials
 from .store.profile_store import ProfileStore, default_store_path
+from .sweeps import plan_sweep, run_plan
 from .telemetry.chrome_trace import chrome_trace
 
 EXIT_USER_ERROR = 2
@@ -174,6 +175,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="run each point N times (default: the file's [run] repeat), reporting mean, sd "
         "and 95%% intervals",
+    )
+    sweep.add_argument(
+        "--cost",
+        choices=sorted(COSTS),
+        default=None,
+        help="the cost the Pareto front weighs the mitigated error against: qpu (seconds), "
+        "shots or wall (seconds); default qpu where a point reports QPU time, else shots",
     )
     sweep.set_defaults(handler=cmd_sweep)
 
@@ -422,35 +430,24 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> None:
         raise UserError(
             "llqm sweep needs at least one --grid KEY=V1,V2,... (for example --grid circuit.qubits=4,8)."
         )
-    config = read_pipeline_file(args.pipeline)
-    points = grid_pipelines(
-        config,
-        parse_grid(args.grid),
+    plan = plan_sweep(
         args.pipeline,
+        parse_grid(args.grid),
         store=getattr(args, "store", None),
         force=args.force,
+        cost=args.cost,
     )
-    rows = []
     with _progress(args.json) as progress:
-        bar = progress.add_task("sweep", total=len(points))
-        for index, (assignment, pipeline) in enumerate(points):
-            progress.update(
-                bar,
-                completed=index,
-                description=f"sweep {index + 1}/{len(points)}: {pipeline.name}",
-            )
-            store = getattr(args, "store", None) or pipeline.store
-            trials = run_trials(pipeline, store=store, repeat=args.repeat)
-            stored = ProfileStore(store, readonly=True)
-            rows.append(
-                repeated_point(
-                    [point_summary(assignment, build_report(stored, r)) for r in trials.run_ids],
-                    trials.id,
-                )
-            )
-        progress.update(bar, completed=len(points), description="sweep done")
+        bar = progress.add_task("sweep", total=len(plan.points))
+
+        def on_point(index: int, count: int, name: str) -> None:
+            progress.update(bar, completed=index, description=f"sweep {index + 1}/{count}: {name}")
+
+        result = run_plan(plan, repeat=args.repeat, on_point=on_point)
+        progress.update(bar, completed=len(result.rows), description="sweep done")
+    rows = result.rows
     if args.plot:
-        sweep_plot(rows, args.plot, f"Sweep of {args.pipeline}")
+        sweep_plot(rows, args.plot, result.title, result.cost)
     if args.json:
         _print_json(rows)
         return
@@ -483,7 +480,11 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> None:
             no_wrap=column == "run",  # the id llqm report takes, whole
         )
     # one key=value a line, named as in the plot, never cut: "mitigation.techn…" hides the point
-    labels = ["\n".join(point_labels(row["point"])) for row in rows]
+    # a point on the trade-off front says so on a line of its own: no column to widen the table
+    labels = [
+        "\n".join(point_labels(row["point"]) + (["[front]"] if row["pareto"] else []))
+        for row in rows
+    ]
     widest = max((len(line) for label in labels for line in label.split("\n")), default=5)
     table.columns[0].min_width = min(widest, 30)
     for row, label in zip(rows, labels):
@@ -502,6 +503,7 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> None:
             row["run"][:17],
         )
     console.print(table)
+    console.print(front_sentence(result), highlight=False, soft_wrap=True)
 
 
 def cmd_runs(args: argparse.Namespace, console: Console) -> None:

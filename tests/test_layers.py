@@ -35,6 +35,7 @@ TOP_MODULES = {
     "export_command",
     "watch_command",
     "notebook",
+    "sweeps",
 }
 PLUGINS = {"llqm_qiskit", "llqm_mitiq", "llqm_policies", "llqm_prefect"}
 #: What the engine-agnostic core never imports, not even lazily.

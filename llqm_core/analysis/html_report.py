@@ -65,6 +65,13 @@ def _microseconds(seconds: float | None) -> str:
 
 
 def html_report(report: dict[str, Any]) -> str:
+    """The run's report as one self-contained page."""
+    return _page(report["run"]["name"], report_parts(report))
+
+
+def report_parts(report: dict[str, Any], max_tasks: int = MAX_TASK_ROWS) -> list[str]:
+    """The page's pieces, in order: heading, sentences, tables and pictures; ``max_tasks``
+    caps the task table (the biggest tasks by own time first when it cuts)."""
     run = report["run"]
     parts = [
         f"<h1>{html.escape(run['name'])}</h1>",
@@ -148,7 +155,9 @@ def html_report(report: dict[str, Any]) -> str:
         )
     for warning in report.get("warnings", []):
         parts.append(f'<p class="warning">warning: {html.escape(warning)}</p>')
-    tasks = report["tasks"][:MAX_TASK_ROWS]
+    tasks = report["tasks"]
+    if len(tasks) > max_tasks:
+        tasks = sorted(tasks, key=lambda t: -(t.get("own_wall_s") or 0.0))[:max_tasks]
     parts.append(
         _table(
             f"Tasks ({len(tasks)} of {len(report['tasks'])})",
@@ -168,7 +177,7 @@ def html_report(report: dict[str, Any]) -> str:
             ],
         )
     )
-    return _page(run["name"], parts)
+    return parts
 
 
 def _page(title: str, parts: list[str]) -> str:
@@ -182,10 +191,15 @@ def _page(title: str, parts: list[str]) -> str:
 def trials_html(report: dict[str, Any]) -> str:
     """A trial set's report (``trials.trials_report``) as one self-contained page: each trial,
     and every figure that varies between them as mean, sd and 95% interval."""
+    return _page(report["trials"]["name"], trials_parts(report))
+
+
+def trials_parts(report: dict[str, Any]) -> list[str]:
+    """The pieces of a trial set's page, in order."""
     parts = [
         f"<h1>{html.escape(report['trials']['name'])}</h1>",
         f'<p id="trials">{html.escape(trials_heading(report))}.</p>',
     ]
     parts += [_table(caption, header, rows) for caption, header, rows in trials_tables(report)]
     parts += [f"<p>{html.escape(line)}.</p>" for line in trials_closing(report)]
-    return _page(report["trials"]["name"], parts)
+    return parts
