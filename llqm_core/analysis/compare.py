@@ -67,7 +67,16 @@ def _fidelity_figure(name: str) -> Any:
     return lambda report: report["fidelity"].get(name)
 
 
-def compare_runs(store: ProfileStore, run_a: str, run_b: str) -> dict[str, Any]:
+class Comparison(dict):
+    """What ``compare_runs`` found: plain JSON-ready data that shows itself in a notebook cell."""
+
+    def _repr_html_(self) -> str:
+        from .notebook_html import comparison_html
+
+        return comparison_html(self)
+
+
+def compare_runs(store: ProfileStore, run_a: str, run_b: str) -> Comparison:
     """Per-stage and fidelity differences between two stored runs or trial sets (b against a)."""
     a_id, a = _reports(store, run_a)
     b_id, b = _reports(store, run_b)
@@ -80,14 +89,16 @@ def compare_runs(store: ProfileStore, run_a: str, run_b: str) -> dict[str, Any]:
         for name in FIDELITY_FIGURES
         if any(name in r["fidelity"] for r in a + b)
     }
-    return {
-        "a": _side(a_id, a),
-        "b": _side(b_id, b),
-        "wall_s": _compared(a, b, lambda report: report["run"]["wall_s"]),
-        "stages": stages,
-        "fidelity": fidelity,
-        "decisions": {
-            "a": [d["policy"] for d in a[0]["decisions"]],
-            "b": [d["policy"] for d in b[0]["decisions"]],
-        },
-    }
+    return Comparison(
+        {
+            "a": _side(a_id, a),
+            "b": _side(b_id, b),
+            "wall_s": _compared(a, b, lambda report: report["run"]["wall_s"]),
+            "stages": stages,
+            "fidelity": fidelity,
+            "decisions": {
+                "a": [d["policy"] for d in a[0]["decisions"]],
+                "b": [d["policy"] for d in b[0]["decisions"]],
+            },
+        }
+    )
