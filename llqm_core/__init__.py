@@ -28,6 +28,7 @@ from .model.records import (
     TaskRecord,
     TaskStatus,
 )
+from .moved import keep_old_paths
 from .notebook import (
     compare,
     load_ipython_extension,
@@ -54,6 +55,14 @@ from .runtime.instrumentation import Instrumentor, instrument_all, uninstrument_
 from .runtime.sampler import set_sample_interval
 from .store.profile_store import ProfileStore, default_store_path, open_store
 from .telemetry.tracing import configure_exporters, flush
+
+keep_old_paths(
+    {
+        "llqm_core.hardware_commands": "llqm_core.cli.hardware",
+        "llqm_core.profile_command": "llqm_core.cli.profile",
+        "llqm_core.store_command": "llqm_core.cli.store",
+    }
+)
 
 try:
     __version__ = version("llqm")

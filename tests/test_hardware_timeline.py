@@ -14,7 +14,7 @@ import llqm_core as llqm
 from llqm_core.analysis.html_report import html_report
 from llqm_core.analysis.report import build_report
 from llqm_core.cli import main
-from llqm_core.hardware_commands import parse_since
+from llqm_core.cli.hardware import parse_since
 from llqm_core.model.errors import UserError
 from llqm_core.model.hardware import MONITOR_STAGE
 from llqm_core.pipeline import parse_pipeline, run_pipeline

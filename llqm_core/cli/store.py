@@ -12,14 +12,15 @@ import sys
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from .analysis.plain import plain_console
-from .model.records import RunRecord
-from .store.copy import check_distinct, copy_runs, runs_to_copy
-from .store.profile_store import ProfileStore
+from ..analysis.plain import plain_console
+from ..model.records import RunRecord
+from ..store.copy import check_distinct, copy_runs, runs_to_copy
+from ..store.profile_store import ProfileStore
+from .options import Commands
 
 
-def add_command(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    """The ``store`` subcommand of ``llqm``."""
+def add_commands(commands: Commands, common: argparse.ArgumentParser) -> None:
+    """Add ``store`` and its action ``copy`` to ``llqm``."""
     store = commands.add_parser("store", parents=[common], help="move runs between stores")
     actions = store.add_subparsers(dest="store_command", metavar="ACTION", parser_class=type(store))
     actions.required = True

@@ -9,13 +9,13 @@ import sys
 
 from rich.console import Console
 
-from .analysis.export import FORMATS, export_rows, format_for, write_export
-from .model.errors import UserError
-from .store.profile_store import ProfileStore
+from ..analysis.export import FORMATS, export_rows, format_for, write_export
+from ..model.errors import UserError
+from .options import Commands, read_store
 
 
-def add_command(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    """The ``export`` subcommand of ``llqm``."""
+def add_commands(commands: Commands, common: argparse.ArgumentParser) -> None:
+    """Add ``export`` to ``llqm``."""
     export = commands.add_parser(
         "export",
         parents=[common],
@@ -51,8 +51,7 @@ def cmd_export(args: argparse.Namespace, console: Console) -> None:
     fmt = format_for(args.output, args.format)
     if fmt == "parquet" and args.output is None and sys.stdout.isatty():
         raise UserError("Parquet is binary: name a file with -o FILE (or pipe the output).")
-    store = ProfileStore(getattr(args, "store", None), readonly=True)
-    export = export_rows(store, args.run, args.kind)
+    export = export_rows(read_store(args), args.run, args.kind)
     sys.stdout.flush()
     count = write_export(export, fmt, args.output, sys.stdout.buffer)
     if args.output is not None:

@@ -8,29 +8,26 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from rich.console import Console
 
-from .analysis.html_report import html_report
-from .analysis.plain import plain_console
-from .analysis.report import build_report, render_report
-from .model.errors import UserError
-from .runtime.programs import parse_program, profile_program
-from .store.profile_store import ProfileStore
+from ..analysis.html_report import html_report
+from ..analysis.plain import plain_console
+from ..analysis.report import build_report, render_report
+from ..runtime.programs import parse_program, profile_program
+from ..store.profile_store import ProfileStore
+from .options import Commands, add_outputs, write_html
 
 
-def add_command(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    """The ``profile`` subcommand of ``llqm``."""
+def add_commands(commands: Commands, common: argparse.ArgumentParser) -> None:
+    """Add ``profile`` to ``llqm``."""
     profile = commands.add_parser(
         "profile",
         parents=[common],
         help="run an unmodified Python program as one profiled run (llqm profile script.py ARGS)",
     )
     profile.add_argument("--name", default=None, help="the run's name (default: profile SCRIPT)")
-    profile.add_argument(
-        "--html", default=None, metavar="FILE", help="also write the run's HTML report to FILE"
-    )
+    add_outputs(profile, html="also write the run's HTML report to FILE")
     profile.add_argument(
         "-m",
         dest="module",
@@ -56,10 +53,5 @@ def cmd_profile(args: argparse.Namespace, console: Console) -> int:
         wide = None if sys.stderr.isatty() else 160  # as the CLI's own console
         render_report(report, plain_console(stderr=True, width=wide), tasks=False)
         if args.html:
-            try:
-                Path(args.html).write_text(html_report(report), encoding="utf-8")
-            except OSError as exc:
-                raise UserError(
-                    f"cannot write the HTML report to {args.html}: {exc.strerror}."
-                ) from None
+            write_html(args.html, html_report(report))
     return status
