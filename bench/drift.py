@@ -30,8 +30,8 @@ from pathlib import Path
 
 from llqm_mitiq.zne import extrapolation, fold_gates
 from llqm_qiskit import ghz, profiled_transpile
-from llqm_qiskit.aer import AerBackend
-from llqm_qiskit.observables import ideal_outcomes
+from llqm_qiskit.backends.aer import AerBackend
+from llqm_qiskit.observables.expectation import ideal_outcomes
 
 import llqm_core
 from llqm_core.analysis.stats import overlap, summarize

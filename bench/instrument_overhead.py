@@ -171,12 +171,15 @@ class OwnTime:
         return timed_call
 
     def watch(self) -> None:
-        from llqm_qiskit import instrument, stage_profiler
+        from llqm_qiskit import instrument
+        from llqm_qiskit.instrument import transpiles
+        from llqm_qiskit.transpile import stage_profiler
 
-        from llqm_core.runtime import api
+        from llqm_core.runtime import api, tasks
 
         for owner, names in (
             (api, ("start_task", "finish_task")),
+            (tasks, ("start_task", "finish_task")),
             (llqm_core, ("start_task", "finish_task")),
             (
                 api.TaskHandle,
@@ -196,10 +199,8 @@ class OwnTime:
                     "finish_followed",
                 ),
             ),
-            (
-                instrument,
-                ("with_markers", "_snapshot", "_pub_circuits", "_job_usage", "_transpile_task"),
-            ),
+            (transpiles, ("with_markers", "_transpile_task")),
+            (instrument, ("snapshot_of", "pub_circuits", "job_usage")),
         ):
             for name in names:
                 setattr(owner, name, self.wrap(getattr(owner, name)))
@@ -234,14 +235,14 @@ def _without_passes(pass_manager, circuit, parent, run, run_marked, callback, **
 
 
 def _left_out() -> dict[str, list[tuple[object, str, object]]]:
-    from llqm_qiskit import instrument
+    from llqm_qiskit.instrument import transpiles
 
-    from llqm_core.runtime import api
+    from llqm_core.runtime import tasks
     from llqm_core.store.profile_store import ProfileStore
 
     return {
-        "per-pass profiling": [(instrument, "_run_profiled", _without_passes)],
-        "readings": [(api, "Measurement", _WallClockOnly)],
+        "per-pass profiling": [(transpiles, "_run_profiled", _without_passes)],
+        "readings": [(tasks, "Measurement", _WallClockOnly)],
         "store writes of tasks": [
             (ProfileStore, "start_task", lambda self, task: None),
             (ProfileStore, "finish_task", lambda self, task: None),
@@ -306,7 +307,7 @@ def breakdown(store: Path, rounds: int) -> None:
 
 def per_circuit(store: Path, count: int, parts: dict[str, list], device: str) -> None:
     """LLQM's extra time per circuit, each circuit of the script's loop timed alone (``--per-circuit``)."""
-    from llqm_qiskit.devices import fake_device
+    from llqm_qiskit.devices.catalog import fake_device
     from qiskit_aer import AerSimulator
 
     one = runpy.run_path(str(SCRIPT))["transpile_and_run"]

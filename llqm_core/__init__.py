@@ -58,7 +58,10 @@ from .telemetry.tracing import configure_exporters, flush
 
 keep_old_paths(
     {
+        "llqm_core.analysis.plain": "llqm_core.analysis.console",
+        "llqm_core.analysis.trials": "llqm_core.analysis.trial_report",
         "llqm_core.hardware_commands": "llqm_core.cli.hardware",
+        "llqm_core.model.trials": "llqm_core.model.trial_keys",
         "llqm_core.profile_command": "llqm_core.cli.profile",
         "llqm_core.store_command": "llqm_core.cli.store",
     }

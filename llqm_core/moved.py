@@ -12,10 +12,11 @@ import importlib.abc
 import importlib.machinery
 import sys
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import ModuleType
+from typing import Any
 
-__all__ = ["keep_old_paths"]
+__all__ = ["forward_names", "keep_old_paths"]
 
 
 class _OldPaths(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -61,3 +62,33 @@ def keep_old_paths(moves: Mapping[str, str]) -> None:
     _FINDER.new_name.update(moves)
     if _FINDER not in sys.meta_path:
         sys.meta_path.insert(0, _FINDER)
+
+
+def forward_names(package: str, module: str) -> Callable[[str], Any]:
+    """A module ``__getattr__`` for a package that took the name of a module that moved into it.
+
+    ``package.NAME`` (and ``from package import NAME``) finds NAME in ``module``, with a warning
+    the first time.
+
+    Args:
+        package: the package's dotted name (its ``__name__``).
+        module: the dotted name of the module the old module's code now lives in.
+    """
+
+    def __getattr__(name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        try:
+            value = getattr(importlib.import_module(module), name)
+        except AttributeError:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
+        warnings.warn(
+            f"{package}.{name} moved to {module}.{name}; import it from there "
+            "(the old path goes in the next release).",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        setattr(sys.modules[package], name, value)  # one warning: ``from`` asks twice
+        return value
+
+    return __getattr__

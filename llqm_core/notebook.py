@@ -45,7 +45,7 @@ class Shown:
     def _repr_html_(self) -> str:
         from .analysis.notebook_html import run_html, trials_cell_html
         from .analysis.report import build_report
-        from .analysis.trials import find_trials, trials_report
+        from .analysis.trial_report import find_trials, trials_report
 
         store = _store_of(self.store)
         trials = find_trials(store, self.ident)
@@ -56,7 +56,7 @@ class Shown:
     def report(self) -> dict[str, Any]:
         """The report as data (``llqm report --json``): a run's, or a trial set's."""
         from .analysis.report import build_report
-        from .analysis.trials import find_trials, trials_report
+        from .analysis.trial_report import find_trials, trials_report
 
         store = _store_of(self.store)
         trials = find_trials(store, self.ident)

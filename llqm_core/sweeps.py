@@ -2,7 +2,7 @@
 trade-off front of its points (``llqm sweep``, and ``llqm_core.sweep`` in a notebook).
 
 The grid is ``pipeline.sweep``'s; the rows are ``pipeline.sweep.point_summary`` per trial,
-gathered per point by ``analysis.trials.repeated_point`` and marked by
+gathered per point by ``analysis.trial_report.repeated_point`` and marked by
 ``analysis.tradeoffs.mark_front``.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 from .analysis.report import build_report
 from .analysis.tradeoffs import Sweep, cost_field, default_cost, mark_front
-from .analysis.trials import repeated_point
+from .analysis.trial_report import repeated_point
 from .pipeline.file import Pipeline, read_pipeline_file
 from .pipeline.sweep import grid_pipelines, parse_grid, point_summary
 from .pipeline.trials import run_trials

@@ -108,7 +108,7 @@ def prefect_server():
 @pytest.fixture(scope="session")
 def fez():
     """IBM's 156-qubit Heron r2 fake_fez, as qiskit-ibm-runtime ships it (one shared instance)."""
-    from llqm_qiskit.devices import fake_device
+    from llqm_qiskit.devices.catalog import fake_device
 
     return fake_device("fake_fez")
 

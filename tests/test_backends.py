@@ -6,11 +6,11 @@ import threading
 
 import pytest
 from llqm_qiskit import ghz, ghz_success
-from llqm_qiskit.aer import AerBackend, choose_method, is_clifford
-from llqm_qiskit.drift import CalibrationDrift
-from llqm_qiskit.modelled import ModelledQPU
-from llqm_qiskit.qpu_time import DurationTable, QpuTimeModel, circuit_duration
-from llqm_qiskit.queue_model import QueueModel
+from llqm_qiskit.backends.aer import AerBackend, choose_method, is_clifford
+from llqm_qiskit.backends.modelled import ModelledQPU
+from llqm_qiskit.devices.drift import CalibrationDrift
+from llqm_qiskit.devices.qpu_time import DurationTable, QpuTimeModel, circuit_duration
+from llqm_qiskit.devices.queue_model import QueueModel
 from qiskit import QuantumCircuit, transpile
 
 import llqm_core as llqm
@@ -144,7 +144,8 @@ def test_circuit_duration_is_its_scheduled_length(fez):
 def test_aer_can_record_the_modelled_device_time_of_a_job_labelled_as_modelled(store_path, ghz5):
     from rich.console import Console
 
-    from llqm_core.analysis.report import build_report, render_report
+    from llqm_core.analysis.report import build_report
+    from llqm_core.analysis.report_console import render_report
     from llqm_core.analysis.summary import step_costs
 
     backend = AerBackend(device="fake_fez", model_qpu_time=True)
@@ -255,7 +256,7 @@ def test_a_drifting_backend_names_a_new_snapshot_per_job(store_path, ghz5):
 
 
 def test_an_unknown_device_names_the_closest_ones_not_every_device():
-    from llqm_qiskit.devices import fake_device
+    from llqm_qiskit.devices.catalog import fake_device
 
     with pytest.raises(ValueError, match="unknown device 'fake_fezz'") as raised:
         fake_device("fake_fezz")

@@ -16,7 +16,7 @@ import llqm_core as llqm
 from llqm_core.analysis.export import COLUMNS, columns_markdown
 from llqm_core.analysis.tables import task_rows
 from llqm_core.cli import main
-from llqm_core.model.trials import TRIAL_COUNT, TRIAL_INDEX, TRIAL_SEED, TRIAL_SET
+from llqm_core.model.trial_keys import TRIAL_COUNT, TRIAL_INDEX, TRIAL_SEED, TRIAL_SET
 
 
 @pytest.fixture

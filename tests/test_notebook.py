@@ -13,7 +13,7 @@ from nbclient import NotebookClient
 
 import llqm_core as llqm
 from llqm_core.analysis.tradeoffs import Sweep, mark_front
-from llqm_core.model.trials import TRIAL_COUNT, TRIAL_INDEX, TRIAL_SEED, TRIAL_SET
+from llqm_core.model.trial_keys import TRIAL_COUNT, TRIAL_INDEX, TRIAL_SEED, TRIAL_SET
 
 NOTEBOOK = ROOT / "examples" / "notebooks" / "profile_a_cell.ipynb"
 

@@ -6,10 +6,15 @@ import importlib
 import subprocess
 import sys
 
+import llqm_mitiq
+import llqm_policies
+import llqm_qiskit
 import pytest
 
 import llqm_core
 from llqm_core.moved import _FINDER
+
+assert llqm_mitiq and llqm_policies and llqm_qiskit  # importing them declares their old paths
 
 OLD_PATHS = sorted(_FINDER.new_name.items())
 
@@ -38,6 +43,24 @@ def test_from_an_old_path_import_a_name_in_a_fresh_interpreter():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "warned: llqm_core.hardware_commands moved to llqm_core.cli.hardware" in out.stdout
     assert out.stdout.strip().endswith("3600.0")
+
+
+@pytest.mark.parametrize(
+    ("package", "name", "module"),
+    [
+        ("llqm_qiskit.transpile", "profiled_transpile", "llqm_qiskit.transpile.profiled"),
+        ("llqm_qiskit.observables", "parity", "llqm_qiskit.observables.expectation"),
+        ("llqm_qiskit.devices", "fake_device", "llqm_qiskit.devices.catalog"),
+    ],
+)
+def test_a_package_that_took_a_moved_modules_name_still_gives_its_names(package, name, module):
+    found = importlib.import_module(package)
+    found.__dict__.pop(name, None)
+    with pytest.warns(DeprecationWarning, match=f"{package}.{name} moved to {module}.{name}"):
+        value = getattr(found, name)
+    assert value is getattr(importlib.import_module(module), name)
+    with pytest.raises(AttributeError):
+        found.no_such_name  # noqa: B018
 
 
 def test_the_command_line_still_runs_as_a_module():

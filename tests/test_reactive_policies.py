@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 from llqm_policies.cache import _ENTRIES, clear
 from llqm_qiskit import ghz, profiled_transpile
-from llqm_qiskit.aer import AerBackend
+from llqm_qiskit.backends.aer import AerBackend
 
 import llqm_core as llqm
 from llqm_core import HardwareSnapshot

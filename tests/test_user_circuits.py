@@ -9,10 +9,10 @@ import json
 import numpy as np
 import pytest
 from conftest import ROOT
-from llqm_qiskit.estimator import Estimator, estimate
-from llqm_qiskit.ideal import choose, ideal_values
-from llqm_qiskit.mps import bond_estimate
-from llqm_qiskit.pauli import PauliSum, operator_from
+from llqm_qiskit.backends.mps import bond_estimate
+from llqm_qiskit.observables.estimator import Estimator, estimate
+from llqm_qiskit.observables.ideal import choose, ideal_values
+from llqm_qiskit.observables.pauli import PauliSum, operator_from
 from qiskit import QuantumCircuit, qasm2
 from qiskit.quantum_info import SparsePauliOp, Statevector
 
@@ -377,7 +377,7 @@ def test_mps_ideal_values_match_the_statevector_and_report_truncation():
             circuit.cx(q, q + 1)
     operator = SparsePauliOp.from_sparse_list([("ZZ", [i, i + 1], 1.0) for i in range(11)], 12)
     exact = float(np.real(Statevector(circuit).expectation_value(operator)))
-    from llqm_qiskit.ideal import IdealMethod, _mps_values
+    from llqm_qiskit.observables.ideal import IdealMethod, _mps_values
 
     full = _mps_values(circuit, [operator], 64, IdealMethod("matrix_product_state", "test"))
     assert full.values[0] == pytest.approx(exact, abs=1e-9) and full.truncation_error == 0.0
@@ -417,7 +417,7 @@ def test_choose_prefers_stabilizer_then_statevector_then_mps():
 def test_ideal_outcomes_of_a_wide_w_state_come_from_aer(qubits, method):
     """A statevector while it fits (Aer's: quantum_info's took 18 s at 24 qubits), then
     matrix product states."""
-    from llqm_qiskit.observables import _unitary_part, ideal_outcomes, support_method
+    from llqm_qiskit.observables.expectation import _unitary_part, ideal_outcomes, support_method
 
     circuit = QuantumCircuit(qubits, name=f"w{qubits}")
     circuit.x(0)

@@ -7,8 +7,8 @@ import warnings
 import pytest
 from conftest import run_cli
 from llqm_qiskit import ghz
-from llqm_qiskit.aer import AerBackend
-from llqm_qiskit.observables import ideal_outcomes
+from llqm_qiskit.backends.aer import AerBackend
+from llqm_qiskit.observables.expectation import ideal_outcomes
 from mitiq.zne import execute_with_zne
 from mitiq.zne.inference import RichardsonFactory
 from mitiq.zne.scaling import fold_gates_at_random, fold_global

@@ -16,7 +16,7 @@ from ..store.profile_store import ProfileStore
 from .report import build_report
 from .stats import Summary, difference, summarize_known
 from .summary import FIDELITY_FIGURES
-from .trials import common_bottleneck, find_trials
+from .trial_report import common_bottleneck, find_trials
 
 STAGE_FIELDS = ("tasks", "wall_s", "cpu_s", "qpu_s", "queue_s", "peak_rss_bytes")
 

@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..model.errors import UserError
-from ..model.trials import trial_of
+from ..model.trial_keys import trial_of
 from ..store.profile_store import ProfileStore
 from .report import build_report, stage_totals
 from .summary import exclusive_times
 from .tables import iter_task_rows
-from .trials import Trials, find_trials
+from .trial_report import Trials, find_trials
 
 KINDS = ("tasks", "stages", "trials")
 FORMATS = ("csv", "parquet", "jsonl")

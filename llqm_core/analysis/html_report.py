@@ -28,7 +28,7 @@ from .report import (
     stages_caption,
 )
 from .summary import FIDELITY_FIGURES
-from .trials import trials_closing, trials_heading, trials_tables
+from .trial_report import trials_closing, trials_heading, trials_tables
 
 MAX_TASK_ROWS = 500
 _STYLE = """

@@ -15,7 +15,7 @@ from .html_report import _image, _table, report_parts, trials_parts
 from .plots import point_labels, sweep_png
 from .report import format_bytes, format_number, format_seconds
 from .tradeoffs import COSTS
-from .trials import format_summary
+from .trial_report import format_summary
 
 #: Tasks in a cell's task table (the biggest by own time).
 CELL_TASK_ROWS = 10

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from rich.console import Console
 
 from .. import __version__
-from ..analysis.plain import plain_console
+from ..analysis.console import plain_console
 from ..hooks.plugins import configure_plugins
 from ..model.errors import LLQMWarning, UserError
 from ..pipeline.file import PipelineFailed

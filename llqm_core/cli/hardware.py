@@ -15,7 +15,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from ..analysis.plain import styled
+from ..analysis.console import styled
 from ..analysis.plots import device_map_png, drift_map_png
 from ..analysis.timeline import device_timeline, write_timeline_png
 from ..hooks.plugins import loaded_plugins

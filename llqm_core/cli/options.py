@@ -20,7 +20,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from ..analysis.plain import plain_console
+from ..analysis.console import plain_console
 from ..model.errors import UserError
 from ..store.profile_store import ProfileStore, default_store_path
 

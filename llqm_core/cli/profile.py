@@ -11,9 +11,10 @@ import sys
 
 from rich.console import Console
 
+from ..analysis.console import plain_console
 from ..analysis.html_report import html_report
-from ..analysis.plain import plain_console
-from ..analysis.report import build_report, render_report
+from ..analysis.report import build_report
+from ..analysis.report_console import render_report
 from ..runtime.programs import parse_program, profile_program
 from ..store.profile_store import ProfileStore
 from .options import Commands, add_outputs, write_html

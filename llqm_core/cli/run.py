@@ -8,15 +8,17 @@ from rich.console import Console
 from rich.table import Table
 
 from ..analysis.plots import point_labels, sweep_plot
-from ..analysis.report import build_report, format_bytes, format_seconds, render_report
+from ..analysis.report import build_report
+from ..analysis.report_console import render_report
 from ..analysis.tradeoffs import COSTS, front_sentence
-from ..analysis.trials import (
+from ..analysis.trial_report import (
     find_trials,
     format_summary,
     render_trials,
     trials_report,
 )
 from ..model.errors import UserError
+from ..model.units import format_bytes, format_seconds
 from ..pipeline import registries
 from ..pipeline.file import load_pipeline
 from ..pipeline.sections import features

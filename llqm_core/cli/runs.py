@@ -12,20 +12,14 @@ from rich.console import Console
 from rich.table import Table
 
 from ..analysis.compare import compare_runs
+from ..analysis.console import styled
 from ..analysis.html_report import html_report, trials_html
-from ..analysis.plain import styled
-from ..analysis.report import (
-    build_report,
-    format_bytes,
-    format_number,
-    format_seconds,
-    render_report,
-    run_summary,
-)
+from ..analysis.report import build_report, format_number, run_summary
+from ..analysis.report_console import render_report
 from ..analysis.tables import json_lines
-from ..analysis.trials import find_trials, render_trials, trials_report
+from ..analysis.trial_report import find_trials, render_trials, trials_report
 from ..model.errors import UserError
-from ..model.units import iso_time
+from ..model.units import format_bytes, format_seconds, iso_time
 from ..telemetry.chrome_trace import chrome_trace
 from .options import Commands, add_outputs, positive_int, print_json, read_store, write_html
 

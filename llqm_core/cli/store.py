@@ -12,7 +12,7 @@ import sys
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ..analysis.plain import plain_console
+from ..analysis.console import plain_console
 from ..model.records import RunRecord
 from ..store.copy import check_distinct, copy_runs, runs_to_copy
 from ..store.profile_store import ProfileStore

@@ -5,7 +5,7 @@ times. Trial 1 uses the file's seed (the ``seed`` its sections set on the pipeli
 ``[execution] seed``), so ``repeat = 1`` is the run it always was; trial k > 1 uses a seed
 derived from the file's seed and k by a hash, the same on every machine. Each trial is an
 ordinary run whose configuration is the file's plus the trial set's id, its index and the seed
-it used (``llqm_core.model.trials``), so the store's schema and every report of one run are
+it used (``llqm_core.model.trial_keys``), so the store's schema and every report of one run are
 unchanged; ``llqm report SET`` gathers the trials. The backend (and its drift), the policies
 and their caches carry over from one trial to the next, as a device's state would.
 """
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..model import display
-from ..model.trials import (
+from ..model.trial_keys import (
     TRIAL_BASE_SEED,
     TRIAL_COUNT,
     TRIAL_INDEX,

@@ -23,8 +23,8 @@ from llqm_core.model.checks import whole
 from llqm_core.model.errors import warn
 from llqm_core.runtime.instrumentation import suppressed
 
-from .common import evaluate, execute, last_only, raw_estimate, sum_readouts
-from .estimates import pec_estimate, pec_shots
+from .costs import pec_estimate, pec_shots
+from .execution import evaluate, execute, last_only, raw_estimate, sum_readouts
 from .pec_compiled import represent_compiled, sample_compiled
 
 if TYPE_CHECKING:  # Mitiq and Cirq are imported where PEC runs: loading the plugin takes no seconds

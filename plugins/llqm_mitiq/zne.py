@@ -31,8 +31,8 @@ from llqm_core.model.errors import warn
 from llqm_core.pipeline.policies import decide
 from llqm_core.runtime.instrumentation import suppressed
 
-from .common import estimate, execute, last_only, raw_estimate
-from .estimates import zne_estimate
+from .costs import zne_estimate
+from .execution import estimate, execute, last_only, raw_estimate
 
 
 def _mitiq_zne() -> ModuleType:

@@ -1,6 +1,6 @@
 """Repeated trials read back: every figure that varies between them as mean, sd and 95% interval.
 
-A trial set is the runs whose configuration shares a ``trial.set`` id (``model.trials``). Each
+A trial set is the runs whose configuration shares a ``trial.set`` id (``model.trial_keys``). Each
 trial is reported as a run like any other (``report.build_report``); this module gathers the
 figures that vary between trials (the fidelity figures, the run's wall time, each stage's wall,
 CPU, QPU and queue seconds, and the QPU and queue seconds of the whole run) into summaries
@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..model.errors import UserError
-from ..model.trials import TRIAL_SET, is_trial_set_id, trial_of
+from ..model.trial_keys import TRIAL_SET, is_trial_set_id, trial_of
 from ..model.units import format_seconds
 from ..store.profile_store import ProfileStore
 from .report import build_report

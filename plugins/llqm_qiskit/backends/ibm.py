@@ -1,38 +1,9 @@
 """``ibm_runtime``: jobs through qiskit-ibm-runtime's ``SamplerV2``, on IBM Quantum or locally.
 
-On IBM Quantum (``local=False``) the account comes from ``QiskitRuntimeService``: a saved
-account (``QiskitRuntimeService.save_account``, chosen by ``name``) or the environment
-(``QISKIT_IBM_TOKEN``, ``QISKIT_IBM_INSTANCE``). This backend never keeps or records the
-token: it looks at secret environment values only to cut them out of its error messages,
-which are single sentences raised without the client's traceback. A job's cost is what the
-service tells about it: ``queue_s`` is ``running - created`` of the job's metrics timestamps,
-``qpu_s`` its usage (``usage.quantum_seconds``, or ``usage.qpu_charge_time_seconds`` as newer
-services name it, or ``job.usage()``), and the result's execution spans become ``ibm.execution_spans.*``
-metrics; ``usage_from_metrics`` and ``spans_summary`` are the pure functions that read them.
-
-IBM's cloud cannot be reached from where this was written, so the cloud path is tested only
-through qiskit-ibm-runtime's local testing mode (which runs the same SamplerV2 / job /
-metrics calls), through payloads shaped as IBM documents ``RuntimeJobV2.metrics()`` and
-``ExecutionSpans``, and with stand-ins for the service and the sampler; no test has run a job
-on IBM's service. ``SamplerV2`` is deprecated since qiskit-ibm-runtime 0.50 (in favour of
-``qiskit_ibm_runtime.executor_sampler.Sampler``) and says so when a sampler is made.
-
-Local mode (``local=True``) is qiskit-ibm-runtime's local testing mode: ``SamplerV2`` with a
-simulator as its mode, no account, no network. Its job reports the same metrics shape with
-nothing charged, so a local execute task records ``qpu_s = 0.0`` (``qpu_charge_time_seconds``
-is 0) and a ``queue_s`` of microseconds (the local job stamps ``created`` and ``running``
-when it is built); it has no execution spans. The noise, option ``noise``:
-
-- ``"pauli"`` (default): the calibration's Pauli channels written into the circuits, as the
-  ``aer`` backend does, run by ``SamplerV2(mode=AerSimulator(...))``: seconds per job;
-- ``"device"``: ``SamplerV2(mode=fake_device(device))``, the fake backend's own Aer noise
-  model (with relaxation), exactly what qiskit-ibm-runtime's local mode does; it is slow on
-  the 156-qubit devices (about a minute per job on ``fake_fez`` with qiskit-ibm-runtime 0.51,
-  which builds the device's noise model and deep-copies the backend for every job);
-- ``"none"``: an ideal simulation.
-
-qiskit-ibm-runtime's local mode ignores ``seed=0`` (it tests the seed for truth), so use a
-non-zero seed for repeatable local counts; on IBM Quantum the seed has no effect.
+The account comes from ``QiskitRuntimeService`` (a saved account or ``QISKIT_IBM_TOKEN``); the
+token is never kept or recorded, and is cut out of error messages. ``local=True`` runs
+qiskit-ibm-runtime's local testing mode on a fake device with ``noise`` = pauli, device or none.
+A job's cost is what the service reports (``ibm_usage``). docs/backends.md has the details.
 """
 
 from __future__ import annotations
@@ -40,9 +11,7 @@ from __future__ import annotations
 import os
 import time
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import replace
-from datetime import UTC, datetime
 from typing import Any
 
 from qiskit import QuantumCircuit
@@ -52,13 +21,14 @@ from llqm_core import HardwareSnapshot
 from llqm_core.model.checks import flag
 from llqm_core.model.secrets import MIN_SECRET_LENGTH, REDACTED, names_a_secret, redact_text
 
+from ..devices.capabilities import refuse_unsupported
+from ..devices.catalog import DEFAULT_DEVICE, fake_device
+from ..devices.noise import PauliNoise
+from ..devices.snapshot import hardware_snapshot
+from ..measurement import shape as measurement_shape
 from .aer import choose_method
-from .backend import JobOutcome, QuantumBackend
-from .device_support import refuse_unsupported
-from .devices import DEFAULT_DEVICE, fake_device
-from .measurement import shape as measurement_shape
-from .noise import PauliNoise
-from .snapshot import hardware_snapshot
+from .base import JobOutcome, QuantumBackend
+from .ibm_usage import as_float, iso_utc, parse_time, spans_summary, usage_from_metrics
 
 CHANNELS = ("ibm_quantum_platform", "ibm_cloud")
 LOCAL_NOISE = ("pauli", "device", "none")
@@ -69,119 +39,7 @@ NO_ACCOUNT = (
 #: A job's usage may still be ``pending`` when it finishes; look again this many times, a second apart.
 USAGE_POLLS = 5
 USAGE_POLL_S = 1.0
-#: The fields that name a job's QPU usage, in the order they are believed: the documented API
-#: field first, then the one qiskit-ibm-runtime's ``job.usage()`` reads, then the billed seconds.
-USAGE_FIELDS = ("quantum_seconds", "qpu_charge_time_seconds", "seconds")
 _EXACT_MAX_QUBITS, _STATEVECTOR_MAX_QUBITS = 10, 28  # as the ``aer`` backend's defaults
-
-
-def _parse_time(value: Any) -> datetime | None:
-    """An ISO 8601 timestamp of the service (``2022-06-20T12:55:20.268427Z``) as an aware datetime."""
-    if isinstance(value, datetime):
-        moment = value
-    elif isinstance(value, str):
-        try:
-            moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        except ValueError:
-            return None
-    else:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    return None
-
-
-def usage_from_metrics(metrics: Any) -> tuple[float | None, float | None, dict[str, Any]]:
-    """``(queue_s, qpu_s, details)`` from a job's ``RuntimeJobV2.metrics()`` payload.
-
-    The payload is shaped as IBM documents it (``GET /jobs/{id}/metrics``): ``timestamps``
-    {``created``, ``running``, ``finished``} as ISO 8601 UTC strings, ``usage``
-    {``quantum_seconds``, ``seconds``} (newer services and local mode:
-    {``qpu_charge_time_seconds``, ``status``}), and optionally ``position_in_queue``,
-    ``position_in_provider``, ``estimated_start_time``, ``estimated_completion_time``.
-    ``queue_s`` is ``running - created``; ``qpu_s`` the first usage field present, or None
-    while the usage ``status`` is ``pending`` (not final yet). ``details`` are ``ibm.*``
-    metrics. Missing or unreadable fields give None and no detail: a job that already ran is
-    never failed for what its metrics lack.
-    """
-    metrics = metrics if isinstance(metrics, dict) else {}
-    stamps = metrics.get("timestamps") if isinstance(metrics.get("timestamps"), dict) else {}
-    created, running, finished = (
-        _parse_time(stamps.get(k)) for k in ("created", "running", "finished")
-    )
-    details: dict[str, Any] = {}
-    for key, moment in (("created", created), ("running", running), ("finished", finished)):
-        if moment is not None:
-            details[f"ibm.{key}"] = _iso(moment)
-    queue_s = max(0.0, (running - created).total_seconds()) if created and running else None
-    if running and finished:
-        details["ibm.run_s"] = max(0.0, (finished - running).total_seconds())
-
-    usage = metrics.get("usage") if isinstance(metrics.get("usage"), dict) else {}
-    status = usage.get("status")
-    if isinstance(status, str):
-        details["ibm.usage_status"] = status
-    qpu_s = None
-    if status != "pending":
-        for field in USAGE_FIELDS:
-            qpu_s = _number(usage.get(field))
-            if qpu_s is not None:
-                details["ibm.usage_field"] = field
-                break
-
-    for source, name in (
-        ("position_in_queue", "ibm.queue_position"),
-        ("position_in_provider", "ibm.queue_position_in_provider"),
-    ):
-        if isinstance(metrics.get(source), int) and not isinstance(metrics.get(source), bool):
-            details[name] = metrics[source]
-    for source in ("estimated_start_time", "estimated_completion_time"):
-        moment = _parse_time(metrics.get(source))
-        if moment is not None:
-            details[f"ibm.{source}"] = _iso(moment)
-    return queue_s, qpu_s, details
-
-
-def spans_summary(spans: Iterable[Any] | None) -> dict[str, Any]:
-    """``ibm.execution_spans.*`` metrics from ``result.metadata["execution"]["execution_spans"]``.
-
-    ``spans`` is qiskit-ibm-runtime's ``ExecutionSpans`` (or any iterable of its
-    ``SliceSpan`` / ``DoubleSliceSpan`` / ``TwirledSliceSpan``): each span has ``start`` and
-    ``stop`` (UTC datetimes) and ``size`` (the shots that depend on it). They tell when the QPU
-    actually ran the job's shots, inside the ``running`` - ``finished`` window of its metrics.
-    """
-    rows = []
-    for span in spans or ():
-        start, stop = (
-            _parse_time(getattr(span, "start", None)),
-            _parse_time(getattr(span, "stop", None)),
-        )
-        if start is None or stop is None:
-            continue
-        size = getattr(span, "size", None)
-        rows.append((start, stop, int(size) if size is not None else 0))
-    if not rows:
-        return {}
-    rows.sort()
-    first, last = min(r[0] for r in rows), max(r[1] for r in rows)
-    return {
-        "ibm.execution_spans": len(rows),
-        "ibm.execution_spans.start": _iso(first),
-        "ibm.execution_spans.stop": _iso(last),
-        "ibm.execution_spans.duration_s": (last - first).total_seconds(),
-        "ibm.execution_spans.busy_s": sum(
-            (stop - start).total_seconds() for start, stop, _ in rows
-        ),
-        "ibm.execution_spans.shots": [size for _, _, size in rows],
-    }
 
 
 def counts_from_pub(data: Any, circuit: QuantumCircuit) -> dict[str, int]:
@@ -270,8 +128,8 @@ def read_calibration(device: Any, known: HardwareSnapshot | None) -> HardwareSna
     was read is the device refreshed (``refresh()``: configuration and target) and read anew,
     its snapshot carrying that date."""
     properties = device.properties(refresh=True)
-    moment = _parse_time(getattr(properties, "last_update_date", None))
-    stamp = _iso(moment) if moment is not None else None
+    moment = parse_time(getattr(properties, "last_update_date", None))
+    stamp = iso_utc(moment) if moment is not None else None
     if known is not None and stamp is not None and known.extra.get("last_update_date") == stamp:
         return known
     device.refresh()
@@ -470,7 +328,7 @@ class IBMRuntimeBackend(QuantumBackend):
             queue_s, qpu_s, details = usage_from_metrics(self._metrics(job))
         if qpu_s is None and details.get("ibm.usage_status") != "pending":
             try:
-                qpu_s = _number(job.usage())
+                qpu_s = as_float(job.usage())
             except (
                 Exception
             ):  # job.usage() is the fallback; without it the task records no QPU time

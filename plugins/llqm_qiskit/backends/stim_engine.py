@@ -48,7 +48,7 @@ import numpy as np
 import stim
 from qiskit import QuantumCircuit
 
-from .noise import PauliNoise
+from ..devices.noise import PauliNoise
 
 CACHE_SIZE = 256
 TEXT_CACHE_SIZE = 16

@@ -23,16 +23,16 @@ import llqm_core
 from llqm_core import HardwareSnapshot
 from llqm_core.model.checks import positive
 
-from .aer import AerBackend
-from .backend import JobOutcome
-from .qpu_time import QpuTimeModel
-from .queue_model import (
+from ..devices.qpu_time import QpuTimeModel
+from ..devices.queue_model import (
     SHARED_MEAN_JOB_S,
     SHARED_UTILISATION,
     Device,
     QueueModel,
     sleep_modelled,
 )
+from .aer import AerBackend
+from .base import JobOutcome
 
 
 def keyword_signature(

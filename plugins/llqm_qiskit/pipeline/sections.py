@@ -15,7 +15,7 @@ from llqm_core import current_run
 from llqm_core.hooks.contracts import SectionPlan, StageUse
 from llqm_core.hooks.plugins import loaded_plugins
 
-from .pauli import OPERATOR_KEYS, described_operator, measurement_bases
+from ..observables.pauli import OPERATOR_KEYS, described_operator, measurement_bases
 
 MAX_SHOTS = 10_000_000
 DEFAULT_SHOTS = 4000

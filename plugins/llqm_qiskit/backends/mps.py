@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from qiskit import QuantumCircuit
 
-from .estimates import mps_seconds
+from ..costs import mps_seconds
 
 #: Default bond-dimension limit of MPS execution (and of the MPS ideal value).
 MAX_BOND = 64

@@ -22,24 +22,24 @@ from llqm_core.pipeline.fit import Estimate
 from llqm_core.pipeline.paths import resolve
 from llqm_core.pipeline.policies import decide, policy_for
 
-from .aer import is_clifford
-from .circuits import KINDS, load_qasm
-from .circuits import generate as generate_circuit
-from .estimates import CLIFFORD_KINDS, KIND_GATES, circuit_estimate, qasm_header, transpile_estimate
-from .ideal import MAX_BOND, Ideal, ideal_values
-from .ideal import choose as choose_ideal
-from .measurement import for_outcomes, without_measurements
-from .measurement import shape as measurement_shape
-from .mps import bond_estimate
-from .observables import (
+from ..backends.aer import is_clifford
+from ..backends.mps import bond_estimate
+from ..circuits import KINDS, load_qasm
+from ..circuits import generate as generate_circuit
+from ..costs import CLIFFORD_KINDS, KIND_GATES, circuit_estimate, qasm_header, transpile_estimate
+from ..measurement import for_outcomes, without_measurements
+from ..measurement import shape as measurement_shape
+from ..observables.expectation import (
     ideal_outcomes,
     neighbour_parities,
     parity,
     parity_ideals,
     support_method,
 )
-from .pauli import PauliSum, described_operator
-from .transpile import OPTIMIZATION_LEVELS, profiled_transpile
+from ..observables.ideal import MAX_BOND, Ideal, ideal_values
+from ..observables.ideal import choose as choose_ideal
+from ..observables.pauli import PauliSum, described_operator
+from ..transpile.profiled import OPTIMIZATION_LEVELS, profiled_transpile
 
 Step = Callable[[dict[str, Any]], dict[str, Any]]
 LAYOUT_METHODS = ("default", "dense", "sabre", "trivial")

@@ -17,9 +17,9 @@ from qiskit_aer import AerSimulator
 
 from llqm_core.pipeline.fit import memory_limit
 
-from .aer import is_clifford
-from .estimates import AMPLITUDE_BYTES, MPS_S_PER_GATE_CHI3, STATEVECTOR_S_PER_GATE_AMPLITUDE
-from .mps import MAX_BOND, bond_estimate
+from ..backends.aer import is_clifford
+from ..backends.mps import MAX_BOND, bond_estimate
+from ..costs import AMPLITUDE_BYTES, MPS_S_PER_GATE_CHI3, STATEVECTOR_S_PER_GATE_AMPLITUDE
 
 #: Longest an ideal value may take to compute before it is left unknown.
 IDEAL_MAX_S = 300.0

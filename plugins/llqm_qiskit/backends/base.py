@@ -28,8 +28,8 @@ from llqm_core.pipeline.fit import Estimate
 from llqm_core.runtime.instrumentation import suppressed
 from llqm_core.runtime.monitor import check_interval
 
-from .estimates import RESULT_BYTES_PER_SHOT_QUBIT
-from .snapshot import backend_name, hardware_snapshot
+from ..costs import RESULT_BYTES_PER_SHOT_QUBIT
+from ..devices.snapshot import backend_name, hardware_snapshot
 
 MAX_SHOTS = 10_000_000
 QPU_S_PER_SHOT = 2.5e-4  # rep_delay (250 us by default) dominates a short circuit's shot

@@ -39,13 +39,13 @@ from llqm_core.model.checks import flag, whole
 from llqm_core.model.units import format_seconds
 from llqm_core.pipeline.fit import Estimate
 
+from ..costs import simulation_estimate
+from ..devices.catalog import DEFAULT_DEVICE, fake_device
+from ..devices.drift import CalibrationDrift
+from ..devices.noise import PauliNoise
+from ..devices.qpu_time import QpuTimeModel
 from . import mps, stim_engine
-from .backend import JobOutcome, QuantumBackend
-from .devices import DEFAULT_DEVICE, fake_device
-from .drift import CalibrationDrift
-from .estimates import simulation_estimate
-from .noise import PauliNoise
-from .qpu_time import QpuTimeModel
+from .base import JobOutcome, QuantumBackend
 
 METHODS = (
     "automatic",

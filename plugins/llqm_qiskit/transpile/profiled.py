@@ -20,9 +20,10 @@ from qiskit.transpiler.preset_passmanagers import generate_preset_pass_manager
 import llqm_core
 from llqm_core.runtime.instrumentation import suppressed
 
-from .metrics import combined
-from .snapshot import backend_name
-from .stage_profiler import STAGE, StageProfiler, with_markers
+from ..devices.snapshot import backend_name
+from ..metrics import combined
+from .stage_markers import with_markers
+from .stage_profiler import STAGE, StageProfiler
 
 OPTIMIZATION_LEVELS = (0, 1, 2, 3)
 

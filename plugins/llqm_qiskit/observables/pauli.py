@@ -16,7 +16,7 @@ import numpy as np
 from qiskit import ClassicalRegister, QuantumCircuit
 from qiskit.quantum_info import SparsePauliOp
 
-from .observables import _Z, DiagonalObservable, Term
+from .expectation import _Z, DiagonalObservable, Term
 
 #: The gates that turn a basis into Z before a measurement (time order).
 _ROTATION = {"X": (("rz", math.pi / 2), ("sx", None)), "Y": (("sx", None),), "Z": ()}

@@ -26,10 +26,10 @@ from qiskit import QuantumCircuit
 from qiskit.quantum_info import Pauli, SparsePauliOp
 from qiskit_aer import AerSimulator
 
-from . import stim_engine
+from ..backends import stim_engine
+from ..backends.mps import MAX_BOND
 from .ideal import Ideal, for_simulator, ideal_values, statevector_probabilities, unitary
 from .ideal import choose as choose_ideal
-from .mps import MAX_BOND
 
 MAX_IDEAL_OUTCOMES = 64
 STATEVECTOR_MAX_QUBITS = 20

@@ -47,7 +47,7 @@ def fake_device(name: str) -> BackendV2:
             f"unknown device {name!r}; the fake backends of qiskit-ibm-runtime are named like "
             f"{', '.join(HERON_R2)} (Heron r2, 156 qubits)"
             + (f"; closest: {', '.join(close)}" if close else "")
-            + f"; llqm_qiskit.devices.fake_device_names() lists all {len(classes)}."
+            + f"; llqm_qiskit.devices.catalog.fake_device_names() lists all {len(classes)}."
         )
     return _make(name)
 
