@@ -67,6 +67,19 @@ def _fidelity_figure(name: str) -> Any:
     return lambda report: report["fidelity"].get(name)
 
 
+def change_text(entry: dict[str, Any], show: Any, arrow: str = "->") -> str:
+    """One figure's change as words: ``a -> b (ratio), beyond spread`` (``-`` for a missing side),
+    each side shown by ``show``."""
+    a = "-" if entry["a"] is None else show(entry["a"])
+    b = "-" if entry["b"] is None else show(entry["b"])
+    if entry["a"] is None or entry["b"] is None:
+        return f"{a} {arrow} {b}"
+    ratio = f" ({entry['ratio']:.2f}x)" if entry.get("ratio") else ""
+    verdict = entry.get("beyond_spread")
+    beyond = "" if verdict is None else ", beyond spread" if verdict else ", within spread"
+    return f"{a} {arrow} {b}{ratio}{beyond}"
+
+
 class Comparison(dict):
     """What ``compare_runs`` found: plain JSON-ready data that shows itself in a notebook cell."""
 

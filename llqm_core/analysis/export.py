@@ -23,7 +23,7 @@ from ..model.errors import UserError
 from ..model.trial_keys import trial_of
 from ..store.profile_store import ProfileStore
 from .report import build_report, stage_totals
-from .summary import exclusive_times
+from .summary import FIDELITY_FIGURES, exclusive_times
 from .tables import iter_task_rows
 from .trial_report import Trials, find_trials
 
@@ -249,17 +249,7 @@ def trial_row(report: dict[str, Any]) -> dict[str, Any]:
         "qpu_modelled": any(c["qpu_modelled"] for c in costs),
         "queue_s": sum(c["queue_s"] or 0.0 for c in costs),
         "peak_rss_bytes": max((c["peak_rss_bytes"] or 0 for c in costs), default=None),
-        **{
-            figure: fidelity.get(figure)
-            for figure in (
-                "ideal",
-                "unmitigated",
-                "mitigated",
-                "error_unmitigated",
-                "error_mitigated",
-                "error_reduction",
-            )
-        },
+        **{figure: fidelity.get(figure) for figure in FIDELITY_FIGURES},
         "bottleneck_stage": found.get("stage"),
         "bottleneck_resource": found.get("resource"),
         "bottleneck_share": found.get("share"),

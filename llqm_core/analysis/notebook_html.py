@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from .compare import change_text
 from .html_report import _image, _table, report_parts, trials_parts
 from .plots import point_labels, sweep_png
 from .report import format_bytes, format_number, format_seconds
@@ -48,12 +49,7 @@ def trials_cell_html(report: dict[str, Any]) -> str:
 
 
 def _change_cell(entry: dict[str, Any], show: Any) -> str:
-    a = "-" if entry["a"] is None else show(entry["a"])
-    b = "-" if entry["b"] is None else show(entry["b"])
-    ratio = f" ({entry['ratio']:.2f}x)" if entry.get("ratio") else ""
-    verdict = entry.get("beyond_spread")
-    beyond = "" if verdict is None else ", beyond spread" if verdict else ", within spread"
-    return f"{a} → {b}{ratio}{beyond}"
+    return change_text(entry, show, "→")
 
 
 def comparison_html(result: dict[str, Any]) -> str:
