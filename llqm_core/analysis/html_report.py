@@ -155,12 +155,14 @@ def report_parts(report: dict[str, Any], max_tasks: int = MAX_TASK_ROWS) -> list
         )
     for warning in report.get("warnings", []):
         parts.append(f'<p class="warning">warning: {html.escape(warning)}</p>')
-    tasks = report["tasks"]
-    if len(tasks) > max_tasks:
+    tasks, total = report["tasks"], len(report["tasks"])
+    caption = f"Tasks ({total})"
+    if total > max_tasks:
         tasks = sorted(tasks, key=lambda t: -(t.get("own_wall_s") or 0.0))[:max_tasks]
+        caption = f"Tasks: the {max_tasks} of {total} with the most own time"
     parts.append(
         _table(
-            f"Tasks ({len(tasks)} of {len(report['tasks'])})",
+            caption,
             ["task", "stage", "status", "wall", "cpu", "peak RSS", "QPU", "queue"],
             [
                 [
