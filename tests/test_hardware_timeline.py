@@ -92,8 +92,21 @@ def test_the_timeline_puts_the_run_beside_the_calibrations(drifted_run, tmp_path
     (run,) = [r for r in timeline["runs"] if r["run"] == run_id]
     assert run["error_mitigated"] is not None and run["start"] <= timeline["snapshots"][-1]["at"]
     assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    table = run_cli("hardware", "timeline", "fake_fez", "--store", str(path), "--since", "1h")
+    assert f"Wrote the timeline of fake_fez to {picture}" in shown.stderr  # where it went
+    again = tmp_path / "again.png"
+    table = run_cli(
+        "hardware",
+        "timeline",
+        "fake_fez",
+        "--store",
+        str(path),
+        "--since",
+        "1h",
+        "--plot",
+        str(again),
+    )
     assert table.returncode == 0 and "Calibrations of fake_fez" in table.stdout
+    assert f"Wrote the timeline of fake_fez to {again}" in table.stdout.replace("\n", "")
     unknown = run_cli("hardware", "timeline", "fake_nowhere", "--store", str(path))
     assert unknown.returncode == 2 and "Traceback" not in unknown.stderr
     assert "holds no snapshot of a device called 'fake_nowhere'" in unknown.stderr

@@ -92,7 +92,9 @@ STAGE_COLUMNS = _columns(
     ("wall_s", "float", "wall seconds, nested stages included"),
     ("cpu_s", "float", "CPU seconds, nested stages included"),
     ("qpu_s", "float", "QPU seconds"),
+    ("qpu_modelled", "bool", "whether a model of the device gave the QPU seconds"),
     ("queue_s", "float", "seconds waiting for a backend"),
+    ("queue_modelled", "bool", "whether a model of the queue gave the queue seconds"),
     ("peak_rss_bytes", "int", "largest peak resident memory of its tasks"),
 )
 
@@ -112,12 +114,13 @@ TRIAL_COLUMNS = _columns(
     ("qpu_s", "float", "QPU seconds"),
     ("qpu_modelled", "bool", "whether a model of the device gave the QPU seconds"),
     ("queue_s", "float", "seconds waiting for a backend"),
+    ("queue_modelled", "bool", "whether a model of the queue gave the queue seconds"),
     ("peak_rss_bytes", "int", "largest peak resident memory of a step"),
     ("ideal", "float", "the ideal expectation value"),
     ("unmitigated", "float", "the measured expectation value"),
     ("mitigated", "float", "the mitigated expectation value"),
-    ("error_unmitigated", "float", "|unmitigated - ideal|"),
-    ("error_mitigated", "float", "|mitigated - ideal|"),
+    ("error_unmitigated", "float", "the unmitigated value's distance from the ideal"),
+    ("error_mitigated", "float", "the mitigated value's distance from the ideal"),
     ("error_reduction", "float", "error_unmitigated / error_mitigated"),
     ("bottleneck_stage", "str", "the stage that dominates the critical path"),
     (
@@ -209,12 +212,13 @@ def _stage_export(store: ProfileStore, trials: Trials) -> Export:
             tasks = store.tasks(run.id)
             trial = trial_of(run.config) or {}
             for stage, entry in stage_totals(tasks, exclusive_times(tasks)).items():
-                yield {
+                row = entry | {
                     "run_id": run.id,
                     "run_name": run.name,
                     "trial_index": trial.get("index"),
                     "stage": stage,
-                } | entry
+                }
+                yield {column.name: row.get(column.name) for column in STAGE_COLUMNS}
 
     return Export("stages", list(STAGE_COLUMNS), rows(), _what(trials))
 
@@ -246,8 +250,9 @@ def trial_row(report: dict[str, Any]) -> dict[str, Any]:
         "circuits": sum(c["circuits"] or 0 for c in costs),
         "shots": sum(c["shots"] or 0 for c in costs),
         "qpu_s": sum(c["qpu_s"] or 0.0 for c in costs),
-        "qpu_modelled": any(c["qpu_modelled"] for c in costs),
+        "qpu_modelled": any(c.get("qpu_modelled") for c in costs),
         "queue_s": sum(c["queue_s"] or 0.0 for c in costs),
+        "queue_modelled": any(c.get("queue_modelled") for c in costs),
         "peak_rss_bytes": max((c["peak_rss_bytes"] or 0 for c in costs), default=None),
         **{figure: fidelity.get(figure) for figure in FIDELITY_FIGURES},
         "bottleneck_stage": found.get("stage"),

@@ -12,12 +12,14 @@ import base64
 import html
 from typing import Any
 
+from ..model.modelled import with_word
 from .plots import stages_png, timeline_png
 from .report import (
     STAGE_COLUMNS,
     bottleneck_sentence,
     cache_sentence,
     choice_text,
+    fidelity_text,
     format_bytes,
     format_number,
     format_qpu,
@@ -26,6 +28,7 @@ from .report import (
     single_trial_sentence,
     stage_rows,
     stages_caption,
+    warmup_sentence,
 )
 from .summary import FIDELITY_FIGURES
 from .trial_report import trials_closing, trials_heading, trials_tables
@@ -83,6 +86,9 @@ def report_parts(report: dict[str, Any], max_tasks: int = MAX_TASK_ROWS) -> list
     sentence = bottleneck_sentence(report, lambda text: f"<b>{html.escape(text)}</b>")
     if sentence:
         parts.append(f'<p id="bottleneck">{sentence}.</p>')
+    warm = warmup_sentence(report)
+    if warm:
+        parts.append(f'<p id="warmup">{html.escape(warm)}.</p>')
     cached = cache_sentence(report)
     if cached:
         parts.append(f'<p id="cache">{html.escape(cached)}.</p>')
@@ -92,7 +98,7 @@ def report_parts(report: dict[str, Any], max_tasks: int = MAX_TASK_ROWS) -> list
             _table(
                 "Fidelity",
                 list(FIDELITY_FIGURES),
-                [[format_number(figures.get(k)) for k in FIDELITY_FIGURES]],
+                [[fidelity_text(figures, k) for k in FIDELITY_FIGURES]],
             )
         )
         parts.append(f'<p id="trials">{html.escape(single_trial_sentence(report))}</p>')
@@ -108,7 +114,7 @@ def report_parts(report: dict[str, Any], max_tasks: int = MAX_TASK_ROWS) -> list
                     c["circuits"],
                     c["shots"],
                     format_qpu(c["qpu_s"], c.get("qpu_modelled", False)),
-                    format_seconds(c["queue_s"]),
+                    with_word(format_seconds(c["queue_s"]), c.get("queue_modelled", False)),
                     format_bytes(c["peak_rss_bytes"]),
                 ]
                 for c in report.get("costs", [])

@@ -21,6 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..model.errors import UserError
+from ..model.modelled import with_word
 from ..model.records import RunRecord, RunStatus, TaskStatus
 from ..model.units import format_bytes, format_seconds, iso_time
 from ..store.profile_store import ProfileStore
@@ -164,8 +165,8 @@ def render_frame(frame: dict[str, Any]) -> RenderableType:
             format_seconds(entry["own_wall_s"]),
             format_seconds(entry["own_cpu_s"]),
             format_bytes(entry["peak_rss_bytes"]),
-            format_seconds(entry["qpu_s"]) if entry["qpu_s"] else "-",
-            format_seconds(entry["queue_s"]) if entry["queue_s"] else "-",
+            with_word(format_seconds(entry["qpu_s"] or None), entry.get("qpu_modelled", False)),
+            with_word(format_seconds(entry["queue_s"] or None), entry.get("queue_modelled", False)),
         )
     parts.append(stages)
     minute = frame["last_minute"]

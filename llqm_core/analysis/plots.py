@@ -33,13 +33,15 @@ def point_labels(point: dict[str, Any]) -> list[str]:
     return [f"{name}={value}" for name, value in zip(names, point.values())]
 
 
-def _half_width(row: dict[str, Any], field: str) -> float | None:
-    """Half the 95% interval of a repeated point's figure (None for one trial or none known)."""
+def _error_bar(row: dict[str, Any], field: str) -> list[list[float]] | None:
+    """How far a repeated point's 95% interval reaches below and above its mean, as
+    matplotlib's error bars take it (an interval of a skewed figure is not symmetric); None for
+    one trial or none known."""
     summary = (row.get("spread") or {}).get(field)
-    if not summary or summary.get("ci95") is None:
+    if not summary or summary.get("ci95") is None or row.get(field) is None:
         return None
     low, high = summary["ci95"]
-    return (high - low) / 2
+    return [[max(0.0, row[field] - low)], [max(0.0, high - row[field])]]
 
 
 def sweep_png(rows: list[dict[str, Any]], title: str, cost: str | None = None) -> bytes:
@@ -75,7 +77,7 @@ def sweep_figure(rows: list[dict[str, Any]], title: str, cost_name: str | None =
             if row[field] is None:
                 continue
             axes.scatter(row[cost], row[field], **style)
-            spread_y, spread_x = _half_width(row, field), _half_width(row, cost)
+            spread_y, spread_x = _error_bar(row, field), _error_bar(row, cost)
             if spread_y is not None or spread_x is not None:
                 repeated = True
                 axes.errorbar(
@@ -117,7 +119,10 @@ def sweep_figure(rows: list[dict[str, Any]], title: str, cost_name: str | None =
     axes.legend(handles=handles, labels=labels, fontsize=7)
     if repeated:
         title += "\n(means of repeated trials; bars: 95% interval)"
-    axes.set_xlabel(axis_label)
+    modelled = cost in ("qpu_s", "queue_s") and any(
+        row.get(cost.replace("_s", "_modelled")) for row in rows
+    )
+    axes.set_xlabel(axis_label + (", modelled" if modelled else ""))
     axes.set_ylabel("absolute error against the ideal value")
     axes.set_title(title, fontsize=10)
     axes.grid(alpha=0.3)

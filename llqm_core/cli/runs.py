@@ -17,7 +17,7 @@ from ..analysis.html_report import html_report, trials_html
 from ..analysis.report import build_report, format_number, run_summary
 from ..analysis.report_console import render_report
 from ..analysis.tables import json_lines
-from ..analysis.trial_report import find_trials, render_trials, trials_report
+from ..analysis.trial_report import find_trials, method_words, render_trials, trials_report
 from ..model.errors import UserError
 from ..model.units import format_bytes, format_seconds, iso_time
 from ..telemetry.chrome_trace import chrome_trace
@@ -154,6 +154,11 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> None:
             )
         )
     a_trials, b_trials = result["a"]["trials"], result["b"]["trials"]
+    if result.get("paired"):
+        console.print(
+            "The trials ran with the same seeds: each is compared with its partner (paired t).",
+            highlight=False,
+        )
     table = Table(title="Per stage, a -> b", title_justify="left")
     table.add_column("stage")
     for column in ("wall", "cpu", "QPU", "queue", "peak RSS"):
@@ -171,7 +176,16 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> None:
     console.print(table)
     if result["fidelity"]:
         errors = Table(title="Fidelity, a -> b", title_justify="left")
-        for column in ("figure", "a", "b", "difference", "95% interval", "larger than spread?"):
+        columns = (
+            "figure",
+            "a",
+            "b",
+            "difference",
+            "95% interval",
+            "method",
+            "larger than spread?",
+        )
+        for column in columns:
             errors.add_column(column, justify="left" if column == "figure" else "right")
         for name, entry in result["fidelity"].items():
             interval = entry.get("ci95")
@@ -181,13 +195,15 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> None:
                 format_number(entry["b"]),
                 format_number(entry.get("difference")),
                 "-" if interval is None else f"{interval[0]:.4g} to {interval[1]:.4g}",
+                method_words(entry.get("method")),
                 _spread_verdict(entry),
             )
         console.print(errors)
     if 1 in (a_trials, b_trials):
         console.print(
-            "A side with one trial has no spread: repeat it ([run] repeat = N) to tell a "
-            "difference from chance.",
+            "A side with one trial has no spread of its times (its fidelity figures are weighed "
+            "by their shots' standard error): repeat it ([run] repeat = N) to tell a difference "
+            "in time from chance.",
             highlight=False,
         )
 
@@ -201,7 +217,7 @@ def _spread_verdict(entry: dict[str, Any]) -> str:
     if "difference" not in entry:
         return "-"
     verdict = entry.get("beyond_spread")
-    return "unknown (1 trial)" if verdict is None else "yes" if verdict else "no"
+    return "unknown (1 trial, no standard error)" if verdict is None else "yes" if verdict else "no"
 
 
 def cmd_trace(args: argparse.Namespace, console: Console) -> None:

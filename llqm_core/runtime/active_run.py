@@ -19,6 +19,7 @@ from opentelemetry.trace import Status, StatusCode
 
 from ..hooks.plugins import loaded_plugins
 from ..model import display
+from ..model.errors import Ending
 from ..model.hardware import MONITOR_STAGE
 from ..model.records import (
     PolicyDecision,
@@ -34,6 +35,7 @@ from ..telemetry.attributes import check_metrics, run_attributes
 from ..telemetry.tracing import telemetry
 from .measure import HOST
 from .monitor import HardwareMonitor
+from .warmup import install as time_warmups
 
 if TYPE_CHECKING:
     from .tasks import TaskHandle
@@ -120,6 +122,7 @@ class ActiveRun:
             raise ValueError("attaching to a run needs the store that holds it.")
         record = run if isinstance(run, RunRecord) else resolved.run(run)
         joined = cls(record.name, resolved, record.config)
+        time_warmups()
         joined.record = record
         joined._use_span(
             trace.NonRecordingSpan(
@@ -152,6 +155,7 @@ class ActiveRun:
         return display.html("run", self)
 
     def start(self) -> ActiveRun:
+        time_warmups()
         tel = telemetry()
         current = trace.get_current_span()
         parent = current.get_span_context()
@@ -227,7 +231,7 @@ class ActiveRun:
         record.status = RunStatus(_status_for(exc).value)
         if exc is not None:
             kind, message = _describe_error(exc)
-            record.error = f"{kind}: {message}"
+            record.error = message if isinstance(exc, Ending) else f"{kind}: {message}"
             if record.span_owned:
                 self.span.set_status(Status(StatusCode.ERROR, record.error))
         record.end_ns = time.time_ns()

@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..model.errors import UserError
+from ..model.errors import Ending, UserError
 from ..telemetry.tracing import SERVICE_NAME_ENV
 from .api import ActiveRun, StoreArg, run_context
 from .instrumentation import instrument_all, switched_on
@@ -96,7 +96,7 @@ def _check_module(module: str) -> None:
         raise UserError(f"cannot profile -m {module!r}: no module named {top!r} on the path.")
 
 
-class ProgramExit(Exception):
+class ProgramExit(Ending):
     """The program ended with a non-zero exit status."""
 
 
