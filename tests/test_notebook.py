@@ -5,6 +5,7 @@ executed by nbclient on an ipykernel kernel)."""
 from __future__ import annotations
 
 import re
+import tomllib
 
 import nbformat
 import pytest
@@ -123,6 +124,60 @@ def test_the_example_notebook_runs_a_qiskit_mitiq_cell_under_the_magic(tmp_path,
     table = code[-2].outputs[0]["data"]["text/plain"]
     assert "transpile" in table and "wall_s" in table
     assert run.id in code[-1].outputs[0]["data"]["text/html"]
+
+
+TINY = (
+    'name = "tiny"\n[circuit]\nkind = "ghz"\nqubits = 3\n[backend]\nname = "aer"\n'
+    '[transpile]\noptimization_level = 0\nseed = 7\n[mitigation]\ntechnique = "zne"\n'
+    '[mitigation.zne]\nscale_factors = [1, 3]\nfactory = "linear"\n'
+    "[execution]\nshots = 300\nseed = 1\n"
+)
+
+
+def test_a_trial_set_and_a_sweep_run_from_python_show_themselves(tmp_path):
+    from llqm_core.pipeline.file import parse_pipeline
+    from llqm_core.pipeline.trials import run_trials
+
+    pipeline = tmp_path / "tiny.toml"
+    pipeline.write_text(TINY)
+    store = tmp_path / "p.sqlite"
+    trials = run_trials(parse_pipeline(tomllib.loads(TINY)), store=store, repeat=2)
+    page = trials._repr_html_()
+    assert_self_contained(page)
+    assert f"trial set {trials.id}, 2 trials" in page
+
+    swept = llqm.sweep(
+        str(pipeline), {"execution.shots": [200, 400]}, store=str(store), cost="shots"
+    )
+    assert [row["point"] for row in swept.rows] == [
+        {"execution.shots": 200},
+        {"execution.shots": 400},
+    ]
+    assert swept.front and all(row["pareto_cost"] == "shots" for row in swept.rows)
+    page = swept._repr_html_()
+    assert_self_contained(page)
+    assert pictures(page) == 1 and "shots=200" in page
+
+
+def test_a_cell_that_raises_leaves_a_failed_run_with_what_it_did(tmp_path):
+    from IPython.testing.globalipapp import get_ipython
+
+    shell = get_ipython()
+    shell.run_line_magic("load_ext", "llqm_core")
+    store = tmp_path / "cell.sqlite"
+    cell = (
+        "import llqm_core as llqm\n"
+        "with llqm.task('before', stage='work'):\n"
+        "    pass\n"
+        "raise ValueError('the cell broke')\n"
+    )
+    shell.run_cell_magic("llqm", f"--name 'a cell that breaks' --store {store}", cell)
+    run = llqm.ProfileStore(store, readonly=True).run()
+    assert run.name == "a cell that breaks" and run.status is llqm.RunStatus.FAILED
+    assert "the cell broke" in (run.error or "")
+    assert run.config["profile.cell"] == "import llqm_core as llqm"
+    tasks = llqm.ProfileStore(store, readonly=True).tasks(run.id)
+    assert [t.name for t in tasks] == ["before"]
 
 
 @pytest.mark.parametrize("line", ["--nmae x", "--store"])
