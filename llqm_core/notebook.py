@@ -43,15 +43,16 @@ class Shown:
     store: Any = None
 
     def _repr_html_(self) -> str:
-        from .analysis.notebook_html import run_html, trials_cell_html
-        from .analysis.report import build_report
+        from .analysis.notebook_html import CELL_TASK_ROWS, run_html, trials_cell_html
+        from .analysis.report import analyse_run
         from .analysis.trial_report import find_trials, trials_report
 
         store = _store_of(self.store)
         trials = find_trials(store, self.ident)
         if trials.set_id is not None:
             return trials_cell_html(trials_report(store, trials))
-        return run_html(build_report(store, trials.run_ids[0]))
+        analysed = analyse_run(store, trials.run_ids[0], keep_tasks=CELL_TASK_ROWS)
+        return run_html(analysed.report, analysed.tasks)
 
     def report(self) -> dict[str, Any]:
         """The report as data (``llqm report --json``): a run's, or a trial set's."""

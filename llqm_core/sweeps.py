@@ -78,7 +78,10 @@ def run_plan(
         stored = ProfileStore(where, readonly=True)
         rows.append(
             repeated_point(
-                [point_summary(assignment, build_report(stored, r)) for r in trials.run_ids],
+                [
+                    point_summary(assignment, build_report(stored, r, keep_tasks=0))
+                    for r in trials.run_ids
+                ],
                 trials.id,
             )
         )

@@ -111,7 +111,7 @@ def test_the_example_notebook_runs_a_qiskit_mitiq_cell_under_the_magic(tmp_path,
     page = shown["data"]["text/html"]
     assert_self_contained(page)
     assert "GHZ-5 with ZNE" in page and pictures(page) == 2
-    assert re.search(r"Tasks: the 10 of \d+ with the most own time", page)  # sized for a cell
+    assert re.search(r"Tasks \(10 of \d+, those with the most own wall time\)", page)  # fits a cell
 
     run = llqm.ProfileStore(store, readonly=True).run()
     assert run.name == "GHZ-5 with ZNE" and run.status is llqm.RunStatus.COMPLETED

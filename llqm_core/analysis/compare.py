@@ -71,7 +71,9 @@ def paired_seeds(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> bool:
 def _reports(store: ProfileStore, ident: str) -> tuple[str, list[dict[str, Any]]]:
     """The id to show for a side (a trial set's or a run's) and the report of each of its runs."""
     trials = find_trials(store, ident)
-    return trials.set_id or trials.run_ids[0], [build_report(store, r) for r in trials.run_ids]
+    return trials.set_id or trials.run_ids[0], [
+        build_report(store, r, keep_tasks=0) for r in trials.run_ids
+    ]
 
 
 def _side(shown_id: str, reports: list[dict[str, Any]]) -> dict[str, Any]:

@@ -226,7 +226,7 @@ def _stage_export(store: ProfileStore, trials: Trials) -> Export:
 def _trial_export(store: ProfileStore, trials: Trials) -> Export:
     def rows() -> Iterator[dict[str, Any]]:
         for run_id in trials.run_ids:
-            yield trial_row(build_report(store, run_id))
+            yield trial_row(build_report(store, run_id, keep_tasks=0))
 
     return Export("trials", list(TRIAL_COLUMNS), rows(), _what(trials))
 

@@ -9,10 +9,12 @@ real browser.
 from __future__ import annotations
 
 import base64
+import heapq
 import html
 from typing import Any
 
 from ..model.modelled import with_word
+from ..model.records import TaskRecord
 from .plots import stages_png, timeline_png
 from .report import (
     STAGE_COLUMNS,
@@ -28,10 +30,12 @@ from .report import (
     single_trial_sentence,
     stage_rows,
     stages_caption,
+    task_entry,
     warmup_sentence,
 )
 from .summary import FIDELITY_FIGURES
 from .trial_report import trials_closing, trials_heading, trials_tables
+from .visible import visible_tasks
 
 MAX_TASK_ROWS = 500
 _STYLE = """
@@ -67,15 +71,19 @@ def _microseconds(seconds: float | None) -> str:
     return "-" if seconds is None else f"{seconds * 1e6:.1f} us"
 
 
-def html_report(report: dict[str, Any]) -> str:
-    """The run's report as one self-contained page."""
-    return _page(report["run"]["name"], report_parts(report))
+def html_report(report: dict[str, Any], tasks: list[TaskRecord]) -> str:
+    """The page of a run's report; ``tasks`` are the run's tasks (``analyse_run``'s), drawn in its
+    timeline (too many too short ones merged, as the page then says: ``visible_tasks``)."""
+    return _page(report["run"]["name"], report_parts(report, tasks))
 
 
-def report_parts(report: dict[str, Any], max_tasks: int = MAX_TASK_ROWS) -> list[str]:
-    """The page's pieces, in order: heading, sentences, tables and pictures; ``max_tasks``
-    caps the task table (the biggest tasks by own time first when it cuts)."""
+def report_parts(
+    report: dict[str, Any], tasks: list[TaskRecord], max_tasks: int = MAX_TASK_ROWS
+) -> list[str]:
+    """The page's pieces, in order: heading, sentences, tables and pictures; the task table
+    lists at most ``max_tasks``, those with the most own wall time when it cuts (in start order)."""
     run = report["run"]
+    drawn, merged = visible_tasks(tasks, run["wall_s"])
     parts = [
         f"<h1>{html.escape(run['name'])}</h1>",
         f'<p id="run">run <code>{run["id"]}</code>, <b class="{run["status"]}">{run["status"]}</b>, started '
@@ -141,7 +149,10 @@ def report_parts(report: dict[str, Any], max_tasks: int = MAX_TASK_ROWS) -> list
                 ],
             )
         )
-    parts.append(_image(timeline_png(report), "timeline of the run's tasks"))
+    drawn_report = report | {"tasks": [task_entry(t) for t in drawn]}
+    parts.append(_image(timeline_png(drawn_report), "timeline of the run's tasks"))
+    if merged:
+        parts.append(f'<p id="merged">In the timeline, {html.escape(merged["note"])}.</p>')
     parts.append(_image(stages_png(report), "stage breakdown"))
     parts.append(_table(stages_caption(report), list(STAGE_COLUMNS), stage_rows(report)))
     if report.get("decisions"):
@@ -161,14 +172,15 @@ def report_parts(report: dict[str, Any], max_tasks: int = MAX_TASK_ROWS) -> list
         )
     for warning in report.get("warnings", []):
         parts.append(f'<p class="warning">warning: {html.escape(warning)}</p>')
-    tasks, total = report["tasks"], len(report["tasks"])
-    caption = f"Tasks ({total})"
-    if total > max_tasks:
-        tasks = sorted(tasks, key=lambda t: -(t.get("own_wall_s") or 0.0))[:max_tasks]
-        caption = f"Tasks: the {max_tasks} of {total} with the most own time"
+    listed = report["tasks"]
+    if len(listed) > max_tasks:
+        biggest = heapq.nlargest(max_tasks, listed, key=lambda t: t.get("own_wall_s") or 0.0)
+        listed = sorted(biggest, key=lambda t: t["start"] or "")
+    count = report.get("task_count", len(report["tasks"]))
     parts.append(
         _table(
-            caption,
+            f"Tasks ({len(listed)} of {count}"
+            + (", those with the most own wall time)" if len(listed) < count else ")"),
             ["task", "stage", "status", "wall", "cpu", "peak RSS", "QPU", "queue"],
             [
                 [
@@ -181,7 +193,7 @@ def report_parts(report: dict[str, Any], max_tasks: int = MAX_TASK_ROWS) -> list
                     format_seconds(t["qpu_s"]),
                     format_seconds(t["queue_s"]),
                 ]
-                for t in tasks
+                for t in listed
             ],
         )
     )

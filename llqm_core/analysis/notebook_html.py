@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from ..model.records import TaskRecord
 from .compare import change_text
 from .html_report import _image, _table, report_parts, trials_parts
 from .plots import point_labels, sweep_png
@@ -38,9 +39,9 @@ def fragment(parts: list[str]) -> str:
     return f'<div class="llqm-cell"><style>{_CELL_STYLE}</style>{"".join(parts)}</div>'
 
 
-def run_html(report: dict[str, Any]) -> str:
-    """A run's report (``report.build_report``) in a cell."""
-    return fragment(report_parts(report, max_tasks=CELL_TASK_ROWS))
+def run_html(report: dict[str, Any], tasks: list[TaskRecord]) -> str:
+    """A run's report and its tasks (``report.analyse_run``'s) in a cell."""
+    return fragment(report_parts(report, tasks, max_tasks=CELL_TASK_ROWS))
 
 
 def trials_cell_html(report: dict[str, Any]) -> str:

@@ -52,12 +52,10 @@ def _render_tasks(report: dict[str, Any], console: Console, every: bool) -> None
     depths = _depths(report["tasks"])
     rows = report["tasks"] if every else [t for t in report["tasks"] if not is_warmup(t["stage"])]
     title = "Tasks"
-    if not every and len(rows) > BIGGEST_TASKS:
+    total = report.get("task_count", len(rows))  # the report may list only the biggest
+    if not every and (len(rows) > BIGGEST_TASKS or total > len(rows)):
         rows = sorted(rows, key=lambda t: -(t["own_wall_s"] or 0.0))[:BIGGEST_TASKS]
-        title = (
-            f"Biggest tasks by own wall time ({BIGGEST_TASKS} of {len(report['tasks'])}; "
-            "--tasks lists all)"
-        )
+        title = f"Biggest tasks by own wall time ({len(rows)} of {total}; --tasks lists all)"
     table = Table(title=title, title_justify="left")
     columns: tuple[tuple[str, JustifyMethod], ...] = (
         ("task", "left"),
@@ -68,7 +66,6 @@ def _render_tasks(report: dict[str, Any], console: Console, every: bool) -> None
         ("cpu", "right"),
         ("peak RSS", "right"),
         ("RSS growth", "right"),
-        ("metrics", "left"),
     )
     for column, justify in columns:
         table.add_column(column, justify=justify)

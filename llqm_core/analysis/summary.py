@@ -202,14 +202,17 @@ def critical_path(tasks: list[TaskRecord]) -> list[TaskRecord]:
 
 
 def bottleneck(
-    tasks: list[TaskRecord], run_wall_s: float | None, path: list[TaskRecord] | None = None
+    tasks: list[TaskRecord],
+    run_wall_s: float | None,
+    path: list[TaskRecord] | None = None,
+    own: dict[str, tuple[float, float]] | None = None,
 ) -> dict[str, Any] | None:
     """The stage that dominates the critical path, the resource it spent its time on, and its share
     of the run.
 
     The path's tasks count with their whole time, the tasks that contain them with the time of
     their own (a step that decides something before it starts its children). ``path`` is the
-    critical path when the caller has it already."""
+    critical path and ``own`` the ``exclusive_times`` when the caller has them already."""
     by_id = {t.id: t for t in tasks}
     on_path = set()
     for task in critical_path(tasks) if path is None else path:
@@ -217,7 +220,8 @@ def bottleneck(
         while node is not None and node.id not in on_path:
             on_path.add(node.id)
             node = by_id.get(node.parent_id) if node.parent_id else None
-    times = {k: v for k, v in exclusive_times(tasks).items() if k in on_path}
+    own = exclusive_times(tasks) if own is None else own
+    times = {k: v for k, v in own.items() if k in on_path}
     by_stage: dict[str, list[TaskRecord]] = defaultdict(list)
     for task in tasks:
         if task.id in times:
