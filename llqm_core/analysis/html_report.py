@@ -15,6 +15,7 @@ from typing import Any
 
 from ..model.modelled import with_word
 from ..model.records import TaskRecord
+from ..model.visible import visible_tasks
 from .plots import stages_png, timeline_png
 from .report import (
     STAGE_COLUMNS,
@@ -35,7 +36,6 @@ from .report import (
 )
 from .summary import FIDELITY_FIGURES
 from .trial_report import trials_closing, trials_heading, trials_tables
-from .visible import visible_tasks
 
 MAX_TASK_ROWS = 500
 _STYLE = """
