@@ -164,6 +164,23 @@ def test_estimate_takes_qiskit_objects_and_returns_value_and_standard_error(stor
     assert recorded.status.value == "completed"
 
 
+def test_an_estimator_pub_with_a_list_of_observables_runs_each(store_path):
+    """Qiskit's EstimatorV2 takes (circuit, [observable, ...]): ``evs`` then has the list's
+    shape, one value per observable, each an LLQM run of its own."""
+    circuit = QuantumCircuit(2)
+    circuit.h(0)
+    circuit.cx(0, 1)
+    pubs = [(circuit, [SparsePauliOp("ZZ"), "XX", {"ZI": 1.0}])]
+    (result,) = Estimator(mitigation="none", shots=500, seed=3, store=store_path).run(pubs).result()
+    assert result.data.evs.shape == (3,) == result.data.stds.shape
+    assert result.data.evs[0] == pytest.approx(1.0, abs=0.3)  # a Bell state: <ZZ> = <XX> = 1
+    assert result.data.evs[1] == pytest.approx(1.0, abs=0.3)
+    assert result.data.evs[2] == pytest.approx(0.0, abs=0.3)  # and <ZI> = 0
+    assert result.metadata["ideal"] == pytest.approx([1.0, 1.0, 0.0])
+    runs = ProfileStore(store_path, readonly=True)
+    assert {runs.run(i).status.value for i in result.metadata["llqm.run_id"]} == {"completed"}
+
+
 @pytest.mark.parametrize("label", ["ZZ", "ZZZZ"])
 def test_estimate_refuses_an_observable_of_another_width_as_qiskits_estimator_does(
     label, store_path

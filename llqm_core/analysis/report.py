@@ -3,15 +3,21 @@ rendering of it shares (the console's is ``report_console``, the HTML page's ``h
 
 from __future__ import annotations
 
+import heapq
+import json
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple, TextIO
+
+import orjson
 
 from ..model.modelled import is_modelled, modelled_flags, with_word
 from ..model.records import RunRecord, TaskRecord
 from ..model.trial_keys import trial_of
 from ..model.units import format_bytes, format_seconds, iso_time
+from ..model.warmup import is_warmup
 from ..store.profile_store import ProfileStore
+from ..store.reader import collector_paused
 from .summary import (
     bottleneck,
     cache_savings,
@@ -21,6 +27,7 @@ from .summary import (
     find_critical_path,
     prediction_errors,
     step_costs,
+    warmup_summary,
 )
 from .timeline import run_hardware
 
@@ -81,6 +88,8 @@ def stage_totals(
     own = exclusive_times(tasks) if own is None else own
     totals: dict[str, dict[str, Any]] = {}
     for task in tasks:
+        if is_warmup(task.stage):  # reported apart (``warmup_summary``)
+            continue
         entry = totals.setdefault(
             task.stage,
             {
@@ -154,48 +163,114 @@ def stages_caption(report: dict[str, Any]) -> str:
     )
 
 
-def build_report(store: ProfileStore, run_id: str | None = None) -> dict[str, Any]:
-    """The report of one run (the latest when ``run_id`` is None) as plain JSON-ready data."""
+def _work_wall(wall_s: float | None, warm: dict[str, Any] | None) -> float | None:
+    """The run's wall time without its warm-up (``warmup_summary``)."""
+    if wall_s is None or not warm:
+        return wall_s
+    return max(wall_s - warm["wall_s"], 0.0)
+
+
+class RunAnalysis(NamedTuple):
+    """A run's report, the tasks it was computed from (``ProfileStore.task_outlines``: times,
+    nesting and metrics, no span ids or errors) and each task's own (wall, cpu) seconds."""
+
+    report: dict[str, Any]
+    tasks: list[TaskRecord]
+    own: dict[str, tuple[float, float]]
+
+
+def analyse_run(
+    store: ProfileStore, run_id: str | None = None, *, keep_tasks: int | None = None
+) -> RunAnalysis:
+    """The report of one run (the latest when ``run_id`` is None) as plain JSON-ready data.
+
+    Every figure covers every task. ``report["tasks"]`` lists them all in start order, or with
+    ``keep_tasks`` only that many, those with the most own wall time (still in start order):
+    a listing of 10^5 tasks is what a screen or a page cannot show and costs most to build."""
     run = store.run(run_id)
-    tasks = store.tasks(run.id)
-    decisions = store.decisions(run.id)
-    own = exclusive_times(tasks)
-    stages = stage_totals(tasks, own)
-    busy = sum(entry["own_wall_s"] for entry in stages.values())
-    figures = fidelity(tasks)
-    path, guessed = find_critical_path(tasks)
-    # The machine's cores bound the busy cores only when every task ran on it (not on a cluster).
-    on_one_host = all(t.profile.host in (None, run.host) for t in tasks)
-    cpus = run.cpus if on_one_host else None
-    return {
-        "run": run_summary(run)
-        | {
-            "trace_id": run.trace_id,
-            "ended": iso_time(run.end_ns),
-            "wall_s": run.wall_s,
-            "busy_s": busy,
-            "cpus": cpus,
-            "error": run.error,
-            "config": run.config,
-            "host": run.host,
-            "pid": run.pid,
-        },
-        "tasks": [task_entry(t, own.get(t.id)) for t in tasks],
-        "stages": stages,
-        "critical_path": [t.id for t in path],
-        "critical_path_guessed": [t.id for t in path if t.id in guessed],
-        "bottleneck": bottleneck(tasks, run.wall_s, path),
-        "concurrency": concurrency(tasks, run.wall_s, cpus),
-        "fidelity": figures,
-        "cache": cache_savings(tasks),
-        "costs": step_costs(tasks),
-        "warnings": [w for t in tasks for w in t.metrics.get("pipeline.warnings", [])],
-        "decisions": [d.__dict__ for d in decisions],
-        "predictions": prediction_errors(decisions, stages, figures),
-        "hardware": run_hardware(store, tasks),
-        # One run is one trial: its figures have no spread (``member_of``: the set it belongs to).
-        "trials": {"count": 1, "single": True, "member_of": trial_of(run.config)},
-    }
+    with collector_paused():  # 10^5 records and their dicts hold no cycles to collect
+        tasks = store.task_outlines(run)
+        decisions = store.decisions(run.id)
+        own = exclusive_times(tasks)
+        stages = stage_totals(tasks, own)
+        busy = sum(entry["own_wall_s"] for entry in stages.values())
+        figures = fidelity(tasks)
+        path, guessed = find_critical_path(tasks)
+        warm = warmup_summary(tasks)
+        # The machine's cores bound the busy cores only when every task ran on it (not on a cluster).
+        on_one_host = all(t.profile.host in (None, run.host) for t in tasks)
+        cpus = run.cpus if on_one_host else None
+        if keep_tasks is None:
+            listed = store.tasks(run.id)
+        else:
+            biggest = heapq.nlargest(keep_tasks, tasks, key=lambda t: own.get(t.id, (0.0,))[0])
+            biggest.sort(key=lambda t: t.start_ns)
+            listed = store.tasks_by_id(run, [t.id for t in biggest])
+        report = {
+            "run": run_summary(run)
+            | {
+                "trace_id": run.trace_id,
+                "ended": iso_time(run.end_ns),
+                "wall_s": run.wall_s,
+                # the run's wall time without its warm-up: what a trial's statistics compare
+                "work_wall_s": _work_wall(run.wall_s, warm),
+                "busy_s": busy,
+                "cpus": cpus,
+                "error": run.error,
+                "config": run.config,
+                "host": run.host,
+                "pid": run.pid,
+            },
+            "tasks": [task_entry(t, own.get(t.id)) for t in listed],
+            "task_count": len(tasks),
+            "stages": stages,
+            "critical_path": [t.id for t in path],
+            "critical_path_guessed": [t.id for t in path if t.id in guessed],
+            "bottleneck": bottleneck(tasks, _work_wall(run.wall_s, warm), path, own),
+            "concurrency": concurrency(tasks, run.wall_s, cpus),
+            "warmup": warm,
+            "fidelity": figures,
+            "cache": cache_savings(tasks),
+            "costs": step_costs(tasks),
+            "warnings": [w for t in tasks for w in t.metrics.get("pipeline.warnings", [])],
+            "decisions": [d.__dict__ for d in decisions],
+            "predictions": prediction_errors(decisions, stages, figures),
+            "hardware": run_hardware(store, tasks),
+            # One run is one trial: its figures have no spread (``member_of``: the set it belongs to).
+            "trials": {"count": 1, "single": True, "member_of": trial_of(run.config)},
+        }
+    return RunAnalysis(report, tasks, own)
+
+
+def build_report(
+    store: ProfileStore, run_id: str | None = None, *, keep_tasks: int | None = None
+) -> dict[str, Any]:
+    """``analyse_run``'s report alone."""
+    return analyse_run(store, run_id, keep_tasks=keep_tasks).report
+
+
+_TASKS_HERE = "\x00the run's tasks\x00"
+
+
+def write_report_json(store: ProfileStore, run_id: str, out: TextIO) -> None:
+    """The report with every task as one JSON document, its tasks written a page at a time (one
+    line each, by orjson: a fifth of the json module's time) as they are read: a run of 10^5
+    tasks never has all its entries in memory."""
+    analysed = analyse_run(store, run_id, keep_tasks=0)
+    report = analysed.report | {"tasks": _TASKS_HERE}
+    head, tail = json.dumps(report, indent=2, default=str).split(json.dumps(_TASKS_HERE))
+    out.write(head + "[")
+    separator = "\n    "
+    run = store.run(report["run"]["id"])
+    for page in store.task_pages(run):
+        with collector_paused():
+            lines = [
+                orjson.dumps(task_entry(task, analysed.own.get(task.id)), default=str)
+                for task in page
+            ]
+        out.write(separator + b",\n    ".join(lines).decode())
+        separator = ",\n    "
+    out.write(("\n  ]" if separator != "\n    " else "]") + tail + "\n")
 
 
 def single_trial_sentence(report: dict[str, Any]) -> str:
@@ -246,6 +321,23 @@ def bottleneck_sentence(report: dict[str, Any], strong: Callable[[str], str] = s
         f"{found['share'] * 100:.0f}% of the run's wall time ({format_seconds(found['seconds'])}) "
         "on the critical "
         f"path of {len(report.get('critical_path') or [])} tasks{caveat}"
+    )
+
+
+def warmup_sentence(report: dict[str, Any]) -> str | None:
+    """The run's warm-up on one line (None when it paid none): first calls that a second run in
+    the same process would not pay, left out of every figure above and below it."""
+    warm = report.get("warmup")
+    if not warm:
+        return None
+    shown = ", ".join(
+        f"{item['name']} {format_seconds(item['wall_s'])}" for item in warm["items"][:3]
+    )
+    more = len(warm["items"]) - 3
+    return (
+        f"Warm-up: {format_seconds(warm['wall_s'])} in {warm['tasks']} first "
+        f"call{'' if warm['tasks'] == 1 else 's'} ({shown}{f', {more} more' if more > 0 else ''}), "
+        "left out of the tasks, stages, bottleneck and critical path"
     )
 
 

@@ -14,6 +14,7 @@ from rich.text import Text
 from ..model.modelled import with_word
 from ..model.trial_keys import trial_of
 from ..model.units import format_bytes, format_seconds
+from ..model.warmup import is_warmup
 from .console import styled
 from .report import (
     STAGE_COLUMNS,
@@ -26,6 +27,7 @@ from .report import (
     single_trial_sentence,
     stage_rows,
     stages_caption,
+    warmup_sentence,
 )
 from .summary import FIDELITY_FIGURES
 
@@ -48,14 +50,12 @@ BIGGEST_TASKS = 10
 def _render_tasks(report: dict[str, Any], console: Console, every: bool) -> None:
     """Every task, nested under its parent; or only the few with the most own wall time."""
     depths = _depths(report["tasks"])
-    rows = report["tasks"]
+    rows = report["tasks"] if every else [t for t in report["tasks"] if not is_warmup(t["stage"])]
     title = "Tasks"
-    if not every and len(rows) > BIGGEST_TASKS:
+    total = report.get("task_count", len(rows))  # the report may list only the biggest
+    if not every and (len(rows) > BIGGEST_TASKS or total > len(rows)):
         rows = sorted(rows, key=lambda t: -(t["own_wall_s"] or 0.0))[:BIGGEST_TASKS]
-        title = (
-            f"Biggest tasks by own wall time ({BIGGEST_TASKS} of {len(report['tasks'])}; "
-            "--tasks lists all)"
-        )
+        title = f"Biggest tasks by own wall time ({len(rows)} of {total}; --tasks lists all)"
     table = Table(title=title, title_justify="left")
     columns: tuple[tuple[str, JustifyMethod], ...] = (
         ("task", "left"),
@@ -66,7 +66,6 @@ def _render_tasks(report: dict[str, Any], console: Console, every: bool) -> None
         ("cpu", "right"),
         ("peak RSS", "right"),
         ("RSS growth", "right"),
-        ("metrics", "left"),
     )
     for column, justify in columns:
         table.add_column(column, justify=justify)
@@ -121,6 +120,9 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
     sentence = bottleneck_sentence(report, lambda text: f"[bold]{escape(text)}[/bold]")
     if sentence:  # LLQM's own markup around escaped names
         console.print(Text.from_markup(sentence))
+    warm = warmup_sentence(report)
+    if warm:
+        console.print(warm, highlight=False)
     cached = cache_sentence(report)
     if cached:
         console.print(cached, highlight=False)

@@ -26,7 +26,15 @@ from ..model.records import HardwareSnapshot
 from ..model.units import iso_time
 from ..runtime.api import run
 from ..runtime.monitor import check_interval
-from .options import Commands, Parser, add_outputs, print_json, read_store, write_png
+from .options import (
+    Commands,
+    Parser,
+    add_outputs,
+    print_json,
+    read_store,
+    tell_written,
+    write_png,
+)
 
 
 def add_commands(commands: Commands, common: argparse.ArgumentParser) -> None:
@@ -167,6 +175,7 @@ def cmd_hardware_show(args: argparse.Namespace, console: Console) -> None:
     found, origin = _snapshot_to_show(args)
     if args.plot:
         write_png(args.plot, device_map_png(found, args.field))
+        tell_written(console, args, f"the coupling map of {found.backend}", args.plot)
     snapshot = hardware.summary(found) | {
         "origin": origin,
         "shown": "device" if origin.startswith("the device's own") else "stored",
@@ -211,6 +220,7 @@ def cmd_hardware_diff(args: argparse.Namespace, console: Console) -> None:
         raise UserError(str(exc)) from None
     if args.plot:
         write_png(args.plot, drift_map_png(before, after))
+        tell_written(console, args, "the drift map", args.plot)
     data = changes.to_dict()
     if args.json:
         print_json(data)
@@ -270,6 +280,7 @@ def cmd_hardware_timeline(args: argparse.Namespace, console: Console) -> None:
     timeline = device_timeline(store, args.device, parse_since(args.since))
     if args.plot:
         write_timeline_png(timeline, args.plot)
+        tell_written(console, args, f"the timeline of {args.device}", args.plot)
     if args.json:
         print_json(timeline)
         return

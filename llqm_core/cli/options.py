@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 from typing import Any, NoReturn
 
 from rich.progress import (
@@ -123,6 +125,16 @@ def write_html(path: str, page: str) -> None:
             out.write(page)
     except OSError as exc:
         raise UserError(f"cannot write the HTML report to {path}: {exc.strerror}.") from None
+
+
+def tell_written(console: Any, args: argparse.Namespace, what: str, path: str) -> None:
+    """Say where a file a command wrote went: on standard error under ``--json``, whose JSON is
+    standard output's alone."""
+    told = f"Wrote {what} to {os.path.abspath(path)}"
+    if getattr(args, "json", False):
+        print(told, file=sys.stderr)
+    else:
+        console.print(told, highlight=False, soft_wrap=True)
 
 
 def write_png(path: str, png: bytes) -> None:

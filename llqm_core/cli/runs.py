@@ -6,16 +6,23 @@ import argparse
 import functools
 import json
 import os
+import sys
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
-from ..analysis.compare import compare_runs
+from ..analysis.compare import change_text, compare_runs
 from ..analysis.console import styled
-from ..analysis.html_report import html_report, trials_html
-from ..analysis.report import build_report, format_number, run_summary
-from ..analysis.report_console import render_report
+from ..analysis.html_report import MAX_TASK_ROWS, html_report, trials_html
+from ..analysis.report import (
+    analyse_run,
+    build_report,
+    format_number,
+    run_summary,
+    write_report_json,
+)
+from ..analysis.report_console import BIGGEST_TASKS, render_report
 from ..analysis.tables import json_lines
 from ..analysis.trial_report import find_trials, method_words, render_trials, trials_report
 from ..model.errors import UserError
@@ -120,11 +127,16 @@ def cmd_report(args: argparse.Namespace, console: Console) -> None:
         report = trials_report(store, trials)
         what = f"trial set {trials.set_id} ({len(trials.run_ids)} trials)"
         page, render = trials_html, functools.partial(render_trials, report, console)
-    else:
-        report = build_report(store, trials.run_ids[0])
-        what = f"run {report['run']['id'][:12]} ({len(report['tasks'])} tasks)"
-        page = html_report
-        render = functools.partial(render_report, report, console, tasks=args.tasks)
+    else:  # one run: the listing of its tasks is what grows with it; only what is shown is built
+        run_id = trials.run_ids[0]
+        if args.html:
+            analysed = analyse_run(store, run_id, keep_tasks=MAX_TASK_ROWS)
+            report = analysed.report
+            what = f"run {report['run']['id'][:12]} ({report['task_count']} tasks)"
+            page = functools.partial(html_report, tasks=analysed.tasks)
+        elif not args.json:
+            report = build_report(store, run_id, keep_tasks=None if args.tasks else BIGGEST_TASKS)
+            render = functools.partial(render_report, report, console, tasks=args.tasks)
     if args.html:
         write_html(args.html, page(report))
         console.print(
@@ -132,7 +144,9 @@ def cmd_report(args: argparse.Namespace, console: Console) -> None:
             highlight=False,
             soft_wrap=True,
         )
-    if args.json:
+    if args.json and trials.set_id is None:
+        write_report_json(store, trials.run_ids[0], sys.stdout)
+    elif args.json:
         print_json(report)
     elif not args.html:
         render()
@@ -164,25 +178,14 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> None:
     for column in ("wall", "cpu", "QPU", "queue", "peak RSS"):
         table.add_column(column, justify="right")
 
-    def cell(entry: dict[str, Any], show: Any) -> str:
-        if entry["a"] is None or entry["b"] is None:
-            a = show(entry["a"]) if entry["a"] is not None else "-"
-            b = show(entry["b"]) if entry["b"] is not None else "-"
-            return f"{a} -> {b}" + (" modelled" if entry.get("modelled") else "")
-        ratio = f" ({entry['ratio']:.2f}x)" if entry.get("ratio") else ""
-        verdict = entry.get("beyond_spread")
-        beyond = "" if verdict is None else ", beyond spread" if verdict else ", within spread"
-        modelled = " modelled" if entry.get("modelled") else ""
-        return f"{show(entry['a'])} -> {show(entry['b'])}{modelled}{ratio}{beyond}"
-
     for stage, fields in result["stages"].items():
         table.add_row(
             stage,
-            cell(fields["wall_s"], format_seconds),
-            cell(fields["cpu_s"], format_seconds),
-            cell(fields["qpu_s"], format_seconds),
-            cell(fields["queue_s"], format_seconds),
-            cell(fields["peak_rss_bytes"], format_bytes),
+            change_text(fields["wall_s"], format_seconds),
+            change_text(fields["cpu_s"], format_seconds),
+            change_text(fields["qpu_s"], format_seconds),
+            change_text(fields["queue_s"], format_seconds),
+            change_text(fields["peak_rss_bytes"], format_bytes),
         )
     console.print(table)
     if result["fidelity"]:
@@ -234,12 +237,12 @@ def _spread_verdict(entry: dict[str, Any]) -> str:
 def cmd_trace(args: argparse.Namespace, console: Console) -> None:
     store = read_store(args)
     run = store.run(args.run)
-    tasks = store.tasks(run.id)
-    if args.format == "chrome":
-        document = json.dumps(chrome_trace(run, tasks))
+    if args.format == "chrome":  # times, nesting and metrics: what the outlines hold
+        document = json.dumps(chrome_trace(run, store.task_outlines(run)))
     else:
         from ..telemetry.otlp_json import run_spans, spans_to_otlp_json  # protobuf, for this alone
 
+        tasks = store.tasks(run.id)
         document = json.dumps(spans_to_otlp_json(run_spans(run, tasks)), indent=2)
     if args.output is None:
         print(document)

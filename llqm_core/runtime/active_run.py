@@ -18,6 +18,8 @@ from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode
 
 from ..hooks.plugins import loaded_plugins
+from ..model import display
+from ..model.errors import Ending
 from ..model.hardware import MONITOR_STAGE
 from ..model.records import (
     PolicyDecision,
@@ -33,6 +35,7 @@ from ..telemetry.attributes import check_metrics, run_attributes
 from ..telemetry.tracing import telemetry
 from .measure import HOST
 from .monitor import HardwareMonitor
+from .warmup import install as time_warmups
 
 if TYPE_CHECKING:
     from .tasks import TaskHandle
@@ -119,6 +122,7 @@ class ActiveRun:
             raise ValueError("attaching to a run needs the store that holds it.")
         record = run if isinstance(run, RunRecord) else resolved.run(run)
         joined = cls(record.name, resolved, record.config)
+        time_warmups()
         joined.record = record
         joined._use_span(
             trace.NonRecordingSpan(
@@ -146,7 +150,12 @@ class ActiveRun:
             return current, _hex(current.span_id, 16)
         return self.span_context, self.span_id_for_tasks
 
+    def _repr_html_(self) -> str | None:
+        """The run's report in a notebook cell (its tasks so far, while it runs)."""
+        return display.html("run", self)
+
     def start(self) -> ActiveRun:
+        time_warmups()
         tel = telemetry()
         current = trace.get_current_span()
         parent = current.get_span_context()
@@ -222,7 +231,7 @@ class ActiveRun:
         record.status = RunStatus(_status_for(exc).value)
         if exc is not None:
             kind, message = _describe_error(exc)
-            record.error = f"{kind}: {message}"
+            record.error = message if isinstance(exc, Ending) else f"{kind}: {message}"
             if record.span_owned:
                 self.span.set_status(Status(StatusCode.ERROR, record.error))
         record.end_ns = time.time_ns()

@@ -20,6 +20,7 @@ from ..model.records import (
     TaskStatus,
 )
 from ..model.secrets import redact, redact_text
+from ..model.warmup import LEFT_OUT_CPU, LEFT_OUT_WALL
 from ..telemetry.attributes import RESERVED_METRICS, check_metrics
 from ..telemetry.task_spans import child_context
 from .active_run import (
@@ -237,7 +238,11 @@ def finish_task(
     readings) keeps that profile."""
     record = handle.record
     reported = record.profile  # what backends reported while the task ran (``record_usage``)
-    record.profile = handle.measurement.stop(reported.qpu_s, reported.queue_s)
+    measurement = handle.measurement
+    record.profile = measurement.stop(reported.qpu_s, reported.queue_s)
+    if measurement.warmup_wall_s:  # a warm-up inside it is a task of its own (``runtime.warmup``)
+        record.metrics[LEFT_OUT_WALL] = measurement.warmup_wall_s
+        record.metrics[LEFT_OUT_CPU] = measurement.warmup_cpu_s
     if measured is not None:
         record.profile = measured
     record.end_ns = time.time_ns()

@@ -37,6 +37,7 @@ from llqm_core.hooks.contracts import PREDICT
 from llqm_core.model.checks import whole
 from llqm_core.model.modelled import is_modelled, modelled_flags
 from llqm_core.model.records import TaskRecord
+from llqm_core.model.warmup import is_warmup
 from llqm_core.pipeline.policies import history_store, kept_default
 from llqm_core.pipeline.shapes import describe, run_shape
 
@@ -153,7 +154,7 @@ class CostModel:
         for _, known, tasks in runs:
             totals: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
             for task in tasks:
-                if task.end_ns is None:
+                if task.end_ns is None or is_warmup(task.stage):  # not a cost of the shape
                     continue
                 entry, p = totals[task.stage], task.profile
                 entry["wall_s"] += p.wall_s

@@ -38,7 +38,13 @@ from .jobs import (
     result_shots,
     snapshot_of,
 )
-from .transpiles import SETUP, wrap_pass_manager_run, wrap_run_in_worker, wrap_transpile
+from .transpiles import (
+    SETUP,
+    wrap_pass_manager_run,
+    wrap_preset,
+    wrap_run_in_worker,
+    wrap_transpile,
+)
 
 __all__ = ["BACKENDS", "PRIMITIVES", "SETUP", "QiskitInstrumentor"]
 
@@ -79,6 +85,10 @@ class QiskitInstrumentor(Instrumentor):
 
         for module in (qiskit, qiskit.compiler, qiskit.compiler.transpiler):
             self.patch(module, "transpile", wrap_transpile)
+        from qiskit.transpiler import preset_passmanagers
+
+        for module in (qiskit.compiler.transpiler, preset_passmanagers):
+            self.patch(module, "generate_preset_pass_manager", wrap_preset)
         self.patch(base_passmanager, "_run_workflow_in_new_process", wrap_run_in_worker)
         for module, cls in BACKENDS + PRIMITIVES:
             primitive = (module, cls) in PRIMITIVES

@@ -13,8 +13,10 @@ from qiskit.transpiler import PassManager, StagedPassManager
 
 import llqm_core
 from llqm_core.runtime.instrumentation import is_suppressed
+from llqm_core.runtime.warmup import first_call
 
 from ..devices.snapshot import backend_name
+from ..transpile.profiled import PRESET_PASS_MANAGER, PRESET_PASS_MANAGER_NAME
 from ..transpile.stage_markers import StageMarker, with_markers
 from ..transpile.stage_profiler import STAGE, StageProfiler, pass_metrics, starts_small
 from .calls import busy, profiling
@@ -255,3 +257,13 @@ def wrap_transpile(original: Callable[..., Any]) -> Callable[..., Any]:
             return original(circuits, backend, *args, **kwargs)
 
     return transpile
+
+
+def wrap_preset(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``generate_preset_pass_manager``: the process's first one is warm-up (``PRESET_PASS_MANAGER``)."""
+
+    def generate_preset_pass_manager(*args: Any, **kwargs: Any) -> Any:
+        with first_call(PRESET_PASS_MANAGER, PRESET_PASS_MANAGER_NAME):
+            return original(*args, **kwargs)
+
+    return generate_preset_pass_manager

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 from qiskit import QuantumCircuit
-from qiskit.primitives.containers import DataBin, PrimitiveResult, PubResult
+from qiskit.primitives.containers import DataBin, ObservablesArray, PrimitiveResult, PubResult
 from qiskit.quantum_info import SparsePauliOp
 
 from llqm_core.pipeline import parse_pipeline, run_pipeline
@@ -100,6 +100,23 @@ def _checked_pub(circuit: Any, observable: Any) -> SparsePauliOp:
     return operator
 
 
+def _observables(circuit: Any, observable: Any) -> tuple[tuple[int, ...], list[Any]]:
+    """A pub's observables, as Qiskit's EstimatorV2 takes them (one, or a list or nested lists
+    of them: an array whose shape the pub's ``evs`` has), each checked against the circuit; one
+    observable is kept as given."""
+    try:
+        array = ObservablesArray.coerce(observable)
+    except Exception:  # not one Qiskit reads: checked (and refused) as a single observable
+        array = None
+    if array is None or array.shape == ():
+        _checked_pub(circuit, observable)
+        return (), [observable]
+    operators = [SparsePauliOp.from_list(list(terms.items())) for terms in array.ravel()]
+    for operator in operators:
+        _checked_pub(circuit, operator)
+    return array.shape, operators
+
+
 class _Done:
     """A finished job, as the primitives' ``run`` returns one: ``result()`` gives the results."""
 
@@ -137,6 +154,7 @@ class Estimator:
                 "precision is not supported; give shots = ... to Estimator(...) instead."
             )
         pubs = list(pubs)
+        shaped = []
         for pub in pubs:  # every pub checked before the first runs, as Qiskit's primitives do
             if not isinstance(pub, (tuple, list)) or len(pub) < 2:
                 raise ValueError(
@@ -144,20 +162,23 @@ class Estimator:
                 )
             if len(pub) > 2 and pub[2] is not None:
                 raise ValueError("parameter values are not supported; bind them first.")
-            _checked_pub(pub[0], pub[1])
+            shaped.append(_observables(pub[0], pub[1]))
         results = []
-        for pub in pubs:
-            found = estimate(pub[0], pub[1], **self.options)
+        for pub, (shape, observables) in zip(pubs, shaped):
+            found = [estimate(pub[0], observable, **self.options) for observable in observables]
             data = DataBin(
-                evs=np.array(found.value),
-                stds=np.array(np.nan if found.std_error is None else found.std_error),
-                shape=(),
+                evs=np.array([f.value for f in found]).reshape(shape),
+                stds=np.array(
+                    [np.nan if f.std_error is None else f.std_error for f in found]
+                ).reshape(shape),
+                shape=shape,
             )
-            metadata = {
-                "llqm.run_id": found.run_id,
-                "unmitigated": found.unmitigated,
-                "ideal": found.ideal,
-                "ideal_method": found.ideal_method,
+            one = found[0] if shape == () else None
+            metadata = {  # an array of observables: one LLQM run each, listed in its order
+                "llqm.run_id": one.run_id if one else [f.run_id for f in found],
+                "unmitigated": one.unmitigated if one else [f.unmitigated for f in found],
+                "ideal": one.ideal if one else [f.ideal for f in found],
+                "ideal_method": one.ideal_method if one else [f.ideal_method for f in found],
             }
             results.append(PubResult(data, metadata=metadata))
         return _Done(PrimitiveResult(results, metadata={"version": 2}))
