@@ -19,6 +19,7 @@ from scipy.optimize import minimize
 import llqm_core as llqm
 from llqm_core.analysis.html_report import html_report
 from llqm_core.analysis.report import analyse_run, build_report
+from llqm_core.notebook import show
 from llqm_core.runtime.instrumentation import instrument_all, uninstrument_all
 
 
@@ -91,6 +92,8 @@ def test_marked_iterations_with_drifting_calibration_show_cost_and_the_changes(s
     assert [it["calibration_changed"] for it in iterations] == [False] + [True] * (found.nfev - 1)
     page = html_report(report, tasks)
     assert "objective and cost per iteration" in page and "(changed)" in page
+    cell = show(run.id, store_path)._repr_html_()  # what a notebook cell displays
+    assert "objective and cost per iteration" in cell
     # outside any run the mark does nothing, so the loop runs unprofiled as it is
     assert llqm.iteration(value=1.0) is None
     with llqm.run("bad", store=False), pytest.raises(ValueError, match="must be a number"):
