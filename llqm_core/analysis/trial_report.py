@@ -177,12 +177,12 @@ def format_summary(
 ) -> str:
     """A JSON summary in a cell: ``mean ± half-width`` for a Student-t interval (symmetric),
     ``mean (low to high)`` for any other (a bootstrap interval of a skewed figure is not), the
-    mean alone for one trial; with ``blank_zero`` a figure that is zero in every trial (no QPU
-    used) shows as ``-``."""
+    mean alone for one trial or a figure the same in every trial; with ``blank_zero`` a figure
+    that is zero in every trial (no QPU used) shows as ``-``."""
     if summary is None or (blank_zero and summary["mean"] == 0 and not summary["sd"]):
         return "-"
     show = show or (lambda v: f"{v:.4g}")
-    if summary["ci95"] is None:
+    if summary["ci95"] is None or summary["sd"] == 0:  # one trial, or the same in every trial
         return show(summary["mean"])
     low, high = summary["ci95"]
     if summary.get("method") == STUDENT_T:
