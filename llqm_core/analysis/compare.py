@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..store.profile_store import ProfileStore
-from .report import build_report
+from .report import build_report, work_wall
 from .stats import Summary, difference, summarize_known
 from .summary import FIDELITY_FIGURES
 from .trial_report import common_bottleneck, find_trials
@@ -44,7 +44,7 @@ def _reports(store: ProfileStore, ident: str) -> tuple[str, list[dict[str, Any]]
 
 
 def _side(shown_id: str, reports: list[dict[str, Any]]) -> dict[str, Any]:
-    wall = summarize_known(r["run"]["wall_s"] for r in reports)
+    wall = summarize_known(work_wall(r) for r in reports)
     return {
         "id": shown_id,
         "name": reports[0]["run"]["name"],
@@ -83,7 +83,7 @@ def compare_runs(store: ProfileStore, run_a: str, run_b: str) -> dict[str, Any]:
     return {
         "a": _side(a_id, a),
         "b": _side(b_id, b),
-        "wall_s": _compared(a, b, lambda report: report["run"]["wall_s"]),
+        "wall_s": _compared(a, b, work_wall),
         "stages": stages,
         "fidelity": fidelity,
         "decisions": {

@@ -155,6 +155,13 @@ def _work_wall(wall_s: float | None, warm: dict[str, Any] | None) -> float | Non
     return max(wall_s - warm["wall_s"], 0.0)
 
 
+def work_wall(report: dict[str, Any]) -> float | None:
+    """A report's run wall time without its warm-up (``model.warmup``): what trials and
+    comparisons set side by side, as a first trial pays imports that later ones do not."""
+    run = report["run"]
+    return run.get("work_wall_s", run["wall_s"])
+
+
 def build_report(store: ProfileStore, run_id: str | None = None) -> dict[str, Any]:
     """The report of one run (the latest when ``run_id`` is None) as plain JSON-ready data."""
     run = store.run(run_id)
