@@ -12,7 +12,7 @@ from conftest import run_cli
 
 import llqm_core as llqm
 from llqm_core.analysis.html_report import html_report
-from llqm_core.analysis.report import build_report
+from llqm_core.analysis.report import analyse_run
 from llqm_core.cli import main
 from llqm_core.cli.hardware import parse_since
 from llqm_core.model.errors import UserError
@@ -71,11 +71,11 @@ def test_the_monitor_keeps_every_calibration_it_saw_during_the_run(drifted_run):
 
 def test_the_report_and_its_page_show_the_calibrations_in_force(drifted_run):
     path, run_id = drifted_run
-    report = build_report(llqm.ProfileStore(path), run_id)
+    report, tasks, _ = analyse_run(llqm.ProfileStore(path), run_id)
     assert len(report["hardware"]) >= 2
     assert [h["at"] for h in report["hardware"]] == sorted(h["at"] for h in report["hardware"])
     assert all(h["backend"] == "fake_fez" and h["t1_median_s"] > 0 for h in report["hardware"])
-    page = html_report(report)
+    page = html_report(report, tasks)
     assert "Calibrations in force during the run" in page
     assert report["hardware"][-1]["fingerprint"] in page
 

@@ -12,12 +12,15 @@ import base64
 import html
 from typing import Any
 
+from ..model.modelled import with_word
+from ..model.records import TaskRecord
 from .plots import stages_png, timeline_png
 from .report import (
     STAGE_COLUMNS,
     bottleneck_sentence,
     cache_sentence,
     choice_text,
+    fidelity_text,
     format_bytes,
     format_number,
     format_qpu,
@@ -26,10 +29,12 @@ from .report import (
     single_trial_sentence,
     stage_rows,
     stages_caption,
+    task_entry,
     warmup_sentence,
 )
 from .summary import FIDELITY_FIGURES
 from .trial_report import trials_closing, trials_heading, trials_tables
+from .visible import visible_tasks
 
 MAX_TASK_ROWS = 500
 _STYLE = """
@@ -65,8 +70,11 @@ def _microseconds(seconds: float | None) -> str:
     return "-" if seconds is None else f"{seconds * 1e6:.1f} us"
 
 
-def html_report(report: dict[str, Any]) -> str:
+def html_report(report: dict[str, Any], tasks: list[TaskRecord]) -> str:
+    """The page of a run's report; ``tasks`` are the run's tasks (``analyse_run``'s), drawn in its
+    timeline (too many too short ones merged, as the page then says: ``visible_tasks``)."""
     run = report["run"]
+    drawn, merged = visible_tasks(tasks, run["wall_s"])
     parts = [
         f"<h1>{html.escape(run['name'])}</h1>",
         f'<p id="run">run <code>{run["id"]}</code>, <b class="{run["status"]}">{run["status"]}</b>, started '
@@ -89,7 +97,7 @@ def html_report(report: dict[str, Any]) -> str:
             _table(
                 "Fidelity",
                 list(FIDELITY_FIGURES),
-                [[format_number(figures.get(k)) for k in FIDELITY_FIGURES]],
+                [[fidelity_text(figures, k) for k in FIDELITY_FIGURES]],
             )
         )
         parts.append(f'<p id="trials">{html.escape(single_trial_sentence(report))}</p>')
@@ -105,7 +113,7 @@ def html_report(report: dict[str, Any]) -> str:
                     c["circuits"],
                     c["shots"],
                     format_qpu(c["qpu_s"], c.get("qpu_modelled", False)),
-                    format_seconds(c["queue_s"]),
+                    with_word(format_seconds(c["queue_s"]), c.get("queue_modelled", False)),
                     format_bytes(c["peak_rss_bytes"]),
                 ]
                 for c in report.get("costs", [])
@@ -132,7 +140,10 @@ def html_report(report: dict[str, Any]) -> str:
                 ],
             )
         )
-    parts.append(_image(timeline_png(report), "timeline of the run's tasks"))
+    drawn_report = report | {"tasks": [task_entry(t) for t in drawn]}
+    parts.append(_image(timeline_png(drawn_report), "timeline of the run's tasks"))
+    if merged:
+        parts.append(f'<p id="merged">In the timeline, {html.escape(merged["note"])}.</p>')
     parts.append(_image(stages_png(report), "stage breakdown"))
     parts.append(_table(stages_caption(report), list(STAGE_COLUMNS), stage_rows(report)))
     if report.get("decisions"):
@@ -152,10 +163,12 @@ def html_report(report: dict[str, Any]) -> str:
         )
     for warning in report.get("warnings", []):
         parts.append(f'<p class="warning">warning: {html.escape(warning)}</p>')
-    tasks = report["tasks"][:MAX_TASK_ROWS]
+    listed = report["tasks"][:MAX_TASK_ROWS]
+    count = report.get("task_count", len(report["tasks"]))
     parts.append(
         _table(
-            f"Tasks ({len(tasks)} of {len(report['tasks'])})",
+            f"Tasks ({len(listed)} of {count}"
+            + (", those with the most own wall time)" if len(report["tasks"]) < count else ")"),
             ["task", "stage", "status", "wall", "cpu", "peak RSS", "QPU", "queue"],
             [
                 [
@@ -168,7 +181,7 @@ def html_report(report: dict[str, Any]) -> str:
                     format_seconds(t["qpu_s"]),
                     format_seconds(t["queue_s"]),
                 ]
-                for t in tasks
+                for t in listed
             ],
         )
     )

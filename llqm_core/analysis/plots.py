@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 from pathlib import Path
 from typing import Any
 
@@ -31,13 +32,15 @@ def point_labels(point: dict[str, Any]) -> list[str]:
     return [f"{name}={value}" for name, value in zip(names, point.values())]
 
 
-def _half_width(row: dict[str, Any], field: str) -> float | None:
-    """Half the 95% interval of a repeated point's figure (None for one trial or none known)."""
+def _error_bar(row: dict[str, Any], field: str) -> list[list[float]] | None:
+    """How far a repeated point's 95% interval reaches below and above its mean, as
+    matplotlib's error bars take it (an interval of a skewed figure is not symmetric); None for
+    one trial or none known."""
     summary = (row.get("spread") or {}).get(field)
-    if not summary or summary.get("ci95") is None:
+    if not summary or summary.get("ci95") is None or row.get(field) is None:
         return None
     low, high = summary["ci95"]
-    return (high - low) / 2
+    return [[max(0.0, row[field] - low)], [max(0.0, high - row[field])]]
 
 
 def sweep_figure(rows: list[dict[str, Any]], title: str) -> Any:
@@ -62,7 +65,7 @@ def sweep_figure(rows: list[dict[str, Any]], title: str) -> Any:
             if row[field] is None:
                 continue
             axes.scatter(row[cost], row[field], **style)
-            spread_y, spread_x = _half_width(row, field), _half_width(row, cost)
+            spread_y, spread_x = _error_bar(row, field), _error_bar(row, cost)
             if spread_y is not None or spread_x is not None:
                 repeated = True
                 axes.errorbar(
@@ -146,17 +149,17 @@ def timeline_png(report: dict[str, Any]) -> bytes:
         return _png(figure)
     origin = min(_seconds_of(t["start"]) for t in report["tasks"] if t["start"])
     lanes: dict[str, int] = {}
-    worker_ends: list[float] = []
+    free: list[int] = []  # CPU worker lanes free now, and busy ones with when they free up
+    busy: list[tuple[float, int]] = []
     placed = []
     for task in sorted(tasks, key=lambda t: t["start"]):
         start = _seconds_of(task["start"]) - origin
         lane = _resource_lane(task)
-        if lane == "cpu":  # overlapping CPU tasks go to separate worker lanes
-            index = next((i for i, end in enumerate(worker_ends) if end <= start + 1e-6), None)
-            if index is None:
-                worker_ends.append(0.0)
-                index = len(worker_ends) - 1
-            worker_ends[index] = start + task["wall_s"]
+        if lane == "cpu":  # overlapping CPU tasks go to separate worker lanes, the lowest free
+            while busy and busy[0][0] <= start + 1e-6:
+                heapq.heappush(free, heapq.heappop(busy)[1])
+            index = heapq.heappop(free) if free else len(free) + len(busy)
+            heapq.heappush(busy, (start + task["wall_s"], index))
             lane = f"cpu worker {index + 1}"
         lanes.setdefault(lane, len(lanes))
         placed.append((task, start, lane))
@@ -171,16 +174,20 @@ def timeline_png(report: dict[str, Any]) -> bytes:
         sharex=True,
         gridspec_kw={"height_ratios": [max(len(rows), 2), 2]},
     )
+    bars: dict[
+        tuple[str, str], list[tuple[float, float]]
+    ] = {}  # one collection per lane and colour
     for task, start, lane in placed:
-        gantt.barh(
-            rows[lane],
-            task["wall_s"],
-            left=start,
-            height=0.8,
-            color=colours[task["stage"].split(".")[0]],
+        bars.setdefault((lane, task["stage"].split(".")[0]), []).append((start, task["wall_s"]))
+    for (lane, family), spans in bars.items():
+        gantt.broken_barh(
+            spans,
+            (rows[lane] - 0.4, 0.8),
+            facecolors=colours[family],
             edgecolor="black",
             linewidth=0.3,
         )
+    for task, start, lane in placed:
         if task["wall_s"] > 0.04 * (report["run"]["wall_s"] or 1):
             gantt.text(
                 start + task["wall_s"] / 2,
@@ -239,20 +246,24 @@ def busy_cores_series(report: dict[str, Any]) -> tuple[list[float], list[float]]
     if not tasks:
         return [], []
     origin = min(_seconds_of(t["start"]) for t in report["tasks"] if t["start"])
-    spans = [(_seconds_of(t["start"]) - origin, t) for t in tasks]
+    spans = sorted(((_seconds_of(t["start"]) - origin, t) for t in tasks), key=lambda span: span[0])
     steps = sorted({start for start, _ in spans} | {start + t["wall_s"] for start, t in spans})
     cpus = report["run"].get("cpus") or float("inf")
-    values = [
-        min(
-            sum(
-                t["own_cpu_s"] / t["wall_s"]
-                for start, t in spans
-                if t["wall_s"] and start <= at < start + t["wall_s"]
-            ),
-            cpus,
-        )
-        for at in steps
-    ]
+    # One sweep over the steps: the tasks running at each are those started and not yet ended,
+    # summed in start order.
+    running: dict[int, float] = {}
+    ending: list[tuple[float, int]] = []
+    values, following = [], 0
+    for at in steps:
+        while following < len(spans) and spans[following][0] <= at:
+            start, task = spans[following]
+            if task["wall_s"]:
+                running[following] = task["own_cpu_s"] / task["wall_s"]
+                heapq.heappush(ending, (start + task["wall_s"], following))
+            following += 1
+        while ending and ending[0][0] <= at:
+            running.pop(heapq.heappop(ending)[1])
+        values.append(min(sum(running.values()), cpus))
     return steps, values
 
 

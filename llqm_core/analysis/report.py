@@ -3,15 +3,21 @@ rendering of it shares (the console's is ``report_console``, the HTML page's ``h
 
 from __future__ import annotations
 
+import heapq
+import json
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple, TextIO
 
+import orjson
+
+from ..model.modelled import is_modelled, modelled_flags, with_word
 from ..model.records import RunRecord, TaskRecord
 from ..model.trial_keys import trial_of
 from ..model.units import format_bytes, format_seconds, iso_time
 from ..model.warmup import is_warmup
 from ..store.profile_store import ProfileStore
+from ..store.reader import collector_paused
 from .summary import (
     bottleneck,
     cache_savings,
@@ -57,6 +63,7 @@ def task_entry(task: TaskRecord, own: tuple[float, float] | None = None) -> dict
         "gpu": p.gpu.to_dict(),
         "qpu_s": p.qpu_s,
         "queue_s": p.queue_s,
+        **modelled_flags([task]),
         "pid": p.pid,
         "host": p.host,
         "span_id": task.span_id,
@@ -70,7 +77,9 @@ def task_entry(task: TaskRecord, own: tuple[float, float] | None = None) -> dict
 def stage_totals(
     tasks: list[TaskRecord], own: dict[str, tuple[float, float]] | None = None
 ) -> dict[str, dict[str, Any]]:
-    """Per stage: how many tasks, their summed wall, CPU, QPU and queue seconds and largest peak RSS.
+    """Per stage: how many tasks, their summed wall, CPU, QPU and queue seconds and largest peak
+    RSS, and whether a model gave its QPU or queue seconds (``qpu_modelled``,
+    ``queue_modelled``, ``modelled``: ``llqm_core.model.modelled``).
 
     ``wall_s`` and ``cpu_s`` are inclusive: a task's time counts its nested tasks again (a
     ``mitigate.zne`` task contains its ``execute`` tasks). ``own_wall_s`` and ``own_cpu_s`` count
@@ -92,6 +101,9 @@ def stage_totals(
                 "qpu_s": 0.0,
                 "queue_s": 0.0,
                 "peak_rss_bytes": 0,
+                "qpu_modelled": False,
+                "queue_modelled": False,
+                "modelled": False,
             },
         )
         entry["tasks"] += 1
@@ -103,6 +115,9 @@ def stage_totals(
             entry["qpu_s"] += task.profile.qpu_s or 0.0
             entry["queue_s"] += task.profile.queue_s or 0.0
             entry["peak_rss_bytes"] = max(entry["peak_rss_bytes"], task.profile.peak_rss_bytes)
+            for field in ("qpu_s", "queue_s"):
+                if is_modelled(task, field):
+                    entry[field.replace("_s", "_modelled")] = entry["modelled"] = True
     return totals
 
 
@@ -131,8 +146,8 @@ def stage_rows(report: dict[str, Any]) -> list[list[str]]:
             format_seconds(t["own_cpu_s"]),
             format_seconds(t["wall_s"]),
             format_seconds(t["cpu_s"]),
-            format_seconds(t["qpu_s"]),
-            format_seconds(t["queue_s"]),
+            with_word(format_seconds(t["qpu_s"]), t.get("qpu_modelled", False)),
+            with_word(format_seconds(t["queue_s"]), t.get("queue_modelled", False)),
             format_bytes(t["peak_rss_bytes"]),
         ]
         for stage, t in ordered
@@ -162,52 +177,107 @@ def work_wall(report: dict[str, Any]) -> float | None:
     return run.get("work_wall_s", run["wall_s"])
 
 
-def build_report(store: ProfileStore, run_id: str | None = None) -> dict[str, Any]:
-    """The report of one run (the latest when ``run_id`` is None) as plain JSON-ready data."""
+class RunAnalysis(NamedTuple):
+    """A run's report, the tasks it was computed from (``ProfileStore.task_outlines``: times,
+    nesting and metrics, no span ids or errors) and each task's own (wall, cpu) seconds."""
+
+    report: dict[str, Any]
+    tasks: list[TaskRecord]
+    own: dict[str, tuple[float, float]]
+
+
+def analyse_run(
+    store: ProfileStore, run_id: str | None = None, *, keep_tasks: int | None = None
+) -> RunAnalysis:
+    """The report of one run (the latest when ``run_id`` is None) as plain JSON-ready data.
+
+    Every figure covers every task. ``report["tasks"]`` lists them all in start order, or with
+    ``keep_tasks`` only that many, those with the most own wall time (still in start order):
+    a listing of 10^5 tasks is what a screen or a page cannot show and costs most to build."""
     run = store.run(run_id)
-    tasks = store.tasks(run.id)
-    decisions = store.decisions(run.id)
-    own = exclusive_times(tasks)
-    stages = stage_totals(tasks, own)
-    busy = sum(entry["own_wall_s"] for entry in stages.values())
-    figures = fidelity(tasks)
-    path, guessed = find_critical_path(tasks)
-    warm = warmup_summary(tasks)
-    # The machine's cores bound the busy cores only when every task ran on it (not on a cluster).
-    on_one_host = all(t.profile.host in (None, run.host) for t in tasks)
-    cpus = run.cpus if on_one_host else None
-    return {
-        "run": run_summary(run)
-        | {
-            "trace_id": run.trace_id,
-            "ended": iso_time(run.end_ns),
-            "wall_s": run.wall_s,
-            # the run's wall time without its warm-up: what a trial's statistics compare
-            "work_wall_s": _work_wall(run.wall_s, warm),
-            "busy_s": busy,
-            "cpus": cpus,
-            "error": run.error,
-            "config": run.config,
-            "host": run.host,
-            "pid": run.pid,
-        },
-        "tasks": [task_entry(t, own.get(t.id)) for t in tasks],
-        "stages": stages,
-        "critical_path": [t.id for t in path],
-        "critical_path_guessed": [t.id for t in path if t.id in guessed],
-        "bottleneck": bottleneck(tasks, _work_wall(run.wall_s, warm), path),
-        "concurrency": concurrency(tasks, run.wall_s, cpus),
-        "warmup": warm,
-        "fidelity": figures,
-        "cache": cache_savings(tasks),
-        "costs": step_costs(tasks),
-        "warnings": [w for t in tasks for w in t.metrics.get("pipeline.warnings", [])],
-        "decisions": [d.__dict__ for d in decisions],
-        "predictions": prediction_errors(decisions, stages, figures),
-        "hardware": run_hardware(store, tasks),
-        # One run is one trial: its figures have no spread (``member_of``: the set it belongs to).
-        "trials": {"count": 1, "single": True, "member_of": trial_of(run.config)},
-    }
+    with collector_paused():  # 10^5 records and their dicts hold no cycles to collect
+        tasks = store.task_outlines(run)
+        decisions = store.decisions(run.id)
+        own = exclusive_times(tasks)
+        stages = stage_totals(tasks, own)
+        busy = sum(entry["own_wall_s"] for entry in stages.values())
+        figures = fidelity(tasks)
+        path, guessed = find_critical_path(tasks)
+        warm = warmup_summary(tasks)
+        # The machine's cores bound the busy cores only when every task ran on it (not on a cluster).
+        on_one_host = all(t.profile.host in (None, run.host) for t in tasks)
+        cpus = run.cpus if on_one_host else None
+        if keep_tasks is None:
+            listed = store.tasks(run.id)
+        else:
+            biggest = heapq.nlargest(keep_tasks, tasks, key=lambda t: own.get(t.id, (0.0,))[0])
+            biggest.sort(key=lambda t: t.start_ns)
+            listed = store.tasks_by_id(run, [t.id for t in biggest])
+        report = {
+            "run": run_summary(run)
+            | {
+                "trace_id": run.trace_id,
+                "ended": iso_time(run.end_ns),
+                "wall_s": run.wall_s,
+                # the run's wall time without its warm-up: what a trial's statistics compare
+                "work_wall_s": _work_wall(run.wall_s, warm),
+                "busy_s": busy,
+                "cpus": cpus,
+                "error": run.error,
+                "config": run.config,
+                "host": run.host,
+                "pid": run.pid,
+            },
+            "tasks": [task_entry(t, own.get(t.id)) for t in listed],
+            "task_count": len(tasks),
+            "stages": stages,
+            "critical_path": [t.id for t in path],
+            "critical_path_guessed": [t.id for t in path if t.id in guessed],
+            "bottleneck": bottleneck(tasks, _work_wall(run.wall_s, warm), path, own),
+            "concurrency": concurrency(tasks, run.wall_s, cpus),
+            "warmup": warm,
+            "fidelity": figures,
+            "cache": cache_savings(tasks),
+            "costs": step_costs(tasks),
+            "warnings": [w for t in tasks for w in t.metrics.get("pipeline.warnings", [])],
+            "decisions": [d.__dict__ for d in decisions],
+            "predictions": prediction_errors(decisions, stages, figures),
+            "hardware": run_hardware(store, tasks),
+            # One run is one trial: its figures have no spread (``member_of``: the set it belongs to).
+            "trials": {"count": 1, "single": True, "member_of": trial_of(run.config)},
+        }
+    return RunAnalysis(report, tasks, own)
+
+
+def build_report(
+    store: ProfileStore, run_id: str | None = None, *, keep_tasks: int | None = None
+) -> dict[str, Any]:
+    """``analyse_run``'s report alone."""
+    return analyse_run(store, run_id, keep_tasks=keep_tasks).report
+
+
+_TASKS_HERE = "\x00the run's tasks\x00"
+
+
+def write_report_json(store: ProfileStore, run_id: str, out: TextIO) -> None:
+    """The report with every task as one JSON document, its tasks written a page at a time (one
+    line each, by orjson: a fifth of the json module's time) as they are read: a run of 10^5
+    tasks never has all its entries in memory."""
+    analysed = analyse_run(store, run_id, keep_tasks=0)
+    report = analysed.report | {"tasks": _TASKS_HERE}
+    head, tail = json.dumps(report, indent=2, default=str).split(json.dumps(_TASKS_HERE))
+    out.write(head + "[")
+    separator = "\n    "
+    run = store.run(report["run"]["id"])
+    for page in store.task_pages(run):
+        with collector_paused():
+            lines = [
+                orjson.dumps(task_entry(task, analysed.own.get(task.id)), default=str)
+                for task in page
+            ]
+        out.write(separator + b",\n    ".join(lines).decode())
+        separator = ",\n    "
+    out.write(("\n  ]" if separator != "\n    " else "]") + tail + "\n")
 
 
 def single_trial_sentence(report: dict[str, Any]) -> str:
@@ -218,6 +288,12 @@ def single_trial_sentence(report: dict[str, Any]) -> str:
             f"Trial {trial['index']} of {trial['count']} (seed {trial['seed']}) of trial set "
             f"{trial['set']}: llqm report {trial['set']} shows the spread over all of them."
         )
+    if any(key.endswith("_stderr") for key in report.get("fidelity") or {}):
+        return (
+            "One trial: its fidelity figures carry the standard error of their shots (±); its "
+            "times are one draw with no spread; [run] repeat = N or llqm sweep --repeat N "
+            "gives mean, sd and 95% intervals."
+        )
     return (
         "One trial: its figures are one draw with no spread; [run] repeat = N or "
         "llqm sweep --repeat N gives mean, sd and 95% intervals."
@@ -225,10 +301,10 @@ def single_trial_sentence(report: dict[str, Any]) -> str:
 
 
 def format_qpu(value: float | None, modelled: bool) -> str:
-    """QPU seconds, labelled when a model of the device gave them rather than a device."""
+    """QPU (or queue) seconds, labelled when a model of the device gave them rather than a device."""
     if not value:
         return "-"
-    return format_seconds(value) + (" modelled" if modelled else "")
+    return with_word(format_seconds(value), modelled)
 
 
 def format_number(value: Any) -> str:
@@ -295,6 +371,17 @@ def format_with_error(value: float, error: float) -> str:
     if decimals > 12 or abs(value) >= 1e6:
         return f"{value:.4g} ± {error:.2g}"
     return f"{value:.{decimals}f} ± {error:.{decimals}f}"
+
+
+def fidelity_text(figures: dict[str, Any], key: str) -> str:
+    """A fidelity figure with its standard error where the run measured one; an ideal value
+    no method could compute reads "unknown"."""
+    if key == "ideal" and figures.get(key) is None and figures.get("ideal_method") == "unknown":
+        return "unknown"
+    value, error = figures.get(key), figures.get(f"{key}_stderr")
+    if error is None or value is None:
+        return format_number(value)
+    return format_with_error(float(value), float(error))
 
 
 def choice_text(choice: dict[str, Any]) -> str:

@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from ..model.modelled import with_word
 from ..model.trial_keys import trial_of
 from ..model.units import format_bytes, format_seconds
 from ..model.warmup import is_warmup
@@ -20,9 +21,9 @@ from .report import (
     bottleneck_sentence,
     cache_sentence,
     choice_text,
+    fidelity_text,
     format_number,
     format_qpu,
-    format_with_error,
     single_trial_sentence,
     stage_rows,
     stages_caption,
@@ -51,12 +52,10 @@ def _render_tasks(report: dict[str, Any], console: Console, every: bool) -> None
     depths = _depths(report["tasks"])
     rows = report["tasks"] if every else [t for t in report["tasks"] if not is_warmup(t["stage"])]
     title = "Tasks"
-    if not every and len(rows) > BIGGEST_TASKS:
+    total = report.get("task_count", len(rows))  # the report may list only the biggest
+    if not every and (len(rows) > BIGGEST_TASKS or total > len(rows)):
         rows = sorted(rows, key=lambda t: -(t["own_wall_s"] or 0.0))[:BIGGEST_TASKS]
-        title = (
-            f"Biggest tasks by own wall time ({BIGGEST_TASKS} of {len(report['tasks'])}; "
-            "--tasks lists all)"
-        )
+        title = f"Biggest tasks by own wall time ({len(rows)} of {total}; --tasks lists all)"
     table = Table(title=title, title_justify="left")
     columns: tuple[tuple[str, JustifyMethod], ...] = (
         ("task", "left"),
@@ -67,7 +66,6 @@ def _render_tasks(report: dict[str, Any], console: Console, every: bool) -> None
         ("cpu", "right"),
         ("peak RSS", "right"),
         ("RSS growth", "right"),
-        ("metrics", "left"),
     )
     for column, justify in columns:
         table.add_column(column, justify=justify)
@@ -153,7 +151,7 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
             str(row["circuits"]),
             str(row["shots"]),
             format_qpu(row["qpu_s"], row.get("qpu_modelled", False)),
-            format_seconds(row["queue_s"]),
+            with_word(format_seconds(row["queue_s"]), row.get("queue_modelled", False)),
             format_bytes(row["peak_rss_bytes"]),
         )
     console.print(costs)
@@ -162,7 +160,7 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
         table = Table(title="Fidelity", title_justify="left")
         for figure in FIDELITY_FIGURES:
             table.add_column(figure.replace("_", " "), justify="right")
-        table.add_row(*(_figure(figures, k) for k in FIDELITY_FIGURES))
+        table.add_row(*(fidelity_text(figures, k) for k in FIDELITY_FIGURES))
         console.print(table)
     config = report["run"].get("config") or {}
     if trial_of(config) or (figures and "profile.program" not in config):
@@ -175,8 +173,11 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
             table.add_column(column, justify="left" if column == "what" else "right")
         for row in predictions:
             error = "-" if row["relative_error"] is None else f"{row['relative_error'] * 100:.0f}%"
+            if row.get("modelled"):  # a model reproducing itself is no measure of accuracy
+                error = "not scored (modelled)"
             show = format_seconds if row.get("unit") == "s" else format_number
-            table.add_row(row["stage"], show(row["predicted"]), show(row["measured"]), error)
+            measured = with_word(show(row["measured"]), row.get("modelled", False))
+            table.add_row(row["stage"], show(row["predicted"]), measured, error)
         console.print(table)
     decisions = report.get("decisions") or []
     if decisions:
@@ -194,14 +195,3 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
         console.print(table)
     for warning in report.get("warnings", []):
         console.print(styled(("warning:", "yellow"), f" {warning}"))
-
-
-def _figure(figures: dict[str, Any], key: str) -> str:
-    """A fidelity figure with its standard error where the run measured one; an ideal value
-    no method could compute reads "unknown"."""
-    if key == "ideal" and figures.get(key) is None and figures.get("ideal_method") == "unknown":
-        return "unknown"
-    value, error = figures.get(key), figures.get(f"{key}_stderr")
-    if error is None or value is None:
-        return format_number(value)
-    return format_with_error(float(value), float(error))

@@ -15,6 +15,7 @@ from collections import defaultdict
 from typing import Any
 
 from ..model.hardware import off_path
+from ..model.modelled import modelled_flags
 from ..model.records import TaskRecord, TaskStatus
 from ..model.warmup import is_warmup
 
@@ -201,14 +202,17 @@ def critical_path(tasks: list[TaskRecord]) -> list[TaskRecord]:
 
 
 def bottleneck(
-    tasks: list[TaskRecord], run_wall_s: float | None, path: list[TaskRecord] | None = None
+    tasks: list[TaskRecord],
+    run_wall_s: float | None,
+    path: list[TaskRecord] | None = None,
+    own: dict[str, tuple[float, float]] | None = None,
 ) -> dict[str, Any] | None:
     """The stage that dominates the critical path, the resource it spent its time on, and its share
     of the run.
 
     The path's tasks count with their whole time, the tasks that contain them with the time of
     their own (a step that decides something before it starts its children). ``path`` is the
-    critical path when the caller has it already."""
+    critical path and ``own`` the ``exclusive_times`` when the caller has them already."""
     by_id = {t.id: t for t in tasks}
     on_path = set()
     for task in critical_path(tasks) if path is None else path:
@@ -216,7 +220,8 @@ def bottleneck(
         while node is not None and node.id not in on_path:
             on_path.add(node.id)
             node = by_id.get(node.parent_id) if node.parent_id else None
-    times = {k: v for k, v in exclusive_times(tasks).items() if k in on_path}
+    own = exclusive_times(tasks) if own is None else own
+    times = {k: v for k, v in own.items() if k in on_path}
     by_stage: dict[str, list[TaskRecord]] = defaultdict(list)
     for task in tasks:
         if task.id in times:
@@ -246,8 +251,9 @@ def _subtree(task: TaskRecord, children: dict[str | None, list[TaskRecord]]) -> 
 
 def step_costs(tasks: list[TaskRecord]) -> list[dict[str, Any]]:
     """Per top-level task (a pipeline step): circuits and shots run, QPU and queue seconds,
-    CPU seconds, and peak memory, over everything it did. ``qpu_modelled`` says the QPU seconds
-    come from a model of the device (a simulator's job), not from a device's own accounting."""
+    CPU seconds, and peak memory, over everything it did. ``qpu_modelled`` and ``queue_modelled``
+    (``modelled``: either) say the seconds come from a model of the device, not from a device's
+    own accounting (``llqm_core.model.modelled``)."""
     children = _children(tasks)
     costs = []
     for top in children.get(None, []):
@@ -268,10 +274,8 @@ def step_costs(tasks: list[TaskRecord]) -> list[dict[str, Any]]:
                 "circuits": sum(int(t.metrics.get("execute.circuits", 0)) for t in executed),
                 "shots": sum(int(t.metrics.get("result.shots", 0)) for t in executed),
                 "qpu_s": sum(t.profile.qpu_s or 0.0 for t in members),
-                "qpu_modelled": any(
-                    t.metrics.get("qpu.modelled") for t in members if t.profile.qpu_s
-                ),
                 "queue_s": sum(t.profile.queue_s or 0.0 for t in members),
+                **modelled_flags(members),
                 "peak_rss_bytes": max((t.profile.peak_rss_bytes for t in members), default=0),
             }
         )
@@ -359,7 +363,9 @@ def prediction_errors(
     decisions: list[Any], stages: dict[str, dict[str, Any]], figures: dict[str, Any] | None = None
 ) -> list[dict[str, Any]]:
     """What policies predicted before the run beside what the run measured: stage times (a
-    decision whose choice holds ``stages``) and the mitigated error (``inputs.predicted_error``)."""
+    decision whose choice holds ``stages``) and the mitigated error (``inputs.predicted_error``).
+    A modelled QPU or queue figure is no measurement: its row says ``modelled`` and has no
+    ``relative_error``, so it never counts as the prediction's accuracy."""
     rows = []
     figures = figures or {}
     for decision in decisions:
@@ -388,6 +394,7 @@ def prediction_errors(
                 actual = measured.get(field)
                 if field not in guess or (field != "wall_s" and not actual):
                     continue  # QPU and queue rows only where the run spent some
+                modelled = bool(measured.get(field.replace("_s", "_modelled")))
                 rows.append(
                     {
                         "policy": decision.policy,
@@ -395,7 +402,10 @@ def prediction_errors(
                         "predicted": guess[field],
                         "measured": actual,
                         "unit": "s",
-                        "relative_error": abs(guess[field] - actual) / actual if actual else None,
+                        "modelled": modelled,
+                        "relative_error": (
+                            abs(guess[field] - actual) / actual if actual and not modelled else None
+                        ),
                     }
                 )
     return rows

@@ -18,15 +18,29 @@ from rich.console import Console
 from rich.table import Table
 
 from ..model.errors import UserError
+from ..model.modelled import merge_flags, with_word
 from ..model.trial_keys import TRIAL_SET, is_trial_set_id, trial_of
 from ..model.units import format_seconds
 from ..store.profile_store import ProfileStore
 from .report import build_report, work_wall
-from .stats import CONFIDENCE, Summary, summarize_known
+from .stats import (
+    BOOTSTRAP,
+    CONFIDENCE,
+    PAIRED_T,
+    SHOT_NOISE,
+    STUDENT_T,
+    WELCH,
+    Summary,
+    summarize_known,
+)
 from .summary import FIDELITY_FIGURES
 
 #: Per stage, the figures summarised over trials (own and inclusive wall, CPU, QPU, queue).
 STAGE_FIGURES = ("own_wall_s", "wall_s", "cpu_s", "qpu_s", "queue_s")
+#: Fidelity figures that cannot be negative (absolute errors, their ratio): their intervals are
+#: bootstrap percentiles, as are those of every time and count (``stats``); the values
+#: themselves (an expectation value may be negative) get Student's t.
+NONNEGATIVE_FIDELITY = frozenset({"error_unmitigated", "error_mitigated", "error_reduction"})
 #: Over the whole run: what the steps spent on the device and waiting for it, and what ran.
 TOTAL_FIGURES = ("qpu_s", "queue_s", "circuits", "shots")
 
@@ -70,23 +84,31 @@ def trial_summaries(reports: list[dict[str, Any]]) -> dict[str, Any]:
     """``Summary`` objects (None where no trial has the figure) of the figures that vary."""
     stages = sorted({stage for report in reports for stage in report["stages"]})
     return {
-        "wall_s": summarize_known(work_wall(r) for r in reports),
+        "wall_s": summarize_known((work_wall(r) for r in reports), nonnegative=True),
         "fidelity": {
-            figure: summarize_known(r["fidelity"].get(figure) for r in reports)
+            figure: summarize_known(
+                (r["fidelity"].get(figure) for r in reports), figure in NONNEGATIVE_FIDELITY
+            )
             for figure in FIDELITY_FIGURES
             if any(figure in r["fidelity"] for r in reports)
         },
         "stages": {
             stage: {
-                field: summarize_known(r["stages"].get(stage, {}).get(field) for r in reports)
+                field: summarize_known(
+                    (r["stages"].get(stage, {}).get(field) for r in reports), nonnegative=True
+                )
                 for field in STAGE_FIGURES
             }
+            | merge_flags(r["stages"].get(stage, {}) for r in reports)
             for stage in stages
         },
         "totals": {
-            field: summarize_known(sum(c[field] or 0 for c in r["costs"]) for r in reports)
+            field: summarize_known(
+                (sum(c[field] or 0 for c in r["costs"]) for r in reports), nonnegative=True
+            )
             for field in TOTAL_FIGURES
-        },
+        }
+        | merge_flags(c for r in reports for c in r["costs"]),
     }
 
 
@@ -124,7 +146,7 @@ def common_bottleneck(reports: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 def trials_report(store: ProfileStore, trials: Trials) -> dict[str, Any]:
     """The trials' figures as mean, sd and 95% interval, and each trial in a row, as JSON data."""
-    reports = [build_report(store, run_id) for run_id in trials.run_ids]
+    reports = [build_report(store, run_id, keep_tasks=0) for run_id in trials.run_ids]
     first = trial_of(reports[0]["run"]["config"]) or {}
     config = reports[0]["run"]["config"] or {}
     name = config.get("name") or re.sub(r" \[trial \d+/\d+\]$", "", reports[0]["run"]["name"])
@@ -146,15 +168,19 @@ def trials_report(store: ProfileStore, trials: Trials) -> dict[str, Any]:
 def format_summary(
     summary: dict[str, Any] | None, show: Any = None, blank_zero: bool = False
 ) -> str:
-    """``mean ± half-width`` of a JSON summary (the mean alone for one trial); with
-    ``blank_zero`` a figure that is zero in every trial (no QPU used) shows as ``-``."""
+    """A JSON summary in a cell: ``mean ± half-width`` for a Student-t interval (symmetric),
+    ``mean (low to high)`` for any other (a bootstrap interval of a skewed figure is not), the
+    mean alone for one trial or a figure the same in every trial; with ``blank_zero`` a figure
+    that is zero in every trial (no QPU used) shows as ``-``."""
     if summary is None or (blank_zero and summary["mean"] == 0 and not summary["sd"]):
         return "-"
     show = show or (lambda v: f"{v:.4g}")
-    if summary["ci95"] is None:
+    if summary["ci95"] is None or summary["sd"] == 0:  # one trial, or the same in every trial
         return show(summary["mean"])
     low, high = summary["ci95"]
-    return f"{show(summary['mean'])} ± {show((high - low) / 2)}"
+    if summary.get("method") == STUDENT_T:
+        return f"{show(summary['mean'])} ± {show((high - low) / 2)}"
+    return f"{show(summary['mean'])} ({show(low)} to {show(high)})"
 
 
 def _interval(summary: dict[str, Any] | None) -> str:
@@ -162,6 +188,21 @@ def _interval(summary: dict[str, Any] | None) -> str:
         return "-"
     low, high = summary["ci95"]
     return f"{low:.4g} to {high:.4g}"
+
+
+def method_words(method: str | None) -> str:
+    """An interval's method as a table names it."""
+    return {
+        STUDENT_T: "Student t",
+        BOOTSTRAP: "expanded bootstrap percentile",
+        SHOT_NOISE: "shot noise",
+        WELCH: "Welch",
+        PAIRED_T: "paired t",
+    }.get(method or "", "-")
+
+
+#: How the tables name the interval of a time, a count or an error.
+BOOTSTRAP_WORDS = "95% interval of the mean: expanded bootstrap percentile"
 
 
 def trials_heading(report: dict[str, Any]) -> str:
@@ -172,7 +213,8 @@ def trials_heading(report: dict[str, Any]) -> str:
         f"{trials['name']}: trial set {trials['set']}, {trials['count']} trials"
         + (f" ({missing} of {trials['planned']} never ran)" if missing > 0 else "")
         + f", seeds from {trials['base_seed']}, wall "
-        f"{format_summary(report['wall_s'], format_seconds)} (mean ± half the 95% interval)"
+        f"{format_summary(report['wall_s'], format_seconds)}"
+        + ("" if trials["single"] else f" (mean and {BOOTSTRAP_WORDS})")
         + (". One trial: no spread to show" if trials["single"] else "")
     )
 
@@ -180,11 +222,11 @@ def trials_heading(report: dict[str, Any]) -> str:
 def trials_closing(report: dict[str, Any]) -> list[str]:
     """What a trial spent on the device and waited, and the bottleneck most trials share."""
     totals, count = report["totals"], report["trials"]["count"]
-    lines = [
-        f"Per trial: QPU {format_summary(totals['qpu_s'], format_seconds, True)}, "
-        f"queue {format_summary(totals['queue_s'], format_seconds, True)}, "
-        f"{format_summary(totals['shots'])} shots"
-    ]
+    qpu = with_word(format_summary(totals["qpu_s"], format_seconds, True), totals["qpu_modelled"])
+    queue = with_word(
+        format_summary(totals["queue_s"], format_seconds, True), totals["queue_modelled"]
+    )
+    lines = [f"Per trial: QPU {qpu}, queue {queue}, {format_summary(totals['shots'])} shots"]
     found = report.get("bottleneck")
     if found:
         lines.append(
@@ -220,7 +262,7 @@ def trials_tables(report: dict[str, Any]) -> list[tuple[str, list[str], list[lis
         tables.append(
             (
                 f"Fidelity over {trials['count']} trials (95% interval of the mean)",
-                ["figure", "trials", "mean", "sd", "95% interval"],
+                ["figure", "trials", "mean", "sd", "95% interval", "method"],
                 [
                     [
                         name.replace("_", " "),
@@ -228,6 +270,7 @@ def trials_tables(report: dict[str, Any]) -> list[tuple[str, list[str], list[lis
                         f"{s['mean']:.4g}",
                         "-" if s["sd"] is None else f"{s['sd']:.4g}",
                         _interval(s),
+                        method_words(s.get("method")),
                     ]
                     for name, s in figures
                 ],
@@ -239,10 +282,19 @@ def trials_tables(report: dict[str, Any]) -> list[tuple[str, list[str], list[lis
     )
     tables.append(
         (
-            "Stages per trial: mean ± half the 95% interval",
+            f"Stages per trial: mean ({BOOTSTRAP_WORDS})",
             ["stage", "own wall", "wall incl. nested", "cpu incl. nested", "QPU", "queue"],
             [
-                [stage, *(format_summary(f[name], format_seconds, True) for name in STAGE_FIGURES)]
+                [
+                    stage,
+                    *(
+                        with_word(
+                            format_summary(f[name], format_seconds, True),
+                            bool(f.get(name.replace("_s", "_modelled"))),
+                        )
+                        for name in STAGE_FIGURES
+                    ),
+                ]
                 for stage, f in ordered
             ],
         )
@@ -281,13 +333,17 @@ def repeated_point(rows: list[dict[str, Any]], set_id: str | None) -> dict[str, 
     summary under ``spread``, and the runs; ``run`` is what ``llqm report`` takes for them."""
     row = dict(rows[0])
     spread = {}
-    for field in SWEEP_FIGURES:
-        summary = summarize_known(r[field] for r in rows)
+    for field in SWEEP_FIGURES:  # errors and costs: none can be negative
+        summary = summarize_known((r[field] for r in rows), nonnegative=True)
         row[field] = None if summary is None else summary.mean
         spread[field] = None if summary is None else summary.as_dict()
-    return row | {
-        "run": set_id or rows[0]["run"],
-        "runs": [r["run"] for r in rows],
-        "trials": len(rows),
-        "spread": spread,
-    }
+    return (
+        row
+        | merge_flags(rows)
+        | {
+            "run": set_id or rows[0]["run"],
+            "runs": [r["run"] for r in rows],
+            "trials": len(rows),
+            "spread": spread,
+        }
+    )

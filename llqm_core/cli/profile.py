@@ -13,7 +13,7 @@ from rich.console import Console
 
 from ..analysis.console import plain_console
 from ..analysis.html_report import html_report
-from ..analysis.report import build_report
+from ..analysis.report import analyse_run
 from ..analysis.report_console import render_report
 from ..runtime.programs import parse_program, profile_program
 from ..store.profile_store import ProfileStore
@@ -50,9 +50,10 @@ def cmd_profile(args: argparse.Namespace, console: Console) -> int:
     program = parse_program(["-m", *args.module] if args.module is not None else args.program)
     active, status = profile_program(program, getattr(args, "store", None), args.name)
     if active.store is not None:
-        report = build_report(ProfileStore(active.store.location, readonly=True), active.id)
+        analysed = analyse_run(ProfileStore(active.store.location, readonly=True), active.id)
+        report = analysed.report
         wide = None if sys.stderr.isatty() else 160  # as the CLI's own console
         render_report(report, plain_console(stderr=True, width=wide), tasks=False)
         if args.html:
-            write_html(args.html, html_report(report))
+            write_html(args.html, html_report(report, analysed.tasks))
     return status

@@ -18,6 +18,7 @@ from ..analysis.trial_report import (
     trials_report,
 )
 from ..model.errors import UserError
+from ..model.modelled import with_word
 from ..model.units import format_bytes, format_seconds
 from ..pipeline import registries
 from ..pipeline.file import load_pipeline, read_pipeline_file
@@ -169,8 +170,8 @@ def cmd_predict(args: argparse.Namespace, console: Console) -> None:
             str(guess["runs"]),
             format_seconds(guess["wall_s"]),
             format_seconds(guess["cpu_s"]),
-            format_seconds(guess["qpu_s"] or None),
-            format_seconds(guess["queue_s"] or None),
+            with_word(format_seconds(guess["qpu_s"] or None), guess.get("qpu_modelled", False)),
+            with_word(format_seconds(guess["queue_s"] or None), guess.get("queue_modelled", False)),
             format_bytes(int(guess["peak_rss_bytes"])),
         )
     console.print(table)
@@ -204,7 +205,10 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> None:
             stored = ProfileStore(store, readonly=True)
             rows.append(
                 repeated_point(
-                    [point_summary(assignment, build_report(stored, r)) for r in trials.run_ids],
+                    [
+                        point_summary(assignment, build_report(stored, r, keep_tasks=0))
+                        for r in trials.run_ids
+                    ],
                     trials.id,
                 )
             )
@@ -254,9 +258,14 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> None:
             format_summary(row["spread"]["error_reduction"]),
             str(row["circuits"]),
             str(row["shots"]),
-            format_summary(row["spread"]["qpu_s"], format_seconds, True)
-            + (" modelled" if row["qpu_s"] and row["qpu_modelled"] else ""),
-            format_summary(row["spread"]["queue_s"], format_seconds, True),
+            with_word(
+                format_summary(row["spread"]["qpu_s"], format_seconds, True),
+                bool(row["qpu_s"] and row["qpu_modelled"]),
+            ),
+            with_word(
+                format_summary(row["spread"]["queue_s"], format_seconds, True),
+                bool(row["queue_s"] and row.get("queue_modelled")),
+            ),
             format_summary(row["spread"]["cpu_s"], format_seconds),
             format_summary(row["spread"]["wall_s"], format_seconds),
             row["run"][:17],

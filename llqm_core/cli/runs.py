@@ -6,6 +6,7 @@ import argparse
 import functools
 import json
 import os
+import sys
 from typing import Any
 
 from rich.console import Console
@@ -13,11 +14,17 @@ from rich.table import Table
 
 from ..analysis.compare import compare_runs
 from ..analysis.console import styled
-from ..analysis.html_report import html_report, trials_html
-from ..analysis.report import build_report, format_number, run_summary
-from ..analysis.report_console import render_report
+from ..analysis.html_report import MAX_TASK_ROWS, html_report, trials_html
+from ..analysis.report import (
+    analyse_run,
+    build_report,
+    format_number,
+    run_summary,
+    write_report_json,
+)
+from ..analysis.report_console import BIGGEST_TASKS, render_report
 from ..analysis.tables import json_lines
-from ..analysis.trial_report import find_trials, render_trials, trials_report
+from ..analysis.trial_report import find_trials, method_words, render_trials, trials_report
 from ..model.errors import UserError
 from ..model.units import format_bytes, format_seconds, iso_time
 from ..telemetry.chrome_trace import chrome_trace
@@ -120,11 +127,16 @@ def cmd_report(args: argparse.Namespace, console: Console) -> None:
         report = trials_report(store, trials)
         what = f"trial set {trials.set_id} ({len(trials.run_ids)} trials)"
         page, render = trials_html, functools.partial(render_trials, report, console)
-    else:
-        report = build_report(store, trials.run_ids[0])
-        what = f"run {report['run']['id'][:12]} ({len(report['tasks'])} tasks)"
-        page = html_report
-        render = functools.partial(render_report, report, console, tasks=args.tasks)
+    else:  # one run: the listing of its tasks is what grows with it; only what is shown is built
+        run_id = trials.run_ids[0]
+        if args.html:
+            analysed = analyse_run(store, run_id, keep_tasks=MAX_TASK_ROWS)
+            report = analysed.report
+            what = f"run {report['run']['id'][:12]} ({report['task_count']} tasks)"
+            page = functools.partial(html_report, tasks=analysed.tasks)
+        elif not args.json:
+            report = build_report(store, run_id, keep_tasks=None if args.tasks else BIGGEST_TASKS)
+            render = functools.partial(render_report, report, console, tasks=args.tasks)
     if args.html:
         write_html(args.html, page(report))
         console.print(
@@ -132,7 +144,9 @@ def cmd_report(args: argparse.Namespace, console: Console) -> None:
             highlight=False,
             soft_wrap=True,
         )
-    if args.json:
+    if args.json and trials.set_id is None:
+        write_report_json(store, trials.run_ids[0], sys.stdout)
+    elif args.json:
         print_json(report)
     elif not args.html:
         render()
@@ -154,6 +168,11 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> None:
             )
         )
     a_trials, b_trials = result["a"]["trials"], result["b"]["trials"]
+    if result.get("paired"):
+        console.print(
+            "The trials ran with the same seeds: each is compared with its partner (paired t).",
+            highlight=False,
+        )
     table = Table(title="Per stage, a -> b", title_justify="left")
     table.add_column("stage")
     for column in ("wall", "cpu", "QPU", "queue", "peak RSS"):
@@ -163,11 +182,12 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> None:
         if entry["a"] is None or entry["b"] is None:
             a = show(entry["a"]) if entry["a"] is not None else "-"
             b = show(entry["b"]) if entry["b"] is not None else "-"
-            return f"{a} -> {b}"
+            return f"{a} -> {b}" + (" modelled" if entry.get("modelled") else "")
         ratio = f" ({entry['ratio']:.2f}x)" if entry.get("ratio") else ""
         verdict = entry.get("beyond_spread")
         beyond = "" if verdict is None else ", beyond spread" if verdict else ", within spread"
-        return f"{show(entry['a'])} -> {show(entry['b'])}{ratio}{beyond}"
+        modelled = " modelled" if entry.get("modelled") else ""
+        return f"{show(entry['a'])} -> {show(entry['b'])}{modelled}{ratio}{beyond}"
 
     for stage, fields in result["stages"].items():
         table.add_row(
@@ -181,7 +201,16 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> None:
     console.print(table)
     if result["fidelity"]:
         errors = Table(title="Fidelity, a -> b", title_justify="left")
-        for column in ("figure", "a", "b", "difference", "95% interval", "larger than spread?"):
+        columns = (
+            "figure",
+            "a",
+            "b",
+            "difference",
+            "95% interval",
+            "method",
+            "larger than spread?",
+        )
+        for column in columns:
             errors.add_column(column, justify="left" if column == "figure" else "right")
         for name, entry in result["fidelity"].items():
             interval = entry.get("ci95")
@@ -191,13 +220,15 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> None:
                 format_number(entry["b"]),
                 format_number(entry.get("difference")),
                 "-" if interval is None else f"{interval[0]:.4g} to {interval[1]:.4g}",
+                method_words(entry.get("method")),
                 _spread_verdict(entry),
             )
         console.print(errors)
     if 1 in (a_trials, b_trials):
         console.print(
-            "A side with one trial has no spread: repeat it ([run] repeat = N) to tell a "
-            "difference from chance.",
+            "A side with one trial has no spread of its times (its fidelity figures are weighed "
+            "by their shots' standard error): repeat it ([run] repeat = N) to tell a difference "
+            "in time from chance.",
             highlight=False,
         )
 
@@ -211,18 +242,18 @@ def _spread_verdict(entry: dict[str, Any]) -> str:
     if "difference" not in entry:
         return "-"
     verdict = entry.get("beyond_spread")
-    return "unknown (1 trial)" if verdict is None else "yes" if verdict else "no"
+    return "unknown (1 trial, no standard error)" if verdict is None else "yes" if verdict else "no"
 
 
 def cmd_trace(args: argparse.Namespace, console: Console) -> None:
     store = read_store(args)
     run = store.run(args.run)
-    tasks = store.tasks(run.id)
-    if args.format == "chrome":
-        document = json.dumps(chrome_trace(run, tasks))
+    if args.format == "chrome":  # times, nesting and metrics: what the outlines hold
+        document = json.dumps(chrome_trace(run, store.task_outlines(run)))
     else:
         from ..telemetry.otlp_json import run_spans, spans_to_otlp_json  # protobuf, for this alone
 
+        tasks = store.tasks(run.id)
         document = json.dumps(spans_to_otlp_json(run_spans(run, tasks)), indent=2)
     if args.output is None:
         print(document)

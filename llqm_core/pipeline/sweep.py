@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model.errors import UserError
+from ..model.modelled import merge_flags
 from .file import Pipeline, parse_pipeline
 
 
@@ -108,7 +109,7 @@ def point_summary(assignment: dict[str, Any], report: dict[str, Any]) -> dict[st
         "circuits": sum(c["circuits"] for c in costs),
         "shots": sum(c["shots"] for c in costs),
         "qpu_s": sum(c["qpu_s"] for c in costs),
-        "qpu_modelled": any(c.get("qpu_modelled") for c in costs),
+        **merge_flags(costs),  # qpu_modelled, queue_modelled, modelled
         "cpu_s": sum(c["cpu_s"] for c in costs),
         "queue_s": sum(c["queue_s"] for c in costs),
         "wall_s": report["run"]["wall_s"],

@@ -35,6 +35,8 @@ import llqm_core
 from llqm_core import PolicyDecision, ProfileStore
 from llqm_core.hooks.contracts import PREDICT
 from llqm_core.model.checks import whole
+from llqm_core.model.modelled import is_modelled, modelled_flags
+from llqm_core.model.records import TaskRecord
 from llqm_core.model.warmup import is_warmup
 from llqm_core.pipeline.policies import history_store, kept_default
 from llqm_core.pipeline.shapes import describe, run_shape
@@ -148,6 +150,7 @@ class CostModel:
             )
             return answer
         samples: dict[str, list[tuple[list[float], dict[str, float]]]] = defaultdict(list)
+        modelled: dict[str, list[TaskRecord]] = defaultdict(list)  # tasks a model timed
         for _, known, tasks in runs:
             totals: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
             for task in tasks:
@@ -159,6 +162,8 @@ class CostModel:
                 entry["qpu_s"] += p.qpu_s or 0.0
                 entry["queue_s"] += p.queue_s or 0.0
                 entry["peak_rss_bytes"] = max(entry["peak_rss_bytes"], float(p.peak_rss_bytes))
+                if is_modelled(task, "qpu_s") or is_modelled(task, "queue_s"):
+                    modelled[task.stage].append(task)
             for stage, entry in totals.items():
                 samples[stage].append((_row(known), dict(entry)))
         row = _row(features)
@@ -169,7 +174,8 @@ class CostModel:
                 for field in FITTED
             }
             guess["queue_s"] = float(np.mean([v["queue_s"] for _, v in rows]))
-            answer["stages"][stage] = guess | {"runs": len(rows)}
+            # learnt from a model's seconds: the prediction is modelled too, and says so
+            answer["stages"][stage] = guess | {"runs": len(rows)} | modelled_flags(modelled[stage])
         answer |= closeness(features, [(run.id, known) for run, known, _ in runs])
         answer["closeness"] = closeness_text(answer)
         return answer

@@ -241,9 +241,11 @@ class AerBackend(QuantumBackend):
         )
 
     def calibration_for_job(self) -> HardwareSnapshot:
-        if self.drift is None:
-            return self.snapshot()
-        return self.drift.advance(self.snapshot())
+        return self.poll_calibration()
+
+    def job_finished(self) -> None:
+        if self.drift is not None:
+            self.drift.advance(self.snapshot())
 
     @property
     def calibration_moves(self) -> bool:

@@ -96,8 +96,14 @@ class QuantumBackend(abc.ABC):
         return self.snapshot()
 
     def calibration_for_job(self) -> HardwareSnapshot:
-        """The calibration a job now starting sees; backends with drift move it on here."""
+        """The calibration a job now starting runs against: the one in force at submission,
+        which a policy deciding just before could read too."""
         return self.snapshot()
+
+    def job_finished(self) -> None:
+        """A job of this backend ended; a backend with modelled drift lets the hours a job
+        takes pass here, so that the next reading (a job's, the monitor's) sees them."""
+        return None
 
     def estimate(
         self,
@@ -173,7 +179,10 @@ class QuantumBackend(abc.ABC):
                 }
             )
             with suppressed():  # the job is this task's: instrumentors add no task of their own
-                outcome = self.run_job(batch, shots, seed, snapshot)
+                try:
+                    outcome = self.run_job(batch, shots, seed, snapshot)
+                finally:
+                    self.job_finished()
             handle.record_usage(qpu_s=outcome.qpu_s, queue_s=outcome.queue_s)
             handle.annotate(outcome.metrics)
             counts = [

@@ -139,6 +139,7 @@ class ModelledQPU(AerBackend):
             self.modelled_device.lock.release()
         outcome.metrics |= {
             "qpu.modelled": True,
+            "queue.modelled": True,  # the queue is modelled too (queue_model.py)
             "qpu.model.job_overhead_s": self.usage.job_overhead_s,
             "qpu.model.rep_delay_s": self.usage.rep_delay_s,
             "qpu.model.circuit_duration_s": max(durations),

@@ -7,11 +7,16 @@ shrink, and now and then a coupler goes out of service. The model, per elapsed h
   ``exp(N(0, sigma * sqrt(h)))`` (a geometric random walk; ``coherence_sigma`` for T1/T2,
   ``error_sigma`` for errors), errors capped at 1.0 and readout errors at 0.5;
 - each working coupler fails (its two-qubit gate error becomes 1.0, as IBM marks it) with
-  probability ``1 - exp(-coupler_failure_rate * h)``; a failed coupler stays failed.
+  probability ``1 - exp(-coupler_failure_rate * h)``;
+- what is out of service stays out: a gate whose error is 1.0 (on the device before any
+  drift, failed by the model, or walked up to the cap) and a qubit whose readout error reached
+  0.5 keep those values at every later reading; the walk never brings them back.
 
-Time passes per job (``hours_per_job``) and, with ``hours_per_second`` above 0, with the wall
-clock too: each reading (a job's, or the hardware monitor's) first lets the modelled hours of
-the real seconds since the last one pass, so a device drifts while a long run goes on and not
+Time passes per job (``hours_per_job``, as the job runs: a job runs on the calibration in
+force when it is submitted, the one a policy deciding just before it could read, and the next
+reading sees the hours it took) and, with ``hours_per_second`` above 0, with the wall clock
+too: each reading (a job's, or the hardware monitor's) first lets the modelled hours of the
+real seconds since the last one pass, so a device drifts while a long run goes on and not
 only when it is given a job. The walk is seeded, so two runs with the same seed and no
 wall-clock drift see the same drift. It is a tool to exercise drift-aware decisions without
 hardware, not a physical model of any device.
@@ -43,6 +48,8 @@ class CalibrationDrift:
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _log_factors: dict[tuple, float] = field(default_factory=dict, init=False, repr=False)
     _failed: set[tuple[int, ...]] = field(default_factory=set, init=False, repr=False)
+    # keys of ``_log_factors`` (gates, readouts) that reached their cap: out of service for good
+    _out: set[tuple] = field(default_factory=set, init=False, repr=False)
 
     def __post_init__(self) -> None:
         for name in (
@@ -96,6 +103,13 @@ class CalibrationDrift:
             self._log_factors[key] = self._log_factors.get(key, 0.0) + self._rng.gauss(
                 0.0, self.error_sigma * root
             )
+            if gate.error is not None and gate.error * math.exp(self._log_factors[key]) >= 1.0:
+                self._out.add(key)
+        for q, c in base.qubits.items():
+            key = ("qubit", q, "readout_error")
+            factor = math.exp(self._log_factors.get(key, 0.0))
+            if c.readout_error is not None and c.readout_error * factor >= 0.5:
+                self._out.add(key)
         failure = 1 - math.exp(-self.coupler_failure_rate * hours)
         for coupler in sorted(
             {tuple(sorted(g.qubits)) for g in base.gates if len(g.qubits) == 2} - self._failed
@@ -106,6 +120,8 @@ class CalibrationDrift:
     def _scaled(self, key: tuple, value: float | None, cap: float | None = None) -> float | None:
         if value is None:
             return None
+        if cap is not None and (value >= cap or key in self._out):
+            return cap  # out of service stays out
         scaled = value * math.exp(self._log_factors.get(key, 0.0))
         return min(scaled, cap) if cap is not None else scaled
 

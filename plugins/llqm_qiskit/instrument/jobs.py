@@ -10,7 +10,6 @@ from typing import Any
 
 from qiskit import QuantumCircuit
 from qiskit.primitives import PrimitiveResult
-from qiskit.result import Result
 
 import llqm_core
 
@@ -113,7 +112,12 @@ def failing_ends(
 
 
 def job_usage(job: Any, result: Any) -> tuple[float | None, float | None, dict[str, Any]]:
-    """QPU and queue seconds the job reports: IBM's job metrics, or a simulator's own time."""
+    """QPU and queue seconds the job reports (IBM's job metrics), and what else it reports.
+
+    A ``Result`` with ``time_taken`` comes from a simulator (Aer, Qiskit's BasicSimulator, a
+    fake backend): its seconds are the simulator's CPU work, never QPU seconds (as the
+    pipelines' ``execute.simulate`` tasks count them); ``describe`` keeps them as
+    ``result.backend_time_s``."""
     if hasattr(job, "metrics") and callable(job.metrics):
         from ..backends.ibm_usage import spans_summary, usage_from_metrics
 
@@ -126,8 +130,6 @@ def job_usage(job: Any, result: Any) -> tuple[float | None, float | None, dict[s
         if isinstance(execution, dict):
             details |= spans_summary(execution.get("execution_spans"))
         return qpu_s, queue_s, details
-    if isinstance(result, Result) and getattr(result, "time_taken", None) is not None:
-        return float(result.time_taken), None, {}
     return None, None, {}
 
 

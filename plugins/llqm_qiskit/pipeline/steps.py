@@ -21,6 +21,7 @@ from llqm_core.model.errors import warn
 from llqm_core.pipeline.fit import Estimate
 from llqm_core.pipeline.paths import resolve
 from llqm_core.pipeline.policies import decide, policy_for
+from llqm_core.pipeline.reactive import calibration_in_force
 
 from ..backends.aer import is_clifford
 from ..backends.mps import bond_estimate
@@ -365,19 +366,37 @@ def transpile(
                 f"circuit {circuit.name!r} has {circuit.num_qubits} qubits, more than the "
                 f"{device.num_qubits} of {data['backend'].name}."
             )
-        decision = decide(
-            data, LAYOUT, circuit=circuit, snapshot=data["backend"].snapshot(), device=device
-        )
+        # decided on the calibration in force now, not the device's first snapshot
+        in_force = calibration_in_force(data["backend"])
+        decision = decide(data, LAYOUT, circuit=circuit, snapshot=in_force, device=device)
         chosen = decision.choice["initial_layout"] if decision is not None else None
+        method = None if layout_method == "default" or chosen else layout_method
+
+        def transpile_own(batch: list[QuantumCircuit]) -> list[QuantumCircuit]:
+            return [
+                profiled_transpile(
+                    batch[0],
+                    device,
+                    optimization_level=optimization_level,
+                    seed_transpiler=seed,
+                    layout_method=method,
+                    initial_layout=chosen,
+                )
+            ]
+
         started = time.perf_counter()
-        compiled = profiled_transpile(
-            circuit,
-            device,
-            optimization_level=optimization_level,
-            seed_transpiler=seed,
-            layout_method=None if layout_method == "default" or chosen else layout_method,
-            initial_layout=chosen,
-        )
+        cache = policy_for(data, TRANSPILE_CACHE)
+        if cache is None:
+            (compiled,) = transpile_own([circuit])
+        else:  # the step's own circuit is looked up too: a repeated run reuses it
+            own_context = (
+                data["backend"].device_name,
+                optimization_level,
+                seed,
+                tuple(chosen) if chosen else None,
+                method,
+            )
+            (compiled,), _ = cache.compile([circuit], own_context, in_force, transpile_own)
         transpile_s = time.perf_counter() - started
         placed = (
             compiled.layout.initial_index_layout(filter_ancillas=True)
@@ -432,7 +451,9 @@ def transpile(
                 seed,
                 tuple(layout) if layout else None,
             )
-            results, _ = cache.compile(list(circuits), context, data["backend"].snapshot(), run)
+            results, _ = cache.compile(
+                list(circuits), context, calibration_in_force(data["backend"]), run
+            )
             return results
 
         return {
