@@ -6,7 +6,8 @@
         with llqm.task("build", stage="generate") as t:
             t.annotate(qubits=5)
 
-Nothing here imports Qiskit, Mitiq or Prefect: those arrive as plugins.
+Nothing here imports Qiskit, Mitiq or Prefect: those arrive as plugins. In Jupyter,
+``%load_ext llqm_core`` adds the ``%%llqm`` cell magic (``llqm_core.notebook``).
 """
 
 from importlib.metadata import PackageNotFoundError, version
@@ -28,6 +29,13 @@ from .model.records import (
     TaskStatus,
 )
 from .moved import keep_old_paths
+from .notebook import (
+    compare,
+    load_ipython_extension,
+    show,
+    sweep,
+    unload_ipython_extension,
+)
 from .runtime.api import (
     ActiveRun,
     TaskHandle,
@@ -84,6 +92,11 @@ __all__ = [
     "TaskStatus",
     "UserError",
     "annotate",
+    "compare",
+    "load_ipython_extension",
+    "show",
+    "sweep",
+    "unload_ipython_extension",
     "configure_exporters",
     "configure_plugins",
     "current_run",

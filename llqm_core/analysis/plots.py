@@ -8,12 +8,15 @@ from typing import Any
 
 from ..model.errors import UserError
 from ..model.warmup import is_warmup
+from .tradeoffs import COSTS, default_cost
 
 
-def sweep_plot(rows: list[dict[str, Any]], path: str | Path, title: str) -> Path:
+def sweep_plot(
+    rows: list[dict[str, Any]], path: str | Path, title: str, cost: str | None = None
+) -> Path:
     """Draw ``sweep_figure`` into a PNG file at ``path``."""
     plt = _pyplot()
-    figure = sweep_figure(rows, title)
+    figure = sweep_figure(rows, title, cost)
     path = Path(path)
     try:
         figure.savefig(path, dpi=120)
@@ -43,21 +46,32 @@ def _error_bar(row: dict[str, Any], field: str) -> list[list[float]] | None:
     return [[max(0.0, row[field] - low)], [max(0.0, high - row[field])]]
 
 
-def sweep_figure(rows: list[dict[str, Any]], title: str) -> Any:
+def sweep_png(rows: list[dict[str, Any]], title: str, cost: str | None = None) -> bytes:
+    """``sweep_figure`` as PNG bytes (a notebook cell shows it inline)."""
+    return _png(sweep_figure(rows, title, cost))
+
+
+def sweep_figure(rows: list[dict[str, Any]], title: str, cost_name: str | None = None) -> Any:
     """Error against cost for each point of a sweep: mitigated (filled) and unmitigated (open)
-    errors against the QPU seconds each point spent (or its shots, on a backend that reports
-    no QPU time), one labelled marker per point, and a legend that says which marker is which.
-    A point run as repeated trials shows its means with error bars of the 95% interval."""
+    errors against the cost (``tradeoffs.COSTS``; by default the QPU seconds each point spent,
+    or its shots on a backend that reports no QPU time), one labelled marker per point, and a
+    legend that says which marker is which. A point run as repeated trials shows its means with
+    error bars of the 95% interval. Points that ``tradeoffs.mark_front`` put on the Pareto front
+    are ringed and joined by the front's steps."""
     plt = _pyplot()
-    figure, axes = plt.subplots(figsize=(7, 4.5))
-    cost, axis_label = (
-        ("qpu_s", "QPU seconds (all jobs)")
-        if any(r["qpu_s"] for r in rows)
-        else ("shots", "shots spent (all circuits)")
-    )
+    # Beyond a few points, long labels would cover each other: number the points, key below.
+    numbered = len(rows) > 3
+    key = [
+        f"{i + 1}: {', '.join(point_labels(row['point']))}"
+        + (" [front]" if row.get("pareto") else "")
+        for i, row in enumerate(rows)
+    ]
+    key_height = 0.15 * len(key) + 0.15 if numbered else 0.0
+    figure, axes = plt.subplots(figsize=(7, 4.5 + key_height))
+    cost, axis_label = COSTS[cost_name or default_cost(rows)]
     repeated = False
-    for row in rows:
-        label = ", ".join(point_labels(row["point"]))
+    for index, row in enumerate(rows):
+        label = str(index + 1) if numbered else ", ".join(point_labels(row["point"]))
         for field, style in (
             ("error_unmitigated", {"facecolors": "none", "edgecolors": "grey"}),
             ("error_mitigated", {"color": "tab:blue"}),
@@ -87,24 +101,38 @@ def sweep_figure(rows: list[dict[str, Any]], title: str) -> Any:
                 textcoords="offset points",
             )
     mean = "mean " if repeated else ""
-    axes.legend(
-        handles=[
-            axes.scatter([], [], color="tab:blue"),
-            axes.scatter([], [], facecolors="none", edgecolors="grey"),
-        ],
-        labels=[
-            f"{mean}mitigated error (labelled with its point)",
-            f"{mean}unmitigated error, same point",
-        ],
-        fontsize=7,
+    handles = [
+        axes.scatter([], [], color="tab:blue"),
+        axes.scatter([], [], facecolors="none", edgecolors="grey"),
+    ]
+    labels = [
+        f"{mean}mitigated error (labelled with its point)",
+        f"{mean}unmitigated error, same point",
+    ]
+    on_front = sorted(
+        (row[cost], row["error_mitigated"]) for row in rows if row.get("pareto") is True
     )
+    if on_front:
+        xs, ys = zip(*on_front)
+        axes.scatter(xs, ys, s=160, facecolors="none", edgecolors="tab:red", linewidths=1.5)
+        (line,) = axes.step(xs, ys, where="post", color="tab:red", linewidth=1, alpha=0.7)
+        handles.append(line)
+        labels.append("Pareto front: no point beats these on both (beyond the intervals)")
+    axes.legend(handles=handles, labels=labels, fontsize=7)
     if repeated:
         title += "\n(means of repeated trials; bars: 95% interval)"
-    axes.set_xlabel(axis_label)
+    modelled = cost in ("qpu_s", "queue_s") and any(
+        row.get(cost.replace("_s", "_modelled")) for row in rows
+    )
+    axes.set_xlabel(axis_label + (", modelled" if modelled else ""))
     axes.set_ylabel("absolute error against the ideal value")
     axes.set_title(title, fontsize=10)
     axes.grid(alpha=0.3)
     figure.tight_layout()
+    if numbered:
+        height = 4.5 + key_height
+        figure.subplots_adjust(bottom=(key_height + 0.6) / height)
+        figure.text(0.02, (key_height - 0.1) / height, "\n".join(key), fontsize=7, va="top")
     return figure
 
 
@@ -134,6 +162,10 @@ def _resource_lane(task: dict[str, Any]) -> str:
     if (task["gpu"].get("utilization_mean_pct") or 0) > 0:
         return "gpu"
     return "cpu"
+
+
+#: Bars of one lane and colour drawn with an outline; more are drawn without.
+OUTLINED_BARS = 300
 
 
 def timeline_png(report: dict[str, Any]) -> bytes:
@@ -185,7 +217,8 @@ def timeline_png(report: dict[str, Any]) -> bytes:
             (rows[lane] - 0.4, 0.8),
             facecolors=colours[family],
             edgecolor="black",
-            linewidth=0.3,
+            # an outline apart each bar; past a few hundred in a lane the outlines are all one sees
+            linewidth=0.3 if len(spans) <= OUTLINED_BARS else 0.0,
         )
     for task, start, lane in placed:
         if task["wall_s"] > 0.04 * (report["run"]["wall_s"] or 1):

@@ -234,7 +234,7 @@ def analyse_run(
             "critical_path": [t.id for t in path],
             "critical_path_guessed": [t.id for t in path if t.id in guessed],
             "bottleneck": bottleneck(tasks, _work_wall(run.wall_s, warm), path, own),
-            "concurrency": concurrency(tasks, run.wall_s, cpus),
+            "concurrency": concurrency(tasks, run.wall_s, cpus, own),
             "warmup": warm,
             "fidelity": figures,
             "cache": cache_savings(tasks),

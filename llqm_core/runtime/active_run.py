@@ -18,6 +18,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode
 
 from ..hooks.plugins import loaded_plugins
+from ..model import display
 from ..model.errors import Ending
 from ..model.hardware import MONITOR_STAGE
 from ..model.records import (
@@ -148,6 +149,10 @@ class ActiveRun:
         if current.is_valid and current.trace_id == self.span_context.trace_id:
             return current, _hex(current.span_id, 16)
         return self.span_context, self.span_id_for_tasks
+
+    def _repr_html_(self) -> str | None:
+        """The run's report in a notebook cell (its tasks so far, while it runs)."""
+        return display.html("run", self)
 
     def start(self) -> ActiveRun:
         time_warmups()

@@ -6,7 +6,7 @@ lane), waiting for a queue has a lane of its own. Counter tracks ("ph": "C") sho
 process's resident memory at each task's start, peak and end, and each task's CPU use
 (CPU seconds over wall seconds) while it ran. Times are microseconds from the run's start.
 In a run of many tasks, those too short to see are merged into one event per run of like
-siblings, in their parent's lane, with their count (``analysis.visible``); the trace says so
+siblings, in their parent's lane, with their count (``model.visible``); the trace says so
 in ``otherData.merged`` and in an instant event at its start.
 """
 
@@ -15,8 +15,8 @@ from __future__ import annotations
 import heapq
 from typing import Any
 
-from ..analysis.visible import visible_tasks
 from ..model.records import RunRecord, TaskRecord
+from ..model.visible import visible_tasks
 
 QUEUE_LANE = "queue"
 

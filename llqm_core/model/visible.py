@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ..model.records import TaskRecord, TaskStatus
+from .records import TaskRecord, TaskStatus
 
 #: A run with more tasks than this has its too-short tasks merged (see the module's docstring).
 DRAWN_TASKS = 10_000
