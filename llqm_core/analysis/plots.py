@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model.errors import UserError
+from ..model.warmup import is_warmup
 from .tradeoffs import COSTS, default_cost
 
 
@@ -171,7 +172,8 @@ def timeline_png(report: dict[str, Any]) -> bytes:
     """The run's innermost tasks as bars in lanes by resource (CPU workers, GPU, QPU, queue),
     coloured by stage family, with the CPU use and resident memory of the tasks under it."""
     plt = _pyplot()
-    parents = {t["parent_id"] for t in report["tasks"]}
+    # a task whose only children are warm-up is still innermost: its bar is its own work
+    parents = {t["parent_id"] for t in report["tasks"] if not is_warmup(t["stage"])}
     tasks = [t for t in report["tasks"] if t["wall_s"] is not None and t["id"] not in parents]
     if not tasks:
         figure, axes = plt.subplots(figsize=(8, 1.5))
@@ -270,11 +272,10 @@ def timeline_png(report: dict[str, Any]) -> bytes:
 
 def busy_cores_series(report: dict[str, Any]) -> tuple[list[float], list[float]]:
     """The busy cores over the run (seconds since its first task, a step at each task's start and
-    end): each running innermost task adds its CPU seconds over its wall seconds, and the sum never
-    exceeds the logical CPUs of the run's machine (``run.cpus``, where known): a task of
-    microseconds may be charged a whole clock tick of process CPU, a rate no core count bounds."""
-    parents = {t["parent_id"] for t in report["tasks"]}
-    tasks = [t for t in report["tasks"] if t["wall_s"] is not None and t["id"] not in parents]
+    end): each running task adds its own CPU seconds (outside its children, as the run's mean
+    busy cores counts them) over its wall seconds, and the sum never exceeds the logical CPUs of
+    the run's machine (``run.cpus``, where known)."""
+    tasks = [t for t in report["tasks"] if t["wall_s"] is not None and t.get("own_cpu_s")]
     if not tasks:
         return [], []
     origin = min(_seconds_of(t["start"]) for t in report["tasks"] if t["start"])
@@ -290,7 +291,7 @@ def busy_cores_series(report: dict[str, Any]) -> tuple[list[float], list[float]]
         while following < len(spans) and spans[following][0] <= at:
             start, task = spans[following]
             if task["wall_s"]:
-                running[following] = task["cpu_s"] / task["wall_s"]
+                running[following] = task["own_cpu_s"] / task["wall_s"]
                 heapq.heappush(ending, (start + task["wall_s"], following))
             following += 1
         while ending and ending[0][0] <= at:

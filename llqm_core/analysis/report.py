@@ -172,6 +172,13 @@ def _work_wall(wall_s: float | None, warm: dict[str, Any] | None) -> float | Non
     return max(wall_s - warm["wall_s"], 0.0)
 
 
+def work_wall(report: dict[str, Any]) -> float | None:
+    """A report's run wall time without its warm-up (``model.warmup``): what trials and
+    comparisons set side by side, as a first trial pays imports that later ones do not."""
+    run = report["run"]
+    return run.get("work_wall_s", run["wall_s"])
+
+
 class RunAnalysis(NamedTuple):
     """A run's report, the tasks it was computed from (``ProfileStore.task_outlines``: times,
     nesting and metrics, no span ids or errors) and each task's own (wall, cpu) seconds."""

@@ -60,10 +60,10 @@ class Profile:
 
     ``cpu_s`` is the task's own CPU time: the CPU of the task's own thread plus its waited-for
     child processes (``cpu_scope`` "thread"), except for a task of 10 ms or more in the main
-    thread with no other Python thread at work beside LLQM's own: then the process's CPU (all
-    threads, so the helper threads of native libraries count; ``cpu_scope`` "process"), never
-    more than its wall time times the machine's cores. A pool's worker, a task beside an
-    engine's threads or beside a concurrent task would otherwise be charged their CPU.
+    thread with no task beside it: then the process's CPU less that of its other Python threads
+    (LLQM's own aside), so the helper threads of native libraries count (``cpu_scope``
+    "process"), never more than its wall time times the machine's cores. A pool's worker, a task
+    beside an engine's threads or beside a concurrent task would otherwise be charged their CPU.
     """
 
     wall_s: float = 0.0

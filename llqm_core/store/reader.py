@@ -372,11 +372,20 @@ def run_record(row: Row) -> RunRecord:
 
 
 def _json_list(text: str) -> list:
-    return [] if text == "[]" else orjson.loads(text)  # most tasks': no decoder call
+    return [] if text == "[]" else _loads(text)  # most tasks': no decoder call
 
 
 def _json_dict(text: str) -> dict:
-    return {} if text == "{}" else orjson.loads(text)  # a third of json.loads' time
+    return {} if text == "{}" else _loads(text)  # a third of json.loads' time
+
+
+def _loads(text: str) -> Any:
+    """orjson's reading, or Python's where the text holds what orjson refuses: a metric of
+    infinity or NaN (an error reduction over an error of 0), which Python's writer writes."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 def task_record(row: Row, run_status: RunStatus) -> TaskRecord:

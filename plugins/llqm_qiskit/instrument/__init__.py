@@ -87,10 +87,9 @@ class QiskitInstrumentor(Instrumentor):
 
         for module in (qiskit, qiskit.compiler, qiskit.compiler.transpiler):
             self.patch(module, "transpile", wrap_transpile)
-        from qiskit.transpiler import preset_passmanagers
+        from qiskit.transpiler.preset_passmanagers.plugin import PassManagerStagePluginManager
 
-        for module in (qiskit.compiler.transpiler, preset_passmanagers):
-            self.patch(module, "generate_preset_pass_manager", wrap_preset)
+        self.patch(PassManagerStagePluginManager, "__init__", wrap_preset)
         self.patch(base_passmanager, "_run_workflow_in_new_process", wrap_run_in_worker)
         for module, cls in BACKENDS + PRIMITIVES:
             primitive = (module, cls) in PRIMITIVES
