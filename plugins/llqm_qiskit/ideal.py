@@ -19,7 +19,7 @@ from llqm_core.pipeline.fit import memory_limit
 
 from .aer import is_clifford
 from .estimates import AMPLITUDE_BYTES, MPS_S_PER_GATE_CHI3, STATEVECTOR_S_PER_GATE_AMPLITUDE
-from .mps import MAX_BOND, bond_estimate
+from .mps import MAX_BOND, trial_bond
 
 #: Longest an ideal value may take to compute before it is left unknown.
 IDEAL_MAX_S = 300.0
@@ -81,8 +81,9 @@ def choose(circuit: QuantumCircuit, max_bond: int = MAX_BOND) -> IdealMethod:
     seconds = gates * 2.0**width * STATEVECTOR_S_PER_GATE_AMPLITUDE
     if memory <= MEMORY_SHARE * memory_limit() and seconds <= IDEAL_MAX_S:
         return IdealMethod("statevector", f"a statevector of {width} qubits fits in memory")
-    bond = bond_estimate(circuit)
-    chi = min(bond, max_bond)
+    found = trial_bond(circuit, max_bond)
+    bond, truncated = found.bond, found.truncated
+    chi = max_bond if truncated else bond
     if gates * chi**3 * MPS_S_PER_GATE_CHI3 > IDEAL_MAX_S:
         return IdealMethod(
             "unknown",
@@ -90,9 +91,18 @@ def choose(circuit: QuantumCircuit, max_bond: int = MAX_BOND) -> IdealMethod:
             f"would take longer than {IDEAL_MAX_S:g} s",
             bond,
         )
-    exact = "exact" if bond <= max_bond else f"truncated at bond dimension {max_bond}"
+    if truncated and found.cap < max_bond:
+        return IdealMethod(
+            "unknown",
+            f"a statevector of {width} qubits does not fit, and an MPS needs a bond dimension "
+            f"over {bond}, too slow to run at the limit {max_bond}",
+            bond,
+        )
+    exact = f"truncated at bond dimension {max_bond}" if truncated else "exact"
     return IdealMethod(
-        "matrix_product_state", f"an MPS of estimated bond dimension {bond} ({exact})", bond
+        "matrix_product_state",
+        f"an MPS of bond dimension {bond} reached by a trial run ({exact})",
+        bond,
     )
 
 
@@ -175,8 +185,12 @@ def _mps_values(
 
 def for_simulator(circuit: QuantumCircuit, simulator: AerSimulator) -> QuantumCircuit:
     """The circuit in gates the simulator's method takes (an OpenQASM file may use any,
-    such as ``cry``, which Aer's MPS does not), on the same qubits."""
-    return transpile(circuit, simulator, optimization_level=0)
+    such as ``cry``, which Aer's MPS does not), on the same qubits: translated to its basis
+    gates, not to its target, which caps a circuit's width (at 63 qubits for MPS)."""
+    basis = set(simulator.configuration().basis_gates)
+    if set(circuit.count_ops()) <= basis | {"barrier"}:
+        return circuit.copy()
+    return transpile(circuit, basis_gates=sorted(basis), optimization_level=0)
 
 
 _seen_log: list[str] = [""]

@@ -176,6 +176,11 @@ def _unitary_part(circuit: QuantumCircuit) -> tuple[QuantumCircuit, dict[int, in
     return body, readout
 
 
+def measured_bits(circuit: QuantumCircuit) -> list[int]:
+    """The classical bits ``circuit`` measures into, in order."""
+    return sorted(_unitary_part(circuit)[1])
+
+
 def _noiseless_support(
     body: QuantumCircuit, readout: dict[int, int], name: str
 ) -> tuple[list[str], float]:
@@ -225,7 +230,10 @@ def support_method(body: QuantumCircuit) -> str:
         return "unknown"
     if body.num_qubits <= STATEVECTOR_MAX_QUBITS:
         return "statevector"
-    return choose_ideal(body).method
+    chosen = choose_ideal(body)
+    if chosen.method == "matrix_product_state" and "truncated" in chosen.reason:
+        return "unknown"  # a truncated MPS gives approximate outcomes, not the ideal ones
+    return chosen.method
 
 
 def _mps_support(body: QuantumCircuit, order: list[int], name: str) -> tuple[list[str], float]:
