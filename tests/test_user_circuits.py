@@ -252,17 +252,13 @@ def test_check_says_the_ideal_and_simulation_methods_and_records_nothing(tmp_pat
 
 
 def test_a_circuit_no_method_can_run_is_refused_at_check_time_with_the_estimate(tmp_path):
-    circuit = QuantumCircuit(36)
-    for layer in range(12):  # all-to-all entanglers: no small bond dimension
-        for q in range(36):
-            circuit.ry(0.1 + layer, q)
-        for q in range(18):
-            circuit.cx(q, 35 - q)
+    from test_corpus import brickwork
+
     config = {
-        "circuit": {"circuit": circuit},
+        "circuit": {"circuit": brickwork(36, 16)},
         "observable": {"kind": "pauli", "operator": SparsePauliOp("Z" * 36)},
     }
-    with pytest.raises(UserError, match="estimated bond dimension is .*above the matrix-product"):
+    with pytest.raises(UserError, match="trial run reached bond dimension 64, the matrix-product"):
         parse_pipeline(config)
 
 

@@ -377,6 +377,13 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
         )
     console.print(costs)
     figures = report.get("fidelity") or {}
+    if figures.get("observable"):
+        chosen = figures.get("observable_choice")
+        console.print(
+            f"Observable: {_short(figures['observable'], 100)}" + (f" ({chosen})" if chosen else ""),
+            highlight=False,
+            markup=False,
+        )
     if figures:
         table = Table(title="Fidelity", title_justify="left")
         for figure in FIDELITY_FIGURES:

@@ -112,7 +112,7 @@ def _width_said(circuits: list[QuantumCircuit], width: int) -> str:
     """``41 active qubits``, and where routing brought in qubits the logical circuit lacks,
     how many: a compiled circuit's layout knows its logical width."""
     layout = getattr(circuits[0], "layout", None)
-    logical = len(layout.input_qubit_mapping) if layout is not None else None
+    logical = len(layout.initial_index_layout(filter_ancillas=True)) if layout else None
     if logical is None or width <= logical:
         return f"{width} active qubits"
     extra = width - logical
