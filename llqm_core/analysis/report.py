@@ -380,7 +380,8 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
     if figures.get("observable"):
         chosen = figures.get("observable_choice")
         console.print(
-            f"Observable: {_short(figures['observable'], 100)}" + (f" ({chosen})" if chosen else ""),
+            f"Observable: {_short(figures['observable'], 100)}"
+            + (f" ({chosen})" if chosen else ""),
             highlight=False,
             markup=False,
         )

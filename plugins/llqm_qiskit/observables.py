@@ -239,6 +239,12 @@ def support_method(body: QuantumCircuit) -> str:
 def _mps_support(body: QuantumCircuit, order: list[int], name: str) -> tuple[list[str], float]:
     """A wide non-Clifford circuit's ideal outcomes, by matrix product states: noiseless shots
     find the outcomes, their amplitudes give their exact total probability."""
+    if not unitary(body):
+        raise ValueError(
+            f"the ideal outcomes of circuit {name!r} cannot be found: it measures or resets in "
+            'the middle, so it has no one ideal state; use kind = "parity" or '
+            '"neighbour_parities", which run without an ideal value.'
+        )
     if support_method(body) != "matrix_product_state" or sorted(order) != list(
         range(body.num_qubits)
     ):
