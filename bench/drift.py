@@ -17,7 +17,15 @@ layout, each arm's mean mitigated error with its 95% confidence interval (Studen
 ``llqm_core.analysis.stats``), their ratio and whether the intervals overlap. Target (issue 23):
 the reactive layout's error at least 2x lower, intervals that do not overlap.
 
+A second part runs a pipeline file as a user runs it (``examples/pipelines/ghz10_drift_layout.toml``:
+GHZ-10 with ZNE, ``[run] repeat = 8``, drift of 2 modelled hours per job with couplers failing
+at 1% per hour) with and without its ``hardware_layout`` policy, and prints each trial's
+mitigated error: the policy decides on the calibration in force at each trial (the hardware
+monitor's latest reading), so each trial's error should stay near the first trial's and never
+be worse than without the policy (issue 32).
+
     python bench/drift.py [--points 24] [--repeat 5] [--qubits 12] [--shots 2000]
+    python bench/drift.py --pipeline-only      # the pipeline file's rows alone
 """
 
 from __future__ import annotations
@@ -30,8 +38,8 @@ from pathlib import Path
 
 from llqm_mitiq.zne import extrapolation, fold_gates
 from llqm_qiskit import ghz, profiled_transpile
-from llqm_qiskit.aer import AerBackend
-from llqm_qiskit.observables import ideal_outcomes
+from llqm_qiskit.backends.aer import AerBackend
+from llqm_qiskit.observables.expectation import ideal_outcomes
 
 import llqm_core
 from llqm_core.analysis.stats import overlap, summarize
@@ -128,6 +136,55 @@ def sweep(args: argparse.Namespace, store: Path) -> dict:
     }
 
 
+PIPELINE = Path(__file__).resolve().parent.parent / "examples/pipelines/ghz10_drift_layout.toml"
+
+
+def pipeline_trials(store: Path, with_policy: bool) -> list[float]:
+    """Each trial's mitigated error of the example file, with or without its layout policy."""
+    from llqm_core.pipeline import parse_pipeline
+    from llqm_core.pipeline.file import read_pipeline_file
+    from llqm_core.pipeline.trials import run_trials
+
+    config = read_pipeline_file(PIPELINE)
+    if not with_policy:
+        config.pop("policies")
+    pipeline = parse_pipeline(config, str(PIPELINE), store=str(store))
+    trials = run_trials(pipeline, store=store)
+    stored = llqm_core.ProfileStore(store, readonly=True)
+    errors = []
+    for run_id in trials.run_ids:
+        (post,) = [t for t in stored.tasks(run_id) if t.stage == "postprocess"]
+        errors.append(float(post.metrics["fidelity.error_mitigated"]))
+    return errors
+
+
+def pipeline_rows(folder: Path) -> None:
+    """The example file's trials with and without ``hardware_layout``, as a user runs them."""
+    started = time.perf_counter()
+    rows = {
+        name: pipeline_trials(folder / f"{name}.sqlite", with_policy)
+        for name, with_policy in (("no policy", False), ("hardware_layout", True))
+    }
+    load = os.getloadavg()
+    print(
+        f"{PIPELINE.name} (GHZ-10, ZNE, repeat 8, 2 modelled h per job, couplers fail at 1%/h): "
+        f"{time.perf_counter() - started:.0f} s wall, load average {load[0]:.1f} on "
+        f"{os.cpu_count()} CPUs"
+    )
+    for name, errors in rows.items():
+        print(
+            f"  {name:16s} mitigated error per trial: {' '.join(f'{e:.3f}' for e in errors)}  "
+            f"mean {summarize(errors).mean:.3f}, worst {max(errors):.3f}"
+        )
+    policy, plain = rows["hardware_layout"], rows["no policy"]
+    near = max(policy) <= max(3 * policy[0], policy[0] + 0.05)
+    better = all(p <= n + 0.02 for p, n in zip(policy, plain))
+    print(
+        f"  policy: every trial near the first's ({policy[0]:.3f}): {'yes' if near else 'NO'}; "
+        f"no trial worse than without it (by more than 0.02): {'yes' if better else 'NO'}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--points", type=int, default=24)
@@ -140,7 +197,12 @@ def main() -> None:
     parser.add_argument("--candidates", type=int, default=500)
     parser.add_argument("--monitor-interval", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--pipeline-only", action="store_true", help="only the pipeline rows")
     args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        pipeline_rows(Path(folder))
+    if args.pipeline_only:
+        return
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as folder:
         result = sweep(args, Path(folder) / "drift.sqlite")

@@ -49,6 +49,10 @@ whole runs timed against each other drift on a shared VM by more than the effect
   is printed as well: how far it moves within one process. ``--device`` transpiles these circuits for
   another fake backend than the script's 5-qubit FakeManilaV2 (``fake_fez``: a 156-qubit Heron
   r2, the embedded default's device, where a transpile takes longer and LLQM's share is lower).
+  One more variant, instrumentors off, opens two spans of OpenTelemetry's SDK (batch processor)
+  around the circuit where LLQM records its transpile and job tasks: the calling thread's CPU
+  per recorded task (LLQM) and per span (OpenTelemetry), both in place between the same real
+  transpiles and jobs, are printed side by side (target: a task within 3x of a span).
 
 Every block starts with a full garbage collection: one that Python's collector starts inside a
 block costs 0.2 s with Qiskit, Aer and LLQM loaded, and would land on either side by chance.
@@ -171,12 +175,15 @@ class OwnTime:
         return timed_call
 
     def watch(self) -> None:
-        from llqm_qiskit import instrument, stage_profiler
+        from llqm_qiskit import instrument
+        from llqm_qiskit.instrument import transpiles
+        from llqm_qiskit.transpile import stage_profiler
 
-        from llqm_core.runtime import api
+        from llqm_core.runtime import api, tasks
 
         for owner, names in (
             (api, ("start_task", "finish_task")),
+            (tasks, ("start_task", "finish_task")),
             (llqm_core, ("start_task", "finish_task")),
             (
                 api.TaskHandle,
@@ -196,10 +203,8 @@ class OwnTime:
                     "finish_followed",
                 ),
             ),
-            (
-                instrument,
-                ("with_markers", "_snapshot", "_pub_circuits", "_job_usage", "_transpile_task"),
-            ),
+            (transpiles, ("with_markers", "_transpile_task")),
+            (instrument, ("snapshot_of", "pub_circuits", "job_usage")),
         ):
             for name in names:
                 setattr(owner, name, self.wrap(getattr(owner, name)))
@@ -234,14 +239,14 @@ def _without_passes(pass_manager, circuit, parent, run, run_marked, callback, **
 
 
 def _left_out() -> dict[str, list[tuple[object, str, object]]]:
-    from llqm_qiskit import instrument
+    from llqm_qiskit.instrument import transpiles
 
-    from llqm_core.runtime import api
+    from llqm_core.runtime import tasks
     from llqm_core.store.profile_store import ProfileStore
 
     return {
-        "per-pass profiling": [(instrument, "_run_profiled", _without_passes)],
-        "readings": [(api, "Measurement", _WallClockOnly)],
+        "per-pass profiling": [(transpiles, "_run_profiled", _without_passes)],
+        "readings": [(tasks, "Measurement", _WallClockOnly)],
         "store writes of tasks": [
             (ProfileStore, "start_task", lambda self, task: None),
             (ProfileStore, "finish_task", lambda self, task: None),
@@ -306,21 +311,27 @@ def breakdown(store: Path, rounds: int) -> None:
 
 def per_circuit(store: Path, count: int, parts: dict[str, list], device: str) -> None:
     """LLQM's extra time per circuit, each circuit of the script's loop timed alone (``--per-circuit``)."""
-    from llqm_qiskit.devices import fake_device
+    from llqm_qiskit.devices.catalog import fake_device
     from qiskit_aer import AerSimulator
 
     one = runpy.run_path(str(SCRIPT))["transpile_and_run"]
     backend, simulator = fake_device(device), AerSimulator()
-    variants: dict[str, tuple[bool, list]] = {"bare": (False, []), "profiled": (True, [])}
+    variants: dict[str, tuple[bool, list]] = {
+        "bare": (False, []),
+        "profiled": (True, []),
+        OTEL: (False, []),
+    }
     variants |= {label: (True, replaced) for label, replaced in _variants_left_out(parts).items()}
     labels = list(variants)
     seconds: dict[str, list[float]] = {label: [] for label in labels}
+    thread_cpu: dict[str, list[float]] = {label: [] for label in labels}
     stored = 0
+    spans = _otel_tracer()
     for i in range(20):
         one(i, backend, simulator)
     # Each round in its own order: no variant always follows the same other one.
     order = random.Random(1).sample
-    with llqm_core.run("per_circuit", store=store):
+    with llqm_core.run("per_circuit", store=store) as run:
         for i in range(count):
             position = i % len(labels)
             if position == 0:
@@ -329,15 +340,23 @@ def per_circuit(store: Path, count: int, parts: dict[str, list], device: str) ->
             on, replaced = variants[label]
             (instrument_all if on else uninstrument_all)()
             with _replaced(replaced):
-                started = time.perf_counter()
-                one(i, backend, simulator)
+                started, cpu = time.perf_counter(), time.thread_time()
+                if label == OTEL:  # a span where LLQM records a task: the transpile and the job
+                    with spans("transpile"), spans("execute"):
+                        one(i, backend, simulator)
+                else:
+                    one(i, backend, simulator)
                 seconds[label].append(time.perf_counter() - started)
+                thread_cpu[label].append(time.thread_time() - cpu)
             stored += label == "profiled"
         uninstrument_all()
         ending = time.perf_counter()
     commit = (time.perf_counter() - ending) / max(stored, 1)
+    reader = llqm_core.ProfileStore(store, readonly=True)
+    per_profiled = reader.count_tasks(run.id) / max(stored, 1)  # tasks of a profiled circuit
+    _per_task_against_spans(thread_cpu, per_profiled)
     bare = statistics.median(seconds["bare"])
-    for label in labels[1:]:
+    for label in [label for label in labels[1:] if label != OTEL]:
         extra = statistics.median(seconds[label]) - bare + (commit if label == "profiled" else 0)
         print(
             f"per circuit on {device}, {label}: {extra * 1e6:+.0f} us on the bare circuit's "
@@ -354,6 +373,42 @@ def per_circuit(store: Path, count: int, parts: dict[str, list], device: str) ->
                 else ""
             )
         )
+
+
+#: The ``--per-circuit`` variant with two OpenTelemetry spans (SDK, batch processor) around the
+#: circuit's transpile and run, the instrumentors off: a span's cost in place, as a task's is.
+OTEL = "otel spans"
+
+
+def _otel_tracer():
+    """``start_as_current_span`` of a tracer of OpenTelemetry's SDK of its own, spans exported by
+    a batch processor (off the calling thread, as a deployment would) into memory."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(InMemorySpanExporter()))
+    return provider.get_tracer("bench").start_as_current_span
+
+
+def _per_task_against_spans(thread_cpu: dict[str, list[float]], tasks_per_circuit: float) -> None:
+    """The calling thread's CPU per recorded task (LLQM) and per span (OpenTelemetry), in place
+    between the same transpiles and jobs, side by side; and a span in a tight loop (hot)."""
+    bare = statistics.median(thread_cpu["bare"])
+    task = (statistics.median(thread_cpu["profiled"]) - bare) / tasks_per_circuit
+    span = (statistics.median(thread_cpu[OTEL]) - bare) / 2
+    spans, hot = _otel_tracer(), time.thread_time()
+    for _ in range(2000):
+        with spans("hot"):
+            pass
+    hot = (time.thread_time() - hot) / 2000
+    print(
+        f"calling thread's CPU in place: LLQM {task * 1e6:.0f} us per recorded task "
+        f"({tasks_per_circuit:.1f} tasks per circuit), OpenTelemetry {span * 1e6:.0f} us per "
+        f"span (start_as_current_span and end; {hot * 1e6:.0f} us in a tight loop): "
+        f"{task / span if span > 0 else float('inf'):.1f}x a span (target <= 3x)"
+    )
 
 
 def _share_by_fifths(seconds: dict[str, list[float]], label: str) -> str:

@@ -35,7 +35,7 @@ os.environ.setdefault("LLQM_EXPORTERS", "none")
 import llqm_core as llqm  # noqa: E402
 from llqm_core.store import writer  # noqa: E402
 from llqm_core.store.journal import TaskJournal, encode_row  # noqa: E402
-from llqm_core.store.writer import finished_row  # noqa: E402
+from llqm_core.store.task_rows import finished_row  # noqa: E402
 
 
 def task_frame(metrics: int) -> bytes:

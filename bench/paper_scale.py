@@ -45,7 +45,7 @@ from pathlib import Path
 
 import numpy as np
 from llqm_mitiq.pec import calibrated_noise_levels, represent
-from llqm_qiskit.observables import neighbour_parities
+from llqm_qiskit.observables.expectation import neighbour_parities
 from mitiq.pec import execute_with_pec
 from qiskit import QuantumCircuit, transpile
 from qiskit_aer import AerSimulator
@@ -54,12 +54,15 @@ from qiskit_aer.noise import NoiseModel
 import llqm_core
 from llqm_core.pipeline import parse_pipeline, run_pipeline
 from llqm_core.runtime import api
+from llqm_core.runtime import tasks as runtime_tasks
 
 PIPELINE = Path(__file__).resolve().parent.parent / "examples" / "pipelines" / "paper_scale.toml"
 #: LLQM's own calls: task start and end (profile, span, store row), metrics, decisions.
 OWN_CALLS = [
     (api, "start_task"),
     (api, "finish_task"),
+    (runtime_tasks, "start_task"),
+    (runtime_tasks, "finish_task"),
     (api.ActiveRun, "start"),
     (api.ActiveRun, "finish"),
     (api.ActiveRun, "description"),
@@ -163,7 +166,7 @@ def stage_table(store: Path, run_id: str) -> list[tuple[str, int, float, float, 
 
 def baseline(data: dict, samples: int, shots: int, full_samples: int, full_shots: int, spp: int):
     """The user's way at reduced size: seconds per part as run, and scaled to the full size."""
-    from llqm_qiskit.aer import AerBackend
+    from llqm_qiskit.backends.aer import AerBackend
 
     backend = AerBackend(device="fake_fez")
     device = backend.device

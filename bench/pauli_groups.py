@@ -19,8 +19,8 @@ import argparse
 import statistics
 import time
 
-from llqm_qiskit.aer import AerBackend
-from llqm_qiskit.pauli import PauliSum
+from llqm_qiskit.backends.aer import AerBackend
+from llqm_qiskit.observables.pauli import PauliSum
 from qiskit import QuantumCircuit, transpile
 from qiskit.quantum_info import SparsePauliOp
 

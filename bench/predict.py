@@ -36,7 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from llqm_policies.predict import CostModel, run_features
+from llqm_policies.cost_model import CostModel, run_features
 
 import llqm_core
 from llqm_core.pipeline import parse_pipeline, run_pipeline

@@ -52,7 +52,7 @@ os.environ.setdefault("LLQM_EXPORTERS", "none")
 
 from llqm_qiskit import profiled_transpile  # noqa: E402
 from llqm_qiskit.circuits import nearest_neighbour  # noqa: E402
-from llqm_qiskit.stage_profiler import StageProfiler  # noqa: E402
+from llqm_qiskit.transpile.stage_profiler import StageProfiler  # noqa: E402
 from qiskit import transpile  # noqa: E402
 
 import llqm_core as llqm  # noqa: E402

@@ -22,7 +22,7 @@ from pathlib import Path
 import llqm_core
 from llqm_core.analysis.report import build_report
 from llqm_core.analysis.stats import summarize
-from llqm_core.analysis.trials import find_trials, trials_report
+from llqm_core.analysis.trial_report import find_trials, trials_report
 from llqm_core.pipeline import parse_pipeline, run_pipeline
 from llqm_core.pipeline.trials import run_trials
 

@@ -29,8 +29,8 @@ import time
 from pathlib import Path
 
 from llqm_qiskit import generate
-from llqm_qiskit.modelled import ModelledQPU
-from llqm_qiskit.observables import ideal_outcomes, neighbour_parities
+from llqm_qiskit.backends.modelled import ModelledQPU
+from llqm_qiskit.observables.expectation import ideal_outcomes, neighbour_parities
 from mitiq.zne import execute_with_zne
 from mitiq.zne.inference import LinearFactory
 from mitiq.zne.scaling import fold_global

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 
 from llqm_qiskit import ghz, ghz_success, profiled_transpile
-from llqm_qiskit.devices import HERON_R2
+from llqm_qiskit.devices.catalog import HERON_R2
 from qiskit import QuantumCircuit
 
 import llqm_core as llqm

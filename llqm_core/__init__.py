@@ -6,7 +6,8 @@
         with llqm.task("build", stage="generate") as t:
             t.annotate(qubits=5)
 
-Nothing here imports Qiskit, Mitiq or Prefect: those arrive as plugins.
+Nothing here imports Qiskit, Mitiq or Prefect: those arrive as plugins. In Jupyter,
+``%load_ext llqm_core`` adds the ``%%llqm`` cell magic (``llqm_core.notebook``).
 """
 
 from importlib.metadata import PackageNotFoundError, version
@@ -27,6 +28,14 @@ from .model.records import (
     TaskRecord,
     TaskStatus,
 )
+from .moved import keep_old_paths
+from .notebook import (
+    compare,
+    load_ipython_extension,
+    show,
+    sweep,
+    unload_ipython_extension,
+)
 from .runtime.api import (
     ActiveRun,
     TaskHandle,
@@ -46,6 +55,17 @@ from .runtime.instrumentation import Instrumentor, instrument_all, uninstrument_
 from .runtime.sampler import set_sample_interval
 from .store.profile_store import ProfileStore, default_store_path, open_store
 from .telemetry.tracing import configure_exporters, flush
+
+keep_old_paths(
+    {
+        "llqm_core.analysis.plain": "llqm_core.analysis.console",
+        "llqm_core.analysis.trials": "llqm_core.analysis.trial_report",
+        "llqm_core.hardware_commands": "llqm_core.cli.hardware",
+        "llqm_core.model.trials": "llqm_core.model.trial_keys",
+        "llqm_core.profile_command": "llqm_core.cli.profile",
+        "llqm_core.store_command": "llqm_core.cli.store",
+    }
+)
 
 try:
     __version__ = version("llqm")
@@ -72,6 +92,11 @@ __all__ = [
     "TaskStatus",
     "UserError",
     "annotate",
+    "compare",
+    "load_ipython_extension",
+    "show",
+    "sweep",
+    "unload_ipython_extension",
     "configure_exporters",
     "configure_plugins",
     "current_run",

@@ -105,10 +105,26 @@ def prefect_server():
         yield
 
 
+@pytest.fixture(scope="session", autouse=True)
+def warm_process():
+    """The tests see a warm process, as a program's second run would: the Qiskit family's
+    modules imported and the first preset pass manager built before any run, so no test's run
+    holds a warm-up task (``llqm_core.runtime.warmup``) that an earlier test would have paid.
+    Warm-up itself is tested in fresh interpreters (tests/test_warmup.py)."""
+    from llqm_qiskit.transpile.profiled import PRESET_PASS_MANAGER, PRESET_PASS_MANAGER_NAME
+    from qiskit.transpiler.preset_passmanagers import generate_preset_pass_manager
+    from qiskit_ibm_runtime.fake_provider import FakeManilaV2
+
+    from llqm_core.runtime.warmup import first_call
+
+    with first_call(PRESET_PASS_MANAGER, PRESET_PASS_MANAGER_NAME):
+        generate_preset_pass_manager(optimization_level=1, backend=FakeManilaV2())
+
+
 @pytest.fixture(scope="session")
 def fez():
     """IBM's 156-qubit Heron r2 fake_fez, as qiskit-ibm-runtime ships it (one shared instance)."""
-    from llqm_qiskit.devices import fake_device
+    from llqm_qiskit.devices.catalog import fake_device
 
     return fake_device("fake_fez")
 

@@ -68,10 +68,10 @@ def test_the_critical_path_joins_other_threads_only_along_a_data_edge(store_path
     for it, unless it consumed its output; order within one thread is a real edge."""
     import sqlite3
 
-    def in_thread(run, name, after=()):
+    def in_thread(run, name, after=(), seconds=0.01):
         def body() -> None:
             with llqm.run_context(run), llqm.task(name, stage=name, depends_on=after):
-                time.sleep(0.01)
+                time.sleep(seconds)
 
         worker = threading.Thread(target=body)
         worker.start()
@@ -79,7 +79,7 @@ def test_the_critical_path_joins_other_threads_only_along_a_data_edge(store_path
 
     with llqm.run("two workers") as apart:
         in_thread(apart, "build")
-        in_thread(apart, "transpile")
+        in_thread(apart, "transpile", seconds=0.05)  # the longer: the path alone
     with llqm.run("one thread") as together:
         with llqm.task("build", stage="build"):
             pass
@@ -243,3 +243,22 @@ def test_a_value_with_its_standard_error_is_quoted_to_the_errors_two_significant
     assert format_with_error(-2.837, 0.05) == "-2.837 ± 0.050"
     assert format_with_error(123.4, 12.0) == "123 ± 12"
     assert format_with_error(0.5, 0.0) == "0.5 ± 0"
+
+
+def test_busy_cores_count_every_task_own_cpu_not_only_the_innermost(store_path):
+    """A step that does its work itself and then calls a short child (a Prefect task whose
+    transpile is a child task) kept a core busy for its own CPU: the mean busy cores is the
+    tasks' own CPU over the run's wall, never above the machine's cores."""
+    with llqm.run("compile steps") as run:
+        for index in range(2):
+            with llqm.task(f"compile_it {index}", stage="compile"):
+                busy(0.1)
+                with llqm.task("transpile", stage="transpile"):
+                    time.sleep(0.001)
+    report = build_report(llqm.ProfileStore(store_path), run.id)
+    own_cpu = sum(t["own_cpu_s"] for t in report["tasks"])
+    busy_cores = report["concurrency"]["mean_busy_cores"]
+    assert busy_cores == pytest.approx(min(own_cpu / report["run"]["wall_s"], os.cpu_count()))
+    children = sum(t["cpu_s"] for t in report["tasks"] if t["stage"] == "transpile")
+    assert own_cpu >= 0.2 > children  # the steps' own work counts, not only the children's
+    assert busy_cores <= os.cpu_count()

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 import qiskit_ibm_runtime.fake_provider.backends.fez as fake_fez_module
-from llqm_qiskit.aer import AerBackend
-from llqm_qiskit.ibm import IBMRuntimeBackend, read_calibration
+from llqm_qiskit.backends.aer import AerBackend
+from llqm_qiskit.backends.ibm import IBMRuntimeBackend, read_calibration
 from qiskit_ibm_runtime.ibm_backend import IBMBackend
 from qiskit_ibm_runtime.utils.backend_decoder import configuration_from_server_data
 

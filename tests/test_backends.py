@@ -6,11 +6,11 @@ import threading
 
 import pytest
 from llqm_qiskit import ghz, ghz_success
-from llqm_qiskit.aer import AerBackend, choose_method, is_clifford
-from llqm_qiskit.drift import CalibrationDrift
-from llqm_qiskit.modelled import ModelledQPU
-from llqm_qiskit.qpu_time import DurationTable, QpuTimeModel, circuit_duration
-from llqm_qiskit.queue_model import QueueModel
+from llqm_qiskit.backends.aer import AerBackend, choose_method, is_clifford
+from llqm_qiskit.backends.modelled import ModelledQPU
+from llqm_qiskit.devices.drift import CalibrationDrift
+from llqm_qiskit.devices.qpu_time import DurationTable, QpuTimeModel, circuit_duration
+from llqm_qiskit.devices.queue_model import QueueModel
 from qiskit import QuantumCircuit, transpile
 
 import llqm_core as llqm
@@ -144,7 +144,8 @@ def test_circuit_duration_is_its_scheduled_length(fez):
 def test_aer_can_record_the_modelled_device_time_of_a_job_labelled_as_modelled(store_path, ghz5):
     from rich.console import Console
 
-    from llqm_core.analysis.report import build_report, render_report
+    from llqm_core.analysis.report import build_report
+    from llqm_core.analysis.report_console import render_report
     from llqm_core.analysis.summary import step_costs
 
     backend = AerBackend(device="fake_fez", model_qpu_time=True)
@@ -243,6 +244,26 @@ def test_drift_is_seeded_moves_the_calibration_and_fails_couplers():
         CalibrationDrift(error_sigma=-0.1)
 
 
+def test_what_is_out_of_service_stays_out_whatever_the_walk():
+    """Couplers out of service before any drift (cz error 1.0 on the device), and those the
+    model fails, stay out at every later reading: the walk never brings them back below 1.0."""
+    from llqm_core.model.hardware import faulty_couplers, faulty_qubits
+
+    base = AerBackend(device="fake_fez").snapshot()
+    out = set(faulty_couplers(base))
+    assert out  # every fake Heron has couplers out of service
+    for seed in range(4):
+        drift = CalibrationDrift(seed=seed, coupler_failure_rate=0.01)
+        seen = set(out)
+        dead = set(faulty_qubits(base))
+        for _ in range(6):
+            now = drift.advance(base, 2)
+            assert seen <= set(faulty_couplers(now)), seed
+            assert dead <= set(faulty_qubits(now)), seed
+            seen = set(faulty_couplers(now))
+            dead = set(faulty_qubits(now))
+
+
 def test_a_drifting_backend_names_a_new_snapshot_per_job(store_path, ghz5):
     backend = AerBackend(device="fake_fez", drift={"seed": 2, "hours_per_job": 6})
     with llqm.run("drifting") as run:
@@ -251,11 +272,13 @@ def test_a_drifting_backend_names_a_new_snapshot_per_job(store_path, ghz5):
     first, second = tasks_by_stage(store_path, run.id)["execute"]
     assert first.hardware != second.hardware
     store = llqm.ProfileStore(store_path)
-    assert store.snapshot(second.hardware).extra["drift"]["elapsed_h"] == 12
+    # a job runs on the calibration in force when submitted; its own hours pass as it runs
+    assert store.snapshot(first.hardware).extra["drift"]["elapsed_h"] == 0
+    assert store.snapshot(second.hardware).extra["drift"]["elapsed_h"] == 6
 
 
 def test_an_unknown_device_names_the_closest_ones_not_every_device():
-    from llqm_qiskit.devices import fake_device
+    from llqm_qiskit.devices.catalog import fake_device
 
     with pytest.raises(ValueError, match="unknown device 'fake_fezz'") as raised:
         fake_device("fake_fezz")

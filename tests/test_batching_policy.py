@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from llqm_mitiq.shared_job import SharedJob
 from llqm_qiskit import ghz
-from llqm_qiskit.aer import AerBackend
+from llqm_qiskit.backends.aer import AerBackend
 from qiskit import transpile
 
 import llqm_core as llqm

@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 from llqm_policies.cache import clear
 from llqm_qiskit import ghz, profiled_transpile
-from llqm_qiskit.aer import AerBackend
+from llqm_qiskit.backends.aer import AerBackend
 
 import llqm_core as llqm
 from llqm_core.model.errors import UserError
@@ -89,7 +89,7 @@ def test_pec_samples_are_transpiled_once_per_distinct_circuit(store_path):
     decisions = [
         d for d in llqm.ProfileStore(store_path).decisions(run_id) if d.policy == "transpile_cache"
     ]
-    assert len(decisions) == 2  # one per chunk
+    assert len(decisions) == 3  # the step's own circuit, then one per chunk
     assert (
         sum(d.choice["transpiled"] for d in decisions)
         <= sum(d.inputs["distinct"] for d in decisions)
@@ -108,3 +108,31 @@ def test_pec_samples_are_transpiled_once_per_distinct_circuit(store_path):
 def test_bad_cache_options_get_one_sentence(options, message):
     with pytest.raises(UserError, match=message):
         registries.create("policy", "transpile_cache", **options)
+
+
+def test_a_repeated_run_with_default_folding_reuses_the_transpiled_circuit(store_path):
+    """With ZNE's default folding nothing but the transpile step compiles: the cache is asked
+    for the step's own circuit, and the second trial is a hit, not a second transpile."""
+    from llqm_core.pipeline.trials import run_trials
+
+    config = {
+        "name": "ghz-3 zne, cached",
+        "run": {"repeat": 2},
+        "circuit": {"kind": "ghz", "qubits": 3},
+        "backend": {"name": "aer", "device": "fake_fez"},
+        "transpile": {"optimization_level": 1, "seed": 7},
+        "mitigation": {"technique": "zne", "zne": {"scale_factors": [1, 3], "factory": "linear"}},
+        "execution": {"shots": 200, "seed": 1},
+        "policies": {"names": ["transpile_cache"]},
+    }
+    trials = run_trials(parse_pipeline(config), store=store_path)
+    store = llqm.ProfileStore(store_path, readonly=True)
+    first, second = (
+        [d for d in store.decisions(run_id) if d.policy == "transpile_cache"]
+        for run_id in trials.run_ids
+    )
+    assert [d.choice for d in first] == [{"hits": 0, "transpiled": 1}]
+    assert [d.choice for d in second] == [{"hits": 1, "transpiled": 0}]
+    tasks = store.tasks(trials.run_ids[1])
+    assert any(t.stage == "policy.transpile_cache" for t in tasks)
+    assert not any(t.stage.startswith("transpile.") for t in tasks)  # no pass ran again

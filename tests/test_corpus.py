@@ -13,9 +13,9 @@ import re
 import pytest
 from conftest import ROOT
 from llqm_mitiq.zne import fold_gates
-from llqm_qiskit.aer import AerBackend, choose_method
-from llqm_qiskit.ideal import mps_log
-from llqm_qiskit.mps import trial_bond
+from llqm_qiskit.backends.aer import AerBackend, choose_method
+from llqm_qiskit.backends.mps import trial_bond
+from llqm_qiskit.observables.ideal import mps_log
 from qiskit import QuantumCircuit, transpile
 from qiskit_aer import AerSimulator
 
@@ -118,7 +118,7 @@ def test_few_ideal_outcomes_are_the_default_observable(store_path):
 
 
 def test_a_refusal_names_the_qubits_routing_brought_in(fez):
-    from llqm_qiskit.aer import active_qubits
+    from llqm_qiskit.backends.aer import active_qubits
     from llqm_qiskit.circuits import load_qasm
 
     logical = load_qasm(CORPUS / "random_40x3_m_q2.qasm")  # gates on random pairs

@@ -8,7 +8,7 @@ import textwrap
 import pytest
 from conftest import run_cli, run_python
 from llqm_qiskit import random_layered
-from llqm_qiskit.aer import AerBackend
+from llqm_qiskit.backends.aer import AerBackend
 from qiskit import transpile
 
 import llqm_core as llqm
@@ -132,7 +132,7 @@ def test_a_failing_extra_stage_fails_only_its_own_task(store_path, fresh_plugins
 
 
 def test_a_job_that_times_out_in_the_queue_fails_its_task_and_keeps_the_rest(store_path):
-    from llqm_qiskit.modelled import ModelledQPU
+    from llqm_qiskit.backends.modelled import ModelledQPU
 
     backend = ModelledQPU(
         device="fake_fez",

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from llqm_qiskit import circuits
-from llqm_qiskit.estimates import KIND_GATES, qasm_header
+from llqm_qiskit.costs import KIND_GATES, qasm_header
 
 import llqm_core as llqm
 from llqm_core.cli import main
@@ -158,7 +158,7 @@ def test_check_prints_the_estimate_and_bad_limits_are_one_sentence(tmp_path, cap
 def test_pec_sampled_into_the_compiled_circuit_is_estimated_as_such():
     """Sampling into the compiled circuit copies it per sample; Mitiq's sampling of the logical
     circuit costs about a hundred times more per gate: the estimate follows the option."""
-    from llqm_mitiq import estimates
+    from llqm_mitiq import costs as estimates
 
     class Backend:
         def estimate(self, *_):

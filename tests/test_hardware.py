@@ -126,8 +126,8 @@ def test_hardware_show_reads_a_device_never_run_on_from_its_plugin(store_path, c
 
 
 def test_coupling_maps_draw_a_calibration_and_a_drift(store_path, tmp_path, capsys):
-    from llqm_qiskit.aer import AerBackend
-    from llqm_qiskit.drift import CalibrationDrift
+    from llqm_qiskit.backends.aer import AerBackend
+    from llqm_qiskit.devices.drift import CalibrationDrift
 
     base = AerBackend(device="fake_fez").snapshot()
     moved = CalibrationDrift(seed=2, coupler_failure_rate=0.01).advance(base, 24)
@@ -155,8 +155,8 @@ def test_coupling_maps_draw_a_calibration_and_a_drift(store_path, tmp_path, caps
 def test_hardware_show_of_a_device_shows_its_own_calibration_even_after_a_drifted_run(
     store_path, capsys
 ):
-    from llqm_qiskit.aer import AerBackend
-    from llqm_qiskit.drift import CalibrationDrift
+    from llqm_qiskit.backends.aer import AerBackend
+    from llqm_qiskit.devices.drift import CalibrationDrift
 
     own = AerBackend(device="fake_fez").snapshot()
     drifted = CalibrationDrift(seed=2, coupler_failure_rate=0.01).advance(own, 24)

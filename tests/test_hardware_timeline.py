@@ -12,9 +12,9 @@ from conftest import run_cli
 
 import llqm_core as llqm
 from llqm_core.analysis.html_report import html_report
-from llqm_core.analysis.report import build_report
+from llqm_core.analysis.report import analyse_run
 from llqm_core.cli import main
-from llqm_core.hardware_commands import parse_since
+from llqm_core.cli.hardware import parse_since
 from llqm_core.model.errors import UserError
 from llqm_core.model.hardware import MONITOR_STAGE
 from llqm_core.pipeline import parse_pipeline, run_pipeline
@@ -71,11 +71,11 @@ def test_the_monitor_keeps_every_calibration_it_saw_during_the_run(drifted_run):
 
 def test_the_report_and_its_page_show_the_calibrations_in_force(drifted_run):
     path, run_id = drifted_run
-    report = build_report(llqm.ProfileStore(path), run_id)
+    report, tasks, _ = analyse_run(llqm.ProfileStore(path), run_id)
     assert len(report["hardware"]) >= 2
     assert [h["at"] for h in report["hardware"]] == sorted(h["at"] for h in report["hardware"])
     assert all(h["backend"] == "fake_fez" and h["t1_median_s"] > 0 for h in report["hardware"])
-    page = html_report(report)
+    page = html_report(report, tasks)
     assert "Calibrations in force during the run" in page
     assert report["hardware"][-1]["fingerprint"] in page
 
@@ -92,8 +92,21 @@ def test_the_timeline_puts_the_run_beside_the_calibrations(drifted_run, tmp_path
     (run,) = [r for r in timeline["runs"] if r["run"] == run_id]
     assert run["error_mitigated"] is not None and run["start"] <= timeline["snapshots"][-1]["at"]
     assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    table = run_cli("hardware", "timeline", "fake_fez", "--store", str(path), "--since", "1h")
+    assert f"Wrote the timeline of fake_fez to {picture}" in shown.stderr  # where it went
+    again = tmp_path / "again.png"
+    table = run_cli(
+        "hardware",
+        "timeline",
+        "fake_fez",
+        "--store",
+        str(path),
+        "--since",
+        "1h",
+        "--plot",
+        str(again),
+    )
     assert table.returncode == 0 and "Calibrations of fake_fez" in table.stdout
+    assert f"Wrote the timeline of fake_fez to {again}" in table.stdout.replace("\n", "")
     unknown = run_cli("hardware", "timeline", "fake_nowhere", "--store", str(path))
     assert unknown.returncode == 2 and "Traceback" not in unknown.stderr
     assert "holds no snapshot of a device called 'fake_nowhere'" in unknown.stderr

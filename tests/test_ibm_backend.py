@@ -14,10 +14,12 @@ import time
 import numpy as np
 import pytest
 from conftest import ROOT
-from llqm_qiskit import ghz, ghz_success, ibm
-from llqm_qiskit.aer import AerBackend
-from llqm_qiskit.device_support import refuse_unsupported
-from llqm_qiskit.ibm import IBMRuntimeBackend, spans_summary, usage_from_metrics
+from llqm_qiskit import ghz, ghz_success
+from llqm_qiskit.backends import ibm
+from llqm_qiskit.backends.aer import AerBackend
+from llqm_qiskit.backends.ibm import IBMRuntimeBackend
+from llqm_qiskit.backends.ibm_usage import spans_summary, usage_from_metrics
+from llqm_qiskit.devices.capabilities import refuse_unsupported
 from qiskit import ClassicalRegister, QuantumCircuit, QuantumRegister, transpile
 from qiskit.providers.fake_provider import GenericBackendV2
 from qiskit.quantum_info import SparsePauliOp, Statevector

@@ -147,7 +147,7 @@ def test_a_small_circuits_transpile_that_runs_long_keeps_its_stages_as_tasks(
 ):
     """Told apart by their passes (no markers), the stages of a long transpile still become
     tasks, in the pass manager's order, one after another under the ``transpile`` task."""
-    from llqm_qiskit import stage_profiler
+    from llqm_qiskit.transpile import stage_profiler
 
     monkeypatch.setattr(stage_profiler, "STAGE_TASKS_AFTER_S", 0.0)
     pass_manager = generate_preset_pass_manager(1, FakeManilaV2(), seed_transpiler=4)
@@ -168,7 +168,7 @@ def test_a_short_transpile_puts_on_its_task_what_its_stage_tasks_would_hold(
 ):
     """A short transpile's passes and stages are counted straight onto the ``transpile`` task,
     a long one's into stage tasks: the same transpile gives the same passes either way."""
-    from llqm_qiskit import stage_profiler
+    from llqm_qiskit.transpile import stage_profiler
 
     def profiled(after_s: float, name: str):
         monkeypatch.setattr(stage_profiler, "STAGE_TASKS_AFTER_S", after_s)

@@ -24,15 +24,9 @@ MAY_IMPORT = {
     "pipeline": {"model", "hooks", "store", "telemetry", "runtime"},
     "analysis": {"model", "store"},
 }
-#: Modules above every package: the public face, the command line, and a documented old path.
-TOP_MODULES = {
-    "__init__",
-    "cli",
-    "profile_command",
-    "hardware_commands",
-    "registries",
-    "store_command",
-}
+#: Above every package: the public face, the command line (a package), old paths kept importable,
+#: and what the notebook and the sweeps need from both the pipelines and the analysis.
+TOP_MODULES = {"__init__", "cli", "moved", "registries", "notebook", "sweeps"}
 PLUGINS = {"llqm_qiskit", "llqm_mitiq", "llqm_policies", "llqm_prefect"}
 #: What the engine-agnostic core never imports, not even lazily.
 ENGINES_AND_SDKS = {"qiskit", "qiskit_aer", "qiskit_ibm_runtime", "mitiq", "cirq", "prefect"}
@@ -149,7 +143,7 @@ def _code_strings(path: Path) -> list[tuple[int, str]]:
 
 
 def test_the_core_pipeline_knows_sections_only_as_plugins_register_them():
-    paths = [*sorted((CORE / "pipeline").glob("*.py")), CORE / "cli.py"]
+    paths = [*sorted((CORE / "pipeline").glob("*.py")), *sorted((CORE / "cli").glob("*.py"))]
     wrong = [
         f"{path.relative_to(ROOT)}:{line}: {text!r}"
         for path in paths
@@ -157,3 +151,47 @@ def test_the_core_pipeline_knows_sections_only_as_plugins_register_them():
         if text in PLUGIN_NAMES or text.startswith(PLUGIN_PREFIXES)
     ]
     assert not wrong, "the plugin that owns these names should declare them:\n" + "\n".join(wrong)
+
+
+#: The Qiskit plugin's subpackages and which of them each may import; its leaf modules (circuits,
+#: costs, measurement, metrics) import none, and its top (the plugin, the instrumentor) any.
+QISKIT = ROOT / "plugins" / "llqm_qiskit"
+QISKIT_ROOMS = {
+    "devices": set(),
+    "backends": {"devices"},
+    "observables": {"backends", "devices"},
+    "transpile": {"devices"},
+    "pipeline": {"devices", "backends", "observables", "transpile"},
+}
+QISKIT_LEAVES = {"circuits", "costs", "measurement", "metrics"}
+QISKIT_TOP = {"__init__", "plugin", "instrument"}
+
+
+def qiskit_room(module: str) -> str:
+    """The subpackage (or top-level module) of ``llqm_qiskit`` that ``module`` belongs to."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def test_the_qiskit_plugin_imports_along_its_rooms():
+    wrong = []
+    for path in sorted(QISKIT.rglob("*.py")):
+        module = ".".join(("llqm_qiskit", *path.relative_to(QISKIT).with_suffix("").parts))
+        module = module.removesuffix(".__init__")
+        own = qiskit_room(module)
+        assert own in QISKIT_ROOMS.keys() | QISKIT_LEAVES | QISKIT_TOP, (
+            f"{path}: put it in one of {sorted(QISKIT_ROOMS)} or declare it a leaf"
+        )
+        if own in QISKIT_TOP:
+            continue
+        may = QISKIT_ROOMS.get(own, set()) | QISKIT_LEAVES | {own}
+        for imported in imported_modules(path, module):
+            if imported.startswith("llqm_qiskit.") and qiskit_room(imported) not in may:
+                wrong.append(f"{module} imports {imported}")
+    assert not wrong, "imports against the Qiskit plugin's rooms:\n" + "\n".join(sorted(wrong))
+
+
+def test_every_qiskit_subpackage_says_what_it_owns_and_what_it_may_import():
+    for room in QISKIT_ROOMS:
+        doc = ast.get_docstring(ast.parse((QISKIT / room / "__init__.py").read_text()))
+        assert doc and "import" in doc.lower(), f"llqm_qiskit.{room} needs a docstring"

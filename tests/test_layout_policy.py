@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 from llqm_qiskit import ghz
-from llqm_qiskit.aer import AerBackend
+from llqm_qiskit.backends.aer import AerBackend
 
 import llqm_core as llqm
 from llqm_core.model.errors import UserError

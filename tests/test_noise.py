@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from llqm_qiskit import ghz
-from llqm_qiskit.noise import PauliNoise, depolarizing_pauli_terms
+from llqm_qiskit.devices.noise import PauliNoise, depolarizing_pauli_terms
 from qiskit import QuantumCircuit
 from qiskit_aer import AerSimulator
 

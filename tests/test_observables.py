@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from llqm_qiskit import ghz, mirror
-from llqm_qiskit.observables import ideal_parities, neighbour_parities
+from llqm_qiskit.observables.expectation import ideal_parities, neighbour_parities
 from qiskit import QuantumCircuit
 
 from llqm_core.model.errors import UserError

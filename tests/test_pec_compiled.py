@@ -12,7 +12,7 @@ from llqm_mitiq.pec_compiled import (
     sample_compiled,
 )
 from llqm_qiskit import ghz
-from llqm_qiskit.aer import AerBackend
+from llqm_qiskit.backends.aer import AerBackend
 from mitiq.pec import represent_operation_with_global_depolarizing_noise
 from qiskit import QuantumCircuit, transpile
 
@@ -92,8 +92,8 @@ def test_stim_converts_a_sample_from_the_compiled_circuit_as_it_would_convert_it
 ):
     """Samples say which gates they inserted; Stim's conversion adds those to the compiled
     circuit's lines instead of walking the sample, and must come out the same."""
-    from llqm_qiskit import stim_engine
-    from llqm_qiskit.noise import PauliNoise
+    from llqm_qiskit.backends import stim_engine
+    from llqm_qiskit.devices.noise import PauliNoise
 
     noise = PauliNoise(backend.snapshot())
     represented = represent_compiled(compiled, backend.snapshot())

@@ -42,7 +42,7 @@ def stages(store_path) -> dict[str, tuple[str | None, dict]]:
 
 
 def test_a_task_that_transpiles_shows_the_stages_under_it(store_path, monkeypatch):
-    from llqm_qiskit import stage_profiler
+    from llqm_qiskit.transpile import stage_profiler
 
     # A Bell pair's transpile is short, even when a busy machine stretches it past 50 ms: its
     # stages are seconds on the transpile task.

@@ -13,6 +13,7 @@ from conftest import busy
 
 import llqm_core as llqm
 import llqm_core.store.writer as store_writer
+from llqm_core.runtime import measure
 from llqm_core.runtime.gpu import visible_devices
 
 
@@ -149,7 +150,8 @@ def test_only_tasks_that_overlap_a_task_of_another_thread_count_their_thread_cpu
         def short_tasks(phase: str) -> None:
             for i in range(20):
                 with llqm.task(f"{phase} {i}"):
-                    pass
+                    if phase != "during":  # long enough for the process's CPU clock
+                        time.sleep(measure.THREAD_SCOPE_BELOW_S)
 
         short_tasks("before")
         other = threading.Thread(target=long_task)
@@ -347,3 +349,38 @@ def test_the_gpus_read_are_those_cuda_visible_devices_leaves_to_the_process():
     assert visible_devices("", uuids) == []
     assert visible_devices(" 1 , 2 ", uuids) == [1, 2]
     assert visible_devices("MIG-5c4b1b3e-0000/1/0", uuids) == [0, 1, 2]
+
+
+def test_a_task_in_one_thread_is_not_charged_the_cpu_of_threads_beside_it(store_path):
+    """A pool's short tasks while another thread (an engine's, say) burns CPU, and short tasks of
+    the main thread: each task's CPU is its own thread's, never more than its wall time."""
+    stop = threading.Event()
+
+    def burner() -> None:
+        while not stop.is_set():
+            sum(range(10_000))
+
+    beside = threading.Thread(target=burner)
+    beside.start()
+    try:
+        with llqm.run("pool") as run:
+
+            def pool_tasks() -> None:
+                with llqm.run_context(run):
+                    for i in range(30):
+                        with llqm.task(f"pool {i}"):
+                            time.sleep(0.0005)
+
+            worker = threading.Thread(target=pool_tasks)
+            worker.start()
+            worker.join()
+            for i in range(30):
+                with llqm.task(f"main {i}"):
+                    time.sleep(0.0005)
+    finally:
+        stop.set()
+        beside.join()
+    for name, task in finished(store_path, run).items():
+        profile = task.profile
+        assert profile.cpu_scope == "thread", name
+        assert profile.cpu_s <= profile.wall_s + 1e-6, (name, profile.cpu_s, profile.wall_s)

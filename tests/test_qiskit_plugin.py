@@ -107,7 +107,8 @@ def test_a_transpile_that_turns_out_long_records_the_stages_it_timed_as_tasks(
     store_path, fez, monkeypatch
 ):
     """A stage is a task once the circuit is large: the stages timed before it become tasks too."""
-    from llqm_qiskit import profiled_transpile, stage_profiler
+    from llqm_qiskit import profiled_transpile
+    from llqm_qiskit.transpile import stage_profiler
 
     # ghz(12) has 25 operations; translation into cz, rz and sx makes it larger than 40
     monkeypatch.setattr(stage_profiler, "STAGE_TASKS_MIN_OPS", 40)
@@ -218,29 +219,29 @@ def test_depth_is_what_qiskit_measured_unless_depths_are_asked_for(store_path, f
 def test_the_marked_pass_manager_runs_every_pass_of_the_users_with_a_marker_per_stage(fez):
     """The stage profiler sets Qiskit's private ``PassManager._tasks``: Qiskit's public flow
     controller must then run the user's passes, in order, each stage behind its marker."""
-    from llqm_qiskit import stage_profiler
+    from llqm_qiskit.transpile import stage_markers
     from qiskit.transpiler.preset_passmanagers import generate_preset_pass_manager
 
     staged = generate_preset_pass_manager(optimization_level=1, backend=fez, seed_transpiler=5)
-    marked = stage_profiler.with_markers(staged)
+    marked = stage_markers.with_markers(staged)
     ran = list(marked.to_flow_controller().tasks)
-    markers = [t.stage for t in ran if isinstance(t, stage_profiler._StageMarker)]
+    markers = [t.stage for t in ran if isinstance(t, stage_markers.StageMarker)]
     assert markers == [*staged.stages, None]
-    users = [t for t in ran if not isinstance(t, stage_profiler._StageMarker)]
+    users = [t for t in ran if not isinstance(t, stage_markers.StageMarker)]
     assert users == list(staged.to_flow_controller().tasks)
 
 
 def test_a_qiskit_without_pass_manager_tasks_is_refused_in_one_clear_error(fez, monkeypatch):
     """Should Qiskit drop ``_tasks``, the profiler says so instead of transpiling nothing."""
-    from llqm_qiskit import stage_profiler
+    from llqm_qiskit.transpile import stage_markers
     from qiskit.transpiler.preset_passmanagers import generate_preset_pass_manager
 
-    class Renamed(stage_profiler.PassManager):
+    class Renamed(stage_markers.PassManager):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
             del self._tasks
 
-    monkeypatch.setattr(stage_profiler, "PassManager", Renamed)
+    monkeypatch.setattr(stage_markers, "PassManager", Renamed)
     staged = generate_preset_pass_manager(optimization_level=0, backend=fez)
     with pytest.raises(RuntimeError, match=r"needs PassManager\._tasks"):
-        stage_profiler.with_markers(staged)
+        stage_markers.with_markers(staged)

@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 from llqm_policies.cache import _ENTRIES, clear
 from llqm_qiskit import ghz, profiled_transpile
-from llqm_qiskit.aer import AerBackend
+from llqm_qiskit.backends.aer import AerBackend
 
 import llqm_core as llqm
 from llqm_core import HardwareSnapshot
@@ -151,3 +151,37 @@ def test_a_re_placed_circuit_is_what_the_next_step_runs(fez):
     placed = moved["compiled"].layout.initial_index_layout(filter_ancillas=True)
     assert placed == decision.choice["initial_layout"]
     assert current_placement(moved)["compiled"] is moved["compiled"]  # compiled once per layout
+
+
+def test_each_trial_decides_its_layout_on_the_calibration_in_force(store_path):
+    """A drifting device over repeated trials (the backend and its drift carry over): each
+    trial's first layout decision is made on the calibration the monitor has in force then,
+    which is the one its job runs on, never on the device's first snapshot (issue 32 item 8)."""
+    from llqm_core.pipeline import parse_pipeline
+    from llqm_core.pipeline.trials import run_trials
+
+    config = {
+        "name": "ghz-4 zne, drifting, hardware_layout",
+        "run": {"repeat": 3},
+        "circuit": {"kind": "ghz", "qubits": 4},
+        "backend": {
+            "name": "aer",
+            "device": "fake_fez",
+            "drift": {"seed": 3, "hours_per_job": 2, "coupler_failure_rate": 0.01},
+        },
+        "transpile": {"optimization_level": 1, "seed": 7},
+        "mitigation": {"technique": "zne", "zne": {"scale_factors": [1, 3], "factory": "linear"}},
+        "execution": {"shots": 200, "seed": 1},
+        "policies": {"names": ["hardware_layout"], "hardware_layout": {"candidates": 100}},
+    }
+    pipeline = parse_pipeline(config)
+    first_snapshot = pipeline.backend.snapshot().fingerprint
+    trials = run_trials(pipeline, store=store_path)
+    store = llqm.ProfileStore(store_path, readonly=True)
+    decided = []
+    for run_id in trials.run_ids:
+        first = next(d for d in store.decisions(run_id) if d.policy == "hardware_layout")
+        (execute,) = [t for t in store.tasks(run_id) if t.stage == "execute"]
+        assert first.inputs["snapshot"] == execute.hardware  # what the job ran on
+        decided.append(first.inputs["snapshot"])
+    assert first_snapshot not in decided[1:] and len(set(decided)) == 3

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 from llqm_qiskit import ghz, mirror, profiled_transpile
-from llqm_qiskit.aer import AerBackend
-from llqm_qiskit.observables import ideal_outcomes
+from llqm_qiskit.backends.aer import AerBackend
+from llqm_qiskit.observables.expectation import ideal_outcomes
 
 import llqm_core as llqm
 

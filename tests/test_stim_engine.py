@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 from llqm_qiskit import ghz, mirror
-from llqm_qiskit.aer import AerBackend
-from llqm_qiskit.stim_engine import convert, sample_counts, supports
+from llqm_qiskit.backends.aer import AerBackend
+from llqm_qiskit.backends.stim_engine import convert, sample_counts, supports
 from qiskit import ClassicalRegister, QuantumCircuit, transpile
 from qiskit_aer import AerSimulator
 

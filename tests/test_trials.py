@@ -73,11 +73,14 @@ def test_a_single_run_says_it_is_one_trial(store_path, capsys):
     run_pipeline(parse_pipeline(CONFIG), store=store_path)
     report = cli_json(capsys, "report", "--json")
     assert report["trials"] == {"count": 1, "single": True, "member_of": None}
+    # its fidelity figures carry their shots' standard error; its times have no spread
+    said = "One trial: its fidelity figures carry the standard error of their shots"
+    assert report["fidelity"]["error_mitigated_stderr"] > 0
     assert main(["report"]) == 0
-    assert "One trial: its figures are one draw with no spread" in capsys.readouterr().out
+    assert said in capsys.readouterr().out.replace("\n", "")
     page = store_path.parent / "run.html"
     assert main(["report", "--html", str(page)]) == 0
-    assert "One trial: its figures are one draw with no spread" in page.read_text()
+    assert said in page.read_text()
 
 
 @pytest.fixture
@@ -112,16 +115,24 @@ def test_the_trial_set_report_summarises_every_trial(three_trials, capsys, tmp_p
     assert [r["seed"] for r in report["trials"]["runs"]] == trials.seeds
     for figure in FIGURES:
         values = [figures_of(store, r)[f"fidelity.{figure}"] for r in trials.run_ids]
-        expected = summarize(values)
+        # errors cannot be negative: bootstrap percentiles; values: Student's t
+        bounded = figure.startswith("error")
+        expected = summarize(values, nonnegative=bounded)
         got = report["fidelity"][figure]
         assert got["n"] == 3 and got["mean"] == pytest.approx(statistics.fmean(values))
         assert got["sd"] == pytest.approx(statistics.stdev(values), abs=1e-12)
         assert got["ci95"] == pytest.approx([expected.low, expected.high], abs=1e-12)
+        assert got["method"] == ("expanded-bootstrap-percentile" if bounded else "student-t")
+        assert not bounded or got["ci95"][0] >= 0
     walls = [store.run(r).wall_s for r in trials.run_ids]
     assert report["wall_s"]["mean"] == pytest.approx(statistics.fmean(walls))
     execute = report["stages"]["execute"]
-    assert set(execute) == {"own_wall_s", "wall_s", "cpu_s", "qpu_s", "queue_s"}
+    figures = {"own_wall_s", "wall_s", "cpu_s", "qpu_s", "queue_s"}
+    assert set(execute) == figures | {"qpu_modelled", "queue_modelled", "modelled"}
+    assert execute["modelled"] is False  # a simulator's seconds are measured, never modelled
     assert execute["wall_s"]["n"] == 3 and execute["wall_s"]["ci95"] is not None
+    for summary in [report["wall_s"], *(execute[f] for f in figures)]:  # never below zero
+        assert summary["method"] == "expanded-bootstrap-percentile" and summary["ci95"][0] >= 0
     assert report["totals"]["shots"]["mean"] == 600 and report["totals"]["shots"]["sd"] == 0
     # The latest run is a trial: the bare report shows its set; a prefix of the set id works.
     assert cli_json(capsys, "report", "--json")["trials"]["set"] == trials.id
@@ -156,7 +167,7 @@ def test_unknown_or_malformed_trial_sets_are_one_sentence(three_trials, capsys):
 
 
 def test_compare_weighs_a_difference_against_the_trials_spread(three_trials, store_path, capsys):
-    trials, _ = three_trials
+    trials, store = three_trials
     noisy = json.loads(json.dumps(CONFIG)) | {
         "mitigation": {"technique": "none"},
         "circuit": {"kind": "mirror", "qubits": 3, "depth": 8, "seed": 3},
@@ -166,21 +177,33 @@ def test_compare_weighs_a_difference_against_the_trials_spread(three_trials, sto
     result = cli_json(capsys, "compare", trials.id, other.id, "--json")
     assert result["a"]["trials"] == result["b"]["trials"] == 3
     entry = result["fidelity"]["error_unmitigated"]
-    assert set(entry) >= {"a", "b", "difference", "ci95", "beyond_spread", "trials"}
+    assert set(entry) >= {"a", "b", "difference", "ci95", "beyond_spread", "trials", "method"}
     assert entry["trials"] == [3, 3] and isinstance(entry["beyond_spread"], bool)
     low, high = entry["ci95"]
     assert entry["beyond_spread"] == (not low <= 0 <= high)
+    # the two sets ran with the same seeds, trial by trial: they are compared paired
+    assert result["paired"] is True and entry["method"] == "paired-t"
+    errors = [
+        [figures_of(store, r)["fidelity.error_unmitigated"] for r in side.run_ids]
+        for side in (trials, other)
+    ]
+    changes = summarize([b - a for a, b in zip(*errors)])
+    assert entry["ci95"] == pytest.approx([changes.low, changes.high], abs=1e-12)
     ideal = result["fidelity"]["ideal"]  # both ideal values are exactly 1: no difference
     assert ideal["difference"] == pytest.approx(0, abs=1e-12) and ideal["beyond_spread"] is False
-    # Two single runs: a difference, but whether it is beyond the spread cannot be known.
+    # Two single runs: each error carries the standard error of its shots, which weighs it
     single = cli_json(capsys, "compare", trials.run_ids[0], other.run_ids[0], "--json")
-    assert single["fidelity"]["error_unmitigated"]["beyond_spread"] is None
+    lone = single["fidelity"]["error_unmitigated"]
+    assert single["paired"] is False and lone["method"] == "welch"
+    assert isinstance(lone["beyond_spread"], bool) and lone["ci95"] is not None
+    assert single["stages"]["execute"]["wall_s"]["beyond_spread"] is None  # times: no spread
     assert main(["compare", trials.run_ids[0], other.run_ids[0]]) == 0
     text = capsys.readouterr().out
-    assert "unknown (1 trial)" in text and "A side with one trial has no spread" in text
+    assert "A side with one trial has no spread of its times" in text and "Welch" in text
     assert "([run] repeat = N)" in text  # the section's name, not eaten as console markup
     assert main(["compare", trials.id, other.id]) == 0
-    assert "larger than spread?" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "larger than spread?" in text and "paired t" in text
 
 
 def test_a_repeated_sweep_reports_each_point_with_its_spread(tmp_path, capsys):
@@ -265,6 +288,7 @@ def test_the_sweep_table_shows_each_point_and_run_whole(tmp_path, capsys):
     assert main(["--store", str(store), "sweep", pipeline, *grid]) == 0
     out = capsys.readouterr().out
     assert "modelled" in out  # the widest QPU column
-    assert out.count("technique=none") == 1 and out.count("technique=zne") == 1
+    table = out.split("Pareto front")[0]  # the sentence under the table names the front's points
+    assert table.count("technique=none") == 1 and table.count("technique=zne") == 1
     runs = llqm.ProfileStore(store, readonly=True).runs()
     assert len(runs) == 2 and all(run.id[:17] in out for run in runs)

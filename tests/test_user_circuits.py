@@ -9,10 +9,10 @@ import json
 import numpy as np
 import pytest
 from conftest import ROOT
-from llqm_qiskit.estimator import Estimator, estimate
-from llqm_qiskit.ideal import choose, ideal_values
-from llqm_qiskit.mps import bond_estimate
-from llqm_qiskit.pauli import PauliSum, operator_from
+from llqm_qiskit.backends.mps import bond_estimate
+from llqm_qiskit.observables.estimator import Estimator, estimate
+from llqm_qiskit.observables.ideal import choose, ideal_values
+from llqm_qiskit.observables.pauli import PauliSum, operator_from
 from qiskit import QuantumCircuit, qasm2
 from qiskit.quantum_info import SparsePauliOp, Statevector
 
@@ -162,6 +162,23 @@ def test_estimate_takes_qiskit_objects_and_returns_value_and_standard_error(stor
     assert result[0].metadata["ideal"] == pytest.approx(2.0)
     recorded = ProfileStore(store_path, readonly=True).run(result[0].metadata["llqm.run_id"])
     assert recorded.status.value == "completed"
+
+
+def test_an_estimator_pub_with_a_list_of_observables_runs_each(store_path):
+    """Qiskit's EstimatorV2 takes (circuit, [observable, ...]): ``evs`` then has the list's
+    shape, one value per observable, each an LLQM run of its own."""
+    circuit = QuantumCircuit(2)
+    circuit.h(0)
+    circuit.cx(0, 1)
+    pubs = [(circuit, [SparsePauliOp("ZZ"), "XX", {"ZI": 1.0}])]
+    (result,) = Estimator(mitigation="none", shots=500, seed=3, store=store_path).run(pubs).result()
+    assert result.data.evs.shape == (3,) == result.data.stds.shape
+    assert result.data.evs[0] == pytest.approx(1.0, abs=0.3)  # a Bell state: <ZZ> = <XX> = 1
+    assert result.data.evs[1] == pytest.approx(1.0, abs=0.3)
+    assert result.data.evs[2] == pytest.approx(0.0, abs=0.3)  # and <ZI> = 0
+    assert result.metadata["ideal"] == pytest.approx([1.0, 1.0, 0.0])
+    runs = ProfileStore(store_path, readonly=True)
+    assert {runs.run(i).status.value for i in result.metadata["llqm.run_id"]} == {"completed"}
 
 
 @pytest.mark.parametrize("label", ["ZZ", "ZZZZ"])
@@ -373,7 +390,7 @@ def test_mps_ideal_values_match_the_statevector_and_report_truncation():
             circuit.cx(q, q + 1)
     operator = SparsePauliOp.from_sparse_list([("ZZ", [i, i + 1], 1.0) for i in range(11)], 12)
     exact = float(np.real(Statevector(circuit).expectation_value(operator)))
-    from llqm_qiskit.ideal import IdealMethod, _mps_values
+    from llqm_qiskit.observables.ideal import IdealMethod, _mps_values
 
     full = _mps_values(circuit, [operator], 64, IdealMethod("matrix_product_state", "test"))
     assert full.values[0] == pytest.approx(exact, abs=1e-9) and full.truncation_error == 0.0
@@ -413,7 +430,7 @@ def test_choose_prefers_stabilizer_then_statevector_then_mps():
 def test_ideal_outcomes_of_a_wide_w_state_come_from_aer(qubits, method):
     """A statevector while it fits (Aer's: quantum_info's took 18 s at 24 qubits), then
     matrix product states."""
-    from llqm_qiskit.observables import _unitary_part, ideal_outcomes, support_method
+    from llqm_qiskit.observables.expectation import _unitary_part, ideal_outcomes, support_method
 
     circuit = QuantumCircuit(qubits, name=f"w{qubits}")
     circuit.x(0)

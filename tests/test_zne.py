@@ -6,13 +6,14 @@ import warnings
 
 import pytest
 from conftest import run_cli
+from llqm_mitiq.zne import gate_count_shortfalls
 from llqm_qiskit import ghz
-from llqm_qiskit.aer import AerBackend
-from llqm_qiskit.observables import ideal_outcomes
+from llqm_qiskit.backends.aer import AerBackend
+from llqm_qiskit.observables.expectation import ideal_outcomes
 from mitiq.zne import execute_with_zne
 from mitiq.zne.inference import RichardsonFactory
 from mitiq.zne.scaling import fold_gates_at_random, fold_global
-from qiskit import transpile
+from qiskit import QuantumCircuit, transpile
 
 import llqm_core as llqm
 from llqm_core.model.errors import LLQMWarning, UserError
@@ -85,6 +86,38 @@ def test_folds_cancelled_by_the_transpiler_are_reported(store_path, backend):
         warnings.simplefilter("error")
         kept = step(pipeline_data(backend, circuit, optimization_level=0))
     assert kept["warnings"] == []
+
+
+def test_routing_that_dilutes_the_folds_is_not_blamed_on_cancellation(backend):
+    """Mitiq folds the logical circuit; routing then adds SWAPs it never saw. At level 0 nothing
+    is cancelled: the warning names the unfolded routing and advice that applies (issue 32)."""
+    star = QuantumCircuit(6)
+    star.h(0)
+    for k in range(1, 6):
+        star.cx(0, k)  # a star: on a line of qubits it needs SWAPs
+    star.measure_all()
+    step = registries.create(
+        "stage", "mitigate.zne", scale_factors=[1, 3], factory="linear", folding="random", seed=2
+    )
+    with pytest.warns(LLQMWarning, match="scale factor 3 left"):
+        diluted = step(pipeline_data(backend, star, optimization_level=0))
+    (warning,) = diluted["warnings"]
+    assert "cancelled" not in warning and "optimization_level 0" not in warning
+    assert "every folded gate is there" in warning and "routing added" in warning
+    assert 'folding = "after_transpile"' in warning
+
+
+def test_the_fold_check_tells_cancellation_from_unfolded_routing():
+    # the issue's 100-qubit GHZ on fake_fez at level 0: 99 CX folded to 297 and 495, compiled
+    # with about 230 SWAPs that were not folded
+    routed = gate_count_shortfalls([1, 3, 5], [789, 1002, 1200], [99, 297, 495])
+    assert len(routed) == 2 and all("routing added 690 two-qubit gates" in p for p in routed)
+    assert not any("cancelled" in p for p in routed)
+    cancelled = gate_count_shortfalls([1, 3], [10, 12], [10, 30])
+    assert cancelled and "cancelled 18 of the 20 folded" in cancelled[0]
+    assert gate_count_shortfalls([1, 3], [10, 30], [10, 30]) == []
+    unknown = gate_count_shortfalls([1, 3], [10, 12])
+    assert "cancelled the folds, or routing added gates" in unknown[0]
 
 
 def test_random_folding_repeats_with_its_seed(backend):

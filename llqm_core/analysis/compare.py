@@ -1,46 +1,79 @@
 """Two runs (or two trial sets) side by side: what changed per stage and in the error, and
-whether each change is larger than the trials' spread.
+whether each change is larger than the spread.
 
 The runs may differ by policy, backend, calibration or code; the comparison is by stage name,
 so a stage only one run has shows with nothing on the other side. Either side may be a trial
-set (``[run] repeat``): its figures are then the trials' means, and each difference carries
-its Welch 95% interval and ``beyond_spread`` (None while a side is a single trial, whose spread
-is unknown).
+set (``[run] repeat``): its figures are then the trials' means. Each difference carries its
+95% interval, the ``method`` that computed it and ``beyond_spread``:
+
+- two trial sets whose trials ran with the same seeds, trial by trial, are paired: each
+  trial's difference is taken with its partner's, and the interval is Student's t on those
+  differences (``paired-t``), which leaves out what a pair shares (the same shots);
+- otherwise Welch's interval of the difference of the means (``welch``); a side of one run
+  counts with the shot-noise standard error it measured for a fidelity figure;
+- ``beyond_spread`` is None where a side's spread is unknown (one run, and no standard error:
+  its times).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+from ..model.trial_keys import trial_of
 from ..store.profile_store import ProfileStore
 from .report import build_report
-from .stats import Summary, difference, summarize_known
+from .stats import (
+    Summary,
+    difference,
+    paired_difference,
+    summarize_known,
+    with_stderr,
+)
 from .summary import FIDELITY_FIGURES
-from .trials import common_bottleneck, find_trials
+from .trial_report import NONNEGATIVE_FIDELITY, common_bottleneck, find_trials
 
 STAGE_FIELDS = ("tasks", "wall_s", "cpu_s", "qpu_s", "queue_s", "peak_rss_bytes")
 
 
-def _change(before: Summary | None, after: Summary | None) -> dict[str, Any]:
-    """Both sides' means, their difference and ratio, and the difference against the spread."""
+def _change(
+    before: Summary | None,
+    after: Summary | None,
+    pairs: list[tuple[float, float]] | None = None,
+) -> dict[str, Any]:
+    """Both sides' means, their difference and ratio, and the difference against the spread
+    (trial by trial where ``pairs`` holds the paired trials' values)."""
     entry: dict[str, Any] = {
         "a": None if before is None else before.mean,
         "b": None if after is None else after.mean,
     }
     if before is not None and after is not None:
-        weighed = difference(before, after)
+        weighed = (
+            paired_difference(pairs)
+            if pairs is not None and len(pairs) > 1
+            else difference(before, after)
+        )
         entry["difference"] = weighed.difference
         entry["ratio"] = after.mean / before.mean if before.mean else None
         entry["ci95"] = None if weighed.low is None else [weighed.low, weighed.high]
+        entry["method"] = weighed.method
         entry["beyond_spread"] = weighed.beyond_spread
         entry["trials"] = [before.n, after.n]
     return entry
 
 
+def paired_seeds(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> bool:
+    """Whether two trial sets ran trial by trial with the same seeds (so their trials pair)."""
+    seeds = [[(trial_of(r["run"]["config"]) or {}).get("seed") for r in side] for side in (a, b)]
+    return len(a) == len(b) > 1 and None not in seeds[0] and seeds[0] == seeds[1]
+
+
 def _reports(store: ProfileStore, ident: str) -> tuple[str, list[dict[str, Any]]]:
     """The id to show for a side (a trial set's or a run's) and the report of each of its runs."""
     trials = find_trials(store, ident)
-    return trials.set_id or trials.run_ids[0], [build_report(store, r) for r in trials.run_ids]
+    return trials.set_id or trials.run_ids[0], [
+        build_report(store, r, keep_tasks=0) for r in trials.run_ids
+    ]
 
 
 def _side(shown_id: str, reports: list[dict[str, Any]]) -> dict[str, Any]:
@@ -54,9 +87,43 @@ def _side(shown_id: str, reports: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _compared(a: list[dict[str, Any]], b: list[dict[str, Any]], read: Any) -> dict[str, Any]:
+def _known(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _side_summary(
+    reports: list[dict[str, Any]], read: Any, nonnegative: bool, stderr: Any
+) -> Summary | None:
+    """The side's summary of a figure; a side of one run with a standard error for it (a
+    fidelity figure's shot noise) carries that error."""
+    summary = summarize_known(map(read, reports), nonnegative)
+    if summary is None or summary.n > 1 or len(reports) > 1 or stderr is None:
+        return summary
+    error = stderr(reports[0])
+    return with_stderr(summary.mean, error, nonnegative) if _known(error) else summary
+
+
+def _compared(
+    a: list[dict[str, Any]],
+    b: list[dict[str, Any]],
+    read: Any,
+    paired: bool,
+    nonnegative: bool = True,
+    stderr: Any = None,
+) -> dict[str, Any]:
     """``_change`` of the figure ``read`` takes from each report, over each side's trials."""
-    return _change(summarize_known(map(read, a)), summarize_known(map(read, b)))
+    pairs = None
+    if paired:
+        pairs = [
+            (float(x), float(y))
+            for x, y in zip(map(read, a), map(read, b))
+            if _known(x) and _known(y)
+        ]
+    return _change(
+        _side_summary(a, read, nonnegative, stderr),
+        _side_summary(b, read, nonnegative, stderr),
+        pairs,
+    )
 
 
 def _stage_figure(stage: str, field: str) -> Any:
@@ -67,27 +134,72 @@ def _fidelity_figure(name: str) -> Any:
     return lambda report: report["fidelity"].get(name)
 
 
-def compare_runs(store: ProfileStore, run_a: str, run_b: str) -> dict[str, Any]:
+def _fidelity_stderr(name: str) -> Any:
+    return lambda report: report["fidelity"].get(f"{name}_stderr")
+
+
+def change_text(entry: dict[str, Any], show: Any, arrow: str = "->") -> str:
+    """One figure's change as words: ``a -> b modelled (ratio), beyond spread`` (``-`` for a
+    missing side; "modelled" where a model of the device gave the seconds), each side shown by
+    ``show``."""
+    a = "-" if entry["a"] is None else show(entry["a"])
+    b = "-" if entry["b"] is None else show(entry["b"])
+    modelled = " modelled" if entry.get("modelled") else ""
+    if entry["a"] is None or entry["b"] is None:
+        return f"{a} {arrow} {b}{modelled}"
+    ratio = f" ({entry['ratio']:.2f}x)" if entry.get("ratio") else ""
+    verdict = entry.get("beyond_spread")
+    beyond = "" if verdict is None else ", beyond spread" if verdict else ", within spread"
+    return f"{a} {arrow} {b}{modelled}{ratio}{beyond}"
+
+
+class Comparison(dict):
+    """What ``compare_runs`` found: plain JSON-ready data that shows itself in a notebook cell."""
+
+    def _repr_html_(self) -> str:
+        from .notebook_html import comparison_html
+
+        return comparison_html(self)
+
+
+def compare_runs(store: ProfileStore, run_a: str, run_b: str) -> Comparison:
     """Per-stage and fidelity differences between two stored runs or trial sets (b against a)."""
     a_id, a = _reports(store, run_a)
     b_id, b = _reports(store, run_b)
+    paired = paired_seeds(a, b)
     stages = {
-        stage: {field: _compared(a, b, _stage_figure(stage, field)) for field in STAGE_FIELDS}
+        stage: {
+            field: _compared(a, b, _stage_figure(stage, field), paired) for field in STAGE_FIELDS
+        }
         for stage in sorted({s for r in a + b for s in r["stages"]})
     }
+    for stage, fields in stages.items():  # a model's seconds stay labelled so on both sides
+        for field in ("qpu_s", "queue_s"):
+            flag = field.replace("_s", "_modelled")
+            fields[field]["modelled"] = any(r["stages"].get(stage, {}).get(flag) for r in a + b)
     fidelity = {
-        name: _compared(a, b, _fidelity_figure(name))
+        name: _compared(
+            a,
+            b,
+            _fidelity_figure(name),
+            paired,
+            name in NONNEGATIVE_FIDELITY,
+            _fidelity_stderr(name),
+        )
         for name in FIDELITY_FIGURES
         if any(name in r["fidelity"] for r in a + b)
     }
-    return {
-        "a": _side(a_id, a),
-        "b": _side(b_id, b),
-        "wall_s": _compared(a, b, lambda report: report["run"]["wall_s"]),
-        "stages": stages,
-        "fidelity": fidelity,
-        "decisions": {
-            "a": [d["policy"] for d in a[0]["decisions"]],
-            "b": [d["policy"] for d in b[0]["decisions"]],
-        },
-    }
+    return Comparison(
+        {
+            "a": _side(a_id, a),
+            "b": _side(b_id, b),
+            "paired": paired,
+            "wall_s": _compared(a, b, lambda report: report["run"]["wall_s"], paired),
+            "stages": stages,
+            "fidelity": fidelity,
+            "decisions": {
+                "a": [d["policy"] for d in a[0]["decisions"]],
+                "b": [d["policy"] for d in b[0]["decisions"]],
+            },
+        }
+    )

@@ -9,15 +9,20 @@ real browser.
 from __future__ import annotations
 
 import base64
+import heapq
 import html
 from typing import Any
 
+from ..model.modelled import with_word
+from ..model.records import TaskRecord
+from ..model.visible import visible_tasks
 from .plots import stages_png, timeline_png
 from .report import (
     STAGE_COLUMNS,
     bottleneck_sentence,
     cache_sentence,
     choice_text,
+    fidelity_text,
     format_bytes,
     format_number,
     format_qpu,
@@ -26,9 +31,11 @@ from .report import (
     single_trial_sentence,
     stage_rows,
     stages_caption,
+    task_entry,
+    warmup_sentence,
 )
 from .summary import FIDELITY_FIGURES
-from .trials import trials_closing, trials_heading, trials_tables
+from .trial_report import trials_closing, trials_heading, trials_tables
 
 MAX_TASK_ROWS = 500
 _STYLE = """
@@ -64,8 +71,19 @@ def _microseconds(seconds: float | None) -> str:
     return "-" if seconds is None else f"{seconds * 1e6:.1f} us"
 
 
-def html_report(report: dict[str, Any]) -> str:
+def html_report(report: dict[str, Any], tasks: list[TaskRecord]) -> str:
+    """The page of a run's report; ``tasks`` are the run's tasks (``analyse_run``'s), drawn in its
+    timeline (too many too short ones merged, as the page then says: ``visible_tasks``)."""
+    return _page(report["run"]["name"], report_parts(report, tasks))
+
+
+def report_parts(
+    report: dict[str, Any], tasks: list[TaskRecord], max_tasks: int = MAX_TASK_ROWS
+) -> list[str]:
+    """The page's pieces, in order: heading, sentences, tables and pictures; the task table
+    lists at most ``max_tasks``, those with the most own wall time when it cuts (in start order)."""
     run = report["run"]
+    drawn, merged = visible_tasks(tasks, run["wall_s"])
     parts = [
         f"<h1>{html.escape(run['name'])}</h1>",
         f'<p id="run">run <code>{run["id"]}</code>, <b class="{run["status"]}">{run["status"]}</b>, started '
@@ -76,6 +94,9 @@ def html_report(report: dict[str, Any]) -> str:
     sentence = bottleneck_sentence(report, lambda text: f"<b>{html.escape(text)}</b>")
     if sentence:
         parts.append(f'<p id="bottleneck">{sentence}.</p>')
+    warm = warmup_sentence(report)
+    if warm:
+        parts.append(f'<p id="warmup">{html.escape(warm)}.</p>')
     cached = cache_sentence(report)
     if cached:
         parts.append(f'<p id="cache">{html.escape(cached)}.</p>')
@@ -85,7 +106,7 @@ def html_report(report: dict[str, Any]) -> str:
             _table(
                 "Fidelity",
                 list(FIDELITY_FIGURES),
-                [[format_number(figures.get(k)) for k in FIDELITY_FIGURES]],
+                [[fidelity_text(figures, k) for k in FIDELITY_FIGURES]],
             )
         )
         parts.append(f'<p id="trials">{html.escape(single_trial_sentence(report))}</p>')
@@ -101,7 +122,7 @@ def html_report(report: dict[str, Any]) -> str:
                     c["circuits"],
                     c["shots"],
                     format_qpu(c["qpu_s"], c.get("qpu_modelled", False)),
-                    format_seconds(c["queue_s"]),
+                    with_word(format_seconds(c["queue_s"]), c.get("queue_modelled", False)),
                     format_bytes(c["peak_rss_bytes"]),
                 ]
                 for c in report.get("costs", [])
@@ -128,7 +149,10 @@ def html_report(report: dict[str, Any]) -> str:
                 ],
             )
         )
-    parts.append(_image(timeline_png(report), "timeline of the run's tasks"))
+    drawn_report = report | {"tasks": [task_entry(t) for t in drawn]}
+    parts.append(_image(timeline_png(drawn_report), "timeline of the run's tasks"))
+    if merged:
+        parts.append(f'<p id="merged">In the timeline, {html.escape(merged["note"])}.</p>')
     parts.append(_image(stages_png(report), "stage breakdown"))
     parts.append(_table(stages_caption(report), list(STAGE_COLUMNS), stage_rows(report)))
     if report.get("decisions"):
@@ -148,10 +172,15 @@ def html_report(report: dict[str, Any]) -> str:
         )
     for warning in report.get("warnings", []):
         parts.append(f'<p class="warning">warning: {html.escape(warning)}</p>')
-    tasks = report["tasks"][:MAX_TASK_ROWS]
+    listed = report["tasks"]
+    if len(listed) > max_tasks:
+        biggest = heapq.nlargest(max_tasks, listed, key=lambda t: t.get("own_wall_s") or 0.0)
+        listed = sorted(biggest, key=lambda t: t["start"] or "")
+    count = report.get("task_count", len(report["tasks"]))
     parts.append(
         _table(
-            f"Tasks ({len(tasks)} of {len(report['tasks'])})",
+            f"Tasks ({len(listed)} of {count}"
+            + (", those with the most own wall time)" if len(listed) < count else ")"),
             ["task", "stage", "status", "wall", "cpu", "peak RSS", "QPU", "queue"],
             [
                 [
@@ -164,11 +193,11 @@ def html_report(report: dict[str, Any]) -> str:
                     format_seconds(t["qpu_s"]),
                     format_seconds(t["queue_s"]),
                 ]
-                for t in tasks
+                for t in listed
             ],
         )
     )
-    return _page(run["name"], parts)
+    return parts
 
 
 def _page(title: str, parts: list[str]) -> str:
@@ -182,10 +211,15 @@ def _page(title: str, parts: list[str]) -> str:
 def trials_html(report: dict[str, Any]) -> str:
     """A trial set's report (``trials.trials_report``) as one self-contained page: each trial,
     and every figure that varies between them as mean, sd and 95% interval."""
+    return _page(report["trials"]["name"], trials_parts(report))
+
+
+def trials_parts(report: dict[str, Any]) -> list[str]:
+    """The pieces of a trial set's page, in order."""
     parts = [
         f"<h1>{html.escape(report['trials']['name'])}</h1>",
         f'<p id="trials">{html.escape(trials_heading(report))}.</p>',
     ]
     parts += [_table(caption, header, rows) for caption, header, rows in trials_tables(report)]
     parts += [f"<p>{html.escape(line)}.</p>" for line in trials_closing(report)]
-    return _page(report["trials"]["name"], parts)
+    return parts

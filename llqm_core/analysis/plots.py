@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import heapq
 from pathlib import Path
 from typing import Any
 
 from ..model.errors import UserError
+from .tradeoffs import COSTS, default_cost
 
 
-def sweep_plot(rows: list[dict[str, Any]], path: str | Path, title: str) -> Path:
+def sweep_plot(
+    rows: list[dict[str, Any]], path: str | Path, title: str, cost: str | None = None
+) -> Path:
     """Draw ``sweep_figure`` into a PNG file at ``path``."""
     plt = _pyplot()
-    figure = sweep_figure(rows, title)
+    figure = sweep_figure(rows, title, cost)
     path = Path(path)
     try:
         figure.savefig(path, dpi=120)
@@ -30,30 +34,43 @@ def point_labels(point: dict[str, Any]) -> list[str]:
     return [f"{name}={value}" for name, value in zip(names, point.values())]
 
 
-def _half_width(row: dict[str, Any], field: str) -> float | None:
-    """Half the 95% interval of a repeated point's figure (None for one trial or none known)."""
+def _error_bar(row: dict[str, Any], field: str) -> list[list[float]] | None:
+    """How far a repeated point's 95% interval reaches below and above its mean, as
+    matplotlib's error bars take it (an interval of a skewed figure is not symmetric); None for
+    one trial or none known."""
     summary = (row.get("spread") or {}).get(field)
-    if not summary or summary.get("ci95") is None:
+    if not summary or summary.get("ci95") is None or row.get(field) is None:
         return None
     low, high = summary["ci95"]
-    return (high - low) / 2
+    return [[max(0.0, row[field] - low)], [max(0.0, high - row[field])]]
 
 
-def sweep_figure(rows: list[dict[str, Any]], title: str) -> Any:
+def sweep_png(rows: list[dict[str, Any]], title: str, cost: str | None = None) -> bytes:
+    """``sweep_figure`` as PNG bytes (a notebook cell shows it inline)."""
+    return _png(sweep_figure(rows, title, cost))
+
+
+def sweep_figure(rows: list[dict[str, Any]], title: str, cost_name: str | None = None) -> Any:
     """Error against cost for each point of a sweep: mitigated (filled) and unmitigated (open)
-    errors against the QPU seconds each point spent (or its shots, on a backend that reports
-    no QPU time), one labelled marker per point, and a legend that says which marker is which.
-    A point run as repeated trials shows its means with error bars of the 95% interval."""
+    errors against the cost (``tradeoffs.COSTS``; by default the QPU seconds each point spent,
+    or its shots on a backend that reports no QPU time), one labelled marker per point, and a
+    legend that says which marker is which. A point run as repeated trials shows its means with
+    error bars of the 95% interval. Points that ``tradeoffs.mark_front`` put on the Pareto front
+    are ringed and joined by the front's steps."""
     plt = _pyplot()
-    figure, axes = plt.subplots(figsize=(7, 4.5))
-    cost, axis_label = (
-        ("qpu_s", "QPU seconds (all jobs)")
-        if any(r["qpu_s"] for r in rows)
-        else ("shots", "shots spent (all circuits)")
-    )
+    # Beyond a few points, long labels would cover each other: number the points, key below.
+    numbered = len(rows) > 3
+    key = [
+        f"{i + 1}: {', '.join(point_labels(row['point']))}"
+        + (" [front]" if row.get("pareto") else "")
+        for i, row in enumerate(rows)
+    ]
+    key_height = 0.15 * len(key) + 0.15 if numbered else 0.0
+    figure, axes = plt.subplots(figsize=(7, 4.5 + key_height))
+    cost, axis_label = COSTS[cost_name or default_cost(rows)]
     repeated = False
-    for row in rows:
-        label = ", ".join(point_labels(row["point"]))
+    for index, row in enumerate(rows):
+        label = str(index + 1) if numbered else ", ".join(point_labels(row["point"]))
         for field, style in (
             ("error_unmitigated", {"facecolors": "none", "edgecolors": "grey"}),
             ("error_mitigated", {"color": "tab:blue"}),
@@ -61,7 +78,7 @@ def sweep_figure(rows: list[dict[str, Any]], title: str) -> Any:
             if row[field] is None:
                 continue
             axes.scatter(row[cost], row[field], **style)
-            spread_y, spread_x = _half_width(row, field), _half_width(row, cost)
+            spread_y, spread_x = _error_bar(row, field), _error_bar(row, cost)
             if spread_y is not None or spread_x is not None:
                 repeated = True
                 axes.errorbar(
@@ -83,24 +100,38 @@ def sweep_figure(rows: list[dict[str, Any]], title: str) -> Any:
                 textcoords="offset points",
             )
     mean = "mean " if repeated else ""
-    axes.legend(
-        handles=[
-            axes.scatter([], [], color="tab:blue"),
-            axes.scatter([], [], facecolors="none", edgecolors="grey"),
-        ],
-        labels=[
-            f"{mean}mitigated error (labelled with its point)",
-            f"{mean}unmitigated error, same point",
-        ],
-        fontsize=7,
+    handles = [
+        axes.scatter([], [], color="tab:blue"),
+        axes.scatter([], [], facecolors="none", edgecolors="grey"),
+    ]
+    labels = [
+        f"{mean}mitigated error (labelled with its point)",
+        f"{mean}unmitigated error, same point",
+    ]
+    on_front = sorted(
+        (row[cost], row["error_mitigated"]) for row in rows if row.get("pareto") is True
     )
+    if on_front:
+        xs, ys = zip(*on_front)
+        axes.scatter(xs, ys, s=160, facecolors="none", edgecolors="tab:red", linewidths=1.5)
+        (line,) = axes.step(xs, ys, where="post", color="tab:red", linewidth=1, alpha=0.7)
+        handles.append(line)
+        labels.append("Pareto front: no point beats these on both (beyond the intervals)")
+    axes.legend(handles=handles, labels=labels, fontsize=7)
     if repeated:
         title += "\n(means of repeated trials; bars: 95% interval)"
-    axes.set_xlabel(axis_label)
+    modelled = cost in ("qpu_s", "queue_s") and any(
+        row.get(cost.replace("_s", "_modelled")) for row in rows
+    )
+    axes.set_xlabel(axis_label + (", modelled" if modelled else ""))
     axes.set_ylabel("absolute error against the ideal value")
     axes.set_title(title, fontsize=10)
     axes.grid(alpha=0.3)
     figure.tight_layout()
+    if numbered:
+        height = 4.5 + key_height
+        figure.subplots_adjust(bottom=(key_height + 0.6) / height)
+        figure.text(0.02, (key_height - 0.1) / height, "\n".join(key), fontsize=7, va="top")
     return figure
 
 
@@ -132,6 +163,10 @@ def _resource_lane(task: dict[str, Any]) -> str:
     return "cpu"
 
 
+#: Bars of one lane and colour drawn with an outline; more are drawn without.
+OUTLINED_BARS = 300
+
+
 def timeline_png(report: dict[str, Any]) -> bytes:
     """The run's innermost tasks as bars in lanes by resource (CPU workers, GPU, QPU, queue),
     coloured by stage family, with the CPU use and resident memory of the tasks under it."""
@@ -144,17 +179,17 @@ def timeline_png(report: dict[str, Any]) -> bytes:
         return _png(figure)
     origin = min(_seconds_of(t["start"]) for t in report["tasks"] if t["start"])
     lanes: dict[str, int] = {}
-    worker_ends: list[float] = []
+    free: list[int] = []  # CPU worker lanes free now, and busy ones with when they free up
+    busy: list[tuple[float, int]] = []
     placed = []
     for task in sorted(tasks, key=lambda t: t["start"]):
         start = _seconds_of(task["start"]) - origin
         lane = _resource_lane(task)
-        if lane == "cpu":  # overlapping CPU tasks go to separate worker lanes
-            index = next((i for i, end in enumerate(worker_ends) if end <= start + 1e-6), None)
-            if index is None:
-                worker_ends.append(0.0)
-                index = len(worker_ends) - 1
-            worker_ends[index] = start + task["wall_s"]
+        if lane == "cpu":  # overlapping CPU tasks go to separate worker lanes, the lowest free
+            while busy and busy[0][0] <= start + 1e-6:
+                heapq.heappush(free, heapq.heappop(busy)[1])
+            index = heapq.heappop(free) if free else len(free) + len(busy)
+            heapq.heappush(busy, (start + task["wall_s"], index))
             lane = f"cpu worker {index + 1}"
         lanes.setdefault(lane, len(lanes))
         placed.append((task, start, lane))
@@ -169,16 +204,21 @@ def timeline_png(report: dict[str, Any]) -> bytes:
         sharex=True,
         gridspec_kw={"height_ratios": [max(len(rows), 2), 2]},
     )
+    bars: dict[
+        tuple[str, str], list[tuple[float, float]]
+    ] = {}  # one collection per lane and colour
     for task, start, lane in placed:
-        gantt.barh(
-            rows[lane],
-            task["wall_s"],
-            left=start,
-            height=0.8,
-            color=colours[task["stage"].split(".")[0]],
+        bars.setdefault((lane, task["stage"].split(".")[0]), []).append((start, task["wall_s"]))
+    for (lane, family), spans in bars.items():
+        gantt.broken_barh(
+            spans,
+            (rows[lane] - 0.4, 0.8),
+            facecolors=colours[family],
             edgecolor="black",
-            linewidth=0.3,
+            # an outline apart each bar; past a few hundred in a lane the outlines are all one sees
+            linewidth=0.3 if len(spans) <= OUTLINED_BARS else 0.0,
         )
+    for task, start, lane in placed:
         if task["wall_s"] > 0.04 * (report["run"]["wall_s"] or 1):
             gantt.text(
                 start + task["wall_s"] / 2,
@@ -238,20 +278,24 @@ def busy_cores_series(report: dict[str, Any]) -> tuple[list[float], list[float]]
     if not tasks:
         return [], []
     origin = min(_seconds_of(t["start"]) for t in report["tasks"] if t["start"])
-    spans = [(_seconds_of(t["start"]) - origin, t) for t in tasks]
+    spans = sorted(((_seconds_of(t["start"]) - origin, t) for t in tasks), key=lambda span: span[0])
     steps = sorted({start for start, _ in spans} | {start + t["wall_s"] for start, t in spans})
     cpus = report["run"].get("cpus") or float("inf")
-    values = [
-        min(
-            sum(
-                t["cpu_s"] / t["wall_s"]
-                for start, t in spans
-                if t["wall_s"] and start <= at < start + t["wall_s"]
-            ),
-            cpus,
-        )
-        for at in steps
-    ]
+    # One sweep over the steps: the tasks running at each are those started and not yet ended,
+    # summed in start order.
+    running: dict[int, float] = {}
+    ending: list[tuple[float, int]] = []
+    values, following = [], 0
+    for at in steps:
+        while following < len(spans) and spans[following][0] <= at:
+            start, task = spans[following]
+            if task["wall_s"]:
+                running[following] = task["cpu_s"] / task["wall_s"]
+                heapq.heappush(ending, (start + task["wall_s"], following))
+            following += 1
+        while ending and ending[0][0] <= at:
+            running.pop(heapq.heappop(ending)[1])
+        values.append(min(sum(running.values()), cpus))
     return steps, values
 
 

@@ -1,23 +1,24 @@
-"""Turning a stored run into a report: a JSON object for machines, tables for people."""
+"""Turning a stored run into a report: a JSON object, and the words and table rows every
+rendering of it shares (the console's is ``report_console``, the HTML page's ``html_report``)."""
 
 from __future__ import annotations
 
+import heapq
+import json
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple, TextIO
 
-from rich.console import Console, JustifyMethod
-from rich.markup import escape
-from rich.table import Table
-from rich.text import Text
+import orjson
 
+from ..model.modelled import is_modelled, modelled_flags, with_word
 from ..model.records import RunRecord, TaskRecord
-from ..model.trials import trial_of
+from ..model.trial_keys import trial_of
 from ..model.units import format_bytes, format_seconds, iso_time
+from ..model.warmup import is_warmup
 from ..store.profile_store import ProfileStore
-from .plain import styled
+from ..store.reader import collector_paused
 from .summary import (
-    FIDELITY_FIGURES,
     bottleneck,
     cache_savings,
     concurrency,
@@ -26,6 +27,7 @@ from .summary import (
     find_critical_path,
     prediction_errors,
     step_costs,
+    warmup_summary,
 )
 from .timeline import run_hardware
 
@@ -61,6 +63,7 @@ def task_entry(task: TaskRecord, own: tuple[float, float] | None = None) -> dict
         "gpu": p.gpu.to_dict(),
         "qpu_s": p.qpu_s,
         "queue_s": p.queue_s,
+        **modelled_flags([task]),
         "pid": p.pid,
         "host": p.host,
         "span_id": task.span_id,
@@ -74,7 +77,9 @@ def task_entry(task: TaskRecord, own: tuple[float, float] | None = None) -> dict
 def stage_totals(
     tasks: list[TaskRecord], own: dict[str, tuple[float, float]] | None = None
 ) -> dict[str, dict[str, Any]]:
-    """Per stage: how many tasks, their summed wall, CPU, QPU and queue seconds and largest peak RSS.
+    """Per stage: how many tasks, their summed wall, CPU, QPU and queue seconds and largest peak
+    RSS, and whether a model gave its QPU or queue seconds (``qpu_modelled``,
+    ``queue_modelled``, ``modelled``: ``llqm_core.model.modelled``).
 
     ``wall_s`` and ``cpu_s`` are inclusive: a task's time counts its nested tasks again (a
     ``mitigate.zne`` task contains its ``execute`` tasks). ``own_wall_s`` and ``own_cpu_s`` count
@@ -83,6 +88,8 @@ def stage_totals(
     own = exclusive_times(tasks) if own is None else own
     totals: dict[str, dict[str, Any]] = {}
     for task in tasks:
+        if is_warmup(task.stage):  # reported apart (``warmup_summary``)
+            continue
         entry = totals.setdefault(
             task.stage,
             {
@@ -94,6 +101,9 @@ def stage_totals(
                 "qpu_s": 0.0,
                 "queue_s": 0.0,
                 "peak_rss_bytes": 0,
+                "qpu_modelled": False,
+                "queue_modelled": False,
+                "modelled": False,
             },
         )
         entry["tasks"] += 1
@@ -105,6 +115,9 @@ def stage_totals(
             entry["qpu_s"] += task.profile.qpu_s or 0.0
             entry["queue_s"] += task.profile.queue_s or 0.0
             entry["peak_rss_bytes"] = max(entry["peak_rss_bytes"], task.profile.peak_rss_bytes)
+            for field in ("qpu_s", "queue_s"):
+                if is_modelled(task, field):
+                    entry[field.replace("_s", "_modelled")] = entry["modelled"] = True
     return totals
 
 
@@ -133,8 +146,8 @@ def stage_rows(report: dict[str, Any]) -> list[list[str]]:
             format_seconds(t["own_cpu_s"]),
             format_seconds(t["wall_s"]),
             format_seconds(t["cpu_s"]),
-            format_seconds(t["qpu_s"]),
-            format_seconds(t["queue_s"]),
+            with_word(format_seconds(t["qpu_s"]), t.get("qpu_modelled", False)),
+            with_word(format_seconds(t["queue_s"]), t.get("queue_modelled", False)),
             format_bytes(t["peak_rss_bytes"]),
         ]
         for stage, t in ordered
@@ -150,48 +163,114 @@ def stages_caption(report: dict[str, Any]) -> str:
     )
 
 
-def build_report(store: ProfileStore, run_id: str | None = None) -> dict[str, Any]:
-    """The report of one run (the latest when ``run_id`` is None) as plain JSON-ready data."""
+def _work_wall(wall_s: float | None, warm: dict[str, Any] | None) -> float | None:
+    """The run's wall time without its warm-up (``warmup_summary``)."""
+    if wall_s is None or not warm:
+        return wall_s
+    return max(wall_s - warm["wall_s"], 0.0)
+
+
+class RunAnalysis(NamedTuple):
+    """A run's report, the tasks it was computed from (``ProfileStore.task_outlines``: times,
+    nesting and metrics, no span ids or errors) and each task's own (wall, cpu) seconds."""
+
+    report: dict[str, Any]
+    tasks: list[TaskRecord]
+    own: dict[str, tuple[float, float]]
+
+
+def analyse_run(
+    store: ProfileStore, run_id: str | None = None, *, keep_tasks: int | None = None
+) -> RunAnalysis:
+    """The report of one run (the latest when ``run_id`` is None) as plain JSON-ready data.
+
+    Every figure covers every task. ``report["tasks"]`` lists them all in start order, or with
+    ``keep_tasks`` only that many, those with the most own wall time (still in start order):
+    a listing of 10^5 tasks is what a screen or a page cannot show and costs most to build."""
     run = store.run(run_id)
-    tasks = store.tasks(run.id)
-    decisions = store.decisions(run.id)
-    own = exclusive_times(tasks)
-    stages = stage_totals(tasks, own)
-    busy = sum(entry["own_wall_s"] for entry in stages.values())
-    figures = fidelity(tasks)
-    path, guessed = find_critical_path(tasks)
-    # The machine's cores bound the busy cores only when every task ran on it (not on a cluster).
-    on_one_host = all(t.profile.host in (None, run.host) for t in tasks)
-    cpus = run.cpus if on_one_host else None
-    return {
-        "run": run_summary(run)
-        | {
-            "trace_id": run.trace_id,
-            "ended": iso_time(run.end_ns),
-            "wall_s": run.wall_s,
-            "busy_s": busy,
-            "cpus": cpus,
-            "error": run.error,
-            "config": run.config,
-            "host": run.host,
-            "pid": run.pid,
-        },
-        "tasks": [task_entry(t, own.get(t.id)) for t in tasks],
-        "stages": stages,
-        "critical_path": [t.id for t in path],
-        "critical_path_guessed": [t.id for t in path if t.id in guessed],
-        "bottleneck": bottleneck(tasks, run.wall_s, path),
-        "concurrency": concurrency(tasks, run.wall_s, cpus),
-        "fidelity": figures,
-        "cache": cache_savings(tasks),
-        "costs": step_costs(tasks),
-        "warnings": [w for t in tasks for w in t.metrics.get("pipeline.warnings", [])],
-        "decisions": [d.__dict__ for d in decisions],
-        "predictions": prediction_errors(decisions, stages, figures),
-        "hardware": run_hardware(store, tasks),
-        # One run is one trial: its figures have no spread (``member_of``: the set it belongs to).
-        "trials": {"count": 1, "single": True, "member_of": trial_of(run.config)},
-    }
+    with collector_paused():  # 10^5 records and their dicts hold no cycles to collect
+        tasks = store.task_outlines(run)
+        decisions = store.decisions(run.id)
+        own = exclusive_times(tasks)
+        stages = stage_totals(tasks, own)
+        busy = sum(entry["own_wall_s"] for entry in stages.values())
+        figures = fidelity(tasks)
+        path, guessed = find_critical_path(tasks)
+        warm = warmup_summary(tasks)
+        # The machine's cores bound the busy cores only when every task ran on it (not on a cluster).
+        on_one_host = all(t.profile.host in (None, run.host) for t in tasks)
+        cpus = run.cpus if on_one_host else None
+        if keep_tasks is None:
+            listed = store.tasks(run.id)
+        else:
+            biggest = heapq.nlargest(keep_tasks, tasks, key=lambda t: own.get(t.id, (0.0,))[0])
+            biggest.sort(key=lambda t: t.start_ns)
+            listed = store.tasks_by_id(run, [t.id for t in biggest])
+        report = {
+            "run": run_summary(run)
+            | {
+                "trace_id": run.trace_id,
+                "ended": iso_time(run.end_ns),
+                "wall_s": run.wall_s,
+                # the run's wall time without its warm-up: what a trial's statistics compare
+                "work_wall_s": _work_wall(run.wall_s, warm),
+                "busy_s": busy,
+                "cpus": cpus,
+                "error": run.error,
+                "config": run.config,
+                "host": run.host,
+                "pid": run.pid,
+            },
+            "tasks": [task_entry(t, own.get(t.id)) for t in listed],
+            "task_count": len(tasks),
+            "stages": stages,
+            "critical_path": [t.id for t in path],
+            "critical_path_guessed": [t.id for t in path if t.id in guessed],
+            "bottleneck": bottleneck(tasks, _work_wall(run.wall_s, warm), path, own),
+            "concurrency": concurrency(tasks, run.wall_s, cpus, own),
+            "warmup": warm,
+            "fidelity": figures,
+            "cache": cache_savings(tasks),
+            "costs": step_costs(tasks),
+            "warnings": [w for t in tasks for w in t.metrics.get("pipeline.warnings", [])],
+            "decisions": [d.__dict__ for d in decisions],
+            "predictions": prediction_errors(decisions, stages, figures),
+            "hardware": run_hardware(store, tasks),
+            # One run is one trial: its figures have no spread (``member_of``: the set it belongs to).
+            "trials": {"count": 1, "single": True, "member_of": trial_of(run.config)},
+        }
+    return RunAnalysis(report, tasks, own)
+
+
+def build_report(
+    store: ProfileStore, run_id: str | None = None, *, keep_tasks: int | None = None
+) -> dict[str, Any]:
+    """``analyse_run``'s report alone."""
+    return analyse_run(store, run_id, keep_tasks=keep_tasks).report
+
+
+_TASKS_HERE = "\x00the run's tasks\x00"
+
+
+def write_report_json(store: ProfileStore, run_id: str, out: TextIO) -> None:
+    """The report with every task as one JSON document, its tasks written a page at a time (one
+    line each, by orjson: a fifth of the json module's time) as they are read: a run of 10^5
+    tasks never has all its entries in memory."""
+    analysed = analyse_run(store, run_id, keep_tasks=0)
+    report = analysed.report | {"tasks": _TASKS_HERE}
+    head, tail = json.dumps(report, indent=2, default=str).split(json.dumps(_TASKS_HERE))
+    out.write(head + "[")
+    separator = "\n    "
+    run = store.run(report["run"]["id"])
+    for page in store.task_pages(run):
+        with collector_paused():
+            lines = [
+                orjson.dumps(task_entry(task, analysed.own.get(task.id)), default=str)
+                for task in page
+            ]
+        out.write(separator + b",\n    ".join(lines).decode())
+        separator = ",\n    "
+    out.write(("\n  ]" if separator != "\n    " else "]") + tail + "\n")
 
 
 def single_trial_sentence(report: dict[str, Any]) -> str:
@@ -202,6 +281,12 @@ def single_trial_sentence(report: dict[str, Any]) -> str:
             f"Trial {trial['index']} of {trial['count']} (seed {trial['seed']}) of trial set "
             f"{trial['set']}: llqm report {trial['set']} shows the spread over all of them."
         )
+    if any(key.endswith("_stderr") for key in report.get("fidelity") or {}):
+        return (
+            "One trial: its fidelity figures carry the standard error of their shots (±); its "
+            "times are one draw with no spread; [run] repeat = N or llqm sweep --repeat N "
+            "gives mean, sd and 95% intervals."
+        )
     return (
         "One trial: its figures are one draw with no spread; [run] repeat = N or "
         "llqm sweep --repeat N gives mean, sd and 95% intervals."
@@ -209,96 +294,10 @@ def single_trial_sentence(report: dict[str, Any]) -> str:
 
 
 def format_qpu(value: float | None, modelled: bool) -> str:
-    """QPU seconds, labelled when a model of the device gave them rather than a device."""
+    """QPU (or queue) seconds, labelled when a model of the device gave them rather than a device."""
     if not value:
         return "-"
-    return format_seconds(value) + (" modelled" if modelled else "")
-
-
-def _depths(tasks: list[dict[str, Any]]) -> dict[str, int]:
-    parents = {t["id"]: t["parent_id"] for t in tasks}
-    depths: dict[str, int] = {}
-    for task_id in parents:
-        depth, node = 0, parents.get(task_id)
-        while node is not None and node in parents and depth < 64:
-            depth, node = depth + 1, parents[node]
-        depths[task_id] = depth
-    return depths
-
-
-#: Tasks the text report lists unless asked for all (``--tasks``): enough to name where time went.
-BIGGEST_TASKS = 10
-
-
-def _render_tasks(report: dict[str, Any], console: Console, every: bool) -> None:
-    """Every task, nested under its parent; or only the few with the most own wall time."""
-    depths = _depths(report["tasks"])
-    rows = report["tasks"]
-    title = "Tasks"
-    if not every and len(rows) > BIGGEST_TASKS:
-        rows = sorted(rows, key=lambda t: -(t["own_wall_s"] or 0.0))[:BIGGEST_TASKS]
-        title = (
-            f"Biggest tasks by own wall time ({BIGGEST_TASKS} of {len(report['tasks'])}; "
-            "--tasks lists all)"
-        )
-    table = Table(title=title, title_justify="left")
-    columns: tuple[tuple[str, JustifyMethod], ...] = (
-        ("task", "left"),
-        ("stage", "left"),
-        ("status", "left"),
-        ("own wall", "right"),
-        ("wall", "right"),
-        ("cpu", "right"),
-        ("peak RSS", "right"),
-        ("RSS growth", "right"),
-        ("metrics", "left"),
-    )
-    for column, justify in columns:
-        table.add_column(column, justify=justify)
-    table.add_column("metrics", no_wrap=True, overflow="ellipsis", max_width=40)  # a line per task
-    for task in rows:
-        metrics = ", ".join(f"{k}={v}" for k, v in list(task["metrics"].items())[:4])
-        if len(task["metrics"]) > 4:
-            metrics += ", ..."
-        style = "red" if task["status"] in ("failed", "interrupted") else None
-        table.add_row(
-            "  " * depths[task["id"]] * every + task["name"],
-            task["stage"],
-            task["status"],
-            format_seconds(task["own_wall_s"]),
-            format_seconds(task["wall_s"]),
-            format_seconds(task["cpu_s"]),
-            format_bytes(task["peak_rss_bytes"]),
-            format_bytes(task["rss_growth_bytes"]),
-            metrics,
-            style=style,
-        )
-    console.print(table)
-
-
-def render_report(report: dict[str, Any], console: Console, tasks: bool = False) -> None:
-    """The report as tables that fit a screen: the biggest tasks (all of them with ``tasks``),
-    the stages, and the outcome."""
-    run = report["run"]
-    console.print(
-        styled(
-            (run["name"], "bold"),
-            f"  run {run['id']}  ",
-            (run["status"], "bold"),
-            f"  started {run['started']}  wall {format_seconds(run['wall_s'])}  trace {run['trace_id']}",
-        )
-    )
-    if run.get("error"):
-        console.print(styled(("error:", "red"), f" {run['error']}"))
-    if report["tasks"]:
-        _render_tasks(report, console, tasks)
-    stages = Table(title=stages_caption(report), title_justify="left")
-    for column in STAGE_COLUMNS:
-        stages.add_column(column, justify="left" if column == "stage" else "right")
-    for row in stage_rows(report):
-        stages.add_row(*row)
-    console.print(stages)
-    render_outcome(report, console)
+    return with_word(format_seconds(value), modelled)
 
 
 def format_number(value: Any) -> str:
@@ -325,6 +324,23 @@ def bottleneck_sentence(report: dict[str, Any], strong: Callable[[str], str] = s
     )
 
 
+def warmup_sentence(report: dict[str, Any]) -> str | None:
+    """The run's warm-up on one line (None when it paid none): first calls that a second run in
+    the same process would not pay, left out of every figure above and below it."""
+    warm = report.get("warmup")
+    if not warm:
+        return None
+    shown = ", ".join(
+        f"{item['name']} {format_seconds(item['wall_s'])}" for item in warm["items"][:3]
+    )
+    more = len(warm["items"]) - 3
+    return (
+        f"Warm-up: {format_seconds(warm['wall_s'])} in {warm['tasks']} first "
+        f"call{'' if warm['tasks'] == 1 else 's'} ({shown}{f', {more} more' if more > 0 else ''}), "
+        "left out of the tasks, stages, bottleneck and critical path"
+    )
+
+
 def cache_sentence(report: dict[str, Any]) -> str | None:
     """What the engine's cache saved, in one sentence; None when it served no task."""
     cache = report.get("cache")
@@ -339,101 +355,6 @@ def cache_sentence(report: dict[str, Any]) -> str | None:
     )
 
 
-def render_outcome(report: dict[str, Any], console: Console) -> None:
-    """The bottleneck, the cost of each step, and the fidelity figures: the answer at a glance."""
-    sentence = bottleneck_sentence(report, lambda text: f"[bold]{escape(text)}[/bold]")
-    if sentence:  # LLQM's own markup around escaped names
-        console.print(Text.from_markup(sentence))
-    cached = cache_sentence(report)
-    if cached:
-        console.print(cached, highlight=False)
-    parallel = report.get("concurrency") or {}
-    if parallel.get("mean_busy_cores") is not None:
-        console.print(
-            f"Concurrency: up to {parallel['max_parallel_tasks']} "
-            f"task{'' if parallel['max_parallel_tasks'] == 1 else 's'} at once, "
-            f"{parallel['mean_busy_cores']:.2f} busy cores on average"
-            + (f" (of {parallel['cpus']})" if parallel.get("cpus") else "")
-        )
-    steps = report.get("costs", [])
-    title = "Cost per step"
-    if len(steps) > BIGGEST_TASKS:  # keep the biggest, in the run's order
-        biggest = sorted(steps, key=lambda row: -(row["wall_s"] or 0.0))[:BIGGEST_TASKS]
-        steps = [row for row in steps if any(row is big for big in biggest)]
-        title += f" (the {BIGGEST_TASKS} longest of {len(report['costs'])}; --json has all)"
-    costs = Table(title=title, title_justify="left")
-    for column in ("step", "wall", "cpu", "circuits", "shots", "QPU", "queue", "peak RSS"):
-        costs.add_column(column, justify="left" if column == "step" else "right")
-    for row in steps:
-        costs.add_row(
-            row["stage"],
-            format_seconds(row["wall_s"]),
-            format_seconds(row["cpu_s"]),
-            str(row["circuits"]),
-            str(row["shots"]),
-            format_qpu(row["qpu_s"], row.get("qpu_modelled", False)),
-            format_seconds(row["queue_s"]),
-            format_bytes(row["peak_rss_bytes"]),
-        )
-    console.print(costs)
-    figures = report.get("fidelity") or {}
-    if figures.get("observable"):
-        chosen = figures.get("observable_choice")
-        console.print(
-            f"Observable: {_short(figures['observable'], 100)}"
-            + (f" ({chosen})" if chosen else ""),
-            highlight=False,
-            markup=False,
-        )
-    if figures:
-        table = Table(title="Fidelity", title_justify="left")
-        for figure in FIDELITY_FIGURES:
-            table.add_column(figure.replace("_", " "), justify="right")
-        table.add_row(*(_figure(figures, k) for k in FIDELITY_FIGURES))
-        console.print(table)
-    config = report["run"].get("config") or {}
-    if trial_of(config) or (figures and "profile.program" not in config):
-        # a profiled script cannot be repeated by LLQM, so the note on trials is for pipelines only
-        console.print(single_trial_sentence(report), highlight=False)
-    predictions = report.get("predictions") or []
-    if predictions:
-        table = Table(title="Predicted before the run vs measured", title_justify="left")
-        for column in ("what", "predicted", "measured", "error"):
-            table.add_column(column, justify="left" if column == "what" else "right")
-        for row in predictions:
-            error = "-" if row["relative_error"] is None else f"{row['relative_error'] * 100:.0f}%"
-            show = format_seconds if row.get("unit") == "s" else format_number
-            table.add_row(row["stage"], show(row["predicted"]), show(row["measured"]), error)
-        console.print(table)
-    decisions = report.get("decisions") or []
-    if decisions:
-        shown = decisions[:BIGGEST_TASKS]
-        title = "Policy decisions"
-        if len(shown) < len(decisions):
-            title += f" (first {len(shown)} of {len(decisions)}; --json has all)"
-        table = Table(title=title, title_justify="left")
-        for column in ("policy", "choice", "rationale"):
-            table.add_column(column)
-        for decision in shown:
-            table.add_row(
-                decision["policy"], choice_text(decision["choice"]), decision["rationale"]
-            )
-        console.print(table)
-    for warning in report.get("warnings", []):
-        console.print(styled(("warning:", "yellow"), f" {warning}"))
-
-
-def _figure(figures: dict[str, Any], key: str) -> str:
-    """A fidelity figure with its standard error where the run measured one; an ideal value
-    no method could compute reads "unknown"."""
-    if key == "ideal" and figures.get(key) is None and figures.get("ideal_method") == "unknown":
-        return "unknown"
-    value, error = figures.get(key), figures.get(f"{key}_stderr")
-    if error is None or value is None:
-        return format_number(value)
-    return format_with_error(float(value), float(error))
-
-
 def format_with_error(value: float, error: float) -> str:
     """``value ± error`` with the error to two significant figures and the value to the same
     decimal place, as results are quoted; digits below the error are noise."""
@@ -443,6 +364,17 @@ def format_with_error(value: float, error: float) -> str:
     if decimals > 12 or abs(value) >= 1e6:
         return f"{value:.4g} ± {error:.2g}"
     return f"{value:.{decimals}f} ± {error:.{decimals}f}"
+
+
+def fidelity_text(figures: dict[str, Any], key: str) -> str:
+    """A fidelity figure with its standard error where the run measured one; an ideal value
+    no method could compute reads "unknown"."""
+    if key == "ideal" and figures.get(key) is None and figures.get("ideal_method") == "unknown":
+        return "unknown"
+    value, error = figures.get(key), figures.get(f"{key}_stderr")
+    if error is None or value is None:
+        return format_number(value)
+    return format_with_error(float(value), float(error))
 
 
 def choice_text(choice: dict[str, Any]) -> str:

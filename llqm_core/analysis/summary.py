@@ -15,7 +15,9 @@ from collections import defaultdict
 from typing import Any
 
 from ..model.hardware import off_path
+from ..model.modelled import modelled_flags
 from ..model.records import TaskRecord, TaskStatus
+from ..model.warmup import is_warmup
 
 FIDELITY_PREFIX = "fidelity."
 #: Metrics of a task an engine served from its cache (status ``cached``): the key it was cached
@@ -42,13 +44,16 @@ def _children(tasks: list[TaskRecord]) -> dict[str | None, list[TaskRecord]]:
 
 
 def exclusive_times(tasks: list[TaskRecord]) -> dict[str, tuple[float, float]]:
-    """Each ended task's (wall, cpu) seconds not spent in its child tasks."""
+    """Each ended task's (wall, cpu) seconds not spent in its child tasks. A warm-up child's time
+    is already left out of its parent's (``model.warmup``): it is not taken off again."""
     children = _children(tasks)
     times = {}
     for task in tasks:
         if task.end_ns is None:
             continue
-        ended = [c for c in children.get(task.id, []) if c.end_ns is not None]
+        ended = [
+            c for c in children.get(task.id, []) if c.end_ns is not None and not is_warmup(c.stage)
+        ]
         wall = task.profile.wall_s - sum(c.profile.wall_s for c in ended)
         cpu = task.profile.cpu_s - sum(
             c.profile.cpu_s for c in ended if c.profile.pid == task.profile.pid
@@ -69,99 +74,145 @@ def _resource(tasks: list[TaskRecord], wall: float, cpu: float) -> str:
     return "cpu" if cpu >= 0.5 * wall else "wait"
 
 
-def _same_thread(a: TaskRecord, b: TaskRecord) -> bool | None:
-    """Whether two tasks ran in one thread (so one waited for the other); None when unknown
-    (a task stored before LLQM recorded threads)."""
-    if a.profile.thread is None or b.profile.thread is None:
-        return None
-    return (a.profile.host, a.profile.pid, a.profile.thread) == (
-        b.profile.host,
-        b.profile.pid,
-        b.profile.thread,
-    )
+def _thread_key(task: TaskRecord) -> tuple | None:
+    """The thread a task ran on, as (host, pid, thread); None when unknown (a task stored before
+    LLQM recorded threads)."""
+    p = task.profile
+    return None if p.thread is None else (p.host, p.pid, p.thread)
 
 
-def _chain(siblings: list[TaskRecord], guessed: set[str]) -> list[TaskRecord]:
-    """Among tasks of one parent, the chain that ends last: from the last to end, each time back to
-    the task it waited for along a real edge: the latest data dependency that ended before it
-    started, else the latest task of its own thread that did. Where threads are unknown (older
-    stores), the latest task that ended before it is a guess: its id goes into ``guessed``.
-    Sorted by end time and searched by bisection, so 10,000 siblings take milliseconds."""
-    ended = sorted((t for t in siblings if t.end_ns is not None), key=lambda t: t.end_ns or 0)
-    if not ended:
-        return []
-    ends = [t.end_ns or 0 for t in ended]
-    position = {t.id: i for i, t in enumerate(ended)}
-    index = len(ended) - 1
-    chain = [ended[index]]
-    while True:
-        current = ended[index]
-        limit = min(bisect.bisect_right(ends, current.start_ns), index)  # ended before it started
-        consumed = [
-            position[d] for d in current.depends_on if d in position and position[d] < limit
-        ]
-        found = max(consumed) if consumed else _thread_predecessor(ended, limit, current)
-        if found is None:
-            break
-        index, guess = found if isinstance(found, tuple) else (found, False)
-        if guess:
-            guessed.add(ended[index].id)
-        chain.append(ended[index])
-    return chain[::-1]
+class _Ended:
+    """Tasks in the order they ended, each with the best path ending in it (or in one of its
+    innermost tasks): the best of those that ended by a moment is one bisection away."""
 
+    __slots__ = ("ends", "best")
 
-def _thread_predecessor(
-    ended: list[TaskRecord], limit: int, current: TaskRecord
-) -> int | tuple[int, bool] | None:
-    """The index of the latest of ``ended[:limit]`` in ``current``'s thread; where threads are
-    unknown, the latest of them all, marked as a guess; None when nothing came before."""
-    for index in range(limit - 1, -1, -1):
-        same = _same_thread(ended[index], current)
-        if same:
-            return index
-        if same is None:
-            return index, True
-    return None
+    def __init__(self) -> None:
+        self.ends: list[int] = []
+        self.best: list[tuple[float, str]] = []  # running best (length, innermost task id)
+
+    def add(self, end_ns: int, found: tuple[float, str]) -> None:
+        self.ends.append(end_ns)
+        self.best.append(max(self.best[-1], found) if self.best else found)
 
 
 def find_critical_path(tasks: list[TaskRecord]) -> tuple[list[TaskRecord], set[str]]:
     """The critical path (see ``critical_path``) and the ids of its tasks reached by a guessed
-    edge (empty when every edge is real: data, parent and child, or order within a thread). The
-    hardware monitor's task and the policies' reactions to it are on no task's path: left out."""
-    children = _children([t for t in tasks if not off_path(t.stage, t.metrics)])
+    edge (empty when every edge is real). The hardware monitor's task, the policies' reactions to
+    it and warm-up are on no task's path: left out.
+
+    One pass over the tasks in the order they ended: an innermost task's longest path is its wall
+    time plus the longest of those ending in a task it waited for. It waited for a task that ended
+    before it started in its own thread or in the thread of a task containing it (which ran its
+    parts one after the other), and for a task that it, or a task containing it, consumed the
+    output of. A task containing others stands for the best path ending inside it. Each of these
+    is a bisection, so the pass is n log n in the tasks (times their nesting depth)."""
+    on = [
+        t
+        for t in tasks
+        if t.end_ns is not None and not off_path(t.stage, t.metrics) and not is_warmup(t.stage)
+    ]
+    by_id = {t.id: t for t in on}
+    parent_of: dict[str, Any] = {t.id: by_id.get(t.parent_id) if t.parent_id else None for t in on}
+    depth: dict[str, int] = {}
+    for task in on:  # how deep each task is nested (a parent cycle is cut where it closes)
+        chain: list[TaskRecord] = []
+        node: Any = task
+        while node is not None and node.id not in depth and len(chain) <= len(on):
+            chain.append(node)
+            node = parent_of[node.id]
+        below = depth[node.id] + 1 if node is not None and node.id in depth else 0
+        for node in reversed(chain):
+            depth[node.id] = below
+            below += 1
+
+    inner = {t.parent_id for t in on if t.parent_id}
+    order = sorted(on, key=lambda t: (t.end_ns or 0, -depth[t.id]))
+    keys = {t.id: _thread_key(t) for t in on}
+    guessing = None in keys.values()  # some tasks were stored without their thread
+    threads: dict[tuple | None, _Ended] = {}  # None: all tasks, for guesses
+    best: dict[str, tuple[float, str]] = {}
+    back: dict[str, tuple[str | None, bool]] = {}
+    for task in order:
+        tid = task.id
+        if tid in inner:  # contains others: stands for the best path ending inside it
+            found = best.get(tid)
+            if found is None:
+                continue
+        else:
+            start = task.start_ns
+            came: tuple[float, str] | None = None
+            guess = False
+            node = task
+            last_key: object = ()
+            for _ in range(depth[tid] + 1):  # the task, then the tasks containing it
+                for d in node.depends_on:
+                    candidate = best.get(d)
+                    if (
+                        candidate is not None
+                        and (by_id[d].end_ns or 0) <= start
+                        and (came is None or candidate > came)
+                    ):
+                        came, guess = candidate, False
+                key = keys[node.id]
+                if key != last_key:  # nested tasks mostly share their thread: asked once
+                    last_key = key
+                    ended = threads.get(key)
+                    if ended is not None:
+                        index = bisect.bisect_right(ended.ends, start)
+                        if index and (came is None or ended.best[index - 1] > came):
+                            came, guess = ended.best[index - 1], key is None
+                node = parent_of[node.id]
+            found = ((came[0] if came else 0.0) + task.profile.wall_s, tid)
+            back[tid] = (came[1] if came else None, guess)
+            outer = parent_of[tid]
+            for _ in range(depth[tid]):
+                known = best.get(outer.id)
+                if known is None or found > known:
+                    best[outer.id] = found
+                outer = parent_of[outer.id]
+        best[tid] = found
+        key = keys[tid]
+        for where in (key, None) if guessing else (key,):
+            if where is not None or guessing:
+                ended = threads.get(where)
+                if ended is None:
+                    ended = threads[where] = _Ended()
+                ended.add(task.end_ns or 0, found)
+    ends = [best[t.id] for t in on if t.id not in inner and t.id in best]
+    if not ends:
+        return [], set()
+    last: str | None = max(ends, key=lambda f: (f[0], by_id[f[1]].end_ns or 0))[1]
+    path: list[TaskRecord] = []
     guessed: set[str] = set()
-
-    def expand(chain: list[TaskRecord]) -> list[TaskRecord]:
-        path: list[TaskRecord] = []
-        for task in chain:
-            inner = _chain(children.get(task.id, []), guessed)
-            part = expand(inner) if inner else [task]
-            if task.id in guessed:  # the guess reached the first of what it stands for
-                guessed.add(part[0].id)
-            path.extend(part)
-        return path
-
-    path = expand(_chain(children.get(None, []), guessed))
-    ids = {t.id for t in path}
-    return path, {i for i in guessed if i in ids}
+    while last is not None:
+        path.append(by_id[last])
+        last, guess = back[last]
+        if guess and last is not None:
+            guessed.add(last)
+    return path[::-1], guessed
 
 
 def critical_path(tasks: list[TaskRecord]) -> list[TaskRecord]:
-    """The tasks, innermost first, whose time the run could not have done without: the chain that
-    ended last among the top-level tasks, each replaced by the chain of its own children. Only
-    real edges join it: data dependencies, parent and child, and order within one thread."""
+    """The innermost tasks, in order, of the longest chain the run had to wait through: the
+    longest path (by wall time) over real edges only: order within one thread (including the
+    thread of a task that contains them), data dependencies, and parent and child (a task
+    containing another passes its edges on to it). See docs/architecture.md."""
     return find_critical_path(tasks)[0]
 
 
 def bottleneck(
-    tasks: list[TaskRecord], run_wall_s: float | None, path: list[TaskRecord] | None = None
+    tasks: list[TaskRecord],
+    run_wall_s: float | None,
+    path: list[TaskRecord] | None = None,
+    own: dict[str, tuple[float, float]] | None = None,
 ) -> dict[str, Any] | None:
     """The stage that dominates the critical path, the resource it spent its time on, and its share
     of the run.
 
     The path's tasks count with their whole time, the tasks that contain them with the time of
     their own (a step that decides something before it starts its children). ``path`` is the
-    critical path when the caller has it already."""
+    critical path and ``own`` the ``exclusive_times`` when the caller has them already."""
     by_id = {t.id: t for t in tasks}
     on_path = set()
     for task in critical_path(tasks) if path is None else path:
@@ -169,7 +220,8 @@ def bottleneck(
         while node is not None and node.id not in on_path:
             on_path.add(node.id)
             node = by_id.get(node.parent_id) if node.parent_id else None
-    times = {k: v for k, v in exclusive_times(tasks).items() if k in on_path}
+    own = exclusive_times(tasks) if own is None else own
+    times = {k: v for k, v in own.items() if k in on_path}
     by_stage: dict[str, list[TaskRecord]] = defaultdict(list)
     for task in tasks:
         if task.id in times:
@@ -199,11 +251,14 @@ def _subtree(task: TaskRecord, children: dict[str | None, list[TaskRecord]]) -> 
 
 def step_costs(tasks: list[TaskRecord]) -> list[dict[str, Any]]:
     """Per top-level task (a pipeline step): circuits and shots run, QPU and queue seconds,
-    CPU seconds, and peak memory, over everything it did. ``qpu_modelled`` says the QPU seconds
-    come from a model of the device (a simulator's job), not from a device's own accounting."""
+    CPU seconds, and peak memory, over everything it did. ``qpu_modelled`` and ``queue_modelled``
+    (``modelled``: either) say the seconds come from a model of the device, not from a device's
+    own accounting (``llqm_core.model.modelled``)."""
     children = _children(tasks)
     costs = []
     for top in children.get(None, []):
+        if is_warmup(top.stage):
+            continue
         members = _subtree(top, children)
         executed = [t for t in members if t.stage == "execute"]
         costs.append(
@@ -219,10 +274,8 @@ def step_costs(tasks: list[TaskRecord]) -> list[dict[str, Any]]:
                 "circuits": sum(int(t.metrics.get("execute.circuits", 0)) for t in executed),
                 "shots": sum(int(t.metrics.get("result.shots", 0)) for t in executed),
                 "qpu_s": sum(t.profile.qpu_s or 0.0 for t in members),
-                "qpu_modelled": any(
-                    t.metrics.get("qpu.modelled") for t in members if t.profile.qpu_s
-                ),
                 "queue_s": sum(t.profile.queue_s or 0.0 for t in members),
+                **modelled_flags(members),
                 "peak_rss_bytes": max((t.profile.peak_rss_bytes for t in members), default=0),
             }
         )
@@ -259,12 +312,16 @@ def cache_savings(tasks: list[TaskRecord]) -> dict[str, Any] | None:
 
 
 def concurrency(
-    tasks: list[TaskRecord], run_wall_s: float | None, cpus: int | None = None
+    tasks: list[TaskRecord],
+    run_wall_s: float | None,
+    cpus: int | None = None,
+    own: dict[str, tuple[float, float]] | None = None,
 ) -> dict[str, Any]:
     """How parallel the run really was: the most innermost tasks running at once, and the busy
-    cores on average (CPU seconds of the innermost tasks over the run's wall time), never more
-    than ``cpus``, the machine's logical CPUs where the run recorded them: a task of microseconds
-    can read a whole clock tick of process CPU, which no core count bounds."""
+    cores on average: every task's own CPU seconds (outside its child tasks, so nothing counts
+    twice; warm-up included, it kept a core busy) over the run's wall time, never more than
+    ``cpus``, the machine's logical CPUs where the run recorded them. ``own`` is
+    ``exclusive_times(tasks)`` when the caller has it already."""
     children = _children(tasks)
     leaves = [t for t in tasks if t.end_ns is not None and not children.get(t.id)]
     timed = [t for t in leaves if not off_path(t.stage, t.metrics)]  # beside the run's work
@@ -274,11 +331,30 @@ def concurrency(
         running += change
         most = max(most, running)
     wall = run_wall_s or 0.0
-    busy = sum(t.profile.cpu_s for t in leaves) / wall if wall else None
+    own = exclusive_times(tasks) if own is None else own
+    own_cpu = sum(cpu for _, cpu in own.values())
+    busy = own_cpu / wall if wall else None
     return {
         "max_parallel_tasks": most,
         "mean_busy_cores": busy if busy is None or not cpus else min(busy, cpus),
         "cpus": cpus,
+    }
+
+
+def warmup_summary(tasks: list[TaskRecord]) -> dict[str, Any] | None:
+    """The run's warm-up (``model.warmup``): how many first calls, their wall and CPU seconds,
+    and each one's name and seconds, longest first; None when the run paid none."""
+    found = [t for t in tasks if is_warmup(t.stage) and t.end_ns is not None]
+    if not found:
+        return None
+    return {
+        "tasks": len(found),
+        "wall_s": sum(t.profile.wall_s for t in found),
+        "cpu_s": sum(t.profile.cpu_s for t in found),
+        "items": [
+            {"name": t.name, "stage": t.stage, "wall_s": t.profile.wall_s}
+            for t in sorted(found, key=lambda t: -t.profile.wall_s)
+        ],
     }
 
 
@@ -290,7 +366,9 @@ def prediction_errors(
     decisions: list[Any], stages: dict[str, dict[str, Any]], figures: dict[str, Any] | None = None
 ) -> list[dict[str, Any]]:
     """What policies predicted before the run beside what the run measured: stage times (a
-    decision whose choice holds ``stages``) and the mitigated error (``inputs.predicted_error``)."""
+    decision whose choice holds ``stages``) and the mitigated error (``inputs.predicted_error``).
+    A modelled QPU or queue figure is no measurement: its row says ``modelled`` and has no
+    ``relative_error``, so it never counts as the prediction's accuracy."""
     rows = []
     figures = figures or {}
     for decision in decisions:
@@ -319,6 +397,7 @@ def prediction_errors(
                 actual = measured.get(field)
                 if field not in guess or (field != "wall_s" and not actual):
                     continue  # QPU and queue rows only where the run spent some
+                modelled = bool(measured.get(field.replace("_s", "_modelled")))
                 rows.append(
                     {
                         "policy": decision.policy,
@@ -326,7 +405,10 @@ def prediction_errors(
                         "predicted": guess[field],
                         "measured": actual,
                         "unit": "s",
-                        "relative_error": abs(guess[field] - actual) / actual if actual else None,
+                        "modelled": modelled,
+                        "relative_error": (
+                            abs(guess[field] - actual) / actual if actual and not modelled else None
+                        ),
                     }
                 )
     return rows

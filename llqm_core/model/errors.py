@@ -23,6 +23,11 @@ class PluginError(UserError):
     """A plugin is unknown, cannot be loaded, or misbehaved."""
 
 
+class Ending(Exception):
+    """How a run ended that is neither bad input nor a bug (a profiled program's non-zero exit
+    status): its message is the whole story, kept and shown without the class's name."""
+
+
 class LLQMWarning(UserWarning):
     """Something LLQM did or measured is not what the user would expect; the run goes on."""
 

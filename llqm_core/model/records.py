@@ -58,11 +58,12 @@ _gpu_values = operator.attrgetter(*GpuProfile.__slots__)
 class Profile:
     """What was measured for one task.
 
-    ``cpu_s`` is the task's own CPU time. When the task ran alone in its process it is the
-    process's CPU (all threads, plus child processes it waited for): native libraries that
-    spawn helper threads are counted. When other tasks ran at the same time in other
-    threads, it is the CPU of the task's own thread plus its waited-for children, so
-    concurrent tasks are not charged for each other; ``cpu_scope`` says which was used.
+    ``cpu_s`` is the task's own CPU time: the CPU of the task's own thread plus its waited-for
+    child processes (``cpu_scope`` "thread"), except for a task of 10 ms or more in the main
+    thread with no other Python thread at work beside LLQM's own: then the process's CPU (all
+    threads, so the helper threads of native libraries count; ``cpu_scope`` "process"), never
+    more than its wall time times the machine's cores. A pool's worker, a task beside an
+    engine's threads or beside a concurrent task would otherwise be charged their CPU.
     """
 
     wall_s: float = 0.0

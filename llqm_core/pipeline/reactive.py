@@ -56,6 +56,18 @@ def subscribe(policies: Iterable[Any], active: ActiveRun) -> None:
     active.monitor.subscribe(react)
 
 
+def calibration_in_force(backend: Any) -> Any:
+    """The calibration of ``backend`` in force now, as policies must decide on it: the one the
+    run's hardware monitor saw last (a drifting or recalibrated device has moved on from its
+    first snapshot), else the backend's own ``snapshot()`` (a device nobody watches, whose
+    calibration never moves)."""
+    active = current_run()
+    monitor = active.monitor if active is not None else None
+    name = getattr(backend, "device_name", None)
+    seen = monitor.current(str(name)) if monitor is not None and name is not None else None
+    return seen if seen is not None else backend.snapshot()
+
+
 def current_placement(data: dict[str, Any]) -> dict[str, Any]:
     """``data`` with ``compiled`` on the layout in force now (``current_compiled``, set by the
     transpile step), so that a circuit re-placed on drift is what the next step runs."""

@@ -5,7 +5,7 @@ times. Trial 1 uses the file's seed (the ``seed`` its sections set on the pipeli
 ``[execution] seed``), so ``repeat = 1`` is the run it always was; trial k > 1 uses a seed
 derived from the file's seed and k by a hash, the same on every machine. Each trial is an
 ordinary run whose configuration is the file's plus the trial set's id, its index and the seed
-it used (``llqm_core.model.trials``), so the store's schema and every report of one run are
+it used (``llqm_core.model.trial_keys``), so the store's schema and every report of one run are
 unchanged; ``llqm report SET`` gathers the trials. The backend (and its drift), the policies
 and their caches carry over from one trial to the next, as a device's state would.
 """
@@ -19,7 +19,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from ..model.trials import (
+from ..model import display
+from ..model.trial_keys import (
     TRIAL_BASE_SEED,
     TRIAL_COUNT,
     TRIAL_INDEX,
@@ -50,6 +51,12 @@ class TrialSet:
     id: str | None
     run_ids: list[str]
     seeds: list[int | None]
+    #: Where the runs are (a path, a URL, a ``ProfileStore``; None: the default store).
+    store: Any = None
+
+    def _repr_html_(self) -> str | None:
+        """The trials' report (or the lone run's) in a notebook cell."""
+        return display.html("trials", self)
 
     @property
     def report_id(self) -> str:
@@ -97,7 +104,7 @@ def run_trials(
     count = pipeline.repeat if repeat is None else repeat
     if count == 1:
         run_id, _ = run_pipeline(pipeline, store, on_step)
-        return TrialSet(None, [run_id], [file_seed(pipeline)])
+        return TrialSet(None, [run_id], [file_seed(pipeline)], store or pipeline.store)
     set_id = TRIAL_SET_PREFIX + uuid.uuid4().hex[:16]
     run_ids, seeds = [], []
     for index in range(1, count + 1):
@@ -111,4 +118,4 @@ def run_trials(
         run_id, _ = run_pipeline(trial, store, step)
         run_ids.append(run_id)
         seeds.append(trial.data[SEED])
-    return TrialSet(set_id, run_ids, seeds)
+    return TrialSet(set_id, run_ids, seeds, store or pipeline.store)

@@ -40,7 +40,42 @@ REUSE_END_READING_S = 0.001
 #: CPU, which the kernel adds when the child is waited for, goes to the next longer task
 #: (docs/performance.md).
 SHORT_TASK_S = 0.002
+#: A task shorter than this is charged its own thread's CPU: the kernel adds another running
+#: thread's CPU to the process's clock a scheduler tick (1-10 ms) at a time, so a 0.5 ms task
+#: read 5-10 ms of process CPU that other threads had used.
+THREAD_SCOPE_BELOW_S = 0.01
+_CPUS = os.cpu_count() or 1
+
+
+def _alone_in_python(thread: int | None) -> bool:
+    """Whether ``thread`` is the main thread and the only Python thread at work besides LLQM's
+    own (named ``llqm-...``): then the process's other threads are helpers of the task's native
+    libraries (Aer's OpenMP pool) and its CPU is the process's. A pool's worker, or a thread
+    beside an engine's or the program's other threads, has its CPU read from its own thread:
+    the process's would charge it what those threads did (the CPU of a native library's helpers
+    is then not counted)."""
+    if thread != threading.main_thread().native_id:
+        return False
+    current = threading.current_thread()
+    return all(t is current or t.name.startswith(LLQM_THREAD_PREFIX) for t in threading.enumerate())
+
+
+#: The names of LLQM's own threads start so (the sampler, the store's writer, the span builder).
+LLQM_THREAD_PREFIX = "llqm-"
+
+
 _thread_ended = threading.local()  # .reading: (perf_counter, rss, hwm, os.times) at a task's end
+
+
+class _WarmupSpent(threading.local):
+    """Wall and thread CPU seconds of the warm-ups (``runtime.warmup``) run so far in this thread:
+    a task reads them at its start and end, and leaves what grew in between out of its own time."""
+
+    wall = 0.0
+    cpu = 0.0
+
+
+warmup_spent = _WarmupSpent()
 
 
 def _forget_in_child() -> None:
@@ -66,6 +101,9 @@ class Measurement(Watch):
         "_start_thread_cpu",
         "_start_wall",
         "_read_at",
+        "_start_warmup",
+        "warmup_wall_s",
+        "warmup_cpu_s",
     )
 
     def __init__(self) -> None:
@@ -81,13 +119,19 @@ class Measurement(Watch):
             self._read_at = now
         Watch.__init__(self, _get_ident(), self._start_rss)
         sampler.watch(self)
+        self._start_warmup = (warmup_spent.wall, warmup_spent.cpu)
+        self.warmup_wall_s = self.warmup_cpu_s = 0.0  # left out of the profile, set by ``stop``
         self._start_thread_cpu = _thread_time()
         self._start_wall = _perf_counter()
 
     def elapsed_s(self) -> float:
         """Wall seconds since the task's start on the clock of its profile's ``wall_s``: a part
-        of the task timed so (a transpile's setup) never comes out longer than the whole."""
-        return _perf_counter() - self._start_wall
+        of the task timed so (a transpile's setup) never comes out longer than the whole. Warm-up
+        in the task's thread since its start (``runtime.warmup``) is left out, as from the whole."""
+        elapsed = _perf_counter() - self._start_wall
+        if _get_ident() == self.thread:
+            elapsed -= warmup_spent.wall - self._start_warmup[0]
+        return max(elapsed, 0.0)
 
     def stop(self, qpu_s: float | None = None, queue_s: float | None = None) -> Profile:
         """The task's profile, with the QPU and queue seconds that backends reported for it."""
@@ -102,6 +146,15 @@ class Measurement(Watch):
             end_times = _times()
             _thread_ended.reading = (_perf_counter(), end_rss, end_hwm, end_times)
         process_cpu = end_process_cpu - self._start_process_cpu
+        warm_wall = warmup_spent.wall - self._start_warmup[0]
+        # a warm-up ran inside the task, in its thread: not the task's own time (a task that
+        # ends in another thread than it started in reads another thread's count: none of it)
+        if warm_wall > 0 and _get_ident() == self.thread:
+            warm_cpu = warmup_spent.cpu - self._start_warmup[1]
+            self.warmup_wall_s, self.warmup_cpu_s = warm_wall, warm_cpu
+            wall = max(wall - warm_wall, 0.0)
+            thread_cpu = max(thread_cpu - warm_cpu, 0.0)
+            process_cpu = max(process_cpu - warm_cpu, 0.0)
         sampler = self._sampler
         sampler.unwatch(self)
         start = self._start_times
@@ -111,10 +164,10 @@ class Measurement(Watch):
         peak = max(self.max_rss, end_rss)  # the end reading is the task's last sample
         if end_hwm is not None and self._start_hwm is not None and end_hwm > self._start_hwm:
             peak = max(peak, end_hwm)
-        if self.concurrent:
+        if self.concurrent or wall < THREAD_SCOPE_BELOW_S or not _alone_in_python(self.thread):
             scope, cpu = "thread", thread_cpu + children_cpu
-        else:
-            scope, cpu = "process", process_cpu + children_cpu
+        else:  # the process's other threads are the task's helpers (a native library's pool)
+            scope, cpu = "process", min(process_cpu, wall * _CPUS) + children_cpu
         return Profile(
             wall_s=wall,
             cpu_s=cpu,

@@ -27,7 +27,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..model.errors import UserError
+from ..model.errors import Ending, UserError
+from ..telemetry.tracing import SERVICE_NAME_ENV
 from .api import ActiveRun, StoreArg, run_context
 from .instrumentation import instrument_all, switched_on
 from .threads import carried
@@ -48,6 +49,11 @@ class Program:
     @property
     def label(self) -> str:
         return self.script if self.script is not None else f"-m {self.module}"
+
+    @property
+    def service_name(self) -> str:
+        """The OpenTelemetry service the program's spans belong to: the script's or module's name."""
+        return Path(self.script).stem if self.script is not None else str(self.module)
 
 
 def parse_program(words: list[str]) -> Program:
@@ -90,7 +96,7 @@ def _check_module(module: str) -> None:
         raise UserError(f"cannot profile -m {module!r}: no module named {top!r} on the path.")
 
 
-class ProgramExit(Exception):
+class ProgramExit(Ending):
     """The program ended with a non-zero exit status."""
 
 
@@ -168,11 +174,26 @@ def profile_program(
     """Run ``program`` as one LLQM run with every installed instrumentor on; the run and the
     program's exit status."""
     config = {"profile.program": program.label}
-    active = ActiveRun(name or f"profile {program.label}", store, config).start()
-    with switched_on(), carried(), _environment(active), run_context(active):
-        status, error = execute(program)
-    active.finish(error)
+    with _service_named(program.service_name):
+        active = ActiveRun(name or f"profile {program.label}", store, config).start()
+        with switched_on(), carried(), _environment(active), run_context(active):
+            status, error = execute(program)
+        active.finish(error)
     return active, status
+
+
+@contextmanager
+def _service_named(name: str) -> Iterator[None]:
+    """The program's name as LLQM's default service name, here and in child interpreters, unless
+    one is set already (``OTEL_SERVICE_NAME`` and ``OTEL_RESOURCE_ATTRIBUTES`` still come first)."""
+    if os.environ.get(SERVICE_NAME_ENV):
+        yield
+        return
+    os.environ[SERVICE_NAME_ENV] = name
+    try:
+        yield
+    finally:
+        os.environ.pop(SERVICE_NAME_ENV, None)
 
 
 def join_parent_run() -> None:

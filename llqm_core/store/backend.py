@@ -60,6 +60,10 @@ class StoreBackend(ABC):
         """The rows of one query, each readable by column name."""
 
     @abstractmethod
+    def query_tuples(self, conn: Any, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        """The rows of one query as plain tuples, in the order the query names the columns."""
+
+    @abstractmethod
     def execute(self, conn: Any, sql: str, params: Sequence[Any] = ()) -> None:
         """One statement, committed at once."""
 

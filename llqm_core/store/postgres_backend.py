@@ -25,7 +25,7 @@ from .schema import SCHEMA_VERSION, TASK_COLUMNS, check_version, migration_state
 
 try:
     import psycopg
-    from psycopg.rows import dict_row
+    from psycopg.rows import dict_row, tuple_row
 except ImportError:  # the driver is an extra: the error says how to get it
     psycopg = None  # type: ignore[assignment]
 
@@ -199,6 +199,10 @@ class PostgresBackend(StoreBackend):
 
     def query(self, conn: Any, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         return conn.execute(_sql(sql), params).fetchall()
+
+    def query_tuples(self, conn: Any, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        with conn.cursor(row_factory=tuple_row) as cursor:
+            return cursor.execute(_sql(sql), params).fetchall()
 
     def execute(self, conn: Any, sql: str, params: Sequence[Any] = ()) -> None:
         conn.execute(_sql(sql), params)

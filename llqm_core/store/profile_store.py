@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 from ..model.errors import StoreError
@@ -149,6 +150,21 @@ class ProfileStore:
     def tasks(self, run_id: str) -> list[TaskRecord]:
         """The run's tasks in start order, those still in a journal included."""
         return self._reader.tasks(run_id)
+
+    def task_pages(self, run: RunRecord, size: int = 2000) -> Iterator[list[TaskRecord]]:
+        """The run's tasks in start order, a page at a time: a listing of any size streams."""
+        return self._reader.task_pages(run, size)
+
+    def tasks_by_id(self, run: RunRecord, ids: list[str]) -> list[TaskRecord]:
+        return self._reader.tasks_by_id(run, ids)
+
+    def task_outlines(self, run: RunRecord) -> list[TaskRecord]:
+        """The run's tasks with what analyses read (``StoreReader.task_outlines``)."""
+        return self._reader.task_outlines(run)
+
+    def count_tasks(self, run_id: str) -> int:
+        """How many tasks the run (its full id) has, committed or still in a journal."""
+        return self._reader.count_tasks(run_id)
 
     def find_run(self, config_key: str, value: str) -> RunRecord | None:
         return self._reader.find_run(config_key, value)

@@ -7,15 +7,22 @@ reads as interrupted.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
+
+import orjson
 
 from ..model.errors import StoreError
 from ..model.records import (
+    NOT_MEASURED_GPU,
     PROFILE_VALUE_NAMES,
+    GpuProfile,
     HardwareSnapshot,
     PolicyDecision,
     Profile,
@@ -90,20 +97,112 @@ class StoreReader:
             )
         return run_record(rows[0])
 
+    def _journaled(self, run_id: str) -> dict[str, list]:
+        """The run's rows still in a journal (``TASK_COLUMNS``), by id. Read before the
+        database: a row leaves a journal only once committed, so in this order none is missed."""
+        return {row[0]: stored_row(row) for row in self._journal_rows() if row[1] == run_id}
+
     def tasks(self, run_id: str) -> list[TaskRecord]:
         """The run's tasks in start order: those in the database and those still in a journal."""
         run = self.run(run_id)
-        # Journals first: a row leaves a journal only once committed, so in this order none is missed.
-        journaled = {
-            row[0]: dict(zip(TASK_COLUMNS, stored_row(row)))
-            for row in self._journal_rows()
-            if row[1] == run.id
-        }
-        stored = self._query("SELECT * FROM tasks WHERE run_id = ? ORDER BY start_ns", (run.id,))
-        rows = [journaled.pop(row["id"], row) for row in stored] + list(journaled.values())
-        tasks = [task_record(row, run.status) for row in rows]
+        journaled = self._journaled(run.id)
+        stored = self._query_tuples(
+            f"{_SELECT_TASKS} WHERE run_id = ? ORDER BY start_ns", (run.id,)
+        )
+        rows = [journaled.pop(row[0], row) for row in stored] + list(journaled.values())
+        with collector_paused():
+            tasks = [task_from_row(row, run.status) for row in rows]
         tasks.sort(key=lambda task: task.start_ns)
         return tasks
+
+    def task_pages(self, run: RunRecord, size: int = 2000) -> Iterator[list[TaskRecord]]:
+        """The run's tasks in start order, about ``size`` at a time, so a run of any size streams
+        in bounded memory. Each page starts after the last start time read (the index's order,
+        never an offset counted off), its last start time read whole: ties stay on one page."""
+        journaled = self._journaled(run.id)
+        extra = sorted(journaled.values(), key=lambda row: row[_START])  # not yet committed
+        after = -1
+        while True:
+            stored = self._query_tuples(
+                f"{_SELECT_TASKS} WHERE run_id = ? AND start_ns > ? ORDER BY start_ns LIMIT ?",
+                (run.id, after, size),
+            )
+            if len(stored) == size:  # the rest of the tasks that started when the page's last did
+                last = stored[-1][_START]
+                seen = {row[0] for row in stored}
+                stored += [
+                    row
+                    for row in self._query_tuples(
+                        f"{_SELECT_TASKS} WHERE run_id = ? AND start_ns = ?", (run.id, last)
+                    )
+                    if row[0] not in seen
+                ]
+            if stored:
+                after = stored[-1][_START]
+            rows = [journaled.pop(row[0], row) for row in stored]
+            while extra and (not stored or extra[0][_START] <= after):
+                if extra[0][0] in journaled:  # not among the committed rows
+                    rows.append(journaled.pop(extra[0][0]))
+                extra.pop(0)
+            if not rows:
+                return
+            with collector_paused():
+                page = [task_from_row(row, run.status) for row in rows]
+            page.sort(key=lambda task: task.start_ns)
+            yield page
+
+    def tasks_by_id(self, run: RunRecord, ids: list[str]) -> list[TaskRecord]:
+        """The run's tasks with these ids, in the order given."""
+        journaled = self._journaled(run.id)
+        found: dict[str, Any] = self._rows_by_id([i for i in ids if i not in journaled])
+        found.update((i, journaled[i]) for i in ids if i in journaled)
+        return [task_from_row(found[i], run.status) for i in ids if i in found]
+
+    def task_outlines(self, run: RunRecord) -> list[TaskRecord]:
+        """The run's tasks in start order with what analyses read of them (times, nesting,
+        stage, metrics, where they ran) and without what only a listing shows (span ids,
+        errors, the profile's finer readings): read as plain tuples, so a run of 10^5 tasks
+        takes about a second."""
+        journaled = self._journaled(run.id)
+        rows = self._query_tuples(
+            f"SELECT {', '.join(OUTLINE_COLUMNS)} FROM tasks WHERE run_id = ? ORDER BY start_ns",
+            (run.id,),
+        )
+        with collector_paused():  # acyclic records: a collection every 700 would be most of it
+            outlines = [_outline(row, run.status) for row in rows if row[0] not in journaled]
+            outlines += [task_from_row(row, run.status) for row in journaled.values()]
+        if journaled:
+            outlines.sort(key=lambda task: task.start_ns)
+        return outlines
+
+    def _query_tuples(self, sql: str, params: tuple = ()) -> list[tuple]:
+        """``_query``'s rows as plain tuples: a third of the time for many rows."""
+        try:
+            with self._lock:
+                if self._pid != os.getpid():
+                    self._pid, self._conn = os.getpid(), self.backend.connect(self.readonly)
+                return self.backend.query_tuples(self._conn, sql, params)
+        except self.backend.errors as exc:
+            raise StoreError(
+                f"{self.name} could not be read ({self.backend.describe_error(exc)})."
+            ) from None
+
+    def count_tasks(self, run_id: str) -> int:
+        """How many tasks the run has, in the database and still in a journal: counted where
+        they are, not read."""
+        stored = self._query("SELECT COUNT(*) AS n FROM tasks WHERE run_id = ?", (run_id,))[0]["n"]
+        journaled = list(self._journaled(run_id))
+        return stored + len(journaled) - len(self._rows_by_id(journaled))
+
+    def _rows_by_id(self, ids: list[str]) -> dict[str, tuple]:
+        """The stored rows (``TASK_COLUMNS``) of tasks with these ids (500 to a query), by id."""
+        found: dict[str, tuple] = {}
+        for first in range(0, len(ids), 500):
+            chunk = ids[first : first + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in self._query_tuples(f"{_SELECT_TASKS} WHERE id IN ({marks})", tuple(chunk)):
+                found[row[0]] = row
+        return found
 
     def find_run(self, config_key: str, value: str) -> RunRecord | None:
         """The latest run whose configuration has ``config_key`` equal to ``value`` (e.g. an
@@ -220,6 +319,18 @@ class StoreReader:
         return [decision_record(row) for row in rows]
 
 
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """The garbage collector off while many acyclic records are built, on again after."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
 def run_record(row: Row) -> RunRecord:
     run = RunRecord(
         id=row["id"],
@@ -249,31 +360,84 @@ def run_record(row: Row) -> RunRecord:
     return run
 
 
+def _json_list(text: str) -> list:
+    return [] if text == "[]" else orjson.loads(text)  # most tasks': no decoder call
+
+
+def _json_dict(text: str) -> dict:
+    return {} if text == "{}" else orjson.loads(text)  # a third of json.loads' time
+
+
 def task_record(row: Row, run_status: RunStatus) -> TaskRecord:
-    status = TaskStatus(row["status"])
-    if status is TaskStatus.RUNNING and run_status is not RunStatus.RUNNING:
-        status = TaskStatus.INTERRUPTED  # its run ended without it: its process died
+    """A task from a row read by column name."""
+    return task_from_row([row[column] for column in TASK_COLUMNS], run_status)
+
+
+_SELECT_TASKS = f"SELECT {', '.join(TASK_COLUMNS)} FROM tasks"
+_START = TASK_COLUMNS.index("start_ns")
+_PROFILE = TASK_COLUMNS.index(PROFILE_VALUE_NAMES[0])
+
+
+def task_from_row(row: tuple | list, run_status: RunStatus) -> TaskRecord:
+    """A task from its row's values in ``TASK_COLUMNS`` order (the journal's and the store's)."""
+    (id_, run_id, name, stage, status, parent, depends, start, end, trace, span, parent_span,
+     error, error_type, metrics, hardware) = row[:_PROFILE]  # fmt: skip
+    state = _STATUSES[status]
+    if state is TaskStatus.RUNNING and run_status is not RunStatus.RUNNING:
+        state = TaskStatus.INTERRUPTED  # its run ended without it: its process died
     return TaskRecord(
-        id=row["id"],
-        run_id=row["run_id"],
-        name=row["name"],
-        stage=row["stage"],
-        status=status,
-        start_ns=row["start_ns"],
-        end_ns=row["end_ns"],
-        trace_id=row["trace_id"],
-        span_id=row["span_id"],
-        parent_id=row["parent_id"],
-        parent_span_id=row["parent_span_id"],
-        depends_on=json.loads(row["depends_on"]),
-        error=row["error"],
-        error_type=row["error_type"],
-        profile=Profile.from_values([row[c] for c in PROFILE_VALUE_NAMES])
-        if row["wall_s"] is not None
-        else Profile(),
-        metrics=json.loads(row["metrics"]),
-        hardware=row["hardware"],
+        id_, run_id, name, stage, state, start, trace, span, parent, parent_span,
+        _json_list(depends), end, error, error_type,
+        Profile.from_values(row[_PROFILE:]) if row[_PROFILE] is not None else Profile(),
+        _json_dict(metrics), hardware,
+    )  # fmt: skip
+
+
+#: The columns ``task_outlines`` reads, in the order ``_outline`` takes them.
+OUTLINE_COLUMNS = (
+    "id", "run_id", "name", "stage", "status", "parent_id", "depends_on", "start_ns", "end_ns",
+    "metrics", "hardware", "wall_s", "cpu_s", "start_rss_bytes", "end_rss_bytes",
+    "peak_rss_bytes", "qpu_s", "queue_s", "pid", "host", "thread", "gpu_utilization_mean_pct",
+)  # fmt: skip
+_STATUSES = {status.value: status for status in TaskStatus}
+_NO_GPU = NOT_MEASURED_GPU
+_NOT_ENDED = Profile()  # shared: an outline is read, never changed
+
+
+def _outline(row: tuple, run_status: RunStatus) -> TaskRecord:
+    """A task from ``OUTLINE_COLUMNS``: no span ids, error or full profile (see ``task_outlines``)."""
+    (id_, run_id, name, stage, status, parent, depends, start, end, metrics, hardware, wall,
+     cpu, start_rss, end_rss, peak, qpu, queue, pid, host, thread, gpu_mean) = row  # fmt: skip
+    state = _STATUSES[status]
+    if state is TaskStatus.RUNNING and run_status is not RunStatus.RUNNING:
+        state = TaskStatus.INTERRUPTED
+    profile = (
+        Profile(
+            wall,
+            cpu,
+            "",
+            0.0,
+            0.0,
+            0.0,
+            start_rss,
+            end_rss,
+            peak,
+            0,
+            0,
+            qpu,
+            queue,
+            pid,
+            host,
+            thread,
+            _NO_GPU if gpu_mean is None else GpuProfile(True, utilization_mean_pct=gpu_mean),
+        )  # fmt: skip
+        if wall is not None
+        else _NOT_ENDED
     )
+    return TaskRecord(
+        id_, run_id, name, stage, state, start, "", "", parent, None,
+        _json_list(depends), end, None, None, profile, _json_dict(metrics), hardware,
+    )  # fmt: skip
 
 
 def decision_record(row: Row) -> PolicyDecision:

@@ -174,6 +174,13 @@ class SQLiteBackend(StoreBackend):
     def query(self, conn: sqlite3.Connection, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         return conn.execute(sql, params).fetchall()
 
+    def query_tuples(
+        self, conn: sqlite3.Connection, sql: str, params: Sequence[Any] = ()
+    ) -> list[tuple]:
+        cursor = conn.cursor()
+        cursor.row_factory = None
+        return cursor.execute(sql, params).fetchall()
+
     def execute(self, conn: sqlite3.Connection, sql: str, params: Sequence[Any] = ()) -> None:
         conn.execute(sql, params)
 

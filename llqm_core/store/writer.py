@@ -21,7 +21,6 @@ from typing import Any
 
 from ..model.errors import LLQMWarning, StoreError
 from ..model.records import (
-    PROFILE_VALUE_NAMES,
     HardwareSnapshot,
     PolicyDecision,
     RunRecord,
@@ -31,6 +30,7 @@ from .backend import StoreBackend
 from .journal import TaskJournal, decode_frame, encode_row, read_journals
 from .journal import json_text as _dumps  # the one compact encoder of the store's text
 from .schema import TASK_COLUMNS, stored_row
+from .task_rows import finished_row, running_row
 
 CHECKPOINT_INTERVAL_S = 2.0
 START_ROW_DELAY_S = 0.05
@@ -41,8 +41,6 @@ FINISHED_ROWS_WAIT_S = 10.0
 #: More finished rows than this are committed at once: bounded memory and commit size.
 MAX_QUEUED_ROWS = 1000
 
-_NOT_MEASURED = (None,) * len(PROFILE_VALUE_NAMES)
-
 
 class WriterState(enum.Enum):
     """What the writer does with what it is handed; it only ever moves down this list."""
@@ -50,54 +48,6 @@ class WriterState(enum.Enum):
     WRITING = "writing"  # rows go to the journal and the database
     FAILED = "failed"  # the database refused a write: warned once, the pipeline goes on without the store
     CLOSED = "closed"  # queued rows committed at close; nothing more is taken
-
-
-def finished_row(task: TaskRecord) -> list:
-    """An ended task as its journal frame keeps it, for ``encode_row`` at once: its list and
-    dict are taken as they are, not copied (the frame is what is kept); ``stored_row`` makes
-    the stored row of the decoded frame."""
-    return [
-        task.id,
-        task.run_id,
-        task.name,
-        task.stage,
-        task.status._value_,  # the member's plain attribute: ``.value`` is a property call
-        task.parent_id,
-        task.depends_on,
-        task.start_ns,
-        task.end_ns,
-        task.trace_id,
-        task.span_id,
-        task.parent_span_id,
-        task.error,
-        task.error_type,
-        task.metrics,
-        task.hardware,
-        *task.profile.values(),
-    ]
-
-
-def running_row(task: TaskRecord) -> tuple:
-    """A started task's row: only what is fixed by then, so building it later is safe."""
-    return (
-        task.id,
-        task.run_id,
-        task.name,
-        task.stage,
-        "running",
-        task.parent_id,
-        _dumps(task.depends_on),
-        task.start_ns,
-        None,
-        task.trace_id,
-        task.span_id,
-        task.parent_span_id,
-        None,
-        None,
-        "{}",
-        None,
-        *_NOT_MEASURED,
-    )
 
 
 class StoreWriter:

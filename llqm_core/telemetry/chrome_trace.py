@@ -5,34 +5,36 @@ to different lanes (greedy packing of the top-level tasks; a task's children sha
 lane), waiting for a queue has a lane of its own. Counter tracks ("ph": "C") show the
 process's resident memory at each task's start, peak and end, and each task's CPU use
 (CPU seconds over wall seconds) while it ran. Times are microseconds from the run's start.
+In a run of many tasks, those too short to see are merged into one event per run of like
+siblings, in their parent's lane, with their count (``model.visible``); the trace says so
+in ``otherData.merged`` and in an instant event at its start.
 """
 
 from __future__ import annotations
 
+import heapq
 from typing import Any
 
 from ..model.records import RunRecord, TaskRecord
+from ..model.visible import visible_tasks
 
 QUEUE_LANE = "queue"
 
 
 def _lanes(tasks: list[TaskRecord]) -> dict[str, str]:
-    """A lane name for each task: overlapping top-level tasks apart, children with their parent."""
+    """A lane name for each task: overlapping top-level tasks apart, children with their parent.
+    Top-level tasks take the lowest-numbered free lane (free lanes and busy ones kept in heaps)."""
     by_parent: dict[str | None, list[TaskRecord]] = {}
     for task in tasks:
         by_parent.setdefault(task.parent_id, []).append(task)
     lanes: dict[str, str] = {}
-    lane_ends: list[int] = []
+    free: list[int] = []  # lane indices free now
+    busy: list[tuple[int, int]] = []  # (busy until, lane index)
     for task in sorted(by_parent.get(None, []), key=lambda t: t.start_ns):
-        end = task.end_ns or task.start_ns
-        index = next(
-            (i for i, busy_until in enumerate(lane_ends) if busy_until <= task.start_ns), None
-        )
-        if index is None:
-            lane_ends.append(end)
-            index = len(lane_ends) - 1
-        else:
-            lane_ends[index] = end
+        while busy and busy[0][0] <= task.start_ns:
+            heapq.heappush(free, heapq.heappop(busy)[1])
+        index = heapq.heappop(free) if free else len(busy) + len(free)
+        heapq.heappush(busy, (task.end_ns or task.start_ns, index))
         lanes[task.id] = f"worker {index + 1}"
     pending = list(by_parent.get(None, []))
     while pending:
@@ -48,6 +50,7 @@ def _lanes(tasks: list[TaskRecord]) -> dict[str, str]:
 def chrome_trace(run: RunRecord, tasks: list[TaskRecord]) -> dict[str, Any]:
     """The trace-event JSON of one run."""
     origin = run.start_ns
+    tasks, merged = visible_tasks(tasks, run.wall_s)
     lanes = _lanes(tasks)
     lane_ids = {
         name: i + 1
@@ -65,6 +68,10 @@ def chrome_trace(run: RunRecord, tasks: list[TaskRecord]) -> dict[str, Any]:
             for name, tid in lane_ids.items()
         ),
     ]
+    if merged:
+        events.append(
+            {"ph": "i", "s": "g", "name": merged["note"], "pid": pid, "tid": 1, "ts": 0.0}
+        )
     for task in sorted(tasks, key=lambda t: t.start_ns):
         if task.end_ns is None:
             continue
@@ -110,12 +117,9 @@ def chrome_trace(run: RunRecord, tasks: list[TaskRecord]) -> dict[str, Any]:
                 }
             )
     cpus = run.cpus or 64  # a tiny task may be charged a whole tick of CPU
+    parents = {t.parent_id for t in tasks}
     for task in tasks:  # CPU use of the innermost tasks, as a step function
-        if (
-            task.end_ns is None
-            or any(t.parent_id == task.id for t in tasks)
-            or not task.profile.wall_s
-        ):
+        if task.end_ns is None or task.id in parents or not task.profile.wall_s:
             continue
         use = min(100.0 * task.profile.cpu_s / task.profile.wall_s, 100.0 * cpus)
         events.append(
@@ -136,8 +140,7 @@ def chrome_trace(run: RunRecord, tasks: list[TaskRecord]) -> dict[str, Any]:
                 "args": {"cpu": 0.0},
             }
         )
-    return {
-        "traceEvents": events,
-        "displayTimeUnit": "ms",
-        "otherData": {"run_id": run.id, "run_name": run.name, "trace_id": run.trace_id},
-    }
+    other: dict[str, Any] = {"run_id": run.id, "run_name": run.name, "trace_id": run.trace_id}
+    if merged:
+        other["merged"] = merged
+    return {"traceEvents": events, "displayTimeUnit": "ms", "otherData": other}

@@ -43,8 +43,22 @@ def fidelity_figures(data: dict[str, Any]) -> dict[str, Any]:
         name: abs(values[name] - ideal) for name in ("unmitigated", "mitigated") if name in values
     }
     figures |= {f"fidelity.error_{name}": error for name, error in errors.items()}
+    # the ideal value is exact: an error has its value's standard error (shot noise)
+    stderrs = {
+        name: figures[f"fidelity.{name}_stderr"]
+        for name in errors
+        if f"fidelity.{name}_stderr" in figures
+    }
+    figures |= {f"fidelity.error_{name}_stderr": error for name, error in stderrs.items()}
     if len(errors) == 2:
         figures["fidelity.error_reduction"] = (
             errors["unmitigated"] / errors["mitigated"] if errors["mitigated"] else math.inf
         )
+        if len(stderrs) == 2 and errors["mitigated"] and errors["unmitigated"]:
+            # first-order propagation through the ratio of the two errors
+            ratio = figures["fidelity.error_reduction"]
+            figures["fidelity.error_reduction_stderr"] = ratio * math.hypot(
+                stderrs["unmitigated"] / errors["unmitigated"],
+                stderrs["mitigated"] / errors["mitigated"],
+            )
     return figures

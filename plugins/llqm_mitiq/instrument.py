@@ -46,6 +46,7 @@ class _Technique:
     handle: llqm_core.TaskHandle
     scales: list[float] = field(default_factory=list)  # in the order the folds were made
     ran: list[int] = field(default_factory=list)  # two-qubit gates of each circuit run
+    handed: list[int] = field(default_factory=list)  # of each circuit handed to the executor
     values: dict[str, Any] = field(default_factory=dict)
     combine: llqm_core.TaskHandle | None = None
 
@@ -63,19 +64,44 @@ def _in(name: str) -> _Technique | None:
     return technique if technique is not None and technique.name == name else None
 
 
-def _fold_check(technique: _Technique) -> list[str]:
-    """``gate_count_shortfalls`` for the circuits run at each scale factor (several runs of one
-    scale, such as ``num_to_average`` or an observable's measurement circuits, averaged)."""
-    scales, ran = technique.scales, technique.ran
-    if not scales or not ran or len(ran) % len(scales):
-        return []
-    per = len(ran) // len(scales)
+#: What to do in a program of one's own when routing's gates were not folded, or were cancelled.
+ROUTING_REMEDY = (
+    "fold the circuit transpiled for the device instead of the logical one (an executor that "
+    "runs it without transpiling again), so routing's gates are folded too, or give it an "
+    "initial layout that needs no SWAPs"
+)
+CANCEL_REMEDY = (
+    "transpile the folded circuits at optimization_level 0, or fold the circuit transpiled for "
+    "the device (an executor that runs it without transpiling again)"
+)
+
+
+def _per_scale(scales: list[float], counts: list[int]) -> list[float] | None:
+    """The mean of ``counts`` at each distinct scale factor (several circuits of one scale,
+    such as ``num_to_average`` or an observable's measurement circuits, averaged)."""
+    if not counts or len(counts) % len(scales):
+        return None
+    per = len(counts) // len(scales)
     means: dict[float, list[float]] = {}
     for index, scale in enumerate(scales):
-        group = ran[index * per : (index + 1) * per]
+        group = counts[index * per : (index + 1) * per]
         means.setdefault(scale, []).append(sum(group) / per)
-    unique = list(means)
-    return gate_count_shortfalls(unique, [sum(v) / len(v) for v in means.values()])
+    return [sum(v) / len(v) for v in means.values()]
+
+
+def _fold_check(technique: _Technique) -> list[str]:
+    """``gate_count_shortfalls`` for the circuits run at each scale factor, told apart by what
+    the executor was handed (Mitiq's folds) and what reached the backend."""
+    scales = technique.scales
+    if not scales:
+        return []
+    ran = _per_scale(scales, technique.ran)
+    if ran is None:
+        return []
+    handed = _per_scale(scales, technique.handed)
+    return gate_count_shortfalls(
+        list(dict.fromkeys(scales)), ran, handed, ROUTING_REMEDY, CANCEL_REMEDY
+    )
 
 
 def _wrap_technique(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -203,10 +229,10 @@ def _wrap_call_executor(original: Callable[..., Any]) -> Callable[..., Any]:
             ran = handle.record.metrics.get("execute.two_qubit_gates")
         technique = _technique.get()
         if technique is not None:
-            if ran is None:  # no instrumented backend inside: what the executor was handed
-                counts = [_two_qubit_gates(c) for c in batch]
-                ran = counts if None not in counts else []
-            technique.ran.extend(ran)
+            counts = [_two_qubit_gates(c) for c in batch]
+            handed = [c for c in counts if c is not None] if None not in counts else []
+            technique.handed.extend(handed)
+            technique.ran.extend(handed if ran is None else ran)  # no backend seen: as handed
         return result
 
     return _call_executor

@@ -21,10 +21,11 @@ from qiskit import QuantumCircuit
 import llqm_core
 from llqm_core.model.checks import whole
 from llqm_core.model.errors import warn
+from llqm_core.pipeline.reactive import calibration_in_force
 from llqm_core.runtime.instrumentation import suppressed
 
-from .common import evaluate, execute, last_only, raw_estimate, sum_readouts
-from .estimates import pec_estimate, pec_shots
+from .costs import pec_estimate, pec_shots
+from .execution import evaluate, execute, last_only, raw_estimate, sum_readouts
 from .pec_compiled import represent_compiled, sample_compiled
 
 if TYPE_CHECKING:  # Mitiq and Cirq are imported where PEC runs: loading the plugin takes no seconds
@@ -345,7 +346,7 @@ def pec(
         with llqm_core.task("represent", stage="mitigate.pec.represent") as represent_task:
             represent_task.add_dependency(*represent_task.run.producers([circuit, compiled]))
             if sample == "compiled":
-                snapshot = backend.snapshot()
+                snapshot = calibration_in_force(backend)
                 represent_task.use_hardware(snapshot)
                 represented = represent_compiled(compiled, snapshot)
                 gamma = represented.gamma
@@ -359,7 +360,7 @@ def pec(
                 )
             else:
                 if noise_level is None:
-                    snapshot = backend.snapshot()
+                    snapshot = calibration_in_force(backend)
                     represent_task.use_hardware(snapshot)
                     levels = calibrated_noise_levels(compiled, snapshot)
                     problems += levels.problems

@@ -192,7 +192,7 @@ def sample_compiled(
         for position, instruction in reversed(insertions):  # later first: positions hold
             data.insert(position + 1, instruction)
         # What the sample is, for an engine that converts the compiled circuit once and adds the
-        # few gates inserted (Stim's, ``llqm_qiskit.stim_engine``): a convention, not an import.
+        # few gates inserted (Stim's, ``llqm_qiskit.backends.stim_engine``): a convention, not an import.
         setattr(circuit, _INSERTIONS, (compiled, tuple(insertions)))
         circuits.append(circuit)
         signs.append(-1 if negative % 2 else 1)

@@ -39,8 +39,8 @@ from llqm_core.model.checks import flag
 from llqm_core.model.errors import warn
 from llqm_core.pipeline.policies import decide
 
-from .common import Readout, execute, measured
-from .estimates import rem_estimate
+from .costs import rem_estimate
+from .execution import Readout, execute, measured
 from .shared_job import SharedJob
 
 MAX_SHOTS = 10_000_000

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .common import estimate, execute, last_only, raw_estimate
-from .estimates import unmitigated_estimate
+from .costs import unmitigated_estimate
+from .execution import estimate, execute, last_only, raw_estimate
 
 
 def unmitigated(*, inner: bool = False) -> Callable[[dict[str, Any]], dict[str, Any]]:

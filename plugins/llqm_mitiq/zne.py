@@ -31,8 +31,8 @@ from llqm_core.model.errors import warn
 from llqm_core.pipeline.policies import decide
 from llqm_core.runtime.instrumentation import suppressed
 
-from .common import estimate, execute, last_only, raw_estimate
-from .estimates import zne_estimate
+from .costs import zne_estimate
+from .execution import estimate, execute, last_only, raw_estimate
 
 
 def _mitiq_zne() -> ModuleType:
@@ -136,25 +136,78 @@ def two_qubit_gates(circuit) -> int:
     )
 
 
-def fold_shortfalls(scale_factors: Sequence[float], compiled: Sequence[Any]) -> list[str]:
-    """A sentence for each folded circuit whose two-qubit gates did not grow as its scale factor says."""
-    return gate_count_shortfalls(scale_factors, [two_qubit_gates(c) for c in compiled])
+def fold_shortfalls(
+    scale_factors: Sequence[float], compiled: Sequence[Any], folded: Sequence[Any] | None = None
+) -> list[str]:
+    """A sentence for each folded circuit whose two-qubit gates did not grow as its scale factor
+    says, naming the cause (``gate_count_shortfalls``); ``folded``: the circuits before
+    transpiling (None: folded after transpiling, nothing to tell apart)."""
+    return gate_count_shortfalls(
+        scale_factors,
+        [two_qubit_gates(c) for c in compiled],
+        None if folded is None else [two_qubit_gates(c) for c in folded],
+    )
 
 
-def gate_count_shortfalls(scale_factors: Sequence[float], gates: Sequence[int]) -> list[str]:
-    """``fold_shortfalls`` from the two-qubit gate count of the circuit run at each scale factor."""
-    base = gates[scale_factors.index(min(scale_factors))] or 1
+#: What to do when routing's gates were not folded, in a pipeline file.
+ROUTING_REMEDY = (
+    'fold after transpiling (folding = "after_transpile", the default), which folds routing\'s '
+    "gates too, or place the circuit where it needs no SWAPs (the hardware_layout policy)"
+)
+#: What to do when the transpiler cancelled the folds, in a pipeline file.
+CANCEL_REMEDY = (
+    'transpile at optimization_level 0, or fold after transpiling (folding = "after_transpile")'
+)
+
+
+def gate_count_shortfalls(
+    scale_factors: Sequence[float],
+    gates: Sequence[float],
+    folded: Sequence[float] | None = None,
+    routing_remedy: str = ROUTING_REMEDY,
+    cancel_remedy: str = CANCEL_REMEDY,
+) -> list[str]:
+    """``fold_shortfalls`` from the two-qubit gate count of the circuit run at each scale factor
+    (``gates``) and, where known, of the folded circuit before it was transpiled (``folded``).
+
+    Two causes leave a folded circuit with too few two-qubit gates, and they call for different
+    remedies: the transpiler cancelled the folded pairs (the gates it added over the unscaled
+    circuit are fewer than the folds added), or every fold is there but routing added SWAPs
+    that the folding never saw, so the unscaled circuit already had many more gates than the
+    folding scaled. With ``folded`` unknown the sentence names both."""
+    base_index = scale_factors.index(min(scale_factors))
+    base = gates[base_index] or 1
     problems = []
     for scale, count in zip(scale_factors, gates):
         growth = count / base
         expected = scale / min(scale_factors)
-        if (
-            growth < (1 + expected) / 2
-        ):  # nearer "nothing folded" than the scale factor (random folding is discrete)
+        if growth >= (1 + expected) / 2:  # nearer the scale factor than "nothing folded"
+            continue  # (random folding is discrete)
+        said = (
+            f"ZNE scale factor {scale:g} left {growth:.2f}x the two-qubit gates after transpiling "
+            f"(expected {expected:.2f}x)"
+        )
+        if folded is None:
             problems.append(
-                f"ZNE scale factor {scale:g} left {growth:.2f}x the two-qubit gates after transpiling "
-                f"(expected {expected:.2f}x): the transpiler cancelled the folds, so the noise was not "
-                "scaled; transpile at optimization_level 0, or fold after transpiling."
+                f"{said}: the transpiler cancelled the folds, or routing added gates that were "
+                f"not folded, so the noise was not scaled as asked; {cancel_remedy}."
+            )
+            continue
+        added_folds = folded[scale_factors.index(scale)] - folded[base_index]
+        added_run = count - gates[base_index]
+        unfolded = gates[base_index] - folded[base_index]
+        if added_run >= 0.9 * added_folds:
+            problems.append(
+                f"{said}: every folded gate is there ({added_run:.0f} more than unscaled, "
+                f"{added_folds:.0f} folded), but routing added {unfolded:.0f} two-qubit gates "
+                f"(SWAPs) to the {folded[base_index]:.0f} the folding saw, and those were not "
+                f"folded, so their noise was not scaled; {routing_remedy}."
+            )
+        else:
+            problems.append(
+                f"{said}: the transpiler cancelled {added_folds - added_run:.0f} of the "
+                f"{added_folds:.0f} folded two-qubit gates, so the noise was not scaled; "
+                f"{cancel_remedy}."
             )
     return problems
 
@@ -241,6 +294,7 @@ def zne(
             folding=folding,
         )
         gates = foldable_gates(data.get("compiled"))
+        folded: list[Any] | None = None  # the folds before transpiling (Mitiq's folding)
         if decision is not None and decision.choice.get("fold") == AFTER_TRANSPILE:
             compiled = _fold_after_transpile(data, scales, set(decision.choice["gates"]), seed)
         elif folding == AFTER_TRANSPILE and gates:
@@ -255,7 +309,7 @@ def zne(
                     handle.record_output(circuit)
                 folded.append(circuit)
             compiled = data["compile"](folded)
-        problems = fold_shortfalls(scales, compiled)
+        problems = fold_shortfalls(scales, compiled, folded)
         for problem in problems:
             warn(problem)
         readouts = execute(data, compiled, data["shots"], seed=data["seed"])

@@ -41,7 +41,7 @@ from llqm_core.model.errors import UserError, warn
 from llqm_core.pipeline.policies import kept_default, record
 from llqm_core.pipeline.sections import section_shots
 
-from .predict import run_features
+from .cost_model import run_features
 
 NAME = "budgeted_mitigation"
 MITIGATION_SECTION = "mitigation"

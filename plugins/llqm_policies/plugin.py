@@ -12,14 +12,14 @@ from .budget import NAME as BUDGET
 from .budget import BudgetedMitigation
 from .cache import NAME as CACHE
 from .cache import TranspileCache
+from .cost_model import NAME as PREDICT
+from .cost_model import CostModel
 from .folding import NAME as FOLDING
 from .folding import FoldAfterTranspile
 from .layout import NAME as LAYOUT
 from .layout import HardwareAwareLayout
 from .parallel import NAME as PARALLEL
 from .parallel import ParallelTranspile
-from .predict import NAME as PREDICT
-from .predict import CostModel
 
 
 @hookimpl

@@ -7,14 +7,14 @@ from typing import Any
 
 from llqm_core import hookimpl
 
-from .aer import AerBackend
-from .devices import fake_device, fake_device_names
-from .ibm import IBMRuntimeBackend
+from .backends.aer import AerBackend
+from .backends.ibm import IBMRuntimeBackend
+from .backends.modelled import ModelledQPU
+from .devices.catalog import fake_device, fake_device_names
+from .devices.snapshot import hardware_snapshot
 from .metrics import describe
-from .modelled import ModelledQPU
-from .sections import SECTIONS
-from .snapshot import hardware_snapshot
-from .stages import generate, observable, transpile
+from .pipeline.sections import SECTIONS
+from .pipeline.steps import generate, observable, transpile
 
 
 @hookimpl

@@ -1,6 +1,6 @@
 """The ``sample.basic`` backend: noiseless runs on Qiskit's own ``BasicSimulator``.
 
-It subclasses ``llqm_qiskit.backend.QuantumBackend``, the one interface LLQM's backends
+It subclasses ``llqm_qiskit.backends.base.QuantumBackend``, the one interface LLQM's backends
 implement: the base class owns ``device`` (the ``BackendV2`` circuits are transpiled for),
 reads the device's ``Target`` into a ``HardwareSnapshot`` (``snapshot()``), checks circuits
 and wraps every job in an ``execute`` task with the snapshot, ``backend.name`` and the
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 
-from llqm_qiskit.backend import JobOutcome, QuantumBackend
+from llqm_qiskit.backends.base import JobOutcome, QuantumBackend
 from qiskit import QuantumCircuit
 from qiskit.providers.basic_provider import BasicSimulator
 from qiskit.providers.fake_provider import GenericBackendV2

@@ -1,0 +1,166 @@
+"""Timing warm-up apart from the work (``model.warmup`` says what warm-up is and why).
+
+Two kinds are caught while a run is open:
+
+- the import of a module of a known heavy package (``WATCHED_PACKAGES``, more with
+  ``watch_imports``): an import finder at the front of ``sys.meta_path`` times the module's
+  execution, nested imports included, as one ``warmup.import`` task named ``import <module>``;
+- a first call that a plugin marks with ``first_call(key, name)`` (the first preset pass
+  manager of a process): the block runs as a ``warmup.first_call`` task the first time ``key``
+  is seen in the process, and as plain work every later time.
+
+A warm-up shorter than ``MIN_WARMUP_S`` is not kept: it would cost a stored task for nothing.
+Its time is added to this thread's ``warmup_spent`` so the tasks around it leave it out.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from ..model.warmup import WARMUP_STAGE_PREFIX
+from .measure import Measurement, warmup_spent
+
+IMPORT_STAGE = WARMUP_STAGE_PREFIX + "import"
+FIRST_CALL_STAGE = WARMUP_STAGE_PREFIX + "first_call"
+#: Packages whose first import in a run is warm-up: the quantum libraries and the numeric ones
+#: they pull in, named here (not imported) so the core imports none of them.
+WATCHED_PACKAGES = {
+    "qiskit",
+    "qiskit_aer",
+    "qiskit_ibm_runtime",
+    "mitiq",
+    "cirq",
+    "cirq_core",
+    "stim",
+    "scipy",
+    "sympy",
+    "matplotlib",
+    "networkx",
+    "ply",
+}
+#: Warm-ups shorter than this are left in the task that paid them (not worth a task).
+MIN_WARMUP_S = 0.002
+
+_inside = threading.local()  # .busy: a warm-up is being timed in this thread (nested ones join it)
+_first_calls: set[Any] = set()
+_first_calls_lock = threading.Lock()
+
+
+def watch_imports(*packages: str) -> None:
+    """Time the first imports of ``packages`` (top-level names) inside a run as warm-up."""
+    WATCHED_PACKAGES.update(packages)
+
+
+@contextmanager
+def warmup(name: str, stage: str) -> Iterator[None]:
+    """Time the block as a warm-up task ``name`` of ``stage`` under the current task (or the
+    current run), unless a warm-up is already being timed in this thread or no run is open."""
+    from .api import current_run, current_task
+
+    run = current_run()
+    if run is None or getattr(_inside, "busy", False):
+        yield
+        return
+    _inside.busy = True
+    start_ns = time.time_ns()
+    measurement = Measurement()
+    try:
+        yield
+    finally:
+        _inside.busy = False
+        profile = measurement.stop()
+        end_ns = time.time_ns()
+        _keep(name, stage, run, current_task(), start_ns, end_ns, profile)
+
+
+def _keep(
+    name: str, stage: str, run: Any, parent: Any, start_ns: int, end_ns: int, profile: Any
+) -> None:
+    if profile.wall_s < MIN_WARMUP_S:
+        return
+    from .api import finish_task, start_task
+
+    cpu = profile.thread_cpu_s if profile.thread_cpu_s is not None else profile.cpu_s
+    warmup_spent.wall += profile.wall_s
+    warmup_spent.cpu += cpu
+    handle = start_task(
+        name,
+        stage,
+        parent=parent if parent is not None and parent.run is run else None,
+        run=run,
+        activate=False,
+    )
+    finish_task(handle, timed=(start_ns, end_ns, profile))
+
+
+@contextmanager
+def first_call(key: Any, name: str) -> Iterator[bool]:
+    """Run the block as warm-up the first time ``key`` is seen in this process (yields True
+    then), as plain work afterwards (yields False)."""
+    with _first_calls_lock:
+        first = key not in _first_calls
+        _first_calls.add(key)
+    if not first:
+        yield False
+        return
+    with warmup(name, FIRST_CALL_STAGE):
+        yield True
+
+
+class ImportTimer(importlib.abc.MetaPathFinder):
+    """Finds nothing itself: asks the finders after it, and makes executing a watched package's
+    module a warm-up (see the module docstring). The loader found is the module's own, so its
+    ``exec_module`` is wrapped on that one object, as ``post_import`` does."""
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname.partition(".")[0] not in WATCHED_PACKAGES or getattr(_inside, "busy", False):
+            return None
+        from .api import current_run
+
+        if current_run() is None:
+            return None
+        for finder in list(sys.meta_path):
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        loader = spec.loader
+        if (
+            loader is None
+            or isinstance(loader, type)  # a class serving many modules (built-in, frozen)
+            or not hasattr(loader, "exec_module")
+            or getattr(loader, "_llqm_timed", False)
+        ):
+            return spec
+        execute, name = loader.exec_module, f"import {fullname}"
+
+        def exec_module(module: Any) -> None:
+            with warmup(name, IMPORT_STAGE):
+                execute(module)
+
+        loader.exec_module = exec_module  # type: ignore[method-assign]  # this module's own
+        loader._llqm_timed = True  # type: ignore[attr-defined]
+        return spec
+
+
+_timer = ImportTimer()
+
+
+def install() -> None:
+    """Put the import timer at the front of ``sys.meta_path`` (once; a run's start calls it)."""
+    if _timer not in sys.meta_path:
+        sys.meta_path.insert(0, _timer)
+
+
+def uninstall() -> None:
+    if _timer in sys.meta_path:
+        sys.meta_path.remove(_timer)

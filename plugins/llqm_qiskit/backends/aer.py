@@ -1,0 +1,395 @@
+"""The embedded default: Aer simulating a fake IBM device, with noise from its calibration.
+
+The noise is the snapshot's twirled Pauli channels written into each circuit (see
+``noise.py``), which works on every method and keeps the stabilizer method fast. The method
+follows the circuit unless one is asked for:
+
+- up to ``exact_max_qubits`` active qubits: ``density_matrix``, exact in the noise;
+- Clifford circuits of any width: ``stim`` (``stim_engine.py``: Stim's frame simulator with
+  the same Pauli noise; the same distribution as Aer's stabilizer method with the noise
+  written in, at a fraction of its cost), or ``stabilizer`` for an ideal run;
+- other circuits up to ``statevector_max_qubits`` active qubits: ``statevector``, with the
+  noise sampled per shot (trajectories);
+- wider non-Clifford circuits whose estimated bond dimension fits ``mps_max_bond`` (``mps.py``):
+  Aer's ``matrix_product_state``, one trajectory per shot;
+- anything else is refused with the reason and the estimate.
+
+Active qubits are the ones a circuit touches: Aer leaves the idle qubits of a circuit
+transpiled onto a 156-qubit device out of the simulation. The execute task shows the cost of
+the choice: its ``execute.noise`` and ``execute.simulate`` children, the method, and seconds
+per shot. A simulator has no queue and no QPU: the simulation's seconds are CPU time (the
+``execute.simulate`` task's wall and CPU), never QPU seconds. With ``model_qpu_time = true`` a
+job records the seconds the device itself would be busy with it (the ``qpu_time.py`` model of
+``modelled_qpu``, without the queue), marked ``qpu.modelled`` so reports label them modelled;
+by default a simulated job has no QPU seconds at all.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+from qiskit import QuantumCircuit
+from qiskit_aer import AerSimulator
+
+import llqm_core
+from llqm_core import HardwareSnapshot
+from llqm_core.model.checks import flag, whole
+from llqm_core.model.errors import warn
+from llqm_core.model.units import format_seconds
+from llqm_core.pipeline.fit import Estimate
+
+from ..costs import simulation_estimate
+from ..devices.catalog import DEFAULT_DEVICE, fake_device
+from ..devices.drift import CalibrationDrift
+from ..devices.noise import PauliNoise
+from ..devices.qpu_time import QpuTimeModel
+from . import mps, stim_engine
+from .base import JobOutcome, QuantumBackend
+
+METHODS = (
+    "automatic",
+    "density_matrix",
+    "stim",
+    "stabilizer",
+    "statevector",
+    "matrix_product_state",
+)
+_CLIFFORD = {
+    "cx",
+    "cz",
+    "cy",
+    "ecr",
+    "swap",
+    "h",
+    "s",
+    "sdg",
+    "x",
+    "y",
+    "z",
+    "sx",
+    "sxdg",
+    "id",
+    "measure",
+    "barrier",
+    "reset",
+    "delay",
+    "quantum_channel",
+}
+_PHASES = {"rz", "p", "u1"}
+
+
+def is_clifford(circuit: QuantumCircuit) -> bool:
+    """Whether the stabilizer method can run ``circuit``: Clifford gates, phases in steps of pi/2."""
+    names = set(circuit.count_ops())
+    if not names <= _CLIFFORD | _PHASES:
+        return False
+    if not names & _PHASES:
+        return True
+    # CircuitInstruction's own name and params: no gate object is built per instruction.
+    for instruction in circuit.data:
+        if instruction.name in _PHASES:
+            if instruction.is_parameterized():
+                return False
+            quarter_turns = float(instruction.params[0]) / (math.pi / 2)
+            if abs(quarter_turns - round(quarter_turns)) >= 1e-9:
+                return False
+    return True
+
+
+def active_qubits(circuit: QuantumCircuit) -> int:
+    touched = {
+        q
+        for instruction in circuit.data
+        if instruction.name != "barrier"
+        for q in instruction.qubits
+    }
+    return len(touched)
+
+
+def _width_said(circuits: list[QuantumCircuit], width: int) -> str:
+    """``41 active qubits``, and where routing brought in qubits the logical circuit lacks,
+    how many: a compiled circuit's layout knows its logical width."""
+    layout = getattr(circuits[0], "layout", None)
+    logical = len(layout.initial_index_layout(filter_ancillas=True)) if layout else None
+    if logical is None or width <= logical:
+        return f"{width} active qubits"
+    extra = width - logical
+    return (
+        f"{width} active qubits (its {logical} and {extra} more that routing on the device "
+        f"brought in)"
+    )
+
+
+def choose_method(
+    circuits: list[QuantumCircuit],
+    exact_max_qubits: int,
+    statevector_max_qubits: int,
+    noisy: bool = True,
+    *,
+    shots: int = 1,
+    mps_max_bond: int | None = None,
+    strict: bool = False,
+) -> str:
+    """The method for a job of ``circuits``. A non-Clifford circuit wider than
+    ``exact_max_qubits`` runs on a statevector or, when ``mps_max_bond`` is given and a trial
+    run finds it cheaper (``mps.plan``), on Aer's matrix product states; a wider one only on
+    the latter. ``strict`` (the check) refuses what matrix product states cannot run exactly
+    or in time; a run goes on at the limit (its circuit was checked)."""
+    circuits = list({id(c): c for c in circuits}.values())  # a circuit repeated in a job: once
+    width = max(active_qubits(c) for c in circuits)
+    if width <= exact_max_qubits:
+        return "density_matrix"
+    if all(is_clifford(c) for c in circuits):
+        return "stim" if noisy and all(stim_engine.supports(c) for c in circuits) else "stabilizer"
+    fits = width <= statevector_max_qubits
+    refusal = (
+        f"a non-Clifford circuit with {_width_said(circuits, width)} cannot be simulated here: "
+        f"the embedded default simulates non-Clifford circuits of up to {statevector_max_qubits} "
+        "qubits by statevector"
+    )
+    if mps_max_bond is None:
+        if fits:
+            return "statevector"
+        raise ValueError(refusal + ", Clifford circuits of any width.")
+    try:
+        planned = mps.plan(circuits, shots, mps_max_bond, strict)
+    except ValueError as exc:
+        if fits:
+            return "statevector"
+        raise ValueError(f"{refusal}, wider ones by matrix product states, but {exc}.") from None
+    if fits:
+        gates = max(len(c.data) for c in circuits)
+        by_statevector = simulation_estimate(
+            "statevector", width, gates, shots, len(circuits), noisy
+        ).wall_s
+        if by_statevector <= planned.seconds:
+            return "statevector"
+    return "matrix_product_state"
+
+
+class AerBackend(QuantumBackend):
+    """``aer``: the embedded default. Options: ``device`` (a fake backend's name, ``fake_fez``),
+    ``method``, ``noise`` (False for an ideal run), ``drift`` (CalibrationDrift options),
+    ``model_qpu_time`` (record the device's modelled busy seconds as QPU seconds, labelled so),
+    ``monitor_interval_s`` (seconds between the hardware monitor's readings while a run is open;
+    with ``drift.hours_per_second`` the device drifts between them)."""
+
+    kind = "aer"
+
+    def __init__(
+        self,
+        *,
+        device: str = DEFAULT_DEVICE,
+        method: str = "automatic",
+        noise: bool = True,
+        drift: dict[str, Any] | CalibrationDrift | None = None,
+        exact_max_qubits: int = 10,
+        statevector_max_qubits: int = 28,
+        mps_max_bond: int = mps.MAX_BOND,
+        model_qpu_time: bool = False,
+        monitor_interval_s: float = 10.0,
+    ) -> None:
+        if not isinstance(method, str) or method not in METHODS:
+            raise ValueError(
+                f"unknown simulation method {method!r}; choose one of: {', '.join(METHODS)}."
+            )
+        flag("noise", noise)
+        flag("model_qpu_time", model_qpu_time)
+        super().__init__(fake_device(device), monitor_interval_s)
+        self.qpu_model = QpuTimeModel() if model_qpu_time else None
+        self.method = method
+        self.noise = noise
+        self.drift = CalibrationDrift(**drift) if isinstance(drift, dict) else drift
+        self.exact_max_qubits = exact_max_qubits
+        self.statevector_max_qubits = statevector_max_qubits
+        self.mps_max_bond = whole("mps_max_bond", mps_max_bond, 1)
+        self._noise_models: dict[str, PauliNoise] = {}
+
+    def estimate(
+        self,
+        qubits: int,
+        gates: int,
+        shots: int,
+        circuits: int = 1,
+        clifford: bool | None = None,
+        bond: int | None = None,
+    ) -> Estimate:
+        """The method ``choose_method`` would take, modelled; a circuit not known to be
+        non-Clifford (a QASM file before it is parsed) is taken as Clifford, the cheap case.
+        An MPS is modelled at the circuit's estimated ``bond`` dimension once the circuit is
+        known, at the limit ``mps_max_bond`` before."""
+        method = self.method
+        by_mps = simulation_estimate(
+            "matrix_product_state",
+            qubits,
+            gates,
+            shots,
+            circuits,
+            self.noise,
+            bond=self.mps_max_bond if bond is None else min(bond, self.mps_max_bond),
+            bond_known=bond is not None,
+        )
+        if method == "automatic":
+            if qubits <= self.exact_max_qubits:
+                method = "density_matrix"
+            elif clifford is not False:
+                method = "stabilizer"
+            elif qubits <= self.statevector_max_qubits:
+                by_statevector = simulation_estimate(
+                    "statevector", qubits, gates, shots, circuits, self.noise
+                )
+                # as choose_method: the cheaper, once a trial has measured the bond dimension
+                if bond is None or by_statevector.wall_s <= by_mps.wall_s:
+                    return by_statevector
+                return by_mps
+            else:  # its entanglement is measured once the circuit is known (plan_method)
+                return by_mps
+        if method == "matrix_product_state":
+            return by_mps
+        return simulation_estimate(method, qubits, gates, shots, circuits, self.noise)
+
+    def plan_method(self, circuit: QuantumCircuit, shots: int) -> str:
+        """The method a job of ``circuit`` will run on, said when the file is checked; one
+        sentence with the estimate when none can run it."""
+        method = self._method([circuit], shots, strict=True)
+        if method == "matrix_product_state":
+            planned = mps.plan([circuit], shots, self.mps_max_bond, strict=True)
+            return (
+                f"matrix_product_state (bond dimension {planned.bond} reached by a trial run, limit "
+                f"{planned.max_bond}, about {format_seconds(planned.seconds)} per circuit)"
+            )
+        return method
+
+    def _method(self, circuits: list[QuantumCircuit], shots: int, strict: bool = False) -> str:
+        """The method asked for, or the one ``choose_method`` takes for these circuits."""
+        if self.method != "automatic":
+            return self.method
+        return choose_method(
+            circuits,
+            self.exact_max_qubits,
+            self.statevector_max_qubits,
+            noisy=self.noise,
+            shots=shots,
+            mps_max_bond=self.mps_max_bond,
+            strict=strict,
+        )
+
+    def calibration_for_job(self) -> HardwareSnapshot:
+        return self.poll_calibration()
+
+    def job_finished(self) -> None:
+        if self.drift is not None:
+            self.drift.advance(self.snapshot())
+
+    @property
+    def calibration_moves(self) -> bool:
+        return self.drift is not None
+
+    def poll_calibration(self) -> HardwareSnapshot:
+        """The drifted calibration now: the wall clock's modelled hours pass, no job's."""
+        if self.drift is None:
+            return self.snapshot()
+        return self.drift.now(self.snapshot())
+
+    def _pauli_noise(self, snapshot: HardwareSnapshot) -> PauliNoise:
+        fingerprint = snapshot.fingerprint
+        if fingerprint not in self._noise_models:
+            self._noise_models = {
+                fingerprint: PauliNoise(snapshot)
+            }  # keep one: a drifting device moves on
+        return self._noise_models[fingerprint]
+
+    def run_job(
+        self,
+        circuits: list[QuantumCircuit],
+        shots: int,
+        seed: int | None,
+        snapshot: HardwareSnapshot,
+    ) -> JobOutcome:
+        outcome = self.simulate(circuits, shots, seed, snapshot)
+        if self.qpu_model is not None:
+            outcome.qpu_s = self.qpu_model.job_seconds(circuits, shots, snapshot)[0]
+            outcome.metrics["qpu.modelled"] = True
+        return outcome
+
+    def simulate(
+        self,
+        circuits: list[QuantumCircuit],
+        shots: int,
+        seed: int | None,
+        snapshot: HardwareSnapshot,
+    ) -> JobOutcome:
+        """Counts from the simulation; its seconds are CPU time, recorded on ``execute.simulate``."""
+        method = self._method(circuits, shots)
+        planned = (
+            mps.plan(circuits, shots, self.mps_max_bond, strict=False)
+            if method == "matrix_product_state"
+            else None
+        )
+        if method == "stim":
+            return self._sample_stim(circuits, shots, seed, snapshot)
+        if self.noise:
+            with llqm_core.task("noise into circuits", stage="execute.noise") as step:
+                model = self._pauli_noise(snapshot)
+                circuits = [model.apply(c) for c in circuits]
+                step.annotate(
+                    {
+                        "noise.channels": sum(
+                            c.count_ops().get("quantum_channel", 0) for c in circuits
+                        )
+                    }
+                )
+        with llqm_core.task("simulate", stage="execute.simulate") as step:
+            started = time.perf_counter()
+            options: dict[str, Any] = {}
+            if method == "matrix_product_state":
+                options["matrix_product_state_max_bond_dimension"] = self.mps_max_bond
+            result = (
+                AerSimulator(method=method, **options)
+                .run(circuits, shots=shots, seed_simulator=seed)
+                .result()
+            )
+            elapsed = time.perf_counter() - started
+            if not result.success:
+                raise RuntimeError(f"Aer failed to run the job: {result.status}")
+            metrics = self._method_metrics(method, elapsed, shots * len(circuits))
+            if planned is not None:
+                metrics["execute.bond_dimension_estimate"] = planned.bond
+                if planned.truncated:  # the check refuses these; a run from Python goes on
+                    metrics["execute.bond_dimension_truncated"] = True
+                    warn(
+                        f"the matrix-product-state run was truncated at bond dimension "
+                        f"{self.mps_max_bond}: its counts are approximate."
+                    )
+                metrics["execute.bond_dimension_limit"] = self.mps_max_bond
+            step.annotate(metrics)
+        counts = [dict(result.get_counts(i)) for i in range(len(circuits))]
+        return JobOutcome(counts=counts, metrics=metrics)
+
+    def _sample_stim(
+        self,
+        circuits: list[QuantumCircuit],
+        shots: int,
+        seed: int | None,
+        snapshot: HardwareSnapshot,
+    ) -> JobOutcome:
+        with llqm_core.task("simulate", stage="execute.simulate") as step:
+            started = time.perf_counter()
+            model = self._pauli_noise(snapshot) if self.noise else None
+            counts = [
+                stim_engine.sample_counts(c, model, shots, None if seed is None else seed + i)
+                for i, c in enumerate(circuits)
+            ]
+            elapsed = time.perf_counter() - started
+            metrics = self._method_metrics("stim", elapsed, shots * len(circuits))
+            step.annotate(metrics)
+        return JobOutcome(counts=counts, metrics=metrics)
+
+    def _method_metrics(self, method: str, elapsed: float, shots: int) -> dict[str, Any]:
+        return {
+            "execute.method": method,
+            "execute.seconds_per_shot": elapsed / shots,
+            "execute.noise": self.noise,
+        }

@@ -1,0 +1,203 @@
+"""``QiskitInstrumentor``: unmodified Qiskit code profiled as LLQM ``transpile`` and ``execute`` tasks.
+
+- ``PassManager.run`` (and so ``qiskit.transpile`` and the staged pass managers of
+  ``generate_preset_pass_manager``) becomes a ``transpile`` task with the per-stage children
+  and per-pass seconds of ``profiled_transpile`` (its stage markers and profiler). A batch
+  that Qiskit transpiles in parallel processes is one ``transpile`` task here, and each
+  circuit a ``transpile`` task with its stages in the worker process that ran it.
+- ``backend.run`` (Aer, BasicSimulator, qiskit-ibm-runtime's fake backends) and the
+  primitives' ``run`` (Qiskit's reference and backend primitives, Aer's, qiskit-ibm-runtime's)
+  become ``execute`` tasks from submission until the job's result is read (jobs are
+  asynchronous), naming the backend's calibration snapshot and recording the QPU and queue
+  seconds the job reports at that point. Inside an ``execute`` task opened by someone else (a
+  Mitiq executor's batch), the job is recorded on that task instead of a nested one.
+
+Calls are left alone (the original runs, with the same arguments) when no LLQM run is
+current, and nested calls (a primitive that runs a backend) are profiled once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from qiskit import QuantumCircuit
+from qiskit.transpiler import PassManager, StagedPassManager
+
+import llqm_core
+from llqm_core.runtime.instrumentation import Instrumentor
+
+from ..devices.snapshot import backend_name
+from .calls import busy, profiling
+from .jobs import (
+    PendingJobs,
+    failing_ends,
+    job_usage,
+    primitive_backend,
+    pub_circuits,
+    result_shots,
+    snapshot_of,
+)
+from .transpiles import (
+    SETUP,
+    wrap_pass_manager_run,
+    wrap_preset,
+    wrap_run_in_worker,
+    wrap_transpile,
+)
+
+__all__ = ["BACKENDS", "PRIMITIVES", "SETUP", "QiskitInstrumentor"]
+
+#: Where Qiskit-family classes with a ``run`` to profile live: (module, class, kind).
+BACKENDS = (
+    ("qiskit_aer.backends.aerbackend", "AerBackend"),
+    ("qiskit.providers.basic_provider.basic_simulator", "BasicSimulator"),
+    ("qiskit_ibm_runtime.fake_provider.fake_backend", "FakeBackendV2"),
+)
+PRIMITIVES = (
+    ("qiskit.primitives.statevector_sampler", "StatevectorSampler"),
+    ("qiskit.primitives.statevector_estimator", "StatevectorEstimator"),
+    ("qiskit.primitives.backend_sampler_v2", "BackendSamplerV2"),
+    ("qiskit.primitives.backend_estimator_v2", "BackendEstimatorV2"),
+    ("qiskit_aer.primitives.sampler_v2", "SamplerV2"),
+    ("qiskit_aer.primitives.estimator_v2", "EstimatorV2"),
+    ("qiskit_ibm_runtime.sampler", "SamplerV2"),
+    ("qiskit_ibm_runtime.estimator", "EstimatorV2"),
+)
+
+
+class QiskitInstrumentor(Instrumentor):
+    """``transpile`` / pass managers, ``backend.run`` and the primitives' ``run``, profiled."""
+
+    name = "qiskit"
+    library = "qiskit"
+    supported = ">=2.0,<3"
+
+    def _instrument(self) -> None:
+        self.jobs = PendingJobs()
+        self.job_types: set[type] = set()  # whose class's ``result`` is patched already
+        for owner in (PassManager, StagedPassManager):
+            self.patch(owner, "run", wrap_pass_manager_run)
+        import qiskit
+        import qiskit.compiler
+        import qiskit.compiler.transpiler
+        from qiskit.passmanager import base_passmanager
+
+        for module in (qiskit, qiskit.compiler, qiskit.compiler.transpiler):
+            self.patch(module, "transpile", wrap_transpile)
+        from qiskit.transpiler import preset_passmanagers
+
+        for module in (qiskit.compiler.transpiler, preset_passmanagers):
+            self.patch(module, "generate_preset_pass_manager", wrap_preset)
+        self.patch(base_passmanager, "_run_workflow_in_new_process", wrap_run_in_worker)
+        for module, cls in BACKENDS + PRIMITIVES:
+            primitive = (module, cls) in PRIMITIVES
+            self.on_import(
+                module,
+                lambda m, cls=cls, primitive=primitive: self._patch_run(m, cls, primitive),
+            )
+
+    def _uninstrument(self) -> None:
+        self.jobs.finish_all()
+
+    def _patch_run(self, module: Any, cls: str, primitive: bool) -> None:
+        owner = getattr(module, cls, None)
+        if owner is not None and "run" in vars(owner):
+            self.patch(owner, "run", lambda original: self._wrap_submit(original, primitive))
+
+    def _wrap_submit(self, original: Callable[..., Any], primitive: bool) -> Callable[..., Any]:
+        instrumentor = self
+
+        def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+            active = profiling()
+            if active is None:
+                return original(self, *args, **kwargs)
+            given = args[0] if args else kwargs.get("pubs", kwargs.get("run_input", ()))
+            circuits = pub_circuits(given)
+            backend = primitive_backend(self) if primitive else self
+            handle, owned = instrumentor._execute_task(active, self, backend, circuits, kwargs)
+            token = busy.set(True)
+            try:
+                job = failing_ends(handle, owned, original, self, *args, **kwargs)
+            finally:
+                busy.reset(token)
+            instrumentor._watch(job, handle, owned)
+            return job
+
+        return run
+
+    def _execute_task(
+        self,
+        active: llqm_core.ActiveRun,
+        caller: Any,
+        backend: Any,
+        circuits: list[QuantumCircuit],
+        kwargs: dict[str, Any],
+    ) -> tuple[llqm_core.TaskHandle, bool]:
+        enclosing = llqm_core.current_task()
+        owned = (
+            enclosing is None or enclosing.run is not active or enclosing.record.stage != "execute"
+        )
+        if owned:
+            handle = llqm_core.start_task(
+                "execute",
+                "execute",
+                active.producers([circuits, *circuits]),
+                run=active,
+                activate=False,
+            )
+        else:
+            handle = enclosing
+            handle.add_dependency(*active.producers([circuits, *circuits]))
+        snapshot = snapshot_of(backend)
+        if snapshot is not None:
+            handle.use_hardware(snapshot)
+        ran_before = [] if owned else list(handle.record.metrics.get("execute.two_qubit_gates", []))
+        metrics: dict[str, Any] = {
+            "execute.caller": type(caller).__name__,
+            "execute.circuits": len(circuits),
+            # what each circuit that reached the backend holds: Mitiq's fold check reads it
+            "execute.two_qubit_gates": ran_before + [c.num_nonlocal_gates() for c in circuits],
+        }
+        if backend is not None:
+            metrics["backend.name"] = backend_name(backend)
+        if isinstance(kwargs.get("shots"), int):
+            metrics["execute.shots"] = kwargs["shots"]
+        handle.annotate(metrics)
+        if circuits:
+            handle.describe(circuits if len(circuits) > 1 else circuits[0])
+        return handle, owned
+
+    def _watch(self, job: Any, handle: llqm_core.TaskHandle, owned: bool) -> None:
+        """End the task when the job's result is read: patch its class's ``result`` once."""
+        self.jobs.add(job, handle, owned)
+        if type(job) in self.job_types:
+            return
+        self.job_types.add(type(job))
+        owner = next((c for c in type(job).__mro__ if "result" in vars(c)), None)
+        if owner is not None and not self.patched(owner, "result"):
+            self.patch(owner, "result", self._wrap_result)
+
+    def _wrap_result(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        jobs = self.jobs
+
+        def result(job: Any, *args: Any, **kwargs: Any) -> Any:
+            pending = jobs.pop(job)
+            if pending is None:
+                return original(job, *args, **kwargs)
+            handle, owned = pending
+            value = failing_ends(handle, owned, original, job, *args, **kwargs)
+            qpu_s, queue_s, details = job_usage(job, value)
+            handle.record_usage(qpu_s=qpu_s, queue_s=queue_s)
+            shots = result_shots(value)
+            if shots:
+                details["result.shots"] = shots
+            if details:  # a simulator's job reports none
+                handle.annotate(details)
+            handle.describe(value)
+            handle.run.note_output(value, handle.id)
+            if owned:
+                llqm_core.finish_task(handle)
+            return value
+
+        return result

@@ -1,0 +1,269 @@
+"""``PassManager.run``, ``qiskit.transpile`` and Qiskit's parallel workers' runs as ``transpile``
+tasks with the per-stage children and per-pass seconds of ``profiled_transpile``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from qiskit import QuantumCircuit
+from qiskit.transpiler import PassManager, StagedPassManager
+
+import llqm_core
+from llqm_core.runtime.instrumentation import is_suppressed
+from llqm_core.runtime.warmup import first_call
+
+from ..devices.snapshot import backend_name
+from ..transpile.profiled import PRESET_PASS_MANAGER, PRESET_PASS_MANAGER_NAME
+from ..transpile.stage_markers import StageMarker, with_markers
+from ..transpile.stage_profiler import STAGE, StageProfiler, pass_metrics, starts_small
+from .calls import busy, profiling
+
+#: Seconds from the start of the ``transpile`` task to its pass manager's run: for
+#: ``qiskit.transpile``, building the preset pass manager.
+SETUP = "transpile.setup_s"
+
+
+def _user_callback(callback: Callable[..., Any] | None) -> Callable[..., Any] | None:
+    """The user's pass callback as it would have been called: stage markers hidden, counted
+    without them."""
+    if callback is None:
+        return None
+    seen = [0]
+
+    def call(**kwargs: Any) -> None:
+        if isinstance(kwargs.get("pass_"), StageMarker):
+            return
+        kwargs["count"] = seen[0]
+        seen[0] += 1
+        callback(**kwargs)
+
+    return call
+
+
+def _run_profiled(
+    pass_manager: PassManager,
+    circuit: Any,
+    parent: llqm_core.TaskHandle,
+    run: Callable[..., Any],
+    run_marked: Callable[..., Any],
+    callback: Callable[..., Any] | None,
+    **options: Any,
+) -> Any:
+    """One circuit through ``pass_manager`` (by ``run``; ``run_marked`` runs its copy with stage
+    markers), its stages as ``profiled_transpile`` makes them, or its passes on ``parent`` for
+    an unstaged manager. A small circuit's stages are told apart by its passes, without marker
+    passes, which cost as much as the rest of its transpile's bookkeeping (docs/performance.md)."""
+    profiler = StageProfiler(parent, depths=False)
+    staged = isinstance(pass_manager, StagedPassManager)
+    followed = staged and starts_small(circuit) and profiler.follow(pass_manager)
+    if followed:
+        ours: Callable[..., None] = profiler.on_followed_pass
+    else:
+        ours = profiler.on_pass
+    user = _user_callback(callback)
+    on_pass = ours
+    if user is not None:
+
+        def on_pass(**kwargs: Any) -> None:
+            ours(**kwargs)
+            user(**kwargs)
+
+    marked = with_markers(pass_manager) if staged and not followed else None
+    if not staged:
+        profiler.record_on_parent()
+    try:
+        with profiler.running():
+            if marked is not None:
+                out = run_marked(marked, circuit, callback=on_pass, **options)
+            else:
+                out = run(pass_manager, circuit, callback=on_pass, **options)
+    except BaseException as exc:
+        if followed:
+            profiler.finish_followed(exc)
+        elif staged:
+            profiler.close(None, exc)
+        raise
+    if followed:
+        profiler.finish_followed()
+    elif marked is not None:
+        profiler.close(None)
+        pass_manager.property_set = marked.property_set
+    if not staged:
+        parent.annotate_numbers(pass_metrics(profiler.passes))
+        profiler.current = None
+    elif isinstance(out, QuantumCircuit):  # described from the DAG it was made from, no walk
+        parent.run.remember_description(out, profiler.final())
+    return out
+
+
+@contextmanager
+def _transpile_task(
+    run: llqm_core.ActiveRun, circuits: list[Any], options: dict[str, Any] | None = None
+) -> Iterator[llqm_core.TaskHandle]:
+    """A ``transpile`` task for the call, with ``transpile()``'s ``options``; inside a
+    ``transpile`` task of someone else's (a Prefect task of that stage) the stages go under that
+    one instead of a second ``transpile``."""
+    enclosing = llqm_core.current_task()
+    if enclosing is not None and enclosing.run is run and enclosing.record.stage == STAGE:
+        enclosing.add_dependency(*run.producers(circuits))
+        yield enclosing
+        return
+    with _new_transpile_task(run, circuits, options or {}) as handle:
+        yield handle
+
+
+def _new_transpile_task(
+    run: llqm_core.ActiveRun, circuits: list[Any], options: dict[str, Any]
+) -> llqm_core.TaskHandle:
+    handle = llqm_core.start_task(STAGE, STAGE, run.producers(circuits), run=run)
+    handle.annotate(
+        {
+            "transpile.instrumented": True,
+            "transpile.input_size": sum(len(c.data) for c in circuits),
+        }
+        | options
+    )
+    return handle
+
+
+def _run_marked(marked: PassManager, circuit: Any, **options: Any) -> Any:
+    """Run a staged pass manager's passes with markers (a plain pass manager, ``with_markers``)
+    through ``PassManager.run``, which the ``busy`` flag leaves unprofiled."""
+    options.pop("property_set", None)  # a staged pass manager's ``run`` ignores it as well
+    return marked.run(circuit, **options)
+
+
+def _circuit_batch(circuits: Any) -> list[QuantumCircuit] | None:
+    """The circuits of a transpile call (one circuit or a list of them), or None for any other
+    input, which is left to Qiskit unprofiled."""
+    batch = [circuits] if isinstance(circuits, QuantumCircuit) else circuits
+    if isinstance(batch, list) and all(isinstance(c, QuantumCircuit) for c in batch):
+        return list(batch)
+    return None
+
+
+def wrap_pass_manager_run(original: Callable[..., Any]) -> Callable[..., Any]:
+    def run(
+        self: PassManager,
+        circuits: Any,
+        output_name: str | None = None,
+        callback: Callable[..., Any] | None = None,
+        num_processes: int | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        active = profiling()
+        batch = _circuit_batch(circuits)
+        if active is None or batch is None:
+            return original(self, circuits, output_name, callback, num_processes, **kwargs)
+        single = isinstance(circuits, QuantumCircuit)
+        from qiskit.utils import should_run_in_parallel
+
+        enclosing = llqm_core.current_task()
+        token = busy.set(True)
+        try:
+            with _transpile_task(active, batch) as handle:
+                if handle is enclosing and SETUP not in handle.record.metrics:
+                    handle.annotate_numbers({SETUP: handle.measurement.elapsed_s()})
+                if len(batch) > 1 and should_run_in_parallel(num_processes):
+                    handle.annotate({"transpile.parallel": True})
+                    out = original(self, circuits, output_name, callback, num_processes, **kwargs)
+                else:
+                    out = [
+                        _run_profiled(
+                            self,
+                            circuit,
+                            handle,
+                            original,
+                            _run_marked,
+                            callback,
+                            output_name=output_name,
+                            num_processes=num_processes,
+                            **kwargs,
+                        )
+                        for circuit in batch
+                    ]
+                    out = out[0] if single else out
+                # described once, as the circuit a backend will be given: the execute task reuses it
+                handle.describe(out[0] if isinstance(out, list) and len(out) == 1 else out)
+                active.note_output(out, handle.id)
+            return out
+        finally:
+            busy.reset(token)
+
+    return run
+
+
+def wrap_run_in_worker(original: Callable[..., Any]) -> Callable[..., Any]:
+    """Qiskit's parallel transpile in a worker process: each circuit a ``transpile`` task there."""
+
+    def run_workflow_in_new_process(program: Any, pass_manager_bin: bytes, **kwargs: Any) -> Any:
+        active = None if is_suppressed() else llqm_core.current_run()
+        if active is None or not isinstance(program, QuantumCircuit):
+            return original(program, pass_manager_bin, **kwargs)
+        import dill
+        from qiskit.passmanager.base_passmanager import _run_workflow
+        from qiskit.transpiler.passmanager import _legacy_style_callback
+
+        pass_manager = dill.loads(pass_manager_bin)
+        sent = dill.loads(kwargs["callback"]) if kwargs.get("callback") else None
+
+        def user(pass_: Any, dag: Any, time: float, property_set: Any, count: int) -> None:
+            # the parent already turned the user's callback into the base pass manager's style
+            sent(
+                task=pass_,
+                passmanager_ir=dag,
+                property_set=property_set,
+                running_time=time,
+                count=count,
+            )
+
+        def run(marked: Any, circuit: Any, callback: Any = None, **_: Any) -> Any:
+            return _run_workflow(
+                program=circuit,
+                pass_manager=marked,
+                callback=_legacy_style_callback(callback),
+                initial_property_set=kwargs.get("initial_property_set"),
+            )
+
+        with _transpile_task(active, [program]) as handle:
+            out = _run_profiled(pass_manager, program, handle, run, run, user if sent else None)
+            handle.record_output(out)
+        return out
+
+    return run_workflow_in_new_process
+
+
+def wrap_transpile(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``qiskit.transpile``: one ``transpile`` task for the whole call, with its options. Building
+    the preset pass manager is most of a small circuit's transpile (``transpile.setup_s``)."""
+
+    def transpile(circuits: Any, backend: Any = None, *args: Any, **kwargs: Any) -> Any:
+        active = profiling()
+        batch = _circuit_batch(circuits)
+        if active is None or batch is None:
+            return original(circuits, backend, *args, **kwargs)
+        seed = kwargs.get("seed_transpiler")
+        level = kwargs.get("optimization_level")
+        options = {
+            "transpile.optimization_level": -1 if level is None else level,
+            "transpile.seed": -1 if seed is None else seed,
+            "transpile.layout_method": kwargs.get("layout_method") or "default",
+            "transpile.backend": backend_name(backend) if backend is not None else "none",
+        }
+        with _transpile_task(active, batch, options):
+            return original(circuits, backend, *args, **kwargs)
+
+    return transpile
+
+
+def wrap_preset(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``generate_preset_pass_manager``: the process's first one is warm-up (``PRESET_PASS_MANAGER``)."""
+
+    def generate_preset_pass_manager(*args: Any, **kwargs: Any) -> Any:
+        with first_call(PRESET_PASS_MANAGER, PRESET_PASS_MANAGER_NAME):
+            return original(*args, **kwargs)
+
+    return generate_preset_pass_manager

@@ -1,0 +1,341 @@
+"""What a pipeline measures: an expectation value read from counts, with its exact ideal value.
+
+Observables here are diagonal in the computational basis and given over classical bits:
+a sum of terms ``c * prod_i f_i(bit_i)``. Three kinds cover the benchmark circuits:
+
+- ``ideal_outcomes``: the probability of the outcomes a noiseless run gives (GHZ: all zeros
+  or all ones; mirror circuits: all zeros). Its ideal value is 1.
+- ``parity``: the expectation of ``Z`` on the given bits, ``(-1)`` to the parity of the bits.
+- ``neighbour_parities``: the mean of ``Z Z`` over neighbouring measured bits (0-1, 1-2, ...).
+  At 100 qubits the probability of the ideal outcome is near 0 on today's hardware, so ZNE
+  has nothing to extrapolate; weight-2 terms keep a signal (GHZ and mirror circuits: ideal 1).
+
+Product terms are what readout mitigation needs: the tensored (per-qubit) inverse confusion
+matrices apply term by term without ever building a 2^n matrix, so it scales to 100 qubits.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+from qiskit import QuantumCircuit
+from qiskit.quantum_info import Pauli, SparsePauliOp
+from qiskit_aer import AerSimulator
+
+from ..backends import stim_engine
+from ..backends.mps import MAX_BOND
+from .ideal import Ideal, for_simulator, ideal_values, statevector_probabilities, unitary
+from .ideal import choose as choose_ideal
+
+MAX_IDEAL_OUTCOMES = 64
+STATEVECTOR_MAX_QUBITS = 20
+
+# f_i as (value when the bit reads 0, value when it reads 1)
+_PROJECT = {"0": (1.0, 0.0), "1": (0.0, 1.0)}
+_Z = (1.0, -1.0)
+_IDENTITY = np.eye(2)
+_CHUNK = 2_000_000
+
+
+@dataclass(frozen=True)
+class Term:
+    coefficient: float
+    factors: tuple[
+        tuple[int, tuple[float, float]], ...
+    ]  # (bit, f) for the bits the term depends on
+
+
+def _bits_of(key: str) -> str:
+    """A Qiskit counts key with bit 0 first (Qiskit writes bit 0 last, registers space-separated)."""
+    return key.replace(" ", "")[::-1]
+
+
+class DiagonalObservable:
+    def __init__(self, label: str, terms: Sequence[Term], ideal: float | None = None) -> None:
+        self.label = label
+        self.terms = list(terms)
+        self.ideal = ideal
+        self.ideal_how: Ideal | None = None  # how the ideal value was found, where it was
+
+    def expectation(self, counts: Mapping[str, int]) -> float:
+        """The observable's mean over the shots of ``counts``."""
+        return self.mitigated_expectation(counts, {})
+
+    needs_bases = False
+
+    def measured(self, circuit: QuantumCircuit) -> list[QuantumCircuit]:
+        """The circuits that read the observable off ``circuit``: the circuit itself, which
+        measures the bits the terms depend on."""
+        return [circuit]
+
+    def mitigated_expectation(
+        self, counts: Mapping[str, int], inverse_confusion: Mapping[int, np.ndarray]
+    ) -> float:
+        """The expectation after undoing readout error with per-bit inverse confusion matrices.
+
+        ``inverse_confusion[bit]`` is the 2x2 inverse of that bit's confusion matrix
+        ``A[measured, prepared]`` (bits not in it are taken as read perfectly). For a product
+        term, ``sum_x f(x) (A^-1 p)(x)`` factorises into ``sum_y p(y) prod_i (f_i A_i^-1)[y_i]``:
+        linear in the outcomes seen, so 100-bit readouts cost no 2^100 matrix.
+        """
+        values, shots = self._per_outcome(counts, inverse_confusion)
+        return float(shots @ values / shots.sum())
+
+    def estimate(
+        self,
+        counts: Sequence[Mapping[str, int]],
+        inverse_confusion: Mapping[int, np.ndarray] | None = None,
+    ) -> tuple[float, float]:
+        """The value and its standard error from the one circuit's counts (``[counts]``, as
+        ``measured`` gives one circuit): the estimator is a mean over shots of a value per
+        outcome, so its error is that value's spread over the square root of the shots."""
+        values, shots = self._per_outcome(counts[0], inverse_confusion or {})
+        total = shots.sum()
+        mean = float(shots @ values / total)
+        variance = float(shots @ (values - mean) ** 2 / total)
+        return mean, math.sqrt(variance / total)
+
+    def _per_outcome(
+        self, counts: Mapping[str, int], inverse_confusion: Mapping[int, np.ndarray]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Each outcome's value (readout-corrected) and its number of shots."""
+        if not counts or not sum(counts.values()):
+            raise ValueError("cannot take an expectation value from counts with no shots.")
+        keys = [_bits_of(key) for key in counts]
+        readouts = np.frombuffer("".join(keys).encode(), dtype=np.uint8).reshape(
+            len(keys), -1
+        ) - ord("0")
+        shots = np.fromiter(counts.values(), dtype=float, count=len(keys))
+        coefficients, bits, factors = self._arrays
+        # Each factor f_i times its bit's inverse confusion matrix (the identity where none is given).
+        inverses = np.stack(
+            [inverse_confusion.get(b, _IDENTITY) for b in range(int(bits.max()) + 1)]
+        )
+        weights = np.einsum("tfi,tfij->tfj", factors, inverses[bits])
+        terms, width = np.arange(len(coefficients))[:, None], np.arange(bits.shape[1])[None, :]
+        value = np.zeros(len(keys))
+        step = max(1, _CHUNK // bits.size)  # keys at a time: memory stays a few MB
+        for start in range(0, len(keys), step):
+            seen = readouts[start : start + step, bits]  # (keys, terms, factors)
+            value[start : start + step] = weights[terms, width, seen].prod(axis=2) @ coefficients
+        return value, shots
+
+    @cached_property
+    def _arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The terms as arrays, so an expectation is a few array operations rather than a loop
+        per term: coefficients (T,), bits (T, F) and factor values (T, F, 2), shorter terms
+        padded with bit 0 and the factor (1, 1)."""
+        width = max(1, max(len(t.factors) for t in self.terms))
+        bits = np.zeros((len(self.terms), width), dtype=np.intp)
+        factors = np.ones((len(self.terms), width, 2))
+        for t, term in enumerate(self.terms):
+            for f, (bit, values) in enumerate(term.factors):
+                bits[t, f], factors[t, f] = bit, values
+        return np.array([t.coefficient for t in self.terms]), bits, factors
+
+    def bits(self) -> list[int]:
+        return sorted({b for t in self.terms for b, _ in t.factors})
+
+
+def parity(bits: Sequence[int]) -> DiagonalObservable:
+    if not bits or any(not isinstance(b, int) or isinstance(b, bool) or b < 0 for b in bits):
+        raise ValueError(f"parity needs a non-empty list of classical bit indices, not {bits!r}.")
+    return DiagonalObservable(
+        f"parity{list(bits)}", [Term(1.0, tuple((b, _Z) for b in sorted(set(bits))))]
+    )
+
+
+def outcomes(bitstrings: Sequence[str]) -> DiagonalObservable:
+    """The probability of reading any of ``bitstrings`` (Qiskit's order: bit 0 last)."""
+    terms = [
+        Term(1.0, tuple((i, _PROJECT[c]) for i, c in enumerate(_bits_of(s))))
+        for s in sorted(set(bitstrings))
+    ]
+    return DiagonalObservable(
+        f"P({' or '.join(sorted(set(bitstrings)))})"
+        if len(bitstrings) <= 2
+        else f"P(one of {len(set(bitstrings))} ideal outcomes)",
+        terms,
+        ideal=1.0,
+    )
+
+
+def _unitary_part(circuit: QuantumCircuit) -> tuple[QuantumCircuit, dict[int, int]]:
+    """The circuit without its final measurements, and which qubit each classical bit reads."""
+    body = circuit.remove_final_measurements(inplace=False)
+    readout = {}
+    for instruction in circuit.data:
+        if instruction.operation.name == "measure":
+            readout[circuit.find_bit(instruction.clbits[0]).index] = circuit.find_bit(
+                instruction.qubits[0]
+            ).index
+    return body, readout
+
+
+def measured_bits(circuit: QuantumCircuit) -> list[int]:
+    """The classical bits ``circuit`` measures into, in order."""
+    return sorted(_unitary_part(circuit)[1])
+
+
+def _noiseless_support(
+    body: QuantumCircuit, readout: dict[int, int], name: str
+) -> tuple[list[str], float]:
+    """Outcomes (bit 0 first) a noiseless run gives, and their total ideal probability."""
+    order = [readout[b] for b in sorted(readout)]
+    method = support_method(body)
+    if method == "statevector":
+        probabilities = statevector_probabilities(body, order)  # index bit j is qubit order[j]
+        support = np.flatnonzero(probabilities > 1e-12)
+        if len(support) > MAX_IDEAL_OUTCOMES:
+            raise ValueError(
+                f"circuit {name!r} has {len(support)} ideal outcomes, more than {MAX_IDEAL_OUTCOMES}; "
+                "score it with a parity observable instead."
+            )
+        return [format(i, f"0{len(order)}b")[::-1] for i in support], float(
+            probabilities[support].sum()
+        )
+    if method != "stabilizer":
+        return _mps_support(body, order, name)
+    # A Clifford state's outcomes are uniform over 2^r strings: enough noiseless shots see them all.
+    sampler = body.copy()
+    sampler.measure_all()
+    shots = 64 * MAX_IDEAL_OUTCOMES
+    if stim_engine.supports(sampler):  # Stim: all noiseless shots at once
+        counts = stim_engine.sample_counts(sampler, None, shots, seed=1)
+    else:
+        counts = (
+            AerSimulator(method="stabilizer")
+            .run(sampler, shots=shots, seed_simulator=1)
+            .result()
+            .get_counts()
+        )
+    support = sorted({"".join(k.replace(" ", "")[::-1][q] for q in order) for k in counts})
+    if len(support) > MAX_IDEAL_OUTCOMES // 2 or len(support) & (len(support) - 1):
+        raise ValueError(
+            f"circuit {name!r} has too many ideal outcomes (over {MAX_IDEAL_OUTCOMES // 2}) to score them "
+            "one by one; use a parity observable instead."
+        )
+    return support, 1.0
+
+
+def support_method(body: QuantumCircuit) -> str:
+    """How the ideal outcomes of ``body`` are found: ``statevector`` for a small circuit (or a
+    non-Clifford one whose statevector fits the memory), ``stabilizer`` for a Clifford one,
+    ``matrix_product_state`` for a wide one of low entanglement, else ``unknown``."""
+    if not unitary(body):
+        return "unknown"
+    if body.num_qubits <= STATEVECTOR_MAX_QUBITS:
+        return "statevector"
+    chosen = choose_ideal(body)
+    if chosen.method == "matrix_product_state" and "truncated" in chosen.reason:
+        return "unknown"  # a truncated MPS gives approximate outcomes, not the ideal ones
+    return chosen.method
+
+
+def _mps_support(body: QuantumCircuit, order: list[int], name: str) -> tuple[list[str], float]:
+    """A wide non-Clifford circuit's ideal outcomes, by matrix product states: noiseless shots
+    find the outcomes, their amplitudes give their exact total probability."""
+    if not unitary(body):
+        raise ValueError(
+            f"the ideal outcomes of circuit {name!r} cannot be found: it measures or resets in "
+            'the middle, so it has no one ideal state; use kind = "parity" or '
+            '"neighbour_parities", which run without an ideal value.'
+        )
+    if support_method(body) != "matrix_product_state" or sorted(order) != list(
+        range(body.num_qubits)
+    ):
+        raise ValueError(
+            f"circuit {name!r} is neither Clifford, nor small (<= {STATEVECTOR_MAX_QUBITS} qubits), "
+            "nor a fully measured circuit of low entanglement, so its ideal outcomes cannot be "
+            'found; use kind = "parity", "neighbour_parities" or "pauli".'
+        )
+    simulator = AerSimulator(
+        method="matrix_product_state", matrix_product_state_max_bond_dimension=MAX_BOND
+    )
+    body = for_simulator(body, simulator)
+    sampler = body.copy()
+    sampler.measure_all()
+    counts = simulator.run(sampler, shots=64 * MAX_IDEAL_OUTCOMES, seed_simulator=1).result()
+    keys = sorted(k.replace(" ", "") for k in counts.get_counts())
+    if len(keys) > MAX_IDEAL_OUTCOMES:
+        raise ValueError(
+            f"circuit {name!r} has over {MAX_IDEAL_OUTCOMES} ideal outcomes; score it with a "
+            "parity or pauli observable instead."
+        )
+    amplitudes = body.copy()
+    amplitudes.save_amplitudes([int(k, 2) for k in keys])
+    found = simulator.run(amplitudes).result().data(0)["amplitudes"]
+    support = ["".join(k[::-1][q] for q in order) for k in keys]
+    return support, float(np.sum(np.abs(np.asarray(found)) ** 2))
+
+
+def ideal_outcomes(circuit: QuantumCircuit) -> DiagonalObservable:
+    """The outcomes of a noiseless run of ``circuit`` (a Clifford or a small one), as an observable."""
+    body, readout = _unitary_part(circuit)
+    if not readout:
+        raise ValueError(
+            f"circuit {circuit.name!r} measures nothing, so it has no outcomes to score."
+        )
+    support, probability = _noiseless_support(body, readout, circuit.name)
+    width, measured = circuit.num_clbits, sorted(readout)
+    keys = []
+    for outcome in support:
+        bits = ["0"] * width
+        for position, clbit in enumerate(measured):
+            bits[clbit] = outcome[position]
+        keys.append("".join(bits)[::-1])
+    observable = outcomes(keys)
+    observable.ideal = probability
+    return observable
+
+
+def neighbour_parities(circuit: QuantumCircuit) -> DiagonalObservable:
+    """The mean of ``Z_b Z_b'`` over consecutive measured bits ``b < b'`` of ``circuit``, with its
+    ideal value."""
+    _, readout = _unitary_part(circuit)
+    measured = sorted(readout)
+    if len(measured) < 2:
+        raise ValueError(
+            f"circuit {circuit.name!r} measures {len(measured)} bit(s); neighbour parities need two or more."
+        )
+    pairs = list(zip(measured, measured[1:]))
+    found = parity_ideals(circuit, pairs)
+    ideals = found.values
+    observable = DiagonalObservable(
+        f"mean ZZ of {len(pairs)} neighbouring bits",
+        [Term(1.0 / len(pairs), ((a, _Z), (b, _Z))) for a, b in pairs],
+    )
+    observable.ideal = None if None in ideals else float(np.mean(ideals))  # type: ignore[arg-type]
+    observable.ideal_how = found
+    return observable
+
+
+def ideal_parity(circuit: QuantumCircuit, bits: Sequence[int]) -> float | None:
+    """The exact noiseless value of ``parity(bits)`` (see ``ideal.py`` for the methods)."""
+    return ideal_parities(circuit, [bits])[0]
+
+
+def ideal_parities(circuit: QuantumCircuit, groups: Sequence[Sequence[int]]) -> list[float | None]:
+    """``ideal_parity`` of each group of bits, preparing the noiseless state once for all of them."""
+    return parity_ideals(circuit, groups).values
+
+
+def parity_ideals(circuit: QuantumCircuit, groups: Sequence[Sequence[int]]) -> Ideal:
+    """The ideal values of the parities of each group of bits, with the method that gave them."""
+    body, readout = _unitary_part(circuit)
+    operators = []
+    for bits in groups:
+        missing = [b for b in bits if b not in readout]
+        if missing:
+            raise ValueError(
+                f"bit {missing[0]} of the parity is not measured by circuit {circuit.name!r}."
+            )
+        label = ["I"] * body.num_qubits
+        for b in bits:
+            label[readout[b]] = "Z"
+        operators.append(SparsePauliOp(Pauli("".join(label)[::-1])))
+    return ideal_values(body, operators)

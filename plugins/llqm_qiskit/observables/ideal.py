@@ -1,0 +1,213 @@
+"""The exact noiseless value of an observable by the cheapest method that can give it
+(stabilizer, statevector, matrix product state, else unknown: docs/pipelines.md). Mitigation is
+scored against it, so the method is chosen before anything heavy runs, at check time too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from qiskit import QuantumCircuit, transpile
+from qiskit.circuit.library import get_standard_gate_name_mapping
+from qiskit.quantum_info import SparsePauliOp, StabilizerState
+from qiskit_aer import AerSimulator
+
+from llqm_core.pipeline.fit import memory_limit
+
+from ..backends.aer import is_clifford
+from ..backends.mps import MAX_BOND, trial_bond
+from ..costs import AMPLITUDE_BYTES, MPS_S_PER_GATE_CHI3, STATEVECTOR_S_PER_GATE_AMPLITUDE
+
+#: Longest an ideal value may take to compute before it is left unknown.
+IDEAL_MAX_S = 300.0
+#: Memory headroom: a statevector may take this share of the free memory.
+MEMORY_SHARE = 0.5
+_NOT_UNITARY = {"measure", "reset"}
+_DISCARDED = re.compile(r"discarded_value=([0-9.eE+-]+)")
+_BONDS = re.compile(r"BD=\[([0-9 ]+)\]")
+
+
+@dataclass
+class IdealMethod:
+    """The method chosen for an ideal value, and why: ``bond`` is the estimated bond dimension."""
+
+    method: str
+    reason: str
+    bond: int | None = None
+
+
+@dataclass
+class Ideal:
+    values: list[float | None]
+    method: str
+    reason: str
+    truncation_error: float | None = None
+    bond_dimension: int | None = None
+
+    def metrics(self) -> dict[str, Any]:
+        found: dict[str, Any] = {"ideal.method": self.method, "ideal.reason": self.reason}
+        if self.truncation_error is not None:
+            found["ideal.truncation_error"] = self.truncation_error
+        if self.bond_dimension is not None:
+            found["ideal.bond_dimension"] = self.bond_dimension
+        return found
+
+
+def unitary(circuit: QuantumCircuit) -> bool:
+    """Whether the circuit (its final measurements removed) is a unitary an ideal state has."""
+    return not any(
+        i.operation.name in _NOT_UNITARY
+        or getattr(i.operation, "condition", None) is not None
+        or i.operation.name in ("if_else", "while_loop", "for_loop", "switch_case")
+        for i in circuit.data
+    )
+
+
+def choose(circuit: QuantumCircuit, max_bond: int = MAX_BOND) -> IdealMethod:
+    """The method ``ideal_values`` will use for ``circuit`` (final measurements removed)."""
+    width = circuit.num_qubits
+    if not unitary(circuit):
+        return IdealMethod(
+            "unknown",
+            "the circuit measures, resets or branches mid-circuit, so it has no one ideal state",
+        )
+    if is_clifford(circuit):
+        return IdealMethod("stabilizer", f"a Clifford circuit of {width} qubits")
+    gates = max(len(circuit.data), 1)
+    memory = AMPLITUDE_BYTES * 2.0**width
+    seconds = gates * 2.0**width * STATEVECTOR_S_PER_GATE_AMPLITUDE
+    if memory <= MEMORY_SHARE * memory_limit() and seconds <= IDEAL_MAX_S:
+        return IdealMethod("statevector", f"a statevector of {width} qubits fits in memory")
+    found = trial_bond(circuit, max_bond)
+    bond, truncated = found.bond, found.truncated
+    chi = max_bond if truncated else bond
+    if gates * chi**3 * MPS_S_PER_GATE_CHI3 > IDEAL_MAX_S:
+        return IdealMethod(
+            "unknown",
+            f"a statevector of {width} qubits does not fit, and an MPS at bond dimension {chi} "
+            f"would take longer than {IDEAL_MAX_S:g} s",
+            bond,
+        )
+    if truncated and found.cap < max_bond:
+        return IdealMethod(
+            "unknown",
+            f"a statevector of {width} qubits does not fit, and an MPS needs a bond dimension "
+            f"over {bond}, too slow to run at the limit {max_bond}",
+            bond,
+        )
+    exact = f"truncated at bond dimension {max_bond}" if truncated else "exact"
+    return IdealMethod(
+        "matrix_product_state",
+        f"an MPS of bond dimension {bond} reached by a trial run ({exact})",
+        bond,
+    )
+
+
+def ideal_values(
+    circuit: QuantumCircuit, operators: Sequence[SparsePauliOp], max_bond: int = MAX_BOND
+) -> Ideal:
+    """The noiseless expectation of each operator (on the circuit's qubits) in the state the
+    circuit (without measurements) prepares."""
+    chosen = choose(circuit, max_bond)
+    if chosen.method == "stabilizer":
+        try:
+            state = StabilizerState(circuit)
+        except Exception:  # a Clifford gate StabilizerState does not take: the next method
+            chosen = IdealMethod("statevector", "a Clifford circuit StabilizerState cannot read")
+        else:
+            values = [_stabilizer_expectation(state, op) for op in operators]
+            return Ideal(list(values), chosen.method, chosen.reason)
+    if chosen.method == "statevector":
+        values, _ = _saved_values(circuit, operators, AerSimulator(method="statevector"))
+        return Ideal(list(values), chosen.method, chosen.reason)
+    if chosen.method == "matrix_product_state":
+        return _mps_values(circuit, operators, max_bond, chosen)
+    return Ideal([None] * len(operators), chosen.method, chosen.reason)
+
+
+def statevector_probabilities(circuit: QuantumCircuit, qubits: Sequence[int]) -> np.ndarray:
+    """The probability of each outcome of ``qubits`` (index bit j is ``qubits[j]``) in the state
+    the circuit prepares, by Aer's statevector: ``quantum_info.Statevector`` evolves gate by gate
+    in NumPy, ten times slower (18 s for a 24-qubit W state, docs/performance.md)."""
+    simulator = AerSimulator(method="statevector")
+    saved = for_simulator(circuit, simulator)
+    saved.save_probabilities(list(qubits), label="probabilities")
+    result = _run_saved(saved, simulator, "the ideal outcomes")
+    return np.asarray(result.data(0)["probabilities"])
+
+
+def _saved_values(
+    circuit: QuantumCircuit, operators: Sequence[SparsePauliOp], simulator: AerSimulator
+) -> tuple[list[float], Any]:
+    """Each operator's expectation in the circuit's state, saved by ``simulator`` in one run."""
+    saved = for_simulator(circuit, simulator)
+    qubits = list(range(circuit.num_qubits))
+    for index, operator in enumerate(operators):
+        saved.save_expectation_value(operator, qubits, label=f"ideal{index}")
+    result = _run_saved(saved, simulator, "the ideal value")
+    data = result.data(0)
+    return [float(np.real(data[f"ideal{index}"])) for index in range(len(operators))], result
+
+
+def _run_saved(saved: QuantumCircuit, simulator: AerSimulator, what: str) -> Any:
+    """One run of a circuit that saves what it computes; Aer's failure is one sentence."""
+    result = simulator.run(saved, shots=1).result()
+    if not result.success:
+        method = simulator.options.method
+        raise RuntimeError(f"Aer's {method} could not compute {what}: {result.status}")
+    return result
+
+
+def _stabilizer_expectation(state: StabilizerState, operator: SparsePauliOp) -> float:
+    return float(
+        sum(
+            coefficient.real * state.expectation_value(pauli)
+            for pauli, coefficient in zip(operator.paulis, operator.coeffs)
+        )
+    )
+
+
+def _mps_values(
+    circuit: QuantumCircuit, operators: Sequence[SparsePauliOp], max_bond: int, chosen: IdealMethod
+) -> Ideal:
+    simulator = AerSimulator(
+        method="matrix_product_state",
+        matrix_product_state_max_bond_dimension=max_bond,
+        mps_log_data=True,
+    )
+    values, result = _saved_values(circuit, operators, simulator)
+    truncation, bond = mps_log(result)
+    return Ideal(values, chosen.method, chosen.reason, truncation, bond)
+
+
+def for_simulator(circuit: QuantumCircuit, simulator: AerSimulator) -> QuantumCircuit:
+    """The circuit in gates the simulator's method takes (an OpenQASM file may use any,
+    such as ``cry``, which Aer's MPS does not), on the same qubits: translated to its basis
+    gates, not to its target, which caps a circuit's width (at 63 qubits for MPS)."""
+    basis = set(simulator.configuration().basis_gates)
+    if set(circuit.count_ops()) <= basis | {"barrier"}:
+        return circuit.copy()
+    gates = sorted(basis & set(get_standard_gate_name_mapping()))
+    return transpile(circuit, basis_gates=gates, optimization_level=0)
+
+
+_seen_log: list[str] = [""]
+
+
+def mps_log(result: Any) -> tuple[float, int]:
+    """The truncation error (the sum of the discarded weights) and the largest bond dimension
+    of an Aer MPS run with ``mps_log_data``. Aer 0.18 keeps appending one process-wide log
+    across runs, so only what this run added is read."""
+    log = str(result.results[0].metadata.get("MPS_log_data", ""))
+    previous = _seen_log[0].rstrip("} ")
+    own = log[len(previous) :] if previous and log.startswith(previous) else log
+    if own is log and "{I0:" in log:  # a run read by no one in between: its own part only
+        own = log[log.rfind("{I0:") :]
+    _seen_log[0] = log
+    truncation = float(sum(float(v) for v in _DISCARDED.findall(own)))
+    dimensions = [int(b) for found in _BONDS.findall(own) for b in found.split()]
+    return truncation, max(dimensions, default=1)

@@ -1,0 +1,139 @@
+"""Where a transpile's stages begin: a marker pass in front of each stage, in a copy of the
+user's passes (``with_markers``), or the stage of each pass the user's pass manager holds
+(``stages_of_passes``), for a transpile followed by its passes alone.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any
+
+import qiskit
+from qiskit.dagcircuit import DAGCircuit
+from qiskit.passmanager.base_tasks import BaseController
+from qiskit.transpiler import PassManager, StagedPassManager
+from qiskit.transpiler.basepasses import AnalysisPass
+
+if TYPE_CHECKING:
+    from .stage_profiler import StageProfiler
+
+#: The profiler of the transpile running in this context, which the markers tell.
+_running: ContextVar[StageProfiler | None] = ContextVar("llqm_qiskit_stage_profiler", default=None)
+
+
+class StageMarker(AnalysisPass):
+    """Does nothing to the circuit: tells the profiler running in this context that ``stage`` begins."""
+
+    def __init__(self, stage: str | None) -> None:
+        super().__init__()
+        self.stage = stage
+
+    def run(self, dag: DAGCircuit) -> None:
+        profiler = _running.get()
+        if profiler is not None:
+            profiler.enter(self.stage, dag)
+
+
+@functools.cache
+def _marker(stage: str | None) -> StageMarker:
+    """One marker pass per stage, shared: the profiler comes from the context."""
+    return StageMarker(stage)
+
+
+def with_markers(pass_manager: StagedPassManager) -> PassManager:
+    """The passes of ``pass_manager`` with a marker in front of each stage and one after the
+    last, as a plain pass manager of its own (the user's is left as it is). Made at every run: a
+    ``StagedPassManager`` copy costs several times more, and Qiskit's ``a + b`` would extend
+    ``a``'s own list of passes in place."""
+    groups: list[Any] = []
+    for stage in pass_manager.stages:
+        groups.append([_marker(stage)])
+        for part in _stage_parts(pass_manager, stage):
+            groups += _groups(part)
+    groups.append([_marker(None)])  # closes the last stage, cheaply
+    marked = PassManager(max_iteration=pass_manager.max_iteration)
+    _set_groups(marked, groups)
+    return marked
+
+
+def _set_groups(marked: PassManager, groups: list[Any]) -> None:
+    """Give ``marked`` its groups through Qiskit's private ``_tasks`` list, as
+    ``StagedPassManager`` itself does: the public ``append`` re-checks and wraps every group,
+    a tenth of a small circuit's transpile. Fails with a clear error, rather than transpiling
+    nothing, if a Qiskit release stops keeping its groups there."""
+    if not isinstance(getattr(marked, "_tasks", None), list):
+        raise RuntimeError(
+            f"llqm_qiskit's stage profiler needs PassManager._tasks (a list of pass groups), "
+            f"which Qiskit {qiskit.__version__} no longer has; profile with a Qiskit of 2.x "
+            "or report this to LLQM."
+        )
+    marked._tasks = groups
+    if len(marked) != len(groups):  # ``len`` is public and counts the groups Qiskit will run
+        raise RuntimeError(
+            f"llqm_qiskit's stage profiler set PassManager._tasks, but Qiskit "
+            f"{qiskit.__version__} does not run the groups it holds; report this to LLQM."
+        )
+
+
+def _stage_parts(pass_manager: StagedPassManager, stage: str) -> Iterator[PassManager]:
+    """The pass managers a stage runs, in order: its ``pre_``, own and ``post_`` slots."""
+    for slot in (f"pre_{stage}", stage, f"post_{stage}"):
+        part = getattr(pass_manager, slot)
+        if part is not None:
+            yield part
+
+
+def _groups(part: PassManager) -> list[Any]:
+    """The groups of passes ``part`` runs (its ``_tasks``, as ``StagedPassManager`` reads them),
+    so that they are flattened once, when the marked pass manager runs."""
+    groups = getattr(part, "_tasks", None)
+    return groups if isinstance(groups, list) else [[part.to_flow_controller()]]
+
+
+def stages_of_passes(pass_manager: StagedPassManager) -> dict[int, str]:
+    """The stage of every pass ``pass_manager`` holds (by the pass object's id), looking into
+    flow controllers and the passes each pass requires; a pass met in two stages is the
+    first's. One walk with a stack: it runs at every small transpile."""
+    found: dict[int, str] = {}
+    kinds = _task_kinds
+    for stage in pass_manager.stages:
+        pending: list[Any] = []
+        for part in _stage_parts(pass_manager, stage):
+            pending += _groups(part)
+        while pending:
+            item = pending.pop()
+            kind = kinds.get(type(item))
+            if kind is None:
+                kind = _task_kind(type(item))
+            if kind == _PASS:
+                key = id(item)
+                if key not in found:
+                    found[key] = stage
+                    requires = getattr(item, "requires", None)
+                    if requires:
+                        pending += requires
+            elif kind == _SEQUENCE:
+                pending += item
+            else:
+                pending += getattr(item, "tasks", ())
+    return found
+
+
+_PASS, _SEQUENCE, _CONTROLLER = 0, 1, 2
+#: Per class of what a pass manager holds: a pass, a sequence of them, or a flow controller
+#: (an ``isinstance`` of Qiskit's abstract classes costs a microsecond on every one of them).
+_task_kinds: dict[type, int] = {}
+
+
+def _task_kind(cls: type) -> int:
+    kind = (
+        _SEQUENCE
+        if issubclass(cls, (list, tuple))
+        else _CONTROLLER
+        if issubclass(cls, BaseController)
+        else _PASS
+    )
+    _task_kinds[cls] = kind
+    return kind
