@@ -165,6 +165,15 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
     console.print(costs)
     render_iterations(report, console)
     figures = report.get("fidelity") or {}
+    if figures.get("observable"):  # what was measured and, for the default, why
+        chosen = figures.get("observable_choice")
+        label = str(figures["observable"])
+        label = label if len(label) <= 100 else label[:97] + "..."
+        console.print(
+            f"Observable: {label}" + (f" ({chosen})" if chosen else ""),
+            highlight=False,
+            markup=False,
+        )
     if figures:
         table = Table(title="Fidelity", title_justify="left")
         for figure in FIDELITY_FIGURES:

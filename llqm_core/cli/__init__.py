@@ -87,7 +87,8 @@ def _main(argv: Sequence[str] | None, console: Console) -> int:
             if failed.run_id
             else ""
         )
-        print(f"llqm: the pipeline failed{where}: {failed}{kept}", file=sys.stderr)
+        said = str(failed).rstrip(".") if kept else str(failed)  # no ".;" where the run is named
+        print(f"llqm: the pipeline failed{where}: {said}{kept}", file=sys.stderr)
         return EXIT_RUN_FAILED
     except BrokenPipeError:
         return 0

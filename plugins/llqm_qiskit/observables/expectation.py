@@ -189,6 +189,11 @@ def _unitary_part(circuit: QuantumCircuit) -> tuple[QuantumCircuit, dict[int, in
     return body, readout
 
 
+def measured_bits(circuit: QuantumCircuit) -> list[int]:
+    """The classical bits ``circuit`` measures into, in order."""
+    return sorted(_unitary_part(circuit)[1])
+
+
 def _noiseless_support(
     body: QuantumCircuit, readout: dict[int, int], name: str
 ) -> tuple[list[str], float]:
@@ -238,12 +243,21 @@ def support_method(body: QuantumCircuit) -> str:
         return "unknown"
     if body.num_qubits <= STATEVECTOR_MAX_QUBITS:
         return "statevector"
-    return choose_ideal(body).method
+    chosen = choose_ideal(body)
+    if chosen.method == "matrix_product_state" and "truncated" in chosen.reason:
+        return "unknown"  # a truncated MPS gives approximate outcomes, not the ideal ones
+    return chosen.method
 
 
 def _mps_support(body: QuantumCircuit, order: list[int], name: str) -> tuple[list[str], float]:
     """A wide non-Clifford circuit's ideal outcomes, by matrix product states: noiseless shots
     find the outcomes, their amplitudes give their exact total probability."""
+    if not unitary(body):
+        raise ValueError(
+            f"the ideal outcomes of circuit {name!r} cannot be found: it measures or resets in "
+            'the middle, so it has no one ideal state; use kind = "parity" or '
+            '"neighbour_parities", which run without an ideal value.'
+        )
     if support_method(body) != "matrix_product_state" or sorted(order) != list(
         range(body.num_qubits)
     ):
