@@ -6,15 +6,15 @@
         with llqm.task("build", stage="generate") as t:
             t.annotate(qubits=5)
 
-Nothing here imports Qiskit, Mitiq or Prefect: those arrive as plugins, which import what they
-call from ``llqm_core.plugin``.
+Qiskit, Mitiq and Prefect arrive as plugins, which import from ``llqm_core.plugin``;
+``%load_ext llqm_core`` adds the ``%%llqm`` cell magic in Jupyter (``llqm_core.notebook``).
 """
 
 import warnings
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from .analysis.tables import dataframe
+from .analysis.tables import dataframe, iterations_dataframe
 from .model.errors import PluginError, StoreError, UserError
 from .model.records import (
     GateCalibration,
@@ -29,12 +29,20 @@ from .model.records import (
     TaskStatus,
 )
 from .moved import keep_old_paths
+from .notebook import (
+    compare,
+    load_ipython_extension,
+    show,
+    sweep,
+    unload_ipython_extension,
+)
 from .runtime.api import (
     ActiveRun,
     TaskHandle,
     annotate,
     current_run,
     current_task,
+    iteration,
     run,
     run_context,
     task,
@@ -111,6 +119,7 @@ __all__ = [
     "UserError",
     "__version__",
     "annotate",
+    "compare",
     "configure_exporters",
     "current_run",
     "current_task",
@@ -118,9 +127,15 @@ __all__ = [
     "default_store_path",
     "flush",
     "instrument_all",
+    "iteration",
+    "iterations_dataframe",
+    "load_ipython_extension",
     "open_store",
     "run",
     "run_context",
+    "show",
+    "sweep",
     "task",
     "uninstrument_all",
+    "unload_ipython_extension",
 ]

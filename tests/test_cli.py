@@ -79,6 +79,9 @@ def test_report_json_has_run_tasks_and_stage_totals(two_runs, capsys):
         "cpu_s",
         "qpu_s",
         "queue_s",
+        "qpu_modelled",
+        "queue_modelled",
+        "modelled",
         "peak_rss_bytes",
     }
     names = {t["id"]: t["name"] for t in report["tasks"]}

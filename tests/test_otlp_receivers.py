@@ -1,5 +1,6 @@
 """Spans arrive at a real OTLP receiver on loopback, over HTTP/protobuf and over gRPC, as a tree with their
-attributes and resource."""
+attributes, their dependencies as span links, and the service named by OTEL_SERVICE_NAME or
+OTEL_RESOURCE_ATTRIBUTES."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ PIPELINE = textwrap.dedent(
     with llqm.run("received", config={"shots": 100}) as run:
         with llqm.task("build", stage="generate") as build:
             build.annotate({"circuit.qubits": 5})
-        with llqm.task("job", stage="execute") as job:
+        with llqm.task("job", stage="execute", depends_on=[build]) as job:
             with llqm.task("simulate", stage="execute.simulate"):
                 pass
             job.record_usage(qpu_s=1.5, queue_s=4.0)
@@ -53,6 +54,8 @@ def check_received(requests, stdout: str, stderr: str = "") -> None:
     run_span = by_name["received"]
     assert by_name["build"].parent_span_id == run_span.span_id == by_name["job"].parent_span_id
     assert by_name["simulate"].parent_span_id == by_name["job"].span_id
+    assert [link.span_id for link in by_name["job"].links] == [by_name["build"].span_id]
+    assert by_name["job"].links[0].trace_id.hex() == trace_id
     attributes = {a.key: a.value for a in by_name["job"].attributes}
     assert attributes["llqm.stage"].string_value == "execute"
     assert (
@@ -114,7 +117,7 @@ def test_spans_arrive_at_an_otlp_grpc_receiver():
             PIPELINE,
             env={
                 "LLQM_EXPORTERS": "otlp-grpc",
-                "OTEL_SERVICE_NAME": "llqm-receiver-test",
+                "OTEL_RESOURCE_ATTRIBUTES": "service.name=llqm-receiver-test",
                 "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{port}",
                 "OTEL_EXPORTER_OTLP_INSECURE": "true",
             },

@@ -129,15 +129,26 @@ def test_a_small_runs_pictures_merge_nothing(store_path):
     assert len([e for e in trace["traceEvents"] if e["ph"] == "X"]) == len(analysed.tasks)
 
 
-def test_the_json_report_streams_every_task_as_the_full_report_lists_them(store_path):
+def test_the_json_report_streams_every_task_as_the_full_report_lists_them(store_location):
     from llqm_core.analysis.report import build_report
 
-    run_id = _campaign(1_000)
-    store = llqm.ProfileStore(store_path, readonly=True)
-    run = store.run(run_id)
-    paged = [task for page in store.task_pages(run, size=7) for task in page]
-    assert [t.id for t in paged] == [t.id for t in store.tasks(run_id)]
+    with llqm.run("live", store=store_location) as run:
+        for b in range(3):
+            with llqm.task(f"batch {b}", stage="batch"):
+                for i in range(20):
+                    with llqm.task(f"c{i}", stage="circuit") as handle:
+                        handle.annotate(index=i)
+        # still running: its finished tasks are in this process's journal, not yet all committed
+        store = llqm.ProfileStore(store_location, readonly=True)
+        live = store.run(run.id)
+        outlines = store.task_outlines(live)
+        assert [t.id for t in outlines] == [t.id for t in store.tasks(run.id)]
+        assert len(outlines) == store.count_tasks(run.id) == 63
+    store = llqm.ProfileStore(store_location, readonly=True)
+    paged = [task for page in store.task_pages(store.run(run.id), size=7) for task in page]
+    assert [t.id for t in paged] == [t.id for t in store.tasks(run.id)]
     written = io.StringIO()
-    write_report_json(store, run_id, written)
-    streamed, full = json.loads(written.getvalue()), build_report(store, run_id)
+    write_report_json(store, run.id, written)
+    streamed, full = json.loads(written.getvalue()), build_report(store, run.id)
     assert streamed == json.loads(json.dumps(full, default=str))
+    assert full["task_count"] == len(full["tasks"]) == 63

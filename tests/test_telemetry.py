@@ -111,6 +111,72 @@ def test_json_file_exporter_and_service_name_from_standard_variables(tmp_path):
     assert stored_spans == live_spans
 
 
+def _services_in(spans_file) -> set[str]:
+    return {
+        a["value"]["stringValue"]
+        for line in spans_file.read_text().splitlines()
+        for rs in json.loads(line)["resourceSpans"]
+        for a in rs["resource"]["attributes"]
+        if a["key"] == "service.name"
+    }
+
+
+def test_service_name_is_llqm_or_the_profiled_program_unless_the_standard_variables_say_otherwise(
+    tmp_path,
+):
+    def exported(env: dict[str, str], *, program: bool = False) -> set[str]:
+        spans_file = tmp_path / f"spans-{len(list(tmp_path.iterdir()))}.jsonl"
+        env = {
+            "LLQM_EXPORTERS": "jsonfile",
+            "LLQM_SPANS_FILE": str(spans_file),
+            "LLQM_STORE": str(tmp_path / "s.sqlite"),
+            **env,
+        }
+        if program:
+            script = tmp_path / "bell_study.py"
+            script.write_text("import llqm_core as llqm\nwith llqm.task('step'):\n    pass\n")
+            result = run_cli("profile", str(script), env=env)
+        else:
+            result = run_python(PIPELINE, env=env)
+        assert result.returncode == 0, result.stderr
+        return _services_in(spans_file)
+
+    assert exported({}) == {"llqm"}
+    assert exported({}, program=True) == {"bell_study"}
+    assert exported({"OTEL_SERVICE_NAME": "lab"}, program=True) == {"lab"}
+    attributes = "deployment.environment=test,service.name=ghz-lab"
+    assert exported({"OTEL_RESOURCE_ATTRIBUTES": attributes}) == {"ghz-lab"}
+    stored = llqm.ProfileStore(tmp_path / "s.sqlite", readonly=True).run()
+    assert stored.resource["service.name"] == "ghz-lab"
+    assert stored.resource["deployment.environment"] == "test"
+
+
+def test_depends_on_become_span_links_live_and_in_the_stored_trace(store_path, spans):
+    with llqm.run("linked") as run:
+        with llqm.task("left", stage="generate") as left:
+            pass
+        with llqm.task("right", stage="generate") as right:
+            pass
+        with llqm.task("join", stage="combine", depends_on=[left, right]):
+            pass
+    live = {s.name: s for s in spans.get_finished_spans()}
+    links = live["join"].links
+    assert [link.context.span_id for link in links] == [
+        live["left"].context.span_id,
+        live["right"].context.span_id,
+    ]
+    assert all(link.context.trace_id == live["join"].context.trace_id for link in links)
+    assert all(link.attributes == {"llqm.link.kind": "depends_on"} for link in links)
+    assert live["left"].links == ()
+    store = llqm.ProfileStore(store_path)
+    rebuilt = spans_to_otlp_json(run_spans(store.run(run.id), store.tasks(run.id)))
+    assert rebuilt == spans_to_otlp_json(spans.get_finished_spans())
+    join = next(
+        s for s in rebuilt["resourceSpans"][0]["scopeSpans"][0]["spans"] if s["name"] == "join"
+    )
+    assert [link["spanId"] for link in join["links"]] == [left.id, right.id]
+
+
 def test_unknown_exporter_name_is_a_user_error_naming_the_choices():
     with pytest.raises(
         llqm.UserError,

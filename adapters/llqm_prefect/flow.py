@@ -174,7 +174,7 @@ def _publish(active: llqm_core.ActiveRun, store: llqm_core.ProfileStore) -> None
 
     try:
         create_markdown_artifact(
-            profile_markdown(build_report(store, active.id)),
+            profile_markdown(build_report(store, active.id, keep_tasks=0)),
             key="llqm-profile",
             description=f"LLQM profile of run {active.id}",
             _sync=True,  # type: ignore[call-arg]  # also from an async flow: the artifact is written before the flow run ends

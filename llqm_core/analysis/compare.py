@@ -11,7 +11,7 @@ from typing import Any
 
 from ..model.trial_keys import trial_of
 from ..store.profile_store import ProfileStore
-from .report import build_report
+from .report import build_report, work_wall
 from .stats import (
     Summary,
     difference,
@@ -66,7 +66,7 @@ def _reports(store: ProfileStore, ident: str) -> tuple[str, list[dict[str, Any]]
 
 
 def _side(shown_id: str, reports: list[dict[str, Any]]) -> dict[str, Any]:
-    wall = summarize_known(r["run"]["wall_s"] for r in reports)
+    wall = summarize_known(work_wall(r) for r in reports)
     return {
         "id": shown_id,
         "name": reports[0]["run"]["name"],
@@ -127,7 +127,31 @@ def _fidelity_stderr(name: str) -> Any:
     return lambda report: report["fidelity"].get(f"{name}_stderr")
 
 
-def compare_runs(store: ProfileStore, run_a: str, run_b: str) -> dict[str, Any]:
+def change_text(entry: dict[str, Any], show: Any, arrow: str = "->") -> str:
+    """One figure's change as words: ``a -> b modelled (ratio), beyond spread`` (``-`` for a
+    missing side; "modelled" where a model of the device gave the seconds), each side shown by
+    ``show``."""
+    a = "-" if entry["a"] is None else show(entry["a"])
+    b = "-" if entry["b"] is None else show(entry["b"])
+    modelled = " modelled" if entry.get("modelled") else ""
+    if entry["a"] is None or entry["b"] is None:
+        return f"{a} {arrow} {b}{modelled}"
+    ratio = f" ({entry['ratio']:.2f}x)" if entry.get("ratio") else ""
+    verdict = entry.get("beyond_spread")
+    beyond = "" if verdict is None else ", beyond spread" if verdict else ", within spread"
+    return f"{a} {arrow} {b}{modelled}{ratio}{beyond}"
+
+
+class Comparison(dict):
+    """What ``compare_runs`` found: plain JSON-ready data that shows itself in a notebook cell."""
+
+    def _repr_html_(self) -> str:
+        from .notebook_html import comparison_html
+
+        return comparison_html(self)
+
+
+def compare_runs(store: ProfileStore, run_a: str, run_b: str) -> Comparison:
     """Per-stage and fidelity differences between two stored runs or trial sets (b against a)."""
     a_id, a = _reports(store, run_a)
     b_id, b = _reports(store, run_b)
@@ -154,15 +178,17 @@ def compare_runs(store: ProfileStore, run_a: str, run_b: str) -> dict[str, Any]:
         for name in FIDELITY_FIGURES
         if any(name in r["fidelity"] for r in a + b)
     }
-    return {
-        "a": _side(a_id, a),
-        "b": _side(b_id, b),
-        "paired": paired,
-        "wall_s": _compared(a, b, lambda report: report["run"]["wall_s"], paired),
-        "stages": stages,
-        "fidelity": fidelity,
-        "decisions": {
-            "a": [d["policy"] for d in a[0]["decisions"]],
-            "b": [d["policy"] for d in b[0]["decisions"]],
-        },
-    }
+    return Comparison(
+        {
+            "a": _side(a_id, a),
+            "b": _side(b_id, b),
+            "paired": paired,
+            "wall_s": _compared(a, b, work_wall, paired),
+            "stages": stages,
+            "fidelity": fidelity,
+            "decisions": {
+                "a": [d["policy"] for d in a[0]["decisions"]],
+                "b": [d["policy"] for d in b[0]["decisions"]],
+            },
+        }
+    )

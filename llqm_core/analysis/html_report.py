@@ -9,13 +9,16 @@ real browser.
 from __future__ import annotations
 
 import base64
+import heapq
 import html
 from typing import Any
 
 from ..model.modelled import with_word
 from ..model.records import TaskRecord
 from ..model.visible import visible_tasks
-from .plots import stages_png, timeline_png
+from .iterations import ITERATION_COLUMNS, iteration_rows
+from .kept import kept_sentence
+from .plots import iterations_png, stages_png, timeline_png
 from .report import (
     STAGE_COLUMNS,
     bottleneck_sentence,
@@ -73,6 +76,14 @@ def _microseconds(seconds: float | None) -> str:
 def html_report(report: dict[str, Any], tasks: list[TaskRecord]) -> str:
     """The page of a run's report; ``tasks`` are the run's tasks (``analyse_run``'s), drawn in its
     timeline (too many too short ones merged, as the page then says: ``visible_tasks``)."""
+    return _page(report["run"]["name"], report_parts(report, tasks))
+
+
+def report_parts(
+    report: dict[str, Any], tasks: list[TaskRecord], max_tasks: int = MAX_TASK_ROWS
+) -> list[str]:
+    """The page's pieces, in order: heading, sentences, tables and pictures; the task table
+    lists at most ``max_tasks``, those with the most own wall time when it cuts (in start order)."""
     run = report["run"]
     drawn, merged = visible_tasks(tasks, run["wall_s"])
     parts = [
@@ -91,6 +102,9 @@ def html_report(report: dict[str, Any], tasks: list[TaskRecord]) -> str:
     cached = cache_sentence(report)
     if cached:
         parts.append(f'<p id="cache">{html.escape(cached)}.</p>')
+    kept = kept_sentence(report)
+    if kept:
+        parts.append(f'<p id="results">{html.escape(kept)}.</p>')
     figures = report.get("fidelity") or {}
     if figures:
         parts.append(
@@ -140,6 +154,9 @@ def html_report(report: dict[str, Any], tasks: list[TaskRecord]) -> str:
                 ],
             )
         )
+    if report.get("iterations"):
+        parts.append(_image(iterations_png(report), "objective and cost per iteration"))
+        parts.append(_table("Iterations", list(ITERATION_COLUMNS), iteration_rows(report)))
     drawn_report = report | {"tasks": [task_entry(t) for t in drawn]}
     parts.append(_image(timeline_png(drawn_report), "timeline of the run's tasks"))
     if merged:
@@ -163,12 +180,15 @@ def html_report(report: dict[str, Any], tasks: list[TaskRecord]) -> str:
         )
     for warning in report.get("warnings", []):
         parts.append(f'<p class="warning">warning: {html.escape(warning)}</p>')
-    listed = report["tasks"][:MAX_TASK_ROWS]
+    listed = report["tasks"]
+    if len(listed) > max_tasks:
+        biggest = heapq.nlargest(max_tasks, listed, key=lambda t: t.get("own_wall_s") or 0.0)
+        listed = sorted(biggest, key=lambda t: t["start"] or "")
     count = report.get("task_count", len(report["tasks"]))
     parts.append(
         _table(
             f"Tasks ({len(listed)} of {count}"
-            + (", those with the most own wall time)" if len(report["tasks"]) < count else ")"),
+            + (", those with the most own wall time)" if len(listed) < count else ")"),
             ["task", "stage", "status", "wall", "cpu", "peak RSS", "QPU", "queue"],
             [
                 [
@@ -185,7 +205,7 @@ def html_report(report: dict[str, Any], tasks: list[TaskRecord]) -> str:
             ],
         )
     )
-    return _page(run["name"], parts)
+    return parts
 
 
 def _page(title: str, parts: list[str]) -> str:
@@ -199,10 +219,15 @@ def _page(title: str, parts: list[str]) -> str:
 def trials_html(report: dict[str, Any]) -> str:
     """A trial set's report (``trials.trials_report``) as one self-contained page: each trial,
     and every figure that varies between them as mean, sd and 95% interval."""
+    return _page(report["trials"]["name"], trials_parts(report))
+
+
+def trials_parts(report: dict[str, Any]) -> list[str]:
+    """The pieces of a trial set's page, in order."""
     parts = [
         f"<h1>{html.escape(report['trials']['name'])}</h1>",
         f'<p id="trials">{html.escape(trials_heading(report))}.</p>',
     ]
     parts += [_table(caption, header, rows) for caption, header, rows in trials_tables(report)]
     parts += [f"<p>{html.escape(line)}.</p>" for line in trials_closing(report)]
-    return _page(report["trials"]["name"], parts)
+    return parts

@@ -312,22 +312,29 @@ def cache_savings(tasks: list[TaskRecord]) -> dict[str, Any] | None:
 
 
 def concurrency(
-    tasks: list[TaskRecord], run_wall_s: float | None, cpus: int | None = None
+    tasks: list[TaskRecord],
+    run_wall_s: float | None,
+    cpus: int | None = None,
+    own: dict[str, tuple[float, float]] | None = None,
 ) -> dict[str, Any]:
     """How parallel the run really was: the most innermost tasks running at once, and the busy
     cores on average: every task's own CPU seconds (outside its child tasks, so nothing counts
     twice; warm-up included, it kept a core busy) over the run's wall time, never more than
-    ``cpus``, the machine's logical CPUs where the run recorded them."""
-    children = _children(tasks)
+    ``cpus``, the machine's logical CPUs where the run recorded them. ``own`` is
+    ``exclusive_times(tasks)`` when the caller has it already."""
+    children = _children([t for t in tasks if not is_warmup(t.stage)])  # warm-up: apart
     leaves = [t for t in tasks if t.end_ns is not None and not children.get(t.id)]
-    timed = [t for t in leaves if not off_path(t.stage, t.metrics)]  # beside the run's work
+    timed = [  # beside the run's work: the monitor, its reactions, warm-up
+        t for t in leaves if not off_path(t.stage, t.metrics) and not is_warmup(t.stage)
+    ]
     events = sorted([(t.start_ns, 1) for t in timed] + [(t.end_ns, -1) for t in timed])
     running = most = 0
     for _, change in events:
         running += change
         most = max(most, running)
     wall = run_wall_s or 0.0
-    own_cpu = sum(cpu for _, cpu in exclusive_times(tasks).values())
+    own = exclusive_times(tasks) if own is None else own
+    own_cpu = sum(cpu for _, cpu in own.values())
     busy = own_cpu / wall if wall else None
     return {
         "max_parallel_tasks": most,

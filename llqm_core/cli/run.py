@@ -11,11 +11,11 @@ from rich.table import Table
 from ..analysis.plots import point_labels, sweep_plot
 from ..analysis.report import build_report
 from ..analysis.report_console import render_report
+from ..analysis.tradeoffs import COSTS, front_sentence
 from ..analysis.trial_report import (
     find_trials,
     format_summary,
     render_trials,
-    repeated_point,
     trials_report,
 )
 from ..hooks.contracts import Forecaster, PipelineData
@@ -23,12 +23,13 @@ from ..model.errors import UserError
 from ..model.modelled import with_word
 from ..model.units import format_bytes, format_seconds
 from ..pipeline import registries
-from ..pipeline.file import load_pipeline, read_pipeline_file
+from ..pipeline.file import load_pipeline
 from ..pipeline.sections import features
 from ..pipeline.shapes import describe, pipeline_shape
-from ..pipeline.sweep import grid_pipelines, parse_grid, point_summary
+from ..pipeline.sweep import parse_grid
 from ..pipeline.trials import run_trials
 from ..store.profile_store import ProfileStore
+from ..sweeps import plan_sweep, run_plan
 from .options import Commands, add_outputs, positive_int, print_json, progress_bar
 
 
@@ -84,8 +85,7 @@ def add_commands(commands: Commands, common: argparse.ArgumentParser) -> None:
     add_outputs(
         sweep,
         json="print one JSON row per point",
-        plot="also draw each point's error against its QPU seconds (shots where no QPU time is "
-        "reported)",
+        plot="also draw each point's error against its cost (--cost), with the Pareto front",
     )
     sweep.add_argument(
         "--force",
@@ -99,6 +99,13 @@ def add_commands(commands: Commands, common: argparse.ArgumentParser) -> None:
         metavar="N",
         help="run each point N times (default: the file's [run] repeat), reporting mean, sd "
         "and 95%% intervals",
+    )
+    sweep.add_argument(
+        "--cost",
+        choices=sorted(COSTS),
+        default=None,
+        help="the cost the Pareto front weighs the mitigated error against: qpu (seconds), "
+        "shots or wall (seconds); default qpu where a point reports QPU time, else shots",
     )
     sweep.set_defaults(handler=cmd_sweep)
 
@@ -185,38 +192,24 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> None:
         raise UserError(
             "llqm sweep needs at least one --grid KEY=V1,V2,... (for example --grid circuit.qubits=4,8)."
         )
-    config = read_pipeline_file(args.pipeline)
-    points = grid_pipelines(
-        config,
-        parse_grid(args.grid),
+    plan = plan_sweep(
         args.pipeline,
+        parse_grid(args.grid),
         store=getattr(args, "store", None),
         force=args.force,
+        cost=args.cost,
     )
-    rows = []
     with progress_bar(args.json) as progress:
-        bar = progress.add_task("sweep", total=len(points))
-        for index, (assignment, pipeline) in enumerate(points):
-            progress.update(
-                bar,
-                completed=index,
-                description=f"sweep {index + 1}/{len(points)}: {pipeline.name}",
-            )
-            store = getattr(args, "store", None) or pipeline.store
-            trials = run_trials(pipeline, store=store, repeat=args.repeat)
-            stored = ProfileStore(store, readonly=True)
-            rows.append(
-                repeated_point(
-                    [
-                        point_summary(assignment, build_report(stored, r, keep_tasks=0))
-                        for r in trials.run_ids
-                    ],
-                    trials.id,
-                )
-            )
-        progress.update(bar, completed=len(points), description="sweep done")
+        bar = progress.add_task("sweep", total=len(plan.points))
+
+        def on_point(index: int, count: int, name: str) -> None:
+            progress.update(bar, completed=index, description=f"sweep {index + 1}/{count}: {name}")
+
+        result = run_plan(plan, repeat=args.repeat, on_point=on_point)
+        progress.update(bar, completed=len(result.rows), description="sweep done")
+    rows = result.rows
     if args.plot:
-        sweep_plot(rows, args.plot, f"Sweep of {args.pipeline}")
+        sweep_plot(rows, args.plot, result.title, result.cost)
     if args.json:
         print_json(rows)
         return
@@ -249,7 +242,11 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> None:
             no_wrap=column == "run",  # the id llqm report takes, whole
         )
     # one key=value a line, named as in the plot, never cut: "mitigation.techn…" hides the point
-    labels = ["\n".join(point_labels(row["point"])) for row in rows]
+    # a point on the trade-off front says so on a line of its own: no column to widen the table
+    labels = [
+        "\n".join(point_labels(row["point"]) + (["[front]"] if row["pareto"] else []))
+        for row in rows
+    ]
     widest = max((len(line) for label in labels for line in label.split("\n")), default=5)
     table.columns[0].min_width = min(widest, 30)
     for row, label in zip(rows, labels):
@@ -273,6 +270,7 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> None:
             row["run"][:17],
         )
     console.print(table)
+    console.print(front_sentence(result), highlight=False, soft_wrap=True)
 
 
 def show_trials(store: ProfileStore, set_id: str, as_json: bool, console: Console) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from ..analysis.compare import compare_runs
+from ..analysis.compare import change_text, compare_runs
 from ..analysis.console import styled
 from ..analysis.html_report import MAX_TASK_ROWS, html_report, trials_html
 from ..analysis.report import (
@@ -178,25 +178,14 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> None:
     for column in ("wall", "cpu", "QPU", "queue", "peak RSS"):
         table.add_column(column, justify="right")
 
-    def cell(entry: dict[str, Any], show: Any) -> str:
-        if entry["a"] is None or entry["b"] is None:
-            a = show(entry["a"]) if entry["a"] is not None else "-"
-            b = show(entry["b"]) if entry["b"] is not None else "-"
-            return f"{a} -> {b}" + (" modelled" if entry.get("modelled") else "")
-        ratio = f" ({entry['ratio']:.2f}x)" if entry.get("ratio") else ""
-        verdict = entry.get("beyond_spread")
-        beyond = "" if verdict is None else ", beyond spread" if verdict else ", within spread"
-        modelled = " modelled" if entry.get("modelled") else ""
-        return f"{show(entry['a'])} -> {show(entry['b'])}{modelled}{ratio}{beyond}"
-
     for stage, fields in result["stages"].items():
         table.add_row(
             stage,
-            cell(fields["wall_s"], format_seconds),
-            cell(fields["cpu_s"], format_seconds),
-            cell(fields["qpu_s"], format_seconds),
-            cell(fields["queue_s"], format_seconds),
-            cell(fields["peak_rss_bytes"], format_bytes),
+            change_text(fields["wall_s"], format_seconds),
+            change_text(fields["cpu_s"], format_seconds),
+            change_text(fields["qpu_s"], format_seconds),
+            change_text(fields["queue_s"], format_seconds),
+            change_text(fields["peak_rss_bytes"], format_bytes),
         )
     console.print(table)
     if result["fidelity"]:

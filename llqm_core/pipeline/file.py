@@ -16,6 +16,7 @@ from ..hooks.contracts import PREDICT, PipelineData, PreflightPolicy, ReviewingP
 from ..hooks.plugins import loaded_plugins
 from ..model.errors import UserError, warn
 from ..runtime.api import annotate, run
+from ..runtime.kept import cap_bytes
 from . import registries, sections
 from .fit import Fit, check_fit
 from .paths import relative_to
@@ -165,7 +166,9 @@ def parse_pipeline(
     if not isinstance(name, str) or not name:
         raise UserError(f"name must be a non-empty string, not {name!r}.")
     output = _table(config, "output")
-    _only("output", output, ("store",))
+    _only("output", output, ("store", "keep_results"))
+    cap_bytes(output.get("keep_results"), "[output] keep_results")  # refused now, in one sentence
+
     store_option = output.get("store")
     if store_option is not None and not isinstance(store_option, str):
         raise UserError(

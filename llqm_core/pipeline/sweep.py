@@ -2,7 +2,9 @@
 
 ``--grid KEY=V1,V2,...`` names a value of the file by its dotted path (``circuit.qubits``,
 ``mitigation.technique``, ``mitigation.zne.scale_factors``) and the values to try, written
-as TOML values (``4,8``; ``"zne","pec"`` or plain words; ``[1,3],[1,3,5]``). Every point
+as TOML values (``4,8``; ``"zne","pec"`` or plain words; ``[1,3],[1,3,5]``). A policy is
+switched on and off as a key of its own, ``policies.hardware_layout=on,off`` (or ``true,false``):
+"on" adds it to ``[policies] names``, keeping its options' table, "off" leaves both out. Every point
 of the grid is checked before the first one runs, so a bad value costs nothing.
 """
 
@@ -17,6 +19,7 @@ from typing import Any
 from ..model.errors import UserError
 from ..model.modelled import merge_flags
 from .file import Pipeline, parse_pipeline
+from .registries import lookup
 
 
 def _split_values(text: str) -> list[str]:
@@ -59,7 +62,28 @@ def parse_grid(entries: list[str]) -> list[tuple[str, list[Any]]]:
     return grid
 
 
+def _is_switch(value: Any) -> bool:
+    return isinstance(value, bool) or value in ("on", "off")
+
+
+def _switch_policy(config: dict[str, Any], name: str, on: bool) -> None:
+    """Ask policy ``name`` (with its options' table) or leave it out of ``[policies] names``
+    (and its options with it: a file may not set options of a policy it does not ask)."""
+    lookup("policy", name)  # an unknown name: one sentence listing the registered ones
+    policies = config.setdefault("policies", {})
+    if not isinstance(policies, dict):
+        raise UserError("--grid policies.NAME: [policies] is not a table in the pipeline file.")
+    names = [n for n in policies.get("names", []) if n != name]
+    policies["names"] = [*names, name] if on else names
+    if not on:
+        policies.pop(name, None)
+
+
 def _assign(config: dict[str, Any], key: str, value: Any) -> None:
+    section, _, policy = key.partition(".")
+    if section == "policies" and policy and "." not in policy and _is_switch(value):
+        _switch_policy(config, policy, value in (True, "on"))
+        return
     *sections, last = key.split(".")
     table = config
     for section in sections:

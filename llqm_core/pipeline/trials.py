@@ -19,6 +19,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from ..model import display
 from ..model.trial_keys import (
     TRIAL_BASE_SEED,
     TRIAL_COUNT,
@@ -50,6 +51,12 @@ class TrialSet:
     id: str | None
     run_ids: list[str]
     seeds: list[int | None]
+    #: Where the runs are (a path, a URL, a ``ProfileStore``; None: the default store).
+    store: Any = None
+
+    def _repr_html_(self) -> str | None:
+        """The trials' report (or the lone run's) in a notebook cell."""
+        return display.html("trials", self)
 
     @property
     def report_id(self) -> str:
@@ -97,7 +104,7 @@ def run_trials(
     count = pipeline.repeat if repeat is None else repeat
     if count == 1:
         run_id, _ = run_pipeline(pipeline, store, on_step)
-        return TrialSet(None, [run_id], [file_seed(pipeline)])
+        return TrialSet(None, [run_id], [file_seed(pipeline)], store or pipeline.store)
     set_id = TRIAL_SET_PREFIX + uuid.uuid4().hex[:16]
     run_ids, seeds = [], []
     for index in range(1, count + 1):
@@ -111,4 +118,4 @@ def run_trials(
         run_id, _ = run_pipeline(trial, store, step)
         run_ids.append(run_id)
         seeds.append(trial.data[SEED])
-    return TrialSet(set_id, run_ids, seeds)
+    return TrialSet(set_id, run_ids, seeds, store or pipeline.store)

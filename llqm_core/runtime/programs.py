@@ -19,10 +19,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..model.errors import Ending, UserError
+from ..telemetry.tracing import SERVICE_NAME_ENV
 from .api import ActiveRun, StoreArg, run_context
 from .instrumentation import instrument_all, switched_on
+from .kept import KEEP_RESULTS_ENV
 from .threads import carried
 
 RUN_ENV = "LLQM_PROFILE_RUN"
@@ -41,6 +44,11 @@ class Program:
     @property
     def label(self) -> str:
         return self.script if self.script is not None else f"-m {self.module}"
+
+    @property
+    def service_name(self) -> str:
+        """The OpenTelemetry service the program's spans belong to: the script's or module's name."""
+        return Path(self.script).stem if self.script is not None else str(self.module)
 
 
 def parse_program(words: list[str]) -> Program:
@@ -90,8 +98,11 @@ class ProgramExit(Ending):
 @contextmanager
 def _environment(run: ActiveRun) -> Iterator[None]:
     """Child interpreters find the run and the bootstrap; restored afterwards."""
-    saved = {key: os.environ.get(key) for key in (RUN_ENV, STORE_ENV, "PYTHONPATH")}
+    saved = {
+        key: os.environ.get(key) for key in (RUN_ENV, STORE_ENV, "PYTHONPATH", KEEP_RESULTS_ENV)
+    }
     os.environ[RUN_ENV] = run.id
+    os.environ[KEEP_RESULTS_ENV] = str(run.kept.cap)  # each child keeps up to the run's cap
     if run.store is not None:
         os.environ[STORE_ENV] = run.store.location
     os.environ["PYTHONPATH"] = os.pathsep.join(
@@ -156,16 +167,33 @@ def execute(program: Program) -> tuple[int, BaseException | None]:
 
 
 def profile_program(
-    program: Program, store: StoreArg = None, name: str | None = None
+    program: Program, store: StoreArg = None, name: str | None = None, keep_results: Any = None
 ) -> tuple[ActiveRun, int]:
     """Run ``program`` as one LLQM run with every installed instrumentor on; the run and the
-    program's exit status."""
+    program's exit status. ``keep_results`` caps what it keeps of its jobs' results."""
     config = {"profile.program": program.label}
-    active = ActiveRun(name or f"profile {program.label}", store, config).start()
-    with switched_on(), carried(), _environment(active), run_context(active):
-        status, error = execute(program)
-    active.finish(error)
+    with _service_named(program.service_name):
+        active = ActiveRun(
+            name or f"profile {program.label}", store, config, keep_results=keep_results
+        ).start()
+        with switched_on(), carried(), _environment(active), run_context(active):
+            status, error = execute(program)
+        active.finish(error)
     return active, status
+
+
+@contextmanager
+def _service_named(name: str) -> Iterator[None]:
+    """The program's name as LLQM's default service name, here and in child interpreters, unless
+    one is set already (``OTEL_SERVICE_NAME`` and ``OTEL_RESOURCE_ATTRIBUTES`` still come first)."""
+    if os.environ.get(SERVICE_NAME_ENV):
+        yield
+        return
+    os.environ[SERVICE_NAME_ENV] = name
+    try:
+        yield
+    finally:
+        os.environ.pop(SERVICE_NAME_ENV, None)
 
 
 def join_parent_run() -> None:

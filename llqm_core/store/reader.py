@@ -19,6 +19,7 @@ from typing import Any
 from ..model.errors import StoreError
 from ..model.records import (
     HardwareSnapshot,
+    KeptResult,
     PolicyDecision,
     RunRecord,
     TaskRecord,
@@ -32,6 +33,7 @@ from .row_records import (
     START_COLUMN,
     decision_record,
     outline_record,
+    result_record,
     run_record,
     task_from_row,
     task_record,
@@ -311,6 +313,16 @@ class StoreReader:
     def decisions(self, run_id: str) -> list[PolicyDecision]:
         rows = self._query("SELECT * FROM decisions WHERE run_id = ? ORDER BY id", (run_id,))
         return [decision_record(row) for row in rows]
+
+    def results(self, run_id: str, kind: str | None, *, data: bool) -> list[KeptResult]:
+        columns = "*" if data else "id, run_id, task_id, kind, meta, raw_bytes, kept_at, "
+        if not data:
+            columns += "LENGTH(data) AS stored_bytes"
+        where, params = "run_id = ?", (run_id,)
+        if kind is not None:
+            where, params = where + " AND kind = ?", (run_id, kind)  # type: ignore[assignment]
+        rows = self._query(f"SELECT {columns} FROM results WHERE {where} ORDER BY id", params)
+        return [result_record(row) for row in rows]
 
     def policy_history(self, policy: str, limit: int = 100) -> list[PolicyDecision]:
         """A policy's latest decisions over all runs, newest first: what a policy learns from."""

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model.errors import StoreError
-from ..model.records import HardwareSnapshot, PolicyDecision, RunRecord, TaskRecord
+from ..model.records import HardwareSnapshot, KeptResult, PolicyDecision, RunRecord, TaskRecord
 from ..model.secrets import without_password
 from .profile_store import ProfileStore, is_database_url
 
@@ -22,9 +22,10 @@ RELAYED: dict[str, type] = {
     "finish_task": TaskRecord,
     "save_snapshot": HardwareSnapshot,
     "save_decision": PolicyDecision,
+    "save_result": KeptResult,
 }
 
-Record = TaskRecord | HardwareSnapshot | PolicyDecision
+Record = TaskRecord | HardwareSnapshot | PolicyDecision | KeptResult
 
 
 def relay_message(call: str, record: Record) -> dict[str, Any]:
@@ -100,6 +101,10 @@ class RelayStore(ProfileStore):
 
     def save_decision(self, decision: PolicyDecision) -> None:
         self._relay("save_decision", decision)
+
+    def save_result(self, result: KeptResult) -> None:
+        """A kept result goes back with the rest (its payload compressed already)."""
+        self._relay("save_result", result)
 
     def close(self) -> None:
         """Nothing is held here: every record left when it was handed over."""

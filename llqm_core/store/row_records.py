@@ -6,6 +6,7 @@ The reader's queries build them; they are kept apart from the queries so each st
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import orjson
 
@@ -13,6 +14,7 @@ from ..model.records import (
     NOT_MEASURED_GPU,
     PROFILE_VALUE_NAMES,
     GpuProfile,
+    KeptResult,
     PolicyDecision,
     Profile,
     RunRecord,
@@ -55,11 +57,20 @@ def run_record(row: Row) -> RunRecord:
 
 
 def _json_list(text: str) -> list:
-    return [] if text == "[]" else orjson.loads(text)  # most tasks': no decoder call
+    return [] if text == "[]" else _loads(text)  # most tasks': no decoder call
 
 
 def _json_dict(text: str) -> dict:
-    return {} if text == "{}" else orjson.loads(text)  # a third of json.loads' time
+    return {} if text == "{}" else _loads(text)  # a third of json.loads' time
+
+
+def _loads(text: str) -> Any:
+    """orjson's reading, or Python's where the text holds what orjson refuses: a metric of
+    infinity or NaN (an error reduction over an error of 0), which Python's writer writes."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 def task_record(row: Row, run_status: RunStatus) -> TaskRecord:
@@ -143,4 +154,23 @@ def decision_record(row: Row) -> PolicyDecision:
         run_id=row["run_id"],
         task_id=row["task_id"],
         made_at=row["made_at"],
+    )
+
+
+def result_record(row: Row) -> KeptResult:
+    """A kept result; one read without its payload has empty ``data`` and its stored size in
+    ``meta["stored_bytes"]``."""
+    meta = json.loads(row["meta"])
+    data = row["data"] if "data" in row.keys() else None
+    if data is None:
+        meta["stored_bytes"] = row["stored_bytes"]
+    return KeptResult(
+        run_id=row["run_id"],
+        task_id=row["task_id"],
+        kind=row["kind"],
+        data=bytes(data) if data is not None else b"",
+        raw_bytes=row["raw_bytes"],
+        meta=meta,
+        kept_at=row["kept_at"],
+        id=row["id"],
     )

@@ -20,6 +20,7 @@ TASK_NAME = "llqm.task.name"
 STAGE = "llqm.stage"
 PARENT_TASK_ID = "llqm.task.parent_id"
 DEPENDS_ON = "llqm.task.depends_on"
+LINK_KIND = "llqm.link.kind"  # on a span link: "depends_on" (the linked task's output was consumed)
 STATUS = "llqm.task.status"
 HARDWARE_SNAPSHOT = "llqm.hardware.snapshot"
 

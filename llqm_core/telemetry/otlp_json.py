@@ -20,6 +20,7 @@ from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, Trace
 
 from ..model.records import RunRecord, RunStatus, TaskRecord, TaskStatus
 from .attributes import run_attributes, task_attributes
+from .task_spans import dependency_links
 from .tracing import SCOPE
 
 _ID_FIELDS = ("traceId", "spanId", "parentSpanId")
@@ -103,6 +104,7 @@ def run_spans(run: RunRecord, tasks: Sequence[TaskRecord]) -> list[ReadableSpan]
                 resource=resource,
                 attributes=task_attributes(task),
                 events=events,
+                links=dependency_links(task),
                 kind=SpanKind.INTERNAL,
                 status=Status(StatusCode.ERROR, f"{task.error_type}: {task.error}")
                 if failed

@@ -14,11 +14,11 @@ from typing import Any
 
 from opentelemetry import trace
 from opentelemetry.sdk.trace.id_generator import IdGenerator
-from opentelemetry.trace import NonRecordingSpan, SpanContext, Status, StatusCode
+from opentelemetry.trace import Link, NonRecordingSpan, SpanContext, Status, StatusCode, TraceFlags
 
 from ..model.errors import LLQMWarning
 from ..model.records import TaskRecord
-from .attributes import task_attributes
+from .attributes import LINK_KIND, task_attributes
 
 BATCH_INTERVAL_S = 0.5
 
@@ -53,6 +53,22 @@ class PresetSpanIds(IdGenerator):
 def child_context(parent: SpanContext, span_id: int) -> SpanContext:
     """The context of a task's span (built or still to be built): a child of ``parent`` with the given id."""
     return SpanContext(parent.trace_id, span_id, False, parent.trace_flags, parent.trace_state)
+
+
+def dependency_links(record: TaskRecord) -> list[Link]:
+    """The task's ``depends_on`` as span links: OpenTelemetry's way to say that a span consumed
+    the work of others that are not its parent (a task's id is its span's id, in its run's trace)."""
+    links = []
+    for dep in record.depends_on:
+        try:
+            span_id = int(dep, 16)
+        except ValueError:
+            continue  # not a task of LLQM's (ids are hex span ids): nothing to point at
+        context = SpanContext(
+            int(record.trace_id, 16), span_id, False, TraceFlags(TraceFlags.SAMPLED)
+        )
+        links.append(Link(context, {LINK_KIND: "depends_on"}))
+    return links
 
 
 class TaskSpans:
@@ -126,6 +142,7 @@ class TaskSpans:
                 context=trace.set_span_in_context(NonRecordingSpan(parent)),
                 start_time=record.start_ns,
                 attributes=task_attributes(record),
+                links=dependency_links(record),
             )
         finally:
             if self._ids is not None:

@@ -3,6 +3,8 @@
 If the application already installed an SDK ``TracerProvider`` as the global one, LLQM adds
 its exporters to it; otherwise LLQM installs its own (resource from ``OTEL_SERVICE_NAME`` and
 ``OTEL_RESOURCE_ATTRIBUTES``), so spans of the workflow engine and of LLQM share one trace.
+Where neither names the service, it is ``llqm``, or the program ``llqm profile`` runs
+(``LLQM_SERVICE_NAME``), rather than the SDK's ``unknown_service:python3``.
 
 More in docs/modules.md (``llqm_core.telemetry.tracing``).
 """
@@ -21,7 +23,7 @@ from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import (
     BatchSpanProcessor,
@@ -52,6 +54,8 @@ SCOPE = InstrumentationScope("llqm", _llqm_version())
 EXPORTERS_ENV = "LLQM_EXPORTERS"
 EXPORT_TIMEOUT_ENV = "LLQM_EXPORT_TIMEOUT"
 DEFAULT_EXPORT_TIMEOUT_S = 2.0
+SERVICE_NAME_ENV = "LLQM_SERVICE_NAME"
+DEFAULT_SERVICE_NAME = "llqm"
 BATCH_DELAY_ENV = "OTEL_BSP_SCHEDULE_DELAY"
 DEFAULT_BATCH_DELAY_MS = 500.0
 
@@ -64,6 +68,16 @@ def batch_delay_ms() -> float:
         return float(raw) if raw is not None and raw.strip() else DEFAULT_BATCH_DELAY_MS
     except ValueError:
         return DEFAULT_BATCH_DELAY_MS
+
+
+def service_resource() -> Resource:
+    """The SDK's resource from the environment, with LLQM's service name where the environment
+    names none (the SDK would say ``unknown_service:<executable>``)."""
+    resource = Resource.create()
+    if str(resource.attributes.get(SERVICE_NAME, "")).startswith("unknown_service"):
+        name = os.environ.get(SERVICE_NAME_ENV, "").strip() or DEFAULT_SERVICE_NAME
+        resource = Resource.create({SERVICE_NAME: name})
+    return resource
 
 
 def export_timeout_s() -> float:
@@ -238,7 +252,7 @@ class Telemetry:
             ids = PresetSpanIds(RandomIdGenerator())
             self.provider = self._own_provider = _OwnTracerProvider(
                 self._note_readers,
-                resource=Resource.create(),
+                resource=service_resource(),
                 shutdown_on_exit=False,
                 id_generator=ids,
             )

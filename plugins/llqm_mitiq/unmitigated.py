@@ -6,6 +6,7 @@ from typing import Any
 
 from llqm_core.hooks.contracts import PipelineData, StepSpec
 
+from . import analysis
 from .costs import unmitigated_estimate
 from .execution import estimate, execute, last_only, raw_estimate
 
@@ -17,6 +18,18 @@ def unmitigated(*, inner: bool = False) -> StepSpec:
         (readout,) = execute(data, [data["compiled"]], data["shots"], seed=data["seed"])
         raw, raw_error = raw_estimate(data, readout)
         value, error = estimate(data, readout)
+        analysis.keep(
+            data,
+            "none",
+            [readout],
+            {},
+            {
+                "value": value,
+                "value_error": error,
+                "unmitigated": raw,
+                "unmitigated_error": raw_error,
+            },
+        )
         return {
             "counts": readout[0],
             "readout": readout,

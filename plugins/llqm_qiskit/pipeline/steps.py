@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from qiskit import QuantumCircuit
-from qiskit.quantum_info import SparsePauliOp
 
 from llqm_core import current_task
 from llqm_core.hooks.contracts import (
@@ -25,32 +24,19 @@ from llqm_core.hooks.contracts import (
     StepSpec,
 )
 from llqm_core.model.checks import whole
-from llqm_core.model.errors import warn
 from llqm_core.pipeline.paths import resolve
 from llqm_core.pipeline.policies import decide, policy_for
 from llqm_core.pipeline.reactive import calibration_in_force
 
 from ..backends.aer import is_clifford
-from ..backends.mps import bond_estimate
+from ..backends.mps import trial_bond
 from ..circuits import KINDS, load_qasm
 from ..circuits import generate as generate_circuit
 from ..costs import CLIFFORD_KINDS, KIND_GATES, circuit_estimate, qasm_header, transpile_estimate
-from ..measurement import for_outcomes, without_measurements
 from ..measurement import shape as measurement_shape
-from ..observables.expectation import (
-    ideal_outcomes,
-    neighbour_parities,
-    parity,
-    parity_ideals,
-    support_method,
-)
-from ..observables.ideal import MAX_BOND, Ideal, ideal_values
-from ..observables.ideal import choose as choose_ideal
-from ..observables.pauli import PauliSum, described_operator
 from ..transpile.profiled import OPTIMIZATION_LEVELS, profiled_transpile
 
 LAYOUT_METHODS = ("default", "dense", "sabre", "trivial")
-OBSERVABLES = ("ideal_outcomes", "neighbour_parities", "parity", "pauli")
 
 
 def generate(
@@ -98,7 +84,7 @@ def generate(
     return step
 
 
-def _record(metrics: dict[str, Any]) -> None:
+def record_metrics(metrics: dict[str, Any]) -> None:
     """Metrics on the step's task (a step called outside a task, as from a test, records none)."""
     task = current_task()
     if task is not None:
@@ -109,7 +95,7 @@ def _generated(circuit: QuantumCircuit) -> dict[str, Any]:
     """The generate step's output; its task says whether the circuit measures anything, since
     an outcome observable will then measure every qubit."""
     found = measurement_shape(circuit)
-    _record(
+    record_metrics(
         {
             "circuit.measurements": found.measurements,
             "circuit.mid_circuit_measurements": found.mid_circuit,
@@ -132,7 +118,7 @@ def _known_estimate(plan: dict[str, Any], circuit: QuantumCircuit) -> Estimate:
     if not, its own MPS bond dimension, which the execution's estimate then uses in place of
     the limit (as ``--check``'s execution line and the refusal do)."""
     clifford = is_clifford(circuit)
-    bond = None if clifford else bond_estimate(circuit)
+    bond = None if clifford else trial_bond(circuit).bond
     return circuit_estimate(plan, circuit.num_qubits, len(circuit.data), clifford, bond)
 
 
@@ -176,173 +162,6 @@ def _with_width_check(step: StepFunction, qubits: int, what: str) -> StepSpec:
             )
 
     return StepSpec(step, preflight=preflight)
-
-
-def observable(
-    *,
-    kind: str = "ideal_outcomes",
-    bits: Sequence[int] | None = None,
-    terms: Any = None,
-    sparse_terms: Any = None,
-    num_qubits: int | None = None,
-    file: str | None = None,
-    operator: Any = None,
-    max_bond: int = MAX_BOND,
-) -> StepSpec:
-    """What the run measures (``ideal_outcomes``, ``neighbour_parities``, ``parity`` of ``bits``,
-    or ``pauli``: a Pauli sum from ``terms``, ``sparse_terms`` or ``file``; from Python,
-    ``operator`` = a ``SparsePauliOp``) and its exact ideal value where one can be computed
-    (an MPS up to bond dimension ``max_bond``)."""
-    if not isinstance(kind, str) or kind not in OBSERVABLES:
-        raise ValueError(
-            f"unknown observable kind {kind!r}; choose one of: {', '.join(OBSERVABLES)}."
-        )
-    whole("max_bond", max_bond, 1)
-    if kind != "parity" and bits is not None:
-        raise ValueError(f"bits belongs to the parity observable; {kind} takes no bits.")
-    given = [
-        name
-        for name, value in (
-            ("terms", terms),
-            ("sparse_terms", sparse_terms),
-            ("num_qubits", num_qubits),
-            ("file", file),
-            ("operator", operator),
-        )
-        if value is not None
-    ]
-    if kind != "pauli" and given:
-        raise ValueError(f"{given[0]} belongs to the pauli observable; {kind} takes none.")
-    if kind == "parity":
-        if bits is None:
-            raise ValueError("a parity observable needs bits = [classical bit indices].")
-        parity(bits)
-    parity_bits: Sequence[int] = bits if bits is not None else ()
-    if kind == "pauli":
-        return _pauli_step(
-            described_operator(
-                operator=operator,
-                terms=terms,
-                sparse_terms=sparse_terms,
-                num_qubits=num_qubits,
-                file=str(resolve(file)) if isinstance(file, str) else file,
-            ),
-            max_bond,
-        )
-
-    def read(circuit: QuantumCircuit) -> tuple[Any, Ideal | None]:
-        if kind == "ideal_outcomes":
-            return ideal_outcomes(circuit), None
-        if kind == "neighbour_parities":
-            measured = neighbour_parities(circuit)
-            return measured, measured.ideal_how
-        found = parity_ideals(circuit, [parity_bits])
-        measured = parity(parity_bits)
-        measured.ideal = found.values[0]
-        return measured, found
-
-    def step(data: PipelineData) -> dict[str, Any]:
-        circuit, warning = for_outcomes(data["circuit"])
-        measured, how = read(circuit)
-        added = {
-            "circuit": circuit,
-            "observable": measured,
-            "ideal_value": measured.ideal,
-            "ideal_method": how.method if how is not None else "exact outcomes",
-            "observable_label": measured.label,
-        }
-        metrics: dict[str, Any] = {"observable.kind": kind}
-        if how is not None:
-            metrics.update(how.metrics())
-        if warning is not None:
-            warn(warning)
-            metrics["observable.measured_every_qubit"] = True
-            added["warnings"] = data["warnings"] + [warning]
-        _record(metrics)
-        return added
-
-    def inspect(context: dict[str, Any]) -> list[str]:
-        circuit = context.get("circuit")
-        if circuit is None:
-            return []
-        circuit, warning = for_outcomes(circuit)
-        notes = [warning] if warning else []
-        if kind == "ideal_outcomes":
-            method = support_method(circuit.remove_final_measurements(inplace=False))
-            if method == "unknown":
-                raise ValueError(
-                    f"the ideal outcomes of circuit {circuit.name!r} cannot be found (it measures "
-                    "mid-circuit, or is neither Clifford, small nor of low entanglement); use "
-                    'kind = "parity" or "neighbour_parities", which run without an ideal value.'
-                )
-            return notes + [f"ideal outcomes: {method}"]
-        if kind == "parity":
-            parity_ideals_unmeasured_bits(circuit, parity_bits)
-        chosen = choose_ideal(circuit.remove_final_measurements(inplace=False), max_bond)
-        return notes + [f"ideal value: {chosen.method} ({chosen.reason})"]
-
-    return StepSpec(step, inspect=inspect)
-
-
-def parity_ideals_unmeasured_bits(circuit: QuantumCircuit, bits: Sequence[int]) -> None:
-    """Refuse parity bits the circuit does not measure (after measuring every qubit where it
-    measured nothing)."""
-    measured = {circuit.find_bit(i.clbits[0]).index for i in circuit.data if i.name == "measure"}
-    missing = [b for b in bits if b not in measured]
-    if missing:
-        raise ValueError(
-            f"bit {missing[0]} of the parity is not measured by circuit {circuit.name!r} "
-            f"(it measures {len(measured)} bits)."
-        )
-
-
-def _pauli_step(operator: SparsePauliOp, max_bond: int) -> StepSpec:
-    """A Pauli sum: the circuit loses its final measurements; each group of the sum is measured
-    in its own basis by the techniques (``PauliSum.measured``)."""
-
-    def fitted(circuit: QuantumCircuit) -> PauliSum:
-        if operator.num_qubits > circuit.num_qubits:
-            raise ValueError(
-                f"the observable acts on {operator.num_qubits} qubits, more than the "
-                f"{circuit.num_qubits} of circuit {circuit.name!r}."
-            )
-        padded = operator.apply_layout(None, circuit.num_qubits)
-        return PauliSum(padded)
-
-    def step(data: PipelineData) -> dict[str, Any]:
-        body = without_measurements(data["circuit"])
-        measured = fitted(body)
-        ideal = ideal_values(body, [measured.operator], max_bond)
-        measured.ideal = ideal.values[0]
-        _record({"observable.kind": "pauli", **measured.metrics(data["shots"]), **ideal.metrics()})
-        return {
-            "circuit": body,
-            "observable": measured,
-            "ideal_value": measured.ideal,
-            "ideal_method": ideal.method,
-            "observable_label": measured.label,
-        }
-
-    def inspect(context: dict[str, Any]) -> list[str]:
-        circuit = context.get("circuit")
-        if circuit is None:
-            width = context.get("qubits")
-            if width is not None and operator.num_qubits > width:
-                raise ValueError(
-                    f"the observable acts on {operator.num_qubits} qubits, more than the "
-                    f"{width} of the circuit."
-                )
-            return []
-        body = without_measurements(circuit)
-        measured = fitted(body)
-        chosen = choose_ideal(body, max_bond)
-        return [
-            f"observable: {len(measured.operator)} Pauli term(s) in {len(measured.groups)} "
-            "qubit-wise commuting group(s), each measured by one circuit of the same job",
-            f"ideal value: {chosen.method} ({chosen.reason})",
-        ]
-
-    return StepSpec(step, inspect=inspect)
 
 
 def transpile(
