@@ -450,3 +450,42 @@ def drift_map_png(before: Any, after: Any) -> bytes:
     )
     figure.tight_layout()
     return _png(figure)
+
+
+def iterations_png(report: dict[str, Any]) -> bytes:
+    """A loop's objective (with its standard error) and cost per iteration, one above the other,
+    with a dashed line where the calibration in force changed."""
+    rows = report.get("iterations") or []
+    plt = _pyplot()
+    figure, (top, bottom) = plt.subplots(2, 1, figsize=(8, 5.5), sharex=True)
+    index = [r["index"] for r in rows]
+    valued = [r for r in rows if r["value"] is not None]
+    top.errorbar(
+        [r["index"] for r in valued],
+        [r["value"] for r in valued],
+        yerr=[r["error"] or 0.0 for r in valued],
+        marker="o",
+        markersize=3,
+        capsize=2,
+    )
+    top.set_ylabel("objective")
+    top.set_title("Objective and cost per iteration")
+    bottom.plot(index, [r["wall_s"] for r in rows], label="wall s", marker=".")
+    bottom.plot(index, [r["process_cpu_s"] or 0.0 for r in rows], label="process CPU s", marker=".")
+    if any(r["qpu_s"] for r in rows):
+        bottom.plot(index, [r["qpu_s"] or 0.0 for r in rows], label="QPU s", marker=".")
+    bottom.set_xlabel("iteration")
+    bottom.set_ylabel("seconds")
+    changes = [r["index"] for r in rows if r["calibration_changed"]]
+    for axis in (top, bottom):
+        for number, at in enumerate(changes):
+            axis.axvline(
+                at - 0.5,
+                color="red",
+                linestyle="--",
+                linewidth=1,
+                label="calibration changed" if axis is bottom and not number else None,
+            )
+    bottom.legend(loc="upper right", fontsize="small")
+    figure.tight_layout()
+    return _png(figure)

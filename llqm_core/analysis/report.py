@@ -18,6 +18,8 @@ from ..model.units import format_bytes, format_seconds, iso_time
 from ..model.warmup import is_warmup
 from ..store.profile_store import ProfileStore
 from ..store.reader import collector_paused
+from .iterations import iterations
+from .kept import kept_summary
 from .summary import (
     bottleneck,
     cache_savings,
@@ -202,6 +204,7 @@ def analyse_run(
         stages = stage_totals(tasks, own)
         busy = sum(entry["own_wall_s"] for entry in stages.values())
         figures = fidelity(tasks)
+        kept = store.results(run.id, data=False)
         path, guessed = find_critical_path(tasks)
         warm = warmup_summary(tasks)
         # The machine's cores bound the busy cores only when every task ran on it (not on a cluster).
@@ -238,6 +241,8 @@ def analyse_run(
             "warmup": warm,
             "fidelity": figures,
             "cache": cache_savings(tasks),
+            "results": kept_summary(kept, tasks),
+            "iterations": iterations(kept, tasks),
             "costs": step_costs(tasks),
             "warnings": [w for t in tasks for w in t.metrics.get("pipeline.warnings", [])],
             "decisions": [d.__dict__ for d in decisions],

@@ -252,3 +252,21 @@ class PolicyDecision:
     run_id: str | None = None
     task_id: str | None = None
     made_at: float = field(default_factory=time.time)
+
+
+@dataclass
+class KeptResult:
+    """Something a device returned, kept with the run and task it belongs to (``docs/results.md``).
+
+    ``data`` is opaque to the core: the plugin that kept it wrote it (compressed) and reads it
+    back by its ``kind``; ``meta`` is that plugin's small JSON description of it. ``raw_bytes``
+    is its size before compression; ``len(data)`` what the store holds."""
+
+    run_id: str
+    task_id: str | None
+    kind: str
+    data: bytes
+    raw_bytes: int
+    meta: dict[str, Any] = field(default_factory=dict)
+    kept_at: float = field(default_factory=time.time)
+    id: int | None = None
