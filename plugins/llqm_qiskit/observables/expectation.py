@@ -20,6 +20,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 from qiskit import QuantumCircuit
@@ -139,6 +140,18 @@ class DiagonalObservable:
 
     def bits(self) -> list[int]:
         return sorted({b for t in self.terms for b, _ in t.factors})
+
+    def spec(self) -> dict[str, Any]:
+        """The observable as JSON data (kept with a run's results, read back by
+        ``specs.from_spec``)."""
+        return {
+            "type": "diagonal",
+            "label": self.label,
+            "ideal": self.ideal,
+            "terms": [
+                [t.coefficient, [[bit, f[0], f[1]] for bit, f in t.factors]] for t in self.terms
+            ],
+        }
 
 
 def parity(bits: Sequence[int]) -> DiagonalObservable:
