@@ -163,7 +163,7 @@ def _magics(shell: Any) -> Any:
             default=None,
             help="profile store: an SQLite file or a postgresql:// URL (default: $LLQM_STORE)",
         )
-        @cell_magic(MAGIC)
+        @cell_magic(MAGIC)  # type: ignore[arg-type]
         def llqm(self, line: str, cell: str) -> None:
             """Run the cell as one profiled run (instrumentors on) and show its report below it."""
             # the shell's words, quotes and all (IPython's own splitting keeps the quotes)

@@ -391,5 +391,6 @@ def test_a_task_in_one_thread_is_not_charged_the_cpu_of_threads_beside_it(store_
         if name.startswith("pool"):
             assert profile.cpu_scope == "thread", name
         # the burner's CPU is not the task's (a main-thread task of 10 ms or more, stretched by
-        # the GIL, is charged the process's CPU less the other Python threads')
-        assert profile.cpu_s <= profile.wall_s + 0.002, (name, profile.cpu_s, profile.wall_s)
+        # the GIL, is charged the process's CPU less the other Python threads'); the slack is
+        # LLQM's own threads (a sampler tick, a commit), the burner's would be the task's wall
+        assert profile.cpu_s <= profile.wall_s + 0.005, (name, profile.cpu_s, profile.wall_s)
