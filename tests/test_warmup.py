@@ -84,7 +84,7 @@ def test_first_imports_and_the_first_pass_manager_are_warmup_not_the_task(tmp_pa
     assert text.count("Warm-up:") == 1 and "import mitiq " in text
     from llqm_core.analysis.html_report import html_report
 
-    assert html_report(report).count('<p id="warmup">Warm-up: ') == 1
+    assert html_report(report, tasks).count('<p id="warmup">Warm-up: ') == 1
 
 
 def test_a_run_that_imports_nothing_new_shows_no_warmup(store_path):
