@@ -387,7 +387,9 @@ def test_a_task_in_one_thread_is_not_charged_the_cpu_of_threads_beside_it(store_
         assert profile.cpu_s <= profile.wall_s + 1e-6, (name, profile.cpu_s, profile.wall_s)
 
 
-def test_a_task_shorter_than_the_sampler_interval_reads_light_and_a_longer_one_full(store_path):
+def test_a_task_shorter_than_the_sampler_interval_reads_light_and_a_longer_one_full(
+    store_path, spans
+):
     """Short tasks take their memory from the sampler's readings and say so; their CPU is their
     thread's below 10 ms, never more than their wall time. A long task reads its own peak."""
     sampler = shared_sampler()
@@ -416,3 +418,7 @@ def test_a_task_shorter_than_the_sampler_interval_reads_light_and_a_longer_one_f
             assert p.cpu_scope == "thread" and p.cpu_s == p.thread_cpu_s <= p.wall_s + 0.001
         assert 0 < p.start_rss_bytes <= p.peak_rss_bytes and p.end_rss_bytes <= p.peak_rss_bytes
         assert p.samples >= 1
+    readings = {
+        s.name: s.attributes.get("llqm.memory.readings") for s in spans.get_finished_spans()
+    }
+    assert readings["long"] == "full" and readings["short 0"] == "light"
