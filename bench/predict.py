@@ -14,13 +14,26 @@ not predicted. Prints the median relative error of each:
 
 Target (issue 22): median relative error under 25% with shapes kept apart. A warm-up run
 first, not used, so that imports and first-call costs do not count as a stage's time.
+
+``--files`` (issue 33) asks another question: how close is what ``llqm run --check`` predicts
+for a whole run to the run's measured wall time, as a user meets it (a fresh process per run,
+so first-call costs count)? Each pipeline file runs twice into one store: the first check has
+no history, the second has the first run's. One line per file with both ratios (predicted /
+measured; target: within 3x without history, for every file of examples/pipelines and of the
+corpus, run with ``[mitigation] technique = "zne"`` and nothing else)::
+
+    python bench/predict.py --files examples/pipelines/*.toml tests/data/corpus/*.qasm
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
+import subprocess
+import sys
 import tempfile
+import time
 from pathlib import Path
 
 from llqm_policies.cost_model import CostModel, run_features
@@ -57,11 +70,97 @@ def pipelines(sizes: list[int], shots: int) -> list[tuple[str, dict]]:
     return runs
 
 
+def corpus_pipeline(qasm: Path, technique: str) -> dict:
+    """A new user's pipeline file for an OpenQASM file: the circuit, the backend, a technique."""
+    return {
+        "circuit": {"qasm": str(qasm.resolve())},
+        "backend": {"name": "aer", "device": "fake_fez"},
+        "mitigation": {"technique": technique},
+    }
+
+
+def one_run(path: str, store: str, technique: str) -> None:
+    """In a fresh process: check the file (its predicted wall time), run it, print both."""
+    from llqm_core.model.errors import UserError
+    from llqm_core.pipeline.file import read_pipeline_file
+
+    source = Path(path)
+    try:
+        if source.suffix == ".toml":
+            config, base = read_pipeline_file(source), source.parent
+            config.pop("output", None)
+        else:
+            config, base = corpus_pipeline(source, technique), source.parent
+        pipeline = parse_pipeline(config, str(source), store=store, base=base)
+    except UserError as exc:
+        print(json.dumps({"refused": str(exc)}))
+        return
+    started = time.perf_counter()
+    run_pipeline(pipeline, store=store)
+    measured = time.perf_counter() - started
+    predicted = pipeline.fit.wall_s if pipeline.fit else 0.0
+    print(json.dumps({"predicted": predicted, "measured": measured}))
+
+
+def files(paths: list[str], technique: str, timeout: float) -> None:
+    scratch = Path(tempfile.mkdtemp(prefix="llqm-bench-files-"))
+    ratios: dict[str, list[float]] = {"no history": [], "history": []}
+    print(f"{'file':36s} {'predicted':>10s} {'measured':>9s} {'ratio':>6s}   with history")
+    for number, path in enumerate(paths):
+        store = str(scratch / f"{number}.sqlite")
+        found = []
+        for _ in range(2):
+            try:
+                child = subprocess.run(
+                    [sys.executable, __file__, "--one", path, store, technique],
+                    capture_output=True,
+                    text=True,
+                    timeout=timeout,
+                )
+                lines = [ln for ln in child.stdout.splitlines() if ln.startswith("{")]
+                found.append(json.loads(lines[-1]) if lines else {"failed": child.stderr[-300:]})
+            except subprocess.TimeoutExpired:
+                found.append({"failed": f"over {timeout:g} s"})
+            if "measured" not in found[-1]:
+                break
+        name = Path(path).name
+        if "measured" not in found[0]:
+            reason = found[0].get("refused") or found[0].get("failed", "")
+            print(f"{name:36s} {'refused' if 'refused' in found[0] else 'FAILED'}: {reason[:150]}")
+            continue
+        cells = []
+        for label, result in zip(ratios, found):
+            if "measured" in result:
+                ratio = result["predicted"] / result["measured"]
+                ratios[label].append(ratio)
+                cells.append((result["predicted"], result["measured"], ratio))
+        first = cells[0]
+        later = f"{cells[1][0]:8.2f} s {cells[1][2]:6.2f}" if len(cells) > 1 else "-"
+        print(f"{name:36s} {first[0]:8.2f} s {first[1]:7.2f} s {first[2]:6.2f}   {later}")
+    for label, found_ratios in ratios.items():
+        if found_ratios:
+            outside = sum(1 for r in found_ratios if not 1 / 3 <= r <= 3)
+            print(
+                f"{label}: {len(found_ratios)} runs, ratio predicted/measured from "
+                f"{min(found_ratios):.2f} to {max(found_ratios):.2f}, {outside} outside 1/3..3"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default=",".join(str(q) for q in range(12, 100, 6)))
     parser.add_argument("--shots", type=int, default=2000)
+    parser.add_argument("--files", nargs="+", help="pipeline or OpenQASM files: whole-run ratios")
+    parser.add_argument("--technique", default="zne", help="for OpenQASM files (default zne)")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per run")
+    parser.add_argument("--one", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.one:
+        one_run(*args.one)
+        return
+    if args.files:
+        files(args.files, args.technique, args.timeout)
+        return
     sizes = [int(q) for q in args.sizes.split(",")]
     scratch = Path(tempfile.mkdtemp(prefix="llqm-bench-"))
     warmup = config("ghz", sizes[0], args.shots, ZNE, ["fold_after_transpile"])

@@ -12,7 +12,7 @@ Nothing here imports Qiskit, Mitiq or Prefect: those arrive as plugins. In Jupyt
 
 from importlib.metadata import PackageNotFoundError, version
 
-from .analysis.tables import dataframe
+from .analysis.tables import dataframe, iterations_dataframe
 from .hooks.hookspecs import hookimpl
 from .hooks.plugins import configure_plugins, loaded_plugins
 from .model.errors import PluginError, StoreError, UserError
@@ -43,6 +43,7 @@ from .runtime.api import (
     current_run,
     current_task,
     finish_task,
+    iteration,
     record_cached_task,
     record_past_task,
     run,
@@ -75,6 +76,7 @@ except PackageNotFoundError:  # running from a source tree that was not installe
 __all__ = [
     "ActiveRun",
     "dataframe",
+    "iterations_dataframe",
     "GateCalibration",
     "GpuProfile",
     "HardwareSnapshot",
@@ -108,6 +110,7 @@ __all__ = [
     "flush",
     "hookimpl",
     "instrument_all",
+    "iteration",
     "open_store",
     "loaded_plugins",
     "run",

@@ -106,7 +106,7 @@ def test_the_method_follows_the_circuit(fez):
     rotation.rx(0.3, range(12))
     assert not is_clifford(rotation)
     assert choose_method([rotation], 10, 28) == "statevector"
-    with pytest.raises(ValueError, match="too wide to simulate.*up to 8 qubits"):
+    with pytest.raises(ValueError, match="cannot be simulated here.*up to 8 qubits"):
         choose_method([rotation], 10 - 5, 8)
 
 

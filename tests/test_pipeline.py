@@ -146,7 +146,7 @@ BAD = [
     (with_changes(mitigation="zne"), r"\[mitigation\] must be a table of options, not str"),
     (
         with_changes(observable={"kind": "energy"}),
-        r"unknown observable kind 'energy'; choose one of: ideal_outcomes, neighbour_parities, parity",
+        r"unknown observable kind 'energy'; choose one of: default, ideal_outcomes, neighbour_parities",
     ),
     (with_changes(observable={"kind": "parity"}), r"a parity observable needs bits"),
     (

@@ -111,7 +111,7 @@ def test_predictions_come_only_from_runs_of_the_same_shape(store_path, tmp_path,
     assert predicted["shape"] == {
         "technique": "none",
         "backend": "aer",
-        "observable": "ideal_outcomes",
+        "observable": "default",
         "policies": [],
     }
     assert not [s for s in predicted["stages"] if s.startswith("mitigate.pec")]

@@ -354,7 +354,8 @@ def test_the_gpus_read_are_those_cuda_visible_devices_leaves_to_the_process():
 
 def test_a_task_in_one_thread_is_not_charged_the_cpu_of_threads_beside_it(store_path):
     """A pool's short tasks while another thread (an engine's, say) burns CPU, and short tasks of
-    the main thread: each task's CPU is its own thread's, never more than its wall time."""
+    the main thread: the burner's CPU is charged to none of them (a task's CPU is at most its
+    wall time here: none uses a native library's threads)."""
     stop = threading.Event()
 
     def burner() -> None:
@@ -383,8 +384,12 @@ def test_a_task_in_one_thread_is_not_charged_the_cpu_of_threads_beside_it(store_
         beside.join()
     for name, task in finished(store_path, run).items():
         profile = task.profile
-        assert profile.cpu_scope == "thread", name
-        assert profile.cpu_s <= profile.wall_s + 1e-6, (name, profile.cpu_s, profile.wall_s)
+        if name.startswith("pool"):
+            assert profile.cpu_scope == "thread", name
+        # the burner's CPU is not the task's (a main-thread task of 10 ms or more, stretched by
+        # the GIL, is charged the process's CPU less the other Python threads'); the slack is
+        # LLQM's own threads (a sampler tick, a commit), the burner's would be the task's wall
+        assert profile.cpu_s <= profile.wall_s + 0.005, (name, profile.cpu_s, profile.wall_s)
 
 
 def test_a_task_shorter_than_the_sampler_interval_reads_light_and_a_longer_one_full(

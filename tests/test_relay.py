@@ -34,8 +34,9 @@ WORKER = textwrap.dedent(
         with llqm.task("fold", stage="mitigate.zne.fold") as fold:
             fold.annotate(scale=3)
             fold.use_hardware(HardwareSnapshot(backend="fake_fez", num_qubits=2))
-        with llqm.task("execute", stage="execute", depends_on=[fold]):
+        with llqm.task("execute", stage="execute", depends_on=[fold]) as execute:
             joined.record_decision(PolicyDecision("parallel", {"workers": 2}, "two idle cores"))
+            execute.keep_result("test.counts", b"packed", 6, {"circuits": 1})
         try:
             with llqm.task("extrapolate"):
                 raise ValueError("no points to fit")
@@ -83,6 +84,13 @@ def test_a_worker_without_the_store_lands_its_tasks_in_the_run_through_a_relay(t
     assert owner.snapshot(fold.hardware).backend == "fake_fez"
     [decision] = owner.decisions(active.id)
     assert decision.choice == {"workers": 2} and decision.task_id == execute.id
+    [kept] = owner.results(active.id)
+    assert (kept.task_id, kept.kind, kept.data, kept.meta) == (
+        execute.id,
+        "test.counts",
+        b"packed",
+        {"circuits": 1},
+    )
     assert owner.run(active.id).status is llqm.RunStatus.COMPLETED
 
 

@@ -249,7 +249,7 @@ def test_a_circuit_compiled_onto_other_qubits_after_calibration_is_flagged(backe
         "warnings": [],
     }
     added = registries.create("stage", "mitigate.rem", inner=True)(data)
-    assert set(added) == {"evaluate", "rem_inverse_confusion", "compile"}
+    assert set(added) == {"evaluate", "rem_inverse_confusion", "rem_record", "compile"}
     with pytest.warns(
         UserWarning, match="calibrated classical bit 0 on qubit 10, but circuit .* on qubit 20"
     ):

@@ -415,3 +415,17 @@ def test_while_tasks_keep_ending_the_database_takes_rows_in_batches_and_readers_
         )  # readers merge the journal
         time.sleep(2.5)
         assert in_database() == 6
+
+
+def test_a_metric_of_infinity_reads_back(store_path):
+    """A run whose mitigated error was 0 records an error reduction of infinity (Python's JSON
+    writes ``Infinity``): the store reads it back, from the journal and from the database."""
+    import math
+
+    with llqm.run("perfect", store=llqm.ProfileStore(store_path)) as run:
+        with llqm.task("postprocess") as task:
+            task.annotate({"fidelity.error_reduction": math.inf})
+    for store in (llqm.ProfileStore(store_path), llqm.ProfileStore(store_path, readonly=True)):
+        (found,) = store.tasks(run.id)
+        assert found.metrics["fidelity.error_reduction"] == math.inf
+        store.close()

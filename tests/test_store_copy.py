@@ -10,8 +10,8 @@ from llqm_core.analysis.report import build_report
 
 
 def fill(location: str) -> list[str]:
-    """Two runs as a user leaves them: tasks with metrics and profiles, a decision, a snapshot
-    and the point of the device's timeline the hardware monitor recorded."""
+    """Two runs as a user leaves them: tasks with metrics and profiles, a decision, a snapshot,
+    the point of the device's timeline the hardware monitor recorded, and a kept result."""
     ids = []
     for name in ("first", "second"):
         with llqm.run(name, store=location) as run:
@@ -21,6 +21,7 @@ def fill(location: str) -> list[str]:
                     child.record_usage(qpu_s=0.5)
                     snapshot = llqm.HardwareSnapshot(backend="fake_fez", num_qubits=2)
                     child.use_hardware(snapshot)
+                    child.keep_result("test.bytes", bytes(range(256)) * 4, 1024, {"part": name})
             run.store.save_hardware_change("fake_fez", snapshot.fingerprint, 1.5, run.id)
             run.record_decision(
                 llqm.PolicyDecision(policy="layout", choice={"qubits": [0, 1]}, rationale="best")
@@ -36,6 +37,9 @@ def same_runs(source: str, target: str, run_ids: list[str]) -> None:
         assert build_report(a, run_id) == build_report(b, run_id)
         assert a.tasks(run_id) == b.tasks(run_id)
         assert a.decisions(run_id) == b.decisions(run_id)
+        kept = [(r.task_id, r.kind, r.data, r.raw_bytes, r.meta) for r in a.results(run_id)]
+        assert kept == [(r.task_id, r.kind, r.data, r.raw_bytes, r.meta) for r in b.results(run_id)]
+        assert kept and kept[0][2] == bytes(range(256)) * 4
     fingerprint = a.tasks(run_ids[0])[1].hardware
     assert fingerprint and b.snapshot(fingerprint) == a.snapshot(fingerprint)
     changes = a.hardware_changes("fake_fez")

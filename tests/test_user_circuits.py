@@ -264,22 +264,18 @@ def test_check_says_the_ideal_and_simulation_methods_and_records_nothing(tmp_pat
     assert main(["run", "--check", str(path)]) == 0
     out = capsys.readouterr().out
     assert "ideal value: matrix_product_state" in out
-    assert "execution: matrix_product_state (estimated bond dimension" in out
+    assert "execution: matrix_product_state (bond dimension 2 reached by a trial run" in out
     assert not store.exists()
 
 
 def test_a_circuit_no_method_can_run_is_refused_at_check_time_with_the_estimate(tmp_path):
-    circuit = QuantumCircuit(36)
-    for layer in range(12):  # all-to-all entanglers: no small bond dimension
-        for q in range(36):
-            circuit.ry(0.1 + layer, q)
-        for q in range(18):
-            circuit.cx(q, 35 - q)
+    from test_corpus import brickwork
+
     config = {
-        "circuit": {"circuit": circuit},
+        "circuit": {"circuit": brickwork(36, 16)},
         "observable": {"kind": "pauli", "operator": SparsePauliOp("Z" * 36)},
     }
-    with pytest.raises(UserError, match="estimated bond dimension is .*above the matrix-product"):
+    with pytest.raises(UserError, match="trial run reached bond dimension 64, the matrix-product"):
         parse_pipeline(config)
 
 
@@ -344,7 +340,7 @@ def test_a_parsed_circuit_beyond_the_time_limit_is_still_refused_with_its_estima
         "execution": {"shots": 100_000, "seed": 5},
         "run": {"max_minutes": 1},
     }
-    with pytest.raises(UserError, match="refused: .*bond dimension estimated at 64.*max_minutes"):
+    with pytest.raises(UserError, match="refused: .*bond dimension estimated at 2\\).*max_minutes"):
         parse_pipeline(config, store=str(store_path))
 
 
@@ -449,10 +445,10 @@ def test_ideal_outcomes_of_a_wide_w_state_come_from_aer(qubits, method):
 
 
 def test_a_parsed_non_clifford_file_is_estimated_again_and_refused_when_too_slow(tmp_path):
-    circuit = QuantumCircuit(24, name="ansatz_24")
-    circuit.ry(0.3, range(24))
-    for q in range(23):
-        circuit.cx(q, q + 1)
+    from test_corpus import brickwork
+
+    circuit = brickwork(24, 12)  # entangled past what a matrix product state runs cheaply
+    circuit.name = "ansatz_24"
     circuit.measure_all()
     path = tmp_path / "ansatz_24.qasm"
     path.write_text(qasm2.dumps(circuit))
@@ -461,8 +457,10 @@ def test_a_parsed_non_clifford_file_is_estimated_again_and_refused_when_too_slow
         "observable": {"kind": "neighbour_parities"},
         "run": {"max_minutes": 1},
     }
-    # from its header it could be Clifford (cheap); parsed, it is a noisy 24-qubit statevector
-    with pytest.raises(UserError, match="estimated to take .*statevector of 24 qubits"):
+    # from its header it could be Clifford (cheap); parsed, it is a noisy simulation of 24 qubits
+    with pytest.raises(
+        UserError, match="estimated to take .*(statevector|matrix product state) of 24 qubits"
+    ):
         parse_pipeline(config)
 
 

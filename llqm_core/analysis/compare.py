@@ -22,7 +22,7 @@ from typing import Any
 
 from ..model.trial_keys import trial_of
 from ..store.profile_store import ProfileStore
-from .report import build_report
+from .report import build_report, work_wall
 from .stats import (
     Summary,
     difference,
@@ -77,7 +77,7 @@ def _reports(store: ProfileStore, ident: str) -> tuple[str, list[dict[str, Any]]
 
 
 def _side(shown_id: str, reports: list[dict[str, Any]]) -> dict[str, Any]:
-    wall = summarize_known(r["run"]["wall_s"] for r in reports)
+    wall = summarize_known(work_wall(r) for r in reports)
     return {
         "id": shown_id,
         "name": reports[0]["run"]["name"],
@@ -194,7 +194,7 @@ def compare_runs(store: ProfileStore, run_a: str, run_b: str) -> Comparison:
             "a": _side(a_id, a),
             "b": _side(b_id, b),
             "paired": paired,
-            "wall_s": _compared(a, b, lambda report: report["run"]["wall_s"], paired),
+            "wall_s": _compared(a, b, work_wall, paired),
             "stages": stages,
             "fidelity": fidelity,
             "decisions": {

@@ -16,7 +16,9 @@ from typing import Any
 from ..model.modelled import with_word
 from ..model.records import TaskRecord
 from ..model.visible import visible_tasks
-from .plots import stages_png, timeline_png
+from .iterations import ITERATION_COLUMNS, iteration_rows
+from .kept import kept_sentence
+from .plots import iterations_png, stages_png, timeline_png
 from .report import (
     STAGE_COLUMNS,
     bottleneck_sentence,
@@ -100,6 +102,9 @@ def report_parts(
     cached = cache_sentence(report)
     if cached:
         parts.append(f'<p id="cache">{html.escape(cached)}.</p>')
+    kept = kept_sentence(report)
+    if kept:
+        parts.append(f'<p id="results">{html.escape(kept)}.</p>')
     figures = report.get("fidelity") or {}
     if figures:
         parts.append(
@@ -149,6 +154,9 @@ def report_parts(
                 ],
             )
         )
+    if report.get("iterations"):
+        parts.append(_image(iterations_png(report), "objective and cost per iteration"))
+        parts.append(_table("Iterations", list(ITERATION_COLUMNS), iteration_rows(report)))
     drawn_report = report | {"tasks": [task_entry(t) for t in drawn]}
     parts.append(_image(timeline_png(drawn_report), "timeline of the run's tasks"))
     if merged:

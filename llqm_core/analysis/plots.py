@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model.errors import UserError
+from ..model.warmup import is_warmup
 from .tradeoffs import COSTS, default_cost
 
 
@@ -171,7 +172,8 @@ def timeline_png(report: dict[str, Any]) -> bytes:
     """The run's innermost tasks as bars in lanes by resource (CPU workers, GPU, QPU, queue),
     coloured by stage family, with the CPU use and resident memory of the tasks under it."""
     plt = _pyplot()
-    parents = {t["parent_id"] for t in report["tasks"]}
+    # a task whose only children are warm-up is still innermost: its bar is its own work
+    parents = {t["parent_id"] for t in report["tasks"] if not is_warmup(t["stage"])}
     tasks = [t for t in report["tasks"] if t["wall_s"] is not None and t["id"] not in parents]
     if not tasks:
         figure, axes = plt.subplots(figsize=(8, 1.5))
@@ -270,11 +272,10 @@ def timeline_png(report: dict[str, Any]) -> bytes:
 
 def busy_cores_series(report: dict[str, Any]) -> tuple[list[float], list[float]]:
     """The busy cores over the run (seconds since its first task, a step at each task's start and
-    end): each running innermost task adds its CPU seconds over its wall seconds, and the sum never
-    exceeds the logical CPUs of the run's machine (``run.cpus``, where known): a task of
-    microseconds may be charged a whole clock tick of process CPU, a rate no core count bounds."""
-    parents = {t["parent_id"] for t in report["tasks"]}
-    tasks = [t for t in report["tasks"] if t["wall_s"] is not None and t["id"] not in parents]
+    end): each running task adds its own CPU seconds (outside its children, as the run's mean
+    busy cores counts them) over its wall seconds, and the sum never exceeds the logical CPUs of
+    the run's machine (``run.cpus``, where known)."""
+    tasks = [t for t in report["tasks"] if t["wall_s"] is not None and t.get("own_cpu_s")]
     if not tasks:
         return [], []
     origin = min(_seconds_of(t["start"]) for t in report["tasks"] if t["start"])
@@ -290,7 +291,7 @@ def busy_cores_series(report: dict[str, Any]) -> tuple[list[float], list[float]]
         while following < len(spans) and spans[following][0] <= at:
             start, task = spans[following]
             if task["wall_s"]:
-                running[following] = task["cpu_s"] / task["wall_s"]
+                running[following] = task["own_cpu_s"] / task["wall_s"]
                 heapq.heappush(ending, (start + task["wall_s"], following))
             following += 1
         while ending and ending[0][0] <= at:
@@ -447,5 +448,44 @@ def drift_map_png(before: Any, after: Any) -> bytes:
         f"{len(newly_broken)} couplers newly out of service (red)",
         fontsize=9,
     )
+    figure.tight_layout()
+    return _png(figure)
+
+
+def iterations_png(report: dict[str, Any]) -> bytes:
+    """A loop's objective (with its standard error) and cost per iteration, one above the other,
+    with a dashed line where the calibration in force changed."""
+    rows = report.get("iterations") or []
+    plt = _pyplot()
+    figure, (top, bottom) = plt.subplots(2, 1, figsize=(8, 5.5), sharex=True)
+    index = [r["index"] for r in rows]
+    valued = [r for r in rows if r["value"] is not None]
+    top.errorbar(
+        [r["index"] for r in valued],
+        [r["value"] for r in valued],
+        yerr=[r["error"] or 0.0 for r in valued],
+        marker="o",
+        markersize=3,
+        capsize=2,
+    )
+    top.set_ylabel("objective")
+    top.set_title("Objective and cost per iteration")
+    bottom.plot(index, [r["wall_s"] for r in rows], label="wall s", marker=".")
+    bottom.plot(index, [r["process_cpu_s"] or 0.0 for r in rows], label="process CPU s", marker=".")
+    if any(r["qpu_s"] for r in rows):
+        bottom.plot(index, [r["qpu_s"] or 0.0 for r in rows], label="QPU s", marker=".")
+    bottom.set_xlabel("iteration")
+    bottom.set_ylabel("seconds")
+    changes = [r["index"] for r in rows if r["calibration_changed"]]
+    for axis in (top, bottom):
+        for number, at in enumerate(changes):
+            axis.axvline(
+                at - 0.5,
+                color="red",
+                linestyle="--",
+                linewidth=1,
+                label="calibration changed" if axis is bottom and not number else None,
+            )
+    bottom.legend(loc="upper right", fontsize="small")
     figure.tight_layout()
     return _png(figure)

@@ -18,6 +18,8 @@ from ..model.units import format_bytes, format_seconds, iso_time
 from ..model.warmup import is_warmup
 from ..store.profile_store import ProfileStore
 from ..store.reader import collector_paused
+from .iterations import iterations
+from .kept import kept_summary
 from .summary import (
     bottleneck,
     cache_savings,
@@ -170,6 +172,13 @@ def _work_wall(wall_s: float | None, warm: dict[str, Any] | None) -> float | Non
     return max(wall_s - warm["wall_s"], 0.0)
 
 
+def work_wall(report: dict[str, Any]) -> float | None:
+    """A report's run wall time without its warm-up (``model.warmup``): what trials and
+    comparisons set side by side, as a first trial pays imports that later ones do not."""
+    run = report["run"]
+    return run.get("work_wall_s", run["wall_s"])
+
+
 class RunAnalysis(NamedTuple):
     """A run's report, the tasks it was computed from (``ProfileStore.task_outlines``: times,
     nesting and metrics, no span ids or errors) and each task's own (wall, cpu) seconds."""
@@ -195,6 +204,7 @@ def analyse_run(
         stages = stage_totals(tasks, own)
         busy = sum(entry["own_wall_s"] for entry in stages.values())
         figures = fidelity(tasks)
+        kept = store.results(run.id, data=False)
         path, guessed = find_critical_path(tasks)
         warm = warmup_summary(tasks)
         # The machine's cores bound the busy cores only when every task ran on it (not on a cluster).
@@ -231,6 +241,8 @@ def analyse_run(
             "warmup": warm,
             "fidelity": figures,
             "cache": cache_savings(tasks),
+            "results": kept_summary(kept, tasks),
+            "iterations": iterations(kept, tasks),
             "costs": step_costs(tasks),
             "warnings": [w for t in tasks for w in t.metrics.get("pipeline.warnings", [])],
             "decisions": [d.__dict__ for d in decisions],

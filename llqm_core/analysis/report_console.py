@@ -16,6 +16,8 @@ from ..model.trial_keys import trial_of
 from ..model.units import format_bytes, format_seconds
 from ..model.warmup import is_warmup
 from .console import styled
+from .iterations import ITERATION_COLUMNS, iteration_rows
+from .kept import derived_sentence, kept_sentence
 from .report import (
     STAGE_COLUMNS,
     bottleneck_sentence,
@@ -104,6 +106,9 @@ def render_report(report: dict[str, Any], console: Console, tasks: bool = False)
     )
     if run.get("error"):
         console.print(styled(("error:", "red"), f" {run['error']}"))
+    derived = derived_sentence(report)
+    if derived:
+        console.print(derived, highlight=False, soft_wrap=True)
     if report["tasks"]:
         _render_tasks(report, console, tasks)
     stages = Table(title=stages_caption(report), title_justify="left")
@@ -126,6 +131,9 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
     cached = cache_sentence(report)
     if cached:
         console.print(cached, highlight=False)
+    kept = kept_sentence(report)
+    if kept:
+        console.print(kept, highlight=False, soft_wrap=True)
     parallel = report.get("concurrency") or {}
     if parallel.get("mean_busy_cores") is not None:
         console.print(
@@ -155,7 +163,17 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
             format_bytes(row["peak_rss_bytes"]),
         )
     console.print(costs)
+    render_iterations(report, console)
     figures = report.get("fidelity") or {}
+    if figures.get("observable"):  # what was measured and, for the default, why
+        chosen = figures.get("observable_choice")
+        label = str(figures["observable"])
+        label = label if len(label) <= 100 else label[:97] + "..."
+        console.print(
+            f"Observable: {label}" + (f" ({chosen})" if chosen else ""),
+            highlight=False,
+            markup=False,
+        )
     if figures:
         table = Table(title="Fidelity", title_justify="left")
         for figure in FIDELITY_FIGURES:
@@ -195,3 +213,27 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
         console.print(table)
     for warning in report.get("warnings", []):
         console.print(styled(("warning:", "yellow"), f" {warning}"))
+
+
+#: Iterations shown in the console: the first and the last ones of a longer loop.
+SHOWN_ITERATIONS = 20
+
+
+def render_iterations(report: dict[str, Any], console: Console) -> None:
+    """The loop's iterations, if the run was one (the first and last of a long loop)."""
+    rows = iteration_rows(report)
+    if not rows:
+        return
+    title = f"Iterations ({len(rows)}"
+    if len(rows) > SHOWN_ITERATIONS:
+        half = SHOWN_ITERATIONS // 2
+        rows = rows[:half] + [["..."] * len(ITERATION_COLUMNS)] + rows[-half:]
+        title += f"; the first and last {half}, --json or --html has all"
+    source = report["iterations"][0]["source"]
+    title += ", marked by the program)" if source == "user" else f", detected: {source})"
+    table = Table(title=title, title_justify="left")
+    for column in ITERATION_COLUMNS:
+        table.add_column(column, justify="right" if column != "calibration" else "left")
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)

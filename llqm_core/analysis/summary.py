@@ -322,9 +322,11 @@ def concurrency(
     twice; warm-up included, it kept a core busy) over the run's wall time, never more than
     ``cpus``, the machine's logical CPUs where the run recorded them. ``own`` is
     ``exclusive_times(tasks)`` when the caller has it already."""
-    children = _children(tasks)
+    children = _children([t for t in tasks if not is_warmup(t.stage)])  # warm-up: apart
     leaves = [t for t in tasks if t.end_ns is not None and not children.get(t.id)]
-    timed = [t for t in leaves if not off_path(t.stage, t.metrics)]  # beside the run's work
+    timed = [  # beside the run's work: the monitor, its reactions, warm-up
+        t for t in leaves if not off_path(t.stage, t.metrics) and not is_warmup(t.stage)
+    ]
     events = sorted([(t.start_ns, 1) for t in timed] + [(t.end_ns, -1) for t in timed])
     running = most = 0
     for _, change in events:

@@ -15,6 +15,7 @@ from typing import Any
 from ..model.records import RunRecord, TaskRecord
 from ..model.units import iso_time
 from ..store.profile_store import ProfileStore
+from .iterations import iterations
 from .summary import exclusive_times
 
 PROFILE_COLUMNS = (
@@ -89,3 +90,16 @@ def dataframe(
     if not isinstance(store, ProfileStore):
         store = ProfileStore(store, readonly=True)
     return pandas.DataFrame(task_rows(store, run_id))
+
+
+def iterations_dataframe(
+    run_id: str | None = None, store: ProfileStore | str | os.PathLike | None = None
+) -> Any:
+    """A closed loop's iterations (``analysis.iterations``) as a pandas DataFrame, one row per
+    iteration, for a notebook to plot: ``frame.plot(x="index", y="value", yerr="error")``."""
+    import pandas
+
+    if not isinstance(store, ProfileStore):
+        store = ProfileStore(store, readonly=True)
+    run = store.run(run_id)
+    return pandas.DataFrame(iterations(store.results(run.id, data=False), store.tasks(run.id)))

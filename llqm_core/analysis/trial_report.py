@@ -22,7 +22,7 @@ from ..model.modelled import merge_flags, with_word
 from ..model.trial_keys import TRIAL_SET, is_trial_set_id, trial_of
 from ..model.units import format_seconds
 from ..store.profile_store import ProfileStore
-from .report import build_report
+from .report import build_report, work_wall
 from .stats import (
     BOOTSTRAP,
     CONFIDENCE,
@@ -84,7 +84,7 @@ def trial_summaries(reports: list[dict[str, Any]]) -> dict[str, Any]:
     """``Summary`` objects (None where no trial has the figure) of the figures that vary."""
     stages = sorted({stage for report in reports for stage in report["stages"]})
     return {
-        "wall_s": summarize_known((_work_wall(r) for r in reports), nonnegative=True),
+        "wall_s": summarize_known((work_wall(r) for r in reports), nonnegative=True),
         "fidelity": {
             figure: summarize_known(
                 (r["fidelity"].get(figure) for r in reports), figure in NONNEGATIVE_FIDELITY
@@ -112,13 +112,6 @@ def trial_summaries(reports: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _work_wall(report: dict[str, Any]) -> float | None:
-    """A trial's wall time without its warm-up (``model.warmup``): a first trial pays imports
-    that later trials in the same process do not."""
-    run = report["run"]
-    return run.get("work_wall_s", run["wall_s"])
-
-
 def as_json(value: Any) -> Any:
     """Summaries (nested in dicts) as JSON-ready data."""
     if isinstance(value, Summary):
@@ -135,7 +128,7 @@ def _trial_row(report: dict[str, Any]) -> dict[str, Any]:
         "index": trial.get("index", 1),
         "seed": trial.get("seed"),
         "status": run["status"],
-        "wall_s": _work_wall(report),
+        "wall_s": work_wall(report),
         "error_mitigated": report["fidelity"].get("error_mitigated"),
     }
 

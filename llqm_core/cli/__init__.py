@@ -17,7 +17,7 @@ from ..analysis.console import plain_console
 from ..hooks.plugins import configure_plugins
 from ..model.errors import LLQMWarning, UserError
 from ..pipeline.file import PipelineFailed
-from . import export, hardware, plugins, profile, run, runs, store, watch
+from . import export, hardware, plugins, profile, reanalyze, run, runs, store, watch
 from .options import Parser, common_options
 
 __all__ = ["EXIT_RUN_FAILED", "EXIT_USER_ERROR", "build_parser", "main"]
@@ -26,7 +26,7 @@ EXIT_USER_ERROR = 2
 EXIT_RUN_FAILED = 1
 
 #: The command groups, in the order ``llqm --help`` lists their commands.
-GROUPS = (run, runs, watch, export, hardware, plugins, profile, store)
+GROUPS = (run, runs, watch, export, hardware, plugins, profile, store, reanalyze)
 
 
 def build_parser() -> Parser:
@@ -87,7 +87,8 @@ def _main(argv: Sequence[str] | None, console: Console) -> int:
             if failed.run_id
             else ""
         )
-        print(f"llqm: the pipeline failed{where}: {failed}{kept}", file=sys.stderr)
+        said = str(failed).rstrip(".") if kept else str(failed)  # no ".;" where the run is named
+        print(f"llqm: the pipeline failed{where}: {said}{kept}", file=sys.stderr)
         return EXIT_RUN_FAILED
     except BrokenPipeError:
         return 0

@@ -15,6 +15,7 @@ from ..analysis.console import plain_console
 from ..analysis.html_report import html_report
 from ..analysis.report import analyse_run
 from ..analysis.report_console import render_report
+from ..runtime.kept import cap_bytes
 from ..runtime.programs import parse_program, profile_program
 from ..store.profile_store import ProfileStore
 from .options import Commands, add_outputs, write_html
@@ -29,6 +30,13 @@ def add_commands(commands: Commands, common: argparse.ArgumentParser) -> None:
     )
     profile.add_argument("--name", default=None, help="the run's name (default: profile SCRIPT)")
     add_outputs(profile, html="also write the run's HTML report to FILE")
+    profile.add_argument(
+        "--keep-results",
+        default=None,
+        metavar="SIZE",
+        help="keep the jobs' results up to SIZE (such as 256MB, the default), or off "
+        "(docs/results.md)",
+    )
     profile.add_argument(
         "-m",
         dest="module",
@@ -47,8 +55,9 @@ def add_commands(commands: Commands, common: argparse.ArgumentParser) -> None:
 
 def cmd_profile(args: argparse.Namespace, console: Console) -> int:
     """Run the program; its report on standard error; the program's exit status."""
+    keep = None if args.keep_results is None else cap_bytes(args.keep_results, "--keep-results")
     program = parse_program(["-m", *args.module] if args.module is not None else args.program)
-    active, status = profile_program(program, getattr(args, "store", None), args.name)
+    active, status = profile_program(program, getattr(args, "store", None), args.name, keep)
     if active.store is not None:
         analysed = analyse_run(ProfileStore(active.store.location, readonly=True), active.id)
         report = analysed.report

@@ -197,6 +197,34 @@ def llqm_describe_value(value: Any) -> dict[str, Any] | None:
     """
 
 
+@hookspec(firstresult=True)
+def llqm_decode_result(kind: str, data: bytes) -> Any:
+    """Return what a kept result of ``kind`` holds (``KeptResult.data``, as your plugin wrote it
+    with ``TaskHandle.keep_result``), or None if the kind is not yours. The Qiskit plugin reads
+    its ``qiskit.counts``: a job's counts per circuit."""
+
+
+@hookspec(firstresult=True)
+def llqm_observable(spec: dict[str, Any], text: str | None) -> Any:
+    """Return the observable a kept ``spec`` (an observable's ``spec()``) describes, or, with
+    ``text``, the observable a re-analysis names (``observable=parity:0,1``) read from counts
+    measured for ``spec``; None if the spec is not yours. Raise ``ValueError`` with one sentence
+    when the counts cannot answer ``text`` (it needs new jobs)."""
+
+
+@hookspec(firstresult=True)
+def llqm_reanalyze(
+    record: dict[str, Any], options: dict[str, str], decode: Callable[[str], Any]
+) -> dict[str, Any] | None:
+    """Recompute a run's figures from a technique's kept record (a ``mitiq.analysis`` result's
+    data, decoded by its plugin) with ``options`` changed (``llqm reanalyze --set KEY=VALUE``),
+    or return None if the record is not yours. ``decode(task_id)`` is what that execute task
+    kept, decoded (``llqm_decode_result``). Return the values as a pipeline's data names them
+    (``value``, ``value_error``, ``unmitigated``, ...), for ``llqm_postprocess``; refuse what
+    needs new jobs (a scale factor never run, more shots) with a ``ValueError`` of one sentence.
+    Remove each option you used from ``options``: one left over is refused as unknown."""
+
+
 @hookspec
 def llqm_run_started(run: RunRecord) -> None:
     """Observe a run that has just started."""

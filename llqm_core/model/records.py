@@ -60,10 +60,10 @@ class Profile:
 
     ``cpu_s`` is the task's own CPU time: the CPU of the task's own thread plus its waited-for
     child processes (``cpu_scope`` "thread"), except for a task of 10 ms or more in the main
-    thread with no other Python thread at work beside LLQM's own: then the process's CPU (all
-    threads, so the helper threads of native libraries count; ``cpu_scope`` "process"), never
-    more than its wall time times the machine's cores. A pool's worker, a task beside an
-    engine's threads or beside a concurrent task would otherwise be charged their CPU.
+    thread with no task beside it: then the process's CPU less that of its other Python threads
+    (LLQM's own aside), so the helper threads of native libraries count (``cpu_scope``
+    "process"), never more than its wall time times the machine's cores. A pool's worker, a task
+    beside an engine's threads or beside a concurrent task would otherwise be charged their CPU.
     """
 
     wall_s: float = 0.0
@@ -257,3 +257,21 @@ class PolicyDecision:
     run_id: str | None = None
     task_id: str | None = None
     made_at: float = field(default_factory=time.time)
+
+
+@dataclass
+class KeptResult:
+    """Something a device returned, kept with the run and task it belongs to (``docs/results.md``).
+
+    ``data`` is opaque to the core: the plugin that kept it wrote it (compressed) and reads it
+    back by its ``kind``; ``meta`` is that plugin's small JSON description of it. ``raw_bytes``
+    is its size before compression; ``len(data)`` what the store holds."""
+
+    run_id: str
+    task_id: str | None
+    kind: str
+    data: bytes
+    raw_bytes: int
+    meta: dict[str, Any] = field(default_factory=dict)
+    kept_at: float = field(default_factory=time.time)
+    id: int | None = None

@@ -10,7 +10,7 @@ nothing of what they do::
                    # [mitigation]; each builds registered stages from its table
     [[stages]]     # extra registered stages run after the sections' steps: name = "...", options
     [policies]     # names = [registered policies]
-    [output]       # store = "profiles.sqlite"
+    [output]       # store = "profiles.sqlite"; keep_results = "256MB" (or false: docs/results.md)
     [run]          # engine = "local" | a registered engine such as "prefect"; max_minutes;
                    # repeat = N trials (llqm_core.pipeline.trials)
 
@@ -40,6 +40,7 @@ from ..hooks.contracts import PREDICT
 from ..hooks.plugins import loaded_plugins
 from ..model.errors import UserError, warn
 from ..runtime.api import annotate, run
+from ..runtime.kept import cap_bytes
 from . import registries, sections
 from .fit import Fit, check_fit
 from .paths import relative_to
@@ -188,7 +189,9 @@ def parse_pipeline(
     if not isinstance(name, str) or not name:
         raise UserError(f"name must be a non-empty string, not {name!r}.")
     output = _table(config, "output")
-    _only("output", output, ("store",))
+    _only("output", output, ("store", "keep_results"))
+    cap_bytes(output.get("keep_results"), "[output] keep_results")  # refused now, in one sentence
+
     store_option = output.get("store")
     if store_option is not None and not isinstance(store_option, str):
         raise UserError(

@@ -33,6 +33,9 @@ from ..store.journal import Owner
 from ..store.profile_store import ProfileStore, open_store
 from ..telemetry.attributes import check_metrics, run_attributes
 from ..telemetry.tracing import telemetry
+from .iterations import USER, IterationMarks
+from .iterations import record as record_iteration
+from .kept import KeptResults, cap_bytes, default_cap
 from .measure import HOST
 from .monitor import HardwareMonitor
 from .warmup import install as time_warmups
@@ -86,6 +89,7 @@ class ActiveRun:
         config: dict[str, Any] | None = None,
         *,
         adopt_span: bool = False,
+        keep_results: Any = None,
     ) -> None:
         self.name = name
         self.adopt_span = adopt_span
@@ -102,6 +106,12 @@ class ActiveRun:
         self._outputs = _ByIdentity()  # value -> id of the task that produced it
         self._descriptions = _ByIdentity()  # value -> what the plugins said of it
         self.monitor: HardwareMonitor | None = None  # made when a backend is first watched
+        self._iterations: IterationMarks | None = None  # made at the first mark
+        self._start_cpu = time.process_time()  # where the first iteration's CPU seconds start
+        if keep_results is None:  # a pipeline file's ``[output] keep_results``, on every engine
+            output = self.config.get("output")
+            keep_results = output.get("keep_results") if isinstance(output, dict) else None
+        self.kept = KeptResults(default_cap() if keep_results is None else cap_bytes(keep_results))
 
     @property
     def id(self) -> str:
@@ -242,6 +252,16 @@ class ActiveRun:
         if self.store is not None:
             self.store.finish_run(record)
         self.plugins.call_each("llqm_run_finished", run=record)
+
+    def mark_iteration(
+        self, value: Any = None, error: Any = None, parameters: Any = None, source: str = USER
+    ) -> dict[str, Any]:
+        """End an iteration of a closed loop (``runtime.iterations``); what was recorded."""
+        if self._iterations is None:
+            self._iterations = IterationMarks(self.record.start_ns, self._start_cpu)
+        meta = self._iterations.mark(value, error, parameters, source)
+        record_iteration(self, meta)
+        return meta
 
     def note_output(self, value: Any, task_id: str) -> None:
         """Remember that ``task_id`` produced ``value`` (or each item of a returned list, tuple or dict)."""

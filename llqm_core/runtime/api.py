@@ -137,19 +137,24 @@ def run(
     config: dict[str, Any] | None = None,
     sample_interval: float | None = None,
     adopt_span: bool = False,
+    keep_results: Any = None,
 ) -> Iterator[ActiveRun]:
     """Open a Run: every task started inside belongs to it, and it ends completed, failed or interrupted.
 
     ``store`` is a path, a ``ProfileStore``, None for the default store (``LLQM_STORE`` or
     ``~/.local/share/llqm/profiles.sqlite``), or False to keep nothing but the spans. With
     ``adopt_span`` a workflow engine's current span (a Prefect flow run's) stands for the run
-    instead of a span of LLQM's own, so the trace holds no duplicate of it.
+    instead of a span of LLQM's own, so the trace holds no duplicate of it. ``keep_results``
+    caps what the run keeps of what its devices returned (``runtime.kept``: a size, true or
+    false; default ``$LLQM_KEEP_RESULTS`` or 256 MB).
     """
     if not name:
         raise ValueError("a run needs a non-empty name.")
     if sample_interval is not None:
         set_sample_interval(sample_interval)
-    active = ActiveRun(name, store, config, adopt_span=adopt_span).start()
+    active = ActiveRun(
+        name, store, config, adopt_span=adopt_span, keep_results=keep_results
+    ).start()
     try:
         with run_context(active):
             yield active
@@ -183,6 +188,17 @@ def current_run() -> ActiveRun | None:
 
 def current_task() -> TaskHandle | None:
     return _current_task.get()
+
+
+def iteration(
+    value: Any = None, *, error: Any = None, parameters: Any = None
+) -> dict[str, Any] | None:
+    """Mark the end of one iteration of a closed loop (a VQE or QAOA objective evaluation): its
+    objective ``value``, that value's standard ``error`` and the optimiser's ``parameters``. The
+    report groups the run's tasks by iteration, with their cost and the calibration in force.
+    Outside any run it does nothing (None), so a loop can keep the call when not profiled."""
+    active = _current_run.get()
+    return None if active is None else active.mark_iteration(value, error, parameters)
 
 
 def annotate(metrics: dict[str, Any] | None = None, /, **more: Any) -> None:

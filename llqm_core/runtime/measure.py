@@ -39,24 +39,59 @@ _perf_counter, _thread_time, _process_time, _get_ident = (
 #: A task reuses the process's last reading of memory and children's CPU if it is younger than this
 #: many of the sampler's intervals (the sampler reads once an interval while tasks run).
 READING_AGE_INTERVALS = 2.0
-#: A task shorter than this is charged its own thread's CPU: the kernel adds another running
-#: thread's CPU to the process's clock a scheduler tick (1-10 ms) at a time, so a 0.5 ms task
-#: read 5-10 ms of process CPU that other threads had used.
+#: A task shorter than this is charged its own thread's CPU: where the process's CPU clock moves
+#: a scheduler tick (1-10 ms) at a time, 0.2-1 ms tasks read 5-10 ms of other threads' CPU.
 THREAD_SCOPE_BELOW_S = 0.01
 _CPUS = os.cpu_count() or 1
+_NOT_MAIN: dict[int, float] = {}  # a task of another thread than the main one: thread CPU only
 
 
-def _alone_in_python(thread: int | None) -> bool:
-    """Whether ``thread`` is the main thread and the only Python thread at work besides LLQM's
-    own (named ``llqm-...``): then the process's other threads are helpers of the task's native
-    libraries (Aer's OpenMP pool) and its CPU is the process's. A pool's worker, or a thread
-    beside an engine's or the program's other threads, has its CPU read from its own thread:
-    the process's would charge it what those threads did (the CPU of a native library's helpers
-    is then not counted)."""
-    if thread != threading.main_thread().native_id:
-        return False
-    current = threading.current_thread()
-    return all(t is current or t.name.startswith(LLQM_THREAD_PREFIX) for t in threading.enumerate())
+class _OtherThreads:
+    """The CPU clocks of the process's Python threads other than the main thread and LLQM's own
+    (named ``llqm-...``): an engine's, a pool's, the program's. A main-thread task is charged the
+    process's CPU less theirs, which leaves its own thread and the helper threads of its native
+    libraries (Aer's OpenMP pool, not Python threads). The list is made again only when the
+    number of threads changes, so a program without such threads reads nothing."""
+
+    def __init__(self) -> None:
+        self.count = -1
+        self.clocks: list[tuple[int, int]] = []  # (thread ident, CPU clock id)
+
+    def read(self) -> dict[int, float] | None:
+        """Each such thread's CPU seconds so far; None when there are none."""
+        count = threading.active_count()
+        if count != self.count:
+            current = threading.current_thread()
+            self.clocks = []
+            for thread in threading.enumerate():
+                if thread is current or thread.name.startswith(LLQM_THREAD_PREFIX):
+                    continue
+                try:
+                    self.clocks.append((thread.ident, time.pthread_getcpuclockid(thread.ident)))  # type: ignore[arg-type]
+                except (OSError, TypeError, AttributeError):
+                    continue  # ended meanwhile, or a platform without thread clocks
+            self.count = count
+        if not self.clocks:
+            return None
+        found = {}
+        for ident, clock in self.clocks:
+            try:
+                found[ident] = time.clock_gettime(clock)
+            except OSError:  # ended since the list was made
+                self.count = -1
+        return found
+
+
+_other_threads = _OtherThreads()
+
+
+def _others_cpu(start: dict[int, float] | None) -> float:
+    """What the other Python threads (``_OtherThreads``) used since ``start`` was read."""
+    now = _other_threads.read()
+    if not now:
+        return 0.0
+    start = start or {}
+    return sum(cpu - start.get(ident, 0.0) for ident, cpu in now.items())
 
 
 #: The names of LLQM's own threads start so (the sampler, the store's writer, the span builder).
@@ -74,6 +109,14 @@ class _WarmupSpent(threading.local):
 warmup_spent = _WarmupSpent()
 
 
+def _forget_in_child() -> None:
+    _other_threads.count = -1  # the parent's threads are not the child's
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)
+
+
 class Measurement(Watch):
     """Made at a task's start, stopped at its end: the result is the task's ``Profile``.
 
@@ -87,6 +130,7 @@ class Measurement(Watch):
         "_start_thread_cpu",
         "_start_wall",
         "_start_warmup",
+        "_start_others",
         "warmup_wall_s",
         "warmup_cpu_s",
     )
@@ -98,6 +142,9 @@ class Measurement(Watch):
         sampler.watch(self)
         self._start_process_cpu = _process_time()
         self._start_warmup = (warmup_spent.wall, warmup_spent.cpu)
+        # the other Python threads' CPU, for a main-thread task charged the process's CPU
+        main = self.thread == threading.main_thread().native_id
+        self._start_others = _other_threads.read() if main else _NOT_MAIN
         self.warmup_wall_s = self.warmup_cpu_s = 0.0  # left out of the profile, set by ``stop``
         self._start_thread_cpu = _thread_time()
         self._start_wall = _perf_counter()
@@ -141,10 +188,13 @@ class Measurement(Watch):
         peak = max(self.max_rss, end_rss)  # the end reading is the task's last sample
         if not light and end.hwm is not None and start.hwm is not None and end.hwm > start.hwm:
             peak = max(peak, end.hwm)
-        if self.concurrent or wall < THREAD_SCOPE_BELOW_S or not _alone_in_python(self.thread):
+        others = self._start_others
+        if self.concurrent or wall < THREAD_SCOPE_BELOW_S or others is _NOT_MAIN:
             scope, cpu = "thread", thread_cpu + children_cpu
-        else:  # the process's other threads are the task's helpers (a native library's pool)
-            scope, cpu = "process", min(process_cpu, wall * _CPUS) + children_cpu
+        else:  # the process's, less its other Python threads': its native libraries' helpers count
+            process_cpu -= _others_cpu(others)
+            scope = "process"
+            cpu = min(max(process_cpu, thread_cpu), wall * _CPUS) + children_cpu
         return Profile(
             wall_s=wall,
             cpu_s=cpu,

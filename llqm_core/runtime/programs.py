@@ -26,11 +26,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..model.errors import Ending, UserError
 from ..telemetry.tracing import SERVICE_NAME_ENV
 from .api import ActiveRun, StoreArg, run_context
 from .instrumentation import instrument_all, switched_on
+from .kept import KEEP_RESULTS_ENV
 from .threads import carried
 
 RUN_ENV = "LLQM_PROFILE_RUN"
@@ -103,8 +105,11 @@ class ProgramExit(Ending):
 @contextmanager
 def _environment(run: ActiveRun) -> Iterator[None]:
     """Child interpreters find the run and the bootstrap; restored afterwards."""
-    saved = {key: os.environ.get(key) for key in (RUN_ENV, STORE_ENV, "PYTHONPATH")}
+    saved = {
+        key: os.environ.get(key) for key in (RUN_ENV, STORE_ENV, "PYTHONPATH", KEEP_RESULTS_ENV)
+    }
     os.environ[RUN_ENV] = run.id
+    os.environ[KEEP_RESULTS_ENV] = str(run.kept.cap)  # each child keeps up to the run's cap
     if run.store is not None:
         os.environ[STORE_ENV] = run.store.location
     os.environ["PYTHONPATH"] = os.pathsep.join(
@@ -169,13 +174,15 @@ def execute(program: Program) -> tuple[int, BaseException | None]:
 
 
 def profile_program(
-    program: Program, store: StoreArg = None, name: str | None = None
+    program: Program, store: StoreArg = None, name: str | None = None, keep_results: Any = None
 ) -> tuple[ActiveRun, int]:
     """Run ``program`` as one LLQM run with every installed instrumentor on; the run and the
-    program's exit status."""
+    program's exit status. ``keep_results`` caps what it keeps of its jobs' results."""
     config = {"profile.program": program.label}
     with _service_named(program.service_name):
-        active = ActiveRun(name or f"profile {program.label}", store, config).start()
+        active = ActiveRun(
+            name or f"profile {program.label}", store, config, keep_results=keep_results
+        ).start()
         with switched_on(), carried(), _environment(active), run_context(active):
             status, error = execute(program)
         active.finish(error)

@@ -15,6 +15,7 @@ from opentelemetry import trace
 
 from ..model.records import (
     HardwareSnapshot,
+    KeptResult,
     Profile,
     TaskRecord,
     TaskStatus,
@@ -131,6 +132,23 @@ class TaskHandle:
             self.run.store.save_snapshot(snapshot)
         self.record.hardware = fingerprint
         return fingerprint
+
+    def keep_result(
+        self, kind: str, data: bytes, raw_bytes: int, meta: dict[str, Any] | None = None
+    ) -> bool:
+        """Keep what a device returned (``runtime.kept``): ``data`` compressed by the plugin that
+        reads it back by ``kind``. False when the run's cap (or no store) left it out; the task
+        then says how much was not kept."""
+        run = self.run
+        if run.store is None or not run.kept.admit(len(data)):
+            if run.kept.cap and run.store is not None:
+                metrics = self.record.metrics
+                metrics["results.not_kept_bytes"] = metrics.get("results.not_kept_bytes", 0) + len(
+                    data
+                )
+            return False
+        run.store.save_result(KeptResult(run.id, self.id, kind, data, raw_bytes, dict(meta or {})))
+        return True
 
     def add_dependency(self, *tasks: TaskHandle | str) -> None:
         """Record that this task consumed the output of ``tasks``."""

@@ -86,6 +86,8 @@ def copy_runs(
                 progress.task_copied()
         for decision in source.decisions(run.id):
             target.save_decision(decision)
+        for result in source.results(run.id):
+            target.save_result(result)
         outcome.copied.append(run)
         outcome.tasks += len(tasks)
     backends = set()

@@ -43,6 +43,7 @@ _TYPES = (
     (re.compile(r"\bINTEGER PRIMARY KEY AUTOINCREMENT\b"), "BIGSERIAL PRIMARY KEY"),
     (re.compile(r"\bINTEGER\b"), "BIGINT"),
     (re.compile(r"\bREAL\b"), "DOUBLE PRECISION"),
+    (re.compile(r"\bBLOB\b"), "BYTEA"),
 )
 
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..model.errors import StoreError
-from ..model.records import HardwareSnapshot, PolicyDecision, RunRecord, TaskRecord
+from ..model.records import HardwareSnapshot, KeptResult, PolicyDecision, RunRecord, TaskRecord
 from .backend import StoreBackend
 from .reader import StoreReader
 from .schema import STORE_ENV
@@ -120,6 +120,10 @@ class ProfileStore:
     def save_decision(self, decision: PolicyDecision) -> None:
         self._writing().save_decision(decision)
 
+    def save_result(self, result: KeptResult) -> None:
+        """Keep what a device returned (``KeptResult``), committed at once."""
+        self._writing().save_result(result)
+
     def save_hardware_change(
         self,
         backend: str,
@@ -197,6 +201,13 @@ class ProfileStore:
 
     def policy_history(self, policy: str, limit: int = 100) -> list[PolicyDecision]:
         return self._reader.policy_history(policy, limit)
+
+    def results(
+        self, run_id: str, kind: str | None = None, *, data: bool = True
+    ) -> list[KeptResult]:
+        """What the run kept of what its devices returned, in the order kept (of ``kind`` only,
+        when given; without their payloads when ``data`` is false: sizes and meta only)."""
+        return self._reader.results(run_id, kind, data=data)
 
 
 _stores: dict[str, ProfileStore] = {}

@@ -24,6 +24,7 @@ from ..model.records import (
     PROFILE_VALUE_NAMES,
     GpuProfile,
     HardwareSnapshot,
+    KeptResult,
     PolicyDecision,
     Profile,
     RunRecord,
@@ -311,6 +312,16 @@ class StoreReader:
         rows = self._query("SELECT * FROM decisions WHERE run_id = ? ORDER BY id", (run_id,))
         return [decision_record(row) for row in rows]
 
+    def results(self, run_id: str, kind: str | None, *, data: bool) -> list[KeptResult]:
+        columns = "*" if data else "id, run_id, task_id, kind, meta, raw_bytes, kept_at, "
+        if not data:
+            columns += "LENGTH(data) AS stored_bytes"
+        where, params = "run_id = ?", (run_id,)
+        if kind is not None:
+            where, params = where + " AND kind = ?", (run_id, kind)  # type: ignore[assignment]
+        rows = self._query(f"SELECT {columns} FROM results WHERE {where} ORDER BY id", params)
+        return [result_record(row) for row in rows]
+
     def policy_history(self, policy: str, limit: int = 100) -> list[PolicyDecision]:
         """A policy's latest decisions over all runs, newest first: what a policy learns from."""
         rows = self._query(
@@ -361,11 +372,20 @@ def run_record(row: Row) -> RunRecord:
 
 
 def _json_list(text: str) -> list:
-    return [] if text == "[]" else orjson.loads(text)  # most tasks': no decoder call
+    return [] if text == "[]" else _loads(text)  # most tasks': no decoder call
 
 
 def _json_dict(text: str) -> dict:
-    return {} if text == "{}" else orjson.loads(text)  # a third of json.loads' time
+    return {} if text == "{}" else _loads(text)  # a third of json.loads' time
+
+
+def _loads(text: str) -> Any:
+    """orjson's reading, or Python's where the text holds what orjson refuses: a metric of
+    infinity or NaN (an error reduction over an error of 0), which Python's writer writes."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 def task_record(row: Row, run_status: RunStatus) -> TaskRecord:
@@ -450,4 +470,23 @@ def decision_record(row: Row) -> PolicyDecision:
         run_id=row["run_id"],
         task_id=row["task_id"],
         made_at=row["made_at"],
+    )
+
+
+def result_record(row: Row) -> KeptResult:
+    """A kept result; one read without its payload has empty ``data`` and its stored size in
+    ``meta["stored_bytes"]``."""
+    meta = json.loads(row["meta"])
+    data = row["data"] if "data" in row.keys() else None
+    if data is None:
+        meta["stored_bytes"] = row["stored_bytes"]
+    return KeptResult(
+        run_id=row["run_id"],
+        task_id=row["task_id"],
+        kind=row["kind"],
+        data=bytes(data) if data is not None else b"",
+        raw_bytes=row["raw_bytes"],
+        meta=meta,
+        kept_at=row["kept_at"],
+        id=row["id"],
     )

@@ -2,7 +2,7 @@
 
 A worker on another host (a Dask worker with no file system shared with the flow's process)
 records its tasks as any process does, into a ``RelayStore``: each running and finished task,
-hardware snapshot and policy decision becomes a message handed to ``send``, the engine's way
+hardware snapshot, policy decision and kept result becomes a message handed to ``send``, the engine's way
 back to the process that owns the store (Dask's events). That process passes each message to
 ``deliver``, which keeps the record with the store's ordinary methods, so the task lands in
 the run with the worker's pid and host as if it had been written there. No file is written
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model.errors import StoreError
-from ..model.records import HardwareSnapshot, PolicyDecision, RunRecord, TaskRecord
+from ..model.records import HardwareSnapshot, KeptResult, PolicyDecision, RunRecord, TaskRecord
 from ..model.secrets import without_password
 from .profile_store import ProfileStore, is_database_url
 
@@ -32,9 +32,10 @@ RELAYED: dict[str, type] = {
     "finish_task": TaskRecord,
     "save_snapshot": HardwareSnapshot,
     "save_decision": PolicyDecision,
+    "save_result": KeptResult,
 }
 
-Record = TaskRecord | HardwareSnapshot | PolicyDecision
+Record = TaskRecord | HardwareSnapshot | PolicyDecision | KeptResult
 
 
 def relay_message(call: str, record: Record) -> dict[str, Any]:
@@ -110,6 +111,10 @@ class RelayStore(ProfileStore):
 
     def save_decision(self, decision: PolicyDecision) -> None:
         self._relay("save_decision", decision)
+
+    def save_result(self, result: KeptResult) -> None:
+        """A kept result goes back with the rest (its payload compressed already)."""
+        self._relay("save_result", result)
 
     def close(self) -> None:
         """Nothing is held here: every record left when it was handed over."""

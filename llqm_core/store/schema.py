@@ -69,7 +69,19 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX hardware_changes_by_backend ON hardware_changes(backend, seen_at);
     """,
-    # 5: how a task's memory and children's CPU were read ("full", or "light": from the sampler's
+    # 5: what the devices returned (counts, samples, a technique's record of how it read them),
+    # kept so that a run can be analysed again without running it again: an opaque payload per
+    # row (``data``, compressed by the plugin that wrote it) of a ``kind`` that plugin reads
+    # back, with its own small ``meta`` and the size it had before compression
+    """
+    CREATE TABLE results (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, task_id TEXT,
+        kind TEXT NOT NULL, meta TEXT NOT NULL DEFAULT '{}', data BLOB NOT NULL,
+        raw_bytes INTEGER NOT NULL, kept_at REAL NOT NULL
+    );
+    CREATE INDEX results_by_run ON results(run_id, kind);
+    """,
+    # 6: how a task's memory and children's CPU were read ("full", or "light": from the sampler's
     # readings, for a task shorter than its interval); NULL, as in older rows, reads as "full"
     """
     ALTER TABLE tasks ADD COLUMN readings TEXT;

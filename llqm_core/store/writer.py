@@ -22,6 +22,7 @@ from typing import Any
 from ..model.errors import LLQMWarning, StoreError
 from ..model.records import (
     HardwareSnapshot,
+    KeptResult,
     PolicyDecision,
     RunRecord,
     TaskRecord,
@@ -197,6 +198,21 @@ class StoreWriter:
                 _dumps(decision.inputs),
                 decision.rationale,
                 decision.made_at,
+            ),
+        )
+
+    def save_result(self, result: KeptResult) -> None:
+        self._write(
+            "INSERT INTO results (run_id, task_id, kind, meta, data, raw_bytes, kept_at)"
+            " VALUES (?,?,?,?,?,?,?)",
+            (
+                result.run_id,
+                result.task_id,
+                result.kind,
+                _dumps(result.meta),
+                result.data,
+                result.raw_bytes,
+                result.kept_at,
             ),
         )
 

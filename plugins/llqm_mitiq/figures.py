@@ -30,6 +30,10 @@ def fidelity_figures(data: dict[str, Any]) -> dict[str, Any]:
     for name, key in STANDARD_ERRORS:
         if _number(data.get(key)):
             figures[f"fidelity.{name}_stderr"] = float(data[key])
+    if isinstance(data.get("observable_label"), str):  # what was measured, and why (the default)
+        figures["fidelity.observable"] = data["observable_label"]
+        if isinstance(data.get("observable_choice"), str):
+            figures["fidelity.observable_choice"] = data["observable_choice"]
     if isinstance(data.get("ideal_method"), str):  # how the ideal value was found, or "unknown"
         figures["fidelity.ideal_method"] = data["ideal_method"]
     ideal = values.get("ideal")

@@ -24,6 +24,7 @@ from llqm_core.model.errors import warn
 from llqm_core.pipeline.reactive import calibration_in_force
 from llqm_core.runtime.instrumentation import suppressed
 
+from . import analysis
 from .costs import pec_estimate, pec_shots
 from .execution import evaluate, execute, last_only, raw_estimate, sum_readouts
 from .pec_compiled import represent_compiled, sample_compiled
@@ -439,6 +440,18 @@ def pec(
             estimators = [norm * s * v for s, v in zip(signs, values)]
             error = float(np.std(estimators) / np.sqrt(samples))
             unmitigated, unmitigated_error = raw_estimate(data, baseline)
+            analysis.keep(
+                data,
+                "pec",
+                readouts,
+                {"samples": samples, "norm": norm, "signs": [int(s) for s in signs]},
+                {
+                    "value": mitigated,
+                    "value_error": error,
+                    "unmitigated": unmitigated,
+                    "unmitigated_error": unmitigated_error,
+                },
+            )
             distinct = len(set(keys))
             combine_task.annotate(
                 {

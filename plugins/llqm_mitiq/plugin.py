@@ -7,6 +7,7 @@ from typing import Any
 
 from llqm_core import hookimpl
 
+from . import analysis
 from .figures import fidelity_figures
 from .pec import pec
 from .rem import rem
@@ -68,3 +69,13 @@ def llqm_register_instrumentors(register: Callable[..., None]) -> None:
         MitiqInstrumentor,
         description="execute_with_zne / pec / rem, their executors and decorators as mitigate.* tasks",
     )
+
+
+@hookimpl
+def llqm_reanalyze(
+    record: dict[str, Any], options: dict[str, str], decode: Callable[[str], Any]
+) -> dict[str, Any] | None:
+    """A technique's values again from its kept record (``analysis``)."""
+    if record.get("kind") != analysis.KIND:
+        return None
+    return analysis.reanalyze(analysis.load(record["data"]), options, decode)

@@ -38,7 +38,9 @@ from llqm_core.hooks.contracts import EXECUTE_BATCH
 from llqm_core.model.checks import flag
 from llqm_core.model.errors import warn
 from llqm_core.pipeline.policies import decide
+from llqm_core.runtime.kept import references
 
+from . import analysis
 from .costs import rem_estimate
 from .execution import Readout, execute, measured
 from .shared_job import SharedJob
@@ -270,8 +272,10 @@ def rem(
             circuits = calibration_circuits(
                 measured(data, [compiled])[0][0], readout, backend.device
             )
+            record = added["rem_record"] = analysis.rem_record(readout)
 
             def fit(counts: list[Mapping[str, int]], task: Any) -> None:
+                record["counts"] = references(counts)
                 _, inverses, e0, e1 = fit_readout(counts[0], counts[1], readout)
                 inverse.update(inverses)
                 task.annotate(
@@ -329,6 +333,18 @@ def rem(
             correct.add_dependency(calibrate, *correct.run.producers(measured_readout))
             value, error = corrected(measured_readout)
             unmitigated, unmitigated_error = observable.estimate(measured_readout)
+            analysis.keep(
+                {**data, **added},
+                "rem",
+                [measured_readout],
+                {},
+                {
+                    "value": value,
+                    "value_error": error,
+                    "unmitigated": unmitigated,
+                    "unmitigated_error": unmitigated_error,
+                },
+            )
             correct.annotate(
                 {
                     "rem.mitigated": value,

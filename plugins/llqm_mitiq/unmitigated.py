@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from . import analysis
 from .costs import unmitigated_estimate
 from .execution import estimate, execute, last_only, raw_estimate
 
@@ -16,6 +17,18 @@ def unmitigated(*, inner: bool = False) -> Callable[[dict[str, Any]], dict[str, 
         (readout,) = execute(data, [data["compiled"]], data["shots"], seed=data["seed"])
         raw, raw_error = raw_estimate(data, readout)
         value, error = estimate(data, readout)
+        analysis.keep(
+            data,
+            "none",
+            [readout],
+            {},
+            {
+                "value": value,
+                "value_error": error,
+                "unmitigated": raw,
+                "unmitigated_error": raw_error,
+            },
+        )
         return {
             "counts": readout[0],
             "readout": readout,

@@ -31,6 +31,7 @@ from llqm_core.model.errors import warn
 from llqm_core.pipeline.policies import decide
 from llqm_core.runtime.instrumentation import suppressed
 
+from . import analysis
 from .costs import zne_estimate
 from .execution import estimate, execute, last_only, raw_estimate
 
@@ -318,6 +319,25 @@ def zne(
             values, errors = (list(v) for v in zip(*(estimate(data, r) for r in readouts)))
             mitigated = float(extrapolate(scales, values))
             error = propagated_error(lambda v: extrapolate(scales, v), values, errors)
+            base = scales.index(min(scales))
+            raw, raw_error = raw_estimate(data, readouts[base])
+            analysis.keep(
+                data,
+                "zne",
+                readouts,
+                {
+                    "scale_factors": scales,
+                    "factory": factory,
+                    "order": order,
+                    "asymptote": asymptote,
+                },
+                {
+                    "value": mitigated,
+                    "value_error": error,
+                    "unmitigated": raw,
+                    "unmitigated_error": raw_error,
+                },
+            )
             handle.annotate(
                 {
                     "zne.scale_factors": scales,
@@ -329,8 +349,6 @@ def zne(
                     "zne.fold_check_failed": bool(problems),
                 }
             )
-        base = scales.index(min(scales))
-        raw, raw_error = raw_estimate(data, readouts[base])
         return {
             "value": mitigated,
             "value_error": error,

@@ -89,3 +89,25 @@ def llqm_register_instrumentors(register: Callable[..., None]) -> None:
             "backend.run and primitives as execute tasks"
         ),
     )
+
+
+@hookimpl
+def llqm_decode_result(kind: str, data: bytes) -> Any:
+    """A job's counts, as every ``execute`` task keeps them (``kept_counts``)."""
+    from .backends import kept_counts
+
+    if kind == kept_counts.PRIMITIVE_KIND:
+        return kept_counts.load_primitive(data)
+    return kept_counts.load(data) if kind == kept_counts.KIND else None
+
+
+@hookimpl
+def llqm_observable(spec: dict[str, Any], text: str | None) -> Any:
+    """Observables of this plugin from their kept ``spec()`` (``observables.specs``)."""
+    from .observables import specs as observable_specs
+
+    if spec.get("type") not in ("diagonal", "pauli"):
+        return None
+    return (
+        observable_specs.from_spec(spec) if text is None else observable_specs.from_text(text, spec)
+    )

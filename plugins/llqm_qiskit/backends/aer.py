@@ -36,6 +36,7 @@ from qiskit_aer import AerSimulator
 import llqm_core
 from llqm_core import HardwareSnapshot
 from llqm_core.model.checks import flag, whole
+from llqm_core.model.errors import warn
 from llqm_core.model.units import format_seconds
 from llqm_core.pipeline.fit import Estimate
 
@@ -107,6 +108,20 @@ def active_qubits(circuit: QuantumCircuit) -> int:
     return len(touched)
 
 
+def _width_said(circuits: list[QuantumCircuit], width: int) -> str:
+    """``41 active qubits``, and where routing brought in qubits the logical circuit lacks,
+    how many: a compiled circuit's layout knows its logical width."""
+    layout = getattr(circuits[0], "layout", None)
+    logical = len(layout.initial_index_layout(filter_ancillas=True)) if layout else None
+    if logical is None or width <= logical:
+        return f"{width} active qubits"
+    extra = width - logical
+    return (
+        f"{width} active qubits (its {logical} and {extra} more that routing on the device "
+        f"brought in)"
+    )
+
+
 def choose_method(
     circuits: list[QuantumCircuit],
     exact_max_qubits: int,
@@ -115,31 +130,42 @@ def choose_method(
     *,
     shots: int = 1,
     mps_max_bond: int | None = None,
+    strict: bool = False,
 ) -> str:
-    """The method for a job of ``circuits``; wide non-Clifford circuits go to Aer's
-    matrix-product-state method when ``mps_max_bond`` is given and ``mps.plan`` accepts them."""
+    """The method for a job of ``circuits``. A non-Clifford circuit wider than
+    ``exact_max_qubits`` runs on a statevector or, when ``mps_max_bond`` is given and a trial
+    run finds it cheaper (``mps.plan``), on Aer's matrix product states; a wider one only on
+    the latter. ``strict`` (the check) refuses what matrix product states cannot run exactly
+    or in time; a run goes on at the limit (its circuit was checked)."""
     circuits = list({id(c): c for c in circuits}.values())  # a circuit repeated in a job: once
     width = max(active_qubits(c) for c in circuits)
     if width <= exact_max_qubits:
         return "density_matrix"
     if all(is_clifford(c) for c in circuits):
         return "stim" if noisy and all(stim_engine.supports(c) for c in circuits) else "stabilizer"
-    if width <= statevector_max_qubits:
-        return "statevector"
+    fits = width <= statevector_max_qubits
     refusal = (
-        f"a non-Clifford circuit with {width} active qubits is too wide to simulate here: the "
-        "embedded default "
-        f"simulates non-Clifford circuits of up to {statevector_max_qubits} qubits by statevector, "
-        "Clifford circuits of any width"
+        f"a non-Clifford circuit with {_width_said(circuits, width)} cannot be simulated here: "
+        f"the embedded default simulates non-Clifford circuits of up to {statevector_max_qubits} "
+        "qubits by statevector"
     )
     if mps_max_bond is None:
-        raise ValueError(refusal + ".")
+        if fits:
+            return "statevector"
+        raise ValueError(refusal + ", Clifford circuits of any width.")
     try:
-        mps.plan(circuits, shots, mps_max_bond)
+        planned = mps.plan(circuits, shots, mps_max_bond, strict)
     except ValueError as exc:
-        raise ValueError(
-            f"{refusal}, and wider ones by matrix product states, but it is {exc}."
-        ) from None
+        if fits:
+            return "statevector"
+        raise ValueError(f"{refusal}, wider ones by matrix product states, but {exc}.") from None
+    if fits:
+        gates = max(len(c.data) for c in circuits)
+        by_statevector = simulation_estimate(
+            "statevector", width, gates, shots, len(circuits), noisy
+        ).wall_s
+        if by_statevector <= planned.seconds:
+            return "statevector"
     return "matrix_product_state"
 
 
@@ -195,17 +221,8 @@ class AerBackend(QuantumBackend):
         An MPS is modelled at the circuit's estimated ``bond`` dimension once the circuit is
         known, at the limit ``mps_max_bond`` before."""
         method = self.method
-        if method == "automatic":
-            if qubits <= self.exact_max_qubits:
-                method = "density_matrix"
-            elif clifford is not False:
-                method = "stabilizer"
-            elif qubits <= self.statevector_max_qubits:
-                method = "statevector"
-            else:  # its entanglement is estimated once the circuit is known (plan_method)
-                method = "matrix_product_state"
-        return simulation_estimate(
-            method,
+        by_mps = simulation_estimate(
+            "matrix_product_state",
             qubits,
             gates,
             shots,
@@ -214,20 +231,38 @@ class AerBackend(QuantumBackend):
             bond=self.mps_max_bond if bond is None else min(bond, self.mps_max_bond),
             bond_known=bond is not None,
         )
+        if method == "automatic":
+            if qubits <= self.exact_max_qubits:
+                method = "density_matrix"
+            elif clifford is not False:
+                method = "stabilizer"
+            elif qubits <= self.statevector_max_qubits:
+                by_statevector = simulation_estimate(
+                    "statevector", qubits, gates, shots, circuits, self.noise
+                )
+                # as choose_method: the cheaper, once a trial has measured the bond dimension
+                if bond is None or by_statevector.wall_s <= by_mps.wall_s:
+                    return by_statevector
+                return by_mps
+            else:  # its entanglement is measured once the circuit is known (plan_method)
+                return by_mps
+        if method == "matrix_product_state":
+            return by_mps
+        return simulation_estimate(method, qubits, gates, shots, circuits, self.noise)
 
     def plan_method(self, circuit: QuantumCircuit, shots: int) -> str:
         """The method a job of ``circuit`` will run on, said when the file is checked; one
         sentence with the estimate when none can run it."""
-        method = self._method([circuit], shots)
+        method = self._method([circuit], shots, strict=True)
         if method == "matrix_product_state":
-            planned = mps.plan([circuit], shots, self.mps_max_bond)
+            planned = mps.plan([circuit], shots, self.mps_max_bond, strict=True)
             return (
-                f"matrix_product_state (estimated bond dimension {planned.bond}, limit "
+                f"matrix_product_state (bond dimension {planned.bond} reached by a trial run, limit "
                 f"{planned.max_bond}, about {format_seconds(planned.seconds)} per circuit)"
             )
         return method
 
-    def _method(self, circuits: list[QuantumCircuit], shots: int) -> str:
+    def _method(self, circuits: list[QuantumCircuit], shots: int, strict: bool = False) -> str:
         """The method asked for, or the one ``choose_method`` takes for these circuits."""
         if self.method != "automatic":
             return self.method
@@ -238,6 +273,7 @@ class AerBackend(QuantumBackend):
             noisy=self.noise,
             shots=shots,
             mps_max_bond=self.mps_max_bond,
+            strict=strict,
         )
 
     def calibration_for_job(self) -> HardwareSnapshot:
@@ -287,6 +323,11 @@ class AerBackend(QuantumBackend):
     ) -> JobOutcome:
         """Counts from the simulation; its seconds are CPU time, recorded on ``execute.simulate``."""
         method = self._method(circuits, shots)
+        planned = (
+            mps.plan(circuits, shots, self.mps_max_bond, strict=False)
+            if method == "matrix_product_state"
+            else None
+        )
         if method == "stim":
             return self._sample_stim(circuits, shots, seed, snapshot)
         if self.noise:
@@ -314,9 +355,14 @@ class AerBackend(QuantumBackend):
             if not result.success:
                 raise RuntimeError(f"Aer failed to run the job: {result.status}")
             metrics = self._method_metrics(method, elapsed, shots * len(circuits))
-            if method == "matrix_product_state":
-                planned = mps.plan(circuits, shots, self.mps_max_bond)
+            if planned is not None:
                 metrics["execute.bond_dimension_estimate"] = planned.bond
+                if planned.truncated:  # the check refuses these; a run from Python goes on
+                    metrics["execute.bond_dimension_truncated"] = True
+                    warn(
+                        f"the matrix-product-state run was truncated at bond dimension "
+                        f"{self.mps_max_bond}: its counts are approximate."
+                    )
                 metrics["execute.bond_dimension_limit"] = self.mps_max_bond
             step.annotate(metrics)
         counts = [dict(result.get_counts(i)) for i in range(len(circuits))]

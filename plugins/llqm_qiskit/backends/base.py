@@ -30,6 +30,7 @@ from llqm_core.runtime.monitor import check_interval
 
 from ..costs import RESULT_BYTES_PER_SHOT_QUBIT
 from ..devices.snapshot import backend_name, hardware_snapshot
+from . import kept_counts
 
 MAX_SHOTS = 10_000_000
 QPU_S_PER_SHOT = 2.5e-4  # rep_delay (250 us by default) dominates a short circuit's shot
@@ -188,6 +189,7 @@ class QuantumBackend(abc.ABC):
             counts = [
                 Counts(c) for c in outcome.counts
             ]  # a dict that can be tracked: later tasks depend on this one
+            kept_counts.keep(handle, counts, shots)
             output = counts[0] if isinstance(circuits, QuantumCircuit) else counts
             handle.run.note_output(output, handle.id)
         return output

@@ -4,14 +4,16 @@ A statevector of more than ~30 qubits does not fit a machine, but many wide circ
 shallow or barely entangled (W-states, QAOA at low depth, hardware-efficient ansatze with
 linear entanglers), and Aer's ``matrix_product_state`` method runs them at a cost that grows
 with the bond dimension rather than with ``2^n``. Before choosing it, the bond dimension is
-estimated from the two-qubit gates across each cut of the logical qubit line (a compiled
-circuit is read back onto its logical qubits through its layout), and the time of a noisy
-run, one trajectory per shot, from a cost per gate plus ``gates * chi^3`` per shot. A circuit whose estimate
-exceeds the bond-dimension limit or the time limit is refused with the estimate.
+measured by a trial: one noiseless trajectory of the circuit (``trial_bond``), which costs
+1/shots of the job; counting two-qubit gates across each cut (``bond_estimate``) is an upper
+bound that misses by orders of magnitude on QFTs, ZNE folds and routed circuits. The time of
+a noisy run, one trajectory per shot, is a cost per gate plus ``gates * chi^3`` per shot. The
+check refuses a circuit whose trial is truncated at the limit or whose job is too slow.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -50,9 +52,98 @@ def bond_estimate(circuit: QuantumCircuit, line: Sequence[int] | None = None) ->
 
 @dataclass(frozen=True)
 class MpsPlan:
-    bond: int  # the estimated bond dimension
+    bond: int  # the bond dimension a trial run reached
     max_bond: int  # Aer's limit for the run
     seconds: float  # the estimated time of the job
+    truncated: bool = False  # the trial reached the limit and discarded weight there
+
+
+#: A trial runs first at this bond dimension, then at twice it while it is truncated, up to the
+#: limit, as long as the last one, scaled by ``chi^3``, says the next fits in ``TRIAL_MAX_S``.
+TRIAL_FIRST_BOND = 8
+TRIAL_MAX_S = 20.0
+#: Discarded weight above which a trial counts as truncated (Aer's own threshold drops ~1e-16).
+TRUNCATION_TOLERANCE = 1e-10
+
+
+@dataclass(frozen=True)
+class Trial:
+    bond: int  # the largest bond dimension reached
+    truncated: bool  # weight was discarded at the cap
+    cap: int  # the cap it ran at: below the limit when a run at the limit would be too slow
+
+
+_trials: dict[tuple[int, int], Trial] = {}
+
+
+def trial_bond(circuit: QuantumCircuit, max_bond: int = MAX_BOND) -> Trial:
+    """The largest bond dimension Aer's MPS reaches on one noiseless run of ``circuit`` (its
+    measurements removed), capped at ``max_bond``, and whether the cap truncated it. The
+    structural bound (``bond_estimate``) counts every two-qubit gate across a cut and is off by
+    orders of magnitude for QFTs, ZNE folds and routed circuits (docs/pipelines.md); one
+    trajectory costs 1/shots of the job it decides. Trials start at ``TRIAL_FIRST_BOND`` and
+    double while truncated: a circuit far beyond the limit is found out at a small cost."""
+    key = (fingerprint(circuit), max_bond)
+    if key in _trials:
+        return _trials[key]
+    runnable = _runnable(circuit)
+    cap, spent = min(TRIAL_FIRST_BOND, max_bond), 0.0
+    while True:
+        started = time.perf_counter()
+        found = _trial(runnable, cap)
+        spent += time.perf_counter() - started
+        if not found.truncated or cap >= max_bond:
+            break
+        following = min(cap * 2, max_bond)
+        if spent + (time.perf_counter() - started) * (following / cap) ** 3 > TRIAL_MAX_S:
+            break  # a trial at the limit would be too slow: the job far more so
+        cap = following
+    if len(_trials) > 64:
+        _trials.clear()
+    _trials[key] = found
+    return found
+
+
+def _runnable(circuit: QuantumCircuit) -> QuantumCircuit:
+    """The circuit in Aer's MPS gates, measured at the end: Aer runs nothing with no output."""
+    from qiskit_aer import AerSimulator
+
+    from ..observables.ideal import for_simulator
+
+    simulator = AerSimulator(method="matrix_product_state")
+    runnable = for_simulator(circuit.remove_final_measurements(inplace=False), simulator)
+    runnable.measure_all()
+    return runnable
+
+
+def _trial(runnable: QuantumCircuit, cap: int) -> Trial:
+    from qiskit_aer import AerSimulator
+
+    from ..observables.ideal import mps_log
+
+    simulator = AerSimulator(
+        method="matrix_product_state",
+        matrix_product_state_max_bond_dimension=cap,
+        mps_log_data=True,
+    )
+    result = simulator.run(runnable, shots=1, seed_simulator=1).result()
+    if not result.success:
+        raise RuntimeError(f"Aer's matrix_product_state could not run a trial: {result.status}")
+    truncation, bond = mps_log(result)
+    return Trial(bond, truncation > TRUNCATION_TOLERANCE, cap)
+
+
+def fingerprint(circuit: QuantumCircuit) -> int:
+    """A hash of the circuit's unitary instructions (names, qubits, parameters), so that the
+    copies a check and a run make of one circuit share a trial."""
+    index = {bit: i for i, bit in enumerate(circuit.qubits)}
+    return hash(
+        tuple(
+            (i.name, tuple(index[q] for q in i.qubits), tuple(map(str, i.params)))
+            for i in circuit.data
+            if i.name not in ("measure", "barrier")
+        )
+    )
 
 
 def logical_line(circuit: QuantumCircuit) -> list[int]:
@@ -67,20 +158,35 @@ def logical_line(circuit: QuantumCircuit) -> list[int]:
     return place
 
 
-def plan(circuits: list[QuantumCircuit], shots: int, max_bond: int = MAX_BOND) -> MpsPlan:
-    """The MPS run of ``circuits``: estimated bond dimension and time; refused in one sentence
-    when the bond dimension exceeds ``max_bond`` or the job would take over ``MPS_MAX_JOB_S``."""
-    bond = max(bond_estimate(c, logical_line(c)) for c in circuits)
+def plan(
+    circuits: list[QuantumCircuit], shots: int, max_bond: int = MAX_BOND, strict: bool = True
+) -> MpsPlan:
+    """The MPS run of ``circuits``: the bond dimension a trial run of the smallest of them
+    reaches (folds and samples of one circuit pass through the same states) and the job's
+    time. ``strict`` (the check) refuses in one sentence a circuit whose trial is truncated
+    at ``max_bond`` or whose job would take over ``MPS_MAX_JOB_S``; the run itself (not
+    strict) goes on at the limit, since the check already accepted its circuit."""
+    smallest = min(circuits, key=lambda c: len(c.data))
+    found = trial_bond(smallest, max_bond)
+    bond, truncated = found.bond, found.truncated
     gates = sum(len(c.data) for c in circuits)
-    seconds = mps_seconds(gates, shots, min(bond, max_bond))
-    if bond > max_bond:
+    seconds = mps_seconds(gates, shots, max_bond if truncated else bond)
+    if strict and truncated and found.cap < max_bond:
         raise ValueError(
-            f"too entangled to simulate here: its estimated bond dimension is {bond}, above the "
-            f"matrix-product-state limit mps_max_bond = {max_bond}, and a statevector does not fit"
+            f"a trial run reached bond dimension {bond:,} and needed more, and one at the limit "
+            f"mps_max_bond = {max_bond:,} would take over {TRIAL_MAX_S:g} s for a single shot; "
+            "run it with fewer qubits, fewer entangling gates, or on another backend"
         )
-    if seconds > MPS_MAX_JOB_S:
+    if strict and truncated:
         raise ValueError(
-            f"too slow to simulate here: a matrix-product-state run at bond dimension {bond} is "
-            f"estimated at {seconds:,.0f} s for {shots:,} shots (over {MPS_MAX_JOB_S:,.0f} s)"
+            f"a trial run reached bond dimension {bond:,}, the matrix-product-state limit, and "
+            f"discarded weight there; run it with [backend] mps_max_bond = {bond * 4:,}, with "
+            "fewer qubits, or on another backend"
         )
-    return MpsPlan(bond, max_bond, seconds)
+    if strict and seconds > MPS_MAX_JOB_S:
+        raise ValueError(
+            f"a matrix-product-state run at bond dimension {bond:,} is estimated at "
+            f"{seconds:,.0f} s for {shots:,} shots (over {MPS_MAX_JOB_S:,.0f} s); run it with "
+            "fewer shots, fewer qubits, or on another backend"
+        )
+    return MpsPlan(bond, max_bond, seconds, truncated)

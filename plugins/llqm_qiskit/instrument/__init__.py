@@ -27,6 +27,7 @@ from qiskit.transpiler import PassManager, StagedPassManager
 import llqm_core
 from llqm_core.runtime.instrumentation import Instrumentor
 
+from ..backends import kept_counts
 from ..devices.snapshot import backend_name
 from .calls import busy, profiling
 from .jobs import (
@@ -38,6 +39,7 @@ from .jobs import (
     result_shots,
     snapshot_of,
 )
+from .loops import estimator_call, estimator_value
 from .transpiles import (
     SETUP,
     wrap_pass_manager_run,
@@ -85,10 +87,9 @@ class QiskitInstrumentor(Instrumentor):
 
         for module in (qiskit, qiskit.compiler, qiskit.compiler.transpiler):
             self.patch(module, "transpile", wrap_transpile)
-        from qiskit.transpiler import preset_passmanagers
+        from qiskit.transpiler.preset_passmanagers.plugin import PassManagerStagePluginManager
 
-        for module in (qiskit.compiler.transpiler, preset_passmanagers):
-            self.patch(module, "generate_preset_pass_manager", wrap_preset)
+        self.patch(PassManagerStagePluginManager, "__init__", wrap_preset)
         self.patch(base_passmanager, "_run_workflow_in_new_process", wrap_run_in_worker)
         for module, cls in BACKENDS + PRIMITIVES:
             primitive = (module, cls) in PRIMITIVES
@@ -121,7 +122,7 @@ class QiskitInstrumentor(Instrumentor):
                 job = failing_ends(handle, owned, original, self, *args, **kwargs)
             finally:
                 busy.reset(token)
-            instrumentor._watch(job, handle, owned)
+            instrumentor._watch(job, handle, owned, estimator_call(self, given, circuits))
             return job
 
         return run
@@ -168,9 +169,9 @@ class QiskitInstrumentor(Instrumentor):
             handle.describe(circuits if len(circuits) > 1 else circuits[0])
         return handle, owned
 
-    def _watch(self, job: Any, handle: llqm_core.TaskHandle, owned: bool) -> None:
+    def _watch(self, job: Any, handle: llqm_core.TaskHandle, owned: bool, loop: Any = None) -> None:
         """End the task when the job's result is read: patch its class's ``result`` once."""
-        self.jobs.add(job, handle, owned)
+        self.jobs.add(job, handle, owned, loop)
         if type(job) in self.job_types:
             return
         self.job_types.add(type(job))
@@ -185,7 +186,7 @@ class QiskitInstrumentor(Instrumentor):
             pending = jobs.pop(job)
             if pending is None:
                 return original(job, *args, **kwargs)
-            handle, owned = pending
+            handle, owned, loop = pending
             value = failing_ends(handle, owned, original, job, *args, **kwargs)
             qpu_s, queue_s, details = job_usage(job, value)
             handle.record_usage(qpu_s=qpu_s, queue_s=queue_s)
@@ -196,8 +197,12 @@ class QiskitInstrumentor(Instrumentor):
                 handle.annotate(details)
             handle.describe(value)
             handle.run.note_output(value, handle.id)
+            kept_counts.keep_job_result(handle, value)
             if owned:
                 llqm_core.finish_task(handle)
+            if loop is not None:  # an Estimator's result: an iteration, if it runs in a loop
+                objective, error = estimator_value(value)
+                handle.run.mark_iteration(objective, error, loop[1], source=loop[0])
             return value
 
         return result

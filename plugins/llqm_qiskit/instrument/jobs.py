@@ -79,21 +79,22 @@ class PendingJobs:
     """The ``execute`` task of each submitted job until its result is read."""
 
     def __init__(self) -> None:
-        self.tasks: dict[int, tuple[Any, llqm_core.TaskHandle, bool]] = {}
+        self.tasks: dict[int, tuple[Any, llqm_core.TaskHandle, bool, Any]] = {}
 
-    def add(self, job: Any, handle: llqm_core.TaskHandle, owned: bool) -> None:
-        self.tasks[id(job)] = (job, handle, owned)
+    def add(self, job: Any, handle: llqm_core.TaskHandle, owned: bool, loop: Any = None) -> None:
+        """``loop``: the Estimator loop the job belongs to (``loops.estimator_call``), if any."""
+        self.tasks[id(job)] = (job, handle, owned, loop)
 
-    def pop(self, job: Any) -> tuple[llqm_core.TaskHandle, bool] | None:
+    def pop(self, job: Any) -> tuple[llqm_core.TaskHandle, bool, Any] | None:
         entry = self.tasks.get(id(job))
         if entry is None or entry[0] is not job:
             return None
         del self.tasks[id(job)]
-        return entry[1], entry[2]
+        return entry[1], entry[2], entry[3]
 
     def finish_all(self) -> None:
         """Jobs whose result nobody read: their tasks end now, as they were."""
-        for _, handle, owned in list(self.tasks.values()):
+        for _, handle, owned, _ in list(self.tasks.values()):
             if owned:
                 llqm_core.finish_task(handle)
         self.tasks.clear()

@@ -20,6 +20,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 from qiskit import QuantumCircuit
@@ -140,6 +141,18 @@ class DiagonalObservable:
     def bits(self) -> list[int]:
         return sorted({b for t in self.terms for b, _ in t.factors})
 
+    def spec(self) -> dict[str, Any]:
+        """The observable as JSON data (kept with a run's results, read back by
+        ``specs.from_spec``)."""
+        return {
+            "type": "diagonal",
+            "label": self.label,
+            "ideal": self.ideal,
+            "terms": [
+                [t.coefficient, [[bit, f[0], f[1]] for bit, f in t.factors]] for t in self.terms
+            ],
+        }
+
 
 def parity(bits: Sequence[int]) -> DiagonalObservable:
     if not bits or any(not isinstance(b, int) or isinstance(b, bool) or b < 0 for b in bits):
@@ -174,6 +187,11 @@ def _unitary_part(circuit: QuantumCircuit) -> tuple[QuantumCircuit, dict[int, in
                 instruction.qubits[0]
             ).index
     return body, readout
+
+
+def measured_bits(circuit: QuantumCircuit) -> list[int]:
+    """The classical bits ``circuit`` measures into, in order."""
+    return sorted(_unitary_part(circuit)[1])
 
 
 def _noiseless_support(
@@ -225,12 +243,21 @@ def support_method(body: QuantumCircuit) -> str:
         return "unknown"
     if body.num_qubits <= STATEVECTOR_MAX_QUBITS:
         return "statevector"
-    return choose_ideal(body).method
+    chosen = choose_ideal(body)
+    if chosen.method == "matrix_product_state" and "truncated" in chosen.reason:
+        return "unknown"  # a truncated MPS gives approximate outcomes, not the ideal ones
+    return chosen.method
 
 
 def _mps_support(body: QuantumCircuit, order: list[int], name: str) -> tuple[list[str], float]:
     """A wide non-Clifford circuit's ideal outcomes, by matrix product states: noiseless shots
     find the outcomes, their amplitudes give their exact total probability."""
+    if not unitary(body):
+        raise ValueError(
+            f"the ideal outcomes of circuit {name!r} cannot be found: it measures or resets in "
+            'the middle, so it has no one ideal state; use kind = "parity" or '
+            '"neighbour_parities", which run without an ideal value.'
+        )
     if support_method(body) != "matrix_product_state" or sorted(order) != list(
         range(body.num_qubits)
     ):

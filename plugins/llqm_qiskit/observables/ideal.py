@@ -12,13 +12,14 @@ from typing import Any
 
 import numpy as np
 from qiskit import QuantumCircuit, transpile
+from qiskit.circuit.library import get_standard_gate_name_mapping
 from qiskit.quantum_info import SparsePauliOp, StabilizerState
 from qiskit_aer import AerSimulator
 
 from llqm_core.pipeline.fit import memory_limit
 
 from ..backends.aer import is_clifford
-from ..backends.mps import MAX_BOND, bond_estimate
+from ..backends.mps import MAX_BOND, trial_bond
 from ..costs import AMPLITUDE_BYTES, MPS_S_PER_GATE_CHI3, STATEVECTOR_S_PER_GATE_AMPLITUDE
 
 #: Longest an ideal value may take to compute before it is left unknown.
@@ -81,8 +82,9 @@ def choose(circuit: QuantumCircuit, max_bond: int = MAX_BOND) -> IdealMethod:
     seconds = gates * 2.0**width * STATEVECTOR_S_PER_GATE_AMPLITUDE
     if memory <= MEMORY_SHARE * memory_limit() and seconds <= IDEAL_MAX_S:
         return IdealMethod("statevector", f"a statevector of {width} qubits fits in memory")
-    bond = bond_estimate(circuit)
-    chi = min(bond, max_bond)
+    found = trial_bond(circuit, max_bond)
+    bond, truncated = found.bond, found.truncated
+    chi = max_bond if truncated else bond
     if gates * chi**3 * MPS_S_PER_GATE_CHI3 > IDEAL_MAX_S:
         return IdealMethod(
             "unknown",
@@ -90,9 +92,18 @@ def choose(circuit: QuantumCircuit, max_bond: int = MAX_BOND) -> IdealMethod:
             f"would take longer than {IDEAL_MAX_S:g} s",
             bond,
         )
-    exact = "exact" if bond <= max_bond else f"truncated at bond dimension {max_bond}"
+    if truncated and found.cap < max_bond:
+        return IdealMethod(
+            "unknown",
+            f"a statevector of {width} qubits does not fit, and an MPS needs a bond dimension "
+            f"over {bond}, too slow to run at the limit {max_bond}",
+            bond,
+        )
+    exact = f"truncated at bond dimension {max_bond}" if truncated else "exact"
     return IdealMethod(
-        "matrix_product_state", f"an MPS of estimated bond dimension {bond} ({exact})", bond
+        "matrix_product_state",
+        f"an MPS of bond dimension {bond} reached by a trial run ({exact})",
+        bond,
     )
 
 
@@ -175,8 +186,13 @@ def _mps_values(
 
 def for_simulator(circuit: QuantumCircuit, simulator: AerSimulator) -> QuantumCircuit:
     """The circuit in gates the simulator's method takes (an OpenQASM file may use any,
-    such as ``cry``, which Aer's MPS does not), on the same qubits."""
-    return transpile(circuit, simulator, optimization_level=0)
+    such as ``cry``, which Aer's MPS does not), on the same qubits: translated to its basis
+    gates, not to its target, which caps a circuit's width (at 63 qubits for MPS)."""
+    basis = set(simulator.configuration().basis_gates)
+    if set(circuit.count_ops()) <= basis | {"barrier"}:
+        return circuit.copy()
+    gates = sorted(basis & set(get_standard_gate_name_mapping()))
+    return transpile(circuit, basis_gates=gates, optimization_level=0)
 
 
 _seen_log: list[str] = [""]
@@ -189,6 +205,8 @@ def mps_log(result: Any) -> tuple[float, int]:
     log = str(result.results[0].metadata.get("MPS_log_data", ""))
     previous = _seen_log[0].rstrip("} ")
     own = log[len(previous) :] if previous and log.startswith(previous) else log
+    if own is log and "{I0:" in log:  # a run read by no one in between: its own part only
+        own = log[log.rfind("{I0:") :]
     _seen_log[0] = log
     truncation = float(sum(float(v) for v in _DISCARDED.findall(own)))
     dimensions = [int(b) for found in _BONDS.findall(own) for b in found.split()]

@@ -19,7 +19,7 @@ from ..observables.pauli import OPERATOR_KEYS, described_operator, measurement_b
 
 MAX_SHOTS = 10_000_000
 DEFAULT_SHOTS = 4000
-DEFAULT_OBSERVABLE = "ideal_outcomes"
+DEFAULT_OBSERVABLE = "default"
 #: The circuit's metrics (``llqm_describe_value``) a cost model predicts from.
 CIRCUIT_FEATURES = ("circuit.size", "circuit.qubits", "circuit.depth", "circuit.two_qubit_gates")
 

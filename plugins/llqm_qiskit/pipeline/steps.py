@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from llqm_core.pipeline.policies import decide, policy_for
 from llqm_core.pipeline.reactive import calibration_in_force
 
 from ..backends.aer import is_clifford
-from ..backends.mps import bond_estimate
+from ..backends.mps import trial_bond
 from ..circuits import KINDS, load_qasm
 from ..circuits import generate as generate_circuit
 from ..costs import CLIFFORD_KINDS, KIND_GATES, circuit_estimate, qasm_header, transpile_estimate
@@ -32,10 +33,10 @@ from ..measurement import for_outcomes, without_measurements
 from ..measurement import shape as measurement_shape
 from ..observables.expectation import (
     ideal_outcomes,
+    measured_bits,
     neighbour_parities,
     parity,
     parity_ideals,
-    support_method,
 )
 from ..observables.ideal import MAX_BOND, Ideal, ideal_values
 from ..observables.ideal import choose as choose_ideal
@@ -44,7 +45,7 @@ from ..transpile.profiled import OPTIMIZATION_LEVELS, profiled_transpile
 
 Step = Callable[[dict[str, Any]], dict[str, Any]]
 LAYOUT_METHODS = ("default", "dense", "sabre", "trivial")
-OBSERVABLES = ("ideal_outcomes", "neighbour_parities", "parity", "pauli")
+OBSERVABLES = ("default", "ideal_outcomes", "neighbour_parities", "parity", "pauli")
 
 
 def generate(
@@ -126,7 +127,7 @@ def _known_estimate(plan: dict[str, Any], circuit: QuantumCircuit) -> Estimate:
     if not, its own MPS bond dimension, which the execution's estimate then uses in place of
     the limit (as ``--check``'s execution line and the refusal do)."""
     clifford = is_clifford(circuit)
-    bond = None if clifford else bond_estimate(circuit)
+    bond = None if clifford else trial_bond(circuit).bond
     return circuit_estimate(plan, circuit.num_qubits, len(circuit.data), clifford, bond)
 
 
@@ -175,7 +176,7 @@ def _with_width_check(step: Step, qubits: int, what: str) -> Step:
 
 def observable(
     *,
-    kind: str = "ideal_outcomes",
+    kind: str = "default",
     bits: Sequence[int] | None = None,
     terms: Any = None,
     sparse_terms: Any = None,
@@ -184,10 +185,13 @@ def observable(
     operator: Any = None,
     max_bond: int = MAX_BOND,
 ) -> Step:
-    """What the run measures (``ideal_outcomes``, ``neighbour_parities``, ``parity`` of ``bits``,
-    or ``pauli``: a Pauli sum from ``terms``, ``sparse_terms`` or ``file``; from Python,
-    ``operator`` = a ``SparsePauliOp``) and its exact ideal value where one can be computed
-    (an MPS up to bond dimension ``max_bond``)."""
+    """What the run measures (``default``: see ``default_observable``; ``ideal_outcomes``,
+    ``neighbour_parities``, ``parity`` of ``bits``, or ``pauli``: a Pauli sum from ``terms``,
+    ``sparse_terms`` or ``file``; from Python, ``operator`` = a ``SparsePauliOp``) and its exact
+    ideal value where one can be computed (an MPS up to bond dimension ``max_bond``).
+
+    What the check computes to know the observable (the ideal outcomes of the circuit) is kept
+    for the run of the same circuit, so it is computed once."""
     if not isinstance(kind, str) or kind not in OBSERVABLES:
         raise ValueError(
             f"unknown observable kind {kind!r}; choose one of: {', '.join(OBSERVABLES)}."
@@ -224,34 +228,57 @@ def observable(
             max_bond,
         )
 
-    def read(circuit: QuantumCircuit) -> tuple[Any, Ideal | None]:
-        if kind == "ideal_outcomes":
-            return ideal_outcomes(circuit), None
-        if kind == "neighbour_parities":
-            measured = neighbour_parities(circuit)
+    known: list[tuple[QuantumCircuit, Chosen]] = []  # what the check found, for the run
+
+    def chosen(circuit: QuantumCircuit) -> Chosen:
+        """The observable on ``circuit`` (measured for outcomes): computed once per circuit."""
+        for seen, found in known:
+            if seen is circuit:
+                return found
+        measured, warning = for_outcomes(circuit)
+        if kind == "default":
+            found = default_observable(measured, max_bond)
+        elif kind == "ideal_outcomes":
+            found = Chosen(measured, ideal_outcomes(measured), None, None)
+        else:
+            found = Chosen(measured, None, None, None)
+        found.warning = warning
+        known[:] = [(circuit, found)]
+        return found
+
+    def read(found: Chosen) -> tuple[Any, Ideal | None]:
+        if found.observable is not None:
+            return found.observable, found.how
+        if found.kind == "neighbour_parities" or kind == "neighbour_parities":
+            measured = neighbour_parities(found.circuit)
             return measured, measured.ideal_how
-        found = parity_ideals(circuit, [bits])
-        measured = parity(bits)
-        measured.ideal = found.values[0]
-        return measured, found
+        bits_read = found.bits if found.bits is not None else bits
+        how = parity_ideals(found.circuit, [bits_read])
+        measured = parity(bits_read)
+        measured.ideal = how.values[0]
+        return measured, how
 
     def step(data: dict[str, Any]) -> dict[str, Any]:
-        circuit, warning = for_outcomes(data["circuit"])
-        measured, how = read(circuit)
+        found = chosen(data["circuit"])
+        measured, how = read(found)
         added = {
-            "circuit": circuit,
+            "circuit": found.circuit,
             "observable": measured,
             "ideal_value": measured.ideal,
             "ideal_method": how.method if how is not None else "exact outcomes",
             "observable_label": measured.label,
         }
-        metrics: dict[str, Any] = {"observable.kind": kind}
+        metrics: dict[str, Any] = {"observable.kind": found.kind or kind}
+        if kind == "default":
+            metrics["observable.default"] = True
+            metrics["observable.choice"] = found.reason
+            added["observable_choice"] = found.reason
         if how is not None:
             metrics.update(how.metrics())
-        if warning is not None:
-            warn(warning)
+        if found.warning is not None:
+            warn(found.warning)
             metrics["observable.measured_every_qubit"] = True
-            added["warnings"] = data["warnings"] + [warning]
+            added["warnings"] = data["warnings"] + [found.warning]
         _record(metrics)
         return added
 
@@ -259,24 +286,78 @@ def observable(
         circuit = context.get("circuit")
         if circuit is None:
             return []
-        circuit, warning = for_outcomes(circuit)
-        notes = [warning] if warning else []
-        if kind == "ideal_outcomes":
-            method = support_method(circuit.remove_final_measurements(inplace=False))
-            if method == "unknown":
-                raise ValueError(
-                    f"the ideal outcomes of circuit {circuit.name!r} cannot be found (it measures "
-                    "mid-circuit, or is neither Clifford, small nor of low entanglement); use "
-                    'kind = "parity" or "neighbour_parities", which run without an ideal value.'
-                )
-            return notes + [f"ideal outcomes: {method}"]
+        found = chosen(circuit)  # refuses ideal outcomes it cannot find, or too many of them
+        notes = [found.warning] if found.warning else []
+        if found.observable is not None and found.how is None:
+            return notes + [f"observable: {found.observable.label} ({found.reason or kind})"]
         if kind == "parity":
-            parity_ideals_unmeasured_bits(circuit, bits)
-        chosen = choose_ideal(circuit.remove_final_measurements(inplace=False), max_bond)
-        return notes + [f"ideal value: {chosen.method} ({chosen.reason})"]
+            parity_ideals_unmeasured_bits(found.circuit, bits)
+        method = choose_ideal(found.circuit.remove_final_measurements(inplace=False), max_bond)
+        said = f"observable: {found.reason}" if found.reason else f"observable: {kind}"
+        return notes + [said, f"ideal value: {method.method} ({method.reason})"]
 
     step.inspect = inspect
     return step
+
+
+@dataclass
+class Chosen:
+    """The observable a step measures on a circuit (measured for outcomes where it was not):
+    ``observable`` where computing it was how it was chosen (ideal outcomes), else the
+    ``kind`` (and ``bits``) it will be; ``reason`` says why, for the default."""
+
+    circuit: QuantumCircuit
+    observable: Any
+    how: Ideal | None
+    reason: str | None
+    kind: str | None = None
+    bits: list[int] | None = None
+    warning: str | None = None
+
+
+def default_observable(circuit: QuantumCircuit, max_bond: int = MAX_BOND) -> Chosen:
+    """What a file that names no observable measures (docs/pipelines.md, "The default
+    observable"): the probability of the circuit's ideal outcomes where they are few
+    (``MAX_IDEAL_OUTCOMES``) and can be found; otherwise the mean ``Z Z`` of neighbouring
+    measured bits (one bit: its ``Z``), whose ideal value is computed where a method can."""
+    try:
+        found = ideal_outcomes(circuit)
+    except ValueError as exc:
+        why = str(exc)
+    else:
+        count = len(found.terms)
+        return Chosen(
+            circuit,
+            found,
+            None,
+            f"the default: the probability of the circuit's {count} ideal outcome"
+            f"{'s' if count > 1 else ''}",
+            "ideal_outcomes",
+        )
+    measured = measured_bits(circuit)
+    many = "too many" in why or "over" in why
+    because = (
+        "its ideal outcomes are too many to score one by one"
+        if many
+        else ("its ideal outcomes cannot be found")
+    )
+    if len(measured) >= 2:
+        return Chosen(
+            circuit,
+            None,
+            None,
+            f"the default: the mean Z Z of {len(measured) - 1} pairs of neighbouring measured "
+            f"bits, since {because}",
+            "neighbour_parities",
+        )
+    return Chosen(
+        circuit,
+        None,
+        None,
+        f"the default: Z of the one measured bit, since {because}",
+        "parity",
+        measured,
+    )
 
 
 def parity_ideals_unmeasured_bits(circuit: QuantumCircuit, bits: Sequence[int]) -> None:

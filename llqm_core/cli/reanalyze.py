@@ -1,0 +1,179 @@
+"""``llqm reanalyze RUN [--set KEY=VALUE ...]``: a run's values again from what its devices
+returned, with no new job.
+
+The run's technique kept a record of how it read its counts (a result its plugin reads back
+through ``llqm_reanalyze``); the execute tasks kept the counts (read back through
+``llqm_decode_result``). The re-analysis is recorded as a run of its own, derived from the
+first (``config["derived_from"]``): one ``analysis.reanalyze`` task holding the CPU time it took
+and the fidelity figures, and no QPU second, so no cost of the first run is counted twice. It
+sits on top of the core's packages: it asks the plugins and opens a run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from ..analysis.kept import DERIVED_FROM
+from ..analysis.summary import fidelity
+from ..hooks.plugins import loaded_plugins
+from ..model.errors import UserError
+from ..model.records import KeptResult
+from ..runtime.api import finish_task, run, start_task
+from ..runtime.measure import Measurement
+from ..store.profile_store import ProfileStore
+from .options import Commands
+
+STAGE = "analysis.reanalyze"
+
+
+def parse_settings(settings: list[str]) -> dict[str, str]:
+    """``KEY=VALUE`` strings as a dict, or one sentence on the first malformed one."""
+    found: dict[str, str] = {}
+    for setting in settings:
+        key, equals, value = setting.partition("=")
+        if not equals or not key.strip() or not value.strip():
+            raise UserError(f"--set takes KEY=VALUE (such as zne.factory=linear), not {setting!r}.")
+        found[key.strip()] = value.strip()
+    return found
+
+
+def _record(store: ProfileStore, run_id: str) -> KeptResult:
+    """The technique's record of the run: the one kept result a plugin re-analyses."""
+    for kept in store.results(run_id, data=False):
+        if kept.kind.endswith(".analysis"):
+            return next(r for r in store.results(run_id, kept.kind) if r.id == kept.id)
+    raise UserError(
+        f"run {run_id[:12]} kept no record of how its values were read (it kept no results, "
+        "ran no technique, or ran before llqm kept results), so it cannot be analysed again."
+    )
+
+
+def reanalyze(
+    store: ProfileStore, run_id: str, settings: dict[str, str]
+) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """Analyse ``run_id`` again with ``settings``; the derived run's id, the first run's fidelity
+    figures and the re-analysis's."""
+    original = store.run(run_id)
+    record = _record(store, original.id)
+    plugins = loaded_plugins()
+    kept = {r.task_id: r for r in store.results(original.id) if r.id != record.id}
+    jobs: dict[str, Any] = {}
+
+    def decode(task_id: str) -> Any:
+        """What the execute task ``task_id`` kept, decoded by the plugin that kept it (once)."""
+        if task_id not in jobs:
+            found = kept.get(task_id)
+            jobs[task_id] = (
+                plugins.first_result("llqm_decode_result", kind=found.kind, data=found.data)
+                if found is not None
+                else None
+            )
+        return jobs[task_id]
+
+    options = dict(settings)
+    given = {
+        "kind": record.kind,
+        "data": record.data,
+        "meta": record.meta,
+        "task_id": record.task_id,
+    }
+    start_ns = time.time_ns()
+    measured = Measurement()  # the re-analysis's own cost, kept only once it succeeded
+    values = None
+    for impl in plugins.implementations("llqm_reanalyze"):
+        try:
+            values = impl.function(record=given, options=options, decode=decode)
+        except ValueError as exc:
+            raise UserError(f"cannot reanalyze run {original.id[:12]}: {exc}") from None
+        if values is not None:
+            break
+    if values is None:
+        raise UserError(f"no plugin re-analyses results of kind {record.kind!r}.")
+    if options:
+        raise UserError(
+            f"unknown reanalysis setting {next(iter(options))!r}; the settings are observable, "
+            "rem, zne.factory, zne.scale_factors, zne.order, zne.asymptote, pec.samples, "
+            "bootstrap, bootstrap.seed."
+        )
+    figures: dict[str, Any] = {}
+    for _, found in plugins.call_each("llqm_postprocess", data=values):
+        figures |= found or {}
+    profile = measured.stop()
+    end_ns = time.time_ns()
+    config = {DERIVED_FROM: original.id, "reanalysis.settings": settings}
+    name = f"reanalysis of {original.name}"
+    with run(name, store=store, config=config, keep_results=False) as derived:
+        handle = start_task("reanalyze", STAGE, run=derived, activate=False)
+        handle.annotate(
+            {
+                **figures,
+                "reanalysis.derived_from": original.id,
+                **{f"reanalysis.{k}": v for k, v in values.get("reanalysis", {}).items()},
+            }
+        )
+        finish_task(handle, timed=(start_ns, end_ns, profile))
+    return derived.id, fidelity(store.tasks(original.id)), fidelity(store.tasks(derived.id))
+
+
+#: The figures shown side by side, in this order (others the runs have follow).
+SHOWN = ("ideal", "unmitigated", "unmitigated_stderr", "mitigated", "mitigated_stderr")
+
+
+def add_commands(commands: Commands, common: argparse.ArgumentParser) -> None:
+    """Add ``reanalyze`` to ``llqm``."""
+    command = commands.add_parser(
+        "reanalyze",
+        parents=[common],
+        help="compute a run's values again from its kept results, with no new job "
+        "(--set zne.factory=linear, rem=off, observable=..., bootstrap=200; docs/results.md)",
+    )
+    command.add_argument("run_id", metavar="RUN", help="the run (an id or a unique prefix)")
+    command.add_argument(
+        "--set",
+        dest="settings",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an analysis option to change (repeat for more)",
+    )
+    command.add_argument("--json", action="store_true", help="print both runs' figures as JSON")
+    command.set_defaults(handler=cmd_reanalyze)
+
+
+def _shown(value: object) -> str:
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
+
+
+def cmd_reanalyze(args: argparse.Namespace, console: Console) -> int:
+    settings = parse_settings(args.settings)
+    store = ProfileStore(getattr(args, "store", None))
+    original = store.run(args.run_id)
+    derived, before, after = reanalyze(store, original.id, settings)
+    store.close()
+    if args.json:
+        console.print_json(
+            json.dumps({"run": original.id, "derived": derived, "before": before, "after": after})
+        )
+        return 0
+    table = Table(title=f"run {original.id[:12]} and its reanalysis {derived[:12]}")
+    table.add_column("figure")
+    table.add_column(f"run {original.id[:12]}", justify="right")
+    table.add_column(f"reanalysis {derived[:12]}", justify="right")
+    names = [n for n in SHOWN if n in before or n in after]
+    names += sorted((set(before) | set(after)) - set(names))
+    for name in names:
+        table.add_row(name, _shown(before.get(name, "")), _shown(after.get(name, "")))
+    console.print(table)
+    console.print(
+        f"recorded as run {derived[:12]}, derived from {original.id[:12]} (no job, 0 QPU "
+        f"seconds); llqm compare {original.id[:12]} {derived[:12]}",
+        highlight=False,
+        soft_wrap=True,
+    )
+    return 0

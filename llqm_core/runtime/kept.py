@@ -1,0 +1,92 @@
+"""What a run keeps of what its devices returned, up to a size per run (``docs/results.md``).
+
+A plugin that ran a job hands the core an opaque, already compressed payload of a ``kind`` it
+names (``TaskHandle.keep_result``); the core only counts its bytes against the run's cap and
+stores it with the run and the task. Keeping is on by default: ``keep_results`` is a size
+(``"256MB"``, a number of bytes), ``true`` (the default size) or ``false`` (nothing is kept).
+A payload that would take the run past its cap is not kept, and the task says so.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from typing import Any
+
+from ..model.errors import UserError
+
+KEEP_RESULTS_ENV = "LLQM_KEEP_RESULTS"
+#: The attribute a plugin sets on a value it kept (a job's counts) to name where: (the task's id,
+#: the value's index in what that task kept). Techniques read it through ``references``.
+KEPT_AT = "llqm_kept_at"
+DEFAULT_CAP_BYTES = 256 * 1024**2
+_UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMG]?B?)\s*$", re.IGNORECASE)
+
+
+def cap_bytes(value: Any, source: str = "keep_results") -> int:
+    """The cap ``value`` names, in bytes (0: keep nothing), or one sentence on what is allowed."""
+    if value is None or value is True:
+        return DEFAULT_CAP_BYTES
+    if value is False:
+        return 0
+    if isinstance(value, int) and value >= 0:
+        return value
+    if isinstance(value, str):
+        if value.strip().lower() in ("off", "false", "no", "0"):
+            return 0
+        if value.strip().lower() in ("on", "true", "yes"):
+            return DEFAULT_CAP_BYTES
+        match = _SIZE.match(value)
+        if match:
+            return int(float(match.group(1)) * _UNITS[match.group(2).upper().rstrip("B")])
+    raise UserError(
+        f'{source} must be true, false (keep nothing) or a size such as "256MB" or a number of '
+        f"bytes, not {value!r}."
+    )
+
+
+def default_cap() -> int:
+    """The cap of a run that names none: ``$LLQM_KEEP_RESULTS``, else 256 MB."""
+    raw = os.environ.get(KEEP_RESULTS_ENV)
+    return cap_bytes(raw, f"{KEEP_RESULTS_ENV}=") if raw and raw.strip() else DEFAULT_CAP_BYTES
+
+
+class KeptResults:
+    """One run's account of kept payloads: what was kept, what the cap left out."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.kept_bytes = 0
+        self.kept = 0
+        self.dropped_bytes = 0
+        self.dropped = 0
+        self._lock = threading.Lock()
+
+    def admit(self, size: int) -> bool:
+        """Whether a payload of ``size`` bytes fits under the cap (it is then counted as kept)."""
+        with self._lock:
+            if self.kept_bytes + size <= self.cap:
+                self.kept_bytes += size
+                self.kept += 1
+                return True
+            self.dropped_bytes += size
+            self.dropped += 1
+            return False
+
+
+def references(values: Any) -> list[list[Any]] | None:
+    """Where ``values`` were kept, as runs of ``[task id, first index, how many]``; None when any
+    of them was not kept (no store, keeping off, or the run's cap reached)."""
+    runs: list[list[Any]] = []
+    for value in values:
+        where = getattr(value, KEPT_AT, None)
+        if where is None:
+            return None
+        task, index = where
+        if runs and runs[-1][0] == task and runs[-1][1] + runs[-1][2] == index:
+            runs[-1][2] += 1
+        else:
+            runs.append([task, index, 1])
+    return runs

@@ -1,0 +1,334 @@
+"""A technique's record of how it read its counts, and the re-analysis that reads them again.
+
+Every technique ends by keeping a ``mitiq.analysis`` result on its last task: the observable
+(its ``spec()``), which kept counts it read (references into the ``execute`` tasks' kept jobs,
+never a second copy), the readout calibration's counts when readout mitigation ran, and its
+options. ``reanalyze`` recomputes the run's values from that record alone, with options
+changed (``llqm reanalyze``): the same code that computed them first, so the original options
+give the original values exactly. What would need new jobs is refused in one sentence.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+import llqm_core
+from llqm_core.hooks.plugins import loaded_plugins
+from llqm_core.runtime.kept import references
+
+from .execution import Readout
+
+KIND = "mitiq.analysis"
+TECHNIQUES = ("none", "rem", "zne", "pec")
+#: Options a re-analysis cannot take, with what they would need.
+NEEDS_NEW_JOBS = {
+    "shots": "more shots need new jobs",
+    "circuit": "another circuit needs new jobs",
+    "samples": "more PEC samples need new jobs (pec.samples takes at most those run)",
+    "calibration_shots": "another readout calibration needs new jobs",
+    "folding": "another folding runs other circuits: it needs new jobs",
+}
+
+
+def rem_record(readout_map: Mapping[int, int]) -> dict[str, Any]:
+    """What readout mitigation leaves for the record; its counts are named once they are in."""
+    return {"readout_map": {str(b): q for b, q in readout_map.items()}, "counts": None}
+
+
+def keep(
+    data: dict[str, Any],
+    technique: str,
+    variants: Sequence[Readout],
+    options: dict[str, Any],
+    values: dict[str, Any],
+) -> bool:
+    """Keep the technique's record on the current task; False when there is none to keep on,
+    or the counts it read were not kept (keeping off, or over the run's cap)."""
+    task = llqm_core.current_task()
+    spec = getattr(data.get("observable"), "spec", None)
+    if task is None or spec is None or not variants:
+        return False
+    started = time.perf_counter()
+    refs = references([c for readout in variants for c in readout])
+    rem = data.get("rem_record")
+    if refs is None or (rem is not None and rem["counts"] is None):
+        return False
+    record = {
+        "technique": technique,
+        "observable": spec(),
+        "bases": len(variants[0]),
+        "variants": len(variants),
+        "counts": refs,
+        "rem": rem,
+        "options": options,
+        "ideal_value": data.get("ideal_value"),
+        "ideal_method": data.get("ideal_method"),
+        "values": values,
+    }
+    raw = json.dumps(record, separators=(",", ":")).encode()
+    kept = task.keep_result(KIND, zlib.compress(raw, 6), len(raw), {"technique": technique})
+    spent = task.record.metrics.get("results.keep_s", 0.0) + time.perf_counter() - started
+    task.annotate({"results.keep_s": spent})
+    return kept
+
+
+def load(data: bytes) -> dict[str, Any]:
+    return json.loads(zlib.decompress(data))
+
+
+def _resolve(refs: Sequence[Sequence[Any]], decode: Callable[[str], Any]) -> list[Any]:
+    found: list[Any] = []
+    for task, first, many in refs:
+        job = decode(task)
+        if job is None or first + many > len(job):
+            raise ValueError(
+                f"the counts of execute task {task} are not in the store (not kept, or cut by the "
+                "run's keep_results cap), so this run cannot be analysed again."
+            )
+        found.extend(job[first : first + many])
+    return found
+
+
+def _take(options: dict[str, str], key: str) -> str | None:
+    return options.pop(key, None)
+
+
+def _number(text: str, key: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"{key} must be a number, not {text!r}.") from None
+
+
+def _whole(text: str, key: str, least: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = least - 1
+    if value < least:
+        raise ValueError(f"{key} must be a whole number of {least} or more, not {text!r}.")
+    return value
+
+
+def _flag(text: str, key: str) -> bool:
+    if text.lower() in ("on", "true", "yes", "1"):
+        return True
+    if text.lower() in ("off", "false", "no", "0"):
+        return False
+    raise ValueError(f"{key} must be on or off, not {text!r}.")
+
+
+class _Plan:
+    """What a re-analysis computes: the record's technique with the options it was given."""
+
+    def __init__(self, record: dict[str, Any], options: dict[str, str]) -> None:
+        self.record = record
+        technique = record["technique"]
+        for key in list(options):
+            base = key.split(".")[-1]
+            if base in NEEDS_NEW_JOBS and key not in ("pec.samples",):
+                raise ValueError(f"{key}: {NEEDS_NEW_JOBS[base]}; a re-analysis runs no job.")
+        text = _take(options, "observable")
+        plugins = loaded_plugins()
+        self.observable = plugins.first_result(
+            "llqm_observable", spec=record["observable"], text=None
+        )
+        if self.observable is None:
+            raise ValueError("no plugin reads this run's observable back.")
+        self.changed_observable = text is not None
+        if text is not None:
+            implementations = plugins.implementations("llqm_observable")
+            found = None
+            for impl in implementations:  # a refusal is the user's answer, not a plugin's fault
+                found = impl.function(spec=record["observable"], text=text)
+                if found is not None:
+                    break
+            if found is None:
+                raise ValueError(f"no plugin reads observable={text!r} from this run's counts.")
+            self.observable = found
+        rem = _take(options, "rem")
+        self.rem = record["rem"] is not None if rem is None else _flag(rem, "rem")
+        if self.rem and record["rem"] is None:
+            raise ValueError(
+                "rem=on needs the counts of a readout calibration, which this run never ran: "
+                "that needs new jobs."
+            )
+        self.zne: dict[str, Any] = {}
+        self.pec_samples: int | None = None
+        zne_keys = [k for k in options if k.startswith("zne.")]
+        pec_keys = [k for k in options if k.startswith("pec.")]
+        if zne_keys and technique != "zne":
+            raise ValueError(f"{zne_keys[0]} belongs to ZNE; this run's technique was {technique}.")
+        if pec_keys and technique != "pec":
+            raise ValueError(f"{pec_keys[0]} belongs to PEC; this run's technique was {technique}.")
+        if technique == "zne":
+            self._zne_options(options)
+        if technique == "pec" and (samples := _take(options, "pec.samples")) is not None:
+            run = record["options"]["samples"]
+            self.pec_samples = _whole(samples, "pec.samples", 1)
+            if self.pec_samples > run:
+                raise ValueError(
+                    f"pec.samples = {self.pec_samples}: the run sampled {run}; more samples need "
+                    "new jobs."
+                )
+        bootstrap = _take(options, "bootstrap")
+        self.bootstrap = 0 if bootstrap is None else _whole(bootstrap, "bootstrap", 2)
+        seed = _take(options, "bootstrap.seed")
+        self.seed = 0 if seed is None else _whole(seed, "bootstrap.seed", 0)
+
+    def _zne_options(self, options: dict[str, str]) -> None:
+        from .zne import extrapolation
+
+        run = self.record["options"]
+        measured = run["scale_factors"]
+        scales = measured
+        if (text := _take(options, "zne.scale_factors")) is not None:
+            scales = [_number(s, "zne.scale_factors") for s in text.split(",") if s.strip()]
+            never = [s for s in scales if s not in measured]
+            if never:
+                raise ValueError(
+                    f"scale factor {never[0]:g} was never run (the run measured "
+                    f"{', '.join(f'{s:g}' for s in measured)}); it needs new jobs."
+                )
+            if len(set(scales)) != len(scales) or len(scales) < 2:
+                raise ValueError("zne.scale_factors needs two or more different measured factors.")
+        factory = _take(options, "zne.factory") or run["factory"]
+        order = _take(options, "zne.order")
+        asymptote = _take(options, "zne.asymptote")
+        changed = factory != run["factory"]
+        order_value = (
+            _whole(order, "zne.order", 1)
+            if order is not None
+            else (None if changed else run.get("order"))
+        )
+        asymptote_value = (
+            _number(asymptote, "zne.asymptote")
+            if asymptote is not None
+            else (None if changed else run.get("asymptote"))
+        )
+        if factory == "poly" and order_value is None:
+            raise ValueError("zne.factory=poly needs zne.order=N as well.")
+        self.zne = {
+            "scales": scales,
+            "indices": [measured.index(s) for s in scales],
+            "factory": factory,
+            "extrapolate": extrapolation(factory, order_value, asymptote_value, len(scales)),
+        }
+
+    def settings(self) -> dict[str, Any]:
+        """What the re-analysis used, for its run's record."""
+        found: dict[str, Any] = {"rem": self.rem, "bootstrap": self.bootstrap}
+        if self.zne:
+            found |= {"zne.scale_factors": self.zne["scales"], "zne.factory": self.zne["factory"]}
+        if self.pec_samples is not None:
+            found["pec.samples"] = self.pec_samples
+        if self.changed_observable:
+            found["observable"] = self.observable.label
+        return found
+
+    def compute(self, variants: list[Readout], calibration: list[Any] | None) -> dict[str, Any]:
+        """The values the technique gives from these counts (the kept ones, or a resample)."""
+        from .rem import fit_readout
+        from .zne import propagated_error
+
+        observable = self.observable
+        inverse = None
+        if self.rem and calibration is not None:
+            readout_map = {int(b): q for b, q in self.record["rem"]["readout_map"].items()}
+            inverse = fit_readout(calibration[0], calibration[1], readout_map)[1]
+
+        def estimate(readout: Readout) -> tuple[float, float]:
+            return (
+                observable.estimate(readout, inverse) if inverse else observable.estimate(readout)
+            )
+
+        technique, options = self.record["technique"], self.record["options"]
+        if technique in ("none", "rem"):
+            value, error = estimate(variants[0])
+            raw, raw_error = observable.estimate(variants[0])
+            return {
+                "value": value,
+                "value_error": error,
+                "unmitigated": raw,
+                "unmitigated_error": raw_error,
+            }
+        if technique == "zne":
+            measured = [estimate(variants[i]) for i in self.zne["indices"]]
+            values, errors = [v for v, _ in measured], [e for _, e in measured]
+            scales, extrapolate = self.zne["scales"], self.zne["extrapolate"]
+            value = float(extrapolate(scales, values))
+            error = propagated_error(lambda v: extrapolate(scales, v), values, errors)
+            base = options["scale_factors"].index(min(options["scale_factors"]))
+            raw, raw_error = observable.estimate(variants[base])
+            return {
+                "value": value,
+                "value_error": error,
+                "unmitigated": raw,
+                "unmitigated_error": raw_error,
+                "zne_values": values,
+            }
+        from mitiq.pec import combine_results
+
+        from .execution import sum_readouts
+
+        samples = options["samples"]
+        used = self.pec_samples or samples
+        norm, signs = options["norm"], options["signs"][:used]
+        values = [estimate(r)[0] for r in variants[:used]]
+        value = float(combine_results(values, norm, signs))
+        estimators = [norm * s * v for s, v in zip(signs, values)]
+        error = float(np.std(estimators) / np.sqrt(used))
+        raw, raw_error = observable.estimate(sum_readouts(variants[samples:]))
+        return {
+            "value": value,
+            "value_error": error,
+            "unmitigated": raw,
+            "unmitigated_error": raw_error,
+        }
+
+
+def _resampled(counts: Mapping[str, int], rng: np.random.Generator) -> dict[str, int]:
+    """``counts`` drawn again: as many shots, from the outcomes' observed frequencies."""
+    keys = list(counts)
+    shots = np.fromiter(counts.values(), dtype=np.int64, count=len(keys))
+    drawn = rng.multinomial(int(shots.sum()), shots / shots.sum())
+    return {k: int(n) for k, n in zip(keys, drawn) if n}
+
+
+def reanalyze(
+    record: dict[str, Any], options: dict[str, str], decode: Callable[[str], Any]
+) -> dict[str, Any]:
+    """The run's values from its kept record and counts, with ``options`` applied (the ones used
+    are removed from ``options``)."""
+    plan = _Plan(record, options)
+    counts = _resolve(record["counts"], decode)
+    bases = record["bases"]
+    variants = [counts[i * bases : (i + 1) * bases] for i in range(record["variants"])]
+    calibration = _resolve(record["rem"]["counts"], decode) if record["rem"] else None
+    result = plan.compute(variants, calibration)
+    if plan.bootstrap:
+        rng = np.random.default_rng(plan.seed)
+        draws = []
+        for _ in range(plan.bootstrap):
+            again = [[_resampled(c, rng) for c in readout] for readout in variants]
+            calibrated = [_resampled(c, rng) for c in calibration] if calibration else None
+            draws.append(plan.compute(again, calibrated)["value"])
+        result["value_error"] = float(np.std(draws, ddof=1))
+        result["value_error_method"] = f"bootstrap of {plan.bootstrap} resamples"
+    if not plan.changed_observable:
+        result["ideal_value"] = record.get("ideal_value")
+        result["ideal_method"] = record.get("ideal_method")
+    else:
+        result["ideal_method"] = "unknown"
+    result["observable_label"] = plan.observable.label
+    result["reanalysis"] = plan.settings()
+    if not all(math.isfinite(v) for v in (result["value"],)):
+        raise ValueError("the re-analysis gave no finite value with these options.")
+    return result

@@ -1,0 +1,211 @@
+"""The check is a promise for whatever circuit a user brings (issue 33): for each OpenQASM file
+of the corpus (tests/data/corpus, written by tests/data/make_corpus.py) and each technique with
+default settings, ``--check`` either refuses the file in one sentence, recording nothing, or
+the run completes. Most of the matrix is slow; the default run keeps a cheap, varied subset.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+
+import pytest
+from conftest import ROOT
+from llqm_mitiq.zne import fold_gates
+from llqm_qiskit.backends.aer import AerBackend, choose_method
+from llqm_qiskit.backends.mps import trial_bond
+from llqm_qiskit.observables.ideal import mps_log
+from qiskit import QuantumCircuit, transpile
+from qiskit_aer import AerSimulator
+
+from llqm_core.cli import main
+from llqm_core.model.errors import UserError
+from llqm_core.pipeline import parse_pipeline, run_pipeline
+from llqm_core.store.profile_store import ProfileStore
+
+CORPUS = ROOT / "tests" / "data" / "corpus"
+FILES = sorted(p.name for p in CORPUS.glob("*.qasm"))
+TECHNIQUES = ("zne", "pec", "rem", "none")
+#: A cheap, varied subset for the default run: Clifford and not, OpenQASM 2 and 3, with and
+#: without measurements, few ideal outcomes and many.
+QUICK = [
+    ("ghz_8_m_q2.qasm", "rem"),
+    ("qpe_5_q3.qasm", "zne"),
+    ("bv_40_m_q2.qasm", "zne"),
+    ("hiddenshift_6_q2.qasm", "pec"),
+]
+_CLASS_NAME = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)+(?:Error|Exception)\b")
+
+
+def corpus_pipeline(name: str, technique: str) -> dict:
+    """What a new user writes: the file, the backend and a technique, nothing else."""
+    return {
+        "circuit": {"qasm": str(CORPUS / name)},
+        "backend": {"name": "aer", "device": "fake_fez"},
+        "mitigation": {"technique": technique},
+    }
+
+
+def check_then_run(name: str, technique: str, store_path) -> str:
+    """``refused`` with one sentence and nothing stored, or ``completed``."""
+    try:
+        pipeline = parse_pipeline(corpus_pipeline(name, technique), store=str(store_path))
+    except UserError as exc:
+        sentence = str(exc)
+        assert "\n" not in sentence and not _CLASS_NAME.search(sentence), sentence
+        assert sentence.endswith("."), sentence
+        assert not store_path.exists() or not ProfileStore(store_path, readonly=True).runs()
+        return "refused"
+    run_id, data = run_pipeline(pipeline, store=store_path)
+    assert ProfileStore(store_path, readonly=True).run(run_id).status.value == "completed"
+    assert data["observable_label"] and math.isfinite(data["value"])
+    return "completed"
+
+
+def test_the_corpus_has_the_families_widths_and_forms_the_issue_asks_for():
+    assert len(FILES) >= 40
+    widths = {int(re.search(r"_(\d+)(?:x\d+)?(?:_m)?_q[23]", f).group(1)) for f in FILES}
+    assert min(widths) <= 5 and max(widths) == 100
+    assert any(f.endswith("_q2.qasm") for f in FILES) and any(f.endswith("_q3.qasm") for f in FILES)
+    assert any("_m_" in f for f in FILES) and any("_m_" not in f for f in FILES)
+    families = {f.split("_")[0] for f in FILES}
+    assert {"qft", "qaoa", "efficientsu2", "grover", "qv", "iqp", "random", "ghz", "wstate"} <= (
+        families
+    )
+
+
+@pytest.mark.parametrize(("name", "technique"), QUICK)
+def test_check_and_run_agree_on_a_cheap_subset(name, technique, store_path):
+    assert check_then_run(name, technique, store_path) == "completed"
+
+
+@pytest.mark.slow  # the whole matrix: 46 files x 4 techniques, some runs of minutes
+@pytest.mark.parametrize("technique", TECHNIQUES)
+@pytest.mark.parametrize("name", FILES)
+def test_check_and_run_agree_on_every_corpus_file(name, technique, store_path):
+    assert check_then_run(name, technique, store_path) in ("refused", "completed")
+
+
+def test_a_file_naming_no_observable_gets_a_default_the_check_and_the_report_name(tmp_path, capsys):
+    """The QFT of a basis state has 4,096 equally likely outcomes: the default is then the
+    mean Z Z of neighbouring bits (recorded on the observable task), not a refusal mid-run."""
+    store = tmp_path / "s.sqlite"
+    path = tmp_path / "p.toml"
+    path.write_text(
+        f'[circuit]\nqasm = "{CORPUS / "qft_12_m_q3.qasm"}"\n[backend]\nname = "aer"\n'
+        f'device = "fake_fez"\n[execution]\nshots = 500\n[output]\nstore = "{store}"\n'
+    )
+    assert main(["run", "--check", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "observable: the default: the mean Z Z of 11 pairs" in out and not store.exists()
+    assert main(["run", str(path)]) == 0
+    assert "default: the mean Z Z of 11 pairs" in capsys.readouterr().out
+    (run,) = ProfileStore(store, readonly=True).runs()
+    (task,) = [
+        t for t in ProfileStore(store, readonly=True).tasks(run.id) if t.stage == "observable"
+    ]
+    assert task.metrics["observable.kind"] == "neighbour_parities"
+    assert task.metrics["observable.default"] is True
+
+
+def test_few_ideal_outcomes_are_the_default_observable(store_path):
+    _, data = run_pipeline(
+        parse_pipeline(corpus_pipeline("dj_6_m_q2.qasm", "none")), store=store_path
+    )
+    assert data["observable_label"].startswith("P(") and data["ideal_value"] == pytest.approx(1)
+    assert "the probability of the circuit's 2 ideal outcomes" in data["observable_choice"]
+
+
+def test_a_refusal_names_the_qubits_routing_brought_in(fez):
+    from llqm_qiskit.backends.aer import active_qubits
+    from llqm_qiskit.circuits import load_qasm
+
+    logical = load_qasm(CORPUS / "random_40x3_m_q2.qasm")  # gates on random pairs
+    compiled = transpile(logical, fez, optimization_level=1, seed_transpiler=1)
+    width = active_qubits(compiled)
+    assert width > 40  # the premise: routing used qubits the circuit does not have
+    with pytest.raises(
+        ValueError, match=rf"{width} active qubits \(its 40 and {width - 40} more that routing"
+    ):
+        choose_method([compiled], exact_max_qubits=4, statevector_max_qubits=8)
+
+
+def _reached(circuits: list[QuantumCircuit]) -> int:
+    """The largest bond dimension Aer's MPS reaches on ``circuits``, far above the limit."""
+    simulator = AerSimulator(
+        method="matrix_product_state",
+        matrix_product_state_max_bond_dimension=512,
+        mps_log_data=True,
+    )
+    return max(mps_log(simulator.run(c, shots=1, seed_simulator=1).result())[1] for c in circuits)
+
+
+def _w_state(n: int) -> QuantumCircuit:
+    circuit = QuantumCircuit(n)
+    circuit.x(0)
+    for k in range(n - 1):
+        circuit.cry(2 * math.acos(math.sqrt(1 / (n - k))), k, k + 1)
+        circuit.cx(k + 1, k)
+    return circuit
+
+
+def _ring_qaoa(n: int, layers: int) -> QuantumCircuit:
+    circuit = QuantumCircuit(n)
+    circuit.h(range(n))
+    for layer in range(layers):
+        for q in range(n):
+            circuit.rzz(0.4 + layer, q, (q + 1) % n)
+        circuit.rx(0.7, range(n))
+    return circuit
+
+
+def _random_layers(n: int, depth: int) -> QuantumCircuit:
+    circuit = QuantumCircuit(n)
+    for layer in range(depth):
+        circuit.u(0.3 + layer, 0.2, 0.1, range(n))
+        for q in range(layer % 2, n - 1, 2):
+            circuit.cx(q, q + 1)
+    return circuit
+
+
+@pytest.mark.parametrize(
+    "circuit",
+    [
+        _w_state(14),
+        _ring_qaoa(12, 1),
+        _ring_qaoa(12, 2),
+        _random_layers(12, 1),
+        _random_layers(12, 4),
+    ],
+    ids=["w14", "qaoa_ring_p1", "qaoa_ring_p2", "random_d1", "random_d4"],
+)
+def test_the_trial_bond_dimension_is_within_4x_of_what_aer_reaches_on_the_zne_folds(circuit, fez):
+    """The check's estimate (one noiseless trajectory of the logical circuit) against the bond
+    dimension Aer reaches on the compiled circuit's ZNE folds, which the run executes."""
+    compiled = transpile(circuit.measure_all(inplace=False), fez, seed_transpiler=1)
+    folds = [fold_gates(compiled, scale, {"cz"}, seed=1) for scale in (1, 3, 5)]
+    reached = _reached(folds)
+    estimated = trial_bond(circuit).bond
+    assert reached / 4 <= estimated <= reached * 4, (estimated, reached)
+
+
+def brickwork(qubits: int, depth: int) -> QuantumCircuit:
+    """Random rotations and nearest-neighbour CNOTs in a brickwork: the bond dimension doubles
+    every other layer (pairs across all cuts at once, such as (q, n-1-q), do not: Aer's MPS
+    moves qubits next to each other and keeps them there)."""
+    rng = random.Random(1)
+    circuit = QuantumCircuit(qubits)
+    for layer in range(depth):
+        for q in range(qubits):
+            circuit.u(rng.uniform(0, 3), rng.uniform(0, 3), rng.uniform(0, 3), q)
+        for q in range(layer % 2, qubits - 1, 2):
+            circuit.cx(q, q + 1)
+    return circuit
+
+
+def test_the_check_refuses_what_a_trial_finds_beyond_the_limit_in_one_sentence():
+    circuit = brickwork(36, 12)
+    backend = AerBackend(device="fake_fez", mps_max_bond=16)
+    with pytest.raises(ValueError, match=r"trial run reached bond dimension .*fewer qubits"):
+        backend.plan_method(circuit, 1000)
