@@ -29,9 +29,11 @@ TRANSPILE_SLOWDOWN = {0: 1.0, 1: 1.0, 2: 3.0, 3: 4.0}
 #: Building the preset pass manager for a 156-qubit device, once per transpile call, whatever
 #: the circuit (0.6-1.1 s measured on the 2-core VM: /work/shared/FIELD_NOTES.md).
 TRANSPILE_SETUP_S = 0.8
-#: What a job costs whatever its size: writing the noise into each circuit, Aer's setup and
-#: the counts' conversion, per circuit of the job.
-EXECUTE_S_PER_CIRCUIT = 0.05
+#: What a job costs whatever its size (Aer's setup, the noise model's lookup) and per circuit
+#: of it (the noise written in, the counts converted): PEC's batches of hundreds of circuits
+#: run in one job.
+EXECUTE_S_PER_JOB = 0.05
+EXECUTE_S_PER_CIRCUIT = 0.002
 COMPILED_GATES_PER_GATE = 1.4  # cz plus the rz/sx that translation makes, after optimization
 #: Sampling a noisy Clifford circuit: seconds per gate per shot; a statevector update:
 #: seconds per gate per amplitude.
@@ -138,9 +140,8 @@ def simulation_estimate(
     runs one trajectory per shot; a Clifford circuit costs per gate and shot. An MPS costs per
     ``bond``: the circuit's own estimate when ``bond_known``, else the limit, an upper bound."""
     found = _simulation(method, qubits, gates, shots, circuits, noisy, bond, bond_known)
-    return Estimate(
-        found.wall_s + circuits * EXECUTE_S_PER_CIRCUIT, found.memory_bytes, found.basis
-    )
+    fixed = EXECUTE_S_PER_JOB + circuits * EXECUTE_S_PER_CIRCUIT
+    return Estimate(found.wall_s + fixed, found.memory_bytes, found.basis)
 
 
 def _simulation(
