@@ -34,7 +34,7 @@ from ..model.records import (
 )
 from .backend import Row, StoreBackend
 from .journal import Owner, read_journals
-from .schema import TASK_COLUMNS, stored_row
+from .schema import TASK_COLUMNS, older_row, stored_row
 
 
 class StoreReader:
@@ -66,7 +66,7 @@ class StoreReader:
 
     def _journal_rows(self) -> list[list]:
         """The finished rows in this machine's journals of the store, newest journal last."""
-        journals = read_journals(self.backend.journal_base, len(TASK_COLUMNS))
+        journals = read_journals(self.backend.journal_base, len(TASK_COLUMNS), older_row)
         return [row for journal in journals for row in journal.rows]
 
     def runs(self, limit: int | None = None) -> list[RunRecord]:
@@ -449,6 +449,7 @@ def _outline(row: tuple, run_status: RunStatus) -> TaskRecord:
             pid,
             host,
             thread,
+            "",  # readings: not read, as cpu_scope
             _NO_GPU if gpu_mean is None else GpuProfile(True, utilization_mean_pct=gpu_mean),
         )  # fmt: skip
         if wall is not None
