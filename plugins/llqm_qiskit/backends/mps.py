@@ -13,14 +13,20 @@ check refuses a circuit whose trial is truncated at the limit or whose job is to
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from qiskit import QuantumCircuit
+from qiskit import QuantumCircuit, transpile
+from qiskit.circuit.library import get_standard_gate_name_mapping
 
 from ..costs import mps_seconds
+
+if TYPE_CHECKING:
+    from qiskit_aer import AerSimulator
 
 #: Default bond-dimension limit of MPS execution (and of the MPS ideal value).
 MAX_BOND = 64
@@ -108,8 +114,6 @@ def _runnable(circuit: QuantumCircuit) -> QuantumCircuit:
     """The circuit in Aer's MPS gates, measured at the end: Aer runs nothing with no output."""
     from qiskit_aer import AerSimulator
 
-    from ..observables.ideal import for_simulator
-
     simulator = AerSimulator(method="matrix_product_state")
     runnable = for_simulator(circuit.remove_final_measurements(inplace=False), simulator)
     runnable.measure_all()
@@ -118,8 +122,6 @@ def _runnable(circuit: QuantumCircuit) -> QuantumCircuit:
 
 def _trial(runnable: QuantumCircuit, cap: int) -> Trial:
     from qiskit_aer import AerSimulator
-
-    from ..observables.ideal import mps_log
 
     simulator = AerSimulator(
         method="matrix_product_state",
@@ -190,3 +192,36 @@ def plan(
             "fewer shots, fewer qubits, or on another backend"
         )
     return MpsPlan(bond, max_bond, seconds, truncated)
+
+
+_DISCARDED = re.compile(r"discarded_value=([0-9.eE+-]+)")
+_BONDS = re.compile(r"BD=\[([0-9 ]+)\]")
+
+
+def for_simulator(circuit: QuantumCircuit, simulator: AerSimulator) -> QuantumCircuit:
+    """The circuit in gates the simulator's method takes (an OpenQASM file may use any,
+    such as ``cry``, which Aer's MPS does not), on the same qubits: translated to its basis
+    gates, not to its target, which caps a circuit's width (at 63 qubits for MPS)."""
+    basis = set(simulator.configuration().basis_gates)
+    if set(circuit.count_ops()) <= basis | {"barrier"}:
+        return circuit.copy()
+    gates = sorted(basis & set(get_standard_gate_name_mapping()))
+    return transpile(circuit, basis_gates=gates, optimization_level=0)
+
+
+_seen_log: list[str] = [""]
+
+
+def mps_log(result: Any) -> tuple[float, int]:
+    """The truncation error (the sum of the discarded weights) and the largest bond dimension
+    of an Aer MPS run with ``mps_log_data``. Aer 0.18 keeps appending one process-wide log
+    across runs, so only what this run added is read."""
+    log = str(result.results[0].metadata.get("MPS_log_data", ""))
+    previous = _seen_log[0].rstrip("} ")
+    own = log[len(previous) :] if previous and log.startswith(previous) else log
+    if own is log and "{I0:" in log:  # a run read by no one in between: its own part only
+        own = log[log.rfind("{I0:") :]
+    _seen_log[0] = log
+    truncation = float(sum(float(v) for v in _DISCARDED.findall(own)))
+    dimensions = [int(b) for found in _BONDS.findall(own) for b in found.split()]
+    return truncation, max(dimensions, default=1)

@@ -5,21 +5,19 @@ scored against it, so the method is chosen before anything heavy runs, at check 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from qiskit import QuantumCircuit, transpile
-from qiskit.circuit.library import get_standard_gate_name_mapping
+from qiskit import QuantumCircuit
 from qiskit.quantum_info import SparsePauliOp, StabilizerState
 from qiskit_aer import AerSimulator
 
 from llqm_core.pipeline.fit import memory_limit
 
 from ..backends.aer import is_clifford
-from ..backends.mps import MAX_BOND, trial_bond
+from ..backends.mps import MAX_BOND, for_simulator, mps_log, trial_bond
 from ..costs import AMPLITUDE_BYTES, MPS_S_PER_GATE_CHI3, STATEVECTOR_S_PER_GATE_AMPLITUDE
 
 #: Longest an ideal value may take to compute before it is left unknown.
@@ -27,8 +25,6 @@ IDEAL_MAX_S = 300.0
 #: Memory headroom: a statevector may take this share of the free memory.
 MEMORY_SHARE = 0.5
 _NOT_UNITARY = {"measure", "reset"}
-_DISCARDED = re.compile(r"discarded_value=([0-9.eE+-]+)")
-_BONDS = re.compile(r"BD=\[([0-9 ]+)\]")
 
 
 @dataclass
@@ -182,32 +178,3 @@ def _mps_values(
     values, result = _saved_values(circuit, operators, simulator)
     truncation, bond = mps_log(result)
     return Ideal(values, chosen.method, chosen.reason, truncation, bond)
-
-
-def for_simulator(circuit: QuantumCircuit, simulator: AerSimulator) -> QuantumCircuit:
-    """The circuit in gates the simulator's method takes (an OpenQASM file may use any,
-    such as ``cry``, which Aer's MPS does not), on the same qubits: translated to its basis
-    gates, not to its target, which caps a circuit's width (at 63 qubits for MPS)."""
-    basis = set(simulator.configuration().basis_gates)
-    if set(circuit.count_ops()) <= basis | {"barrier"}:
-        return circuit.copy()
-    gates = sorted(basis & set(get_standard_gate_name_mapping()))
-    return transpile(circuit, basis_gates=gates, optimization_level=0)
-
-
-_seen_log: list[str] = [""]
-
-
-def mps_log(result: Any) -> tuple[float, int]:
-    """The truncation error (the sum of the discarded weights) and the largest bond dimension
-    of an Aer MPS run with ``mps_log_data``. Aer 0.18 keeps appending one process-wide log
-    across runs, so only what this run added is read."""
-    log = str(result.results[0].metadata.get("MPS_log_data", ""))
-    previous = _seen_log[0].rstrip("} ")
-    own = log[len(previous) :] if previous and log.startswith(previous) else log
-    if own is log and "{I0:" in log:  # a run read by no one in between: its own part only
-        own = log[log.rfind("{I0:") :]
-    _seen_log[0] = log
-    truncation = float(sum(float(v) for v in _DISCARDED.findall(own)))
-    dimensions = [int(b) for found in _BONDS.findall(own) for b in found.split()]
-    return truncation, max(dimensions, default=1)
