@@ -17,7 +17,7 @@ from llqm_core.model.errors import LLQMWarning
 from llqm_core.runtime.instrumentation import switched_on
 from llqm_core.telemetry.tracing import telemetry
 
-from .artifact import profile_markdown
+from .artifact import ARTIFACT_TASKS, profile_markdown
 from .dask_runs import publish_run
 from .instrument import PrefectInstrumentor, bind_run, forget_run
 from .server import quiet_temporary_server
@@ -125,7 +125,7 @@ def _publish(active: llqm_core.ActiveRun) -> None:
 
     try:
         create_markdown_artifact(
-            profile_markdown(build_report(active.store, active.id, keep_tasks=0)),
+            profile_markdown(build_report(active.store, active.id, keep_tasks=ARTIFACT_TASKS)),
             key="llqm-profile",
             description=f"LLQM profile of run {active.id}",
             _sync=True,  # also from an async flow: the artifact is written before the flow run ends
