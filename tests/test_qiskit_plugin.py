@@ -141,7 +141,9 @@ def test_transpiling_again_runs_the_same_passes_and_leaves_the_pass_manager_as_i
     with llqm.run("again") as run:
         for _ in range(3):
             profiled_transpile(ghz(4), pass_manager=pass_manager)
-    passes = [t.metrics["transpile.passes"] for t in llqm.ProfileStore(store_path).tasks(run.id)]
+    tasks = llqm.ProfileStore(store_path).tasks(run.id)
+    # a transpile slowed by a busy machine keeps its stages as tasks of their own: not counted
+    passes = [t.metrics["transpile.passes"] for t in tasks if t.stage == "transpile"]
     assert len(passes) == 3 and len(set(passes)) == 1
     assert sizes == {s: len(getattr(pass_manager, s) or ()) for s in pass_manager.expanded_stages}
 
