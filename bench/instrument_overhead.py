@@ -3,7 +3,10 @@ a script that transpiles and runs 100 small circuits.
 
     python bench/instrument_overhead.py [--pairs 21] [--unrelated-pairs 20] [--breakdown 11]
                                         [--per-circuit 2000] [--device fake_fez]
+                                        [--workloads transpile,pass-manager]
     OMP_WAIT_POLICY=PASSIVE python bench/instrument_overhead.py
+    OMP_WAIT_POLICY=PASSIVE python bench/instrument_overhead.py --pairs 0 --unrelated-pairs 0 \
+        --per-circuit 300 --device fake_fez    # the per-task figures alone, side by side
 
 Both figures alternate blocks in one process and take the median of the per-pair ratios:
 whole runs timed against each other drift on a shared VM by more than the effect measured.
@@ -53,6 +56,9 @@ whole runs timed against each other drift on a shared VM by more than the effect
   around the circuit where LLQM records its transpile and job tasks: the calling thread's CPU
   per recorded task (LLQM) and per span (OpenTelemetry), both in place between the same real
   transpiles and jobs, are printed side by side (target: a task within 3x of a span).
+  ``--per-circuit`` times two workloads in turn (``--workloads``): the script's loop, and Qiskit's
+  documented pattern (one ``generate_preset_pass_manager``, ``pm.run`` per circuit); a last table
+  puts each one's span, task and share side by side (share targets: 5% and 8%).
 
 Every block starts with a full garbage collection: one that Python's collector starts inside a
 block costs 0.2 s with Qiskit, Aer and LLQM loaded, and would land on either side by chance.
@@ -310,13 +316,35 @@ def breakdown(store: Path, rounds: int) -> None:
         )
 
 
-def per_circuit(store: Path, count: int, parts: dict[str, list], device: str) -> None:
-    """LLQM's extra time per circuit, each circuit of the script's loop timed alone (``--per-circuit``)."""
+#: What ``--per-circuit`` times, circuit by circuit: the script's loop (``transpile`` per circuit)
+#: and Qiskit's documented pattern (one preset pass manager, ``pm.run`` per circuit).
+WORKLOADS = ("transpile", "pass-manager")
+
+
+def _workload(name: str, device: str):
+    """The one-circuit call of workload ``name`` on ``device``, with its arguments bound."""
     from llqm_qiskit.devices.catalog import fake_device
+    from qiskit.transpiler import generate_preset_pass_manager
     from qiskit_aer import AerSimulator
 
-    one = runpy.run_path(str(SCRIPT))["transpile_and_run"]
+    program = runpy.run_path(str(SCRIPT))
     backend, simulator = fake_device(device), AerSimulator()
+    if name == "transpile":
+        one = program["transpile_and_run"]
+        return lambda i: one(i, backend, simulator)
+    pass_manager = generate_preset_pass_manager(
+        optimization_level=1, backend=backend, seed_transpiler=1
+    )
+    one = program["run_with_pass_manager"]
+    return lambda i: one(i, pass_manager, simulator)
+
+
+def per_circuit(
+    store: Path, count: int, parts: dict[str, list], device: str, workload: str
+) -> dict[str, float]:
+    """LLQM's extra time per circuit, each circuit of ``workload`` timed alone (``--per-circuit``):
+    the figures of the side-by-side summary."""
+    one = _workload(workload, device)
     variants: dict[str, tuple[bool, list]] = {
         "bare": (False, []),
         "profiled": (True, []),
@@ -329,10 +357,10 @@ def per_circuit(store: Path, count: int, parts: dict[str, list], device: str) ->
     stored = 0
     spans = _otel_tracer()
     for i in range(20):
-        one(i, backend, simulator)
+        one(i)
     # Each round in its own order: no variant always follows the same other one.
     order = random.Random(1).sample
-    with llqm_core.run("per_circuit", store=store) as run:
+    with llqm_core.run(f"per_circuit {workload}", store=store) as run:
         for i in range(count):
             position = i % len(labels)
             if position == 0:
@@ -344,9 +372,9 @@ def per_circuit(store: Path, count: int, parts: dict[str, list], device: str) ->
                 started, cpu = time.perf_counter(), time.thread_time()
                 if label == OTEL:  # a span where LLQM records a task: the transpile and the job
                     with spans("transpile"), spans("execute"):
-                        one(i, backend, simulator)
+                        one(i)
                 else:
-                    one(i, backend, simulator)
+                    one(i)
                 seconds[label].append(time.perf_counter() - started)
                 thread_cpu[label].append(time.thread_time() - cpu)
             stored += label == "profiled"
@@ -355,13 +383,16 @@ def per_circuit(store: Path, count: int, parts: dict[str, list], device: str) ->
     commit = (time.perf_counter() - ending) / max(stored, 1)
     reader = llqm_core.ProfileStore(store, readonly=True)
     per_profiled = reader.count_tasks(run.id) / max(stored, 1)  # tasks of a profiled circuit
-    _per_task_against_spans(thread_cpu, per_profiled)
+    task_s, span_s = _per_task_against_spans(thread_cpu, per_profiled)
     bare = statistics.median(seconds["bare"])
+    share = 0.0
     for label in [label for label in labels[1:] if label != OTEL]:
         extra = statistics.median(seconds[label]) - bare + (commit if label == "profiled" else 0)
+        if label == "profiled":
+            share = extra / (bare + extra)
         print(
-            f"per circuit on {device}, {label}: {extra * 1e6:+.0f} us on the bare circuit's "
-            f"{bare * 1e3:.2f} ms (median of {len(seconds[label])})"
+            f"per circuit on {device} ({workload}), {label}: {extra * 1e6:+.0f} us on the bare "
+            f"circuit's {bare * 1e3:.2f} ms (median of {len(seconds[label])})"
             + (
                 f", the run-end commit's {commit * 1e6:.0f} us included"
                 if label == "profiled"
@@ -374,6 +405,28 @@ def per_circuit(store: Path, count: int, parts: dict[str, list], device: str) ->
                 else ""
             )
         )
+    return {"task_s": task_s, "span_s": span_s, "share": share, "bare_s": bare}
+
+
+#: LLQM's share of wall time each workload must stay under (issue 35).
+SHARE_TARGETS = {"transpile": 0.05, "pass-manager": 0.08}
+
+
+def _side_by_side(results: dict[str, dict[str, float]], device: str) -> None:
+    """One table of every workload's figures against their targets."""
+    print(f"side by side, per circuit on {device} (load {os.getloadavg()[0]:.1f}):")
+    print(
+        f"  {'workload':<13} {'OTel span':>10} {'LLQM task':>10} {'task/span':>10} "
+        f"{'bare':>9} {'LLQM share':>11} {'target':>7}"
+    )
+    for workload, r in results.items():
+        ratio = r["task_s"] / r["span_s"] if r["span_s"] > 0 else float("inf")
+        print(
+            f"  {workload:<13} {r['span_s'] * 1e6:>7.0f} us {r['task_s'] * 1e6:>7.0f} us "
+            f"{ratio:>9.1f}x {r['bare_s'] * 1e3:>6.2f} ms {r['share']:>11.1%} "
+            f"{SHARE_TARGETS[workload]:>7.0%}"
+        )
+    print("  (targets: task/span <= 3x; LLQM share under the target column)")
 
 
 #: The ``--per-circuit`` variant with two OpenTelemetry spans (SDK, batch processor) around the
@@ -393,7 +446,9 @@ def _otel_tracer():
     return provider.get_tracer("bench").start_as_current_span
 
 
-def _per_task_against_spans(thread_cpu: dict[str, list[float]], tasks_per_circuit: float) -> None:
+def _per_task_against_spans(
+    thread_cpu: dict[str, list[float]], tasks_per_circuit: float
+) -> tuple[float, float]:
     """The calling thread's CPU per recorded task (LLQM) and per span (OpenTelemetry), in place
     between the same transpiles and jobs, side by side; and a span in a tight loop (hot)."""
     bare = statistics.median(thread_cpu["bare"])
@@ -410,6 +465,7 @@ def _per_task_against_spans(thread_cpu: dict[str, list[float]], tasks_per_circui
         f"span (start_as_current_span and end; {hot * 1e6:.0f} us in a tight loop): "
         f"{task / span if span > 0 else float('inf'):.1f}x a span (target <= 3x)"
     )
+    return task, span
 
 
 def _share_by_fifths(seconds: dict[str, list[float]], label: str) -> str:
@@ -427,8 +483,12 @@ def _share_by_fifths(seconds: dict[str, list[float]], label: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pairs", type=int, default=21, help="pairs of 100-circuit scripts")
-    parser.add_argument("--unrelated-pairs", type=int, default=20, help="pairs of unrelated blocks")
+    parser.add_argument(
+        "--pairs", type=int, default=21, help="pairs of 100-circuit scripts (0: none)"
+    )
+    parser.add_argument(
+        "--unrelated-pairs", type=int, default=20, help="pairs of unrelated blocks (0: none)"
+    )
     parser.add_argument(
         "--breakdown",
         type=int,
@@ -444,6 +504,12 @@ def main() -> None:
         help="also time N circuits one by one, instrumentors switched per circuit",
     )
     parser.add_argument(
+        "--workloads",
+        default=",".join(WORKLOADS),
+        help="what --per-circuit times, comma-separated: transpile (the script's loop), "
+        "pass-manager (one preset pass manager, pm.run per circuit)",
+    )
+    parser.add_argument(
         "--device",
         default="fake_manila",
         help="the fake backend --per-circuit transpiles for (the script's own: fake_manila, 5 "
@@ -451,27 +517,52 @@ def main() -> None:
     )
     args = parser.parse_args()
     store = Path(tempfile.mkdtemp(prefix="llqm-instrument-bench-")) / "profiles.sqlite"
+    script()  # imports and first-call costs out of the way
+    instrumented(script, store)()
+    if args.unrelated_pairs:
+        unrelated_program(store, args.unrelated_pairs)
+    tasks = whole_runs(store, args.pairs) if args.pairs else 0
+    if args.breakdown:  # before OwnTime wraps LLQM's calls for good
+        breakdown(store, args.breakdown)
+    if args.per_circuit:
+        parts = _left_out() if args.breakdown else {}
+        results = {
+            workload: per_circuit(store, args.per_circuit, parts, args.device, workload)
+            for workload in args.workloads.split(",")
+        }
+        _side_by_side(results, args.device)
+    if tasks:
+        own = OwnTime()
+        own.watch()
+        profiled_wall = timed(instrumented(script, store))[0]
+        print(
+            f"LLQM's own calls on the profiled run's path: {own.seconds:.3f} s of "
+            f"{profiled_wall:.3f} s = {own.seconds / profiled_wall:.1%} "
+            f"({own.seconds / tasks * 1e6:.0f} us per task)"
+        )
+
+
+def unrelated_program(store: Path, count: int) -> None:
+    """Instrumentors on against off on a program that never uses them, beside identical blocks."""
 
     def block() -> None:
         for _ in range(20):
             unrelated()
 
-    script()  # imports and first-call costs out of the way
-    instrumented(script, store)()
     with llqm_core.run("unrelated", store=store):  # as llqm profile runs a program
-        same_wall, _, _, _ = pairs(
-            switched(False, block), switched(False, block), args.unrelated_pairs
-        )
-        on_wall, on_cpu, _, _ = pairs(
-            switched(False, block), switched(True, block), args.unrelated_pairs
-        )
+        same_wall, _, _, _ = pairs(switched(False, block), switched(False, block), count)
+        on_wall, on_cpu, _, _ = pairs(switched(False, block), switched(True, block), count)
         uninstrument_all()
     print(
         f"unrelated program, instrumentors on vs off: {statistics.median(on_wall):.4f}x wall "
         f"({statistics.median(on_cpu):.4f}x CPU); identical blocks: "
         f"{statistics.median(same_wall):.4f}x (spread {min(same_wall):.3f}-{max(same_wall):.3f})"
     )
-    walls, cpus, extra, shares = pairs(script, instrumented(script, store), args.pairs)
+
+
+def whole_runs(store: Path, count: int) -> int:
+    """The 100-circuit script profiled against bare, whole runs in pairs; the tasks of a run."""
+    walls, cpus, extra, shares = pairs(script, instrumented(script, store), count)
     wall, cpu = statistics.median(walls), statistics.median(cpus)
     low, high = median_interval(walls)
     last = llqm_core.ProfileStore(store, readonly=True).runs(limit=1)[0]
@@ -496,17 +587,7 @@ def main() -> None:
         f"load average while it ran: {' '.join(f'{x:.1f}' for x in os.getloadavg())}; "
         f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(unset: OpenMP threads spin)')}"
     )
-    if args.breakdown:  # before OwnTime wraps LLQM's calls for good
-        breakdown(store, args.breakdown)
-    if args.per_circuit:
-        per_circuit(store, args.per_circuit, _left_out() if args.breakdown else {}, args.device)
-    own = OwnTime()
-    own.watch()
-    profiled_wall = timed(instrumented(script, store))[0]
-    print(
-        f"LLQM's own calls on the profiled run's path: {own.seconds:.3f} s of {profiled_wall:.3f} s "
-        f"= {own.seconds / profiled_wall:.1%} ({own.seconds / tasks * 1e6:.0f} us per task)"
-    )
+    return tasks
 
 
 if __name__ == "__main__":

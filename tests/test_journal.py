@@ -223,3 +223,22 @@ def test_when_a_larger_mapping_is_refused_rows_are_written_after_the_mapped_ones
     journal.clear()
     journal.append(encode_row(row(20)))
     assert rows_in(store_path) == [row(20)]
+
+
+def test_a_row_journaled_before_the_readings_column_reads_as_full_readings(store_path):
+    """A journal an older llqm left (rows without ``readings``) still gives its tasks, as read in
+    full, as the store's rows of that llqm do."""
+    from llqm_core.store.schema import TASK_COLUMNS
+    from llqm_core.store.task_rows import finished_row
+
+    with llqm.run("older", store=llqm.ProfileStore(store_path)) as run:
+        with llqm.task("step") as t:
+            pass
+    older = finished_row(t.record)
+    del older[TASK_COLUMNS.index("readings")]
+    older[0] = "older-task"
+    TaskJournal(store_path).append(encode_row(older))
+    tasks = {x.id: x for x in llqm.ProfileStore(store_path, readonly=True).tasks(run.id)}
+    assert tasks[t.record.id].profile.readings == "light"
+    assert tasks["older-task"].profile.readings == "full"
+    assert tasks["older-task"].profile.wall_s == t.record.profile.wall_s

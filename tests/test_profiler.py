@@ -16,6 +16,7 @@ import llqm_core.plugin
 import llqm_core.store.writer as store_writer
 from llqm_core.runtime import measure
 from llqm_core.runtime.gpu import visible_devices
+from llqm_core.runtime.sampler import shared_sampler
 
 
 def finished(store_path, run) -> dict[str, llqm.TaskRecord]:
@@ -394,3 +395,40 @@ def test_a_task_in_one_thread_is_not_charged_the_cpu_of_threads_beside_it(store_
         # the GIL, is charged the process's CPU less the other Python threads'); the slack is
         # LLQM's own threads (a sampler tick, a commit), the burner's would be the task's wall
         assert profile.cpu_s <= profile.wall_s + 0.005, (name, profile.cpu_s, profile.wall_s)
+
+
+def test_a_task_shorter_than_the_sampler_interval_reads_light_and_a_longer_one_full(
+    store_path, spans
+):
+    """Short tasks take their memory from the sampler's readings and say so; their CPU is their
+    thread's below 10 ms, never more than their wall time. A long task reads its own peak."""
+    sampler = shared_sampler()
+    before = sampler.interval_s
+    llqm.set_sample_interval(0.05)
+    try:
+        with llqm.run("light and full") as run:
+            for i in range(30):
+                with llqm.task(f"short {i}"):
+                    busy(0.001)
+            with llqm.task("long"):
+                held = b"\1" * (200 << 20)
+                busy(0.1)
+                del held
+    finally:
+        llqm.set_sample_interval(before)
+    tasks = finished(store_path, run)
+    long = tasks.pop("long").profile
+    assert long.readings == "full" and long.samples >= 2
+    assert long.peak_rss_bytes >= long.start_rss_bytes + (150 << 20)
+    for task in tasks.values():
+        p = task.profile
+        assert p.readings == "light" and p.children_cpu_s == 0
+        assert p.cpu_s <= p.wall_s * (os.cpu_count() or 1) + 0.001
+        if p.wall_s < measure.THREAD_SCOPE_BELOW_S:  # longer ones, under load, read the process
+            assert p.cpu_scope == "thread" and p.cpu_s == p.thread_cpu_s <= p.wall_s + 0.001
+        assert 0 < p.start_rss_bytes <= p.peak_rss_bytes and p.end_rss_bytes <= p.peak_rss_bytes
+        assert p.samples >= 1
+    readings = {
+        s.name: s.attributes.get("llqm.memory.readings") for s in spans.get_finished_spans()
+    }
+    assert readings["long"] == "full" and readings["short 0"] == "light"

@@ -12,6 +12,10 @@ from llqm_core.analysis.report import (
 )
 from llqm_core.analysis.summary import FIDELITY_FIGURES
 
+#: The most tasks the artifact lists (those with the most own time): a page of 10^5 rows is
+#: what Prefect's UI cannot show.
+ARTIFACT_TASKS = 200
+
 
 def _cell(value: Any) -> str:
     if value is None:
@@ -19,6 +23,14 @@ def _cell(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.3f}"
     return str(value).replace("|", "\\|")
+
+
+def _tasks_caption(report: dict[str, Any]) -> list[str]:
+    """A sentence when the listing is cut, saying which tasks it keeps."""
+    listed, count = len(report["tasks"]), report.get("task_count", len(report["tasks"]))
+    if listed >= count:
+        return []
+    return [f"The {listed} tasks with the most own wall time, of {count}.", ""]
 
 
 def profile_markdown(report: dict[str, Any]) -> str:
@@ -55,6 +67,7 @@ def profile_markdown(report: dict[str, Any]) -> str:
         "",
         "## Tasks",
         "",
+        *_tasks_caption(report),
         "| task | stage | status | wall s | cpu s | peak RSS MiB | error |",
         "|---|---|---|---:|---:|---:|---|",
     ]

@@ -18,7 +18,7 @@ from llqm_core.runtime.active_run import StoreArg
 from llqm_core.runtime.instrumentation import switched_on
 from llqm_core.telemetry.tracing import telemetry
 
-from .artifact import profile_markdown
+from .artifact import ARTIFACT_TASKS, profile_markdown
 from .dask_runs import publish_run
 from .instrument import PrefectInstrumentor, bind_run, forget_run
 from .server import quiet_temporary_server
@@ -174,7 +174,7 @@ def _publish(active: llqm_core.ActiveRun, store: llqm_core.ProfileStore) -> None
 
     try:
         create_markdown_artifact(
-            profile_markdown(build_report(store, active.id, keep_tasks=0)),
+            profile_markdown(build_report(store, active.id, keep_tasks=ARTIFACT_TASKS)),
             key="llqm-profile",
             description=f"LLQM profile of run {active.id}",
             _sync=True,  # type: ignore[call-arg]  # also from an async flow: the artifact is written before the flow run ends

@@ -82,6 +82,9 @@ class Profile:
     pid: int | None = None  # where the task ran: a worker's process may not be the run's
     host: str | None = None
     thread: int | None = None  # the thread that ran it: tasks of one thread ran in order
+    #: "full": memory and children's CPU read at the task's end; "light": a task shorter than the
+    #: sampler's interval, whose memory is the sampler's last reading and children's CPU not read
+    readings: str = "full"
     gpu: GpuProfile = NOT_MEASURED_GPU  # frozen: one shared value
 
     def to_dict(self) -> dict[str, Any]:
@@ -97,7 +100,9 @@ class Profile:
     @classmethod
     def from_values(cls, values: list | tuple) -> Profile:
         """The inverse of ``values``."""
-        own, gpu = values[:_OWN_FIELDS], values[_OWN_FIELDS:]
+        own, gpu = list(values[:_OWN_FIELDS]), values[_OWN_FIELDS:]
+        if own[-1] is None:  # a row stored before the ``readings`` column
+            own[-1] = "full"
         # SQLite keeps ``available`` as 0 or 1
         return cls(*own, GpuProfile(bool(gpu[0]), *gpu[1:]))  # type: ignore[call-arg]
 

@@ -1,8 +1,6 @@
 """Measuring one task from inside its own process.
 
-Wall and CPU time are read at start and end; peak RSS comes from the shared sampler and
-from the kernel's high-water mark (``ru_maxrss``), which catches a peak that fell between
-two samples whenever it set a new high for the process. The GPU is read by the sampler alone.
+More in docs/modules.md (``llqm_core.runtime.measure``).
 """
 
 from __future__ import annotations
@@ -13,7 +11,7 @@ import threading
 import time
 
 from ..model.records import GpuProfile, Profile
-from .memory import end_usage, start_usage
+from .memory import last_usage, read_usage
 from .sampler import Watch, shared_sampler
 from .thread_ids import native_thread_id
 
@@ -22,24 +20,17 @@ HOST = socket.gethostname()
 
 # The kernel's thread id, not ``threading.get_ident``: Python reuses an ident as soon as its thread
 # has ended, which would join two worker threads into one on the critical path.
-_perf_counter, _thread_time, _process_time, _times, _get_ident = (
+_perf_counter, _thread_time, _process_time, _get_ident = (
     time.perf_counter,
     time.thread_time,
     time.process_time,
-    os.times,
     native_thread_id,
 )
 
 
-#: A task that starts this soon after another ended in its thread takes that one's end readings
-#: of RSS, peak RSS and children's CPU as its own start: back to back, the system calls would
-#: read the same figures at some tens of microseconds each (docs/performance.md).
-REUSE_END_READING_S = 0.001
-#: A task shorter than this keeps its start's RSS, peak and children's CPU as its end's: the
-#: kernel maps at most a few GB/s of new pages, so its RSS moved by some MB at most; a child's
-#: CPU, which the kernel adds when the child is waited for, goes to the next longer task
-#: (docs/performance.md).
-SHORT_TASK_S = 0.002
+#: A task reuses the process's last reading of memory and children's CPU if it is younger than this
+#: many of the sampler's intervals (the sampler reads once an interval while tasks run).
+READING_AGE_INTERVALS = 2.0
 #: A task shorter than this is charged its own thread's CPU: where the process's CPU clock moves
 #: a scheduler tick (1-10 ms) at a time, 0.2-1 ms tasks read 5-10 ms of other threads' CPU.
 THREAD_SCOPE_BELOW_S = 0.01
@@ -99,9 +90,6 @@ def _others_cpu(start: dict[int, float] | None) -> float:
 LLQM_THREAD_PREFIX = "llqm-"
 
 
-_thread_ended = threading.local()  # .reading: (perf_counter, rss, hwm, os.times) at a task's end
-
-
 class _WarmupSpent(threading.local):
     """Wall and thread CPU seconds of the warm-ups (``runtime.warmup``) run so far in this thread:
     a task reads them at its start and end, and leaves what grew in between out of its own time."""
@@ -114,8 +102,7 @@ warmup_spent = _WarmupSpent()
 
 
 def _forget_in_child() -> None:
-    _thread_ended.__dict__.clear()  # the parent's readings are not the child's
-    _other_threads.count = -1  # nor its threads
+    _other_threads.count = -1  # the parent's threads are not the child's
 
 
 if hasattr(os, "register_at_fork"):
@@ -130,13 +117,10 @@ class Measurement(Watch):
 
     __slots__ = (
         "_sampler",
-        "_start_rss",
+        "_start",
         "_start_process_cpu",
-        "_start_hwm",
-        "_start_times",
         "_start_thread_cpu",
         "_start_wall",
-        "_read_at",
         "_start_warmup",
         "_start_others",
         "warmup_wall_s",
@@ -145,17 +129,10 @@ class Measurement(Watch):
 
     def __init__(self) -> None:
         self._sampler = sampler = shared_sampler()
-        now = _perf_counter()
-        ended = getattr(_thread_ended, "reading", None)
-        if ended is not None and now - ended[0] < REUSE_END_READING_S:
-            self._read_at, self._start_rss, self._start_hwm, self._start_times = ended
-            self._start_process_cpu = _process_time()
-        else:
-            self._start_rss, self._start_process_cpu, self._start_hwm = start_usage()
-            self._start_times = _times()
-            self._read_at = now
-        Watch.__init__(self, _get_ident(), self._start_rss)
+        self._start = start = last_usage(sampler.interval_s * READING_AGE_INTERVALS)
+        Watch.__init__(self, _get_ident(), start.rss)
         sampler.watch(self)
+        self._start_process_cpu = _process_time()
         self._start_warmup = (warmup_spent.wall, warmup_spent.cpu)
         # the other Python threads' CPU, for a main-thread task charged the process's CPU
         main = self.thread == threading.main_thread().native_id
@@ -177,15 +154,18 @@ class Measurement(Watch):
         """The task's profile, with the QPU and queue seconds that backends reported for it."""
         wall = _perf_counter() - self._start_wall
         thread_cpu = _thread_time() - self._start_thread_cpu
-        if wall < SHORT_TASK_S and self.samples == 1:
-            end_rss, end_hwm, end_times = self._start_rss, self._start_hwm, self._start_times
-            end_process_cpu = _process_time()
-            _thread_ended.reading = (self._read_at, end_rss, end_hwm, end_times)
+        process_cpu = _process_time() - self._start_process_cpu
+        sampler = self._sampler
+        start = self._start
+        light = wall < sampler.interval_s
+        if light:  # memory as the sampler last read it; children's CPU not read (0)
+            end = last_usage(sampler.interval_s * READING_AGE_INTERVALS)
+            children_cpu = 0.0
         else:
-            end_rss, end_process_cpu, end_hwm = end_usage()
-            end_times = _times()
-            _thread_ended.reading = (_perf_counter(), end_rss, end_hwm, end_times)
-        process_cpu = end_process_cpu - self._start_process_cpu
+            end = read_usage()
+            children_cpu = (end.times.children_user - start.times.children_user) + (
+                end.times.children_system - start.times.children_system
+            )
         warm_wall = warmup_spent.wall - self._start_warmup[0]
         # a warm-up ran inside the task, in its thread: not the task's own time (a task that
         # ends in another thread than it started in reads another thread's count: none of it)
@@ -195,15 +175,11 @@ class Measurement(Watch):
             wall = max(wall - warm_wall, 0.0)
             thread_cpu = max(thread_cpu - warm_cpu, 0.0)
             process_cpu = max(process_cpu - warm_cpu, 0.0)
-        sampler = self._sampler
         sampler.unwatch(self)
-        start = self._start_times
-        children_cpu = (end_times.children_user - start.children_user) + (
-            end_times.children_system - start.children_system
-        )
+        end_rss = end.rss
         peak = max(self.max_rss, end_rss)  # the end reading is the task's last sample
-        if end_hwm is not None and self._start_hwm is not None and end_hwm > self._start_hwm:
-            peak = max(peak, end_hwm)
+        if not light and end.hwm is not None and start.hwm is not None and end.hwm > start.hwm:
+            peak = max(peak, end.hwm)
         others = self._start_others
         if self.concurrent or wall < THREAD_SCOPE_BELOW_S or others is _NOT_MAIN:
             scope, cpu = "thread", thread_cpu + children_cpu
@@ -218,17 +194,18 @@ class Measurement(Watch):
             thread_cpu_s=thread_cpu,
             process_cpu_s=process_cpu,
             children_cpu_s=children_cpu,
-            start_rss_bytes=self._start_rss,
+            start_rss_bytes=start.rss,
             end_rss_bytes=end_rss,
             peak_rss_bytes=peak,
-            rss_growth_bytes=end_rss - self._start_rss,
-            samples=self.samples + 1,
+            rss_growth_bytes=end_rss - start.rss,
+            samples=self.samples if light else self.samples + 1,
             qpu_s=qpu_s,
             queue_s=queue_s,
             pid=sampler.pid,
             host=HOST,
             thread=self.thread,
             gpu=self._gpu_profile(),
+            readings="light" if light else "full",
         )
 
     def _gpu_profile(self) -> GpuProfile:

@@ -1,11 +1,11 @@
-"""Cheap readings of this process's memory and CPU, for the per-task hot path and the sampler.
+"""Cheap readings of this process's memory and children's CPU, for the sampler and long tasks.
 
-A task is measured at its start and its end, where each system call is costly
-(docs/performance.md). On Linux the resident set size is one ``pread`` of
-``/proc/<pid>/statm`` on a file kept open (a forked child opens its own), the process's CPU
-time is ``clock_gettime`` (``time.process_time``), and the peak RSS is ``getrusage``'s
-``ru_maxrss`` (the kernel's high-water mark), read at every end and at a start only when the
-last reading is old. Elsewhere psutil answers for the RSS.
+Each system call is costly on a task's path (docs/performance.md), so the process keeps its last
+reading: the sampler takes one at each tick while tasks run, a task that ran longer than the
+sampler's interval at its end; a task's start and a light task (``runtime.measure``) reuse it.
+On Linux the resident set size is one ``pread`` of ``/proc/<pid>/statm`` on a file kept open (a
+forked child opens its own), the peak RSS is ``getrusage``'s ``ru_maxrss`` (the kernel's
+high-water mark) and the children's CPU ``os.times``. Elsewhere psutil answers for the RSS.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from typing import NamedTuple
 
 import psutil
 
@@ -23,7 +24,7 @@ except ImportError:  # Windows
 else:
     _getrusage, _RUSAGE_SELF = resource.getrusage, resource.RUSAGE_SELF
 
-_monotonic, _process_time = time.monotonic, time.process_time
+_monotonic, _times = time.monotonic, os.times
 _PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 _MAXRSS_UNIT = 1 if sys.platform == "darwin" else 1024  # bytes on macOS, KiB on Linux
 
@@ -42,8 +43,9 @@ _reader: _Reader | None = None
 
 
 def _renew_in_child() -> None:
-    global _reader
+    global _reader, _last_reading
     _reader = None  # the child's /proc file is its own
+    _last_reading = None  # and so are its memory and children
 
 
 if hasattr(os, "register_at_fork"):
@@ -61,33 +63,36 @@ def current_rss() -> int:
     return reader.process.memory_info().rss
 
 
-#: A task's start reuses the process's last high-water mark this young instead of asking the
-#: kernel again: under load ``getrusage`` is the costliest reading of a task (docs/performance.md).
-HWM_REUSE_S = 0.05
-_last_hwm: tuple[float, int | None] = (float("-inf"), None)  # (monotonic time, bytes)
-
-
 def high_water_mark() -> int | None:
     """The highest RSS this process has had, in bytes, where the OS keeps it."""
-    global _last_hwm
     if resource is None:
         return None
-    hwm = _getrusage(_RUSAGE_SELF).ru_maxrss * _MAXRSS_UNIT
-    _last_hwm = (_monotonic(), hwm)
-    return hwm
+    return _getrusage(_RUSAGE_SELF).ru_maxrss * _MAXRSS_UNIT
 
 
-def start_usage() -> tuple[int, float, int | None]:
-    """A task's readings at its start: the RSS now, the process's CPU seconds so far (all
-    threads), and its RSS high-water mark as last read, if that was within ``HWM_REUSE_S``
-    (a peak that set a new high in between is then the task's own as well)."""
-    rss = current_rss()
-    read_at, hwm = _last_hwm
-    if _monotonic() - read_at > HWM_REUSE_S:
-        hwm = high_water_mark()
-    return rss, _process_time(), hwm
+class Reading(NamedTuple):
+    """The process's memory and children's CPU at one moment (``monotonic`` seconds)."""
+
+    at: float
+    rss: int
+    hwm: int | None
+    times: os.times_result
 
 
-def end_usage() -> tuple[int, float, int | None]:
-    """A task's readings at its end, as ``start_usage``'s, the high-water mark read afresh."""
-    return current_rss(), _process_time(), high_water_mark()
+_last_reading: Reading | None = None
+
+
+def read_usage() -> Reading:
+    """Read the RSS, high-water mark and children's CPU now, and keep them as the process's last
+    reading (the sampler's ticks and long tasks' ends take it; light tasks reuse it)."""
+    global _last_reading
+    reading = _last_reading = Reading(_monotonic(), current_rss(), high_water_mark(), _times())
+    return reading
+
+
+def last_usage(max_age_s: float) -> Reading:
+    """The process's last reading if it is younger than ``max_age_s``, else a new one."""
+    reading = _last_reading
+    if reading is None or _monotonic() - reading.at > max_age_s:
+        return read_usage()
+    return reading

@@ -2,7 +2,9 @@
 
 A thread per task would multiply the sampling cost by the concurrency; instead each
 running task registers a ``Watch`` and the single sampler thread folds every reading into
-all watches. The thread parks (no readings, no CPU) once no task has run for a second.
+all watches. Each tick's reading is also the process's last (``runtime.memory``): the memory of
+tasks shorter than the interval, which read none of their own. The thread parks (no readings, no
+CPU) once no task has run for a second.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import time
 
 from ..model.settings import seconds_from_env, seconds_in_range
 from .gpu import gpu_probe
-from .memory import current_rss
+from .memory import read_usage
 from .per_process import PerProcess
 
 #: Each tick costs CPU (docs/performance.md); the kernel's high-water mark catches new highs anyway.
@@ -39,7 +41,6 @@ class Watch:
         "gpu_util_sum",
         "gpu_readings",
         "gpu_memory_max",
-        "seen",
     )
 
     def __init__(self, thread: int, rss: int) -> None:
@@ -51,7 +52,6 @@ class Watch:
         self.gpu_util_sum = 0.0
         self.gpu_readings = 0
         self.gpu_memory_max: int | None = None
-        self.seen = False  # by a tick of the sampler: the task has run for about an interval since
 
     def fold(self, rss: int, gpu: tuple[float, int] | None) -> None:
         self.samples += 1
@@ -131,32 +131,13 @@ class ResourceSampler:
             if not watches:
                 continue
             idle_s = 0.0
-            if not self._any_seen_before(watches):
-                continue
             try:
-                rss = current_rss()
+                rss = read_usage().rss
                 gpu = self.gpu.read() if self.gpu.available else None
             except OSError:
                 continue
             for watch in watches:
                 watch.fold(rss, gpu)
-
-    @staticmethod
-    def _any_seen_before(watches: tuple[Watch, ...]) -> bool:
-        """Whether a task was running at the previous tick already (and mark those that were not).
-
-        Each task reads its own start and end; a tick reads for the tasks that have run about an
-        interval by then. In a pipeline of tasks shorter than the interval no tick finds one, and
-        none reads (docs/performance.md). A peak that no end reading sees and that sets no new
-        high for the process is therefore seen if it lasts two intervals (one, once the task has
-        run for one)."""
-        due = False
-        for watch in watches:
-            if watch.seen:
-                due = True
-            else:
-                watch.seen = True
-        return due
 
 
 #: This process's sampler (a forked child starts its own: threads do not survive a fork).

@@ -133,6 +133,11 @@ class TaskHandle:
         self.record.hardware = fingerprint
         return fingerprint
 
+    def keeps_results(self) -> bool:
+        """Whether this run keeps device results at all (a store and a cap above zero): a plugin
+        asks before encoding a payload, which costs more than a job's other bookkeeping."""
+        return self.run.store is not None and self.run.kept.cap > 0
+
     def keep_result(
         self, kind: str, data: bytes, raw_bytes: int, meta: dict[str, Any] | None = None
     ) -> bool:

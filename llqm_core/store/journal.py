@@ -18,6 +18,7 @@ import socket
 import struct
 import uuid
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -273,9 +274,12 @@ class JournalFile:
     rows: list[list]
 
 
-def read_journals(store_path: Path, width: int) -> list[JournalFile]:
-    """Every journal beside the store, with its complete rows of ``width`` values (a row still
-    being written, or one of another shape, is skipped)."""
+def read_journals(
+    store_path: Path, width: int, older: Callable[[list], list | None] | None = None
+) -> list[JournalFile]:
+    """Every journal beside the store, with its complete rows of ``width`` values; a row of
+    another width is what ``older`` makes of it (an older llqm's row), or skipped (a row still
+    being written, or ``older`` gives None)."""
     found = []
     for name in sorted(glob.glob(journal_pattern(store_path))):
         try:
@@ -286,11 +290,14 @@ def read_journals(store_path: Path, width: int) -> list[JournalFile]:
         header_end = data.find(b"\n")
         if header_end < 0:
             continue
-        rows = [
-            row
-            for row in _decode_frames(data, header_end + 1)
-            if isinstance(row, list) and len(row) == width
-        ]
+        rows = []
+        for row in _decode_frames(data, header_end + 1):
+            if not isinstance(row, list):
+                continue
+            if len(row) != width:
+                row = older(row) if older is not None else None
+            if row is not None:
+                rows.append(row)
         found.append(JournalFile(Path(name), _owner(data[:header_end]), rows))
     return found
 

@@ -38,7 +38,7 @@ from .row_records import (
     task_from_row,
     task_record,
 )
-from .schema import TASK_COLUMNS, stored_row
+from .schema import TASK_COLUMNS, older_row, stored_row
 
 
 class StoreReader:
@@ -70,7 +70,7 @@ class StoreReader:
 
     def _journal_rows(self) -> list[list]:
         """The finished rows in this machine's journals of the store, newest journal last."""
-        journals = read_journals(self.backend.journal_base, len(TASK_COLUMNS))
+        journals = read_journals(self.backend.journal_base, len(TASK_COLUMNS), older_row)
         return [row for journal in journals for row in journal.rows]
 
     def runs(self, limit: int | None = None) -> list[RunRecord]:

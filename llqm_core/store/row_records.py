@@ -134,6 +134,7 @@ def outline_record(row: tuple, run_status: RunStatus) -> TaskRecord:
             pid,
             host,
             thread,
+            "",  # readings: not read, as cpu_scope
             _NO_GPU if gpu_mean is None else GpuProfile(True, utilization_mean_pct=gpu_mean),
         )  # fmt: skip
         if wall is not None

@@ -81,6 +81,11 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX results_by_run ON results(run_id, kind);
     """,
+    # 6: how a task's memory and children's CPU were read ("full", or "light": from the sampler's
+    # readings, for a task shorter than its interval); NULL, as in older rows, reads as "full"
+    """
+    ALTER TABLE tasks ADD COLUMN readings TEXT;
+    """,
 ]
 SCHEMA_VERSION = FIRST_VERSION + len(MIGRATIONS) - 1
 #: A task's row, in the order the journal keeps it and the INSERT names it. (``profile`` is a
@@ -104,6 +109,17 @@ TASK_COLUMNS = (
     "hardware",
     *PROFILE_VALUE_NAMES,
 )
+_READINGS = TASK_COLUMNS.index("readings")
+
+
+def older_row(row: list) -> list | None:
+    """A journal's row of an llqm older than the ``readings`` column as ``TASK_COLUMNS`` has it
+    ("full" there); a row of another shape is None (skipped)."""
+    if len(row) == len(TASK_COLUMNS) - 1:
+        return [*row[:_READINGS], "full", *row[_READINGS:]]
+    return None
+
+
 #: The columns kept as JSON text, each with its text when empty (most tasks': no encoder call).
 _JSON_COLUMNS = ((TASK_COLUMNS.index("depends_on"), "[]"), (TASK_COLUMNS.index("metrics"), "{}"))
 

@@ -30,7 +30,7 @@ from ..model.records import (
 from .backend import StoreBackend
 from .journal import TaskJournal, decode_frame, encode_row, read_journals
 from .journal import json_text as _dumps  # the one compact encoder of the store's text
-from .schema import TASK_COLUMNS, stored_row
+from .schema import TASK_COLUMNS, older_row, stored_row
 from .task_rows import finished_row, running_row
 
 CHECKPOINT_INTERVAL_S = 2.0
@@ -316,7 +316,7 @@ class StoreWriter:
 
     def fold_dead_journals(self) -> None:
         """Commit the journals that processes now gone left behind (a kill, a crash), and delete them."""
-        for journal in read_journals(self.backend.journal_base, len(TASK_COLUMNS)):
+        for journal in read_journals(self.backend.journal_base, len(TASK_COLUMNS), older_row):
             if journal.owner is None or not journal.owner.is_gone():
                 continue
             with self._lock:

@@ -34,6 +34,7 @@ MEMORY_START_RSS = "llqm.memory.start_rss_bytes"
 MEMORY_END_RSS = "llqm.memory.end_rss_bytes"
 MEMORY_PEAK_RSS = "llqm.memory.peak_rss_bytes"
 MEMORY_RSS_GROWTH = "llqm.memory.rss_growth_bytes"
+MEMORY_READINGS = "llqm.memory.readings"  # "light": the sampler's readings, not the task's own
 SAMPLER_SAMPLES = "llqm.sampler.samples"
 GPU_AVAILABLE = "llqm.gpu.available"
 GPU_UNAVAILABLE_REASON = "llqm.gpu.unavailable_reason"
@@ -134,6 +135,7 @@ def task_end_attributes(task: TaskRecord) -> dict[str, Any]:
             CPU_SCOPE: p.cpu_scope,
             MEMORY_PEAK_RSS: p.peak_rss_bytes,
             MEMORY_RSS_GROWTH: p.rss_growth_bytes,
+            MEMORY_READINGS: p.readings,
             GPU_AVAILABLE: p.gpu.available,
         }
     )

@@ -85,6 +85,8 @@ def decode(payload: bytes) -> list[dict[str, int]]:
 
 def keep(handle: Any, counts: Sequence[Any], shots: int) -> None:
     """Keep a job's counts on its ``execute`` task and mark each ``Counts`` with where it is."""
+    if not handle.keeps_results():
+        return
     started = time.perf_counter()
     raw = encode(counts)
     kept = handle.keep_result(
@@ -140,6 +142,8 @@ def _primitive_arrays(result: Any) -> tuple[dict[str, np.ndarray], dict[str, Any
 def keep_job_result(handle: Any, result: Any) -> None:
     """Keep what an instrumented job returned (``backend.run``'s counts, a primitive's data) on
     its ``execute`` task; anything else, or a result without data, is left alone."""
+    if not handle.keeps_results():
+        return
     from qiskit.primitives import PrimitiveResult
     from qiskit.result import Result
 

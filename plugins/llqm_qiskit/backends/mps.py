@@ -9,17 +9,16 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from qiskit import QuantumCircuit, transpile
 from qiskit.circuit.library import get_standard_gate_name_mapping
-from qiskit_aer import AerSimulator
 
 from ..costs import mps_seconds
 
-_DISCARDED = re.compile(r"discarded_value=([0-9.eE+-]+)")
-_BONDS = re.compile(r"BD=\[([0-9 ]+)\]")
+if TYPE_CHECKING:
+    from qiskit_aer import AerSimulator
 
 #: Default bond-dimension limit of MPS execution (and of the MPS ideal value).
 MAX_BOND = 64
@@ -185,6 +184,10 @@ def plan(
             "fewer shots, fewer qubits, or on another backend"
         )
     return MpsPlan(bond, max_bond, seconds, truncated)
+
+
+_DISCARDED = re.compile(r"discarded_value=([0-9.eE+-]+)")
+_BONDS = re.compile(r"BD=\[([0-9 ]+)\]")
 
 
 def for_simulator(circuit: QuantumCircuit, simulator: AerSimulator) -> QuantumCircuit:

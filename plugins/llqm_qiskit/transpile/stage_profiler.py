@@ -247,6 +247,7 @@ class StageProfiler:
                 pid=pid,
                 host=HOST,
                 thread=thread,
+                readings="light",  # one RSS reading for all: not each stage's own
             )
             llqm_core.plugin.record_past_task(
                 name,
