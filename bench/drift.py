@@ -37,8 +37,9 @@ import time
 from pathlib import Path
 
 from llqm_mitiq.zne import extrapolation, fold_gates
-from llqm_qiskit import ghz, profiled_transpile
+from llqm_qiskit import profiled_transpile
 from llqm_qiskit.backends.aer import AerBackend
+from llqm_qiskit.circuits import ghz
 from llqm_qiskit.observables.expectation import ideal_outcomes
 
 import llqm_core

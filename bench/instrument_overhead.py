@@ -85,6 +85,7 @@ os.environ.setdefault("LLQM_EXPORTERS", "none")
 from overhead import background_cpu_s  # noqa: E402  (bench/overhead.py)
 
 import llqm_core  # noqa: E402
+import llqm_core.plugin  # noqa: E402
 from llqm_core.runtime.instrumentation import instrument_all, uninstrument_all  # noqa: E402
 
 SCRIPT = Path(__file__).resolve().parent.parent / "examples" / "programs" / "hundred_circuits.py"
@@ -190,7 +191,7 @@ class OwnTime:
         for owner, names in (
             (api, ("start_task", "finish_task")),
             (tasks, ("start_task", "finish_task")),
-            (llqm_core, ("start_task", "finish_task")),
+            (llqm_core.plugin, ("start_task", "finish_task")),
             (
                 api.TaskHandle,
                 ("annotate", "describe", "record_output", "record_usage", "use_hardware"),

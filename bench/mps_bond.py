@@ -21,9 +21,8 @@ import random
 
 from llqm_mitiq.zne import fold_gates
 from llqm_qiskit.backends.aer import AerBackend
-from llqm_qiskit.backends.mps import bond_estimate, trial_bond
+from llqm_qiskit.backends.mps import bond_estimate, mps_log, trial_bond
 from llqm_qiskit.devices.noise import PauliNoise
-from llqm_qiskit.observables.ideal import mps_log
 from qiskit import QuantumCircuit, transpile
 from qiskit.circuit.library import efficient_su2, qaoa_ansatz
 from qiskit.quantum_info import SparsePauliOp

@@ -60,6 +60,7 @@ os.environ.setdefault("LLQM_EXPORTERS", "none")
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult  # noqa: E402
 
 import llqm_core as llqm  # noqa: E402
+import llqm_core.plugin  # noqa: E402
 
 TARGET_US_PER_TASK = 300.0
 TARGET_LONG_OVERHEAD = 0.02
@@ -263,7 +264,7 @@ def main() -> int:
         exported = interleaved(args.blocks, cpu_20ms, next(stores))
         llqm.configure_exporters()
 
-    gpu = llqm.gpu_probe()
+    gpu = llqm.plugin.gpu_probe()
     print(
         f"GPU: {f'{gpu.devices} device(s) read through NVML by the sampler' if gpu.available else gpu.reason}"
     )

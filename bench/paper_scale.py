@@ -52,6 +52,7 @@ from qiskit_aer import AerSimulator
 from qiskit_aer.noise import NoiseModel
 
 import llqm_core
+import llqm_core.plugin
 from llqm_core.pipeline import parse_pipeline, run_pipeline
 from llqm_core.runtime import api
 from llqm_core.runtime import tasks as runtime_tasks
@@ -103,8 +104,8 @@ class OwnTime:
                 self._depth -= 1
 
         setattr(owner, name, timed)
-        if owner is api and hasattr(llqm_core, name):
-            setattr(llqm_core, name, timed)
+        if owner in (api, runtime_tasks) and name in vars(llqm_core.plugin):
+            setattr(llqm_core.plugin, name, timed)  # what the plugins call
 
     def _watch(self) -> None:
         while not self._stop.wait(0.2):

@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 from llqm_mitiq.pec import calibrated_noise_levels, represent
 from llqm_policies.cache import clear as clear_cache
-from llqm_qiskit import ghz
 from llqm_qiskit.backends.aer import AerBackend
+from llqm_qiskit.circuits import ghz
 from llqm_qiskit.observables.expectation import ideal_parity, parity
 from mitiq.pec import execute_with_pec
 from qiskit import transpile

@@ -28,8 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from llqm_qiskit import generate
 from llqm_qiskit.backends.modelled import ModelledQPU
+from llqm_qiskit.circuits import generate
 from llqm_qiskit.observables.expectation import ideal_outcomes, neighbour_parities
 from mitiq.zne import execute_with_zne
 from mitiq.zne.inference import LinearFactory

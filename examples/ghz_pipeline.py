@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import argparse
 
-from llqm_qiskit import ghz, ghz_success, profiled_transpile
+from llqm_qiskit import profiled_transpile
+from llqm_qiskit.circuits import ghz, ghz_success
 from llqm_qiskit.devices.catalog import HERON_R2
 from qiskit import QuantumCircuit
 

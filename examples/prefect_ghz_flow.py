@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 
 from llqm_prefect import profiled
-from llqm_qiskit import ghz, ghz_success
+from llqm_qiskit.circuits import ghz, ghz_success
 from prefect import flow, task
 from qiskit import QuantumCircuit, transpile
 from qiskit_aer import AerSimulator

@@ -6,15 +6,15 @@
         with llqm.task("build", stage="generate") as t:
             t.annotate(qubits=5)
 
-Nothing here imports Qiskit, Mitiq or Prefect: those arrive as plugins. In Jupyter,
-``%load_ext llqm_core`` adds the ``%%llqm`` cell magic (``llqm_core.notebook``).
+Qiskit, Mitiq and Prefect arrive as plugins, which import from ``llqm_core.plugin``;
+``%load_ext llqm_core`` adds the ``%%llqm`` cell magic in Jupyter (``llqm_core.notebook``).
 """
 
+import warnings
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 from .analysis.tables import dataframe, iterations_dataframe
-from .hooks.hookspecs import hookimpl
-from .hooks.plugins import configure_plugins, loaded_plugins
 from .model.errors import PluginError, StoreError, UserError
 from .model.records import (
     GateCalibration,
@@ -42,18 +42,12 @@ from .runtime.api import (
     annotate,
     current_run,
     current_task,
-    finish_task,
     iteration,
-    record_cached_task,
-    record_past_task,
     run,
     run_context,
-    start_task,
     task,
 )
-from .runtime.gpu import gpu_probe
-from .runtime.instrumentation import Instrumentor, instrument_all, uninstrument_all
-from .runtime.sampler import set_sample_interval
+from .runtime.instrumentation import instrument_all, uninstrument_all
 from .store.profile_store import ProfileStore, default_store_path, open_store
 from .telemetry.tracing import configure_exporters, flush
 
@@ -61,9 +55,11 @@ keep_old_paths(
     {
         "llqm_core.analysis.plain": "llqm_core.analysis.console",
         "llqm_core.analysis.trials": "llqm_core.analysis.trial_report",
+        "llqm_core.analysis.visible": "llqm_core.model.visible",
         "llqm_core.hardware_commands": "llqm_core.cli.hardware",
         "llqm_core.model.trials": "llqm_core.model.trial_keys",
         "llqm_core.profile_command": "llqm_core.cli.profile",
+        "llqm_core.registries": "llqm_core.pipeline.registries",
         "llqm_core.store_command": "llqm_core.cli.store",
     }
 )
@@ -73,14 +69,42 @@ try:
 except PackageNotFoundError:  # running from a source tree that was not installed
     __version__ = "0+unknown"
 
+#: What plugins and adapters call, importable from here for one more release (with a warning).
+_MOVED_TO_PLUGIN = frozenset(
+    {
+        "Instrumentor",
+        "configure_plugins",
+        "finish_task",
+        "gpu_probe",
+        "hookimpl",
+        "loaded_plugins",
+        "record_cached_task",
+        "record_past_task",
+        "set_sample_interval",
+        "start_task",
+    }
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _MOVED_TO_PLUGIN:
+        raise AttributeError(f"module 'llqm_core' has no attribute {name!r}")
+    from . import plugin
+
+    warnings.warn(
+        f"llqm_core.{name} moved to llqm_core.plugin.{name} (what plugins and adapters call); "
+        "import it from there (the old name goes in the next release).",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return getattr(plugin, name)
+
+
 __all__ = [
     "ActiveRun",
-    "dataframe",
-    "iterations_dataframe",
     "GateCalibration",
     "GpuProfile",
     "HardwareSnapshot",
-    "Instrumentor",
     "PluginError",
     "PolicyDecision",
     "Profile",
@@ -93,32 +117,25 @@ __all__ = [
     "TaskRecord",
     "TaskStatus",
     "UserError",
+    "__version__",
     "annotate",
     "compare",
-    "load_ipython_extension",
-    "show",
-    "sweep",
-    "unload_ipython_extension",
     "configure_exporters",
-    "configure_plugins",
     "current_run",
     "current_task",
+    "dataframe",
     "default_store_path",
-    "finish_task",
-    "record_cached_task",
-    "record_past_task",
     "flush",
-    "hookimpl",
     "instrument_all",
     "iteration",
+    "iterations_dataframe",
+    "load_ipython_extension",
     "open_store",
-    "loaded_plugins",
     "run",
     "run_context",
-    "set_sample_interval",
-    "gpu_probe",
-    "start_task",
+    "show",
+    "sweep",
     "task",
     "uninstrument_all",
-    "__version__",
+    "unload_ipython_extension",
 ]

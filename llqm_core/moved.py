@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
-__all__ = ["forward_names", "keep_old_paths"]
+__all__ = ["forward_name", "forward_names", "keep_old_paths"]
 
 
 class _OldPaths(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -64,6 +64,29 @@ def keep_old_paths(moves: Mapping[str, str]) -> None:
         sys.meta_path.insert(0, _FINDER)
 
 
+def forward_name(package: str, name: str, module: str) -> Any:
+    """``package.name``, which moved to ``module``, found there with a warning (the first time):
+    for a package's ``__getattr__``, which the warning skips to point at the user's line.
+
+    Args:
+        package: the dotted name of the package the name was in.
+        name: the name asked for.
+        module: the dotted name of the module it moved to.
+    """
+    try:
+        value = getattr(importlib.import_module(module), name)
+    except AttributeError:
+        raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
+    warnings.warn(
+        f"{package}.{name} moved to {module}.{name}; import it from there "
+        "(the old path goes in the next release).",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    setattr(sys.modules[package], name, value)  # one warning: ``from`` asks twice
+    return value
+
+
 def forward_names(package: str, module: str) -> Callable[[str], Any]:
     """A module ``__getattr__`` for a package that took the name of a module that moved into it.
 
@@ -78,17 +101,6 @@ def forward_names(package: str, module: str) -> Callable[[str], Any]:
     def __getattr__(name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
-        try:
-            value = getattr(importlib.import_module(module), name)
-        except AttributeError:
-            raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
-        warnings.warn(
-            f"{package}.{name} moved to {module}.{name}; import it from there "
-            "(the old path goes in the next release).",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        setattr(sys.modules[package], name, value)  # one warning: ``from`` asks twice
-        return value
+        return forward_name(package, name, module)
 
     return __getattr__

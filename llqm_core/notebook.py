@@ -7,11 +7,7 @@ the ``%%llqm`` cell magic.
     ...                       # the cell runs as one profiled run, every instrumentor on,
                               # and its report shows below the cell
 
-``llqm_core.show(RUN|SET)``, ``llqm_core.compare(A, B)`` and ``llqm_core.sweep(FILE, grid)``
-return objects a cell displays as the report's tables, the timeline and the stage chart
-(``analysis.notebook_html``); a run object (``with llqm.run(...) as run``) and a trial set do
-too. IPython is imported only by ``%load_ext llqm_core``; the analysis behind a picture only
-when a cell shows one.
+More in docs/modules.md (``llqm_core.notebook``).
 """
 
 from __future__ import annotations
@@ -67,12 +63,23 @@ class Shown:
 
 
 def show(ident: str | None = None, store: Any = None) -> Shown:
-    """A run or trial set of the store (the latest run by default) that a cell shows as its report."""
+    """A run or trial set of the store (the latest run by default) that a cell shows as its report.
+
+    Args:
+        ident: a run id or trial set id (or a unique prefix); None for the latest run.
+        store: a ``ProfileStore``, a path or URL, or None for the default store.
+    """
     return Shown(ident, store)
 
 
 def compare(run_a: str, run_b: str, store: Any = None) -> Any:
-    """Two runs or trial sets side by side (``llqm compare``): data that a cell shows as tables."""
+    """Two runs or trial sets side by side (``llqm compare``): data that a cell shows as tables.
+
+    Args:
+        run_a: a run id or trial set id (or a unique prefix).
+        run_b: the other, compared against ``run_a``.
+        store: a ``ProfileStore``, a path or URL, or None for the default store.
+    """
     from .analysis.compare import compare_runs
 
     return compare_runs(_store_of(store), run_a, run_b)
@@ -88,7 +95,16 @@ def sweep(
     force: bool = False,
 ) -> Any:
     """Run a sweep (``llqm sweep``) of the pipeline file over ``grid`` (``{"key": [values]}``);
-    the result's rows carry the Pareto marks, and a cell shows its plot and table."""
+    the result's rows carry the Pareto marks, and a cell shows its plot and table.
+
+    Args:
+        pipeline: the pipeline file.
+        grid: dotted keys of the file and their values (``{"circuit.qubits": [4, 8]}``).
+        store: where the runs go (default: the file's, else the default store).
+        repeat: trials per point (default: the file's ``[run] repeat``).
+        cost: the cost the front is marked against: ``qpu``, ``shots`` or ``wall``.
+        force: run points the estimates say will not fit.
+    """
     from .sweeps import run_sweep
 
     return run_sweep(pipeline, grid, store=store, force=force, repeat=repeat, cost=cost)
@@ -159,9 +175,17 @@ def _magics(shell: Any) -> Any:
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """``%load_ext llqm_core``: register ``%%llqm``."""
+    """``%load_ext llqm_core``: register ``%%llqm``.
+
+    Args:
+        ipython: the IPython shell loading the extension.
+    """
     ipython.register_magics(_magics(ipython))
 
 
 def unload_ipython_extension(ipython: Any) -> None:
-    """``%unload_ext llqm_core``: nothing to undo beyond IPython's own bookkeeping."""
+    """``%unload_ext llqm_core``: nothing to undo beyond IPython's own bookkeeping.
+
+    Args:
+        ipython: the IPython shell unloading it.
+    """

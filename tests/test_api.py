@@ -8,6 +8,7 @@ import threading
 import pytest
 
 import llqm_core as llqm
+import llqm_core.plugin
 
 
 def stored(store_path, run):
@@ -201,7 +202,7 @@ def test_usage_hardware_and_decisions_are_kept(store_path):
         gates=[llqm.GateCalibration("cz", (0, 1), error=0.01, duration_s=8e-8)],
     )
     with llqm.run("usage") as run:
-        beside = llqm.start_task(
+        beside = llqm.plugin.start_task(
             "beside", activate=False
         )  # running at the same time, reporting nothing
         with llqm.task("execute") as t:
@@ -215,7 +216,7 @@ def test_usage_hardware_and_decisions_are_kept(store_path):
             )
             with pytest.raises(ValueError, match="qpu_s must be 0 or more"):
                 t.record_usage(qpu_s=-1)
-        llqm.finish_task(beside)
+        llqm.plugin.finish_task(beside)
     store = llqm.ProfileStore(store_path)
     (task,) = (t for t in store.tasks(run.id) if t.name == "execute")
     assert task.profile.qpu_s == 2.0 and task.profile.queue_s == 10.0

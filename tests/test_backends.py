@@ -5,9 +5,9 @@ from __future__ import annotations
 import threading
 
 import pytest
-from llqm_qiskit import ghz, ghz_success
 from llqm_qiskit.backends.aer import AerBackend, choose_method, is_clifford
 from llqm_qiskit.backends.modelled import ModelledQPU
+from llqm_qiskit.circuits import ghz, ghz_success
 from llqm_qiskit.devices.drift import CalibrationDrift
 from llqm_qiskit.devices.qpu_time import DurationTable, QpuTimeModel, circuit_duration
 from llqm_qiskit.devices.queue_model import QueueModel

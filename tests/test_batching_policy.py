@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 from llqm_mitiq.shared_job import SharedJob
-from llqm_qiskit import ghz
 from llqm_qiskit.backends.aer import AerBackend
+from llqm_qiskit.circuits import ghz
 from qiskit import transpile
 
 import llqm_core as llqm

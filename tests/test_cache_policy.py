@@ -6,8 +6,9 @@ from dataclasses import replace
 
 import pytest
 from llqm_policies.cache import clear
-from llqm_qiskit import ghz, profiled_transpile
+from llqm_qiskit import profiled_transpile
 from llqm_qiskit.backends.aer import AerBackend
+from llqm_qiskit.circuits import ghz
 
 import llqm_core as llqm
 from llqm_core.model.errors import UserError

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from llqm_qiskit import circuits, generate
+from llqm_qiskit import circuits
+from llqm_qiskit.circuits import generate
 from qiskit_aer import AerSimulator
 
 

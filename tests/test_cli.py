@@ -9,6 +9,7 @@ import pytest
 from conftest import run_cli
 
 import llqm_core as llqm
+import llqm_core.plugin
 from llqm_core.cli import main
 from llqm_core.model.errors import LLQMWarning
 
@@ -172,11 +173,11 @@ def test_a_plugin_raising_for_a_device_snapshot_gives_one_line_naming_it(
     store_path, capsys, fresh_plugins
 ):
     class Broken:
-        @llqm.hookimpl
+        @llqm.plugin.hookimpl
         def llqm_device_snapshot(self, device):
             raise RuntimeError("calibration service down")
 
-    llqm.loaded_plugins().register(Broken(), name="broken_devices")
+    llqm.plugin.loaded_plugins().register(Broken(), name="broken_devices")
     with pytest.warns(LLQMWarning) as raised:  # in-process, the warnings are recorded, not shown
         assert main(["hardware", "show", "fake_atlantis"]) == 2  # no traceback: one error line
     err = capsys.readouterr().err

@@ -14,8 +14,7 @@ import pytest
 from conftest import ROOT
 from llqm_mitiq.zne import fold_gates
 from llqm_qiskit.backends.aer import AerBackend, choose_method
-from llqm_qiskit.backends.mps import trial_bond
-from llqm_qiskit.observables.ideal import mps_log
+from llqm_qiskit.backends.mps import mps_log, trial_bond
 from qiskit import QuantumCircuit, transpile
 from qiskit_aer import AerSimulator
 

@@ -65,3 +65,15 @@ def test_the_python_example_profiles_every_stage_on_fake_fez(tmp_path):
     assert tasks["transpile"]["metrics"]["circuit.qubits"] == 156  # laid out on the whole device
     assert tasks["execute"]["metrics"]["result.shots"] == 500
     assert 0.5 < tasks["postprocess"]["metrics"]["fidelity.p_ideal"] <= 1.0
+
+
+def test_the_readmes_pipeline_file_is_the_main_job_and_the_readme_stays_short():
+    """The README shows the main job's file as it is, and stays a first hour's reading."""
+    import re
+    import tomllib
+
+    readme = (ROOT / "README.md").read_text()
+    (shown,) = re.findall(r"```toml\n(.*?)```", readme, flags=re.S)
+    main_job = (ROOT / "examples" / "pipelines" / "mirror_rem_zne.toml").read_text()
+    assert tomllib.loads(shown) == tomllib.loads(main_job)
+    assert len(readme.splitlines()) < 250

@@ -7,8 +7,8 @@ import textwrap
 
 import pytest
 from conftest import run_cli, run_python
-from llqm_qiskit import random_layered
 from llqm_qiskit.backends.aer import AerBackend
+from llqm_qiskit.circuits import random_layered
 from qiskit import transpile
 
 import llqm_core as llqm
@@ -96,7 +96,7 @@ def test_a_failing_pipeline_step_is_reported_with_its_run_and_the_cli_exits_1(tm
 
 
 def test_a_failing_extra_stage_fails_only_its_own_task(store_path, fresh_plugins):
-    from llqm_core import hookimpl, loaded_plugins
+    from llqm_core.plugin import hookimpl, loaded_plugins
 
     class Flaky:
         @hookimpl

@@ -14,11 +14,11 @@ import time
 import numpy as np
 import pytest
 from conftest import ROOT
-from llqm_qiskit import ghz, ghz_success
 from llqm_qiskit.backends import ibm
 from llqm_qiskit.backends.aer import AerBackend
 from llqm_qiskit.backends.ibm import IBMRuntimeBackend
 from llqm_qiskit.backends.ibm_usage import spans_summary, usage_from_metrics
+from llqm_qiskit.circuits import ghz, ghz_success
 from llqm_qiskit.devices.capabilities import refuse_unsupported
 from qiskit import ClassicalRegister, QuantumCircuit, QuantumRegister, transpile
 from qiskit.providers.fake_provider import GenericBackendV2

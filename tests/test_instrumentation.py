@@ -18,7 +18,9 @@ from qiskit.transpiler.passes import InverseCancellation
 from qiskit_ibm_runtime.fake_provider import FakeManilaV2
 
 import llqm_core
-from llqm_core import ProfileStore, hookimpl
+import llqm_core.plugin
+from llqm_core import ProfileStore
+from llqm_core.plugin import hookimpl
 from llqm_core.runtime.instrumentation import (
     Instrumentor,
     instrument_all,
@@ -294,7 +296,7 @@ def test_a_third_party_plugin_adds_its_own_instrumentor(fresh_plugins):
         def llqm_register_instrumentors(self, register):
             register("thirdparty", ThirdParty, description="a test library")
 
-    llqm_core.loaded_plugins().register(Plugin(), "thirdparty-plugin")
+    llqm_core.plugin.loaded_plugins().register(Plugin(), "thirdparty-plugin")
     assert "thirdparty" in instrument_all()
     assert library.work(1) == 20
     uninstrument_all()

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from llqm_qiskit import ghz
 from llqm_qiskit.backends.aer import AerBackend
+from llqm_qiskit.circuits import ghz
 
 import llqm_core as llqm
 from llqm_core.model.errors import UserError

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from llqm_qiskit import ghz
+from llqm_qiskit.circuits import ghz
 from llqm_qiskit.devices.noise import PauliNoise, depolarizing_pauli_terms
 from qiskit import QuantumCircuit
 from qiskit_aer import AerSimulator
@@ -64,7 +64,8 @@ def test_readout_error_flips_measured_bits_at_its_rate():
 
 
 def test_noise_lands_on_fake_fez_circuits_and_is_refused_for_wider_circuits():
-    from llqm_qiskit import ghz_success, hardware_snapshot
+    from llqm_qiskit import hardware_snapshot
+    from llqm_qiskit.circuits import ghz_success
     from qiskit import transpile
     from qiskit_ibm_runtime.fake_provider import FakeFez
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from llqm_qiskit import ghz, mirror
+from llqm_qiskit.circuits import ghz, mirror
 from llqm_qiskit.observables.expectation import ideal_parities, neighbour_parities
 from qiskit import QuantumCircuit
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from llqm_qiskit import ghz
+from llqm_qiskit.circuits import ghz
 
 import llqm_core as llqm
 from llqm_core.model.errors import UserError

@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 from llqm_mitiq.pec import calibrated_noise_levels, fit_to_logical, measurement_map, sample_chunk
-from llqm_qiskit import ghz
 from llqm_qiskit.backends.aer import AerBackend
+from llqm_qiskit.circuits import ghz
 from llqm_qiskit.observables.expectation import parity
 from mitiq import Executor
 from mitiq.pec import (

@@ -11,8 +11,8 @@ from llqm_mitiq.pec_compiled import (
     represent_gate,
     sample_compiled,
 )
-from llqm_qiskit import ghz
 from llqm_qiskit.backends.aer import AerBackend
+from llqm_qiskit.circuits import ghz
 from mitiq.pec import represent_operation_with_global_depolarizing_noise
 from qiskit import QuantumCircuit, transpile
 

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import llqm_core as llqm
+import llqm_core.plugin
 from llqm_core.cli import main
 from llqm_core.model.errors import UserError
 from llqm_core.pipeline import load_pipeline, parse_pipeline, run_pipeline
@@ -356,8 +357,8 @@ def test_a_sweep_runs_every_point_and_reports_error_against_cost(tmp_path):
 def test_a_plugin_declares_its_own_section_and_figures(store_path, fresh_plugins):
     """A third party's section runs its stages in the order it declares and its
     ``llqm_postprocess`` figures are recorded, exactly like the built-in sections'."""
-    from llqm_core import hookimpl
     from llqm_core.hooks.contracts import SectionPlan, StageUse
+    from llqm_core.plugin import hookimpl
 
     class Tally:
         order = 35  # after [transpile] (30), before [mitigation] (40)
@@ -383,7 +384,7 @@ def test_a_plugin_declares_its_own_section_and_figures(store_path, fresh_plugins
         def llqm_postprocess(self, data):
             return {"tally.label": data.get("tally_label")}
 
-    llqm.loaded_plugins().register(Plugin(), name="tally")
+    llqm.plugin.loaded_plugins().register(Plugin(), name="tally")
     config = with_changes(tally={"label": "mine"})
     pipeline = parse_pipeline(config)
     assert [s.name for s in pipeline.steps] == [
@@ -406,11 +407,11 @@ def test_a_file_without_a_backend_name_runs_on_the_one_default_a_plugin_offers(f
     assert parse_pipeline(with_changes(backend=None)).backend.name.startswith("aer")
 
     class Other:
-        @llqm.hookimpl
+        @llqm.plugin.hookimpl
         def llqm_register_backends(self, register):
             register("other", lambda: None, default=True)
 
-    llqm.loaded_plugins().register(Other(), name="other")
+    llqm.plugin.loaded_plugins().register(Other(), name="other")
     with pytest.raises(
         UserError, match=r"in \[backend\]: name the backend to use: plugins offer aer, other"
     ):

@@ -8,6 +8,7 @@ import pytest
 from conftest import run_python
 
 import llqm_core as llqm
+import llqm_core.plugin
 from llqm_core.hooks.plugins import loaded_plugins
 
 THIRD_PARTY = textwrap.dedent(
@@ -22,16 +23,16 @@ THIRD_PARTY = textwrap.dedent(
         def __init__(self, index):
             self.index = index
 
-    @llqm_core.hookimpl
+    @llqm_core.plugin.hookimpl
     def llqm_describe_value(value):
         if isinstance(value, Qubit):
             return {"qubit.index": value.index}
 
-    @llqm_core.hookimpl
+    @llqm_core.plugin.hookimpl
     def llqm_task_finished(task):
         finished.append((task.name, task.status.value))
 
-    @llqm_core.hookimpl
+    @llqm_core.plugin.hookimpl
     def llqm_register_exporters(register):
         register("thirdparty", lambda: EXPORTER, batched=False, description="spans kept by the third party")
     """
@@ -111,7 +112,7 @@ def test_an_observer_hook_that_raises_is_named_and_does_not_stop_the_pipeline(
     store_path, fresh_plugins
 ):
     class Faulty:
-        @llqm.hookimpl
+        @llqm.plugin.hookimpl
         def llqm_task_finished(self, task):
             raise RuntimeError("observer bug")
 
@@ -132,7 +133,7 @@ def test_a_run_is_observed_by_the_plugins_it_opened_with_and_by_those_registered
     seen = []
 
     class Observer:
-        @llqm.hookimpl
+        @llqm.plugin.hookimpl
         def llqm_task_finished(self, task):
             seen.append(task.name)
 
@@ -142,7 +143,7 @@ def test_a_run_is_observed_by_the_plugins_it_opened_with_and_by_those_registered
         loaded_plugins().register(Observer(), name="observer")  # on the run's plugins: from now on
         with llqm.task("registered"):
             pass
-        llqm.configure_plugins(
+        llqm.plugin.configure_plugins(
             disable="qiskit"
         )  # a new selection, without the observer: from the next run
         with llqm.task("reconfigured"):

@@ -12,6 +12,7 @@ import pytest
 from conftest import busy
 
 import llqm_core as llqm
+import llqm_core.plugin
 import llqm_core.store.writer as store_writer
 from llqm_core.runtime import measure
 from llqm_core.runtime.gpu import visible_devices
@@ -59,7 +60,7 @@ def test_a_peak_below_the_process_high_and_gone_by_the_task_end_is_seen_by_the_s
         time.sleep(seconds)
         del block
 
-    llqm.set_sample_interval(0.05)
+    llqm.plugin.set_sample_interval(0.05)
     try:
         with llqm.run("peaks") as run:
             with llqm.task("high"):
@@ -69,7 +70,7 @@ def test_a_peak_below_the_process_high_and_gone_by_the_task_end_is_seen_by_the_s
                 hold(100, 0.2)  # four intervals
                 time.sleep(0.1)
     finally:
-        llqm.set_sample_interval(0.02)
+        llqm.plugin.set_sample_interval(0.02)
     dip = finished(store_path, run)["dip"].profile
     assert dip.peak_rss_bytes - dip.start_rss_bytes >= 100 * 1024 * 1024
     assert dip.end_rss_bytes < dip.peak_rss_bytes - 50 * 1024 * 1024
@@ -213,7 +214,7 @@ def test_without_a_gpu_the_profile_says_so_and_nothing_fails(store_path, spans):
         with llqm.task("no gpu"):
             pass
     gpu = finished(store_path, run)["no gpu"].profile.gpu
-    probe = llqm.gpu_probe()
+    probe = llqm.plugin.gpu_probe()
     assert gpu.available is probe.available
     if not gpu.available:
         assert gpu.reason
@@ -264,14 +265,16 @@ def _gpu_matmuls():
     return work
 
 
-@pytest.mark.skipif(not llqm.gpu_probe().available, reason="needs an NVIDIA GPU that NVML can read")
+@pytest.mark.skipif(
+    not llqm.plugin.gpu_probe().available, reason="needs an NVIDIA GPU that NVML can read"
+)
 def test_a_task_computing_on_the_gpu_reports_its_utilisation_and_the_memory_it_held(
     store_path, spans
 ):
     work = _gpu_matmuls()
     if work is None:
         pytest.skip("needs torch or cupy with CUDA to put work on the GPU")
-    _, used_before = llqm.gpu_probe().read()
+    _, used_before = llqm.plugin.gpu_probe().read()
     with llqm.run("gpu") as run:
         with llqm.task("idle"):
             time.sleep(1.2)  # NVML averages utilisation over up to a second: let the busy one pass
@@ -281,7 +284,9 @@ def test_a_task_computing_on_the_gpu_reports_its_utilisation_and_the_memory_it_h
             pass
     tasks = finished(store_path, run)
     gpu, idle, short = (tasks[name].profile.gpu for name in ("matmul", "idle", "short"))
-    assert gpu.available and gpu.devices == llqm.gpu_probe().devices >= 1 and gpu.reason is None
+    assert (
+        gpu.available and gpu.devices == llqm.plugin.gpu_probe().devices >= 1 and gpu.reason is None
+    )
     assert gpu.utilization_max_pct >= 50
     assert 0 < gpu.utilization_mean_pct <= gpu.utilization_max_pct
     assert gpu.memory_peak_bytes >= used_before + (4 << 30)
@@ -296,7 +301,7 @@ def test_a_task_computing_on_the_gpu_reports_its_utilisation_and_the_memory_it_h
 
 
 def test_sampler_interval_is_configurable_and_one_sampler_serves_all_tasks(store_path):
-    llqm.set_sample_interval(0.005)
+    llqm.plugin.set_sample_interval(0.005)
     try:
         with llqm.run("sampler") as run:
             with llqm.task("outer"):
@@ -308,7 +313,7 @@ def test_sampler_interval_is_configurable_and_one_sampler_serves_all_tasks(store
         names = [t.name for t in threading.enumerate()]
         assert names.count("llqm-sampler") == 1
     finally:
-        llqm.set_sample_interval(0.02)
+        llqm.plugin.set_sample_interval(0.02)
 
 
 def test_bad_sampling_and_export_settings_are_refused_in_one_sentence(monkeypatch):
@@ -326,7 +331,7 @@ def test_bad_sampling_and_export_settings_are_refused_in_one_sentence(monkeypatc
     with pytest.raises(llqm.UserError, match=r"out of range; allowed is 0\.001 to 60 seconds\."):
         interval_from_env()
     with pytest.raises(llqm.UserError, match="sample interval -1 is out of range"):
-        llqm.set_sample_interval(-1)
+        llqm.plugin.set_sample_interval(-1)
     monkeypatch.setenv("LLQM_EXPORT_TIMEOUT", "-2")
     with pytest.raises(llqm.UserError, match=r"allowed is 0 seconds or more\."):
         export_timeout_s()

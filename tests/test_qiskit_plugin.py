@@ -45,7 +45,7 @@ def test_snapshot_of_fake_fez_has_its_156_qubits_and_couplers(fez):
 
 
 def test_ghz_builder_and_its_success_fraction():
-    from llqm_qiskit import ghz_success
+    from llqm_qiskit.circuits import ghz_success
 
     assert ghz(3).count_ops()["cx"] == 2 and ghz(3).num_clbits == 3
     assert circuits.ghz(3, measure=False).num_clbits == 0

@@ -14,6 +14,7 @@ import time
 import pytest
 
 import llqm_core as llqm
+import llqm_core.plugin
 from llqm_core.model.errors import StoreError
 from llqm_core.model.records import HardwareSnapshot, PolicyDecision
 from llqm_core.store.relay import RelayStore, deliver, read_message, relay_message
@@ -99,14 +100,14 @@ def test_a_relayed_running_task_shows_as_running_until_its_end_arrives(tmp_path)
     sent: list = []
     with llqm.run("flow", store=owner) as active:
         relay = llqm.ActiveRun.attach(active.record, RelayStore(sent.append, owner.path))
-        handle = llqm.start_task("long", run=relay, activate=False)
+        handle = llqm.plugin.start_task("long", run=relay, activate=False)
         deliver(owner, *read_message(sent[0]))
         reader = llqm.ProfileStore(owner.path, readonly=True)
         deadline = time.monotonic() + 30  # the writer commits running rows within seconds
         while not reader.tasks(active.id) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert [t.status for t in reader.tasks(active.id)] == [llqm.TaskStatus.RUNNING]
-        llqm.finish_task(handle)
+        llqm.plugin.finish_task(handle)
         deliver(owner, *read_message(sent[1]))
         assert [t.status for t in reader.tasks(active.id)] == [llqm.TaskStatus.COMPLETED]
 

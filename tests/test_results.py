@@ -15,6 +15,7 @@ from mitiq.zne import LinearFactory
 from qiskit.primitives import BitArray
 
 import llqm_core as llqm
+import llqm_core.plugin
 from llqm_core.analysis.report import build_report
 from llqm_core.cli.reanalyze import DERIVED_FROM, reanalyze
 from llqm_core.model.errors import UserError
@@ -182,7 +183,7 @@ def test_a_profiled_programs_sampler_job_is_kept_bit_packed_unless_turned_off(tm
     printed = dict(ast.literal_eval(done.stdout.strip().splitlines()[-1]))
     found = llqm.ProfileStore(store, readonly=True)
     (kept,) = found.results(found.runs()[0].id)
-    arrays = llqm.loaded_plugins().first_result(
+    arrays = llqm.plugin.loaded_plugins().first_result(
         "llqm_decode_result", kind=kept.kind, data=kept.data
     )
     bits = BitArray(arrays["0.meas"], kept.meta["num_bits"]["0.meas"])

@@ -31,7 +31,7 @@ PIPELINE = textwrap.dedent(
     import llqm_qiskit
 
     with llqm_core.run("sample plugin", store=STORE) as run:
-        circuit = llqm_qiskit.ghz(3)
+        circuit = llqm_qiskit.circuits.ghz(3)
         backend = registries.create("backend", "sample.basic")
         compiled = llqm_qiskit.profiled_transpile(circuit, backend.device, seed_transpiler=1)
         counts = backend.execute(compiled, shots=500, seed=1)
@@ -128,7 +128,7 @@ def test_the_sample_plugin_installs_with_pip_and_its_stage_and_backend_run_in_a_
 
 def test_without_the_package_the_sample_backend_is_unknown_and_the_error_lists_the_registered_ones():
     code = (
-        "import llqm_core.registries as registries\n"
+        "import llqm_core.plugin as registries\n"
         "try:\n"
         "    registries.create('backend', 'sample.basic')\n"
         "except Exception as exc:\n"

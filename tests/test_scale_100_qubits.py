@@ -5,8 +5,9 @@ Seconds each with Stim, so they stay in the default run."""
 from __future__ import annotations
 
 import pytest
-from llqm_qiskit import ghz, mirror, profiled_transpile
+from llqm_qiskit import profiled_transpile
 from llqm_qiskit.backends.aer import AerBackend
+from llqm_qiskit.circuits import ghz, mirror
 from llqm_qiskit.observables.expectation import ideal_outcomes
 
 import llqm_core as llqm

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from llqm_qiskit import ghz, mirror
 from llqm_qiskit.backends.aer import AerBackend
 from llqm_qiskit.backends.stim_engine import convert, sample_counts, supports
+from llqm_qiskit.circuits import ghz, mirror
 from qiskit import ClassicalRegister, QuantumCircuit, transpile
 from qiskit_aer import AerSimulator
 

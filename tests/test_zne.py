@@ -7,8 +7,8 @@ import warnings
 import pytest
 from conftest import run_cli
 from llqm_mitiq.zne import gate_count_shortfalls
-from llqm_qiskit import ghz
 from llqm_qiskit.backends.aer import AerBackend
+from llqm_qiskit.circuits import ghz
 from llqm_qiskit.observables.expectation import ideal_outcomes
 from mitiq.zne import execute_with_zne
 from mitiq.zne.inference import RichardsonFactory

@@ -7,8 +7,7 @@
     @flow
     def pipeline(): ...
 
-Task runs are profiled where they execute, under Prefect's own task spans, in the trace of
-the flow run. ``PrefectInstrumentor`` is the underlying ``instrument()``/``uninstrument()``.
+More in docs/modules.md (``llqm_prefect``).
 """
 
 from typing import Any

@@ -64,7 +64,7 @@ def worker_store(flow_run_id: str) -> tuple[RunRecord, ProfileStore] | None:
     was published for that flow run (a process-pool worker, or a flow not on Dask)."""
     with _published_lock:
         published, worker = _published.get(flow_run_id, (None, None))
-    if published is None:
+    if published is None or worker is None:
         return None
     if published.store_is_here():
         try:
@@ -77,7 +77,7 @@ def worker_store(flow_run_id: str) -> tuple[RunRecord, ProfileStore] | None:
     return published.run, RelayStore(send, published.store_path)
 
 
-class JoinRun(WorkerPlugin):  # type: ignore[misc,valid-type]
+class JoinRun(WorkerPlugin):
     """Instruments every worker of the flow's cluster, present and future, and tells it the run."""
 
     idempotent = False

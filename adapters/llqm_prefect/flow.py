@@ -6,7 +6,7 @@ import functools
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
-from typing import Any
+from typing import Any, ParamSpec, TypeVar, overload
 
 from prefect import Flow
 from prefect.context import FlowRunContext
@@ -14,6 +14,7 @@ from prefect.context import FlowRunContext
 import llqm_core
 from llqm_core.analysis.report import build_report
 from llqm_core.model.errors import LLQMWarning
+from llqm_core.runtime.active_run import StoreArg
 from llqm_core.runtime.instrumentation import switched_on
 from llqm_core.telemetry.tracing import telemetry
 
@@ -23,39 +24,87 @@ from .instrument import PrefectInstrumentor, bind_run, forget_run
 from .server import quiet_temporary_server
 from .workers import FLOW_RUN_ID, OPTIONS_ATTRIBUTE
 
+P = ParamSpec("P")
+R = TypeVar("R")
 
+
+@overload
 def profiled(
-    flow: Flow | None = None,
+    flow: Flow[P, R],
     *,
-    store: Any = None,
+    store: StoreArg = None,
     stages: dict[str, str] | None = None,
     artifact: bool = True,
     instrument: bool = True,
     config: dict[str, Any] | None = None,
-) -> Any:
+) -> Flow[P, R]: ...
+
+
+@overload
+def profiled(
+    flow: None = None,
+    *,
+    store: StoreArg = None,
+    stages: dict[str, str] | None = None,
+    artifact: bool = True,
+    instrument: bool = True,
+    config: dict[str, Any] | None = None,
+) -> Callable[[Flow[P, R]], Flow[P, R]]: ...
+
+
+def profiled(
+    flow: Flow[P, R] | None = None,
+    *,
+    store: StoreArg = None,
+    stages: dict[str, str] | None = None,
+    artifact: bool = True,
+    instrument: bool = True,
+    config: dict[str, Any] | None = None,
+) -> Flow[P, R] | Callable[[Flow[P, R]], Flow[P, R]]:
     """Profile every task run of a Prefect flow as an LLQM task of one LLQM run per flow run.
 
-    Place it above ``@flow``::
+    Place it above ``@flow`` (``@profiled`` or ``@profiled(...)``)::
 
         @profiled(stages={"transpile_circuit": "transpile"})
         @flow
         def pipeline(): ...
 
-    ``store`` is where profiles go (as for ``llqm_core.run``); ``stages`` maps task names to
-    stages (a task tagged ``llqm.stage:NAME`` takes ``NAME``; otherwise its name is its stage);
-    with ``artifact`` the flow run gets a markdown artifact ``llqm-profile`` with the profile
-    summary, shown in the Prefect UI. Subflows called inside the flow belong to the same run.
-    With ``instrument`` (the default) every installed instrumentor is on while the flow runs
-    (and off after, unless it was on before), so a task that calls ``qiskit.transpile`` or Mitiq's
-    ``execute_with_zne`` shows
-    their stages under its own task; ``instrument=False`` leaves them as they are.
-    ``config`` is stored with each LLQM run besides the flow's names (a pipeline file's
-    sections and, for a repeated trial, its trial keys).
+    Subflows called inside the flow belong to the same run.
+
+    Args:
+        flow: the Prefect flow (given by the decorator).
+        store: where profiles go, as for ``llqm_core.run``: a path, a ``postgresql://`` URL,
+            a ``ProfileStore``, None for the default store, or False for none.
+        stages: task name -> stage (a task tagged ``llqm.stage:NAME`` takes ``NAME``;
+            otherwise its name is its stage).
+        artifact: give each flow run a markdown artifact ``llqm-profile`` with the profile
+            summary, shown in the Prefect UI.
+        instrument: switch every installed instrumentor on while the flow runs (and off after,
+            unless it was on before), so a task calling ``qiskit.transpile`` or Mitiq's
+            ``execute_with_zne`` shows their stages under its own task.
+        config: stored with each LLQM run besides the flow's names (a pipeline file's sections
+            and, for a repeated trial, its trial keys).
+
+    Returns:
+        The flow, profiled (a copy made with ``Flow.with_options``); without ``flow``, the
+        decorator that makes it.
+
+    Raises:
+        TypeError: ``flow`` is not a Prefect ``Flow`` (``@profiled`` goes above ``@flow``).
     """
     if flow is None:
-        return lambda f: profiled(
-            f, store=store, stages=stages, artifact=artifact, instrument=instrument, config=config
-        )
+
+        def decorate(given: Flow[P, R]) -> Flow[P, R]:
+            return profiled(
+                given,
+                store=store,
+                stages=stages,
+                artifact=artifact,
+                instrument=instrument,
+                config=config,
+            )
+
+        return decorate
     if not isinstance(flow, Flow):
         raise TypeError(
             f"@profiled goes above Prefect's @flow; it was given {type(flow).__name__} instead of a Flow."
@@ -117,18 +166,18 @@ def _close_run(
     active.finish(exc)
     forget_run(active)
     if options["artifact"] and active.store is not None:
-        _publish(active)
+        _publish(active, active.store)
 
 
-def _publish(active: llqm_core.ActiveRun) -> None:
+def _publish(active: llqm_core.ActiveRun, store: llqm_core.ProfileStore) -> None:
     from prefect.artifacts import create_markdown_artifact
 
     try:
         create_markdown_artifact(
-            profile_markdown(build_report(active.store, active.id, keep_tasks=ARTIFACT_TASKS)),
+            profile_markdown(build_report(store, active.id, keep_tasks=ARTIFACT_TASKS)),
             key="llqm-profile",
             description=f"LLQM profile of run {active.id}",
-            _sync=True,  # also from an async flow: the artifact is written before the flow run ends
+            _sync=True,  # type: ignore[call-arg]  # also from an async flow: the artifact is written before the flow run ends
         )
     except Exception as exc:  # the profile is in the store; the UI copy is a convenience
         warnings.warn(

@@ -6,9 +6,7 @@ context and with Prefect's task span current. ``PrefectInstrumentor.instrument()
 that one function, as OpenTelemetry instrumentations wrap a library's entry point;
 ``uninstrument()`` puts it back. Both are idempotent.
 
-A wrapped call is profiled only when it belongs to an LLQM run: the current one
-(``llqm_prefect.profiled`` opens one around the flow) or, in a worker process, the run of
-the profiled flow it came from (see ``workers``); otherwise it runs untouched.
+More in docs/modules.md (``llqm_prefect.instrument``).
 """
 
 from __future__ import annotations
@@ -16,7 +14,7 @@ from __future__ import annotations
 import inspect
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import prefect.task_engine
 import prefect.task_runners
@@ -25,8 +23,10 @@ from prefect.context import FlowRunContext, TaskRunContext
 from prefect.transactions import get_transaction
 
 import llqm_core
+import llqm_core.plugin
 from llqm_core.analysis.summary import CACHE_KEY
 from llqm_core.model.records import TaskRecord
+from llqm_core.plugin import Instrumentor
 from llqm_core.store.relay import RelayStore
 from llqm_core.telemetry.tracing import telemetry
 
@@ -129,7 +129,7 @@ def _start(
     upstream, relayed = _upstream(active, binding, task_run)
     stage = stage_of(list(task_run.tags or []), context.task.name, binding.stages)
     # Named after the task, not the task run: its span sits under Prefect's span of the task run.
-    handle = llqm_core.start_task(
+    handle = llqm_core.plugin.start_task(
         context.task.name, stage, upstream + active.producers(parameters.values()), run=active
     )
     handle.annotate(
@@ -191,7 +191,7 @@ def note_cached_task_run(span: Any) -> None:
                 "cache.saved_cpu_s": source.profile.cpu_s,
             }
     upstream, relayed = _upstream(active, binding, task_run)
-    record = llqm_core.record_cached_task(
+    record = llqm_core.plugin.record_cached_task(
         context.task.name,
         stage_of(list(task_run.tags or []), context.task.name, binding.stages),
         upstream,
@@ -229,31 +229,33 @@ async def _async_call(original, fn, parameters, context, active) -> Any:
     return result
 
 
-class PrefectInstrumentor:
-    """``instrument()`` / ``uninstrument()`` Prefect's task engine for this process."""
+class PrefectInstrumentor(Instrumentor):
+    """Prefect's task engine profiled: each task run of a profiled flow an LLQM task. There is
+    one per process, as there is one task engine: ``PrefectInstrumentor()`` returns it."""
 
-    _lock = threading.Lock()
+    name = "prefect"
+    library = "prefect"
+    supported = ">=3.9,<4"
+    _process: ClassVar[PrefectInstrumentor | None] = None
 
-    @property
-    def is_instrumented(self) -> bool:
-        return getattr(prefect.task_engine.call_with_parameters, "_llqm_instrumented", False)
+    def __new__(cls) -> PrefectInstrumentor:
+        if cls._process is None:
+            made = super().__new__(cls)
+            Instrumentor.__init__(made)
+            cls._process = made
+        return cls._process
 
-    def instrument(self) -> None:
-        with self._lock:
-            if not self.is_instrumented:
-                prefect.task_engine.call_with_parameters = _profiled_call(
-                    prefect.task_engine.call_with_parameters
-                )
-                prefect.task_runners._run_task_in_subprocess = workers.run_task_in_subprocess
-                telemetry().watch_ended_spans(note_cached_task_run)
+    def __init__(self) -> None:
+        """The one instance was set up when it was made (``__new__``)."""
 
-    def uninstrument(self) -> None:
-        with self._lock:
-            if self.is_instrumented:
-                prefect.task_engine.call_with_parameters = (
-                    prefect.task_engine.call_with_parameters.__wrapped__
-                )
-                prefect.task_runners._run_task_in_subprocess = (
-                    prefect.task_runners._run_task_in_subprocess.__wrapped__
-                )
-                telemetry().watch_ended_spans(note_cached_task_run, on=False)
+    def _instrument(self) -> None:
+        self.patch(prefect.task_engine, "call_with_parameters", _profiled_call)
+        self.patch(
+            prefect.task_runners,
+            "_run_task_in_subprocess",
+            lambda _original: workers.run_task_in_subprocess,
+        )
+        telemetry().watch_ended_spans(note_cached_task_run)
+
+    def _uninstrument(self) -> None:
+        telemetry().watch_ended_spans(note_cached_task_run, on=False)

@@ -12,10 +12,10 @@ chooses after ``generate`` runs as its own task like any other.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any
 
 import llqm_core
+from llqm_core.hooks.contracts import PipelineData, StepSpec
 from llqm_core.pipeline.file import Pipeline, Step, StepCallback, run_in_order
 from llqm_core.pipeline.registries import apply_step
 
@@ -29,22 +29,24 @@ def pipeline_flow(
 
     from .flow import profiled
 
-    def as_task(name: str, step: Callable[[dict[str, Any]], Any]) -> Any:
-        def run_step(data: dict[str, Any]) -> dict[str, Any]:
+    def as_task(name: str, step: StepSpec) -> Any:
+        def run_step(data: PipelineData) -> PipelineData:
             return apply_step(name, step, data)
 
-        return task(run_step, name=name, cache_policy=NO_CACHE, persist_result=False)
+        return task(name=name, cache_policy=NO_CACHE, persist_result=False)(run_step)
 
-    def run_one(step: Step, data: dict[str, Any]) -> dict[str, Any]:
+    def run_one(step: Step, data: PipelineData) -> PipelineData:
         return as_task(step.name, step.run)(data)
 
-    def run_pipeline() -> tuple[str, dict[str, Any]]:
+    def run_pipeline() -> tuple[str, PipelineData]:
         data = run_in_order(pipeline, run_one, on_step)
-        return llqm_core.current_run().id, data
+        active = llqm_core.current_run()
+        assert active is not None  # the profiled flow's run
+        return active.id, data
 
     flow_name = re.sub(r"[^A-Za-z0-9_.-]+", "-", pipeline.name).strip("-") or "llqm-pipeline"
-    prefect_flow = flow(
-        run_pipeline, name=flow_name, persist_result=False, validate_parameters=False
+    prefect_flow = flow(name=flow_name, persist_result=False, validate_parameters=False)(
+        run_pipeline
     )
     return profiled(
         prefect_flow,

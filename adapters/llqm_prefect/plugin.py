@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from llqm_core import hookimpl
+from llqm_core.plugin import hookimpl
 
 
 def run_on_prefect(pipeline: Any, store: Any = None, on_step: Any = None) -> Any:

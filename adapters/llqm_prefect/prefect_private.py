@@ -10,7 +10,7 @@ checked against, and ``missing()`` names any that a release moved (tests/test_pr
 
 from __future__ import annotations
 
-import importlib
+from llqm_core.plugin import missing_parts
 
 #: Each wrapped function, by its dotted path, and what the adapter wraps it for.
 WRAPPED = {
@@ -30,16 +30,7 @@ WRAPPED = {
 
 def missing() -> list[str]:
     """The wrapped functions that this Prefect no longer has where the adapter looks for them."""
-    gone = []
-    for dotted in WRAPPED:
-        module, _, name = dotted.rpartition(".")
-        try:
-            found = getattr(importlib.import_module(module), name, None)
-        except ImportError:
-            found = None
-        if not callable(found):
-            gone.append(dotted)
-    return gone
+    return missing_parts(WRAPPED)
 
 
 #: For each wrapped function, the public extension point checked in its place and why it falls

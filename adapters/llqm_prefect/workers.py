@@ -1,16 +1,6 @@
 """Profiling task runs that Prefect sends to other processes: its process pool and Dask workers.
 
-A worker process has none of the flow's in-process state, but Prefect hands every task run
-its flow run's context, flow included: the profiled flow's function carries its LLQM options
-(``__llqm_options__``: store, stages), and the flow run's id finds its LLQM run in that store,
-which the worker joins (``ActiveRun.attach``) under the task's Prefect span, in the flow
-run's trace. A Dask worker is told the run instead (``dask_runs``), and joins it through a
-relay where it cannot reach the store. Nothing is added to the task runs themselves (a tag
-would cost Prefect a concurrency-slot round trip per task run).
-
-Instrumentation reaches the workers by reference: the process pool pickles the function it
-runs in the child by name, so the parent swaps Prefect's for ``run_task_in_subprocess``
-below, which instruments the child first; Dask workers get a ``WorkerPlugin`` (``dask_runs``).
+More in docs/modules.md (``llqm_prefect.workers``).
 """
 
 from __future__ import annotations

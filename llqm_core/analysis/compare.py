@@ -1,18 +1,7 @@
 """Two runs (or two trial sets) side by side: what changed per stage and in the error, and
 whether each change is larger than the spread.
 
-The runs may differ by policy, backend, calibration or code; the comparison is by stage name,
-so a stage only one run has shows with nothing on the other side. Either side may be a trial
-set (``[run] repeat``): its figures are then the trials' means. Each difference carries its
-95% interval, the ``method`` that computed it and ``beyond_spread``:
-
-- two trial sets whose trials ran with the same seeds, trial by trial, are paired: each
-  trial's difference is taken with its partner's, and the interval is Student's t on those
-  differences (``paired-t``), which leaves out what a pair shares (the same shots);
-- otherwise Welch's interval of the difference of the means (``welch``); a side of one run
-  counts with the shot-noise standard error it measured for a fidelity figure;
-- ``beyond_spread`` is None where a side's spread is unknown (one run, and no standard error:
-  its times).
+More in docs/modules.md (``llqm_core.analysis.compare``).
 """
 
 from __future__ import annotations

@@ -7,9 +7,7 @@ tasks'), its wall the window's length; both leave out the warm-up paid in the wi
 a first pass manager: ``model.warmup``), which is shown apart. The calibration in force is
 the snapshot its last job ran against; a change from the previous iteration is marked.
 
-Marks a program made itself (``llqm_core.iteration``) are the iterations where there are any;
-otherwise those of the loop with the most marks that a plugin detected (an Estimator called
-again and again), if it has two or more.
+More in docs/modules.md (``llqm_core.analysis.iterations``).
 """
 
 from __future__ import annotations

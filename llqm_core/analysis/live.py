@@ -6,9 +6,7 @@ machine, where the journals are merged in; within the writer's commit interval f
 machine, through a PostgreSQL URL), the calibrations the monitor stored. Watching therefore
 costs the run nothing but the reads; each frame reads the run's tasks once (linear in them).
 
-A task's CPU seconds and peak memory are known when it ends, so the last minute's busy cores
-and resident memory are those of the tasks that ended, spread over the time they ran: a long
-task still running counts once it ends, and the view says so.
+More in docs/modules.md (``llqm_core.analysis.live``).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ def sweep_plot(
     rows: list[dict[str, Any]], path: str | Path, title: str, cost: str | None = None
 ) -> Path:
     """Draw ``sweep_figure`` into a PNG file at ``path``."""
-    plt = _pyplot()
+    plt = pyplot()
     figure = sweep_figure(rows, title, cost)
     path = Path(path)
     try:
@@ -48,7 +48,7 @@ def _error_bar(row: dict[str, Any], field: str) -> list[list[float]] | None:
 
 def sweep_png(rows: list[dict[str, Any]], title: str, cost: str | None = None) -> bytes:
     """``sweep_figure`` as PNG bytes (a notebook cell shows it inline)."""
-    return _png(sweep_figure(rows, title, cost))
+    return png_bytes(sweep_figure(rows, title, cost))
 
 
 def sweep_figure(rows: list[dict[str, Any]], title: str, cost_name: str | None = None) -> Any:
@@ -58,7 +58,7 @@ def sweep_figure(rows: list[dict[str, Any]], title: str, cost_name: str | None =
     legend that says which marker is which. A point run as repeated trials shows its means with
     error bars of the 95% interval. Points that ``tradeoffs.mark_front`` put on the Pareto front
     are ringed and joined by the front's steps."""
-    plt = _pyplot()
+    plt = pyplot()
     # Beyond a few points, long labels would cover each other: number the points, key below.
     numbered = len(rows) > 3
     key = [
@@ -136,7 +136,7 @@ def sweep_figure(rows: list[dict[str, Any]], title: str, cost_name: str | None =
     return figure
 
 
-def _pyplot():
+def pyplot():
     import matplotlib
 
     matplotlib.use("Agg")
@@ -145,12 +145,12 @@ def _pyplot():
     return plt
 
 
-def _png(figure: Any) -> bytes:
+def png_bytes(figure: Any) -> bytes:
     import io
 
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=110)
-    _pyplot().close(figure)
+    pyplot().close(figure)
     return buffer.getvalue()
 
 
@@ -171,14 +171,14 @@ OUTLINED_BARS = 300
 def timeline_png(report: dict[str, Any]) -> bytes:
     """The run's innermost tasks as bars in lanes by resource (CPU workers, GPU, QPU, queue),
     coloured by stage family, with the CPU use and resident memory of the tasks under it."""
-    plt = _pyplot()
+    plt = pyplot()
     # a task whose only children are warm-up is still innermost: its bar is its own work
     parents = {t["parent_id"] for t in report["tasks"] if not is_warmup(t["stage"])}
     tasks = [t for t in report["tasks"] if t["wall_s"] is not None and t["id"] not in parents]
     if not tasks:
         figure, axes = plt.subplots(figsize=(8, 1.5))
         axes.text(0.5, 0.5, "no ended tasks", ha="center")
-        return _png(figure)
+        return png_bytes(figure)
     origin = min(_seconds_of(t["start"]) for t in report["tasks"] if t["start"])
     lanes: dict[str, int] = {}
     free: list[int] = []  # CPU worker lanes free now, and busy ones with when they free up
@@ -267,7 +267,7 @@ def timeline_png(report: dict[str, Any]) -> bytes:
     memory.set_ylabel("RSS (MiB)", fontsize=8, color="tab:purple")
     usage.set_xlabel("seconds since the run started")
     figure.tight_layout()
-    return _png(figure)
+    return png_bytes(figure)
 
 
 def busy_cores_series(report: dict[str, Any]) -> tuple[list[float], list[float]]:
@@ -303,7 +303,7 @@ def busy_cores_series(report: dict[str, Any]) -> tuple[list[float], list[float]]
 def stages_png(report: dict[str, Any]) -> bytes:
     """Each stage's own wall time (outside its nested stages, so the bars add up to the run's
     busy time) split into CPU and the rest (waiting: queue, QPU, I/O)."""
-    plt = _pyplot()
+    plt = pyplot()
     stages = sorted(report["stages"].items(), key=lambda item: item[1]["own_wall_s"])[-15:]
     figure, axes = plt.subplots(figsize=(8, 0.35 * len(stages) + 1.2))
     names = [s for s, _ in stages]
@@ -318,7 +318,7 @@ def stages_png(report: dict[str, Any]) -> bytes:
     axes.legend(fontsize=7)
     axes.set_title("Stage breakdown (own time)", fontsize=10)
     figure.tight_layout()
-    return _png(figure)
+    return png_bytes(figure)
 
 
 def _seconds_of(iso: str) -> float:
@@ -327,136 +327,11 @@ def _seconds_of(iso: str) -> float:
     return datetime.fromisoformat(iso).timestamp()
 
 
-QUBIT_FIELDS_PLOTTED = ("readout_error", "t1_s", "t2_s")
-
-
-def _device_layout(snapshot: Any) -> tuple[dict[int, tuple[float, float]], list[tuple[int, int]]]:
-    """Positions for the device's qubits (a force-directed layout of its coupling graph) and its couplers."""
-    import networkx
-
-    couplers = sorted({tuple(sorted(g.qubits)) for g in snapshot.gates if len(g.qubits) == 2})
-    graph = networkx.Graph()
-    graph.add_nodes_from(range(snapshot.num_qubits))
-    graph.add_edges_from(couplers)
-    return networkx.kamada_kawai_layout(graph), couplers
-
-
-def _draw_device(
-    axes: Any,
-    positions: dict,
-    couplers: list,
-    edge_values: dict,
-    node_values: dict,
-    broken: set,
-    cmap: str,
-    label: str,
-) -> None:
-    import matplotlib.collections as collections
-
-    plt = _pyplot()
-    finite = [v for v in edge_values.values() if v is not None]
-    norm = plt.Normalize(min(finite, default=0), max(finite, default=1))
-    segments = [[positions[a], positions[b]] for a, b in couplers]
-    colours = [
-        plt.get_cmap("Greys")(0.35)
-        if edge_values.get(c) is None
-        else plt.get_cmap(cmap)(norm(edge_values[c]))
-        for c in couplers
-    ]
-    axes.add_collection(
-        collections.LineCollection(segments, colors=colours, linewidths=2.5, zorder=1)
-    )
-    for a, b in broken:
-        axes.plot(
-            *zip(positions[a], positions[b]), color="red", linestyle="--", linewidth=2.5, zorder=2
-        )
-    qubits = sorted(positions)
-    values = [node_values.get(q) for q in qubits]
-    known = [v for v in values if v is not None]
-    points = axes.scatter(
-        [positions[q][0] for q in qubits],
-        [positions[q][1] for q in qubits],
-        c=[v if v is not None else float("nan") for v in values],
-        cmap=cmap,
-        s=40,
-        zorder=3,
-        edgecolors="black",
-        linewidths=0.3,
-        vmin=min(known, default=0),
-        vmax=max(known, default=1),
-    )
-    axes.figure.colorbar(points, ax=axes, shrink=0.7, label=label)
-    axes.set_aspect("equal")
-    axes.axis("off")
-
-
-def device_map_png(snapshot: Any, field: str = "readout_error") -> bytes:
-    """The device's coupling map, qubits coloured by a calibration field, couplers by their
-    two-qubit error, couplers out of service dashed red."""
-    from ..model.hardware import faulty_couplers
-
-    if field not in QUBIT_FIELDS_PLOTTED:
-        raise UserError(
-            f"unknown calibration field {field!r}; choose one of: {', '.join(QUBIT_FIELDS_PLOTTED)}."
-        )
-    plt = _pyplot()
-    positions, couplers = _device_layout(snapshot)
-    broken = set(faulty_couplers(snapshot))
-    errors: dict[tuple[int, int], float] = {}
-    for gate in snapshot.gates:
-        pair = tuple(sorted(gate.qubits))
-        if len(pair) == 2 and gate.error is not None and pair not in broken:
-            errors[pair] = max(errors.get(pair, 0.0), gate.error)
-    nodes = {q: getattr(c, field) for q, c in snapshot.qubits.items()}
-    figure, axes = plt.subplots(figsize=(9, 8))
-    _draw_device(axes, positions, couplers, errors, nodes, broken, "viridis", field)
-    axes.set_title(
-        f"{snapshot.backend} ({snapshot.fingerprint}): qubits by {field}, couplers by two-qubit error; "
-        f"{len(broken)} out of service (red)",
-        fontsize=9,
-    )
-    figure.tight_layout()
-    return _png(figure)
-
-
-def drift_map_png(before: Any, after: Any) -> bytes:
-    """Where the calibration moved between two snapshots: qubits by the relative change of their
-    readout error, couplers by that of their two-qubit error; newly broken couplers dashed red."""
-    from ..model.hardware import faulty_couplers
-
-    plt = _pyplot()
-    positions, couplers = _device_layout(after)
-    old = {(g.gate, g.qubits): g.error for g in before.gates}
-    edges: dict[tuple[int, int], float] = {}
-    for gate in after.gates:
-        was = old.get((gate.gate, gate.qubits))
-        if len(gate.qubits) == 2 and was and gate.error is not None and gate.error < 1.0:
-            pair = tuple(sorted(gate.qubits))
-            edges[pair] = max(edges.get(pair, 0.0), (gate.error - was) / was)
-    nodes = {}
-    for q, calibration in after.qubits.items():
-        was = before.qubits.get(q)
-        if was is not None and was.readout_error and calibration.readout_error is not None:
-            nodes[q] = (calibration.readout_error - was.readout_error) / was.readout_error
-    newly_broken = set(faulty_couplers(after)) - set(faulty_couplers(before))
-    figure, axes = plt.subplots(figsize=(9, 8))
-    _draw_device(
-        axes, positions, couplers, edges, nodes, newly_broken, "coolwarm", "relative change"
-    )
-    axes.set_title(
-        f"{after.backend}: drift from {before.fingerprint} to {after.fingerprint}; "
-        f"{len(newly_broken)} couplers newly out of service (red)",
-        fontsize=9,
-    )
-    figure.tight_layout()
-    return _png(figure)
-
-
 def iterations_png(report: dict[str, Any]) -> bytes:
     """A loop's objective (with its standard error) and cost per iteration, one above the other,
     with a dashed line where the calibration in force changed."""
     rows = report.get("iterations") or []
-    plt = _pyplot()
+    plt = pyplot()
     figure, (top, bottom) = plt.subplots(2, 1, figsize=(8, 5.5), sharex=True)
     index = [r["index"] for r in rows]
     valued = [r for r in rows if r["value"] is not None]
@@ -488,4 +363,4 @@ def iterations_png(report: dict[str, Any]) -> bytes:
             )
     bottom.legend(loc="upper right", fontsize="small")
     figure.tight_layout()
-    return _png(figure)
+    return png_bytes(figure)

@@ -1,27 +1,7 @@
 """Spread over repeated trials: mean, sample standard deviation and a 95% interval, named by
 how it was computed.
 
-A figure that varies between trials (an error, a wall time) is one draw unless it is repeated;
-this module turns the draws into a ``Summary`` and says whether two summaries differ by more
-than their spread. The interval respects what the figure can be:
-
-- ``student-t``: mean ± t * sd / sqrt(n), for signed figures (an expectation value);
-- ``expanded-bootstrap-percentile``: percentiles of the means of resamples drawn with
-  replacement (seeded by the values, so a report reads the same twice), for figures that
-  cannot be negative and are often skewed (seconds of wall, CPU, QPU and queue, errors): it
-  never leaves the range of the values, so never crosses zero, and it is not symmetric. Plain
-  percentiles (2.5th and 97.5th) are too narrow for a few trials; the percentiles are taken
-  further out, at the normal tail of ``sqrt(n / (n - 1)) * t(n - 1)`` (Hesterberg's expanded
-  percentile interval, 2015), which brings the coverage back to about Student's t's;
-- ``shot-noise``: one run's value ± 1.96 standard errors from its shots (the run measured it),
-  clipped at zero for a figure that cannot be negative.
-
-Differences: ``welch`` (two independent sets; a side of one run with a shot-noise standard
-error counts as known variance) and ``paired-t`` (trials that share their seeds, compared
-trial by trial). It is plain Python, with no scipy: the Student-t distribution for an integer
-number of degrees of freedom has a closed form (Abramowitz and Stegun 26.7.3-4) that
-bisection inverts (above 1,000 degrees, their expansion 26.7.5 around the normal quantile), so
-the core stays free of a numerical stack.
+More in docs/modules.md (``llqm_core.analysis.stats``).
 """
 
 from __future__ import annotations

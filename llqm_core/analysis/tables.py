@@ -84,7 +84,12 @@ def dataframe(
     run_id: str | None = None, store: ProfileStore | str | os.PathLike | None = None
 ) -> Any:
     """The tasks of a run (the latest by default) as a pandas DataFrame, one row per task;
-    ``store`` is a ``ProfileStore``, a path, or None for the default store."""
+    ``store`` is a ``ProfileStore``, a path, or None for the default store.
+
+    Args:
+        run_id: a run id or a unique prefix; None for the latest run.
+        store: a ``ProfileStore``, a path or URL, or None for the default store.
+    """
     import pandas
 
     if not isinstance(store, ProfileStore):
@@ -96,7 +101,12 @@ def iterations_dataframe(
     run_id: str | None = None, store: ProfileStore | str | os.PathLike | None = None
 ) -> Any:
     """A closed loop's iterations (``analysis.iterations``) as a pandas DataFrame, one row per
-    iteration, for a notebook to plot: ``frame.plot(x="index", y="value", yerr="error")``."""
+    iteration, for a notebook to plot: ``frame.plot(x="index", y="value", yerr="error")``.
+
+    Args:
+        run_id: a run id or a unique prefix; None for the latest run.
+        store: a ``ProfileStore``, a path or URL, or None for the default store.
+    """
     import pandas
 
     if not isinstance(store, ProfileStore):

@@ -18,7 +18,7 @@ from ..model.errors import UserError
 from ..model.hardware import figures
 from ..model.records import TaskRecord
 from ..store.profile_store import ProfileStore
-from .plots import _png, _pyplot
+from .plots import png_bytes, pyplot
 from .summary import fidelity
 
 #: The runs searched for ones made on the device, newest first.
@@ -138,7 +138,7 @@ PANELS = (
 def hardware_timeline_png(timeline: dict[str, Any]) -> bytes:
     """The figures of each snapshot as steps over time, one panel each, with the failed readings
     and, in a last panel on the same axis, each run's span and its mitigated error."""
-    plt = _pyplot()
+    plt = pyplot()
     snapshots, runs = timeline["snapshots"], timeline["runs"]
     starts = [s["at"] for s in snapshots] + [r["start"] for r in runs]
     origin = min(starts) if starts else 0.0
@@ -180,7 +180,7 @@ def hardware_timeline_png(timeline: dict[str, Any]) -> bytes:
     runs_axis.grid(alpha=0.3)
     figure.suptitle(f"{timeline['device']}: calibration and runs over time", fontsize=10)
     figure.tight_layout()
-    return _png(figure)
+    return png_bytes(figure)
 
 
 def write_timeline_png(timeline: dict[str, Any], path: str | Path) -> None:

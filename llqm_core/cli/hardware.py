@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..analysis.console import styled
-from ..analysis.plots import device_map_png, drift_map_png
+from ..analysis.device_maps import device_map_png, drift_map_png
 from ..analysis.timeline import device_timeline, write_timeline_png
 from ..hooks.plugins import loaded_plugins
 from ..model import hardware

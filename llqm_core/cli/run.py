@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import cast
 
 from rich.console import Console
 from rich.table import Table
@@ -17,6 +18,7 @@ from ..analysis.trial_report import (
     render_trials,
     trials_report,
 )
+from ..hooks.contracts import Forecaster, PipelineData
 from ..model.errors import UserError
 from ..model.modelled import with_word
 from ..model.units import format_bytes, format_seconds
@@ -145,9 +147,9 @@ def cmd_predict(args: argparse.Namespace, console: Console) -> None:
     pipeline = load_pipeline(args.pipeline, force=True)
     data = pipeline.initial_data()
     for step in pipeline.steps_to_choice():  # the circuit only: nothing executes or is recorded
-        data.update(step.run(data) or {})
+        data = cast(PipelineData, {**data, **(step.run(data) or {})})
     model = registries.create("policy", args.model)
-    if not hasattr(model, "forecast"):
+    if not isinstance(model, Forecaster):
         raise UserError(
             f"policy {args.model!r} does not predict costs; use a cost model such as cost_model."
         )

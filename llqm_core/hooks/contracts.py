@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Any, Protocol, TypedDict, runtime_checkable
 
-from ..model.records import HardwareSnapshot
+from ..model.hardware import HardwareChange
+from ..model.records import HardwareSnapshot, PolicyDecision
 
 
 class PipelineData(TypedDict, total=False):
@@ -21,7 +22,7 @@ class PipelineData(TypedDict, total=False):
     (``zne_values``, ``pec_gamma``)."""
 
     # set by the core before the first step
-    backend: Any  #: the backend the file names (``llqm_qiskit.QuantumBackend`` for the built-ins)
+    backend: Any  #: the backend the file names (a ``QuantumBackend`` for the built-ins)
     policies: list[Any]  #: the policies ``[policies] names`` asked for
     warnings: list[str]  #: sentences for the report; a step returns the list with its own added
     # set before the first step by section "execution" (``SectionPlan.data``)
@@ -36,6 +37,7 @@ class PipelineData(TypedDict, total=False):
     # stage "observable"
     observable: Any  #: has ``expectation(counts) -> float``, ``ideal`` and ``label``
     ideal_value: float | None  #: the observable's exact value on an ideal machine
+    ideal_method: str  #: how the ideal value was found (``statevector``, ``stabilizer``, ...)
     observable_label: str  #: how the report names the observable
     # stage "transpile"
     compiled: Any  #: the circuit compiled for the backend
@@ -45,10 +47,15 @@ class PipelineData(TypedDict, total=False):
     current_compiled: Callable[[], Any]
     transpile_s: float  #: seconds the transpile took (what a fold after transpile saves)
     # stages "mitigate.<technique>"
-    evaluate: Callable[[Mapping[str, int]], float]  #: an inner technique's corrected observable
+    #: an inner technique's corrected observable: value and standard error of a readout (the
+    #: counts of each circuit measuring one variant)
+    evaluate: Callable[[list[Mapping[str, int]]], tuple[float, float]]
     counts: Any  #: the counts of the unscaled circuit
+    readout: Any  #: the counts of each circuit measuring the unscaled circuit (a Pauli sum's bases)
     value: float  #: the mitigated value
+    value_error: float  #: its standard error
     unmitigated: float  #: the value without mitigation, from the same job
+    unmitigated_error: float  #: its standard error
     circuits_executed: int  #: circuits the technique ran, calibration included
     # stage "postprocess": the ``llqm_postprocess`` figures, by their first dotted part
     fidelity: dict[str, Any]  #: the ``fidelity.*`` figures the report shows
@@ -56,7 +63,50 @@ class PipelineData(TypedDict, total=False):
 
 
 #: A pipeline step: reads the data so far, returns what it adds (or None).
-StepFunction = Callable[[PipelineData], "PipelineData | None"]
+StepFunction = Callable[[PipelineData], "Mapping[str, Any] | None"]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What a step is expected to cost: ``memory_bytes`` is what it holds at its peak on top of
+    the process as the run found it; ``basis`` says in a few words what the figures come from."""
+
+    wall_s: float
+    memory_bytes: float
+    basis: str
+
+    def __add__(self, other: Estimate) -> Estimate:
+        """Two parts of one step, the second holding its memory while the first still holds its
+        own; the sum is described by the part that holds more."""
+        larger = self if self.memory_bytes >= other.memory_bytes else other
+        return Estimate(
+            self.wall_s + other.wall_s, self.memory_bytes + other.memory_bytes, larger.basis
+        )
+
+
+@dataclass
+class StepSpec:
+    """A step a stage's factory returns: ``run(data)``, and what it answers before it runs.
+
+    Each answer is optional: ``preflight(data)`` checks the step against the rest of the file
+    (``ValueError``); ``estimate(plan)`` its time and memory (``llqm_core.pipeline.fit``);
+    ``load()`` check-time work that builds something, once the run fits; ``inspect(context)``
+    checks it against what earlier steps built and returns lines for ``llqm run --check``;
+    ``planned_shots(shots, bases)`` the shots it will spend (a step that executes)."""
+
+    run: StepFunction
+    preflight: Callable[[PipelineData], None] | None = None
+    estimate: Callable[[dict[str, Any]], Estimate | None] | None = None
+    load: Callable[[], object] | None = None
+    inspect: Callable[[dict[str, Any]], list[str] | None] | None = None
+    planned_shots: Callable[[int, int], int] | None = None
+
+    def __call__(self, data: PipelineData) -> Mapping[str, Any] | None:
+        return self.run(data)
+
+
+#: What a stage's factory may return: a ``StepSpec``, or a plain step that answers nothing.
+StageStep = StepSpec | StepFunction
 
 
 @dataclass(frozen=True)
@@ -137,6 +187,234 @@ class TranspileCacheContext(TypedDict):
     context: tuple  #: what else decides the result: device name, level, seed, layout
     snapshot: HardwareSnapshot  #: the calibration now (entries made on a drifted one go)
     transpile: Callable[[list[Any]], list[Any]]  #: compiles the circuits it does not hold
+
+
+@runtime_checkable
+class Section(Protocol):
+    """A section of pipeline files (``llqm_register_sections``): where its steps run among the
+    other sections' (``order``, lowest first) and the steps its table asks for (``build``)."""
+
+    order: int
+
+    def build(self, table: dict[str, Any], /) -> SectionPlan: ...
+
+
+@runtime_checkable
+class ChoicePoint(Protocol):
+    """A section after whose steps the policies choose and predict (``choose_after = True``)."""
+
+    choose_after: bool
+
+
+@runtime_checkable
+class FeaturesSection(Protocol):
+    """A section that says what a cost model predicts from, in the run's data."""
+
+    def features(self, data: PipelineData, /) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class PlanFeaturesSection(Protocol):
+    """A section that says what a cost model predicts from, in the estimates' plan."""
+
+    def plan_features(self, plan: dict[str, Any], /) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class ChoosingSection(Protocol):
+    """A section whose table the policies may choose in place of the file's (``[mitigation]``)."""
+
+    def choose(
+        self, data: PipelineData, features: dict[str, Any], table: dict[str, Any], /
+    ) -> dict[str, Any] | None: ...
+
+
+@runtime_checkable
+class ShapedSection(Protocol):
+    """A section with its part of a run's shape (``llqm_core.pipeline.shapes``)."""
+
+    def shape(self, table: dict[str, Any], stages: list[str], /) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """A policy (``llqm_register_policies``): the decision point it serves."""
+
+    decides: str
+
+
+@runtime_checkable
+class NamedPolicy(Protocol):
+    """A policy with the name it is registered under (else its class's name is used)."""
+
+    name: str
+
+
+@runtime_checkable
+class DecidingPolicy(Protocol):
+    """A policy that chooses: ``decide(**context)`` with its point's context (below)."""
+
+    decides: str
+
+    def decide(self, **context: Any) -> PolicyDecision: ...
+
+
+@runtime_checkable
+class PreflightPolicy(Protocol):
+    """A policy that refuses a file it cannot serve when the file is checked (``ValueError``)."""
+
+    def preflight(self, pipeline: Any, /) -> None: ...
+
+
+@runtime_checkable
+class ReviewingPolicy(Protocol):
+    """A policy that looks at what the run spent before ``postprocess``; returns warnings."""
+
+    def review(self, data: PipelineData, /) -> list[str]: ...
+
+
+@runtime_checkable
+class ReactivePolicy(Protocol):
+    """A policy that decides anew when the calibration of the run's backend changes."""
+
+    def on_hardware_change(self, change: HardwareChange, /) -> PolicyDecision | None: ...
+
+
+@runtime_checkable
+class Forecaster(Protocol):
+    """A policy that predicts each stage's costs for ``llqm predict``, from stored runs of the
+    same shape (``cost_model``)."""
+
+    def forecast(self, features: dict[str, Any], store: Any, shape: dict[str, Any], /) -> Any: ...
+
+
+@runtime_checkable
+class CostModel(Protocol):
+    """A policy whose predictions from stored runs replace a step's modelled time in the fit
+    (``llqm_core.pipeline.fit``): ``({stage: costs}, runs used)``."""
+
+    def predict(
+        self, features: dict[str, Any], store: Any, /
+    ) -> tuple[dict[str, dict[str, float]], int]: ...
+
+
+@runtime_checkable
+class WorkChanging(Protocol):
+    """A policy factory that says whether its policy changes the work (``changes_work``, default
+    True): one that does not (a cache) leaves a run's shape as it was."""
+
+    changes_work: bool
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """What the core needs of a backend (``llqm_register_backends``): its name. The Qiskit
+    plugin's backends add ``execute``, ``snapshot`` and more (``QuantumBackend``)."""
+
+    @property
+    def name(self) -> str: ...
+
+
+@runtime_checkable
+class MonitoredBackend(Protocol):
+    """A backend the hardware monitor watches while a pipeline runs on it (unless its
+    ``calibration_moves`` is False): its calibration now, read on ``monitor_interval_s``."""
+
+    @property
+    def device_name(self) -> str: ...
+
+    monitor_interval_s: float
+
+    def poll_calibration(self) -> HardwareSnapshot: ...
+
+
+@runtime_checkable
+class MovingCalibration(Protocol):
+    """A backend that says whether its calibration can move (a fixed fake device's cannot)."""
+
+    @property
+    def calibration_moves(self) -> bool: ...
+
+
+class Instrumenting(Protocol):
+    """What an instrumentor factory returns (an ``llqm_core.plugin.Instrumentor``)."""
+
+    def instrument(self) -> Any: ...
+
+    def uninstrument(self) -> Any: ...
+
+
+class RegisterExporter(Protocol):
+    """``register`` of ``llqm_register_exporters``: a factory of an OpenTelemetry SpanExporter."""
+
+    def __call__(
+        self,
+        name: str,
+        factory: Callable[[], Any],
+        /,
+        *,
+        batched: bool = True,
+        description: str = "",
+    ) -> None: ...
+
+
+class RegisterStage(Protocol):
+    """``register`` of ``llqm_register_stages``: ``factory(**options)`` returns the step."""
+
+    def __call__(
+        self, name: str, factory: Callable[..., StageStep], /, *, description: str = ""
+    ) -> None: ...
+
+
+class RegisterSection(Protocol):
+    """``register`` of ``llqm_register_sections``."""
+
+    def __call__(self, name: str, section: Section, /, *, description: str = "") -> None: ...
+
+
+class RegisterBackend(Protocol):
+    """``register`` of ``llqm_register_backends``; ``default``: a file without ``[backend] name``
+    runs on it."""
+
+    def __call__(
+        self,
+        name: str,
+        factory: Callable[..., Any],
+        /,
+        *,
+        description: str = "",
+        default: bool = False,
+    ) -> None: ...
+
+
+class RegisterInstrumentor(Protocol):
+    """``register`` of ``llqm_register_instrumentors``."""
+
+    def __call__(
+        self, name: str, factory: Callable[[], Instrumenting], /, *, description: str = ""
+    ) -> None: ...
+
+
+class RegisterPolicy(Protocol):
+    """``register`` of ``llqm_register_policies``: ``factory(**options)`` returns a ``Policy``."""
+
+    def __call__(
+        self, name: str, factory: Callable[..., Policy], /, *, description: str = ""
+    ) -> None: ...
+
+
+class RegisterEngine(Protocol):
+    """``register`` of ``llqm_register_engines``: ``run_pipeline(pipeline, store=, on_step=)``
+    returns ``(run_id, data)``."""
+
+    def __call__(
+        self,
+        name: str,
+        run_pipeline: Callable[..., tuple[str, dict[str, Any]]],
+        /,
+        *,
+        description: str = "",
+    ) -> None: ...
 
 
 LAYOUT = "layout"

@@ -5,6 +5,7 @@ python -m llqm_core.hooks.hookdoc > docs/hooks.md
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import re
 
@@ -48,7 +49,17 @@ def hook_reference() -> str:
             continue
         signature = str(inspect.signature(function)).replace("'", "")
         lines += [f"## `{name}{signature}`", "", inspect.cleandoc(function.__doc__ or ""), ""]
+    lines += [
+        "## Where to import them",
+        "",
+        "Everything on this page is importable from `llqm_core.plugin`: `hookimpl`, the contracts "
+        "below, the protocols, `StepSpec` and `Estimate`, the registries (`create`, `lookup`, "
+        "`run_stage`, `run_step`) and the task calls adapters make (`start_task`, `finish_task`, "
+        "`record_cached_task`, `record_past_task`).",
+        "",
+    ]
     lines += _section("Pipeline data (`PipelineData`)", contracts.PipelineData)
+    lines += _dataclass("A step (`StepSpec`)", contracts.StepSpec)
     lines += _section("What a section builds (`SectionPlan`)", contracts.SectionPlan)
     lines += _section("One stage a section runs (`StageUse`)", contracts.StageUse)
     lines += [
@@ -60,7 +71,72 @@ def hook_reference() -> str:
     ]
     for point, context in contracts.DECISION_POINTS.items():
         lines += _section(f"`{point}` (`{context.__name__}`)", context, level="###")
+    lines += [
+        "## Protocols",
+        "",
+        "What the core asks of the objects plugins register; the optional parts are protocols of "
+        "their own, checked with `isinstance`.",
+        "",
+    ]
+    for name in _PROTOCOLS:
+        lines += _protocol(name, getattr(contracts, name))
     return "\n".join(lines)
+
+
+_PROTOCOLS = (
+    "Section",
+    "ChoicePoint",
+    "FeaturesSection",
+    "PlanFeaturesSection",
+    "ChoosingSection",
+    "ShapedSection",
+    "Policy",
+    "NamedPolicy",
+    "DecidingPolicy",
+    "PreflightPolicy",
+    "ReviewingPolicy",
+    "ReactivePolicy",
+    "Forecaster",
+    "CostModel",
+    "WorkChanging",
+    "Backend",
+    "MonitoredBackend",
+    "MovingCalibration",
+)
+
+
+def _dataclass(title: str, cls: type) -> list[str]:
+    """A dataclass's fields with their types, under its docstring."""
+    rows = ["| field | type |", "|---|---|"]
+    for field in dataclasses.fields(cls):
+        kind = str(field.type).replace("|", "\\|")
+        rows.append(f"| `{field.name}` | `{kind}` |")
+    return [f"## {title}", "", inspect.cleandoc(cls.__doc__ or ""), "", *rows, ""]
+
+
+def _protocol(name: str, cls: type) -> list[str]:
+    """A protocol's members (attributes and method signatures), under its docstring."""
+    members = []
+    for member in sorted(getattr(cls, "__protocol_attrs__", None) or _protocol_members(cls)):
+        value = inspect.getattr_static(cls, member, None)
+        if callable(value):
+            signature = str(inspect.signature(value)).replace("'", "")
+            members.append(f"- `{member}{signature}`")
+        else:
+            members.append(f"- `{member}`")
+    return [f"### `{name}`", "", inspect.cleandoc(cls.__doc__ or ""), "", *members, ""]
+
+
+def _protocol_members(cls: type) -> set[str]:
+    """The names a protocol declares itself (annotations and functions), as Python 3.11 has no
+    ``__protocol_attrs__``."""
+    own = set(getattr(cls, "__annotations__", {}))
+    own |= {
+        n
+        for n, v in vars(cls).items()
+        if not n.startswith("_") and (callable(v) or isinstance(v, property))
+    }
+    return own
 
 
 if __name__ == "__main__":

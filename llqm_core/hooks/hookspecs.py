@@ -1,14 +1,12 @@
 """The LLQM plugin API: every hook a plugin may implement.
 
-A plugin is a module (or object) named by an entry point in the ``llqm`` group::
-
-    [project.entry-points.llqm]
-    my_plugin = "my_package.llqm_plugin"
-
-and implements any of these hooks with ``@llqm_core.hookimpl``. The built-in plugins are
-registered the same way, so they are also examples. Hooks that ``register`` something hand
-the plugin a callback; hooks that observe a run must not raise: if one does, LLQM warns
-naming the plugin and goes on.
+A plugin is a module named by an entry point in the ``llqm`` group (``[project.entry-points.llqm]
+my_plugin = "my_package.llqm_plugin"``) that implements any of these hooks with
+``@llqm_core.plugin.hookimpl``; the built-in plugins are registered the same way, so they are
+also examples. Hooks that ``register`` something hand the plugin a callback; hooks that observe
+a run must not raise: if one does, LLQM warns naming the plugin and goes on. Everything else a
+plugin calls or implements (``StepSpec``, the ``Section`` and ``Policy`` protocols) is in
+``llqm_core.plugin``.
 """
 
 from __future__ import annotations
@@ -20,7 +18,16 @@ import pluggy
 
 from ..model.hardware import HardwareChange
 from ..model.records import HardwareSnapshot, RunRecord, TaskRecord
-from .contracts import PipelineData
+from .contracts import (
+    PipelineData,
+    RegisterBackend,
+    RegisterEngine,
+    RegisterExporter,
+    RegisterInstrumentor,
+    RegisterPolicy,
+    RegisterSection,
+    RegisterStage,
+)
 
 PROJECT = "llqm"
 
@@ -29,7 +36,7 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
 @hookspec
-def llqm_register_exporters(register: Callable[..., None]) -> None:
+def llqm_register_exporters(register: RegisterExporter) -> None:
     """Add span exporters: call ``register(name, factory, batched=True, description="")``.
 
     ``factory()`` returns an OpenTelemetry ``SpanExporter``; it is called only when the user
@@ -39,30 +46,31 @@ def llqm_register_exporters(register: Callable[..., None]) -> None:
 
 
 @hookspec
-def llqm_register_stages(register: Callable[..., None]) -> None:
+def llqm_register_stages(register: RegisterStage) -> None:
     """Add pipeline stages: call ``register(name, factory, description="")`` for each.
 
     ``factory(**options)`` checks the options a pipeline file gives (keyword-only, with
-    defaults; ``ValueError`` with one sentence for a bad value) and returns the step: a
-    callable ``step(data)`` that reads what earlier steps left in ``data`` (a ``PipelineData``,
-    below: ``circuit``, ``compiled``, ``counts``, ``value``, ...) and returns a dict of new
-    entries, or None. ``llqm_core.registries.run_stage(name, data, **options)`` runs it as
+    defaults; ``ValueError`` with one sentence for a bad value) and returns the step: an
+    ``llqm_core.plugin.StepSpec`` whose ``run(data)`` reads what earlier steps left in ``data``
+    (a ``PipelineData``, below: ``circuit``, ``compiled``, ``counts``, ``value``, ...) and
+    returns a dict of new entries, or None (a plain callable ``step(data)`` is a step that
+    answers nothing else). ``llqm_core.plugin.run_stage(name, data, **options)`` runs it as
     its own task (stage ``name``).
 
     While a pipeline file is read, before anything is built, the step may answer through
-    attributes set on it: ``step.preflight(data)`` checks it against the rest of the file
-    (``ValueError``: a circuit wider than the backend); ``step.estimate(plan)`` returns an
-    ``llqm_core.pipeline.fit.Estimate(wall_s, memory_bytes, basis)`` of its own work, reading
+    the spec's other fields: ``preflight(data)`` checks it against the rest of the file
+    (``ValueError``: a circuit wider than the backend); ``estimate(plan)`` returns an
+    ``llqm_core.plugin.Estimate(wall_s, memory_bytes, basis)`` of its own work, reading
     from the dict ``plan`` what earlier steps' estimates put there (``backend``, ``shots``,
     ``qubits``, ``gates``, ``clifford``, ``compiled_gates``, ``compiled_bytes``) and adding
     what it makes, so that the core can refuse a run that cannot fit
-    (``llqm_core.pipeline.fit``); ``step.load()`` does check-time work that builds something
-    (parsing a QASM file) once the run fits; ``step.inspect(context)`` then checks the step
+    (``llqm_core.pipeline.fit``); ``load()`` does check-time work that builds something
+    (parsing a QASM file) once the run fits; ``inspect(context)`` then checks the step
     against what earlier steps' inspections put in the dict ``context`` (the parsed
     ``circuit``), raising ``ValueError`` for what would fail mid-run, and returns lines
     saying what the run will do (``llqm run --check`` prints them).
-    A step that executes (``mitigate.<technique>``) also carries
-    ``step.planned_shots(shots, bases)``: the shots it will spend at ``shots`` per execution
+    A step that executes (``mitigate.<technique>``) also answers
+    ``planned_shots(shots, bases)``: the shots it will spend at ``shots`` per execution
     when each circuit it executes is measured by ``bases`` circuits (``measurement_bases``, a
     Pauli sum's groups), exactly, so that a shots budget is checked before anything runs
     (``llqm_core.pipeline.sections.section_shots``).
@@ -70,12 +78,12 @@ def llqm_register_stages(register: Callable[..., None]) -> None:
 
 
 @hookspec
-def llqm_register_sections(register: Callable[..., None]) -> None:
+def llqm_register_sections(register: RegisterSection) -> None:
     """Add sections of pipeline files: call ``register(name, section, description="")``.
 
     ``name`` is the file's table (``[circuit]``); the core knows a pipeline file only as
     ``name``, ``[backend]``, the registered sections, ``[[stages]]``, ``[policies]``,
-    ``[output]`` and ``[run]``. ``section`` is an object with:
+    ``[output]`` and ``[run]``. ``section`` is an ``llqm_core.plugin.Section``, with:
 
     - ``order`` (int): where its steps run among the other sections' steps, lowest first;
     - ``build(table)``: checks the section's table (a dict, empty when the file has none) and
@@ -83,19 +91,20 @@ def llqm_register_sections(register: Callable[..., None]) -> None:
       their options, and the ``PipelineData`` entries the run starts with; ``ValueError`` with
       one sentence naming the table (``[execution] shots must be ...``) for bad input.
 
-    and, optionally:
+    and, optionally (each a protocol of its own in ``llqm_core.plugin``):
 
-    - ``choose_after = True``: once this section's steps have run, the sections with a
+    - ``choose_after = True`` (``ChoicePoint``): once this section's steps have run, the sections with a
       ``choose`` may be replaced by the policies' choice, and the ``predict`` policies forecast
       the run (the built-in ``[circuit]``: the circuit is known);
-    - ``features(data)`` and ``plan_features(plan)``: what a cost model predicts from
+    - ``features(data)`` and ``plan_features(plan)`` (``FeaturesSection``,
+      ``PlanFeaturesSection``): what a cost model predicts from
       (``circuit.size``, ``shots``), from the run's data once the ``choose_after`` section has
       run, or from the estimates' plan (``llqm_register_stages``) before anything runs;
-    - ``choose(data, features, table)``: a table the policies chose in place of the file's
-      (built and checked like it), or None to keep it (``[mitigation]``: decision point
-      ``mitigation``);
-    - ``shape(table, stages)``: its part of the run's shape (``llqm_core.pipeline.shapes``),
-      from its table and the top-level stages the run has, in order.
+    - ``choose(data, features, table)`` (``ChoosingSection``): a table the policies chose in
+      place of the file's (built and checked like it), or None to keep it (``[mitigation]``:
+      decision point ``mitigation``);
+    - ``shape(table, stages)`` (``ShapedSection``): its part of the run's shape
+      (``llqm_core.pipeline.shapes``), from its table and the top-level stages the run has.
     """
 
 
@@ -111,13 +120,13 @@ def llqm_postprocess(data: PipelineData) -> dict[str, Any] | None:
 
 
 @hookspec
-def llqm_register_backends(register: Callable[..., None]) -> None:
+def llqm_register_backends(register: RegisterBackend) -> None:
     """Add execution backends: call ``register(name, factory, description="")`` for each.
 
     ``factory(**options)`` builds the backend from the options a pipeline file gives
     (keyword-only parameters with defaults, so LLQM can name an unknown option); it raises
     ``ValueError`` with one sentence for a bad value. The Qiskit plugin's backends subclass
-    ``llqm_qiskit.QuantumBackend`` (``execute(circuits, shots, seed=)``, ``snapshot()``).
+    ``llqm_qiskit.backends.base.QuantumBackend`` (``execute(circuits, shots, seed=)``, ``snapshot()``).
     ``register(..., default=True)`` offers the backend a file without ``[backend] name`` runs
     on (the Qiskit plugin's ``aer``).
 
@@ -130,10 +139,10 @@ def llqm_register_backends(register: Callable[..., None]) -> None:
 
 
 @hookspec
-def llqm_register_instrumentors(register: Callable[..., None]) -> None:
+def llqm_register_instrumentors(register: RegisterInstrumentor) -> None:
     """Add instrumentors: call ``register(name, factory, description="")`` for each.
 
-    ``factory()`` returns an ``llqm_core.Instrumentor``: it patches a library's
+    ``factory()`` returns an ``llqm_core.plugin.Instrumentor``: it patches a library's
     entry points (``instrument()`` / ``uninstrument()``, symmetric and idempotent, for the
     library versions it declares) so that unmodified code calling them is profiled as LLQM
     tasks while a run is current. ``llqm profile`` and ``@profiled`` Prefect flows switch on
@@ -152,7 +161,7 @@ def llqm_device_snapshot(device: str) -> HardwareSnapshot | None:
 
 
 @hookspec
-def llqm_register_policies(register: Callable[..., None]) -> None:
+def llqm_register_policies(register: RegisterPolicy) -> None:
     """Add optimisation policies: call ``register(name, factory, description="")`` for each.
 
     ``factory(**options)`` (the options of ``[policies.<name>]`` in a pipeline file) returns a
@@ -177,11 +186,11 @@ def llqm_register_policies(register: Callable[..., None]) -> None:
 
 
 @hookspec
-def llqm_register_engines(register: Callable[..., None]) -> None:
+def llqm_register_engines(register: RegisterEngine) -> None:
     """Add workflow engines for pipeline files: call ``register(name, run_pipeline, description="")``.
 
     ``run_pipeline(pipeline, store=..., on_step=...)`` runs an ``llqm_core.pipeline.Pipeline``
-    (its checked steps, in order, each through ``llqm_core.registries.run_step``) as the
+    (its checked steps, in order, each through ``llqm_core.plugin.run_step``) as the
     engine's own workflow, and returns ``(run_id, data)``. ``[run] engine = "<name>"`` in a
     pipeline file picks it; the built-in ``local`` engine runs the steps in-process.
     """

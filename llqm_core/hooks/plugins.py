@@ -206,7 +206,12 @@ def loaded_plugins() -> PluginSet:
 
 def configure_plugins(select: str | None = None, disable: str | None = None) -> PluginSet:
     """Reload plugins with an explicit selection (comma-separated names); None falls back to
-    the environment."""
+    the environment.
+
+    Args:
+        select: load only these plugins (entry-point names, comma-separated).
+        disable: skip these plugins (comma-separated).
+    """
     global _current
     chosen = PluginSet(
         select=_names(select if select is not None else os.environ.get(SELECT_ENV)),

@@ -1,30 +1,6 @@
 """Pipeline files: a TOML description of a pipeline, checked whole before anything runs.
 
-The file names registered things and their options; the core composes them and knows
-nothing of what they do::
-
-    name = "ghz-100 with ZNE"
-    [backend]      # name = a registered backend (default: the one a plugin offers), its options
-    [<section>]    # a section a plugin registers (llqm_register_sections): the Qiskit plugin's
-                   # [circuit], [observable], [transpile] and [execution], the Mitiq plugin's
-                   # [mitigation]; each builds registered stages from its table
-    [[stages]]     # extra registered stages run after the sections' steps: name = "...", options
-    [policies]     # names = [registered policies]
-    [output]       # store = "profiles.sqlite"; keep_results = "256MB" (or false: docs/results.md)
-    [run]          # engine = "local" | a registered engine such as "prefect"; max_minutes;
-                   # repeat = N trials (llqm_core.pipeline.trials)
-
-A step may carry a ``preflight(data)`` that checks it against the rest of the file (a circuit
-wider than the backend) while the file is read, an ``estimate(plan)`` of its time and memory
-(``llqm_core.pipeline.fit`` refuses a run that cannot fit before anything is built), and a
-``load()`` for check-time work that builds something (parsing a QASM file), done once the run
-fits, and an ``inspect(context)`` that checks the step against what the earlier ones built
-(the parsed circuit) and says what the run will do. The steps run in order, each its own
-task: the sections' steps in their declared order, the extra stages (one that raises fails
-only its own task: the run goes on with a warning), and ``postprocess``, which records the
-figures plugins compute (``llqm_postprocess``). Once the steps of the section that declares
-``choose_after`` have run, policies may choose a section's table in place of the file's (the
-mitigation) and predict the run's costs.
+More in docs/modules.md (``llqm_core.pipeline.file``).
 """
 
 from __future__ import annotations
@@ -34,9 +10,9 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from ..hooks.contracts import PREDICT
+from ..hooks.contracts import PREDICT, PipelineData, PreflightPolicy, ReviewingPolicy, StepSpec
 from ..hooks.plugins import loaded_plugins
 from ..model.errors import UserError, warn
 from ..runtime.api import annotate, run
@@ -80,8 +56,9 @@ class Pipeline:
     notes: list[str] = field(default_factory=list)  # what the steps' inspections found
     repeat: int = 1  # how many trials ``[run] repeat`` asks for (llqm_core.pipeline.trials)
 
-    def initial_data(self) -> dict[str, Any]:
-        return {"backend": self.backend, "policies": self.policies, "warnings": [], **self.data}
+    def initial_data(self) -> PipelineData:
+        start = {"backend": self.backend, "policies": self.policies, "warnings": [], **self.data}
+        return cast(PipelineData, start)
 
     def steps_to_choice(self) -> list[Step]:
         """The steps up to the last of the ``choose_after`` section's: what runs before the
@@ -219,7 +196,7 @@ def parse_pipeline(
     steps = [
         *section_steps,
         *_extra_steps(config.get(EXTRA_SECTION, [])),
-        Step(POSTPROCESS, POSTPROCESS, postprocess),
+        Step(POSTPROCESS, POSTPROCESS, StepSpec(postprocess)),
     ]
     pipeline = Pipeline(
         name=name,
@@ -234,23 +211,22 @@ def parse_pipeline(
         repeat=repeat,
     )
     for step in steps:  # checks that need more than one section: a circuit wider than the backend
-        preflight = getattr(step.run, "preflight", None)
+        preflight = step.run.preflight
         if preflight is not None:
             try:
                 preflight(pipeline.initial_data())
             except ValueError as exc:
                 raise UserError(f"in [{step.section}]: {exc}") from None
     for policy in policies:  # a policy may refuse a file it cannot serve (a budget nothing fits)
-        preflight = getattr(policy, "preflight", None)
-        if preflight is not None:
+        if isinstance(policy, PreflightPolicy):
             try:
-                preflight(pipeline)
+                policy.preflight(pipeline)
             except ValueError as exc:
                 raise UserError(f"in [policies]: {exc}") from None
     pipeline.fit = check_fit(pipeline, store or store_option, force, max_minutes)
     loaded = False
     for step in steps:  # what builds something (a parsed QASM file) comes once the run fits
-        load = getattr(step.run, "load", None)
+        load = step.run.load
         if load is not None:
             try:
                 load()
@@ -268,10 +244,10 @@ def inspect_steps(pipeline: Pipeline) -> list[str]:
     circuit): what would fail mid-run (an observable the circuit cannot give, a circuit no
     simulation method can run) is refused now, before a run is recorded; the notes say what
     the run will do (how the ideal value is found, the simulation method)."""
-    context = pipeline.initial_data()
+    context: dict[str, Any] = dict(pipeline.initial_data())  # what the inspections add up
     notes: list[str] = []
     for step in pipeline.steps:
-        inspect = getattr(step.run, "inspect", None)
+        inspect = step.run.inspect
         if inspect is None:
             continue
         try:
@@ -301,7 +277,7 @@ def load_pipeline(path: str | Path, *, store: str | None = None, force: bool = F
     )
 
 
-def postprocess(data: dict[str, Any]) -> dict[str, Any]:
+def postprocess(data: PipelineData) -> dict[str, Any]:
     """The figures the plugins compute once the work is done (``llqm_postprocess``) and the
     run's warnings, recorded on this task and added to the data under their first dotted part."""
     figures: dict[str, Any] = {}
@@ -320,7 +296,7 @@ def postprocess(data: dict[str, Any]) -> dict[str, Any]:
     return grouped
 
 
-def run_steps(pipeline: Pipeline, on_step: StepCallback | None = None) -> dict[str, Any]:
+def run_steps(pipeline: Pipeline, on_step: StepCallback | None = None) -> PipelineData:
     """Run the steps in order in the current run, each its own task."""
     return run_in_order(
         pipeline, lambda step, data: registries.run_step(step.name, step.run, data), on_step
@@ -329,9 +305,9 @@ def run_steps(pipeline: Pipeline, on_step: StepCallback | None = None) -> dict[s
 
 def run_in_order(
     pipeline: Pipeline,
-    run_one: Callable[[Step, dict[str, Any]], dict[str, Any]],
+    run_one: Callable[[Step, PipelineData], PipelineData],
     on_step: StepCallback | None = None,
-) -> dict[str, Any]:
+) -> PipelineData:
     """The order every engine keeps: each step through ``run_one`` (which makes it a task of the
     engine's kind); an extra stage that fails is skipped with a warning; once the
     ``choose_after`` section has run (the circuit is known), the policies may choose a section's
@@ -364,27 +340,27 @@ def run_in_order(
     return data
 
 
-def _reviewed(data: dict[str, Any]) -> dict[str, Any]:
+def _reviewed(data: PipelineData) -> PipelineData:
     """Policies with a ``review(data)`` (a budget) look at what the run spent, each as its own
     task; the warnings they return join the run's."""
     found: list[str] = []
     for policy in data.get("policies", []):
-        if hasattr(policy, "review"):
+        if isinstance(policy, ReviewingPolicy):
             with policy_task(policy_name(policy)):
                 found += policy.review(data)
-    return {**data, "warnings": data["warnings"] + found} if found else data
+    return cast(PipelineData, {**data, "warnings": data["warnings"] + found}) if found else data
 
 
 def _run_contained(
-    step: Step, data: dict[str, Any], run_one: Callable[[Step, dict[str, Any]], dict[str, Any]]
-) -> dict[str, Any]:
+    step: Step, data: PipelineData, run_one: Callable[[Step, PipelineData], PipelineData]
+) -> PipelineData:
     """An extra stage (a plugin's analysis) that raises fails its own task only: the run goes on, warned."""
     try:
         return run_one(step, data)
     except Exception as exc:
         message = f"stage {step.name!r} ({step.section}) failed and was skipped: {type(exc).__name__}: {exc}"
         warn(message)
-        return {**data, "warnings": data["warnings"] + [message]}
+        return cast(PipelineData, {**data, "warnings": data["warnings"] + [message]})
 
 
 class PipelineFailed(Exception):
@@ -397,7 +373,7 @@ class PipelineFailed(Exception):
 
 def run_pipeline(
     pipeline: Pipeline, store: Any = None, on_step: StepCallback | None = None
-) -> tuple[str, dict[str, Any]]:
+) -> tuple[str, PipelineData]:
     """Run a checked pipeline on its engine; returns the run's id and the final data.
 
     A failing step raises ``PipelineFailed`` (with the run id and the step on the local engine);

@@ -1,14 +1,6 @@
 """Will the run fit? Each step's estimated time and peak memory, compared with the limits.
 
-Before anything is built, every step of a pipeline that carries an ``estimate(plan)`` (see
-``llqm_register_stages``) answers with an ``Estimate`` from a model of its work (a
-statevector's memory, gates times shots, samples times circuit size). Where the store holds
-earlier pipeline runs, the ``cost_model`` policy's prediction from them (through the policy
-registry, as ``llqm predict`` asks it) replaces a step's modelled time; its peak memory is the
-larger of the two, since a history of smaller circuits cannot know that a wider statevector
-needs more. A run whose estimated peak exceeds the memory available to the process, or whose
-time exceeds ``[run] max_minutes``, is refused with one sentence unless forced. The core only
-compares: the models live with the plugins that know the stages.
+More in docs/modules.md (``llqm_core.pipeline.fit``).
 """
 
 from __future__ import annotations
@@ -21,6 +13,7 @@ from typing import Any
 
 import psutil
 
+from ..hooks.contracts import CostModel, Estimate
 from ..model.errors import UserError
 from ..model.units import format_bytes, format_seconds
 from ..runtime.memory import current_rss
@@ -31,24 +24,6 @@ MEMORY_LIMIT_ENV = "LLQM_MEMORY_LIMIT"
 HISTORY_MODEL = "cost_model"
 _UNITS = {"": 1, "b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12}
 _UNITS |= {"kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """What a step is expected to cost: ``memory_bytes`` is what it holds at its peak on top of
-    the process as the run found it; ``basis`` says in a few words what the figures come from."""
-
-    wall_s: float
-    memory_bytes: float
-    basis: str
-
-    def __add__(self, other: Estimate) -> Estimate:
-        """Two parts of one step, the second holding its memory while the first still holds its
-        own; the sum is described by the part that holds more."""
-        larger = self if self.memory_bytes >= other.memory_bytes else other
-        return Estimate(
-            self.wall_s + other.wall_s, self.memory_bytes + other.memory_bytes, larger.basis
-        )
 
 
 @dataclass(frozen=True)
@@ -111,6 +86,8 @@ def _history(plan: dict[str, Any], store: str | None) -> tuple[dict[str, dict[st
     if not store_exists(store) or HISTORY_MODEL not in registries.registered("policy"):
         return {}, 0
     model = registries.create("policy", HISTORY_MODEL)
+    if not isinstance(model, CostModel):
+        return {}, 0
     return model.predict(sections.plan_features(plan), ProfileStore(store, readonly=True))
 
 
@@ -118,7 +95,7 @@ def _modelled(pipeline: Any) -> tuple[dict[str, Any], list[tuple[str, Estimate]]
     plan: dict[str, Any] = {"backend": pipeline.backend, **pipeline.data}
     modelled: list[tuple[str, Estimate]] = []
     for step in pipeline.steps:
-        answer = getattr(step.run, "estimate", None)
+        answer = step.run.estimate
         if answer is None:
             continue
         try:

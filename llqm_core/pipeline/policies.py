@@ -6,14 +6,7 @@ pipeline file named; a policy that makes that kind of decision returns an
 current task, so the report shows it next to its measured effect. With no policy for a
 point, the step does what it would do anyway: the baseline the policy is measured against.
 
-A policy, as its factory (registered through ``llqm_register_policies``) returns it, has a
-``decides`` attribute naming its decision point, a ``name`` (the one it is registered under;
-else its class name is used) and a ``decide(**context)`` method.
-
-Every consultation is a task of its own, ``policy.<name>``, so the time a policy spends (a
-layout search, a fit over the store) shows in the profile beside the work it decides on, and
-every consultation leaves a decision: one that changes nothing says why the default was kept
-(``kept_default``; a policy that returns None is recorded as having given no reason).
+More in docs/modules.md (``llqm_core.pipeline.policies``).
 """
 
 from __future__ import annotations
@@ -22,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from typing import Any
 
+from ..hooks.contracts import DecidingPolicy, NamedPolicy, Policy
 from ..model.records import PolicyDecision, TaskRecord
 from ..runtime.api import current_run, current_task, task
 from ..store.profile_store import ProfileStore
@@ -29,8 +23,15 @@ from ..store.profile_store import ProfileStore
 
 def policy_for(data: Mapping[str, Any], point: str) -> Any:
     """The first of the run's policies that serves ``point`` (for policies that act, such as a
-    cache, rather than only choose), or None."""
-    return next((p for p in data.get("policies", []) if getattr(p, "decides", None) == point), None)
+    cache, rather than only choose), or None.
+
+    Args:
+        data: the run's data: its ``policies`` are looked at.
+        point: the decision point.
+    """
+    return next(
+        (p for p in data.get("policies", []) if isinstance(p, Policy) and p.decides == point), None
+    )
 
 
 def history_store() -> ProfileStore | None:
@@ -42,7 +43,12 @@ def history_store() -> ProfileStore | None:
 
 def recent_tasks(stage: str, runs: int) -> list[TaskRecord]:
     """The finished tasks of ``stage`` in the latest ``runs`` runs of ``history_store()``,
-    newest runs first."""
+    newest runs first.
+
+    Args:
+        stage: the tasks' stage (``transpile``).
+        runs: how many of the latest runs to look in.
+    """
     store = history_store()
     if store is None:
         return []
@@ -59,11 +65,17 @@ KEPT_DEFAULT = "kept the default because "
 
 def policy_name(policy: Any) -> str:
     """The name a policy is known by: its ``name``, else its class's name."""
-    return getattr(policy, "name", None) or type(policy).__name__
+    return (policy.name if isinstance(policy, NamedPolicy) else None) or type(policy).__name__
 
 
 def kept_default(policy: str, because: str, **inputs: Any) -> PolicyDecision:
-    """A decision that changes nothing (an empty choice), with the reason the default stands."""
+    """A decision that changes nothing (an empty choice), with the reason the default stands.
+
+    Args:
+        policy: the policy's name.
+        because: why the default stands, completing "kept the default because ...".
+        **inputs: what the policy looked at.
+    """
     return PolicyDecision(
         policy=policy, choice={}, rationale=KEPT_DEFAULT + because, inputs=dict(inputs)
     )
@@ -81,7 +93,7 @@ def policy_task(name: str) -> Iterator[Any]:
         yield t
 
 
-def consult(policy: Any, **context: Any) -> PolicyDecision:
+def consult(policy: DecidingPolicy, **context: Any) -> PolicyDecision:
     """Ask one policy, as its own task, and record what it decided (a kept default included)."""
     name = policy_name(policy)
     with policy_task(name) as handle:
@@ -108,9 +120,15 @@ def decide(data: Mapping[str, Any], point: str, **context: Any) -> PolicyDecisio
     """The first decision that changes something among the policies of ``data["policies"]``
     (``PipelineData``) serving ``point`` (a name of ``llqm_core.hooks.contracts.DECISION_POINTS``,
     whose context ``context`` is), asked in order (each consultation a task, each decision
-    recorded); None when every one kept the default."""
+    recorded); None when every one kept the default.
+
+    Args:
+        data: the run's data: its ``policies`` are asked.
+        point: the decision point (``llqm_core.plugin.DECISION_POINTS``).
+        **context: the point's context, as its policies' ``decide`` takes it.
+    """
     for policy in data.get("policies", []):
-        if getattr(policy, "decides", None) != point:
+        if not isinstance(policy, DecidingPolicy) or policy.decides != point:
             continue
         decision = consult(policy, **context)
         if changes_something(decision):

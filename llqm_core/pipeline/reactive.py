@@ -13,8 +13,9 @@ the circuit on the layout in force (``current_placement``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
+from ..hooks.contracts import MonitoredBackend, MovingCalibration, PipelineData, ReactivePolicy
 from ..model.hardware import OFF_PATH_METRIC, HardwareChange
 from ..runtime.api import ActiveRun, current_run, run_context
 from .policies import policy_name, policy_task, record
@@ -28,8 +29,8 @@ def watch_backend(data: Mapping[str, Any]) -> None:
     backend = data.get("backend")
     if (
         active is None
-        or not hasattr(backend, "poll_calibration")
-        or not getattr(backend, "calibration_moves", True)
+        or not isinstance(backend, MonitoredBackend)
+        or (isinstance(backend, MovingCalibration) and not backend.calibration_moves)
     ):
         return
     active.watch_hardware(backend)
@@ -39,7 +40,7 @@ def watch_backend(data: Mapping[str, Any]) -> None:
 def subscribe(policies: Iterable[Any], active: ActiveRun) -> None:
     """Have the policies among ``policies`` that react to drift hear of every change that
     ``active``'s monitor sees."""
-    reacting = [p for p in policies if hasattr(p, "on_hardware_change")]
+    reacting = [p for p in policies if isinstance(p, ReactivePolicy)]
     if not reacting or active.monitor is None:
         return
 
@@ -63,16 +64,20 @@ def calibration_in_force(backend: Any) -> Any:
     calibration never moves)."""
     active = current_run()
     monitor = active.monitor if active is not None else None
-    name = getattr(backend, "device_name", None)
-    seen = monitor.current(str(name)) if monitor is not None and name is not None else None
+    watched = isinstance(backend, MonitoredBackend) and monitor is not None
+    seen = monitor.current(str(backend.device_name)) if watched and monitor is not None else None
     return seen if seen is not None else backend.snapshot()
 
 
-def current_placement(data: dict[str, Any]) -> dict[str, Any]:
+def current_placement(data: PipelineData) -> PipelineData:
     """``data`` with ``compiled`` on the layout in force now (``current_compiled``, set by the
     transpile step), so that a circuit re-placed on drift is what the next step runs."""
     current = data.get("current_compiled")
     if current is None:
         return data
     compiled = current()
-    return data if compiled is data.get("compiled") else {**data, "compiled": compiled}
+    return (
+        data
+        if compiled is data.get("compiled")
+        else cast(PipelineData, {**data, "compiled": compiled})
+    )

@@ -8,8 +8,10 @@ an option that is not known. Built-in and third-party entries are found the same
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, cast
 
+from ..hooks.contracts import PipelineData, StageStep
 from ..hooks.plugins import loaded_plugins
 from ..model.errors import UserError
 from ..runtime.api import annotate, current_task, task
@@ -25,7 +27,11 @@ KINDS = {
 
 
 def registered(kind: str) -> dict[str, dict[str, Any]]:
-    """Every entry of one kind (``backend``, ``stage``, ``policy``, ``engine``, ``exporter``), by name."""
+    """Every entry of one kind (``backend``, ``stage``, ``policy``, ``engine``, ``exporter``), by name.
+
+    Args:
+        kind: ``backend``, ``stage``, ``policy``, ``engine``, ``exporter`` or ``section``.
+    """
     return loaded_plugins().registry(KINDS[kind])
 
 
@@ -44,7 +50,12 @@ def default_name(kind: str) -> str:
 
 
 def lookup(kind: str, name: str) -> Any:
-    """The object registered as ``name``, or a UserError that lists what is registered."""
+    """The object registered as ``name``, or a UserError that lists what is registered.
+
+    Args:
+        kind: ``backend``, ``stage``, ``policy``, ``engine``, ``exporter`` or ``section``.
+        name: the name it is registered under.
+    """
     entries = registered(kind)
     if name not in entries:
         known = (
@@ -56,7 +67,13 @@ def lookup(kind: str, name: str) -> Any:
 
 
 def create(kind: str, name: str, /, **options: Any) -> Any:
-    """Call the factory registered as ``name`` with ``options``, refusing options it does not take."""
+    """Call the factory registered as ``name`` with ``options``, refusing options it does not take.
+
+    Args:
+        kind: ``backend``, ``stage``, ``policy``, ``engine``, ``exporter`` or ``section``.
+        name: the name it is registered under.
+        **options: keyword options of its factory.
+    """
     factory = lookup(kind, name)
     check_options(factory, options, f"{kind} {name!r}")
     try:
@@ -65,18 +82,30 @@ def create(kind: str, name: str, /, **options: Any) -> Any:
         raise UserError(f"{kind} {name!r}: {exc}") from None
 
 
-def run_stage(name: str, data: dict[str, Any], /, **options: Any) -> dict[str, Any]:
-    """Build the stage registered as ``name`` with ``options`` and run it on ``data`` as its own task."""
+def run_stage(name: str, data: PipelineData, /, **options: Any) -> PipelineData:
+    """Build the stage registered as ``name`` with ``options`` and run it on ``data`` as its own task.
+
+    Args:
+        name: the registered stage.
+        data: the data so far (``PipelineData``).
+        **options: keyword options of the stage's factory.
+    """
     return run_step(name, create("stage", name, **options), data)
 
 
-def run_step(name: str, step: Any, data: dict[str, Any]) -> dict[str, Any]:
-    """Run a built stage as its own task (stage ``name``); see ``apply_step``."""
+def run_step(name: str, step: StageStep, data: PipelineData) -> PipelineData:
+    """Run a built stage as its own task (stage ``name``); see ``apply_step``.
+
+    Args:
+        name: the stage's name (the task's stage).
+        step: the built step (a ``StepSpec`` or a plain step).
+        data: the data so far (``PipelineData``).
+    """
     with task(name, stage=name):
         return apply_step(name, step, data)
 
 
-def apply_step(name: str, step: Any, data: dict[str, Any]) -> dict[str, Any]:
+def apply_step(name: str, step: StageStep, data: PipelineData) -> PipelineData:
     """Run a built stage in the current task and merge its new entries into ``data``.
 
     A stage's factory checks its options when the pipeline is read, so that bad input is
@@ -87,7 +116,7 @@ def apply_step(name: str, step: Any, data: dict[str, Any]) -> dict[str, Any]:
     A workflow engine that makes its own task of each step calls this inside it.
     """
     added = step(data) or {}
-    if not isinstance(added, dict):
+    if not isinstance(added, Mapping):
         raise TypeError(
             f"stage {name!r} returned {type(added).__name__}; a stage returns a dict of new entries or None."
         )
@@ -99,7 +128,7 @@ def apply_step(name: str, step: Any, data: dict[str, Any]) -> dict[str, Any]:
         ) in added.values():  # circuits, counts...: described by the plugins, tracked as outputs
             if not _is_metric(value) and not callable(value):
                 handle.record_output(value)
-    return {**data, **added}
+    return cast(PipelineData, {**data, **added})
 
 
 def _is_metric(value: Any) -> bool:

@@ -9,20 +9,35 @@ file's table, its part of a run's shape) is asked here, so ``file`` only runs st
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..hooks.contracts import SectionPlan
+from ..hooks.contracts import (
+    ChoicePoint,
+    ChoosingSection,
+    FeaturesSection,
+    PipelineData,
+    PlanFeaturesSection,
+    Section,
+    SectionPlan,
+    ShapedSection,
+    StageStep,
+    StepSpec,
+)
 from ..model.errors import UserError
 from . import registries
+
+#: What a step answered through attributes set on its function, before ``StepSpec``.
+_ANSWERS = ("preflight", "estimate", "load", "inspect", "planned_shots")
 
 
 @dataclass
 class Step:
     name: str  # the stage name, which is also the task's stage
     section: str  # where in the file its options came from, for error messages
-    run: Callable[[dict[str, Any]], dict[str, Any] | None]
+    run: StepSpec
     group: str = ""  # the registered section that built it; "" for the core's own steps
 
 
@@ -34,21 +49,40 @@ def table(config: dict[str, Any], key: str) -> dict[str, Any]:
     return dict(value)
 
 
-def declared() -> list[tuple[str, Any]]:
+def declared() -> list[tuple[str, Section]]:
     """The registered sections, ``(name, section)``, in their declared order."""
     entries = registries.registered("section").items()
     return sorted(((name, entry["object"]) for name, entry in entries), key=lambda s: s[1].order)
 
 
+def as_spec(step: StageStep, stage: str) -> StepSpec:
+    """What a stage's factory returned, as a ``StepSpec``. A plain callable answers nothing
+    else; one that carries its answers as attributes (the way before ``StepSpec``) still works
+    for one release, with a ``DeprecationWarning``."""
+    if isinstance(step, StepSpec):
+        return step
+    answers = {key: getattr(step, key) for key in _ANSWERS if hasattr(step, key)}
+    if answers:
+        warnings.warn(
+            f"stage {stage!r} answers {', '.join(answers)} through attributes of its function; "
+            "return an llqm_core.plugin.StepSpec instead (attributes go in the next release).",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+    return StepSpec(step, **answers)
+
+
 def stage_step(where: str, name: str, options: dict[str, Any], group: str = "") -> Step:
     """The registered stage ``name`` built with ``options``; a refusal names the table."""
     try:
-        return Step(name, where, registries.create("stage", name, **options), group)
+        return Step(name, where, as_spec(registries.create("stage", name, **options), name), group)
     except UserError as exc:
         raise UserError(f"in [{where}]: {exc}") from None
 
 
-def build(name: str, section: Any, options: dict[str, Any]) -> tuple[list[Step], dict[str, Any]]:
+def build(
+    name: str, section: Section, options: dict[str, Any]
+) -> tuple[list[Step], dict[str, Any]]:
     """The steps section ``name`` runs for its table ``options``, and the data it starts with."""
     try:
         plan: SectionPlan = section.build(dict(options))
@@ -71,7 +105,7 @@ def planned_shots(steps: Sequence[Step], shots: int, bases: int = 1) -> int | No
     one of them does not say."""
     total = 0
     for step in steps:
-        plan = getattr(step.run, "planned_shots", None)
+        plan = step.run.planned_shots
         if plan is None:
             return None
         total += plan(shots, bases)
@@ -87,45 +121,46 @@ def section_shots(name: str, options: dict[str, Any], shots: int, bases: int = 1
 
 def choice_point() -> str | None:
     """The section after whose steps the policies choose (``choose_after``), if one declares it."""
-    return next((name for name, s in declared() if getattr(s, "choose_after", False)), None)
+    return next(
+        (name for name, s in declared() if isinstance(s, ChoicePoint) and s.choose_after), None
+    )
 
 
-def _merged(method: str, source: dict[str, Any]) -> dict[str, Any]:
-    """The answers of every section that declares ``method``, asked with ``source``, merged."""
+def features(data: PipelineData) -> dict[str, Any]:
+    """What a cost model predicts from, as the sections read it from the run's data."""
     found: dict[str, Any] = {}
     for _, section in declared():
-        if hasattr(section, method):
-            found.update(getattr(section, method)(source))
+        if isinstance(section, FeaturesSection):
+            found.update(section.features(data))
     return found
-
-
-def features(data: dict[str, Any]) -> dict[str, Any]:
-    """What a cost model predicts from, as the sections read it from the run's data."""
-    return _merged("features", data)
 
 
 def plan_features(plan: dict[str, Any]) -> dict[str, Any]:
     """What a cost model predicts from, as the sections read it from the estimates' plan."""
-    return _merged("plan_features", plan)
+    found: dict[str, Any] = {}
+    for _, section in declared():
+        if isinstance(section, PlanFeaturesSection):
+            found.update(section.plan_features(plan))
+    return found
 
 
 def shape_parts(config: dict[str, Any], stages: Sequence[str]) -> dict[str, Any]:
     """Each section's part of a run's shape, from its table and the run's top-level stages."""
     found: dict[str, Any] = {}
     for name, section in declared():
-        if hasattr(section, "shape"):
+        if isinstance(section, ShapedSection):
             value = config.get(name) if isinstance(config, dict) else None
             found.update(section.shape(value if isinstance(value, dict) else {}, list(stages)))
     return found
 
 
 def chosen(
-    steps: list[Step], config: dict[str, Any], data: dict[str, Any], known: dict[str, Any]
+    steps: list[Step], config: dict[str, Any], data: PipelineData, known: dict[str, Any]
 ) -> list[Step]:
     """The steps with each choosing section's steps rebuilt from the table its policies chose
     (checked like the file's), in the place of the file's."""
     for name, section in declared():
-        if not hasattr(section, "choose"):
+        if not isinstance(section, ChoosingSection):
             continue
         options = section.choose(data, known, table(config, name))
         if options is None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..hooks.contracts import WorkChanging
 from ..model.errors import UserError
 from ..model.records import TaskRecord
 from . import registries, sections
@@ -28,7 +29,8 @@ def _table(config: dict[str, Any], key: str) -> dict[str, Any]:
 def changes_work(policy: str) -> bool:
     """Whether the policy registered as ``policy`` changes what a run does (unknown: assume so)."""
     try:
-        return bool(getattr(registries.lookup("policy", policy), "changes_work", True))
+        factory = registries.lookup("policy", policy)
+        return not isinstance(factory, WorkChanging) or bool(factory.changes_work)
     except UserError:
         return True
 

@@ -35,6 +35,7 @@ __all__ = [
     "current_run",
     "current_task",
     "finish_task",
+    "iteration",
     "record_cached_task",
     "record_past_task",
     "run",
@@ -123,6 +124,12 @@ def task(
     ``depends_on`` lists the tasks (handles or ids) whose outputs this one consumes. Outside
     any open run, the task opens a run of its own. A decorated function's return value is
     described by the plugins (``llqm_describe_value``) and its metrics kept.
+
+    Args:
+        name: the task's name, or the function when used as ``@task``; default the function's
+            name.
+        stage: a dotted stage name such as ``transpile.layout`` (default: the task's name).
+        depends_on: the tasks (handles or ids) whose outputs this one consumes.
     """
     if callable(name):
         return TaskSpec(None, stage, depends_on)(name)
@@ -144,9 +151,19 @@ def run(
     ``store`` is a path, a ``ProfileStore``, None for the default store (``LLQM_STORE`` or
     ``~/.local/share/llqm/profiles.sqlite``), or False to keep nothing but the spans. With
     ``adopt_span`` a workflow engine's current span (a Prefect flow run's) stands for the run
-    instead of a span of LLQM's own, so the trace holds no duplicate of it. ``keep_results``
-    caps what the run keeps of what its devices returned (``runtime.kept``: a size, true or
-    false; default ``$LLQM_KEEP_RESULTS`` or 256 MB).
+    instead of a span of LLQM's own, so the trace holds no duplicate of it.
+
+    Args:
+        name: the run's name, as reports list it.
+        store: a path, a ``postgresql://`` URL, a ``ProfileStore``, None for the default store
+            (``LLQM_STORE`` or ``~/.local/share/llqm/profiles.sqlite``), or False to keep
+            nothing but the spans.
+        config: what the run was asked to do, stored with it (secrets redacted).
+        sample_interval: seconds between the shared sampler's readings; None keeps it.
+        adopt_span: let a workflow engine's current span (a Prefect flow run's) stand for the
+            run instead of a span of LLQM's own.
+        keep_results: caps what the run keeps of what its devices returned (``runtime.kept``:
+            a size, true or false; default ``$LLQM_KEEP_RESULTS`` or 256 MB).
     """
     if not name:
         raise ValueError("a run needs a non-empty name.")
@@ -166,7 +183,11 @@ def run(
 
 @contextmanager
 def run_context(active: ActiveRun) -> Iterator[ActiveRun]:
-    """Make an open run current in this thread (threads do not inherit it), e.g. in a worker thread."""
+    """Make an open run current in this thread (threads do not inherit it), e.g. in a worker thread.
+
+    Args:
+        active: the open run (``with llqm_core.run(...) as active``).
+    """
     active.otel_context = context = trace.set_span_in_context(active.span)
     tokens = (otel_context.attach(context), _current_run.set(active), _current_task.set(None))
     try:
@@ -183,10 +204,12 @@ def _restore(tokens: tuple) -> None:
 
 
 def current_run() -> ActiveRun | None:
+    """The run open in this context (thread or asyncio task), or None."""
     return _current_run.get()
 
 
 def current_task() -> TaskHandle | None:
+    """The task open in this context, or None."""
     return _current_task.get()
 
 
@@ -196,13 +219,24 @@ def iteration(
     """Mark the end of one iteration of a closed loop (a VQE or QAOA objective evaluation): its
     objective ``value``, that value's standard ``error`` and the optimiser's ``parameters``. The
     report groups the run's tasks by iteration, with their cost and the calibration in force.
-    Outside any run it does nothing (None), so a loop can keep the call when not profiled."""
+    Outside any run it does nothing (None), so a loop can keep the call when not profiled.
+
+    Args:
+        value: the objective's value at this iteration.
+        error: its standard error, where known.
+        parameters: the optimiser's parameters (a sequence of numbers).
+    """
     active = _current_run.get()
     return None if active is None else active.mark_iteration(value, error, parameters)
 
 
 def annotate(metrics: dict[str, Any] | None = None, /, **more: Any) -> None:
-    """Add metrics to the current task, from any depth of the code it calls."""
+    """Add metrics to the current task, from any depth of the code it calls.
+
+    Args:
+        metrics: metrics by dotted name (``{"circuit.qubits": 5}``).
+        **more: more metrics as keywords (``shots=4000``).
+    """
     handle = _current_task.get()
     if handle is None:
         raise RuntimeError(

@@ -5,11 +5,7 @@ symmetric and idempotent, each instrumentor declares the versions of its library
 supports (an unsupported version is skipped with one warning, never patched), and the
 instrumented library behaves as before (same results, exceptions and return types).
 
-An instrumentor replaces attributes (``patch``) and ``uninstrument()`` puts back exactly the
-objects it replaced. A patched call is profiled only while an LLQM run is current (``llqm.run``,
-``llqm profile``, a ``@profiled`` Prefect flow); otherwise it runs untouched. Plugins add
-instrumentors through the ``llqm_register_instrumentors`` hook; ``instrument_all()`` switches on
-every one installed.
+More in docs/modules.md (``llqm_core.runtime.instrumentation``).
 """
 
 from __future__ import annotations
@@ -49,6 +45,7 @@ def suppressed() -> Iterator[None]:
 
 
 def is_suppressed() -> bool:
+    """Whether instrumentation is off in this context (inside ``suppressed()``: LLQM's own calls)."""
     return _suppressed.get()
 
 
@@ -192,11 +189,21 @@ def _chosen(names: list[str] | None) -> list[Instrumentor]:
 
 
 def instrument_all(names: list[str] | None = None) -> list[str]:
-    """Switch on the named instrumentors (default: all installed); the names of those now on."""
+    """Switch on the named instrumentors (default: all installed); the names of those now on.
+
+    Args:
+        names: registered instrumentors (``qiskit``, ``mitiq``, ...); None for every installed
+            one.
+    """
     return [i.name for i in _chosen(names) if i.instrument()]
 
 
 def uninstrument_all(names: list[str] | None = None) -> None:
+    """Switch off the named instrumentors (default: all), putting back what they patched.
+
+    Args:
+        names: the instrumentors to switch off; None for every one.
+    """
     for instrumentor in _chosen(names):
         instrumentor.uninstrument()
 

@@ -1,15 +1,6 @@
 """Iterations of a closed loop (a VQE or QAOA optimiser calling its objective again and again).
 
-An iteration is marked where it ends: ``llqm_core.iteration(value=..., error=..., parameters=...)``
-in the objective function, or by a plugin that sees a loop of its own (the Qiskit plugin marks
-each result of an Estimator called again on the same circuits). A mark records the iteration's
-window (from the previous mark of the same source, or the run's start, to now), the objective
-value and its standard error, the norm of the parameters' change since the previous mark, and
-the process's CPU seconds in the window; the report groups the run's tasks by those windows
-and adds their QPU seconds and the calibration in force (``analysis.iterations``).
-
-Marks are kept in the results table (kind ``llqm.iteration``, no payload) with the run, so a
-copied store carries them; they do not count against the run's ``keep_results`` cap.
+More in docs/modules.md (``llqm_core.runtime.iterations``).
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
 """Measuring one task from inside its own process.
 
-Wall, thread and process CPU time are read at a task's start and end. Memory and children's CPU
-are read only where they can differ from the process's last reading (``runtime.memory``): a task
-that ran longer than the shared sampler's interval reads them afresh at its end ("full"
-readings); a shorter one takes them from the sampler's readings ("light"): it cannot have a
-meaningful peak of its own, and its system calls would cost more than its own work
-(docs/performance.md). A long task's start values are the process's last reading, at most two
-intervals old. Peak RSS comes from the sampler and, for full readings, from the kernel's
-high-water mark (``ru_maxrss``), which catches a peak that fell between two samples whenever it
-set a new high for the process. The GPU is read by the sampler alone.
+More in docs/modules.md (``llqm_core.runtime.measure``).
 """
 
 from __future__ import annotations

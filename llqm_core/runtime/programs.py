@@ -5,14 +5,7 @@ would run it), so its arguments, standard streams and exit status are its own.
 A program that raises or exits non-zero leaves a
 ``failed`` run with all it did before.
 
-Child processes: a forked child (``multiprocessing``'s default on Linux, Qiskit's parallel
-transpile) inherits the run and the instrumentation. A new interpreter (``spawn``,
-``subprocess``) finds the run in ``LLQM_PROFILE_RUN`` and ``LLQM_STORE`` and the
-``sitecustomize`` of ``profile_bootstrap`` on ``PYTHONPATH``, as ``opentelemetry-instrument``
-does; it joins the run when it imports Qiskit or Mitiq, and costs nothing if it never does.
-
-Threads: the threads the program starts, and the functions it hands to thread pools, run in a
-copy of their starter's context (``threads``), so the run is current there too.
+More in docs/modules.md (``llqm_core.runtime.programs``).
 """
 
 from __future__ import annotations

@@ -145,7 +145,11 @@ shared_sampler = PerProcess(lambda: ResourceSampler(interval_from_env())).get
 
 
 def set_sample_interval(seconds: float) -> None:
-    """Change the shared sampler's interval; takes effect at its next reading."""
+    """Change the shared sampler's interval; takes effect at its next reading.
+
+    Args:
+        seconds: between two readings of the process's memory and CPU, above 0.
+    """
     shared_sampler().interval_s = seconds_in_range(
         seconds, "sample interval", MIN_INTERVAL_S, MAX_INTERVAL_S
     )

@@ -191,6 +191,15 @@ def start_task(
     With ``activate`` the task becomes the current one (tasks started inside it are its
     children, and its span is the current OpenTelemetry span); leave it False when the task
     will be finished from another thread or callback than the one that started it.
+
+    Args:
+        name: the task's name.
+        stage: its dotted stage (default: its name).
+        depends_on: the tasks (handles or ids) whose outputs it consumes.
+        parent: the task it nests in (default: the current one of the same run).
+        run: the run it belongs to (default: the current one; none opens a run of its own).
+        activate: make it the current task and span; False when another thread or callback
+            finishes it.
     """
     if not name:
         raise ValueError("a task needs a non-empty name.")
@@ -258,7 +267,15 @@ def finish_task(
     did no work (see ``record_cached_task``): it ends where it started and costs nothing. A
     ``timed`` task was measured by its caller, (start_ns, end_ns, profile): see
     ``record_past_task``. A task ``measured`` by other means (the hardware monitor's, across its
-    readings) keeps that profile."""
+    readings) keeps that profile.
+
+    Args:
+        handle: what ``start_task`` returned.
+        exc: the exception the task ended with; None when it completed.
+        cached: it did no work: a workflow engine served it from its cache.
+        timed: (start_ns, end_ns, profile) its caller measured.
+        measured: a profile measured by other means, kept as it is.
+    """
     record = handle.record
     reported = record.profile  # what backends reported while the task ran (``record_usage``)
     measurement = handle.measurement
@@ -316,7 +333,15 @@ def record_cached_task(
     """Keep a task that a workflow engine served from its cache instead of running it: status
     ``cached``, no cost of its own, its place among the tasks (``depends_on``; tasks may depend
     on it by its id) and ``metrics`` saying where its result came from (``cache.key``,
-    ``cache.source_run``, ``cache.saved_wall_s``, ...)."""
+    ``cache.source_run``, ``cache.saved_wall_s``, ...).
+
+    Args:
+        name: the task's name.
+        stage: its dotted stage (default: its name).
+        depends_on: the tasks (handles or ids) whose outputs it stands in for.
+        run: the run it belongs to (default: the current one).
+        metrics: where its result came from (``cache.key``, ``cache.source_run``, ...).
+    """
     handle = start_task(name, stage, depends_on, run=run, activate=False)
     handle.annotate(metrics or {})
     return finish_task(handle, cached=True)
@@ -334,7 +359,17 @@ def record_past_task(
 ) -> TaskRecord:
     """Keep a task under ``parent`` that has already ended, timed by its caller: a step that
     looked too short to be worth measuring live (a stage of a transpile that began small) and
-    turned out to belong to a long one. ``profile`` is what the caller measured of it."""
+    turned out to belong to a long one. ``profile`` is what the caller measured of it.
+
+    Args:
+        name: the task's name.
+        stage: its dotted stage (default: its name).
+        parent: the task it belongs under.
+        start_ns: when it began (``time.time_ns()``).
+        end_ns: when it ended.
+        profile: what the caller measured of it.
+        metrics: its domain metrics.
+    """
     handle = start_task(name, stage, parent=parent, run=parent.run, activate=False)
     handle.annotate(metrics or {})
     return finish_task(handle, timed=(start_ns, end_ns, profile))

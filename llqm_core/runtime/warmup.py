@@ -1,16 +1,6 @@
 """Timing warm-up apart from the work (``model.warmup`` says what warm-up is and why).
 
-Two kinds are caught while a run is open:
-
-- the import of a module of a known heavy package (``WATCHED_PACKAGES``, more with
-  ``watch_imports``): an import finder at the front of ``sys.meta_path`` times the module's
-  execution, nested imports included, as one ``warmup.import`` task named ``import <module>``;
-- a first call that a plugin marks with ``first_call(key, name)`` (the first preset pass
-  manager of a process): the block runs as a ``warmup.first_call`` task the first time ``key``
-  is seen in the process, and as plain work every later time.
-
-A warm-up shorter than ``MIN_WARMUP_S`` is not kept: it would cost a stored task for nothing.
-Its time is added to this thread's ``warmup_spent`` so the tasks around it leave it out.
+More in docs/modules.md (``llqm_core.runtime.warmup``).
 """
 
 from __future__ import annotations

@@ -4,21 +4,7 @@ An append survives a kill of the process just as a commit does, at a fraction of
 the task's path (docs/performance.md); the store's writer thread moves journaled rows into
 SQLite in batches and empties the journal once all of it is committed.
 
-Each writing process has its own journal file beside the store, named
-``<store>-journal-<random>.journal``: a first line (JSON) saying which process owns it, then
-one frame per finished task: a kind byte, the payload's length and the row, in ``marshal``
-format, or as JSON for a row that holds a value marshal refuses (a subclass of str or float,
-such as ``numpy.str_``). A zero kind byte ends the frames. Readers merge every journal into
-what SQLite holds, so a task shows in reports the moment it finishes; a writer that opens the
-store folds the journals of processes that are gone into SQLite and deletes them.
-
-The file is memory-mapped (``MAP_SHARED``), so an append is a copy into the kernel's page
-cache with no system call: as durable against a kill as a ``write`` (neither syncs), and seen
-by readers in other processes at once. The file grows in steps (``FIRST_SIZE``, doubling),
-its unused tail zeros. A frame's length and payload are copied before its kind byte, so a
-frame cut short by a kill reads as the end of the frames. Where a file cannot be grown or
-mapped, frames are written with ``pwrite`` at the same place instead. Journals of
-an older llqm (frames up to the file's size, no zero tail) read the same.
+More in docs/modules.md (``llqm_core.store.journal``).
 """
 
 from __future__ import annotations

@@ -221,7 +221,11 @@ def store_key(location: StoreLocation | None = None) -> str:
 
 
 def open_store(location: StoreLocation | None = None) -> ProfileStore:
-    """A writable store for ``location`` (the default store when None), shared within the process."""
+    """A writable store for ``location`` (the default store when None), shared within the process.
+
+    Args:
+        location: an SQLite file's path or a ``postgresql://`` URL; None for the default store.
+    """
     key = store_key(location)
     with _stores_lock:
         store = _stores.get(key)

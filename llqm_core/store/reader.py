@@ -16,24 +16,28 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import orjson
-
 from ..model.errors import StoreError
 from ..model.records import (
-    NOT_MEASURED_GPU,
-    PROFILE_VALUE_NAMES,
-    GpuProfile,
     HardwareSnapshot,
     KeptResult,
     PolicyDecision,
-    Profile,
     RunRecord,
-    RunStatus,
     TaskRecord,
     TaskStatus,
 )
 from .backend import Row, StoreBackend
-from .journal import Owner, read_journals
+from .journal import read_journals
+from .row_records import (
+    OUTLINE_COLUMNS,
+    SELECT_TASKS,
+    START_COLUMN,
+    decision_record,
+    outline_record,
+    result_record,
+    run_record,
+    task_from_row,
+    task_record,
+)
 from .schema import TASK_COLUMNS, older_row, stored_row
 
 
@@ -107,9 +111,7 @@ class StoreReader:
         """The run's tasks in start order: those in the database and those still in a journal."""
         run = self.run(run_id)
         journaled = self._journaled(run.id)
-        stored = self._query_tuples(
-            f"{_SELECT_TASKS} WHERE run_id = ? ORDER BY start_ns", (run.id,)
-        )
+        stored = self._query_tuples(f"{SELECT_TASKS} WHERE run_id = ? ORDER BY start_ns", (run.id,))
         rows = [journaled.pop(row[0], row) for row in stored] + list(journaled.values())
         with collector_paused():
             tasks = [task_from_row(row, run.status) for row in rows]
@@ -121,27 +123,27 @@ class StoreReader:
         in bounded memory. Each page starts after the last start time read (the index's order,
         never an offset counted off), its last start time read whole: ties stay on one page."""
         journaled = self._journaled(run.id)
-        extra = sorted(journaled.values(), key=lambda row: row[_START])  # not yet committed
+        extra = sorted(journaled.values(), key=lambda row: row[START_COLUMN])  # not yet committed
         after = -1
         while True:
             stored = self._query_tuples(
-                f"{_SELECT_TASKS} WHERE run_id = ? AND start_ns > ? ORDER BY start_ns LIMIT ?",
+                f"{SELECT_TASKS} WHERE run_id = ? AND start_ns > ? ORDER BY start_ns LIMIT ?",
                 (run.id, after, size),
             )
             if len(stored) == size:  # the rest of the tasks that started when the page's last did
-                last = stored[-1][_START]
+                last = stored[-1][START_COLUMN]
                 seen = {row[0] for row in stored}
                 stored += [
                     row
                     for row in self._query_tuples(
-                        f"{_SELECT_TASKS} WHERE run_id = ? AND start_ns = ?", (run.id, last)
+                        f"{SELECT_TASKS} WHERE run_id = ? AND start_ns = ?", (run.id, last)
                     )
                     if row[0] not in seen
                 ]
             if stored:
-                after = stored[-1][_START]
+                after = stored[-1][START_COLUMN]
             rows = [journaled.pop(row[0], row) for row in stored]
-            while extra and (not stored or extra[0][_START] <= after):
+            while extra and (not stored or extra[0][START_COLUMN] <= after):
                 if extra[0][0] in journaled:  # not among the committed rows
                     rows.append(journaled.pop(extra[0][0]))
                 extra.pop(0)
@@ -170,7 +172,7 @@ class StoreReader:
             (run.id,),
         )
         with collector_paused():  # acyclic records: a collection every 700 would be most of it
-            outlines = [_outline(row, run.status) for row in rows if row[0] not in journaled]
+            outlines = [outline_record(row, run.status) for row in rows if row[0] not in journaled]
             outlines += [task_from_row(row, run.status) for row in journaled.values()]
         if journaled:
             outlines.sort(key=lambda task: task.start_ns)
@@ -201,7 +203,7 @@ class StoreReader:
         for first in range(0, len(ids), 500):
             chunk = ids[first : first + 500]
             marks = ",".join("?" * len(chunk))
-            for row in self._query_tuples(f"{_SELECT_TASKS} WHERE id IN ({marks})", tuple(chunk)):
+            for row in self._query_tuples(f"{SELECT_TASKS} WHERE id IN ({marks})", tuple(chunk)):
                 found[row[0]] = row
         return found
 
@@ -340,153 +342,3 @@ def collector_paused() -> Iterator[None]:
     finally:
         if was_on:
             gc.enable()
-
-
-def run_record(row: Row) -> RunRecord:
-    run = RunRecord(
-        id=row["id"],
-        name=row["name"],
-        status=RunStatus(row["status"]),
-        start_ns=row["start_ns"],
-        end_ns=row["end_ns"],
-        trace_id=row["trace_id"],
-        span_id=row["span_id"],
-        parent_span_id=row["parent_span_id"],
-        error=row["error"],
-        span_owned=bool(row["span_owned"]),
-        config=json.loads(row["config"]),
-        resource=json.loads(row["resource"]),
-        pid=row["pid"],
-        host=row["host"],
-        process_started=row["process_started"],
-        cpus=row["cpus"],
-    )
-    if (
-        run.status is RunStatus.RUNNING
-        and run.pid is not None
-        and run.host is not None
-        and Owner(run.host, run.pid, run.process_started).is_gone()
-    ):
-        run.status = RunStatus.INTERRUPTED
-    return run
-
-
-def _json_list(text: str) -> list:
-    return [] if text == "[]" else _loads(text)  # most tasks': no decoder call
-
-
-def _json_dict(text: str) -> dict:
-    return {} if text == "{}" else _loads(text)  # a third of json.loads' time
-
-
-def _loads(text: str) -> Any:
-    """orjson's reading, or Python's where the text holds what orjson refuses: a metric of
-    infinity or NaN (an error reduction over an error of 0), which Python's writer writes."""
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return json.loads(text)
-
-
-def task_record(row: Row, run_status: RunStatus) -> TaskRecord:
-    """A task from a row read by column name."""
-    return task_from_row([row[column] for column in TASK_COLUMNS], run_status)
-
-
-_SELECT_TASKS = f"SELECT {', '.join(TASK_COLUMNS)} FROM tasks"
-_START = TASK_COLUMNS.index("start_ns")
-_PROFILE = TASK_COLUMNS.index(PROFILE_VALUE_NAMES[0])
-
-
-def task_from_row(row: tuple | list, run_status: RunStatus) -> TaskRecord:
-    """A task from its row's values in ``TASK_COLUMNS`` order (the journal's and the store's)."""
-    (id_, run_id, name, stage, status, parent, depends, start, end, trace, span, parent_span,
-     error, error_type, metrics, hardware) = row[:_PROFILE]  # fmt: skip
-    state = _STATUSES[status]
-    if state is TaskStatus.RUNNING and run_status is not RunStatus.RUNNING:
-        state = TaskStatus.INTERRUPTED  # its run ended without it: its process died
-    return TaskRecord(
-        id_, run_id, name, stage, state, start, trace, span, parent, parent_span,
-        _json_list(depends), end, error, error_type,
-        Profile.from_values(row[_PROFILE:]) if row[_PROFILE] is not None else Profile(),
-        _json_dict(metrics), hardware,
-    )  # fmt: skip
-
-
-#: The columns ``task_outlines`` reads, in the order ``_outline`` takes them.
-OUTLINE_COLUMNS = (
-    "id", "run_id", "name", "stage", "status", "parent_id", "depends_on", "start_ns", "end_ns",
-    "metrics", "hardware", "wall_s", "cpu_s", "start_rss_bytes", "end_rss_bytes",
-    "peak_rss_bytes", "qpu_s", "queue_s", "pid", "host", "thread", "gpu_utilization_mean_pct",
-)  # fmt: skip
-_STATUSES = {status.value: status for status in TaskStatus}
-_NO_GPU = NOT_MEASURED_GPU
-_NOT_ENDED = Profile()  # shared: an outline is read, never changed
-
-
-def _outline(row: tuple, run_status: RunStatus) -> TaskRecord:
-    """A task from ``OUTLINE_COLUMNS``: no span ids, error or full profile (see ``task_outlines``)."""
-    (id_, run_id, name, stage, status, parent, depends, start, end, metrics, hardware, wall,
-     cpu, start_rss, end_rss, peak, qpu, queue, pid, host, thread, gpu_mean) = row  # fmt: skip
-    state = _STATUSES[status]
-    if state is TaskStatus.RUNNING and run_status is not RunStatus.RUNNING:
-        state = TaskStatus.INTERRUPTED
-    profile = (
-        Profile(
-            wall,
-            cpu,
-            "",
-            0.0,
-            0.0,
-            0.0,
-            start_rss,
-            end_rss,
-            peak,
-            0,
-            0,
-            qpu,
-            queue,
-            pid,
-            host,
-            thread,
-            "",  # readings: not read, as cpu_scope
-            _NO_GPU if gpu_mean is None else GpuProfile(True, utilization_mean_pct=gpu_mean),
-        )  # fmt: skip
-        if wall is not None
-        else _NOT_ENDED
-    )
-    return TaskRecord(
-        id_, run_id, name, stage, state, start, "", "", parent, None,
-        _json_list(depends), end, None, None, profile, _json_dict(metrics), hardware,
-    )  # fmt: skip
-
-
-def decision_record(row: Row) -> PolicyDecision:
-    return PolicyDecision(
-        policy=row["policy"],
-        choice=json.loads(row["choice"]),
-        rationale=row["rationale"],
-        inputs=json.loads(row["inputs"]),
-        run_id=row["run_id"],
-        task_id=row["task_id"],
-        made_at=row["made_at"],
-    )
-
-
-def result_record(row: Row) -> KeptResult:
-    """A kept result; one read without its payload has empty ``data`` and its stored size in
-    ``meta["stored_bytes"]``."""
-    meta = json.loads(row["meta"])
-    data = row["data"] if "data" in row.keys() else None
-    if data is None:
-        meta["stored_bytes"] = row["stored_bytes"]
-    return KeptResult(
-        run_id=row["run_id"],
-        task_id=row["task_id"],
-        kind=row["kind"],
-        data=bytes(data) if data is not None else b"",
-        raw_bytes=row["raw_bytes"],
-        meta=meta,
-        kept_at=row["kept_at"],
-        id=row["id"],
-    )

@@ -1,16 +1,6 @@
 """A store for a process that cannot reach the run's store: what it keeps goes back to the owner.
 
-A worker on another host (a Dask worker with no file system shared with the flow's process)
-records its tasks as any process does, into a ``RelayStore``: each running and finished task,
-hardware snapshot, policy decision and kept result becomes a message handed to ``send``, the engine's way
-back to the process that owns the store (Dask's events). That process passes each message to
-``deliver``, which keeps the record with the store's ordinary methods, so the task lands in
-the run with the worker's pid and host as if it had been written there. No file is written
-on the worker.
-
-Messages are plain dicts holding the record pickled: the engines that carry them (Dask)
-already exchange pickles between the same processes. A relay reads nothing: a worker that
-cannot reach the store has no history, as a run kept in no store has none.
+More in docs/modules.md (``llqm_core.store.relay``).
 """
 
 from __future__ import annotations

@@ -1,18 +1,6 @@
 """Task spans are built after their task has ended, in batches, off the task's path.
 
-Building an SDK span is dozens of Python calls, too many for a short task's own path
-(docs/performance.md). So while a task runs, its place in the trace is held by a
-``NonRecordingSpan`` that already carries the span id the real span will get: spans that
-other code starts inside the task (a workflow engine's, a library's) name the task as their
-parent, and the store keeps the same id. When the task ends, its record is queued;
-``BATCH_INTERVAL_S`` later the thread builds the span with its true start and end times, its
-attributes and, for a failure, the exception event. Where nothing would receive a span (LLQM's
-own tracer provider with no exporter chosen, the default), no span is built, nor a placeholder
-made: ``llqm trace`` rebuilds every span from the store, whose span ids still make a tree.
-
-A run's end, ``llqm_core.flush()``, a change of exporters and the process's exit build every
-pending span first. Attributes set on the placeholder through the OpenTelemetry API are not
-recorded: ``annotate`` is the way to add a task's metrics.
+More in docs/modules.md (``llqm_core.telemetry.task_spans``).
 """
 
 from __future__ import annotations

@@ -6,16 +6,7 @@ its exporters to it; otherwise LLQM installs its own (resource from ``OTEL_SERVI
 Where neither names the service, it is ``llqm``, or the program ``llqm profile`` runs
 (``LLQM_SERVICE_NAME``), rather than the SDK's ``unknown_service:python3``.
 
-Exporters are chosen, first match wins, by ``configure_exporters(...)``, by ``LLQM_EXPORTERS``
-(comma-separated names), by the standard ``OTEL_TRACES_EXPORTER``, or else ``otlp`` when an
-``OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT`` is set and none otherwise. Spans always reach the
-profile store, whatever is exported. Task spans are built after their task ends, off its
-path (``llqm_core.telemetry.task_spans``); a flush, a change of exporters and exit build them first.
-
-An exporter can never fail or stall the pipeline: batched exporters work in a background
-thread, a raising exporter is warned about once, and at exit LLQM waits at most
-``LLQM_EXPORT_TIMEOUT`` seconds (default 2) for pending spans before giving up on them; then
-one line says how many spans an exporter never delivered (the store still has them).
+More in docs/modules.md (``llqm_core.telemetry.tracing``).
 """
 
 from __future__ import annotations
@@ -366,10 +357,19 @@ def telemetry() -> Telemetry:
 def configure_exporters(
     names: Sequence[str] = (), exporters: Sequence[SpanExporter] = ()
 ) -> list[str]:
-    """Export spans to the named exporters and to the given exporter objects, replacing the previous ones."""
+    """Export spans to the named exporters and to the given exporter objects, replacing the previous ones.
+
+    Args:
+        names: registered exporters (``otlp``, ``console``, ...; ``llqm plugins`` lists them).
+        exporters: OpenTelemetry ``SpanExporter`` objects of your own.
+    """
     return telemetry().configure(names, exporters)
 
 
 def flush(timeout_s: float | None = None) -> bool:
-    """Push pending spans out now; True when every exporter finished in time."""
+    """Push pending spans out now; True when every exporter finished in time.
+
+    Args:
+        timeout_s: how long to wait for the exporters; None waits as long as they take.
+    """
     return telemetry().flush(timeout_s)

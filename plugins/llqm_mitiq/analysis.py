@@ -43,7 +43,7 @@ def rem_record(readout_map: Mapping[int, int]) -> dict[str, Any]:
 
 
 def keep(
-    data: dict[str, Any],
+    data: Mapping[str, Any],
     technique: str,
     variants: Sequence[Readout],
     options: dict[str, Any],
@@ -317,7 +317,7 @@ def reanalyze(
         rng = np.random.default_rng(plan.seed)
         draws = []
         for _ in range(plan.bootstrap):
-            again = [[_resampled(c, rng) for c in readout] for readout in variants]
+            again: list[Readout] = [[_resampled(c, rng) for c in readout] for readout in variants]
             calibrated = [_resampled(c, rng) for c in calibration] if calibration else None
             draws.append(plan.compute(again, calibrated)["value"])
         result["value_error"] = float(np.std(draws, ddof=1))

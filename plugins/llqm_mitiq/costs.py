@@ -13,12 +13,12 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from llqm_core.pipeline.fit import Estimate
+from llqm_core.plugin import Estimate
 
 #: Mitiq's ``sample_circuit`` with the conversions around it, per gate of the circuit and sample.
 PEC_SAMPLE_S_PER_GATE = 5e-5
 #: ``sample = "compiled"``: a copy of the compiled circuit with its few Paulis inserted, per gate
-#: of the compiled circuit and sample (0.4 ms for a sample of 888 gates, measured 2026-12-01).
+#: of the compiled circuit and sample (docs/performance.md, "Cost models").
 COMPILED_SAMPLE_S_PER_GATE = 5e-7
 #: Folding the compiled circuit's gates in place, per gate of a folded circuit.
 FOLD_S_PER_GATE = 1e-6

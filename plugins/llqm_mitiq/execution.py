@@ -14,20 +14,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from llqm_core.hooks.contracts import PipelineData
 from llqm_core.model.checks import flag
 
 #: The counts of one variant's circuits: one per measurement basis of the observable.
 Readout = list[Mapping[str, int]]
 
 
-def measured(data: dict[str, Any], variants: Sequence[Any]) -> list[list[Any]]:
+def measured(data: PipelineData, variants: Sequence[Any]) -> list[list[Any]]:
     """For each variant of the compiled circuit, the circuits that read the observable off it."""
     observable = data["observable"]
     return [observable.measured(variant) for variant in variants]
 
 
 def execute(
-    data: dict[str, Any],
+    data: PipelineData,
     variants: Sequence[Any],
     shots: int,
     *,
@@ -45,22 +46,22 @@ def execute(
     return readouts
 
 
-def estimate(data: dict[str, Any], readout: Readout) -> tuple[float, float]:
+def estimate(data: PipelineData, readout: Readout) -> tuple[float, float]:
     """The observable's value and standard error from a readout, corrected for readout error
     when an earlier technique (readout mitigation inside a combination) left an ``evaluate``."""
     corrected = data.get("evaluate")
     return corrected(readout) if corrected is not None else data["observable"].estimate(readout)
 
 
-def evaluate(data: dict[str, Any], readout: Readout) -> float:
+def evaluate(data: PipelineData, readout: Readout) -> float:
     return estimate(data, readout)[0]
 
 
-def raw_estimate(data: dict[str, Any], readout: Readout) -> tuple[float, float]:
+def raw_estimate(data: PipelineData, readout: Readout) -> tuple[float, float]:
     return data["observable"].estimate(readout)
 
 
-def raw_value(data: dict[str, Any], readout: Readout) -> float:
+def raw_value(data: PipelineData, readout: Readout) -> float:
     return raw_estimate(data, readout)[0]
 
 

@@ -9,6 +9,7 @@ values are there without errors.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 VALUES = (("ideal", "ideal_value"), ("unmitigated", "unmitigated"), ("mitigated", "value"))
@@ -19,7 +20,7 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def fidelity_figures(data: dict[str, Any]) -> dict[str, Any]:
+def fidelity_figures(data: Mapping[str, Any]) -> dict[str, Any]:
     """``fidelity.*`` figures of the values in ``data``; those it cannot compute are left out."""
     values = {
         name: float(data[key])

@@ -1,26 +1,6 @@
 """``MitiqInstrumentor``: unmodified Mitiq code profiled as LLQM's own mitigation tasks.
 
-``execute_with_zne``, ``execute_with_pec`` and ``execute_with_rem`` (and so Mitiq's
-``mitigate_executor`` and decorators, which call them) become ``mitigate.zne`` /
-``mitigate.pec`` / ``mitigate.rem`` tasks, cut as the plugin's pipeline stages are:
-
-- ZNE: each call of the noise-scaling function a ``mitigate.zne.fold`` task, the
-  extrapolation (``Factory.reduce``) a ``mitigate.zne.extrapolate`` task;
-- PEC: ``sample_circuit`` a ``mitigate.pec.sample`` task, the estimate after the executor
-  returns a ``mitigate.pec.combine`` task;
-- REM: each ``mitigate_measurements`` a ``mitigate.rem.correct`` task;
-- every call of the user's executor by Mitiq's ``Executor`` an ``execute`` task (a backend
-  job inside it, through the Qiskit instrumentor, records its QPU seconds and calibration
-  there).
-
-ZNE's fold check runs on what the user's executor actually ran: the two-qubit gates of the
-circuits that reached the backend (``execute.two_qubit_gates``, recorded by the Qiskit
-instrumentor), or of the circuits handed to the executor. A scale factor whose folds were
-cancelled is a warning in the run's report (``pipeline.warnings``); Python's ``warnings`` are
-not used, so a program run with ``-W error`` behaves as it did.
-
-Mitiq is patched when the program imports it (``Instrumentor.on_import``), never imported for
-it: Mitiq and Cirq take seconds to import, which a program that does not use them must not pay.
+More in docs/modules.md (``llqm_mitiq.instrument``).
 """
 
 from __future__ import annotations
@@ -33,9 +13,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import llqm_core
+import llqm_core.plugin
 from llqm_core.runtime.instrumentation import Instrumentor, suppressed
 
 from .zne import gate_count_shortfalls
+
+
+def _module_attribute(module: Any, attribute: str, _original: Any) -> Any:
+    """The patched function as the module holds it: what ``mitiq.<attribute>`` forwards to."""
+    return getattr(module, attribute)
 
 
 @dataclass
@@ -130,14 +116,14 @@ def _wrap_technique(name: str) -> Callable[[Callable[..., Any]], Callable[..., A
                     value = original(*args, **kwargs)
                 except BaseException as exc:
                     if technique.combine is not None:
-                        llqm_core.finish_task(technique.combine, exc)
+                        llqm_core.plugin.finish_task(technique.combine, exc)
                     raise
                 finally:
                     _technique.reset(token)
                 if technique.combine is not None:
                     estimate = value[0] if isinstance(value, tuple) else value
                     technique.combine.annotate({"pec.value": float(estimate)})
-                    llqm_core.finish_task(technique.combine)
+                    llqm_core.plugin.finish_task(technique.combine)
                 _summarise(technique, value)
             return value
 
@@ -244,7 +230,7 @@ def _wrap_evaluate(original: Callable[..., Any]) -> Callable[..., Any]:
         technique = _in("pec")
         if technique is not None and technique.combine is None:
             # what execute_with_pec does after its executor returns is the combination
-            technique.combine = llqm_core.start_task(
+            technique.combine = llqm_core.plugin.start_task(
                 "combine", "mitigate.pec.combine", [], parent=technique.handle, activate=False
             )
         return results
@@ -311,7 +297,9 @@ class MitiqInstrumentor(Instrumentor):
             attribute = f"execute_with_{technique}"
             self.patch(module, attribute, wrap)
             if getattr(package, attribute) is vars(module)[attribute].__wrapped__:
-                self.patch(package, attribute, lambda _, m=module, a=attribute: getattr(m, a))
+                self.patch(
+                    package, attribute, functools.partial(_module_attribute, module, attribute)
+                )
         executor = mitiq.executor.executor.Executor
         self.patch(executor, "_call_executor", _wrap_call_executor)
         self.patch(executor, "evaluate", _wrap_evaluate)

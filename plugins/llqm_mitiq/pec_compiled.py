@@ -1,26 +1,6 @@
 """PEC on the compiled circuit: Paulis sampled into the transpiled circuit, no sample transpiled again.
 
-The usual PEC (``pec.py``, as Mitiq's ``execute_with_pec`` does it) samples the logical
-circuit and transpiles every sample: at 100 qubits each transpile costs as much as the
-sample's execution, and the transpiler is free to move what the representation assumed.
-A practitioner on IBM's devices cancels the noise of the native layers instead (the noise is
-learnt, and twirled, on the hardware's own gates). Here, with ``sample = "compiled"``:
-
-- each distinct noisy native gate of the compiled circuit (``cz`` on a coupler, ``sx``/``x`` on
-  a qubit) gets Mitiq's ``represent_operation_with_global_depolarizing_noise`` at the noise
-  level of its own calibrated error ``r``: the twirled channel of ``noise.py`` (every
-  non-identity Pauli with probability ``lambda / d**2``, ``lambda = r d / (d - 1)``) is Mitiq's
-  global depolarizing noise of level ``r (d + 1) / d``, so the representation inverts exactly
-  the noise the embedded default simulates (and the snapshot reports);
-- every sample draws, for every gate occurrence, one term of its representation (Mitiq's
-  quasi-probability distribution, drawn with numpy for all samples at once: most draws are
-  the identity, so only the few Paulis that are not are drawn one by one), and the drawn
-  Paulis go into a copy of the compiled circuit right after their gate, in the device's
-  basis (``X`` as ``x``, ``Z`` as ``rz(pi)``, ``Y`` as both).
-
-Left out, as in ``pec.py``: readout error (use ``rem+pec``), idling and coherent errors; the
-inserted ``x`` gates carry their own (small) calibrated error in the simulation, as they
-would on a device. A gate out of service (error 1) cannot be inverted: refused.
+More in docs/modules.md (``llqm_mitiq.pec_compiled``).
 """
 
 from __future__ import annotations

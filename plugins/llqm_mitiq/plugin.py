@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from llqm_core import hookimpl
+from llqm_core.hooks.contracts import PipelineData
+from llqm_core.plugin import hookimpl
 
 from . import analysis
 from .figures import fidelity_figures
@@ -56,7 +57,7 @@ def llqm_register_sections(register: Callable[..., None]) -> None:
 
 
 @hookimpl
-def llqm_postprocess(data: dict[str, Any]) -> dict[str, Any]:
+def llqm_postprocess(data: PipelineData) -> dict[str, Any]:
     return fidelity_figures(data)
 
 

@@ -1,29 +1,6 @@
 """``mitigate.rem``: readout-error mitigation as calibrate -> execute -> correct tasks.
 
-Readout confusion inversion as Mitiq's ``mitiq.rem`` does it, with a tensored (per-qubit)
-confusion model so that it scales to 100+ qubits:
-
-- ``mitigate.rem.calibrate``: two circuits on the device's full width and on the very
-  physical qubits the compiled circuit measures, into the same classical bits: every one
-  prepared in ``|0>``, and every one flipped to ``|1>`` by an ``x`` gate. Both run as one
-  job (its own ``execute`` task under the calibrate task, so the calibration's QPU seconds
-  are counted apart). For each bit, ``e0 = P(read 1 | prepared 0)``, ``e1 = P(read 0 |
-  prepared 1)``, the confusion matrix ``A[measured, prepared] = [[1-e0, e1], [e0, 1-e1]]``
-  and its inverse.
-- ``execute`` and ``mitigate.rem.correct``: the compiled circuit runs once, and the
-  observable is read with the inverse matrices applied term by term (the observable's
-  ``mitigated_expectation``), next to the uncorrected value.
-
-Inside a combination (``rem+zne``, built with ``inner=True``), only the calibration runs:
-the step leaves an ``evaluate`` that later techniques read their counts with (see
-``common.evaluate``), and a ``compile`` that warns when a circuit compiled later measures a
-bit on another physical qubit than the one calibrated for it (its correction would then use
-the wrong qubit's matrix).
-
-The correction is Mitiq's linear inversion ``A^-1 p`` taken into the expectation value
-exactly. Mitiq's ``mitigate_measurements`` goes on to project ``A^-1 p`` onto the closest
-probability distribution and to resample bitstrings from it (unseeded), which adds sampling
-noise and, where ``A^-1 p`` has negative entries, a small bias; LLQM leaves both out.
+More in docs/modules.md (``llqm_mitiq.rem``).
 """
 
 from __future__ import annotations
@@ -34,7 +11,7 @@ from typing import Any
 import numpy as np
 
 import llqm_core
-from llqm_core.hooks.contracts import EXECUTE_BATCH
+from llqm_core.hooks.contracts import EXECUTE_BATCH, PipelineData, StepSpec
 from llqm_core.model.checks import flag
 from llqm_core.model.errors import warn
 from llqm_core.pipeline.policies import decide
@@ -233,7 +210,7 @@ def _calibration_metrics(
 
 
 def _fit_from_shared_job(
-    calibrate: Any, counts: list[Mapping[str, int]], fit: Callable[..., None]
+    calibrate: Any, counts: Sequence[Mapping[str, int]], fit: Callable[..., None]
 ) -> None:
     """The calibration's part of a shared job, fitted in a task of its own (``calibrate`` has ended)."""
     with llqm_core.task(
@@ -243,13 +220,11 @@ def _fit_from_shared_job(
         fit(counts, task)
 
 
-def rem(
-    *, calibration_shots: int | None = None, inner: bool = False
-) -> Callable[[dict[str, Any]], dict[str, Any]]:
+def rem(*, calibration_shots: int | None = None, inner: bool = False) -> StepSpec:
     calibration_shots = _check_calibration_shots(calibration_shots)
     inner = flag("inner", inner)
 
-    def step(data: dict[str, Any]) -> dict[str, Any]:
+    def step(data: PipelineData) -> dict[str, Any]:
         compiled, backend, observable = data["compiled"], data["backend"], data["observable"]
         shots = calibration_shots if calibration_shots is not None else data["shots"]
         seed = data["seed"]
@@ -369,6 +344,8 @@ def rem(
         calibration = 2 * (calibration_shots if calibration_shots is not None else shots)
         return calibration + (0 if inner else shots * bases)
 
-    step.planned_shots = planned_shots
-    step.estimate = lambda plan: rem_estimate(plan, calibration_shots, inner)
-    return step
+    return StepSpec(
+        step,
+        planned_shots=planned_shots,
+        estimate=lambda plan: rem_estimate(plan, calibration_shots, inner),
+    )

@@ -1,15 +1,6 @@
 """Circuits that ride along in the next job: fewer backend jobs, so less per-job overhead and queue.
 
-A readout calibration needs its own two circuits run, but not before the circuit it corrects:
-its counts are only read once the technique's own counts are in. ``SharedJob`` wraps the
-pipeline's backend so that circuits set aside now (``defer``) go into the next ``execute``
-call as the first circuits of that one job; their counts go to the callback given with them,
-and the caller gets back exactly the counts of its own circuits. When the next job cannot
-take them (other shots, or more circuits than the device takes per job), they run as a job
-of their own first, as they would have without the wrapper, and the task says why.
-
-Every other attribute is the wrapped backend's, so later steps see the same device,
-snapshot and name.
+More in docs/modules.md (``llqm_mitiq.shared_job``).
 """
 
 from __future__ import annotations

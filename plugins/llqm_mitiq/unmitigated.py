@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
+
+from llqm_core.hooks.contracts import PipelineData, StepSpec
 
 from . import analysis
 from .costs import unmitigated_estimate
 from .execution import estimate, execute, last_only, raw_estimate
 
 
-def unmitigated(*, inner: bool = False) -> Callable[[dict[str, Any]], dict[str, Any]]:
+def unmitigated(*, inner: bool = False) -> StepSpec:
     last_only("none", inner)
 
-    def step(data: dict[str, Any]) -> dict[str, Any]:
+    def step(data: PipelineData) -> dict[str, Any]:
         (readout,) = execute(data, [data["compiled"]], data["shots"], seed=data["seed"])
         raw, raw_error = raw_estimate(data, readout)
         value, error = estimate(data, readout)
@@ -39,6 +40,6 @@ def unmitigated(*, inner: bool = False) -> Callable[[dict[str, Any]], dict[str, 
             "circuits_executed": len(readout),
         }
 
-    step.planned_shots = lambda shots, bases=1: shots * bases
-    step.estimate = unmitigated_estimate
-    return step
+    return StepSpec(
+        step, planned_shots=lambda shots, bases: shots * bases, estimate=unmitigated_estimate
+    )

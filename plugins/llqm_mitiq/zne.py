@@ -1,19 +1,6 @@
 """``mitigate.zne``: zero-noise extrapolation as fold -> transpile -> execute -> extrapolate tasks.
 
-By default (``folding = "after_transpile"``) the circuit the transpile step compiled has its
-self-inverse two-qubit gates folded in place (``fold_gates``): nothing is transpiled again, so
-no transpiler can cancel the folds, at any optimization level. Mitiq's folding of the logical
-circuit is there by name (``global``: the whole circuit, ``random``: gates at random, ``all``:
-every gate, odd integer scale factors only; ``identity``: identity layers inserted); then
-every folded circuit is transpiled with the pipeline's options (Mitiq 1.x no longer ships
-folding from the left). Either way the values are extrapolated by Mitiq's factories
-(``richardson``, ``linear``, ``poly`` with ``order``, ``exp``) from one batched job.
-
-With Mitiq's folding, a transpiler at optimization level 1 or more cancels folded gate pairs,
-so the noise is silently not scaled. After transpiling, each folded circuit's two-qubit gate
-count is compared with what its scale factor promises; a shortfall is an LLQM warning, in the
-run's warnings and in the report. The ``fold_after_transpile`` policy replaces a Mitiq folding
-named in the file by folding after transpiling, and records what that saved.
+More in docs/modules.md (``llqm_mitiq.zne``).
 """
 
 from __future__ import annotations
@@ -25,7 +12,7 @@ from types import ModuleType
 from typing import Any
 
 import llqm_core
-from llqm_core.hooks.contracts import ZNE_FOLDING
+from llqm_core.hooks.contracts import ZNE_FOLDING, PipelineData, StepSpec
 from llqm_core.model.checks import whole
 from llqm_core.model.errors import warn
 from llqm_core.pipeline.policies import decide
@@ -98,7 +85,7 @@ def extrapolation(
         raise ValueError("asymptote belongs to the exp factory.")
     options: dict[str, Any] = {}
     if factory == "poly":
-        whole("order", order if order is not None else 0, 1)
+        order = whole("order", order if order is not None else 0, 1)
         if points < order + 1:
             raise ValueError(
                 f"a poly factory of order {order} needs at least {order + 1} scale factors, not {points}."
@@ -247,7 +234,7 @@ def fold_gates(compiled: Any, scale: float, gates: set[str], seed: int | None = 
 
 
 def _fold_after_transpile(
-    data: dict[str, Any], scales: list[float], gates: set[str], seed: int | None
+    data: PipelineData, scales: list[float], gates: set[str], seed: int | None
 ) -> list[Any]:
     folded = []
     for scale in scales:
@@ -277,7 +264,7 @@ def zne(
     asymptote: float | None = None,
     seed: int | None = None,
     inner: bool = False,
-) -> Callable[[dict[str, Any]], dict[str, Any]]:
+) -> StepSpec:
     last_only("zne", inner)
     if not isinstance(folding, str) or folding not in FOLDINGS:
         raise ValueError(f"unknown folding {folding!r}; choose one of: {', '.join(FOLDINGS)}.")
@@ -285,7 +272,7 @@ def zne(
     extrapolate = extrapolation(factory, order, asymptote, len(scales))
     fold = FOLDING.get(folding, FOLDING["global"])
 
-    def step(data: dict[str, Any]) -> dict[str, Any]:
+    def step(data: PipelineData) -> dict[str, Any]:
         decision = decide(
             data,
             ZNE_FOLDING,
@@ -361,6 +348,8 @@ def zne(
             "warnings": data["warnings"] + problems,
         }
 
-    step.planned_shots = lambda shots, bases=1: len(scales) * shots * bases
-    step.estimate = lambda plan: zne_estimate(plan, scales)
-    return step
+    return StepSpec(
+        step,
+        planned_shots=lambda shots, bases: len(scales) * shots * bases,
+        estimate=lambda plan: zne_estimate(plan, scales),
+    )

@@ -1,18 +1,6 @@
 """``job_batching``: circuits a step would run as a job of their own ride in the next job instead.
 
-Every job pays a fixed cost on top of its shots: IBM's per-job overhead (seconds of QPU
-time) and, far larger on a shared device, a wait in the queue behind other users' jobs. A
-readout calibration is two circuits of a few hundred shots: run apart, it costs a whole job;
-run as the first circuits of the job that follows (the technique's own), it costs only its
-shots. The decision point ``execute.batch`` is asked by a step that could defer a job; the
-policy agrees when the job that follows uses the same shots, and caps the shared job at
-``max_circuits`` (else the device's own limit, where it states one). With ``max_job_s`` (a
-job time limit, such as IBM's ``max_execution_time``) the cap also comes from the measured
-profile: the store's earlier jobs on this backend give QPU seconds per job as a fixed part
-plus a part per circuit (a least-squares line through their circuits and QPU seconds), and a
-shared job may hold only as many circuits as that line keeps under the limit. Its rationale
-carries what a job cost on this backend in the store's earlier runs (median queue wait and
-QPU seconds), the saving the decision is expected to bring.
+More in docs/modules.md (``llqm_policies.batching``).
 """
 
 from __future__ import annotations
@@ -80,10 +68,11 @@ class JobBatching:
             )
         limit = self.max_circuits or getattr(getattr(backend, "device", None), "max_circuits", None)
         jobs = self.earlier_jobs(backend.name)
-        line = self.qpu_line(jobs) if self.max_job_s is not None else None
-        if line is not None:
+        max_job_s = self.max_job_s
+        line = self.qpu_line(jobs) if max_job_s is not None else None
+        if line is not None and max_job_s is not None:
             fixed, per_circuit = line
-            fitting = max(0, int((self.max_job_s - fixed) // per_circuit))
+            fitting = max(0, int((max_job_s - fixed) // per_circuit))
             limit = fitting if limit is None else min(limit, fitting)
         if limit is not None and len(circuits) >= limit:
             return kept_default(

@@ -1,28 +1,6 @@
 """``budgeted_mitigation``: the technique predicted to give the lowest error within a budget.
 
-From the store's earlier pipeline runs, each mitigation the runs used (technique and options)
-is known by what it cost and what error it left. For a new run, only runs of similar circuits
-count (two-qubit gates within a factor ``similarity`` of the new circuit's); a technique's
-cost is scaled to the new run's shots and measurement bases (its shots and QPU seconds per
-shot and per circuit measuring the observable: a Pauli sum measures every executed circuit
-once per qubit-wise commuting group, ``measurement_bases``), and its predicted error is the
-mean error it left on those similar runs. Shots are not left to prediction where the steps
-can say what they will spend (``planned_shots``: ZNE runs each scale factor at the run's shots
-in every basis, REM adds two calibration circuits, ...): those are exact.
-Among the techniques whose cost fits ``budget_shots`` and ``budget_qpu_s``, the one with the
-lowest predicted error is chosen; the decision carries the prediction, and the report sets it
-beside the error the run then measured.
-
-A budget is never overspent in silence:
-
-- a run whose unmitigated execution alone needs more shots than ``budget_shots`` is refused
-  when the file is checked (nothing could fit);
-- with nothing affordable in the store, the file's own mitigation runs if its planned shots
-  fit; if they do not, the run goes unmitigated, which fits, and the decision says why;
-- ``on_overspend = "warn"`` keeps the file's mitigation even over the budget, with a warning;
-- at the end of the work the policy reviews what the run spent (shots and QPU seconds of
-  its jobs): a decision says the budget was met, or a warning in the report says by how much
-  it was exceeded (QPU seconds are predicted, so they can overrun).
+More in docs/modules.md (``llqm_policies.budget``).
 """
 
 from __future__ import annotations
@@ -223,7 +201,7 @@ class BudgetedMitigation:
             "budget_qpu_s": self.budget_qpu_s,
             "planned_shots": planned,
         }
-        if self.budget_shots is None or (planned is not None and planned <= self.budget_shots):
+        if self.budget_shots is None or planned is None or planned <= self.budget_shots:
             planned_text = (
                 f"{planned:,} shots" if planned is not None else "an unknown number of shots"
             )

@@ -1,15 +1,6 @@
 """``transpile_cache``: transpile a circuit once, and reuse the result while the target holds.
 
-A circuit's key is its structure (every operation, its parameters and the bits it acts on),
-the device, the transpile options and the initial layout. A stored result is reused for the
-same key while the calibration it was made on has not drifted: on the same snapshot, or on one
-whose largest relative change of a gate or readout error on the qubits the result uses stays
-under ``drift_threshold``; otherwise it is transpiled again. PEC samples many copies of the
-same circuit, and sweeps and repeated runs transpile the same circuits again: those become
-hits. The cache lives in the process (``max_entries``, least recently used out first); each
-use is recorded as a decision with its hits and misses. While a run goes on, a calibration
-change the hardware monitor sees drops the entries of that device that no longer hold on the
-new calibration (``on_hardware_change``), recorded as a decision of its own.
+More in docs/modules.md (``llqm_policies.cache``).
 """
 
 from __future__ import annotations

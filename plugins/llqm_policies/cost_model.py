@@ -1,32 +1,14 @@
 """``cost_model``: each stage's time, CPU, memory, QPU and queue seconds for a new circuit,
 predicted from stored profiles of runs of the same shape.
 
-Only runs of the pipeline's shape count (``llqm_core.pipeline.shapes``: the same mitigation technique,
-backend kind, observable kind and policies that change the work): a run of another shape has
-other stages and other costs, and with none of the same shape the answer is "no comparable
-history" rather than another pipeline's stages. For every stage of those runs, a log-linear
-model is fitted by
-least squares on the run's features (the circuit's gates as the ``generate`` step recorded
-them, and the shots; qubits, depth and two-qubit gates are recorded with the prediction but
-move with the gates in the benchmark families, so fitting on them too overfits)::
-
-    log(stage seconds) = a + b log(gates) + c log(shots)
-
-(the same for CPU seconds, peak memory and QPU seconds), with a little ridge so a handful of
-runs already gives an answer, refitted once without the runs far off the line (a cold start or
-a busy machine); a stage seen fewer than ``min_runs`` times is predicted by its median. Queue
-seconds are other users' load, not the circuit's: they are predicted by the mean wait of the
-comparable runs. Each prediction says how many runs it rests on and how close the nearest is
-(its gates and shots against the new run's), and whether the new run lies outside the range
-of gates it learnt from. ``llqm predict FILE`` prints the predictions; as a policy of a
-pipeline (``names = ["cost_model"]``) it records them when the circuit is known, and the report
-sets them beside what the run then measured.
+More in docs/modules.md (``llqm_policies.cost_model``).
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Collection
 from typing import Any
 
 import numpy as np
@@ -104,7 +86,10 @@ class CostModel:
         self.min_runs = min_runs
 
     def comparable(
-        self, store: ProfileStore, shape: dict[str, Any] | None, exclude: set[str] = frozenset()
+        self,
+        store: ProfileStore,
+        shape: dict[str, Any] | None,
+        exclude: Collection[str] = frozenset(),
     ) -> tuple[list[tuple[Any, dict[str, Any], list[Any]]], int]:
         """The store's latest completed pipeline runs of ``shape`` (any shape: None), each with
         its features and tasks; and how many completed pipeline runs the store holds at all."""
@@ -126,7 +111,7 @@ class CostModel:
         features: dict[str, Any],
         store: ProfileStore,
         shape: dict[str, Any] | None = None,
-        exclude: set[str] = frozenset(),
+        exclude: Collection[str] = frozenset(),
     ) -> dict[str, Any]:
         """Per stage, the predicted ``wall_s``, ``cpu_s``, ``peak_rss_bytes``, ``qpu_s``,
         ``queue_s`` and the ``runs`` it rests on, from the runs of ``shape``; with how many runs
@@ -184,7 +169,7 @@ class CostModel:
         self,
         features: dict[str, Any],
         store: ProfileStore,
-        exclude: set[str] = frozenset(),
+        exclude: Collection[str] = frozenset(),
         shape: dict[str, Any] | None = None,
     ) -> tuple[dict[str, dict[str, float]], int]:
         """``forecast``'s stages and the number of runs they rest on (pass the pipeline's

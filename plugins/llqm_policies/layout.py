@@ -1,37 +1,6 @@
 """``hardware_layout``: put a circuit on the physical qubits its calibration says are best.
 
-Qiskit's default layout knows the coupling map and, at best, samples a few error-weighted
-candidates; every fake Heron r2 has couplers out of service (cz error 1.0) that it happily
-routes through. This policy instead:
-
-1. drops the qubits and couplers the snapshot marks out of service;
-2. enumerates embeddings of the circuit's two-qubit interaction graph into what is left
-   (subgraph isomorphism, rustworkx's VF2; up to ``candidates`` of them), so that no SWAP
-   is needed;
-3. scores each by the expected error of the gates it would use: the sum over the circuit's
-   two-qubit gates of ``-log(1 - e)`` of the coupler each lands on, over its one-qubit gates
-   of the ``sx`` error of their qubit, plus ``-log(1 - r)`` of each measured qubit's readout
-   error (minus the log of the predicted success probability; idling and crosstalk are not
-   scored);
-4. keeps the best, records it with the predicted success probability of the chosen layout
-   and of the first (unscored) embedding, and hands it to the transpiler as the initial
-   layout.
-
-It re-evaluates only when the calibration moved: the store keeps its earlier decisions; if
-one was made for the same circuit structure on the same device and the calibration has
-drifted less than ``drift_threshold`` (largest relative change of a used gate or readout
-error) with none of the chosen couplers failed, that layout is kept without a new search.
-The search has a time budget (``time_budget_s``, default 2 s): VF2 can search for minutes
-for a graph that almost embeds. At the budget it stops and keeps the best embedding found so
-far, saying so in the rationale. A circuit whose interaction graph has no embedding found
-(it needs routing, or the budget ran out first) gets a decision that keeps the default, with
-the reason, and the transpiler's own layout stands.
-
-While a run goes on, the hardware monitor tells it of each calibration change
-(``on_hardware_change``): a layout whose coupler failed, or whose qubits' errors drifted past
-``drift_threshold`` since it was chosen, is re-placed on the new calibration, and the decision
-names the layout it replaces; ``layout_for`` gives the layout in force, which the transpile
-stage uses for the circuits it compiles after that.
+More in docs/modules.md (``llqm_policies.layout``).
 """
 
 from __future__ import annotations
@@ -87,7 +56,8 @@ def coupler_errors(snapshot: HardwareSnapshot) -> dict[tuple[int, int], float]:
     for gate in snapshot.gates:
         if len(gate.qubits) != 2 or gate.error is None:
             continue
-        pair = tuple(sorted(gate.qubits))
+        low, high = sorted(gate.qubits)
+        pair = (low, high)
         if pair in broken or pair[0] in dead or pair[1] in dead:
             continue
         errors[pair] = max(errors.get(pair, 0.0), gate.error)
@@ -130,6 +100,11 @@ class BudgetedSearch:
             self.elapsed_s = time.perf_counter() - started
 
 
+def _pair(a: int, b: int) -> tuple[int, int]:
+    """A coupler, as the calibration's error table keys it (lower qubit first)."""
+    return (a, b) if a <= b else (b, a)
+
+
 def _cost(error: float | None) -> float:
     return -math.log(max(1e-12, 1.0 - min(error or 0.0, 0.999999)))
 
@@ -170,8 +145,8 @@ class HardwareAwareLayout:
         snapshot: HardwareSnapshot,
     ) -> float:
         """``-log`` of the predicted success probability of the circuit on ``layout``."""
-        total = sum(
-            count * _cost(errors.get(tuple(sorted((layout[a], layout[b]))), 1.0))
+        total: float = sum(
+            count * _cost(errors.get(_pair(layout[a], layout[b]), 1.0))
             for (a, b), count in uses.items()
         )
         total += sum(count * _cost(single_errors.get(layout[q])) for q, count in singles.items())
@@ -311,6 +286,7 @@ class HardwareAwareLayout:
                 hit_time_budget=search.hit_budget,
                 time_budget_s=self.time_budget_s,
             )
+        assert first is not None  # set with best
         return PolicyDecision(
             policy=NAME,
             choice={"initial_layout": best[1]},

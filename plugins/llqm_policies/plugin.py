@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from llqm_core import hookimpl
+from llqm_core.plugin import hookimpl
 
 from .batching import NAME as BATCHING
 from .batching import JobBatching

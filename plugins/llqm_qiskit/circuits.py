@@ -97,7 +97,7 @@ def random_regular_graph(nodes: int, degree: int, seed: int | None = None) -> li
     for _ in range(1000):
         stubs = [n for n in range(nodes) for _ in range(degree)]
         rng.shuffle(stubs)
-        edges = {tuple(sorted(pair)) for pair in zip(stubs[::2], stubs[1::2])}
+        edges = {(min(a, b), max(a, b)) for a, b in zip(stubs[::2], stubs[1::2])}
         if len(edges) == len(stubs) // 2 and all(a != b for a, b in edges):
             return sorted(edges)
     raise ValueError(

@@ -2,11 +2,9 @@
 
 ``llqm_core.pipeline.fit`` compares the estimates with the limits.
 
-Each model is an order of magnitude fitted to measurements on the project's 2-core VM (the
-figures behind each constant are in docs/pipelines.md, "Will it fit"): enough to refuse a run
-that cannot fit, not to schedule one. A step's
-``estimate(plan)`` reads what the steps before it put in ``plan`` (``qubits``, ``gates``,
-``clifford``, ``compiled_gates``, ``compiled_bytes``) and adds its own.
+Each model is an order of magnitude fitted to measurements (docs/pipelines.md, "Will it fit";
+docs/performance.md, "Cost models"): enough to refuse a run that cannot fit, not to schedule
+one. A step's ``estimate(plan)`` reads what the steps before it put in ``plan`` and adds its own.
 """
 
 from __future__ import annotations
@@ -17,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from llqm_core.pipeline.fit import Estimate
+from llqm_core.plugin import Estimate
 
 #: Memory of one instruction of a built QuantumCircuit, and the Python time to append it.
 CIRCUIT_BYTES_PER_GATE = 300
@@ -41,11 +39,10 @@ CLIFFORD_S_PER_GATE_SHOT = 1.5e-8
 STATEVECTOR_S_PER_GATE_AMPLITUDE = 2e-9
 AMPLITUDE_BYTES = 16  # complex128
 #: An MPS gate costs about chi^3 operations of this many seconds (Aer, one core, noisy
-#: 40-qubit circuits at chi 16: 7 ms per shot of ~600 gates).
+#: circuits; the measurements behind it are in docs/performance.md, "Cost models").
 MPS_S_PER_GATE_CHI3 = 2e-9
 #: ... on top of a cost per gate and shot whatever the bond dimension (Aer's per-instruction work
-#: and the noise channels): 11 ms per shot of the 533 compiled gates of examples/circuits/
-#: vqe_hea_40.qasm at chi 4, measured 2026-12-01 on the 2-core VM at load 3.5.
+#: and the noise channels).
 MPS_S_PER_GATE_SHOT = 1e-5
 
 

@@ -91,3 +91,15 @@ def without_measurements(circuit: QuantumCircuit) -> QuantumCircuit:
         body = bare
     body.metadata = dict(circuit.metadata or {})
     return body
+
+
+def readout_map(circuit: QuantumCircuit) -> dict[int, int]:
+    """For each classical bit the circuit measures into, the qubit it reads (a bit measured more
+    than once keeps its last measurement, the one its counts show)."""
+    readout = {}
+    for instruction in circuit.data:
+        if instruction.operation.name == "measure":
+            readout[circuit.find_bit(instruction.clbits[0]).index] = circuit.find_bit(
+                instruction.qubits[0]
+            ).index
+    return readout

@@ -28,6 +28,10 @@ def circuit_metrics(circuit: QuantumCircuit, *, depth: bool = True) -> dict[str,
     Counted without walking the instructions in Python, so that describing a 10^6-gate
     circuit costs well under a second: ``circuit.two_qubit_gates`` is Qiskit's count of
     gates on two or more qubits (after transpiling for IBM devices, exactly the two-qubit ones).
+
+    Args:
+        circuit: the circuit.
+        depth: compute its depth (seconds on a circuit of 10^6 gates); False leaves it out.
     """
     ops = circuit.count_ops()
     metrics: dict[str, Any] = {

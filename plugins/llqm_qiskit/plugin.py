@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from llqm_core import hookimpl
+from llqm_core.plugin import hookimpl
 
 from .backends.aer import AerBackend
 from .backends.ibm import IBMRuntimeBackend
@@ -13,8 +13,9 @@ from .backends.modelled import ModelledQPU
 from .devices.catalog import fake_device, fake_device_names
 from .devices.snapshot import hardware_snapshot
 from .metrics import describe
+from .pipeline.observable_step import observable
 from .pipeline.sections import SECTIONS
-from .pipeline.steps import generate, observable, transpile
+from .pipeline.steps import generate, transpile
 
 
 @hookimpl

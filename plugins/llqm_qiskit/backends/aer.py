@@ -1,27 +1,6 @@
 """The embedded default: Aer simulating a fake IBM device, with noise from its calibration.
 
-The noise is the snapshot's twirled Pauli channels written into each circuit (see
-``noise.py``), which works on every method and keeps the stabilizer method fast. The method
-follows the circuit unless one is asked for:
-
-- up to ``exact_max_qubits`` active qubits: ``density_matrix``, exact in the noise;
-- Clifford circuits of any width: ``stim`` (``stim_engine.py``: Stim's frame simulator with
-  the same Pauli noise; the same distribution as Aer's stabilizer method with the noise
-  written in, at a fraction of its cost), or ``stabilizer`` for an ideal run;
-- other circuits up to ``statevector_max_qubits`` active qubits: ``statevector``, with the
-  noise sampled per shot (trajectories);
-- wider non-Clifford circuits whose estimated bond dimension fits ``mps_max_bond`` (``mps.py``):
-  Aer's ``matrix_product_state``, one trajectory per shot;
-- anything else is refused with the reason and the estimate.
-
-Active qubits are the ones a circuit touches: Aer leaves the idle qubits of a circuit
-transpiled onto a 156-qubit device out of the simulation. The execute task shows the cost of
-the choice: its ``execute.noise`` and ``execute.simulate`` children, the method, and seconds
-per shot. A simulator has no queue and no QPU: the simulation's seconds are CPU time (the
-``execute.simulate`` task's wall and CPU), never QPU seconds. With ``model_qpu_time = true`` a
-job records the seconds the device itself would be busy with it (the ``qpu_time.py`` model of
-``modelled_qpu``, without the queue), marked ``qpu.modelled`` so reports label them modelled;
-by default a simulated job has no QPU seconds at all.
+More in docs/modules.md (``llqm_qiskit.backends.aer``).
 """
 
 from __future__ import annotations
@@ -38,7 +17,7 @@ from llqm_core import HardwareSnapshot
 from llqm_core.model.checks import flag, whole
 from llqm_core.model.errors import warn
 from llqm_core.model.units import format_seconds
-from llqm_core.pipeline.fit import Estimate
+from llqm_core.plugin import Estimate
 
 from ..costs import simulation_estimate
 from ..devices.catalog import DEFAULT_DEVICE, fake_device

@@ -6,9 +6,7 @@ counts out, with the QPU and queue seconds the job cost. ``execute`` wraps a job
 ``execute`` task, so every backend is profiled the same way: the task names the snapshot it
 ran against and carries ``llqm.qpu.time_s`` and ``llqm.queue.time_s``.
 
-A plugin adds a backend by registering a factory (usually the class) through
-``llqm_register_backends``; a pipeline file picks it by that name and passes its options as
-keyword arguments.
+More in docs/modules.md (``llqm_qiskit.backends.base``).
 """
 
 from __future__ import annotations
@@ -24,7 +22,7 @@ from qiskit.result import Counts
 
 import llqm_core
 from llqm_core import HardwareSnapshot
-from llqm_core.pipeline.fit import Estimate
+from llqm_core.plugin import Estimate
 from llqm_core.runtime.instrumentation import suppressed
 from llqm_core.runtime.monitor import check_interval
 

@@ -6,14 +6,7 @@ in its last bit). The outcomes are bit-packed (a 100-bit outcome takes 13 bytes,
 characters), which is what makes a job of many shots of a wide circuit, where nearly every
 shot is its own outcome, cheap to keep; the whole is compressed with zlib.
 
-Layout before compression: a 4-byte little-endian length, a JSON header (per circuit: the
-number of outcomes and the widths of its registers, as Qiskit separates them with spaces),
-then per circuit its packed outcomes (bit 0 of the key first as written) and their counts as
-little-endian uint32 (uint64 where a count needs it).
-
-Each returned ``Counts`` remembers where it was kept (``llqm_core.runtime.kept.KEPT_AT``: the
-execute task's id and its index in the job), so that a technique can record which counts it
-read (``llqm_core.runtime.kept.references``) without keeping them twice.
+More in docs/modules.md (``llqm_qiskit.backends.kept_counts``).
 """
 
 from __future__ import annotations
@@ -168,7 +161,7 @@ def keep_job_result(handle: Any, result: Any) -> None:
     if not arrays:
         return
     buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
+    np.savez(buffer, **arrays)  # type: ignore[arg-type]  # numpy's stub reads the names as options
     raw = buffer.getvalue()
     handle.keep_result(PRIMITIVE_KIND, zlib.compress(raw, 6), len(raw), meta)
     handle.annotate({"results.keep_s": time.perf_counter() - started})

@@ -1,14 +1,6 @@
 """Matrix-product-state execution of wide non-Clifford circuits on the embedded default.
 
-A statevector of more than ~30 qubits does not fit a machine, but many wide circuits are
-shallow or barely entangled (W-states, QAOA at low depth, hardware-efficient ansatze with
-linear entanglers), and Aer's ``matrix_product_state`` method runs them at a cost that grows
-with the bond dimension rather than with ``2^n``. Before choosing it, the bond dimension is
-measured by a trial: one noiseless trajectory of the circuit (``trial_bond``), which costs
-1/shots of the job; counting two-qubit gates across each cut (``bond_estimate``) is an upper
-bound that misses by orders of magnitude on QFTs, ZNE folds and routed circuits. The time of
-a noisy run, one trajectory per shot, is a cost per gate plus ``gates * chi^3`` per shot. The
-check refuses a circuit whose trial is truncated at the limit or whose job is too slow.
+More in docs/modules.md (``llqm_qiskit.backends.mps``).
 """
 
 from __future__ import annotations

@@ -1,40 +1,6 @@
 """Stim: the engine for Clifford circuits with Pauli noise.
 
-Aer's stabilizer method re-runs the whole tableau for every shot. For a Clifford circuit whose
-noise is Pauli (the twirled calibration noise of ``noise.py``) Stim's frame simulator draws
-all shots at once from exactly the same distribution: one noiseless reference sample, then
-the noise of every shot pushed through the circuit as Pauli frames, 64-256 shots per machine
-word. The circuit becomes a ``stim.Circuit`` with:
-
-- each gate's Stim equivalent (``cz`` -> ``CZ``, ``sx`` -> ``SQRT_X``, ``rz`` in steps of pi/2 ->
-  ``I``/``S``/``Z``/``S_DAG``, ...), followed by the gate's calibrated channel as
-  ``PAULI_CHANNEL_1``/``PAULI_CHANNEL_2`` with the very probabilities ``noise.py`` writes for Aer;
-- each measurement as ``M(p)``, a noisy measurement that reports the wrong bit with the
-  qubit's readout error. For measurements at the end of a circuit this is the bit flip
-  before the measurement that ``noise.py`` writes for Aer; a qubit used again after a
-  mid-circuit measurement keeps its measured state here (a classical readout error), where
-  the flip written for Aer also flips the state.
-
-The conversion is one pass over the instructions in which each distinct (gate, qubits)
-pair is translated once (and kept for later circuits on the same qubits and calibration)
-and every occurrence reuses its text, and Stim parses the whole text at once: the
-per-instruction work is a tuple and a dictionary look-up. A converted
-circuit is cached per circuit object and calibration (``CACHE_SIZE`` of them), so a circuit
-repeated in a job or run again on the same calibration is converted once. The cache knows a
-circuit by its identity and length: a circuit changed in place to another of the same
-length after it ran must be copied first.
-
-Circuits made from one circuit by inserting gates (PEC's samples of the compiled circuit: a
-few Paulis each in a copy of the same ~1,000 gates) may say so, and are then converted from
-the lines of the circuit they came from, which is converted once: such a circuit carries an
-attribute ``llqm_insertions`` (``INSERTIONS``) holding ``(base, ((after, instruction), ...))``,
-each instruction inserted after ``base.data[after]``, in the circuit's order. Only the inserted
-gates are then looked at; a circuit whose length does not add up is converted as usual.
-
-Seeds. ``sample_counts(..., seed=s)`` gives the same counts for the same circuit, noise, shots
-and seed with the same Stim version on machines with the same SIMD width (Stim's promise;
-they change with the Stim version, between AVX and SSE machines, and with the shots); it
-does not give the counts Aer gives for that seed, only the same distribution.
+More in docs/modules.md (``llqm_qiskit.backends.stim_engine``).
 """
 
 from __future__ import annotations

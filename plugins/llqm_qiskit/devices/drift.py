@@ -1,25 +1,6 @@
 """Calibration drift for local runs: a seeded model that moves a snapshot through time.
 
-Real devices drift between calibrations: T1 and T2 wander, gate and readout errors grow and
-shrink, and now and then a coupler goes out of service. The model, per elapsed hour ``h``:
-
-- every qubit's T1 and T2 and every gate's and readout's error is multiplied by
-  ``exp(N(0, sigma * sqrt(h)))`` (a geometric random walk; ``coherence_sigma`` for T1/T2,
-  ``error_sigma`` for errors), errors capped at 1.0 and readout errors at 0.5;
-- each working coupler fails (its two-qubit gate error becomes 1.0, as IBM marks it) with
-  probability ``1 - exp(-coupler_failure_rate * h)``;
-- what is out of service stays out: a gate whose error is 1.0 (on the device before any
-  drift, failed by the model, or walked up to the cap) and a qubit whose readout error reached
-  0.5 keep those values at every later reading; the walk never brings them back.
-
-Time passes per job (``hours_per_job``, as the job runs: a job runs on the calibration in
-force when it is submitted, the one a policy deciding just before it could read, and the next
-reading sees the hours it took) and, with ``hours_per_second`` above 0, with the wall clock
-too: each reading (a job's, or the hardware monitor's) first lets the modelled hours of the
-real seconds since the last one pass, so a device drifts while a long run goes on and not
-only when it is given a job. The walk is seeded, so two runs with the same seed and no
-wall-clock drift see the same drift. It is a tool to exercise drift-aware decisions without
-hardware, not a physical model of any device.
+More in docs/modules.md (``llqm_qiskit.devices.drift``).
 """
 
 from __future__ import annotations
@@ -99,12 +80,12 @@ class CalibrationDrift:
                     0.0, sigma * root
                 )
         for gate in base.gates:
-            key = ("gate", gate.gate, gate.qubits)
-            self._log_factors[key] = self._log_factors.get(key, 0.0) + self._rng.gauss(
+            gate_key = ("gate", gate.gate, gate.qubits)
+            self._log_factors[gate_key] = self._log_factors.get(gate_key, 0.0) + self._rng.gauss(
                 0.0, self.error_sigma * root
             )
-            if gate.error is not None and gate.error * math.exp(self._log_factors[key]) >= 1.0:
-                self._out.add(key)
+            if gate.error is not None and gate.error * math.exp(self._log_factors[gate_key]) >= 1.0:
+                self._out.add(gate_key)
         for q, c in base.qubits.items():
             key = ("qubit", q, "readout_error")
             factor = math.exp(self._log_factors.get(key, 0.0))

@@ -5,12 +5,7 @@ and per-qubit errors in an Aer ``NoiseModel`` make it slow (about 50 ms per shot
 qubits, see FIELD_NOTES). So the noise goes into the circuit as Pauli channels right after
 each gate and as bit flips right before each measurement, which runs several times faster.
 
-The approximation, per gate with reported error ``r`` (average gate infidelity) on ``n``
-qubits (``d = 2**n``): a depolarizing channel of strength ``lambda = r d / (d - 1)``
-(capped at 1, so a gate out of service with ``r = 1`` fully depolarizes), twirled into
-a uniform Pauli channel, each of the ``d**2 - 1`` non-identity Paulis with probability
-``lambda / d**2``. Readout: a symmetric bit flip with the qubit's readout error. Not
-modelled: T1/T2 relaxation while idle, coherent errors, crosstalk, leakage.
+More in docs/modules.md (``llqm_qiskit.devices.noise``).
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
 """How long a QPU would be busy with a job, from the calibration's gate durations.
 
-A circuit's duration is its as-soon-as-possible schedule: each instruction starts when all
-its qubits are free and lasts the calibrated duration of that gate on those qubits (``rz``
-is virtual and takes no time; a barrier lines its qubits up; a measurement takes the
-qubit's readout duration). A job then costs, as IBM documents its usage estimate::
-
-    job_overhead_s + sum over circuits of shots * (rep_delay_s + circuit duration)
-
-with a per-job overhead of about 2 s and the default repetition delay of 250 us of IBM's
-devices. Not modelled: dynamic rep delays, parallel sub-jobs, session or batch discounts.
+More in docs/modules.md (``llqm_qiskit.devices.qpu_time``).
 """
 
 from __future__ import annotations

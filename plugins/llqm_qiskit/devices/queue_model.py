@@ -6,20 +6,7 @@ arrives then waits 0 s with probability ``1 - utilisation``, and otherwise an ex
 time with mean ``mean_job_s / (1 - utilisation)`` (the M/M/1 waiting-time law; mean wait
 ``utilisation * mean_job_s / (1 - utilisation)``). Draws are seeded, so a run repeats.
 
-The defaults describe a shared device, because that is what a user of IBM's cloud sees: IBM
-publishes no mean wait (its fair-share scheduler orders jobs dynamically and guarantees no
-start time, https://docs.quantum.ibm.com/run/fair-share-queue), its devices run other users'
-jobs around the clock, and open-plan users report waits from minutes to hours (weeks at
-worst). ``utilisation = 0.9`` (the device is busy with others nine tenths of the time, so 9
-jobs in 10 wait) and ``mean_job_s = 60`` (another user's job: IBM's usage estimate, about 2 s
-per job plus shots x (250 us + circuit duration), is seconds to minutes for a few thousand
-shots) give a mean wait of 9 minutes: the low end of what the open plan shows, so examples
-finish. Set ``utilisation = 0`` for a device of your own (a reservation, a dedicated plan).
-
-Jobs of this process also wait for each other: the device runs one job at a time. The wait
-is real: the calling thread sleeps ``time_scale`` real seconds per modelled second, so queue
-time is a measured dependency of the pipeline (and of its critical path), while the profile
-records modelled seconds.
+More in docs/modules.md (``llqm_qiskit.devices.queue_model``).
 """
 
 from __future__ import annotations

@@ -20,6 +20,12 @@ def backend_name(backend: BackendV2) -> str:
 
 
 def hardware_snapshot(backend: BackendV2) -> HardwareSnapshot:
+    """The backend's calibration now (T1, T2, readout and gate errors, durations) as a ``HardwareSnapshot``.
+
+    Args:
+        backend: a Qiskit ``BackendV2`` with a ``Target`` (a fake IBM device, Aer, IBM
+            hardware).
+    """
     target = backend.target
     qubits: dict[int, QubitCalibration] = {}
     readout: dict[int, tuple[float | None, float | None]] = {}

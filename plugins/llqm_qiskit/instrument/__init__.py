@@ -1,23 +1,11 @@
 """``QiskitInstrumentor``: unmodified Qiskit code profiled as LLQM ``transpile`` and ``execute`` tasks.
 
-- ``PassManager.run`` (and so ``qiskit.transpile`` and the staged pass managers of
-  ``generate_preset_pass_manager``) becomes a ``transpile`` task with the per-stage children
-  and per-pass seconds of ``profiled_transpile`` (its stage markers and profiler). A batch
-  that Qiskit transpiles in parallel processes is one ``transpile`` task here, and each
-  circuit a ``transpile`` task with its stages in the worker process that ran it.
-- ``backend.run`` (Aer, BasicSimulator, qiskit-ibm-runtime's fake backends) and the
-  primitives' ``run`` (Qiskit's reference and backend primitives, Aer's, qiskit-ibm-runtime's)
-  become ``execute`` tasks from submission until the job's result is read (jobs are
-  asynchronous), naming the backend's calibration snapshot and recording the QPU and queue
-  seconds the job reports at that point. Inside an ``execute`` task opened by someone else (a
-  Mitiq executor's batch), the job is recorded on that task instead of a nested one.
-
-Calls are left alone (the original runs, with the same arguments) when no LLQM run is
-current, and nested calls (a primitive that runs a backend) are profiled once.
+More in docs/modules.md (``llqm_qiskit.instrument``).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +13,7 @@ from qiskit import QuantumCircuit
 from qiskit.transpiler import PassManager, StagedPassManager
 
 import llqm_core
+import llqm_core.plugin
 from llqm_core.runtime.instrumentation import Instrumentor
 
 from ..backends import kept_counts
@@ -93,10 +82,7 @@ class QiskitInstrumentor(Instrumentor):
         self.patch(base_passmanager, "_run_workflow_in_new_process", wrap_run_in_worker)
         for module, cls in BACKENDS + PRIMITIVES:
             primitive = (module, cls) in PRIMITIVES
-            self.on_import(
-                module,
-                lambda m, cls=cls, primitive=primitive: self._patch_run(m, cls, primitive),
-            )
+            self.on_import(module, functools.partial(self._patch_run, cls=cls, primitive=primitive))
 
     def _uninstrument(self) -> None:
         self.jobs.finish_all()
@@ -140,7 +126,7 @@ class QiskitInstrumentor(Instrumentor):
             enclosing is None or enclosing.run is not active or enclosing.record.stage != "execute"
         )
         if owned:
-            handle = llqm_core.start_task(
+            handle = llqm_core.plugin.start_task(
                 "execute",
                 "execute",
                 active.producers([circuits, *circuits]),
@@ -148,6 +134,7 @@ class QiskitInstrumentor(Instrumentor):
                 activate=False,
             )
         else:
+            assert enclosing is not None  # not owned: an execute task of this run is current
             handle = enclosing
             handle.add_dependency(*active.producers([circuits, *circuits]))
         snapshot = snapshot_of(backend)
@@ -199,7 +186,7 @@ class QiskitInstrumentor(Instrumentor):
             handle.run.note_output(value, handle.id)
             kept_counts.keep_job_result(handle, value)
             if owned:
-                llqm_core.finish_task(handle)
+                llqm_core.plugin.finish_task(handle)
             if loop is not None:  # an Estimator's result: an iteration, if it runs in a loop
                 objective, error = estimator_value(value)
                 handle.run.mark_iteration(objective, error, loop[1], source=loop[0])

@@ -12,6 +12,7 @@ from qiskit import QuantumCircuit
 from qiskit.primitives import PrimitiveResult
 
 import llqm_core
+import llqm_core.plugin
 
 from ..devices.snapshot import hardware_snapshot
 
@@ -40,7 +41,7 @@ def snapshot_of(backend: Any) -> llqm_core.HardwareSnapshot | None:
             _snapshots[backend] = found
         except TypeError:
             pass
-    return found or None
+    return found if isinstance(found, llqm_core.HardwareSnapshot) else None
 
 
 def pub_circuits(pubs: Any) -> list[QuantumCircuit]:
@@ -96,7 +97,7 @@ class PendingJobs:
         """Jobs whose result nobody read: their tasks end now, as they were."""
         for _, handle, owned, _ in list(self.tasks.values()):
             if owned:
-                llqm_core.finish_task(handle)
+                llqm_core.plugin.finish_task(handle)
         self.tasks.clear()
 
 
@@ -108,7 +109,7 @@ def failing_ends(
         return call(*args, **kwargs)
     except BaseException as exc:
         if owned:
-            llqm_core.finish_task(handle, exc)
+            llqm_core.plugin.finish_task(handle, exc)
         raise
 
 

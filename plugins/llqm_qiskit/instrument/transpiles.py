@@ -12,6 +12,7 @@ from qiskit import QuantumCircuit
 from qiskit.transpiler import PassManager, StagedPassManager
 
 import llqm_core
+import llqm_core.plugin
 from llqm_core.runtime.instrumentation import is_suppressed
 from llqm_core.runtime.warmup import first_call
 
@@ -118,7 +119,7 @@ def _transpile_task(
 def _new_transpile_task(
     run: llqm_core.ActiveRun, circuits: list[Any], options: dict[str, Any]
 ) -> llqm_core.TaskHandle:
-    handle = llqm_core.start_task(STAGE, STAGE, run.producers(circuits), run=run)
+    handle = llqm_core.plugin.start_task(STAGE, STAGE, run.producers(circuits), run=run)
     handle.annotate(
         {
             "transpile.instrumented": True,
@@ -212,6 +213,7 @@ def wrap_run_in_worker(original: Callable[..., Any]) -> Callable[..., Any]:
 
         def user(pass_: Any, dag: Any, time: float, property_set: Any, count: int) -> None:
             # the parent already turned the user's callback into the base pass manager's style
+            assert sent is not None  # handed on only with a callback
             sent(
                 task=pass_,
                 passmanager_ir=dag,

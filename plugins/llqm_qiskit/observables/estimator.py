@@ -6,7 +6,7 @@ one profiled, stored LLQM pipeline run, so Estimator code gets LLQM's mitigation
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,12 +16,15 @@ from qiskit.primitives.containers import DataBin, ObservablesArray, PrimitiveRes
 from qiskit.quantum_info import SparsePauliOp
 
 from llqm_core.pipeline import parse_pipeline, run_pipeline
+from llqm_core.runtime.active_run import StoreArg
 
 from .pauli import checked_operator
 
 
 @dataclass(frozen=True)
 class EstimateResult:
+    """What ``estimate`` found, with the id of the run that holds its profile."""
+
     value: float  # the mitigated expectation value
     std_error: float | None
     unmitigated: float | None
@@ -33,7 +36,7 @@ class EstimateResult:
 
 def estimate(
     circuit: QuantumCircuit,
-    observable: Any,
+    observable: SparsePauliOp | str | Sequence[Any],
     *,
     mitigation: Mapping[str, Any] | str = "none",
     backend: Mapping[str, Any] | None = None,
@@ -41,14 +44,38 @@ def estimate(
     shots: int = 4000,
     seed: int | None = None,
     policies: Iterable[str] = (),
-    store: Any = None,
+    store: StoreArg = None,
     name: str | None = None,
     max_bond: int | None = None,
 ) -> EstimateResult:
-    """``observable``'s expectation in the state ``circuit`` prepares, mitigated as
-    ``mitigation`` says (a technique such as ``"rem+zne"``, or a ``[mitigation]`` table:
-    ``{"technique": "zne", "zne": {"scale_factors": [1, 2, 3]}}``), on ``backend`` (a
-    ``[backend]`` table; default the embedded ``aer``)."""
+    """The expectation of ``observable`` in the state ``circuit`` prepares, as one profiled run.
+
+    Args:
+        circuit: the circuit that prepares the state (its measurements are left out).
+        observable: a Pauli sum on exactly the circuit's qubits: a ``SparsePauliOp`` or anything
+            it is made from (``"ZZI"``, ``[("XX", 0.5), ("ZZ", 0.5)]``), with real coefficients.
+        mitigation: a technique (``"none"``, ``"zne"``, ``"rem+zne"``, ...) or a
+            ``[mitigation]`` table (``{"technique": "zne", "zne": {"scale_factors": [1, 3]}}``).
+        backend: a ``[backend]`` table (``{"name": "aer", "device": "fake_fez"}``); default the
+            embedded ``aer``.
+        transpile: a ``[transpile]`` table (``{"optimization_level": 2}``).
+        shots: shots per executed circuit.
+        seed: the run's seed (``[execution] seed``); None for a fresh one.
+        policies: registered policies to consult, in order of precedence.
+        store: where the run is kept: a path, a ``postgresql://`` URL, a ``ProfileStore``,
+            None for the default store, or False for none.
+        name: the run's name (default ``estimate <circuit name>``).
+        max_bond: the largest MPS bond dimension for the ideal value of a wide circuit.
+
+    Returns:
+        The mitigated value with its standard error, the unmitigated one, the ideal value
+        where one could be computed, and the id of the stored run.
+
+    Raises:
+        ValueError: the circuit is not a ``QuantumCircuit``, or the observable is not a real
+            Pauli sum on exactly its qubits.
+        llqm_core.UserError: an option of a table is not known or not allowed.
+    """
     operator = _checked_pub(circuit, observable)
     table = {"technique": mitigation} if isinstance(mitigation, str) else dict(mitigation)
     observable_options: dict[str, Any] = {"kind": "pauli", "operator": operator}

@@ -1,17 +1,6 @@
 """What a pipeline measures: an expectation value read from counts, with its exact ideal value.
 
-Observables here are diagonal in the computational basis and given over classical bits:
-a sum of terms ``c * prod_i f_i(bit_i)``. Three kinds cover the benchmark circuits:
-
-- ``ideal_outcomes``: the probability of the outcomes a noiseless run gives (GHZ: all zeros
-  or all ones; mirror circuits: all zeros). Its ideal value is 1.
-- ``parity``: the expectation of ``Z`` on the given bits, ``(-1)`` to the parity of the bits.
-- ``neighbour_parities``: the mean of ``Z Z`` over neighbouring measured bits (0-1, 1-2, ...).
-  At 100 qubits the probability of the ideal outcome is near 0 on today's hardware, so ZNE
-  has nothing to extrapolate; weight-2 terms keep a signal (GHZ and mirror circuits: ideal 1).
-
-Product terms are what readout mitigation needs: the tensored (per-qubit) inverse confusion
-matrices apply term by term without ever building a 2^n matrix, so it scales to 100 qubits.
+More in docs/modules.md (``llqm_qiskit.observables.expectation``).
 """
 
 from __future__ import annotations
@@ -29,6 +18,7 @@ from qiskit_aer import AerSimulator
 
 from ..backends import stim_engine
 from ..backends.mps import MAX_BOND
+from ..measurement import readout_map
 from .ideal import Ideal, for_simulator, ideal_values, statevector_probabilities, unitary
 from .ideal import choose as choose_ideal
 
@@ -179,14 +169,7 @@ def outcomes(bitstrings: Sequence[str]) -> DiagonalObservable:
 
 def _unitary_part(circuit: QuantumCircuit) -> tuple[QuantumCircuit, dict[int, int]]:
     """The circuit without its final measurements, and which qubit each classical bit reads."""
-    body = circuit.remove_final_measurements(inplace=False)
-    readout = {}
-    for instruction in circuit.data:
-        if instruction.operation.name == "measure":
-            readout[circuit.find_bit(instruction.clbits[0]).index] = circuit.find_bit(
-                instruction.qubits[0]
-            ).index
-    return body, readout
+    return circuit.remove_final_measurements(inplace=False), readout_map(circuit)
 
 
 def measured_bits(circuit: QuantumCircuit) -> list[int]:
@@ -202,14 +185,14 @@ def _noiseless_support(
     method = support_method(body)
     if method == "statevector":
         probabilities = statevector_probabilities(body, order)  # index bit j is qubit order[j]
-        support = np.flatnonzero(probabilities > 1e-12)
-        if len(support) > MAX_IDEAL_OUTCOMES:
+        nonzero = np.flatnonzero(probabilities > 1e-12)
+        if len(nonzero) > MAX_IDEAL_OUTCOMES:
             raise ValueError(
-                f"circuit {name!r} has {len(support)} ideal outcomes, more than {MAX_IDEAL_OUTCOMES}; "
+                f"circuit {name!r} has {len(nonzero)} ideal outcomes, more than {MAX_IDEAL_OUTCOMES}; "
                 "score it with a parity observable instead."
             )
-        return [format(i, f"0{len(order)}b")[::-1] for i in support], float(
-            probabilities[support].sum()
+        return [format(i, f"0{len(order)}b")[::-1] for i in nonzero], float(
+            probabilities[nonzero].sum()
         )
     if method != "stabilizer":
         return _mps_support(body, order, name)
@@ -334,7 +317,7 @@ def ideal_parity(circuit: QuantumCircuit, bits: Sequence[int]) -> float | None:
 
 def ideal_parities(circuit: QuantumCircuit, groups: Sequence[Sequence[int]]) -> list[float | None]:
     """``ideal_parity`` of each group of bits, preparing the noiseless state once for all of them."""
-    return parity_ideals(circuit, groups).values
+    return list(parity_ideals(circuit, groups).values)
 
 
 def parity_ideals(circuit: QuantumCircuit, groups: Sequence[Sequence[int]]) -> Ideal:

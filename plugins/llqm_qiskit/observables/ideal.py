@@ -38,7 +38,7 @@ class IdealMethod:
 
 @dataclass
 class Ideal:
-    values: list[float | None]
+    values: Sequence[float | None]
     method: str
     reason: str
     truncation_error: float | None = None

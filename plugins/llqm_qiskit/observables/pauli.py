@@ -212,11 +212,11 @@ class PauliSum:
                 terms.append(_z_term(coefficient, support))
             self.bases.append("".join(basis))
             self.parts.append(DiagonalObservable("group", terms))
-        terms = len(self.operator)
+        count = len(self.operator)
         self.label = label or (
             f"<{self.operator.paulis[0].to_label()}>"
-            if terms == 1
-            else f"Pauli sum of {terms} terms on {self.num_qubits} qubits"
+            if count == 1
+            else f"Pauli sum of {count} terms on {self.num_qubits} qubits"
         )
         self.ideal: float | None = None
 

@@ -7,19 +7,23 @@ is read, and returns the step that runs later on the pipeline's data.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from qiskit import QuantumCircuit
-from qiskit.quantum_info import SparsePauliOp
 
 from llqm_core import current_task
-from llqm_core.hooks.contracts import LAYOUT, TRANSPILE_CACHE, TRANSPILE_PARALLEL
+from llqm_core.hooks.contracts import (
+    LAYOUT,
+    TRANSPILE_CACHE,
+    TRANSPILE_PARALLEL,
+    Estimate,
+    PipelineData,
+    StepFunction,
+    StepSpec,
+)
 from llqm_core.model.checks import whole
-from llqm_core.model.errors import warn
-from llqm_core.pipeline.fit import Estimate
 from llqm_core.pipeline.paths import resolve
 from llqm_core.pipeline.policies import decide, policy_for
 from llqm_core.pipeline.reactive import calibration_in_force
@@ -29,23 +33,10 @@ from ..backends.mps import trial_bond
 from ..circuits import KINDS, load_qasm
 from ..circuits import generate as generate_circuit
 from ..costs import CLIFFORD_KINDS, KIND_GATES, circuit_estimate, qasm_header, transpile_estimate
-from ..measurement import for_outcomes, without_measurements
 from ..measurement import shape as measurement_shape
-from ..observables.expectation import (
-    ideal_outcomes,
-    measured_bits,
-    neighbour_parities,
-    parity,
-    parity_ideals,
-)
-from ..observables.ideal import MAX_BOND, Ideal, ideal_values
-from ..observables.ideal import choose as choose_ideal
-from ..observables.pauli import PauliSum, described_operator
 from ..transpile.profiled import OPTIMIZATION_LEVELS, profiled_transpile
 
-Step = Callable[[dict[str, Any]], dict[str, Any]]
 LAYOUT_METHODS = ("default", "dense", "sabre", "trivial")
-OBSERVABLES = ("default", "ideal_outcomes", "neighbour_parities", "parity", "pauli")
 
 
 def generate(
@@ -56,7 +47,7 @@ def generate(
     seed: int | None = None,
     qasm: str | None = None,
     circuit: QuantumCircuit | None = None,
-) -> Step:
+) -> StepSpec:
     """A benchmark circuit by ``kind`` (ghz, mirror, random, qaoa, qft), a QASM file read now,
     or (from Python) a ``circuit`` of the caller's own."""
     if circuit is not None:
@@ -93,7 +84,7 @@ def generate(
     return step
 
 
-def _record(metrics: dict[str, Any]) -> None:
+def record_metrics(metrics: dict[str, Any]) -> None:
     """Metrics on the step's task (a step called outside a task, as from a test, records none)."""
     task = current_task()
     if task is not None:
@@ -104,7 +95,7 @@ def _generated(circuit: QuantumCircuit) -> dict[str, Any]:
     """The generate step's output; its task says whether the circuit measures anything, since
     an outcome observable will then measure every qubit."""
     found = measurement_shape(circuit)
-    _record(
+    record_metrics(
         {
             "circuit.measurements": found.measurements,
             "circuit.mid_circuit_measurements": found.mid_circuit,
@@ -114,7 +105,7 @@ def _generated(circuit: QuantumCircuit) -> dict[str, Any]:
     return {"circuit": circuit}
 
 
-def _given(circuit: QuantumCircuit) -> Step:
+def _given(circuit: QuantumCircuit) -> StepSpec:
     """A circuit handed in from Python (``llqm_qiskit.estimate``)."""
     step = _with_width_check(lambda data: _generated(circuit), circuit.num_qubits, "circuit")
     step.estimate = lambda plan: _known_estimate(plan, circuit)
@@ -131,7 +122,7 @@ def _known_estimate(plan: dict[str, Any], circuit: QuantumCircuit) -> Estimate:
     return circuit_estimate(plan, circuit.num_qubits, len(circuit.data), clifford, bond)
 
 
-def _from_qasm(path: Path) -> Step:
+def _from_qasm(path: Path) -> StepSpec:
     """A QASM file's step: its header is read now, and refused if wider than the backend; the
     file is parsed (``load``) only once the run is known to fit, and invalid QASM is bad input."""
     header = qasm_header(path)
@@ -158,11 +149,11 @@ def _from_qasm(path: Path) -> Step:
     return step
 
 
-def _with_width_check(step: Step, qubits: int, what: str) -> Step:
+def _with_width_check(step: StepFunction, qubits: int, what: str) -> StepSpec:
     """Give the step a ``preflight`` that refuses a circuit wider than the run's backend before
     anything runs."""
 
-    def preflight(context: dict[str, Any]) -> None:
+    def preflight(context: PipelineData) -> None:
         backend = context["backend"]
         if qubits > backend.num_qubits:
             raise ValueError(
@@ -170,261 +161,12 @@ def _with_width_check(step: Step, qubits: int, what: str) -> Step:
                 f"{backend.name}."
             )
 
-    step.preflight = preflight
-    return step
-
-
-def observable(
-    *,
-    kind: str = "default",
-    bits: Sequence[int] | None = None,
-    terms: Any = None,
-    sparse_terms: Any = None,
-    num_qubits: int | None = None,
-    file: str | None = None,
-    operator: Any = None,
-    max_bond: int = MAX_BOND,
-) -> Step:
-    """What the run measures (``default``: see ``default_observable``; ``ideal_outcomes``,
-    ``neighbour_parities``, ``parity`` of ``bits``, or ``pauli``: a Pauli sum from ``terms``,
-    ``sparse_terms`` or ``file``; from Python, ``operator`` = a ``SparsePauliOp``) and its exact
-    ideal value where one can be computed (an MPS up to bond dimension ``max_bond``).
-
-    What the check computes to know the observable (the ideal outcomes of the circuit) is kept
-    for the run of the same circuit, so it is computed once."""
-    if not isinstance(kind, str) or kind not in OBSERVABLES:
-        raise ValueError(
-            f"unknown observable kind {kind!r}; choose one of: {', '.join(OBSERVABLES)}."
-        )
-    whole("max_bond", max_bond, 1)
-    if kind != "parity" and bits is not None:
-        raise ValueError(f"bits belongs to the parity observable; {kind} takes no bits.")
-    given = [
-        name
-        for name, value in (
-            ("terms", terms),
-            ("sparse_terms", sparse_terms),
-            ("num_qubits", num_qubits),
-            ("file", file),
-            ("operator", operator),
-        )
-        if value is not None
-    ]
-    if kind != "pauli" and given:
-        raise ValueError(f"{given[0]} belongs to the pauli observable; {kind} takes none.")
-    if kind == "parity":
-        if bits is None:
-            raise ValueError("a parity observable needs bits = [classical bit indices].")
-        parity(bits)
-    if kind == "pauli":
-        return _pauli_step(
-            described_operator(
-                operator=operator,
-                terms=terms,
-                sparse_terms=sparse_terms,
-                num_qubits=num_qubits,
-                file=str(resolve(file)) if isinstance(file, str) else file,
-            ),
-            max_bond,
-        )
-
-    known: list[tuple[QuantumCircuit, Chosen]] = []  # what the check found, for the run
-
-    def chosen(circuit: QuantumCircuit) -> Chosen:
-        """The observable on ``circuit`` (measured for outcomes): computed once per circuit."""
-        for seen, found in known:
-            if seen is circuit:
-                return found
-        measured, warning = for_outcomes(circuit)
-        if kind == "default":
-            found = default_observable(measured, max_bond)
-        elif kind == "ideal_outcomes":
-            found = Chosen(measured, ideal_outcomes(measured), None, None)
-        else:
-            found = Chosen(measured, None, None, None)
-        found.warning = warning
-        known[:] = [(circuit, found)]
-        return found
-
-    def read(found: Chosen) -> tuple[Any, Ideal | None]:
-        if found.observable is not None:
-            return found.observable, found.how
-        if found.kind == "neighbour_parities" or kind == "neighbour_parities":
-            measured = neighbour_parities(found.circuit)
-            return measured, measured.ideal_how
-        bits_read = found.bits if found.bits is not None else bits
-        how = parity_ideals(found.circuit, [bits_read])
-        measured = parity(bits_read)
-        measured.ideal = how.values[0]
-        return measured, how
-
-    def step(data: dict[str, Any]) -> dict[str, Any]:
-        found = chosen(data["circuit"])
-        measured, how = read(found)
-        added = {
-            "circuit": found.circuit,
-            "observable": measured,
-            "ideal_value": measured.ideal,
-            "ideal_method": how.method if how is not None else "exact outcomes",
-            "observable_label": measured.label,
-        }
-        metrics: dict[str, Any] = {"observable.kind": found.kind or kind}
-        if kind == "default":
-            metrics["observable.default"] = True
-            metrics["observable.choice"] = found.reason
-            added["observable_choice"] = found.reason
-        if how is not None:
-            metrics.update(how.metrics())
-        if found.warning is not None:
-            warn(found.warning)
-            metrics["observable.measured_every_qubit"] = True
-            added["warnings"] = data["warnings"] + [found.warning]
-        _record(metrics)
-        return added
-
-    def inspect(context: dict[str, Any]) -> list[str]:
-        circuit = context.get("circuit")
-        if circuit is None:
-            return []
-        found = chosen(circuit)  # refuses ideal outcomes it cannot find, or too many of them
-        notes = [found.warning] if found.warning else []
-        if found.observable is not None and found.how is None:
-            return notes + [f"observable: {found.observable.label} ({found.reason or kind})"]
-        if kind == "parity":
-            parity_ideals_unmeasured_bits(found.circuit, bits)
-        method = choose_ideal(found.circuit.remove_final_measurements(inplace=False), max_bond)
-        said = f"observable: {found.reason}" if found.reason else f"observable: {kind}"
-        return notes + [said, f"ideal value: {method.method} ({method.reason})"]
-
-    step.inspect = inspect
-    return step
-
-
-@dataclass
-class Chosen:
-    """The observable a step measures on a circuit (measured for outcomes where it was not):
-    ``observable`` where computing it was how it was chosen (ideal outcomes), else the
-    ``kind`` (and ``bits``) it will be; ``reason`` says why, for the default."""
-
-    circuit: QuantumCircuit
-    observable: Any
-    how: Ideal | None
-    reason: str | None
-    kind: str | None = None
-    bits: list[int] | None = None
-    warning: str | None = None
-
-
-def default_observable(circuit: QuantumCircuit, max_bond: int = MAX_BOND) -> Chosen:
-    """What a file that names no observable measures (docs/pipelines.md, "The default
-    observable"): the probability of the circuit's ideal outcomes where they are few
-    (``MAX_IDEAL_OUTCOMES``) and can be found; otherwise the mean ``Z Z`` of neighbouring
-    measured bits (one bit: its ``Z``), whose ideal value is computed where a method can."""
-    try:
-        found = ideal_outcomes(circuit)
-    except ValueError as exc:
-        why = str(exc)
-    else:
-        count = len(found.terms)
-        return Chosen(
-            circuit,
-            found,
-            None,
-            f"the default: the probability of the circuit's {count} ideal outcome"
-            f"{'s' if count > 1 else ''}",
-            "ideal_outcomes",
-        )
-    measured = measured_bits(circuit)
-    many = "too many" in why or "over" in why
-    because = (
-        "its ideal outcomes are too many to score one by one"
-        if many
-        else ("its ideal outcomes cannot be found")
-    )
-    if len(measured) >= 2:
-        return Chosen(
-            circuit,
-            None,
-            None,
-            f"the default: the mean Z Z of {len(measured) - 1} pairs of neighbouring measured "
-            f"bits, since {because}",
-            "neighbour_parities",
-        )
-    return Chosen(
-        circuit,
-        None,
-        None,
-        f"the default: Z of the one measured bit, since {because}",
-        "parity",
-        measured,
-    )
-
-
-def parity_ideals_unmeasured_bits(circuit: QuantumCircuit, bits: Sequence[int]) -> None:
-    """Refuse parity bits the circuit does not measure (after measuring every qubit where it
-    measured nothing)."""
-    measured = {circuit.find_bit(i.clbits[0]).index for i in circuit.data if i.name == "measure"}
-    missing = [b for b in bits if b not in measured]
-    if missing:
-        raise ValueError(
-            f"bit {missing[0]} of the parity is not measured by circuit {circuit.name!r} "
-            f"(it measures {len(measured)} bits)."
-        )
-
-
-def _pauli_step(operator: SparsePauliOp, max_bond: int) -> Step:
-    """A Pauli sum: the circuit loses its final measurements; each group of the sum is measured
-    in its own basis by the techniques (``PauliSum.measured``)."""
-
-    def fitted(circuit: QuantumCircuit) -> PauliSum:
-        if operator.num_qubits > circuit.num_qubits:
-            raise ValueError(
-                f"the observable acts on {operator.num_qubits} qubits, more than the "
-                f"{circuit.num_qubits} of circuit {circuit.name!r}."
-            )
-        padded = operator.apply_layout(None, circuit.num_qubits)
-        return PauliSum(padded)
-
-    def step(data: dict[str, Any]) -> dict[str, Any]:
-        body = without_measurements(data["circuit"])
-        measured = fitted(body)
-        ideal = ideal_values(body, [measured.operator], max_bond)
-        measured.ideal = ideal.values[0]
-        _record({"observable.kind": "pauli", **measured.metrics(data["shots"]), **ideal.metrics()})
-        return {
-            "circuit": body,
-            "observable": measured,
-            "ideal_value": measured.ideal,
-            "ideal_method": ideal.method,
-            "observable_label": measured.label,
-        }
-
-    def inspect(context: dict[str, Any]) -> list[str]:
-        circuit = context.get("circuit")
-        if circuit is None:
-            width = context.get("qubits")
-            if width is not None and operator.num_qubits > width:
-                raise ValueError(
-                    f"the observable acts on {operator.num_qubits} qubits, more than the "
-                    f"{width} of the circuit."
-                )
-            return []
-        body = without_measurements(circuit)
-        measured = fitted(body)
-        chosen = choose_ideal(body, max_bond)
-        return [
-            f"observable: {len(measured.operator)} Pauli term(s) in {len(measured.groups)} "
-            "qubit-wise commuting group(s), each measured by one circuit of the same job",
-            f"ideal value: {chosen.method} ({chosen.reason})",
-        ]
-
-    step.inspect = inspect
-    return step
+    return StepSpec(step, preflight=preflight)
 
 
 def transpile(
     *, optimization_level: int = 1, seed: int | None = None, layout_method: str = "default"
-) -> Step:
+) -> StepSpec:
     """Transpile for the run's backend, a task per pass-manager stage; later steps reuse ``compile``.
 
     A ``layout`` policy of the pipeline (``hardware_layout``) may choose the initial layout."""
@@ -439,7 +181,7 @@ def transpile(
             f"unknown layout_method {layout_method!r}; choose one of: {', '.join(LAYOUT_METHODS)}."
         )
 
-    def step(data: dict[str, Any]) -> dict[str, Any]:
+    def step(data: PipelineData) -> dict[str, Any]:
         device = data["backend"].device
         circuit = data["circuit"]
         if circuit.num_qubits > device.num_qubits:
@@ -552,6 +294,6 @@ def transpile(
             return []
         return [f"execution: {plan(circuit, context['shots'])}"]
 
-    step.estimate = lambda plan: transpile_estimate(plan, optimization_level)
-    step.inspect = inspect
-    return step
+    return StepSpec(
+        step, estimate=lambda plan: transpile_estimate(plan, optimization_level), inspect=inspect
+    )

@@ -85,6 +85,20 @@ def profiled_transpile(
     operations or more; a shorter transpile records each stage's seconds
     (``transpile.stage.<stage>.time_s``) and every pass on the ``transpile`` task instead
     (``stage_profiler`` says why). ``stage_tasks`` makes every stage a task regardless.
+
+    Args:
+        circuits: a circuit or a list of them.
+        backend: the device to transpile for (or give ``pass_manager``).
+        optimization_level: Qiskit's preset level, 0 to 3.
+        seed_transpiler: Qiskit's transpiler seed.
+        layout_method: Qiskit's layout method (``sabre``, ``dense``, ``trivial``); None its
+            default.
+        initial_layout: the physical qubit of each virtual one.
+        pass_manager: a ready staged pass manager instead of the preset.
+        num_processes: above 1: transpile a list in that many worker processes (no stage
+            children).
+        depths: record each stage's circuit depth (a DAG walk per stage).
+        stage_tasks: make every stage a task, however short.
     """
     batch = [circuits] if isinstance(circuits, QuantumCircuit) else list(circuits)
     _check(batch, backend, optimization_level)

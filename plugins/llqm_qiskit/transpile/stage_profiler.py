@@ -17,6 +17,7 @@ from qiskit.transpiler import StagedPassManager
 from qiskit.transpiler.basepasses import BasePass
 
 import llqm_core
+import llqm_core.plugin
 from llqm_core.runtime.measure import HOST
 from llqm_core.runtime.memory import current_rss
 from llqm_core.runtime.thread_ids import native_thread_id
@@ -141,7 +142,7 @@ class StageProfiler:
                 depth = None
             elif name == "Depth":
                 depth = property_set["depth"]
-            if pending is None:  # before the first pass of a known stage
+            if pending is None or name is None:  # before the first pass of a known stage
                 continue
             entry = passes.get(name)
             if entry is None:
@@ -178,12 +179,12 @@ class StageProfiler:
                 _add_passes(first.passes, stage.passes)
         ordered, at = [], self.began
         for name in self.stage_names:
-            stage = by_name.pop(name, None)
-            if stage is None:
-                stage = _TimedStage(name, at)
-                stage.end({}, at)
-            ordered.append(stage)
-            at = stage.start + stage.wall
+            found = by_name.pop(name, None)
+            if found is None:
+                found = _TimedStage(name, at)
+                found.end({}, at)
+            ordered.append(found)
+            at = found.start + found.wall
         self.timed = ordered + list(by_name.values())
 
     def enter(self, stage: str | None, dag: DAGCircuit) -> None:
@@ -206,7 +207,9 @@ class StageProfiler:
         if self.current is not None:
             self.close(dag_metrics(dag, self.widths, self._depth(dag), counts=False))
         name = f"{STAGE}.{stage}"
-        self.current = llqm_core.start_task(name, name, parent=self.parent, run=self.parent.run)
+        self.current = llqm_core.plugin.start_task(
+            name, name, parent=self.parent, run=self.parent.run
+        )
 
     def _end_timed(self, at: float | None = None) -> None:
         if self.pending is not None:
@@ -246,7 +249,7 @@ class StageProfiler:
                 thread=thread,
                 readings="light",  # one RSS reading for all: not each stage's own
             )
-            llqm_core.record_past_task(
+            llqm_core.plugin.record_past_task(
                 name,
                 name,
                 parent=self.parent,
@@ -302,7 +305,7 @@ class StageProfiler:
             if after:
                 self.current.annotate(after)
             self.passes = {}
-            llqm_core.finish_task(self.current, exc)
+            llqm_core.plugin.finish_task(self.current, exc)
             self.current = None
             return
         failed = self.pending.name if exc is not None and self.pending is not None else None

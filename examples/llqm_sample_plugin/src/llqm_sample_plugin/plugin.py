@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from llqm_core import hookimpl
+from llqm_core.plugin import hookimpl
 
 from .backend import BasicBackend
 from .stages import entropy

@@ -1,20 +1,23 @@
 """The ``sample.entropy`` stage: the Shannon entropy of what a job measured.
 
 A stage is registered by its factory. ``factory(**options)`` checks the options (when a
-pipeline is read, before anything runs) and returns the step, ``step(data)``, which reads
-what earlier steps left in the dict ``data`` and returns a dict of new entries.
-``llqm_core.registries.run_stage`` runs the step as its own task and records the scalar
+pipeline is read, before anything runs) and returns the step, an ``llqm_core.plugin.StepSpec``
+whose ``run(data)`` reads what earlier steps left in ``data`` (a ``PipelineData``) and returns
+a dict of new entries.
+``llqm_core.plugin.run_stage`` runs the step as its own task and records the scalar
 entries it returns as ``stage.<key>`` metrics of that task.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
+from llqm_core.plugin import PipelineData, StepSpec
 
-def entropy(*, base: float = 2) -> Callable[[dict[str, Any]], dict[str, Any]]:
+
+def entropy(*, base: float = 2) -> StepSpec:
     """The step that adds ``entropy_bits`` (Shannon entropy of ``data["counts"]`` in bits) and
     ``entropy`` (the same with logarithms to ``base``).
 
@@ -31,7 +34,7 @@ def entropy(*, base: float = 2) -> Callable[[dict[str, Any]], dict[str, Any]]:
         raise ValueError(f"base must be a positive number other than 1, not {base!r}.")
     bits_per_unit = math.log2(base)
 
-    def step(data: dict[str, Any]) -> dict[str, Any]:
+    def step(data: PipelineData) -> dict[str, Any]:
         counts = data.get("counts") if isinstance(data, Mapping) else None
         if counts is None:
             raise ValueError(
@@ -53,7 +56,7 @@ def entropy(*, base: float = 2) -> Callable[[dict[str, Any]], dict[str, Any]]:
             f"not {type(counts).__name__}."
         )
 
-    return step
+    return StepSpec(step)
 
 
 def entropy_bits(counts: Mapping[Any, Any]) -> float:
