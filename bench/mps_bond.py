@@ -22,6 +22,7 @@ import random
 from llqm_mitiq.zne import fold_gates
 from llqm_qiskit.backends.aer import AerBackend
 from llqm_qiskit.backends.mps import bond_estimate, mps_log, trial_bond
+from llqm_qiskit.circuits import w_state
 from llqm_qiskit.devices.noise import PauliNoise
 from qiskit import QuantumCircuit, transpile
 from qiskit.circuit.library import efficient_su2, qaoa_ansatz
@@ -35,15 +36,6 @@ def hea(n: int, reps: int, seed: int) -> QuantumCircuit:
     ansatz = efficient_su2(n, reps=reps, entanglement="linear")
     rng = random.Random(seed)
     return ansatz.assign_parameters([rng.uniform(-math.pi, math.pi) for _ in ansatz.parameters])
-
-
-def w_state(n: int) -> QuantumCircuit:
-    circuit = QuantumCircuit(n)
-    circuit.x(0)
-    for k in range(n - 1):
-        circuit.cry(2 * math.acos(math.sqrt(1 / (n - k))), k, k + 1)
-        circuit.cx(k + 1, k)
-    return circuit
 
 
 def qaoa(n: int, layers: int, degree: int, seed: int) -> QuantumCircuit:

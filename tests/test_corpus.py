@@ -15,6 +15,7 @@ from conftest import ROOT
 from llqm_mitiq.zne import fold_gates
 from llqm_qiskit.backends.aer import AerBackend, choose_method
 from llqm_qiskit.backends.mps import mps_log, trial_bond
+from llqm_qiskit.circuits import w_state
 from qiskit import QuantumCircuit, transpile
 from qiskit_aer import AerSimulator
 
@@ -140,15 +141,6 @@ def _reached(circuits: list[QuantumCircuit]) -> int:
     return max(mps_log(simulator.run(c, shots=1, seed_simulator=1).result())[1] for c in circuits)
 
 
-def _w_state(n: int) -> QuantumCircuit:
-    circuit = QuantumCircuit(n)
-    circuit.x(0)
-    for k in range(n - 1):
-        circuit.cry(2 * math.acos(math.sqrt(1 / (n - k))), k, k + 1)
-        circuit.cx(k + 1, k)
-    return circuit
-
-
 def _ring_qaoa(n: int, layers: int) -> QuantumCircuit:
     circuit = QuantumCircuit(n)
     circuit.h(range(n))
@@ -171,7 +163,7 @@ def _random_layers(n: int, depth: int) -> QuantumCircuit:
 @pytest.mark.parametrize(
     "circuit",
     [
-        _w_state(14),
+        w_state(14),
         _ring_qaoa(12, 1),
         _ring_qaoa(12, 2),
         _random_layers(12, 1),

@@ -142,6 +142,18 @@ def qft(qubits: int, measure: bool = True) -> QuantumCircuit:
     return circuit
 
 
+def w_state(qubits: int) -> QuantumCircuit:
+    """The W state on ``qubits``, as a chain of controlled rotations: a non-Clifford state whose
+    matrix-product form needs bond dimension 2 only, a check on MPS estimates."""
+    _check_width("w_state", qubits, 1)
+    circuit = QuantumCircuit(qubits, name=f"w_state_{qubits}")
+    circuit.x(0)
+    for k in range(qubits - 1):
+        circuit.cry(2 * math.acos(math.sqrt(1 / (qubits - k))), k, k + 1)
+        circuit.cx(k + 1, k)
+    return circuit
+
+
 def nearest_neighbour(qubits: int, gates: int) -> QuantumCircuit:
     """Exactly ``gates`` gates for transpile-scale tests: a block of ``h`` on every qubit and cx
     on even pairs, then ``sx`` on every qubit and cx on odd pairs, composed over and over, then

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from llqm_qiskit.circuits import w_state
 from qiskit import QuantumCircuit, qasm2, qasm3, transpile
 from qiskit.circuit.library import (
     QFTGate,
@@ -135,15 +136,6 @@ def ghz(n: int) -> QuantumCircuit:
     circuit.h(0)
     for q in range(n - 1):
         circuit.cx(q, q + 1)
-    return circuit
-
-
-def w_state(n: int) -> QuantumCircuit:
-    circuit = QuantumCircuit(n)
-    circuit.x(0)
-    for k in range(n - 1):
-        circuit.cry(2 * math.acos(math.sqrt(1 / (n - k))), k, k + 1)
-        circuit.cx(k + 1, k)
     return circuit
 
 
