@@ -121,7 +121,8 @@ class ProfileStore:
         self._writing().save_decision(decision)
 
     def save_result(self, result: KeptResult) -> None:
-        """Keep what a device returned (``KeptResult``), committed at once."""
+        """Keep what a device returned (``KeptResult``), committed by the writer's next commit
+        (within seconds, and at the run's end)."""
         self._writing().save_result(result)
 
     def save_hardware_change(

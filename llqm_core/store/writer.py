@@ -43,6 +43,12 @@ FINISHED_ROWS_WAIT_S = 10.0
 MAX_QUEUED_ROWS = 1000
 
 
+_INSERT_RESULT = (
+    "INSERT INTO results (run_id, task_id, kind, meta, data, raw_bytes, kept_at)"
+    " VALUES (?,?,?,?,?,?,?)"
+)
+
+
 class WriterState(enum.Enum):
     """What the writer does with what it is handed; it only ever moves down this list."""
 
@@ -80,6 +86,8 @@ class StoreWriter:
         # dead process's journal.
         self._finished: list[bytes | list] = []
         self._journal: TaskJournal | None = None
+        # Kept device results (``save_result``) waiting for the writer's next commit.
+        self._results: list[tuple] = []
         self._wake = threading.Event()  # rows are queued: commit them within DRAIN_INTERVAL_S
         self._woken = False  # set with ``_wake`` by a task, reset by the writer thread
         self._hurry = threading.Event()  # commit now: many rows queued, or the store is closing
@@ -202,19 +210,21 @@ class StoreWriter:
         )
 
     def save_result(self, result: KeptResult) -> None:
-        self._write(
-            "INSERT INTO results (run_id, task_id, kind, meta, data, raw_bytes, kept_at)"
-            " VALUES (?,?,?,?,?,?,?)",
-            (
-                result.run_id,
-                result.task_id,
-                result.kind,
-                _dumps(result.meta),
-                result.data,
-                result.raw_bytes,
-                result.kept_at,
-            ),
+        """Queue a kept result for the writer's next commit (within ``DRAIN_INTERVAL_S``, and at
+        the run's end): a transaction per job on the job's own thread cost more than its task."""
+        row = (
+            result.run_id,
+            result.task_id,
+            result.kind,
+            _dumps(result.meta),
+            result.data,
+            result.raw_bytes,
+            result.kept_at,
         )
+        with self._queue_lock:
+            self._results.append(row)
+        if not self._woken:
+            self._wake_thread()
 
     def close(self) -> None:
         """Commit what is queued, fold the WAL into the database file and close it, so that the
@@ -298,10 +308,12 @@ class StoreWriter:
         sql: str | None,
         params: tuple,
     ) -> None:
-        """One transaction; then the journal is emptied if no task finished meanwhile."""
+        """One transaction; then the journal is emptied if no task finished meanwhile. Queued
+        kept results follow, after the rows of the tasks they belong to."""
         if not finished and not running:
             if sql is not None:
                 self.backend.execute(self._conn, sql, params)
+            self._commit_results()
             return
         self.backend.commit_rows(
             self._conn,
@@ -313,6 +325,14 @@ class StoreWriter:
         with self._queue_lock:
             if not self._finished and self._journal is not None:
                 self._journal.clear()
+        self._commit_results()
+
+    def _commit_results(self) -> None:
+        """Insert the queued kept results, each committed on its own. Hold ``_lock``."""
+        with self._queue_lock:
+            results, self._results = self._results, []
+        for row in results:
+            self.backend.execute(self._conn, _INSERT_RESULT, row)
 
     def fold_dead_journals(self) -> None:
         """Commit the journals that processes now gone left behind (a kill, a crash), and delete them."""
