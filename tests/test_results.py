@@ -171,6 +171,11 @@ def test_the_cli_reanalyses_prints_both_runs_and_compare_works_on_the_pair(tmp_p
     assert len(llqm.ProfileStore(store, readonly=True).runs()) == 2  # the refusal recorded nothing
     malformed = run_cli("--store", store, "reanalyze", run_id, "--set", "rem")
     assert malformed.returncode == 2 and "--set takes KEY=VALUE" in malformed.stderr
+    # with no RUN, the latest run (here the re-analysis) stands for the run it was derived from
+    latest = run_cli("--store", store, "reanalyze", "--set", "zne.factory=richardson")
+    assert latest.returncode == 0 and f"derived from {run_id[:12]}" in latest.stdout
+    named = run_cli("--store", store, "reanalyze", derived.id, "--set", "zne.factory=linear")
+    assert named.returncode == 2 and f"is a re-analysis of run {run_id[:12]}" in named.stderr
     assert math.isfinite(data["value"])
 
 

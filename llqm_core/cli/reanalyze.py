@@ -133,7 +133,13 @@ def add_commands(commands: Commands, common: argparse.ArgumentParser) -> None:
         help="compute a run's values again from its kept results, with no new job "
         "(--set zne.factory=linear, rem=off, observable=..., bootstrap=200; docs/results.md)",
     )
-    command.add_argument("run_id", metavar="RUN", help="the run (an id or a unique prefix)")
+    command.add_argument(
+        "run_id",
+        metavar="RUN",
+        nargs="?",
+        default=None,
+        help="the run (an id or a unique prefix; default: the latest)",
+    )
     command.add_argument(
         "--set",
         dest="settings",
@@ -154,6 +160,14 @@ def cmd_reanalyze(args: argparse.Namespace, console: Console) -> int:
     settings = parse_settings(args.settings)
     store = ProfileStore(getattr(args, "store", None))
     original = store.run(args.run_id)
+    source = original.config.get(DERIVED_FROM)
+    if source:  # a re-analysis keeps no results: analyse what it was derived from
+        if args.run_id is not None:
+            raise UserError(
+                f"run {original.id[:12]} is a re-analysis of run {str(source)[:12]}, which holds the "
+                f"kept results: run llqm reanalyze {str(source)[:12]} --set ..."
+            )
+        original = store.run(str(source))
     derived, before, after = reanalyze(store, original.id, settings)
     store.close()
     if args.json:
