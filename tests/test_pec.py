@@ -7,7 +7,8 @@ import math
 
 import numpy as np
 import pytest
-from llqm_mitiq.pec import calibrated_noise_levels, fit_to_logical, measurement_map, sample_chunk
+from llqm_mitiq.pec import calibrated_noise_levels, fit_to_logical, sample_chunk
+from llqm_mitiq.rem import readout_map
 from llqm_qiskit.backends.aer import AerBackend
 from llqm_qiskit.circuits import ghz
 from llqm_qiskit.observables.expectation import parity
@@ -212,7 +213,7 @@ def test_sampled_circuits_keep_the_logical_width_and_measurements():
         assert (
             circuit.num_qubits == 3
             and circuit.num_clbits == 3
-            and measurement_map(circuit) == {0: 0, 2: 2}
+            and readout_map(circuit) == {0: 0, 2: 2}
         )
     # What an older conversion gave: the idle qubit dropped, the rest renumbered, only the measured bits kept.
     narrow = QuantumCircuit(2, 2)
@@ -224,7 +225,7 @@ def test_sampled_circuits_keep_the_logical_width_and_measurements():
     assert (
         fitted.num_qubits == 3
         and fitted.cregs == logical.cregs
-        and measurement_map(fitted) == {0: 0, 2: 2}
+        and readout_map(fitted) == {0: 0, 2: 2}
     )
     assert [(i.operation.name, [fitted.find_bit(q).index for q in i.qubits]) for i in fitted.data][
         :3

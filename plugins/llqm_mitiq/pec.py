@@ -35,6 +35,7 @@ from .pec_noise import (
     physical_qubits,
     represent,
 )
+from .rem import readout_map
 
 if TYPE_CHECKING:  # Mitiq and Cirq are imported where PEC runs: loading the plugin takes no seconds
     from mitiq.pec.types import OperationRepresentation
@@ -62,17 +63,6 @@ def _check_seed(value: Any) -> int | None:
     return None if value is None else whole("seed", value, 0)
 
 
-def measurement_map(circuit: QuantumCircuit) -> dict[int, int]:
-    """For each classical bit, the qubit whose (last) measurement it holds."""
-    readout = {}
-    for instruction in circuit.data:
-        if instruction.operation.name == "measure":
-            readout[circuit.find_bit(instruction.clbits[0]).index] = circuit.find_bit(
-                instruction.qubits[0]
-            ).index
-    return readout
-
-
 def _registers(circuit: QuantumCircuit) -> tuple:
     return (
         tuple((r.name, r.size) for r in circuit.qregs),
@@ -98,9 +88,7 @@ def fit_to_logical(sampled: QuantumCircuit, logical: QuantumCircuit) -> QuantumC
     kept everything is returned as it is; a narrower one is put back on the qubits the
     logical circuit uses (in order), onto the logical circuit's own registers; anything
     else that cannot be matched is an error rather than a wrong answer."""
-    if _registers(sampled) == _registers(logical) and measurement_map(sampled) == measurement_map(
-        logical
-    ):
+    if _registers(sampled) == _registers(logical) and readout_map(sampled) == readout_map(logical):
         return sampled
     used = sorted(
         {
@@ -116,7 +104,7 @@ def fit_to_logical(sampled: QuantumCircuit, logical: QuantumCircuit) -> QuantumC
             f"Mitiq's sampling returned a circuit on {sampled.num_qubits} qubits for circuit "
             f"{logical.name!r} on {logical.num_qubits} ({len(used)} used), which cannot be matched."
         )
-    clbits = _placement(sampled.num_clbits, logical.num_clbits, sorted(measurement_map(logical)))
+    clbits = _placement(sampled.num_clbits, logical.num_clbits, sorted(readout_map(logical)))
     if clbits is None:
         raise RuntimeError(
             f"Mitiq's sampling returned a circuit with {sampled.num_clbits} classical bits for circuit "
@@ -124,10 +112,10 @@ def fit_to_logical(sampled: QuantumCircuit, logical: QuantumCircuit) -> QuantumC
         )
     fitted = logical.copy_empty_like(name=sampled.name or logical.name)
     fitted.compose(sampled, qubits=qubits, clbits=clbits, inplace=True)
-    if measurement_map(fitted) != measurement_map(logical):
+    if readout_map(fitted) != readout_map(logical):
         raise RuntimeError(
             f"Mitiq's sampling changed which qubit each classical bit of circuit {logical.name!r} "
-            f"measures ({measurement_map(fitted)} instead of {measurement_map(logical)})."
+            f"measures ({readout_map(fitted)} instead of {readout_map(logical)})."
         )
     return fitted
 
