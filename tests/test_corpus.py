@@ -12,11 +12,13 @@ import re
 
 import pytest
 from conftest import ROOT
-from llqm_mitiq.zne import fold_gates
+from llqm_mitiq.zne import fold_gates, foldable_gates
 from llqm_qiskit.backends.aer import AerBackend, choose_method
 from llqm_qiskit.backends.mps import mps_log, trial_bond
 from llqm_qiskit.circuits import w_state
-from qiskit import QuantumCircuit, transpile
+from llqm_qiskit.pipeline.steps import compiled_as_run
+from qiskit import QuantumCircuit, qasm2, transpile
+from qiskit.circuit.library import efficient_su2
 from qiskit_aer import AerSimulator
 
 from llqm_core.cli import main
@@ -160,6 +162,11 @@ def _random_layers(n: int, depth: int) -> QuantumCircuit:
     return circuit
 
 
+def _folds(compiled: QuantumCircuit) -> list[QuantumCircuit]:
+    """The circuits of a ZNE job with default settings: folded after transpiling."""
+    return [fold_gates(compiled, scale, foldable_gates(compiled), seed=1) for scale in (1, 3, 5)]
+
+
 @pytest.mark.parametrize(
     "circuit",
     [
@@ -168,17 +175,66 @@ def _random_layers(n: int, depth: int) -> QuantumCircuit:
         _ring_qaoa(12, 2),
         _random_layers(12, 1),
         _random_layers(12, 4),
+        efficient_su2(24, reps=2, entanglement="linear").assign_parameters([0.3] * 144),
     ],
-    ids=["w14", "qaoa_ring_p1", "qaoa_ring_p2", "random_d1", "random_d4"],
+    ids=["w14", "qaoa_ring_p1", "qaoa_ring_p2", "random_d1", "random_d4", "hea24_reps2"],
 )
 def test_the_trial_bond_dimension_is_within_4x_of_what_aer_reaches_on_the_zne_folds(circuit, fez):
-    """The check's estimate (one noiseless trajectory of the logical circuit) against the bond
-    dimension Aer reaches on the compiled circuit's ZNE folds, which the run executes."""
-    compiled = transpile(circuit.measure_all(inplace=False), fez, seed_transpiler=1)
-    folds = [fold_gates(compiled, scale, {"cz"}, seed=1) for scale in (1, 3, 5)]
-    reached = _reached(folds)
-    estimated = trial_bond(circuit).bond
-    assert reached / 4 <= estimated <= reached * 4, (estimated, reached)
+    """The check's trial (one noiseless trajectory of the circuit compiled as the run compiles
+    it, the smallest of a ZNE job) against the bond dimension Aer reaches on the ZNE folds the
+    run executes: the physical order of the qubits is part of what decides it."""
+    compiled = compiled_as_run(circuit.measure_all(inplace=False), fez, seed=1)
+    reached = [_reached([fold]) for fold in _folds(compiled)]
+    estimated = trial_bond(compiled).bond
+    assert estimated == reached[0]  # the same circuit
+    assert all(r / 4 <= estimated <= r * 4 for r in reached), (estimated, reached)
+
+
+def test_the_check_plans_the_execution_of_the_compiled_circuit(tmp_path, fez):
+    """A ring QAOA of 30 qubits needs bond dimension 4 on its logical line, but 16 once routed
+    onto fake_fez, where the run executes it: the check's execution line says what the run's
+    circuit reaches (it said 4 when it trialled the logical circuit)."""
+    circuit = _ring_qaoa(30, 1)
+    qasm = tmp_path / "ring.qasm"
+    qasm.write_text(qasm2.dumps(circuit))
+    pipeline = parse_pipeline(
+        {
+            "circuit": {"qasm": str(qasm)},
+            "backend": {"name": "aer", "device": "fake_fez"},
+            "transpile": {"seed": 1},
+            "mitigation": {"technique": "zne"},
+        }
+    )
+    (line,) = [n for n in pipeline.notes if n.startswith("execution:")]
+    said = int(re.search(r"bond dimension (\d+) reached by a trial run", line).group(1))
+    compiled = transpile(
+        circuit.measure_all(inplace=False), fez, optimization_level=1, seed_transpiler=1
+    )
+    reached = [_reached([fold]) for fold in _folds(compiled)]
+    assert said == reached[0] and all(r / 4 <= said <= r * 4 for r in reached), (said, reached)
+
+
+def test_a_file_without_a_transpile_seed_is_run_on_the_circuit_its_check_planned(tmp_path):
+    """Unseeded, Qiskit's layout of a 30-qubit ring QAOA on fake_fez changes from one compile to
+    the next, and with it the bond dimension (4 to 32): the transpile step draws its seed when
+    the file is read, so the run executes what the check trialled and reuses that trial."""
+    qasm = tmp_path / "ring.qasm"
+    qasm.write_text(qasm2.dumps(_ring_qaoa(30, 1).measure_all(inplace=False)))
+    config = {
+        "circuit": {"qasm": str(qasm)},
+        "backend": {"name": "aer", "device": "fake_fez"},
+        "mitigation": {"technique": "none"},
+        "execution": {"shots": 20},
+    }
+    store = tmp_path / "s.sqlite"
+    pipeline = parse_pipeline(config, store=str(store))
+    (line,) = [n for n in pipeline.notes if n.startswith("execution:")]
+    said = int(re.search(r"bond dimension (\d+) reached by a trial run", line).group(1))
+    run_id, _ = run_pipeline(pipeline, store=store)
+    (simulated,) = [
+        t for t in ProfileStore(store, readonly=True).tasks(run_id) if t.stage == "execute.simulate"
+    ]
+    assert simulated.metrics["execute.bond_dimension_estimate"] == said
 
 
 def brickwork(qubits: int, depth: int) -> QuantumCircuit:

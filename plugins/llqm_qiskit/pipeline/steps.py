@@ -6,12 +6,14 @@ is read, and returns the step that runs later on the pipeline's data.
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from qiskit import QuantumCircuit
+from qiskit.transpiler.preset_passmanagers import generate_preset_pass_manager
 
 from llqm_core import current_task
 from llqm_core.hooks.contracts import (
@@ -164,6 +166,27 @@ def _with_width_check(step: StepFunction, qubits: int, what: str) -> StepSpec:
     return StepSpec(step, preflight=preflight)
 
 
+def compiled_as_run(
+    circuit: QuantumCircuit,
+    device: Any,
+    *,
+    optimization_level: int = 1,
+    seed: int | None = None,
+    layout_method: str | None = None,
+) -> QuantumCircuit:
+    """``circuit`` compiled for ``device`` as the transpile step compiles it (the same preset
+    pass manager and options; a layout policy's choice is made only in the run), for the check
+    to plan the execution of the circuit the run executes. With the file's ``seed`` it is the
+    run's own circuit, whose trial run the run then reuses."""
+    manager = generate_preset_pass_manager(
+        optimization_level=optimization_level,
+        backend=device,
+        seed_transpiler=seed,
+        layout_method=layout_method,
+    )
+    return manager.run(circuit)
+
+
 def transpile(
     *, optimization_level: int = 1, seed: int | None = None, layout_method: str = "default"
 ) -> StepSpec:
@@ -176,6 +199,9 @@ def transpile(
         )
     if seed is not None:
         whole("seed", seed, 0)
+    # a file without a seed compiles with one drawn now: the check then plans the circuit the
+    # run compiles (a random layout can change the bond dimension 8-fold); caches key on None
+    drawn = seed if seed is not None else random.randrange(2**31)
     if not isinstance(layout_method, str) or layout_method not in LAYOUT_METHODS:
         raise ValueError(
             f"unknown layout_method {layout_method!r}; choose one of: {', '.join(LAYOUT_METHODS)}."
@@ -201,7 +227,7 @@ def transpile(
                     batch[0],
                     device,
                     optimization_level=optimization_level,
-                    seed_transpiler=seed,
+                    seed_transpiler=drawn,
                     layout_method=method,
                     initial_layout=chosen,
                 )
@@ -241,7 +267,7 @@ def transpile(
                     circuit,
                     device,
                     optimization_level=optimization_level,
-                    seed_transpiler=seed,
+                    seed_transpiler=drawn,
                     initial_layout=moved,
                 )
             return replaced[tuple(moved)]
@@ -260,7 +286,7 @@ def transpile(
                     batch,
                     device,
                     optimization_level=optimization_level,
-                    seed_transpiler=seed,
+                    seed_transpiler=drawn,
                     initial_layout=layout,
                     num_processes=parallel.choice["processes"] if parallel is not None else None,
                 )
@@ -287,11 +313,22 @@ def transpile(
         }
 
     def inspect(context: dict[str, Any]) -> list[str]:
-        """How the backend will run the circuit, or one sentence on why it cannot."""
+        """How the backend will run the circuit, or one sentence on why it cannot: planned on
+        the circuit compiled as the run compiles it (a non-Clifford one; a Clifford circuit's
+        method does not depend on its layout), since the physical order of its qubits decides
+        the bond dimension a matrix product state needs and routing may add qubits."""
         circuit, backend = context.get("circuit"), context["backend"]
         plan = getattr(backend, "plan_method", None)
         if circuit is None or plan is None:
             return []
+        if not is_clifford(circuit):
+            circuit = compiled_as_run(
+                circuit,
+                backend.device,
+                optimization_level=optimization_level,
+                seed=drawn,
+                layout_method=None if layout_method == "default" else layout_method,
+            )
         return [f"execution: {plan(circuit, context['shots'])}"]
 
     return StepSpec(
