@@ -74,15 +74,23 @@ def generate(
     generate_circuit(
         kind, min(qubits, 3) if kind != "qaoa" else qubits, min(depth, 2), seed
     )  # fails now on bad sizes, small: the circuit itself is built when the run fits
-    step = _with_width_check(
-        lambda data: _generated(generate_circuit(kind, qubits, depth, seed)),
-        qubits,
-        f"{kind} circuit",
-    )
+    built: list[QuantumCircuit] = []
+
+    def build() -> QuantumCircuit:
+        """Built once the run fits, for the check to inspect and the run to use (unseeded, a
+        random kind is drawn once: the run measures the circuit its check inspected)."""
+        if not built:
+            built.append(generate_circuit(kind, qubits, depth, seed))
+        return built[0]
+
+    step = _with_width_check(lambda data: _generated(build()), qubits, f"{kind} circuit")
     step.estimate = lambda plan: circuit_estimate(
         plan, qubits, KIND_GATES[kind](qubits, depth), kind in CLIFFORD_KINDS
     )
-    step.inspect = lambda context: context.update(qubits=qubits, clifford=kind in CLIFFORD_KINDS)
+    step.load = build
+    step.inspect = lambda context: context.update(
+        circuit=build(), qubits=qubits, clifford=kind in CLIFFORD_KINDS
+    )
     return step
 
 
