@@ -111,31 +111,31 @@ def test_a_file_naming_no_observable_gets_a_default_the_check_and_the_report_nam
     assert task.metrics["observable.default"] is True
 
 
-def _built_in_file(tmp_path, circuit: str, more: str = "") -> tuple:
-    """A pipeline file whose circuit is a built-in kind, with ``more`` tables after the circuit's."""
+def _built_in_file(tmp_path, circuit: str, more: str = "", backend: str = "") -> tuple:
+    """A pipeline file whose circuit is a built-in kind on Aer's fake_fez, with ``backend``
+    options and ``more`` tables."""
     store = tmp_path / "s.sqlite"
     path = tmp_path / "p.toml"
     path.write_text(
-        f'[circuit]\n{circuit}\n{more}\n[output]\nstore = "{store}"\n'
-        if "[backend]" in more
-        else f'[circuit]\n{circuit}\n[backend]\nname = "aer"\ndevice = "fake_fez"\n{more}\n'
-        f'[output]\nstore = "{store}"\n'
+        f'[circuit]\n{circuit}\n[backend]\nname = "aer"\ndevice = "fake_fez"\n{backend}\n'
+        f'{more}\n[output]\nstore = "{store}"\n'
     )
     return path, store
 
 
 @pytest.mark.parametrize(
-    ("circuit", "more", "refusal"),
+    ("circuit", "more", "backend", "refusal"),
     [
         (
             'kind = "qft"\nqubits = 30',
             '[observable]\nkind = "ideal_outcomes"',
+            "",
             r"in \[observable\]: circuit 'qft_30' has over 64 ideal outcomes; score it with a parity",
         ),
         (
             'kind = "random"\nqubits = 32\ndepth = 4',
-            '[backend]\nname = "aer"\ndevice = "fake_fez"\nmps_max_bond = 8\n'
             '[mitigation]\ntechnique = "zne"',
+            "mps_max_bond = 8",
             r"in \[transpile\]: a non-Clifford circuit with \d+ active qubits .* a trial run "
             r"reached bond dimension 8, the matrix-product-state limit, .* mps_max_bond = 32",
         ),
@@ -143,12 +143,12 @@ def _built_in_file(tmp_path, circuit: str, more: str = "") -> tuple:
     ids=["qft_ideal_outcomes", "random_mps"],
 )
 def test_a_built_in_circuit_the_run_could_not_finish_is_refused_by_the_check(
-    tmp_path, capsys, circuit, more, refusal
+    tmp_path, capsys, circuit, more, backend, refusal
 ):
     """A built-in kind is built when the file is checked, as a QASM file is parsed: the check
     then knows its ideal outcomes and the bond dimension its compiled circuit needs (it used
     to accept these, and the runs failed in the observable step or ran at a truncated MPS)."""
-    path, store = _built_in_file(tmp_path, circuit, more)
+    path, store = _built_in_file(tmp_path, circuit, more, backend)
     assert main(["run", "--check", str(path)]) == 2
     said = capsys.readouterr().err.strip()
     assert re.search(refusal, said) and "\n" not in said and not _CLASS_NAME.search(said), said
