@@ -65,6 +65,44 @@ def check_then_run(name: str, technique: str, store_path) -> str:
     return "completed"
 
 
+LOOSE_QUBITS = """OPENQASM 3.0;
+include "stdgates.inc";
+bit[3] meas;
+qubit _qubit0;
+qubit _qubit1;
+qubit _qubit2;
+h _qubit0;
+cx _qubit0, _qubit1;
+rz(0.3) _qubit2;
+cx _qubit1, _qubit2;
+meas[0] = measure _qubit0;
+meas[1] = measure _qubit1;
+meas[2] = measure _qubit2;
+"""
+
+
+@pytest.mark.parametrize(
+    "mitigation",
+    [
+        {"technique": "pec", "pec": {"samples": 20}},
+        {"technique": "zne", "zne": {"folding": "random"}},
+    ],
+    ids=["pec", "zne_mitiq_folding"],
+)
+def test_mitiq_takes_a_circuit_whose_qubits_belong_to_no_register(tmp_path, store_path, mitigation):
+    """Qiskit exports quantum volume as OpenQASM 3 on loose qubits (``qubit _qubit0;``), which
+    Mitiq's conversions cannot map back (qv_5_m_q3.qasm with PEC passed the check and failed
+    in sampling): Mitiq gets the circuit on a register, the same qubits in the same order."""
+    qasm = tmp_path / "loose.qasm"
+    qasm.write_text(LOOSE_QUBITS)
+    config = corpus_pipeline("unused", "none") | {"mitigation": mitigation}
+    config["circuit"] = {"qasm": str(qasm)}
+    config["execution"] = {"shots": 500}
+    run_id, data = run_pipeline(parse_pipeline(config), store=store_path)
+    assert ProfileStore(store_path, readonly=True).run(run_id).status.value == "completed"
+    assert math.isfinite(data["value"])
+
+
 def test_the_corpus_has_the_families_widths_and_forms_the_issue_asks_for():
     assert len(FILES) >= 40
     widths = {int(re.search(r"_(\d+)(?:x\d+)?(?:_m)?_q[23]", f).group(1)) for f in FILES}
