@@ -76,11 +76,14 @@ def _run_profiled(
     if not staged:
         profiler.record_on_parent()
     try:
-        with profiler.running():
-            if marked is not None:
-                out = run_marked(marked, circuit, callback=on_pass, **options)
-            else:
-                out = run(pass_manager, circuit, callback=on_pass, **options)
+        if followed:  # no marker passes to tell the profiler: no context to set for them
+            out = run(pass_manager, circuit, callback=on_pass, **options)
+        else:
+            with profiler.running():
+                if marked is not None:
+                    out = run_marked(marked, circuit, callback=on_pass, **options)
+                else:
+                    out = run(pass_manager, circuit, callback=on_pass, **options)
     except BaseException as exc:
         if followed:
             profiler.finish_followed(exc)
