@@ -328,11 +328,12 @@ class StoreWriter:
         self._commit_results()
 
     def _commit_results(self) -> None:
-        """Insert the queued kept results, each committed on its own. Hold ``_lock``."""
+        """Insert the queued kept results in one transaction (a commit each cost the writer,
+        and the GIL it holds, a transaction per job). Hold ``_lock``."""
         with self._queue_lock:
             results, self._results = self._results, []
-        for row in results:
-            self.backend.execute(self._conn, _INSERT_RESULT, row)
+        if results:
+            self.backend.execute_many(self._conn, _INSERT_RESULT, results)
 
     def fold_dead_journals(self) -> None:
         """Commit the journals that processes now gone left behind (a kill, a crash), and delete them."""
