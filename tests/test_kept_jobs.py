@@ -112,3 +112,36 @@ def test_a_kill_keeps_every_jobs_task_and_the_results_the_writer_committed(tmp_p
     for result in kept:
         (counts,) = kept_counts.load(result.data)
         assert sum(counts.values()) == 50 and result.meta["shots"] == 50
+
+
+def test_near_its_cap_a_run_keeps_the_jobs_whose_real_sizes_fit(tmp_path):
+    """Jobs' counts made at the writer's commit count at a bound meanwhile; near the cap they
+    are made first, so the cap keeps as many jobs as their real sizes fit, not their bounds."""
+    from llqm_core.runtime.instrumentation import instrument_all, uninstrument_all
+
+    simulator = AerSimulator()
+    circuit = transpile(wide(3), simulator)
+    store = tmp_path / "s.sqlite"
+
+    def jobs(cap: str | None) -> tuple[list, list]:
+        with llqm.run("capped", store=store, keep_results=cap) as run:
+            for i in range(6):
+                simulator.run(circuit, shots=40, seed_simulator=i).result()
+        reader = llqm.ProfileStore(store, readonly=True)
+        executes = [t for t in reader.tasks(run.id) if t.stage == "execute"]
+        return executes, reader.results(run.id)
+
+    instrument_all()
+    try:
+        _, uncapped = jobs(None)
+        sizes = [len(r.data) for r in uncapped]
+        cap = sum(sizes[:4]) + sizes[4] // 2  # four fit, the fifth does not
+        executes, kept = jobs(f"{cap}B")
+    finally:
+        uninstrument_all()
+    assert len(uncapped) == 6 and max(sizes) < cap / 3  # a bound is far above a real size
+    assert [r.task_id for r in kept] == [t.id for t in executes[:4]]
+    assert [t.metrics.get("results.not_kept_bytes", 0) > 0 for t in executes] == [False] * 4 + [
+        True
+    ] * 2
+    assert sum(len(r.data) for r in kept) <= cap

@@ -23,6 +23,7 @@ from ..model.errors import LLQMWarning, StoreError
 from ..model.records import (
     HardwareSnapshot,
     KeptResult,
+    LaterPayload,
     PolicyDecision,
     RunRecord,
     TaskRecord,
@@ -209,22 +210,19 @@ class StoreWriter:
             ),
         )
 
-    def save_result(self, result: KeptResult) -> None:
+    def save_result(self, result: KeptResult, later: LaterPayload | None = None) -> None:
         """Queue a kept result for the writer's next commit (within ``DRAIN_INTERVAL_S``, and at
-        the run's end): a transaction per job on the job's own thread cost more than its task."""
-        row = (
-            result.run_id,
-            result.task_id,
-            result.kind,
-            _dumps(result.meta),
-            result.data,
-            result.raw_bytes,
-            result.kept_at,
-        )
+        the run's end): a transaction per job on the job's own thread cost more than its task.
+        ``later`` makes its data and raw size then, on the writer's thread (None: nothing kept)."""
+        data = result.data if later is None else later
+        row = (result.run_id, result.task_id, result.kind, _dumps(result.meta), data)
         with self._queue_lock:
-            self._results.append(row)
+            self._results.append((*row, result.raw_bytes, result.kept_at))
+            queued = len(self._results)
         if not self._woken:
             self._wake_thread()
+        if queued >= MAX_QUEUED_ROWS and not self._hurry.is_set():
+            self._hurry.set()
 
     def close(self) -> None:
         """Commit what is queued, fold the WAL into the database file and close it, so that the
@@ -332,8 +330,9 @@ class StoreWriter:
         and the GIL it holds, a transaction per job). Hold ``_lock``."""
         with self._queue_lock:
             results, self._results = self._results, []
-        if results:
-            self.backend.execute_many(self._conn, _INSERT_RESULT, results)
+        rows = [_made(row) if callable(row[4]) else row for row in results]
+        if rows := [row for row in rows if row is not None]:
+            self.backend.execute_many(self._conn, _INSERT_RESULT, rows)
 
     def fold_dead_journals(self) -> None:
         """Commit the journals that processes now gone left behind (a kill, a crash), and delete them."""
@@ -392,9 +391,8 @@ class StoreWriter:
                 self._wake.wait(CHECKPOINT_INTERVAL_S)
                 hurried = self._hurry.wait(DRAIN_INTERVAL_S)
                 self._wake.clear()
-                self._woken = (
-                    False  # before taking the queue: a row queued after this wakes us again
-                )
+                # before taking the queue: a row queued after this wakes us again
+                self._woken = False
                 self._hurry.clear()
                 with self._lock:
                     if self.state is WriterState.CLOSED:
@@ -417,6 +415,12 @@ class StoreWriter:
         finally:
             if checkpoints is not None:
                 checkpoints.close()
+
+
+def _made(row: tuple) -> tuple | None:
+    """A queued result whose payload is made now (``save_result``'s ``later``)."""
+    made = row[4]()
+    return None if made is None else (*row[:4], made[0], made[1], row[6])
 
 
 _writers: weakref.WeakSet[StoreWriter] = weakref.WeakSet()

@@ -174,6 +174,31 @@ def keep(handle: Any, counts: Sequence[Any], shots: int) -> None:
     handle.annotate_numbers({"results.keep_s": time.perf_counter() - started})
 
 
+def _small_bound(result: Any) -> int | None:
+    """The most bytes a small job's kept counts can take compressed, read from sizes alone (no
+    outcome is read); None for a job too large to be kept later (its result would be held
+    until the writer's commit) or whose header does not give every outcome's width."""
+    raw = 64
+    for experiment in result.results:
+        counts = getattr(getattr(experiment, "data", None), "counts", None)
+        header = getattr(experiment, "header", None)
+        if not isinstance(header, Mapping) or not isinstance(counts, dict):
+            return None
+        slots, registers = header.get("memory_slots"), header.get("creg_sizes") or ()
+        if not isinstance(slots, int) or slots <= 0:
+            return None
+        raw += 32 + 8 * len(registers) + len(counts) * ((slots + 7) // 8 + 8)
+        if raw > SMALL_PAYLOAD_BYTES:
+            return None
+    return raw + raw // 16 + 64  # deflate's stored blocks, if nothing compresses
+
+
+def _made(result: Any) -> tuple[bytes, int] | None:
+    """A job's kept counts, made at the store writer's commit (``keep_result_later``)."""
+    raw = encode_result(result)
+    return None if raw is None else (compress(raw), len(raw))
+
+
 def _keep_payload(handle: Any, raw: bytes, circuits: int, shots: int) -> bool:
     meta = {"circuits": circuits, "shots": shots, "format": FORMAT}
     return bool(handle.keep_result(KIND, compress(raw), len(raw), meta))
@@ -227,11 +252,17 @@ def keep_job_result(handle: Any, result: Any) -> None:
 
     started = time.perf_counter()
     if isinstance(result, Result):
-        raw = encode_result(result) if result.results else None
-        if raw is not None:
-            shots = int(getattr(result.results[0], "shots", 0) or 0)
+        if not result.results:
+            return
+        shots = int(getattr(result.results[0], "shots", 0) or 0)
+        meta = {"circuits": len(result.results), "shots": shots, "format": FORMAT}
+        bound = _small_bound(result)
+        if bound is None or not handle.keep_result_later(KIND, lambda: _made(result), bound, meta):
+            raw = encode_result(result)
+            if raw is None:
+                return
             _keep_payload(handle, raw, len(result.results), shots)
-            handle.annotate_numbers({"results.keep_s": time.perf_counter() - started})
+        handle.annotate_numbers({"results.keep_s": time.perf_counter() - started})
         return
     if not isinstance(result, PrimitiveResult):
         return
