@@ -34,7 +34,7 @@ from .active_run import (
 )
 from .measure import Measurement
 
-_NUMBERS, _STRINGS = frozenset({int, float}), frozenset({str})
+_NUMBERS, _STRINGS = frozenset({int, float, bool}), frozenset({str})
 
 
 class TaskHandle:
@@ -97,9 +97,10 @@ class TaskHandle:
         return self
 
     def annotate_numbers(self, metrics: dict[str, int | float]) -> TaskHandle:
-        """Record metrics that are all numbers under names a plugin made (a transpile's per-pass
-        seconds): a number carries no secret, so only the types are checked, which keeps a
-        hundred metrics off a short task's path; anything else goes through ``annotate``."""
+        """Record metrics that are all numbers (or flags) under names a plugin made (a
+        transpile's per-pass seconds): a number carries no secret, so only the types are
+        checked, which keeps a hundred metrics off a short task's path; anything else goes
+        through ``annotate``."""
         if (
             _NUMBERS.issuperset(map(type, metrics.values()))
             and _STRINGS.issuperset(map(type, metrics))

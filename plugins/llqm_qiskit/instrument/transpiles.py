@@ -123,13 +123,10 @@ def _new_transpile_task(
     run: llqm_core.ActiveRun, circuits: list[Any], options: dict[str, Any]
 ) -> llqm_core.TaskHandle:
     handle = llqm_core.plugin.start_task(STAGE, STAGE, run.producers(circuits), run=run)
-    handle.annotate(
-        {
-            "transpile.instrumented": True,
-            "transpile.input_size": sum(len(c.data) for c in circuits),
-        }
-        | options
-    )
+    size = sum(len(c.data) for c in circuits)
+    handle.annotate_numbers({"transpile.instrumented": True, "transpile.input_size": size})
+    if options:  # ``transpile()``'s, with the backend's name: checked and redacted
+        handle.annotate(options)
     return handle
 
 
