@@ -119,11 +119,20 @@ def _outline(pass_manager: StagedPassManager) -> list[Any]:
     objects, by identity, while nobody sets a stage, appends, replaces or removes a group
     (holding them keeps their ids from being reused)."""
     outline: list[Any] = []
-    for stage in pass_manager.stages:
+    for stage, slots in _slots(pass_manager.stages):
         outline.append(stage)
-        for part in _stage_parts(pass_manager, stage):
-            outline += _groups(part)
+        for slot in slots:
+            part = getattr(pass_manager, slot)
+            if part is not None:
+                groups = getattr(part, "_tasks", None)
+                outline += groups if isinstance(groups, list) else _groups(part)
     return outline
+
+
+@functools.cache
+def _slots(stages: tuple[str, ...]) -> tuple[tuple[str, tuple[str, str, str]], ...]:
+    """Each stage with its ``pre_``, own and ``post_`` slots, as ``_stage_parts`` reads them."""
+    return tuple((stage, (f"pre_{stage}", stage, f"post_{stage}")) for stage in stages)
 
 
 def _same(kept: list[Any], outline: list[Any]) -> bool:
