@@ -11,9 +11,8 @@ wrappers, the stage profiler's steps, task start and end, descriptions, the kept
 each wrapped with a reading of the thread's CPU clock at entry and exit (on the calling thread:
 what the store's writer thread does is not counted); a part's figure is its own CPU, the parts
 it calls left out (Qiskit's own calls inside a wrapper are parts too, and
-are not LLQM's). Per-pass callbacks are too short to wrap (the wrapper would cost more than
-they do): they stay inside Qiskit's pass manager run, and their cost is printed from a
-separate measurement: the same pass manager run with the profiler's callback and with none.
+are not LLQM's). The stage profiler's per-pass callback (some forty a transpile) is too short
+to wrap (the wrapper would cost more than it does): it stays inside Qiskit's figure.
 
 The wrappers cost a clock reading each (~1 us): the sum of the parts is a little above what
 ``instrument_overhead.py --per-circuit`` gives against the bare circuit. The point is the
@@ -25,7 +24,6 @@ from __future__ import annotations
 import argparse
 import gc
 import os
-import statistics
 import sys
 import tempfile
 import threading
@@ -153,34 +151,6 @@ def watch(parts: Parts) -> None:
     )
 
 
-def callback_cost(pass_manager, count: int) -> float:
-    """Seconds of thread CPU per pass-manager run that the followed profiler's per-pass
-    callback adds: the same small circuit run with it and with no callback, alternated."""
-    from llqm_qiskit.transpile.stage_profiler import StageProfiler
-
-    circuit = instrument_overhead.runpy.run_path(str(instrument_overhead.SCRIPT))["circuit"]
-    with llqm_core.run("callbacks") as run:
-        parent = llqm_core.plugin.start_task("transpile")
-        with_callback, without = [], []
-        for i in range(count):
-            one = circuit(i)
-            profiler = StageProfiler(parent, depths=False)
-            profiler.follow(pass_manager)
-            gc.collect()
-            started = _clock()
-            pass_manager.run(one, callback=profiler.on_followed_pass)
-            with_callback.append(_clock() - started)
-            gc.collect()
-            started = _clock()
-            pass_manager.run(one)
-            without.append(_clock() - started)
-        llqm_core.plugin.finish_task(parent)
-        del run
-    quarter = max(1, count // 4)  # the least disturbed runs: other tenants only ever add time
-    fastest = [statistics.mean(sorted(runs)[:quarter]) for runs in (with_callback, without)]
-    return (fastest[0] - fastest[1]) / 1e9
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--circuits", type=int, default=400)
@@ -228,18 +198,6 @@ def main() -> None:
                 f"  {label:<44} {ns / n / 1e3:7.1f} us per circuit "
                 f"({parts.calls[label] / n:.1f} calls, {ns / llqm:5.1%})"
             )
-    from llqm_qiskit.devices.catalog import fake_device
-    from qiskit.transpiler import generate_preset_pass_manager
-
-    pass_manager = generate_preset_pass_manager(
-        optimization_level=1, backend=fake_device(args.device), seed_transpiler=1
-    )
-    uninstrument_all()
-    cost = callback_cost(pass_manager, 200)
-    print(
-        f"\nper-pass callbacks (inside Qiskit's run above): {cost * 1e6:.0f} us per "
-        "pass-manager run (the fastest quarter's mean with the followed profiler's callback less without)"
-    )
 
 
 if __name__ == "__main__":
