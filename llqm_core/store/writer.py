@@ -214,8 +214,8 @@ class StoreWriter:
         """Queue a kept result for the writer's next commit (within ``DRAIN_INTERVAL_S``, and at
         the run's end): a transaction per job on the job's own thread cost more than its task.
         ``later`` makes its data and raw size then, on the writer's thread (None: nothing kept)."""
-        data = result.data if later is None else later
-        row = (result.run_id, result.task_id, result.kind, _dumps(result.meta), data)
+        data = result.data if later is None else later  # meta as JSON at the commit, too
+        row = (result.run_id, result.task_id, result.kind, result.meta, data)
         with self._queue_lock:
             self._results.append((*row, result.raw_bytes, result.kept_at))
             queued = len(self._results)
@@ -330,8 +330,7 @@ class StoreWriter:
         and the GIL it holds, a transaction per job). Hold ``_lock``."""
         with self._queue_lock:
             results, self._results = self._results, []
-        rows = [_made(row) if callable(row[4]) else row for row in results]
-        if rows := [row for row in rows if row is not None]:
+        if rows := [row for row in map(_stored, results) if row is not None]:
             self.backend.execute_many(self._conn, _INSERT_RESULT, rows)
 
     def fold_dead_journals(self) -> None:
@@ -417,10 +416,16 @@ class StoreWriter:
                 checkpoints.close()
 
 
-def _made(row: tuple) -> tuple | None:
-    """A queued result whose payload is made now (``save_result``'s ``later``)."""
-    made = row[4]()
-    return None if made is None else (*row[:4], made[0], made[1], row[6])
+def _stored(row: tuple) -> tuple | None:
+    """A queued result as the store keeps it: its meta as JSON, its payload made now where
+    ``save_result`` was given one to make later (None: nothing to keep after all)."""
+    data, raw = row[4], row[5]
+    if callable(data):
+        made = data()
+        if made is None:
+            return None
+        data, raw = made
+    return (*row[:3], _dumps(row[3]), data, raw, row[6])
 
 
 _writers: weakref.WeakSet[StoreWriter] = weakref.WeakSet()
@@ -429,11 +434,9 @@ _writers: weakref.WeakSet[StoreWriter] = weakref.WeakSet()
 @atexit.register
 def _close_writers() -> None:
     for writer in list(_writers):
-        try:
+        try:  # at exit, a store that cannot close cleanly is left to its database's recovery
             writer.close()
-        except (
-            Exception
-        ):  # at exit, a store that cannot close cleanly is left to its database's recovery
+        except Exception:
             pass
 
 
