@@ -94,8 +94,9 @@ def _groups(part: PassManager) -> list[Any]:
     return groups if isinstance(groups, list) else [[part.to_flow_controller()]]
 
 
-def stages_of_passes(pass_manager: StagedPassManager) -> dict[int, str]:
-    """The stage of every pass ``pass_manager`` holds (by the pass object's id), looking into
+def stages_of_passes(pass_manager: StagedPassManager) -> dict[int, tuple[str | None, str]]:
+    """The name and stage of every pass ``pass_manager`` holds (by the pass object's id; the
+    pair is one tuple per pass, which a journal frame keeps once), looking into
     flow controllers and the passes each pass requires; a pass met in two stages is the
     first's. Walked once per pass manager and kept while its stages hold the same groups of
     passes (``_walked``): Qiskit's documented pattern runs one pass manager per circuit."""
@@ -109,7 +110,7 @@ def stages_of_passes(pass_manager: StagedPassManager) -> dict[int, str]:
 
 
 #: Per pass manager: the outline its stages had when walked, and the stage of each pass then.
-_walked: weakref.WeakKeyDictionary[Any, tuple[list[Any], dict[int, str]]] = (
+_walked: weakref.WeakKeyDictionary[Any, tuple[list[Any], dict[int, tuple[str | None, str]]]] = (
     weakref.WeakKeyDictionary()
 )
 
@@ -139,9 +140,9 @@ def _same(kept: list[Any], outline: list[Any]) -> bool:
     return len(kept) == len(outline) and all(map(operator.is_, kept, outline))
 
 
-def _walk(outline: list[Any]) -> dict[int, str]:
+def _walk(outline: list[Any]) -> dict[int, tuple[str | None, str]]:
     """One walk with a stack of every group under each stage of ``outline``."""
-    found: dict[int, str] = {}
+    found: dict[int, tuple[str | None, str]] = {}
     kinds = _task_kinds
     stage = ""
     for entry in outline:
@@ -157,7 +158,7 @@ def _walk(outline: list[Any]) -> dict[int, str]:
             if kind == _PASS:
                 key = id(item)
                 if key not in found:
-                    found[key] = stage
+                    found[key] = (None if type(item) is StageMarker else item.name(), stage)
                     requires = getattr(item, "requires", None)
                     if requires:
                         pending += requires

@@ -84,8 +84,8 @@ class StageProfiler:
         self.final_dag: DAGCircuit | None = None  # the compiled circuit, once the last stage ends
         self.widths: dict[str, int] = {}
         # With ``follow``: each pass's stage and the stages in order, for a run without markers.
-        self.stage_of: dict[int, str] = {}
-        self.stage_names: list[str] = []
+        self.stage_of: dict[int, tuple[str | None, str]] = {}
+        self.stage_names: tuple[str, ...] = ()
         self.ran: list[tuple[Any, float, DAGCircuit, int, float, Any]] = []  # followed passes
 
     @contextmanager
@@ -111,7 +111,7 @@ class StageProfiler:
         if self.depths:  # a pass's depth is read as it ends, which a followed run defers
             return False
         self.stage_of = stages_of_passes(pass_manager)
-        self.stage_names = list(pass_manager.stages)
+        self.stage_names = tuple(pass_manager.stages)
         return bool(self.stage_of)  # False: no pass found where Qiskit 2 keeps them
 
     def on_followed_pass(
@@ -132,7 +132,8 @@ class StageProfiler:
         stage_of, kinds, depth = self.stage_of, _pass_kinds, self.depth
         pending, passes, ran = self.pending, self.passes, self.ran
         for pass_, seconds, _, size, ended, property_set in ran:
-            stage = stage_of.get(id(pass_))
+            known = stage_of.get(id(pass_))
+            stage = known[1] if known is not None else None
             if stage is not None and (pending is None or stage != pending.name):
                 began = ended - seconds
                 if pending is not None:
@@ -174,13 +175,28 @@ class StageProfiler:
             self._in_stage_order()
             self._record_timed()
             return
-        # Short: the stages' seconds and one count of all their passes on the ``transpile`` task.
-        self._count_followed(one_count=True)
-        passes, self.passes = self.passes, {}
-        self._end_timed()
-        self._in_stage_order()
-        self._put_on_parent({stage.name: stage.wall for stage in self.timed}, passes)
-        self.timed = []
+        # Short: the stages' seconds and one count of all their passes on the ``transpile`` task,
+        # kept as raw facts and counted when the task is stored (``model.counted_steps``). Here
+        # only what the compiled circuit's description needs: its DAG and Qiskit's last depth.
+        ran, self.ran = self.ran, []
+        if ran:
+            self.final_dag, self.depth = ran[-1][2], self._last_depth(ran)
+        named = self.stage_of
+        steps = [(named.get(id(p)) or _unstaged(p), s, z, at) for p, s, _, z, at, _ in ran]
+        self.parent.count_steps_later(
+            (_PASS_PREFIX, _STAGE_PREFIX, _TOTAL, self.began, _clock(), self.stage_names, steps)
+        )
+
+    def _last_depth(self, ran: list[tuple[Any, float, DAGCircuit, int, float, Any]]) -> int | None:
+        """Qiskit's depth as the last ``Depth`` pass measured it, None if a pass that may change
+        the circuit ran after it: the passes are walked from the last."""
+        for pass_, _, _, _, _, property_set in reversed(ran):
+            name, changes_dag = _pass_kinds.get(type(pass_)) or _pass_kind(pass_)
+            if changes_dag:
+                return None
+            if name == "Depth":
+                return property_set["depth"]
+        return self.depth
 
     def _in_stage_order(self) -> None:
         by_name: dict[str, _TimedStage] = {}
@@ -337,6 +353,7 @@ class StageProfiler:
     def _put_on_parent(self, walls: dict[str, float], passes: dict[str, list[Any]]) -> None:
         """Stages' seconds and passes on the ``transpile`` task; several circuits of one call
         add theirs up."""
+        self.parent.count_steps_now()  # counted passes of an earlier circuit are added to
         metrics = pass_metrics(passes)
         for name, wall in walls.items():
             key = _stage_metric_names.get(name)
@@ -376,6 +393,13 @@ def _pass_kind(pass_: Any) -> tuple[str | None, bool]:
         _pass_kinds[type(pass_)] = kind
     return kind
 
+
+def _unstaged(pass_: Any) -> tuple[str | None, None]:
+    """A pass of no known stage, as a followed run's step: its name alone."""
+    return ((_pass_kinds.get(type(pass_)) or _pass_kind(pass_))[0], None)
+
+
+_PASS_PREFIX, _STAGE_PREFIX, _TOTAL = "transpile.pass.", "transpile.stage.", "transpile.passes"
 
 #: Per stage name: its metric's name.
 _stage_metric_names: dict[str, str] = {}
