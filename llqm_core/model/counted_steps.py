@@ -3,7 +3,8 @@ at the store writer's commit, when a journal is recovered, or when a span is bui
 task's own thread (``TaskHandle.count_steps_later``; docs/performance.md).
 
 A run of steps is a marshal-able tuple ``(step prefix, group prefix, total key, began, ended,
-groups, steps)``: each step ``((name, group or None), seconds, size after, clock at its end)``.
+groups, steps)``: each step ``((name, group or None, ...), seconds, size after, clock at its
+end)``; what follows the group in the first item is the caller's, and not read here.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ def count_run(run: tuple) -> dict[str, Any]:
     timed: list[list[Any]] = []  # [group, start, wall]
     pending: list[Any] | None = None
     counted: dict[str, list[Any]] = {}
-    for (name, group), seconds, size, at in steps:
+    for named, seconds, size, at in steps:
+        name, group = named[0], named[1]
         if group is not None and (pending is None or group != pending[0]):
             start = at - seconds
             if pending is not None:

@@ -84,9 +84,12 @@ class StageProfiler:
         self.final_dag: DAGCircuit | None = None  # the compiled circuit, once the last stage ends
         self.widths: dict[str, int] = {}
         # With ``follow``: each pass's stage and the stages in order, for a run without markers.
-        self.stage_of: dict[int, tuple[str | None, str]] = {}
+        self.stage_of: dict[int, tuple[str | None, str, bool]] = {}
         self.stage_names: tuple[str, ...] = ()
-        self.ran: list[tuple[Any, float, DAGCircuit, int, float, Any]] = []  # followed passes
+        # A followed run's passes: each one's (name, stage, changes the circuit), seconds, the
+        # circuit's size after it and the clock then; and the run's property set.
+        self.ran: list[tuple[tuple[str | None, str | None, bool], float, int, float]] = []
+        self.property_set: Any = None
 
     @contextmanager
     def running(self) -> Iterator[None]:
@@ -117,10 +120,12 @@ class StageProfiler:
     def on_followed_pass(
         self, pass_: Any, time: float, dag: DAGCircuit, property_set: Any, count: int = 0
     ) -> None:
-        """The callback of a followed run: each pass is kept as it ended (the circuit's size
-        then, the clock) and counted once the run has ended (``finish_followed``), in one loop
-        away from the transpile's own work: a call between two passes is then an append."""
-        self.ran.append((pass_, time, dag, dag.size(), _clock(), property_set))
+        """The callback of a followed run: each pass is kept as it ended (its name and stage,
+        the circuit's size then, the clock), in the form a task keeps it to be counted later
+        (``model.counted_steps``): a call between two passes is then an append."""
+        step = self.stage_of.get(id(pass_)) or _unstaged(pass_)
+        self.ran.append((step, time, dag.size(), _clock()))
+        self.final_dag, self.property_set = dag, property_set
 
     def _count_followed(self, one_count: bool = False) -> None:
         """The passes of a followed run, in order, in one loop: a pass of another stage than the
@@ -129,11 +134,8 @@ class StageProfiler:
         most of this loop's cost (docs/performance.md). With ``one_count`` every stage's passes
         go into one count (``passes``), as a short transpile puts them on its ``transpile`` task,
         rather than a count per stage to be added up after."""
-        stage_of, kinds, depth = self.stage_of, _pass_kinds, self.depth
-        pending, passes, ran = self.pending, self.passes, self.ran
-        for pass_, seconds, _, size, ended, property_set in ran:
-            known = stage_of.get(id(pass_))
-            stage = known[1] if known is not None else None
+        depth, pending, passes = self.depth, self.pending, self.passes
+        for (name, stage, changes_dag), seconds, size, ended in self.ran:
             if stage is not None and (pending is None or stage != pending.name):
                 began = ended - seconds
                 if pending is not None:
@@ -142,12 +144,10 @@ class StageProfiler:
                 pending = self.pending = _TimedStage(stage, began)
                 if not one_count:
                     passes = self.passes = {}
-            kind = kinds.get(type(pass_))
-            name, changes_dag = kind if kind is not None else _pass_kind(pass_)
             if changes_dag:
                 depth = None
             elif name == "Depth":
-                depth = property_set["depth"]
+                depth = self.property_set["depth"]
             if pending is None or name is None:  # before the first pass of a known stage
                 continue
             entry = passes.get(name)
@@ -157,8 +157,6 @@ class StageProfiler:
                 entry[0] += 1
                 entry[1] += seconds
                 entry[2] = size
-        if ran:
-            self.final_dag = ran[-1][2]
         self.ran, self.depth = [], depth
 
     def finish_followed(self, exc: BaseException | None = None) -> None:
@@ -178,24 +176,22 @@ class StageProfiler:
         # Short: the stages' seconds and one count of all their passes on the ``transpile`` task,
         # kept as raw facts and counted when the task is stored (``model.counted_steps``). Here
         # only what the compiled circuit's description needs: its DAG and Qiskit's last depth.
-        ran, self.ran = self.ran, []
-        if ran:
-            self.final_dag, self.depth = ran[-1][2], self._last_depth(ran)
-        named = self.stage_of
-        steps = [(named.get(id(p)) or _unstaged(p), s, z, at) for p, s, _, z, at, _ in ran]
+        steps, self.ran = self.ran, []
+        self.depth = self._last_depth(steps)
         self.parent.count_steps_later(
             (_PASS_PREFIX, _STAGE_PREFIX, _TOTAL, self.began, _clock(), self.stage_names, steps)
         )
 
-    def _last_depth(self, ran: list[tuple[Any, float, DAGCircuit, int, float, Any]]) -> int | None:
+    def _last_depth(
+        self, ran: list[tuple[tuple[str | None, str | None, bool], float, int, float]]
+    ) -> int | None:
         """Qiskit's depth as the last ``Depth`` pass measured it, None if a pass that may change
         the circuit ran after it: the passes are walked from the last."""
-        for pass_, _, _, _, _, property_set in reversed(ran):
-            name, changes_dag = _pass_kinds.get(type(pass_)) or _pass_kind(pass_)
+        for (name, _, changes_dag), _, _, _ in reversed(ran):
             if changes_dag:
                 return None
             if name == "Depth":
-                return property_set["depth"]
+                return self.property_set["depth"]
         return self.depth
 
     def _in_stage_order(self) -> None:
@@ -394,9 +390,11 @@ def _pass_kind(pass_: Any) -> tuple[str | None, bool]:
     return kind
 
 
-def _unstaged(pass_: Any) -> tuple[str | None, None]:
-    """A pass of no known stage, as a followed run's step: its name alone."""
-    return ((_pass_kinds.get(type(pass_)) or _pass_kind(pass_))[0], None)
+def _unstaged(pass_: Any) -> tuple[str | None, None, bool]:
+    """A pass of no known stage, as a followed run's step: its name and whether it may change
+    the circuit."""
+    name, changes_dag = _pass_kinds.get(type(pass_)) or _pass_kind(pass_)
+    return (name, None, changes_dag)
 
 
 _PASS_PREFIX, _STAGE_PREFIX, _TOTAL = "transpile.pass.", "transpile.stage.", "transpile.passes"
