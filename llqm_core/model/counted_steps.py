@@ -58,13 +58,28 @@ def count_run(run: tuple) -> dict[str, Any]:
         at = found[1] + found[2]
     metrics: dict[str, Any] = {total_key: sum(entry[0] for entry in counted.values())}
     for name, (calls, seconds, size) in counted.items():
-        prefix = f"{step_prefix}{name}."
-        metrics[prefix + "calls"] = calls
-        metrics[prefix + "time_s"] = seconds
-        metrics[prefix + "size_after"] = size
+        keys = _step_keys.get((step_prefix, name))
+        if keys is None:
+            prefix = f"{step_prefix}{name}."
+            keys = _step_keys[step_prefix, name] = (
+                prefix + "calls",
+                prefix + "time_s",
+                prefix + "size_after",
+            )
+        metrics[keys[0]] = calls
+        metrics[keys[1]] = seconds
+        metrics[keys[2]] = size
     for group, _, wall in (*ordered, *by_group.values()):
-        metrics[f"{group_prefix}{group}.time_s"] = wall
+        key = _group_keys.get((group_prefix, group))
+        if key is None:
+            key = _group_keys[group_prefix, group] = f"{group_prefix}{group}.time_s"
+        metrics[key] = wall
     return metrics
+
+
+#: Per (prefix, step or group name): its metric names, made once (three f-strings per step).
+_step_keys: dict[tuple[str, str], tuple[str, str, str]] = {}
+_group_keys: dict[tuple[str, str], str] = {}
 
 
 def counted(metrics: dict[str, Any]) -> dict[str, Any]:
