@@ -10,7 +10,6 @@ resource is what that time was spent on.
 
 from __future__ import annotations
 
-import bisect
 from collections import defaultdict
 from typing import Any
 
@@ -18,6 +17,7 @@ from ..model.hardware import off_path
 from ..model.modelled import modelled_flags
 from ..model.records import TaskRecord, TaskStatus
 from ..model.warmup import is_warmup
+from .critical_path import PathTask, longest_path
 
 FIDELITY_PREFIX = "fidelity."
 #: Metrics of a task an engine served from its cache (status ``cached``): the key it was cached
@@ -81,116 +81,30 @@ def _thread_key(task: TaskRecord) -> tuple | None:
     return None if p.thread is None else (p.host, p.pid, p.thread)
 
 
-class _Ended:
-    """Tasks in the order they ended, each with the best path ending in it (or in one of its
-    innermost tasks): the best of those that ended by a moment is one bisection away."""
-
-    __slots__ = ("ends", "best")
-
-    def __init__(self) -> None:
-        self.ends: list[int] = []
-        self.best: list[tuple[float, str]] = []  # running best (length, innermost task id)
-
-    def add(self, end_ns: int, found: tuple[float, str]) -> None:
-        self.ends.append(end_ns)
-        self.best.append(max(self.best[-1], found) if self.best else found)
+def path_tasks(tasks: list[TaskRecord]) -> list[PathTask]:
+    """What ``longest_path`` reads of the tasks that may be on the critical path: the hardware
+    monitor's task, the policies' reactions to it and warm-up are on no task's path."""
+    return [
+        PathTask(
+            t.id,
+            t.parent_id,
+            t.depends_on,
+            t.start_ns,
+            t.end_ns,
+            t.profile.wall_s,
+            _thread_key(t),
+        )
+        for t in tasks
+        if t.end_ns is not None and not off_path(t.stage, t.metrics) and not is_warmup(t.stage)
+    ]
 
 
 def find_critical_path(tasks: list[TaskRecord]) -> tuple[list[TaskRecord], set[str]]:
     """The critical path (see ``critical_path``) and the ids of its tasks reached by a guessed
-    edge (empty when every edge is real). The hardware monitor's task, the policies' reactions to
-    it and warm-up are on no task's path: left out.
-
-    One pass over the tasks in the order they ended: an innermost task's longest path is its wall
-    time plus the longest of those ending in a task it waited for. It waited for a task that ended
-    before it started in its own thread or in the thread of a task containing it (which ran its
-    parts one after the other), and for a task that it, or a task containing it, consumed the
-    output of. A task containing others stands for the best path ending inside it. Each of these
-    is a bisection, so the pass is n log n in the tasks (times their nesting depth)."""
-    on = [
-        t
-        for t in tasks
-        if t.end_ns is not None and not off_path(t.stage, t.metrics) and not is_warmup(t.stage)
-    ]
-    by_id = {t.id: t for t in on}
-    parent_of: dict[str, Any] = {t.id: by_id.get(t.parent_id) if t.parent_id else None for t in on}
-    depth: dict[str, int] = {}
-    for task in on:  # how deep each task is nested (a parent cycle is cut where it closes)
-        chain: list[TaskRecord] = []
-        node: Any = task
-        while node is not None and node.id not in depth and len(chain) <= len(on):
-            chain.append(node)
-            node = parent_of[node.id]
-        below = depth[node.id] + 1 if node is not None and node.id in depth else 0
-        for node in reversed(chain):
-            depth[node.id] = below
-            below += 1
-
-    inner = {t.parent_id for t in on if t.parent_id}
-    order = sorted(on, key=lambda t: (t.end_ns or 0, -depth[t.id]))
-    keys = {t.id: _thread_key(t) for t in on}
-    guessing = None in keys.values()  # some tasks were stored without their thread
-    threads: dict[tuple | None, _Ended] = {}  # None: all tasks, for guesses
-    best: dict[str, tuple[float, str]] = {}
-    back: dict[str, tuple[str | None, bool]] = {}
-    for task in order:
-        tid = task.id
-        if tid in inner:  # contains others: stands for the best path ending inside it
-            found = best.get(tid)
-            if found is None:
-                continue
-        else:
-            start = task.start_ns
-            came: tuple[float, str] | None = None
-            guess = False
-            node = task
-            last_key: object = ()
-            for _ in range(depth[tid] + 1):  # the task, then the tasks containing it
-                for d in node.depends_on:
-                    candidate = best.get(d)
-                    if (
-                        candidate is not None
-                        and (by_id[d].end_ns or 0) <= start
-                        and (came is None or candidate > came)
-                    ):
-                        came, guess = candidate, False
-                key = keys[node.id]
-                if key != last_key:  # nested tasks mostly share their thread: asked once
-                    last_key = key
-                    ended = threads.get(key)
-                    if ended is not None:
-                        index = bisect.bisect_right(ended.ends, start)
-                        if index and (came is None or ended.best[index - 1] > came):
-                            came, guess = ended.best[index - 1], key is None
-                node = parent_of[node.id]
-            found = ((came[0] if came else 0.0) + task.profile.wall_s, tid)
-            back[tid] = (came[1] if came else None, guess)
-            outer = parent_of[tid]
-            for _ in range(depth[tid]):
-                known = best.get(outer.id)
-                if known is None or found > known:
-                    best[outer.id] = found
-                outer = parent_of[outer.id]
-        best[tid] = found
-        key = keys[tid]
-        for where in (key, None) if guessing else (key,):
-            if where is not None or guessing:
-                ended = threads.get(where)
-                if ended is None:
-                    ended = threads[where] = _Ended()
-                ended.add(task.end_ns or 0, found)
-    ends = [best[t.id] for t in on if t.id not in inner and t.id in best]
-    if not ends:
-        return [], set()
-    last: str | None = max(ends, key=lambda f: (f[0], by_id[f[1]].end_ns or 0))[1]
-    path: list[TaskRecord] = []
-    guessed: set[str] = set()
-    while last is not None:
-        path.append(by_id[last])
-        last, guess = back[last]
-        if guess and last is not None:
-            guessed.add(last)
-    return path[::-1], guessed
+    edge (empty when every edge is real): ``critical_path.longest_path`` over the tasks."""
+    ids, guessed = longest_path(path_tasks(tasks))
+    by_id = {t.id: t for t in tasks} if ids else {}
+    return [by_id[i] for i in ids], guessed
 
 
 def critical_path(tasks: list[TaskRecord]) -> list[TaskRecord]:
