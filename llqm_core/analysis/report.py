@@ -181,7 +181,8 @@ def work_wall(report: dict[str, Any]) -> float | None:
 
 class RunAnalysis(NamedTuple):
     """A run's report, the tasks it was computed from (``ProfileStore.task_outlines``: times,
-    nesting and metrics, no span ids or errors) and each task's own (wall, cpu) seconds."""
+    nesting and metrics, no span ids or errors) and the own (wall, cpu) seconds of the tasks it
+    lists (of every task where it added up the stages in Python)."""
 
     report: dict[str, Any]
     tasks: list[TaskRecord]
@@ -200,8 +201,14 @@ def analyse_run(
     with collector_paused():  # 10^5 records and their dicts hold no cycles to collect
         tasks = store.task_outlines(run)
         decisions = store.decisions(run.id)
-        own = exclusive_times(tasks)
-        stages = stage_totals(tasks, own)
+        summed = store.stage_figures(run)  # None while some tasks are only in a journal
+        own: dict[str, Any] = {}
+        if summed is None or keep_tasks is None:
+            own = exclusive_times(tasks)
+        if summed is None:
+            stages, own_cpu = stage_totals(tasks, own), sum(c for _, c in own.values())
+        else:
+            stages, own_cpu = summed
         busy = sum(entry["own_wall_s"] for entry in stages.values())
         figures = fidelity(tasks)
         kept = store.results(run.id, data=False)
@@ -210,12 +217,7 @@ def analyse_run(
         # The machine's cores bound the busy cores only when every task ran on it (not on a cluster).
         on_one_host = all(t.profile.host in (None, run.host) for t in tasks)
         cpus = run.cpus if on_one_host else None
-        if keep_tasks is None:
-            listed = store.tasks(run.id)
-        else:
-            biggest = heapq.nlargest(keep_tasks, tasks, key=lambda t: own.get(t.id, (0.0,))[0])
-            biggest.sort(key=lambda t: t.start_ns)
-            listed = store.tasks_by_id(run, [t.id for t in biggest])
+        listed = _listed(store, run, tasks, own, keep_tasks)
         report = {
             "run": run_summary(run)
             | {
@@ -236,8 +238,8 @@ def analyse_run(
             "stages": stages,
             "critical_path": [t.id for t in path],
             "critical_path_guessed": [t.id for t in path if t.id in guessed],
-            "bottleneck": bottleneck(tasks, _work_wall(run.wall_s, warm), path, own),
-            "concurrency": concurrency(tasks, run.wall_s, cpus, own),
+            "bottleneck": bottleneck(tasks, _work_wall(run.wall_s, warm), path, own or None),
+            "concurrency": concurrency(tasks, run.wall_s, cpus, own_cpu_s=own_cpu),
             "warmup": warm,
             "fidelity": figures,
             "cache": cache_savings(tasks),
@@ -252,6 +254,31 @@ def analyse_run(
             "trials": {"count": 1, "single": True, "member_of": trial_of(run.config)},
         }
     return RunAnalysis(report, tasks, own)
+
+
+def _listed(
+    store: ProfileStore,
+    run: RunRecord,
+    tasks: list[TaskRecord],
+    own: dict[str, tuple[float, float]],
+    keep_tasks: int | None,
+) -> list[TaskRecord]:
+    """The tasks a report lists (see ``analyse_run``), read whole; ``own`` gains their own times
+    where the database found the biggest."""
+    if keep_tasks is None:
+        return store.tasks(run.id)
+    if keep_tasks <= 0:
+        return []
+    found = store.biggest_tasks(run, keep_tasks) if not own else None
+    if found is None:
+        found = {
+            t.id: own.get(t.id)
+            for t in heapq.nlargest(keep_tasks, tasks, key=lambda t: own.get(t.id, (0.0,))[0])
+        }
+    own.update((task_id, times) for task_id, times in found.items() if times is not None)
+    listed = store.tasks_by_id(run, list(found))
+    listed.sort(key=lambda t: t.start_ns)
+    return listed
 
 
 def build_report(
@@ -269,6 +296,8 @@ def write_report_json(store: ProfileStore, run_id: str, out: TextIO) -> None:
     line each, by orjson: a fifth of the json module's time) as they are read: a run of 10^5
     tasks never has all its entries in memory."""
     analysed = analyse_run(store, run_id, keep_tasks=0)
+    with collector_paused():
+        own = exclusive_times(analysed.tasks)
     report = analysed.report | {"tasks": _TASKS_HERE}
     head, tail = json.dumps(report, indent=2, default=str).split(json.dumps(_TASKS_HERE))
     out.write(head + "[")
@@ -276,10 +305,7 @@ def write_report_json(store: ProfileStore, run_id: str, out: TextIO) -> None:
     run = store.run(report["run"]["id"])
     for page in store.task_pages(run):
         with collector_paused():
-            lines = [
-                orjson.dumps(task_entry(task, analysed.own.get(task.id)), default=str)
-                for task in page
-            ]
+            lines = [orjson.dumps(task_entry(task, own.get(task.id)), default=str) for task in page]
         out.write(separator + b",\n    ".join(lines).decode())
         separator = ",\n    "
     out.write(("\n  ]" if separator != "\n    " else "]") + tail + "\n")

@@ -43,23 +43,35 @@ def _children(tasks: list[TaskRecord]) -> dict[str | None, list[TaskRecord]]:
     return children
 
 
-def exclusive_times(tasks: list[TaskRecord]) -> dict[str, tuple[float, float]]:
-    """Each ended task's (wall, cpu) seconds not spent in its child tasks. A warm-up child's time
-    is already left out of its parent's (``model.warmup``): it is not taken off again."""
-    children = _children(tasks)
-    times = {}
-    for task in tasks:
-        if task.end_ns is None:
+def exclusive_times(
+    tasks: list[TaskRecord], only: set[str] | None = None
+) -> dict[str, tuple[float, float]]:
+    """Each ended task's (wall, cpu) seconds not spent in its child tasks (of the tasks with ids in
+    ``only``, where given). A warm-up child's time is already left out of its parent's
+    (``model.warmup``): it is not taken off again."""
+    by_id = {t.id: t for t in tasks}
+    walls: dict[str, float] = {}  # per parent, its ended children's wall (and CPU in its process)
+    cpus: dict[str, float] = {}
+    for child in tasks:
+        parent = by_id.get(child.parent_id) if child.parent_id is not None else None
+        if (
+            parent is None
+            or child.end_ns is None
+            or (only is not None and parent.id not in only)
+            or is_warmup(child.stage)
+        ):
             continue
-        ended = [
-            c for c in children.get(task.id, []) if c.end_ns is not None and not is_warmup(c.stage)
-        ]
-        wall = task.profile.wall_s - sum(c.profile.wall_s for c in ended)
-        cpu = task.profile.cpu_s - sum(
-            c.profile.cpu_s for c in ended if c.profile.pid == task.profile.pid
+        walls[parent.id] = walls.get(parent.id, 0) + child.profile.wall_s
+        if child.profile.pid == parent.profile.pid:
+            cpus[parent.id] = cpus.get(parent.id, 0) + child.profile.cpu_s
+    return {
+        t.id: (
+            max(t.profile.wall_s - walls.get(t.id, 0), 0.0),
+            max(t.profile.cpu_s - cpus.get(t.id, 0), 0.0),
         )
-        times[task.id] = (max(wall, 0.0), max(cpu, 0.0))
-    return times
+        for t in tasks
+        if t.end_ns is not None and (only is None or t.id in only)
+    }
 
 
 def _resource(tasks: list[TaskRecord], wall: float, cpu: float) -> str:
@@ -126,7 +138,8 @@ def bottleneck(
 
     The path's tasks count with their whole time, the tasks that contain them with the time of
     their own (a step that decides something before it starts its children). ``path`` is the
-    critical path and ``own`` the ``exclusive_times`` when the caller has them already."""
+    critical path and ``own`` the ``exclusive_times`` (of the tasks on it, at least) when the caller
+    has them already."""
     by_id = {t.id: t for t in tasks}
     on_path = set()
     for task in critical_path(tasks) if path is None else path:
@@ -134,7 +147,7 @@ def bottleneck(
         while node is not None and node.id not in on_path:
             on_path.add(node.id)
             node = by_id.get(node.parent_id) if node.parent_id else None
-    own = exclusive_times(tasks) if own is None else own
+    own = exclusive_times(tasks, on_path) if own is None else own
     times = {k: v for k, v in own.items() if k in on_path}
     by_stage: dict[str, list[TaskRecord]] = defaultdict(list)
     for task in tasks:
@@ -230,26 +243,33 @@ def concurrency(
     run_wall_s: float | None,
     cpus: int | None = None,
     own: dict[str, tuple[float, float]] | None = None,
+    own_cpu_s: float | None = None,
 ) -> dict[str, Any]:
     """How parallel the run really was: the most innermost tasks running at once, and the busy
     cores on average: every task's own CPU seconds (outside its child tasks, so nothing counts
     twice; warm-up included, it kept a core busy) over the run's wall time, never more than
     ``cpus``, the machine's logical CPUs where the run recorded them. ``own`` is
-    ``exclusive_times(tasks)`` when the caller has it already."""
-    children = _children([t for t in tasks if not is_warmup(t.stage)])  # warm-up: apart
-    leaves = [t for t in tasks if t.end_ns is not None and not children.get(t.id)]
-    timed = [  # beside the run's work: the monitor, its reactions, warm-up
-        t for t in leaves if not off_path(t.stage, t.metrics) and not is_warmup(t.stage)
+    ``exclusive_times(tasks)``, or ``own_cpu_s`` its CPU seconds added up, when the caller has it."""
+    parents = {t.parent_id for t in tasks if t.parent_id is not None and not is_warmup(t.stage)}
+    timed = [  # innermost, and not beside the run's work (the monitor, its reactions, warm-up)
+        t
+        for t in tasks
+        if t.end_ns is not None
+        and t.id not in parents
+        and not off_path(t.stage, t.metrics)
+        and not is_warmup(t.stage)
     ]
     events = sorted([(t.start_ns, 1) for t in timed] + [(t.end_ns, -1) for t in timed])
     running = most = 0
     for _, change in events:
         running += change
-        most = max(most, running)
+        if running > most:
+            most = running
     wall = run_wall_s or 0.0
-    own = exclusive_times(tasks) if own is None else own
-    own_cpu = sum(cpu for _, cpu in own.values())
-    busy = own_cpu / wall if wall else None
+    if own_cpu_s is None:
+        own = exclusive_times(tasks) if own is None else own
+        own_cpu_s = sum(cpu for _, cpu in own.values())
+    busy = own_cpu_s / wall if wall else None
     return {
         "max_parallel_tasks": most,
         "mean_busy_cores": busy if busy is None or not cpus else min(busy, cpus),

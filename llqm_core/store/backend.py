@@ -32,6 +32,9 @@ class StoreBackend(ABC):
     journal_base: Path
     #: The driver's exceptions: a write that raises one of these stops the store, not the run.
     errors: tuple[type[BaseException], ...]
+    #: The SQL of the larger of two values, and of "equal, or both NULL" (``store.aggregates``).
+    greatest = "MAX"
+    same_value = "IS"
 
     @abstractmethod
     def prepare(self, readonly: bool) -> None:

@@ -65,6 +65,9 @@ def _integer_flag(value: Any) -> Any:
 
 
 class PostgresBackend(StoreBackend):
+    greatest = "GREATEST"
+    same_value = "IS NOT DISTINCT FROM"
+
     def __init__(self, url: str) -> None:
         self.location = url
         self.name = without_password(url)

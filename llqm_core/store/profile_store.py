@@ -14,6 +14,7 @@ import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from ..model.errors import StoreError
 from ..model.records import HardwareSnapshot, KeptResult, PolicyDecision, RunRecord, TaskRecord
@@ -166,6 +167,18 @@ class ProfileStore:
     def task_outlines(self, run: RunRecord) -> list[TaskRecord]:
         """The run's tasks with what analyses read (``StoreReader.task_outlines``)."""
         return self._reader.task_outlines(run)
+
+    def stage_figures(self, run: RunRecord) -> tuple[dict[str, dict[str, Any]], float] | None:
+        """Per stage, the figures of ``analysis.report.stage_totals`` added up in the database,
+        and every ended task's own CPU seconds; None while some tasks are only in a journal."""
+        return self._reader.stage_figures(run)
+
+    def biggest_tasks(
+        self, run: RunRecord, count: int
+    ) -> dict[str, tuple[float, float] | None] | None:
+        """The ``count`` tasks with the most own wall time, by id, with their own (wall, CPU)
+        seconds, found in the database; None while some tasks are only in a journal."""
+        return self._reader.biggest_tasks(run, count)
 
     def count_tasks(self, run_id: str) -> int:
         """How many tasks the run (its full id) has, committed or still in a journal."""

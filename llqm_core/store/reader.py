@@ -25,6 +25,7 @@ from ..model.records import (
     TaskRecord,
     TaskStatus,
 )
+from . import aggregates
 from .backend import Row, StoreBackend
 from .journal import read_journals
 from .row_records import (
@@ -177,6 +178,22 @@ class StoreReader:
         if journaled:
             outlines.sort(key=lambda task: task.start_ns)
         return outlines
+
+    def stage_figures(self, run: RunRecord) -> tuple[dict[str, dict[str, Any]], float] | None:
+        """``aggregates.stage_figures`` of the run, added up in the database; None while some of
+        its tasks are still only in a journal (the caller adds up the tasks it read)."""
+        if self._journaled(run.id):
+            return None
+        return aggregates.stage_figures(self, run.id)
+
+    def biggest_tasks(
+        self, run: RunRecord, count: int
+    ) -> dict[str, tuple[float, float] | None] | None:
+        """``aggregates.biggest_tasks`` of the run; None while some of its tasks are still only in
+        a journal."""
+        if self._journaled(run.id):
+            return None
+        return aggregates.biggest_tasks(self, run.id, count)
 
     def _query_tuples(self, sql: str, params: tuple = ()) -> list[tuple]:
         """``_query``'s rows as plain tuples: a third of the time for many rows."""

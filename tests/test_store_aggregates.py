@@ -1,0 +1,76 @@
+"""The figures a report adds up in the database are the ones it adds up from the tasks it reads,
+on SQLite and PostgreSQL: per stage (own and inclusive time, QPU and queue seconds, a model's
+flags, peak memory), the CPU that busy cores count, and the tasks a report lists as biggest."""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+
+import pytest
+
+import llqm_core as llqm
+from llqm_core.analysis.report import analyse_run, stage_totals
+from llqm_core.analysis.summary import exclusive_times
+
+
+def _mixed_run(store: str) -> str:
+    """Nesting three deep, a worker thread, a failed task, a warm-up, modelled QPU seconds, a
+    cached task, a task still running when its run ended, and tasks of another run beside it."""
+    with llqm.run("mixed", store=store) as run:
+        with llqm.task("step", stage="transpile") as step:
+            with llqm.task("import qiskit", stage="warmup.import"):
+                pass
+            with llqm.task("layout", stage="transpile.layout"):
+                with llqm.task("route", stage="transpile.route"):
+                    sum(range(20_000))
+
+            def worker() -> None:
+                with llqm.task("in a thread", stage="transpile.layout"):
+                    sum(range(10_000))
+
+            inside = contextvars.copy_context()  # the thread's task is the step's child
+            helper = threading.Thread(target=inside.run, args=(worker,))
+            helper.start()
+            helper.join()
+        with llqm.task("run", stage="execute", depends_on=[step]) as job:
+            job.record_usage(qpu_s=0.25, queue_s=1.5)
+            job.annotate({"qpu.modelled": True, "queue.modelled": True})
+        with llqm.task("measured", stage="execute") as job:
+            job.record_usage(qpu_s=0.5)
+        with pytest.raises(ValueError), llqm.task("broken", stage="postprocess"):
+            raise ValueError("no counts")
+        llqm.task("never ended", stage="postprocess").__enter__()
+    with llqm.run("other", store=store), llqm.task("elsewhere", stage="transpile"):
+        pass
+    return run.id
+
+
+def test_stages_added_up_in_the_database_are_those_added_up_from_the_tasks(store_location):
+    run_id = _mixed_run(store_location)
+    store = llqm.ProfileStore(store_location, readonly=True)
+    run = store.run(run_id)
+    tasks = store.task_outlines(run)
+    own = exclusive_times(tasks)
+    summed = store.stage_figures(run)
+    assert summed is not None
+    stages, own_cpu = summed
+    expected = stage_totals(tasks, own)
+    assert stages.keys() == expected.keys()
+    for stage, entry in stages.items():
+        assert entry == pytest.approx(expected[stage], rel=1e-9, abs=1e-12), stage
+    assert {s: {k: type(v) for k, v in e.items()} for s, e in stages.items()} == {
+        s: {k: type(v) for k, v in e.items()} for s, e in expected.items()
+    }
+    assert stages["execute"]["qpu_modelled"] and stages["execute"]["qpu_s"] == 0.75
+    assert "warmup.import" not in stages and stages["postprocess"]["tasks"] == 2
+    assert own_cpu == pytest.approx(sum(cpu for _, cpu in own.values()), rel=1e-9)
+    biggest = store.biggest_tasks(run, 3)
+    assert biggest is not None
+    ranked = sorted(own, key=lambda task_id: -own[task_id][0])[:3]
+    assert list(biggest) == ranked
+    for task_id in ranked:
+        assert biggest[task_id] == pytest.approx(own[task_id], rel=1e-9)
+    listed = analyse_run(store, run_id, keep_tasks=3).report["tasks"]
+    assert {t["id"] for t in listed} == set(ranked)
+    assert [t["own_wall_s"] for t in listed] == pytest.approx([own[t["id"]][0] for t in listed])
