@@ -31,7 +31,7 @@ def _depths(parent: list[int]) -> list[int]:
     for first in range(len(parent)):
         if depth[first] >= 0:
             continue
-        chain = []
+        chain: list[int] = []
         node = first
         while node >= 0 and depth[node] < 0 and len(chain) <= limit:
             chain.append(node)
@@ -91,8 +91,9 @@ def longest_path(tasks: Sequence[PathTask]) -> tuple[list[str], set[str]]:
             node = i
             last_key: object = ()
             for _ in range(depth[i] + 1):  # the task, then the tasks containing it
-                if deps[node]:
-                    for d in deps[node]:
+                edges = deps[node]
+                if edges:
+                    for d in edges:
                         candidate = best[d]
                         if (
                             candidate is not None
