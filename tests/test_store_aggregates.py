@@ -1,17 +1,21 @@
 """The figures a report adds up in the database are the ones it adds up from the tasks it reads,
 on SQLite and PostgreSQL: per stage (own and inclusive time, QPU and queue seconds, a model's
-flags, peak memory), the CPU that busy cores count, and the tasks a report lists as biggest."""
+flags, peak memory) and the CPU that busy cores count; and a finished run's report is kept in the
+store and read back while the run has not changed."""
 
 from __future__ import annotations
 
 import contextvars
+import json
 import threading
 
 import pytest
+from conftest import plain_sql
 
 import llqm_core as llqm
-from llqm_core.analysis.report import analyse_run, stage_totals
+from llqm_core.analysis.report import analyse_run, build_report, stage_totals
 from llqm_core.analysis.summary import exclusive_times
+from llqm_core.model.records import PolicyDecision
 
 
 def _mixed_run(store: str) -> str:
@@ -65,12 +69,39 @@ def test_stages_added_up_in_the_database_are_those_added_up_from_the_tasks(store
     assert stages["execute"]["qpu_modelled"] and stages["execute"]["qpu_s"] == 0.75
     assert "warmup.import" not in stages and stages["postprocess"]["tasks"] == 2
     assert own_cpu == pytest.approx(sum(cpu for _, cpu in own.values()), rel=1e-9)
-    biggest = store.biggest_tasks(run, 3)
-    assert biggest is not None
     ranked = sorted(own, key=lambda task_id: -own[task_id][0])[:3]
-    assert list(biggest) == ranked
-    for task_id in ranked:
-        assert biggest[task_id] == pytest.approx(own[task_id], rel=1e-9)
     listed = analyse_run(store, run_id, keep_tasks=3).report["tasks"]
     assert {t["id"] for t in listed} == set(ranked)
     assert [t["own_wall_s"] for t in listed] == pytest.approx([own[t["id"]][0] for t in listed])
+
+
+def test_a_finished_runs_analysis_is_kept_and_read_back_until_the_run_changes(store_location):
+    run_id = _mixed_run(store_location)
+    store = llqm.ProfileStore(store_location, readonly=True)
+    first = build_report(store, run_id, keep_tasks=3)
+    again = build_report(store, run_id, keep_tasks=3)
+    assert json.loads(json.dumps(first, default=str)) == json.loads(json.dumps(again, default=str))
+    [row] = plain_sql(store_location, f"SELECT run_id FROM analyses WHERE run_id = '{run_id}'")
+    # What is read back is the kept report: marked in the store, the mark shows ...
+    plain_sql(
+        store_location, "UPDATE analyses SET report = replace(report, '\"mixed\"', '\"kept\"')"
+    )
+    assert build_report(store, run_id, keep_tasks=0)["run"]["name"] == "kept"
+    assert [t["id"] for t in build_report(store, run_id, keep_tasks=3)["tasks"]] == [
+        t["id"] for t in first["tasks"]
+    ]
+    # ... until the run gains a row: then it is analysed again.
+    writer = llqm.ProfileStore(store_location)
+    writer.save_decision(PolicyDecision("late", {}, "after the run", run_id=run_id))
+    writer.close()
+    assert build_report(store, run_id, keep_tasks=0)["run"]["name"] == "mixed"
+    assert build_report(store, run_id, keep_tasks=0)["decisions"][0]["policy"] == "late"
+
+
+def test_a_running_run_is_never_kept(store_location):
+    with llqm.run("still running", store=store_location) as run:
+        with llqm.task("done", stage="work"):
+            pass
+        store = llqm.ProfileStore(store_location, readonly=True)
+        assert build_report(store, run.id, keep_tasks=1)["task_count"] == 1
+        assert plain_sql(store_location, "SELECT run_id FROM analyses") == []

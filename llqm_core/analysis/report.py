@@ -3,7 +3,6 @@ rendering of it shares (the console's is ``report_console``, the HTML page's ``h
 
 from __future__ import annotations
 
-import heapq
 import json
 import math
 from collections.abc import Callable
@@ -20,6 +19,7 @@ from ..store.profile_store import ProfileStore
 from ..store.reader import collector_paused
 from .iterations import iterations
 from .kept import kept_summary
+from .listing import KEPT_BIGGEST, biggest_tasks, listed_tasks
 from .summary import (
     bottleneck,
     cache_savings,
@@ -181,8 +181,7 @@ def work_wall(report: dict[str, Any]) -> float | None:
 
 class RunAnalysis(NamedTuple):
     """A run's report, the tasks it was computed from (``ProfileStore.task_outlines``: times,
-    nesting and metrics, no span ids or errors) and the own (wall, cpu) seconds of the tasks it
-    lists (of every task where it added up the stages in Python)."""
+    nesting and metrics, no span ids or errors) and each task's own (wall, cpu) seconds."""
 
     report: dict[str, Any]
     tasks: list[TaskRecord]
@@ -198,13 +197,13 @@ def analyse_run(
     ``keep_tasks`` only that many, those with the most own wall time (still in start order):
     a listing of 10^5 tasks is what a screen or a page cannot show and costs most to build."""
     run = store.run(run_id)
+    # what the run holds before it is read: an analysis is kept only for that (``store.analyses``)
+    now = store.analysis_stamp(run) if keep_tasks is not None else None
     with collector_paused():  # 10^5 records and their dicts hold no cycles to collect
         tasks = store.task_outlines(run)
         decisions = store.decisions(run.id)
+        own = exclusive_times(tasks)
         summed = store.stage_figures(run)  # None while some tasks are only in a journal
-        own: dict[str, Any] = {}
-        if summed is None or keep_tasks is None:
-            own = exclusive_times(tasks)
         if summed is None:
             stages, own_cpu = stage_totals(tasks, own), sum(c for _, c in own.values())
         else:
@@ -217,7 +216,10 @@ def analyse_run(
         # The machine's cores bound the busy cores only when every task ran on it (not on a cluster).
         on_one_host = all(t.profile.host in (None, run.host) for t in tasks)
         cpus = run.cpus if on_one_host else None
-        listed = _listed(store, run, tasks, own, keep_tasks)
+        biggest = biggest_tasks(
+            tasks, own, max(keep_tasks or 0, KEPT_BIGGEST) if now else keep_tasks
+        )
+        listed = listed_tasks(store, run, biggest, keep_tasks)
         report = {
             "run": run_summary(run)
             | {
@@ -238,7 +240,7 @@ def analyse_run(
             "stages": stages,
             "critical_path": [t.id for t in path],
             "critical_path_guessed": [t.id for t in path if t.id in guessed],
-            "bottleneck": bottleneck(tasks, _work_wall(run.wall_s, warm), path, own or None),
+            "bottleneck": bottleneck(tasks, _work_wall(run.wall_s, warm), path, own),
             "concurrency": concurrency(tasks, run.wall_s, cpus, own_cpu_s=own_cpu),
             "warmup": warm,
             "fidelity": figures,
@@ -253,38 +255,26 @@ def analyse_run(
             # One run is one trial: its figures have no spread (``member_of``: the set it belongs to).
             "trials": {"count": 1, "single": True, "member_of": trial_of(run.config)},
         }
+    if now is not None:  # kept for a later report or comparison (``store.analyses``)
+        ranked = [[task_id, *(times or (None, None))] for task_id, times in biggest.items()]
+        store.keep_analysis(run, now, {"report": report | {"tasks": []}, "biggest": ranked})
     return RunAnalysis(report, tasks, own)
-
-
-def _listed(
-    store: ProfileStore,
-    run: RunRecord,
-    tasks: list[TaskRecord],
-    own: dict[str, tuple[float, float]],
-    keep_tasks: int | None,
-) -> list[TaskRecord]:
-    """The tasks a report lists (see ``analyse_run``), read whole; ``own`` gains their own times
-    where the database found the biggest."""
-    if keep_tasks is None:
-        return store.tasks(run.id)
-    if keep_tasks <= 0:
-        return []
-    found = store.biggest_tasks(run, keep_tasks) if not own else None
-    if found is None:
-        found = {
-            t.id: own.get(t.id)
-            for t in heapq.nlargest(keep_tasks, tasks, key=lambda t: own.get(t.id, (0.0,))[0])
-        }
-    own.update((task_id, times) for task_id, times in found.items() if times is not None)
-    listed = store.tasks_by_id(run, list(found))
-    listed.sort(key=lambda t: t.start_ns)
-    return listed
 
 
 def build_report(
     store: ProfileStore, run_id: str | None = None, *, keep_tasks: int | None = None
 ) -> dict[str, Any]:
-    """``analyse_run``'s report alone."""
+    """``analyse_run``'s report alone: the one kept in the store (``store.analyses``) when the
+    run has not changed since it was analysed and it lists no more than ``KEPT_BIGGEST`` tasks."""
+    if keep_tasks is not None and keep_tasks <= KEPT_BIGGEST:
+        run = store.run(run_id)
+        kept = store.kept_analysis(run)
+        if kept is not None:
+            own = {
+                i: (wall, cpu) for i, wall, cpu in kept["biggest"][:keep_tasks] if wall is not None
+            }
+            listed = listed_tasks(store, run, own, keep_tasks)
+            return kept["report"] | {"tasks": [task_entry(t, own.get(t.id)) for t in listed]}
     return analyse_run(store, run_id, keep_tasks=keep_tasks).report
 
 
@@ -296,8 +286,7 @@ def write_report_json(store: ProfileStore, run_id: str, out: TextIO) -> None:
     line each, by orjson: a fifth of the json module's time) as they are read: a run of 10^5
     tasks never has all its entries in memory."""
     analysed = analyse_run(store, run_id, keep_tasks=0)
-    with collector_paused():
-        own = exclusive_times(analysed.tasks)
+    own = analysed.own
     report = analysed.report | {"tasks": _TASKS_HERE}
     head, tail = json.dumps(report, indent=2, default=str).split(json.dumps(_TASKS_HERE))
     out.write(head + "[")

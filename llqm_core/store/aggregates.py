@@ -1,8 +1,8 @@
 """A run's figures added up in the database: per stage, its tasks' count, summed wall, CPU, QPU
-and queue seconds, largest peak RSS and own (exclusive) wall and CPU seconds; and the tasks with
-the most own wall time. One SQL text for SQLite and PostgreSQL (``StoreBackend.greatest`` and
-``same_value`` name the two spellings that differ), so a run of 10^5 tasks is summed where it is
-kept instead of read into Python first. What they add up is ``analysis.report.stage_totals``'s.
+and queue seconds, largest peak RSS and own (exclusive) wall and CPU seconds. One SQL text for
+SQLite and PostgreSQL (``StoreBackend.greatest`` and ``same_value`` name the two spellings that
+differ), so the figures are summed where the tasks are kept, not in Python lists. What they add
+up is ``analysis.report.stage_totals``'s.
 """
 
 from __future__ import annotations
@@ -107,19 +107,3 @@ def _modelled(reader: StoreReader, run_id: str) -> set[tuple[str, str]]:
             if values[field] and read.get(metric):
                 found.add((stage, field))
     return found
-
-
-def biggest_tasks(
-    reader: StoreReader, run_id: str, count: int
-) -> dict[str, tuple[float, float] | None]:
-    """The ``count`` tasks with the most own wall time (a running task counts none), each with its
-    own (wall, CPU) seconds; ties in start order."""
-    backend = reader.backend
-    rows = reader._query_tuples(
-        f"""
-        SELECT id, own_wall, own_cpu FROM ({_own_sql(backend.greatest, backend.same_value)}) own
-        ORDER BY COALESCE(own_wall, 0.0) DESC, start_ns, id LIMIT ?
-        """,
-        (run_id, run_id, count),
-    )
-    return {task_id: (wall, cpu) if wall is not None else None for task_id, wall, cpu in rows}

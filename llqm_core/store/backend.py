@@ -59,6 +59,11 @@ class StoreBackend(ABC):
         return None
 
     @abstractmethod
+    def write_briefly(self, sql: str, params: Sequence[Any] = ()) -> bool:
+        """Run one statement on a connection of its own that waits for a lock only briefly;
+        False (and nothing changed) where it could not: a read-only store, a busy writer."""
+
+    @abstractmethod
     def query(self, conn: Any, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         """The rows of one query, each readable by column name."""
 

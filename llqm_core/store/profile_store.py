@@ -18,6 +18,7 @@ from typing import Any
 
 from ..model.errors import StoreError
 from ..model.records import HardwareSnapshot, KeptResult, PolicyDecision, RunRecord, TaskRecord
+from . import analyses
 from .backend import StoreBackend
 from .reader import StoreReader
 from .schema import STORE_ENV
@@ -173,12 +174,17 @@ class ProfileStore:
         and every ended task's own CPU seconds; None while some tasks are only in a journal."""
         return self._reader.stage_figures(run)
 
-    def biggest_tasks(
-        self, run: RunRecord, count: int
-    ) -> dict[str, tuple[float, float] | None] | None:
-        """The ``count`` tasks with the most own wall time, by id, with their own (wall, CPU)
-        seconds, found in the database; None while some tasks are only in a journal."""
-        return self._reader.biggest_tasks(run, count)
+    def analysis_stamp(self, run: RunRecord) -> str | None:
+        """What the run holds now (``analyses.stamp``); None while it may still change."""
+        return analyses.stamp(self._reader, run)
+
+    def kept_analysis(self, run: RunRecord) -> dict[str, Any] | None:
+        """The analysis kept for the run (``analyses``) while the run is as it was then."""
+        return analyses.read(self._reader, run)[1]
+
+    def keep_analysis(self, run: RunRecord, stamp: str, analysis: dict[str, Any]) -> bool:
+        """Keep the run's analysis (plain JSON data) under ``stamp``, where the store takes it."""
+        return analyses.keep(self._reader, run, stamp, analysis)
 
     def count_tasks(self, run_id: str) -> int:
         """How many tasks the run (its full id) has, committed or still in a journal."""

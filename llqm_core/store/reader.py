@@ -186,15 +186,6 @@ class StoreReader:
             return None
         return aggregates.stage_figures(self, run.id)
 
-    def biggest_tasks(
-        self, run: RunRecord, count: int
-    ) -> dict[str, tuple[float, float] | None] | None:
-        """``aggregates.biggest_tasks`` of the run; None while some of its tasks are still only in
-        a journal."""
-        if self._journaled(run.id):
-            return None
-        return aggregates.biggest_tasks(self, run.id, count)
-
     def _query_tuples(self, sql: str, params: tuple = ()) -> list[tuple]:
         """``_query``'s rows as plain tuples: a third of the time for many rows."""
         try:

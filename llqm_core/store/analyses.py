@@ -1,0 +1,72 @@
+"""A finished run's report kept in the store (table ``analyses``), so that ``llqm compare`` and a
+second ``llqm report`` read it back instead of walking 10^5 tasks again.
+
+A run that has finished does not change, but rows may still arrive (a journal merged late, a
+decision, a kept result) and llqm's analysis may change between releases: the report is kept with
+a stamp of what the run held when it was analysed and of the llqm that analysed it, and read back
+only while a new stamp matches. A run still running, or with rows still in a journal, is never
+kept. Keeping is best effort: a read-only store, or a writer holding the lock, keeps nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+from ..model.errors import StoreError
+from ..model.records import RunRecord, RunStatus
+
+if TYPE_CHECKING:
+    from .reader import StoreReader
+
+#: Raised whenever what a report holds, or how it is computed, changes (with llqm's version,
+#: which the stamp holds too): a report kept by an older analysis is then computed again.
+ANALYSIS_VERSION = 1
+
+
+def stamp(reader: StoreReader, run: RunRecord) -> str | None:
+    """What the run holds now, as a short text; None while it may still change."""
+    if run.status is RunStatus.RUNNING or reader._journaled(run.id):
+        return None
+    from .. import __version__
+
+    counted = [
+        reader._query_tuples(sql, params)[0]
+        for sql, params in (
+            ("SELECT COUNT(*), MAX(end_ns), MAX(start_ns) FROM tasks WHERE run_id = ?", (run.id,)),
+            ("SELECT COUNT(*), MAX(id) FROM decisions WHERE run_id = ?", (run.id,)),
+            ("SELECT COUNT(*), MAX(id) FROM results WHERE run_id = ?", (run.id,)),
+            ("SELECT COUNT(*), MAX(seen_at) FROM hardware_changes", ()),
+        )
+    ]
+    return json.dumps(
+        [ANALYSIS_VERSION, __version__, run.status.value, run.end_ns, *map(list, counted)]
+    )
+
+
+def read(reader: StoreReader, run: RunRecord) -> tuple[str | None, dict[str, Any] | None]:
+    """The run's stamp now, and the kept analysis when one was kept under that stamp."""
+    now = stamp(reader, run)
+    if now is None:
+        return None, None
+    try:
+        rows = reader._query_tuples(
+            "SELECT stamp, report FROM analyses WHERE run_id = ?", (run.id,)
+        )
+    except StoreError:  # a store of a schema before it kept analyses
+        return now, None
+    if not rows or rows[0][0] != now:
+        return now, None
+    return now, json.loads(rows[0][1])
+
+
+def keep(reader: StoreReader, run: RunRecord, kept_stamp: str, analysis: dict[str, Any]) -> bool:
+    """Keep ``analysis`` (plain JSON data) as the run's, under ``kept_stamp``; False where the
+    store could not take it now."""
+    return reader.backend.write_briefly(
+        "INSERT INTO analyses (run_id, stamp, report, saved_at) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (run_id) DO UPDATE SET stamp = excluded.stamp, report = excluded.report, "
+        "saved_at = excluded.saved_at",
+        (run.id, kept_stamp, json.dumps(analysis, default=str), time.time()),
+    )
