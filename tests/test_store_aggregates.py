@@ -6,6 +6,7 @@ store and read back while the run has not changed."""
 from __future__ import annotations
 
 import contextvars
+import io
 import json
 import threading
 
@@ -13,7 +14,7 @@ import pytest
 from conftest import plain_sql
 
 import llqm_core as llqm
-from llqm_core.analysis.report import analyse_run, build_report, stage_totals
+from llqm_core.analysis.report import analyse_run, build_report, stage_totals, write_report_json
 from llqm_core.analysis.summary import exclusive_times
 from llqm_core.model.records import PolicyDecision
 
@@ -105,3 +106,18 @@ def test_a_running_run_is_never_kept(store_location):
         store = llqm.ProfileStore(store_location, readonly=True)
         assert build_report(store, run.id, keep_tasks=1)["task_count"] == 1
         assert plain_sql(store_location, "SELECT run_id FROM analyses") == []
+
+
+def test_the_json_report_is_the_same_from_a_kept_analysis(store_location):
+    run_id = _mixed_run(store_location)
+    store = llqm.ProfileStore(store_location, readonly=True)
+    first, again = io.StringIO(), io.StringIO()
+    write_report_json(store, run_id, first)  # analyses the run and keeps its analysis
+    assert plain_sql(store_location, "SELECT run_id FROM analyses") == [{"run_id": run_id}]
+    write_report_json(store, run_id, again)  # reads it back, own times from the database
+    fresh, kept = json.loads(first.getvalue()), json.loads(again.getvalue())
+    for ours, theirs in zip(kept["tasks"], fresh["tasks"], strict=True):
+        for field in ("own_wall_s", "own_cpu_s"):  # summed in another order: the last digit
+            mine, other = ours.pop(field), theirs.pop(field)
+            assert mine == other or mine == pytest.approx(other, rel=1e-9)
+    assert kept == fresh

@@ -10,7 +10,7 @@ from typing import Any, NamedTuple, TextIO
 
 import orjson
 
-from ..model.modelled import is_modelled, modelled_flags, with_word
+from ..model.modelled import flags, is_modelled, with_word
 from ..model.records import RunRecord, TaskRecord
 from ..model.trial_keys import trial_of
 from ..model.units import format_bytes, format_seconds, iso_time
@@ -65,7 +65,7 @@ def task_entry(task: TaskRecord, own: tuple[float, float] | None = None) -> dict
         "gpu": p.gpu.to_dict(),
         "qpu_s": p.qpu_s,
         "queue_s": p.queue_s,
-        **modelled_flags([task]),
+        **flags(is_modelled(task, "qpu_s"), is_modelled(task, "queue_s")),
         "pid": p.pid,
         "host": p.host,
         "span_id": task.span_id,
@@ -284,20 +284,30 @@ _TASKS_HERE = "\x00the run's tasks\x00"
 def write_report_json(store: ProfileStore, run_id: str, out: TextIO) -> None:
     """The report with every task as one JSON document, its tasks written a page at a time (one
     line each, by orjson: a fifth of the json module's time) as they are read: a run of 10^5
-    tasks never has all its entries in memory."""
-    analysed = analyse_run(store, run_id, keep_tasks=0)
-    own = analysed.own
-    report = analysed.report | {"tasks": _TASKS_HERE}
+    tasks never has all its entries in memory. A run's kept analysis (``store.analyses``) is
+    read back, with the tasks' own times found in the database."""
+    run = store.run(run_id)
+    kept = store.kept_analysis(run)
+    own = store.own_times(run) if kept is not None else None
+    if kept is None or own is None:
+        analysed = analyse_run(store, run.id, keep_tasks=0)
+        kept, own = {"report": analysed.report}, analysed.own
+        del analysed  # its records: the pages below hold a page of them at a time
+    report = kept["report"] | {"tasks": _TASKS_HERE}
     head, tail = json.dumps(report, indent=2, default=str).split(json.dumps(_TASKS_HERE))
     out.write(head + "[")
-    separator = "\n    "
-    run = store.run(report["run"]["id"])
-    for page in store.task_pages(run):
-        with collector_paused():
+    out.flush()
+    raw = getattr(out, "buffer", None)  # the bytes orjson writes go out as they are
+    write = raw.write if raw is not None else lambda data: out.write(data.decode())
+    separator = b"\n    "
+    with collector_paused():  # each collection would walk every page's records and entries
+        for page in store.task_pages(run):
             lines = [orjson.dumps(task_entry(task, own.get(task.id)), default=str) for task in page]
-        out.write(separator + b",\n    ".join(lines).decode())
-        separator = ",\n    "
-    out.write(("\n  ]" if separator != "\n    " else "]") + tail + "\n")
+            write(separator + b",\n    ".join(lines))
+            separator = b",\n    "
+    if raw is not None:
+        raw.flush()
+    out.write(("\n  ]" if separator != b"\n    " else "]") + tail + "\n")
 
 
 def single_trial_sentence(report: dict[str, Any]) -> str:

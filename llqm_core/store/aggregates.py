@@ -107,3 +107,14 @@ def _modelled(reader: StoreReader, run_id: str) -> set[tuple[str, str]]:
             if values[field] and read.get(metric):
                 found.add((stage, field))
     return found
+
+
+def own_times(reader: StoreReader, run_id: str) -> dict[str, tuple[float, float]]:
+    """Each ended task's own (wall, CPU) seconds, by id: ``exclusive_times``, found in the database."""
+    backend = reader.backend
+    rows = reader._query_tuples(
+        f"SELECT id, own_wall, own_cpu FROM ({_own_sql(backend.greatest, backend.same_value)}) own "
+        "WHERE own_wall IS NOT NULL",
+        (run_id, run_id),
+    )
+    return {task_id: (wall, cpu) for task_id, wall, cpu in rows}

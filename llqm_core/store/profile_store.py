@@ -174,6 +174,11 @@ class ProfileStore:
         and every ended task's own CPU seconds; None while some tasks are only in a journal."""
         return self._reader.stage_figures(run)
 
+    def own_times(self, run: RunRecord) -> dict[str, tuple[float, float]] | None:
+        """Each ended task's own (wall, CPU) seconds (``analysis.summary.exclusive_times``), found
+        in the database; None while some tasks are only in a journal."""
+        return self._reader.own_times(run)
+
     def analysis_stamp(self, run: RunRecord) -> str | None:
         """What the run holds now (``analyses.stamp``); None while it may still change."""
         return analyses.stamp(self._reader, run)
