@@ -10,8 +10,12 @@ kept. Keeping is best effort: a read-only store, or a writer holding the lock, k
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import time
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..model.errors import StoreError
@@ -20,8 +24,8 @@ from ..model.records import RunRecord, RunStatus
 if TYPE_CHECKING:
     from .reader import StoreReader
 
-#: Raised whenever what a report holds, or how it is computed, changes (with llqm's version,
-#: which the stamp holds too): a report kept by an older analysis is then computed again.
+#: Raised whenever what a report holds, or how it is computed, changes (the stamp holds llqm's
+#: version and a digest of its analysis code too): a report kept by another analysis is not read.
 ANALYSIS_VERSION = 1
 
 
@@ -29,8 +33,6 @@ def stamp(reader: StoreReader, run: RunRecord) -> str | None:
     """What the run holds now, as a short text; None while it may still change."""
     if run.status is RunStatus.RUNNING or reader._journaled(run.id):
         return None
-    from .. import __version__
-
     counted = [
         reader._query_tuples(sql, params)[0]
         for sql, params in (
@@ -41,8 +43,25 @@ def stamp(reader: StoreReader, run: RunRecord) -> str | None:
         )
     ]
     return json.dumps(
-        [ANALYSIS_VERSION, __version__, run.status.value, run.end_ns, *map(list, counted)]
+        [ANALYSIS_VERSION, _llqm_version(), run.status.value, run.end_ns, *map(list, counted)]
     )
+
+
+@functools.cache
+def _llqm_version() -> str:
+    """llqm's version and a digest of its analysis code's files (size and time of change), so
+    that an edited working copy does not read back what its earlier code computed."""
+    try:
+        release = version("llqm")
+    except PackageNotFoundError:  # a source tree that was not installed
+        release = "0+unknown"
+    core = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256()
+    for folder in ("analysis", "model", "store"):
+        for path in sorted((core / folder).glob("*.py")):
+            stat = path.stat()
+            digest.update(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns};".encode())
+    return f"{release}+{digest.hexdigest()[:16]}"
 
 
 def read(reader: StoreReader, run: RunRecord) -> tuple[str | None, dict[str, Any] | None]:
