@@ -212,14 +212,12 @@ def step_costs(tasks: list[TaskRecord]) -> list[dict[str, Any]]:
 def fidelity(tasks: list[TaskRecord]) -> dict[str, Any]:
     """The fidelity figures a pipeline's postprocess step recorded (empty for other runs)."""
     figures: dict[str, Any] = {}
-    for task in tasks:
-        figures.update(
-            {
-                k.removeprefix(FIDELITY_PREFIX): v
-                for k, v in task.metrics.items()
-                if k.startswith(FIDELITY_PREFIX)
-            }
-        )
+    for task in tasks:  # in start order: a later figure of the same name replaces an earlier one
+        metrics = task.metrics
+        if metrics:
+            for key in metrics:
+                if key.startswith(FIDELITY_PREFIX):
+                    figures[key.removeprefix(FIDELITY_PREFIX)] = metrics[key]
     return figures
 
 
