@@ -187,23 +187,34 @@ def step_costs(tasks: list[TaskRecord]) -> list[dict[str, Any]]:
         if is_warmup(top.stage):
             continue
         members = _subtree(top, children)
-        executed = [t for t in members if t.stage == "execute"]
+        # one pass, summed in ``sum``'s order and from its int 0
+        cpu: float = 0
+        qpu: float = 0
+        queue: float = 0
+        circuits = shots = peak = 0
+        for t in members:
+            p = t.profile
+            if t.parent_id is None or p.pid != top.profile.pid:
+                cpu += p.cpu_s
+            qpu += p.qpu_s or 0.0
+            queue += p.queue_s or 0.0
+            if p.peak_rss_bytes > peak:
+                peak = p.peak_rss_bytes
+            if t.stage == "execute":
+                circuits += int(t.metrics.get("execute.circuits", 0))
+                shots += int(t.metrics.get("result.shots", 0))
         costs.append(
             {
                 "task": top.name,
                 "stage": top.stage,
                 "wall_s": top.profile.wall_s if top.end_ns is not None else None,
-                "cpu_s": sum(
-                    t.profile.cpu_s
-                    for t in members
-                    if t.parent_id is None or t.profile.pid != top.profile.pid
-                ),
-                "circuits": sum(int(t.metrics.get("execute.circuits", 0)) for t in executed),
-                "shots": sum(int(t.metrics.get("result.shots", 0)) for t in executed),
-                "qpu_s": sum(t.profile.qpu_s or 0.0 for t in members),
-                "queue_s": sum(t.profile.queue_s or 0.0 for t in members),
+                "cpu_s": cpu,
+                "circuits": circuits,
+                "shots": shots,
+                "qpu_s": qpu,
+                "queue_s": queue,
                 **modelled_flags(members),
-                "peak_rss_bytes": max((t.profile.peak_rss_bytes for t in members), default=0),
+                "peak_rss_bytes": peak,
             }
         )
     return costs
