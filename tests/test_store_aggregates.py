@@ -76,6 +76,11 @@ def test_stages_added_up_in_the_database_are_those_added_up_from_the_tasks(store
     assert [t["own_wall_s"] for t in listed] == pytest.approx([own[t["id"]][0] for t in listed])
 
 
+def _mark_kept(location: str) -> None:
+    """Rename the run in its kept reports, as only a report read back from them shows it."""
+    plain_sql(location, "UPDATE analyses SET report = replace(report, '\"mixed\"', '\"kept\"')")
+
+
 def test_a_finished_runs_analysis_is_kept_and_read_back_until_the_run_changes(store_location):
     run_id = _mixed_run(store_location)
     store = llqm.ProfileStore(store_location, readonly=True)
@@ -84,9 +89,7 @@ def test_a_finished_runs_analysis_is_kept_and_read_back_until_the_run_changes(st
     assert json.loads(json.dumps(first, default=str)) == json.loads(json.dumps(again, default=str))
     [row] = plain_sql(store_location, f"SELECT run_id FROM analyses WHERE run_id = '{run_id}'")
     # What is read back is the kept report: marked in the store, the mark shows ...
-    plain_sql(
-        store_location, "UPDATE analyses SET report = replace(report, '\"mixed\"', '\"kept\"')"
-    )
+    _mark_kept(store_location)
     assert build_report(store, run_id, keep_tasks=0)["run"]["name"] == "kept"
     assert [t["id"] for t in build_report(store, run_id, keep_tasks=3)["tasks"]] == [
         t["id"] for t in first["tasks"]
@@ -97,6 +100,11 @@ def test_a_finished_runs_analysis_is_kept_and_read_back_until_the_run_changes(st
     writer.close()
     assert build_report(store, run_id, keep_tasks=0)["run"]["name"] == "mixed"
     assert build_report(store, run_id, keep_tasks=0)["decisions"][0]["policy"] == "late"
+    # ... or a row changes where a report reads it (a store from before threads were recorded)
+    _mark_kept(store_location)
+    assert build_report(store, run_id, keep_tasks=0)["run"]["name"] == "kept"
+    plain_sql(store_location, f"UPDATE tasks SET thread = NULL WHERE run_id = '{run_id}'")
+    assert build_report(store, run_id, keep_tasks=0)["run"]["name"] == "mixed"
 
 
 def test_a_running_run_is_never_kept(store_location):

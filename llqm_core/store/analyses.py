@@ -36,14 +36,19 @@ def stamp(reader: StoreReader, run: RunRecord) -> str | None:
     counted = [
         reader._query_tuples(sql, params)[0]
         for sql, params in (
-            ("SELECT COUNT(*), MAX(end_ns), MAX(start_ns) FROM tasks WHERE run_id = ?", (run.id,)),
+            (  # a row ended, replaced or changed where a report reads it: an end, a thread
+                "SELECT COUNT(*), COUNT(end_ns), MAX(end_ns), MAX(start_ns), "
+                "SUM(end_ns % 1000003), COUNT(thread) FROM tasks WHERE run_id = ?",
+                (run.id,),
+            ),
             ("SELECT COUNT(*), MAX(id) FROM decisions WHERE run_id = ?", (run.id,)),
             ("SELECT COUNT(*), MAX(id) FROM results WHERE run_id = ?", (run.id,)),
             ("SELECT COUNT(*), MAX(seen_at) FROM hardware_changes", ()),
         )
     ]
     return json.dumps(
-        [ANALYSIS_VERSION, _llqm_version(), run.status.value, run.end_ns, *map(list, counted)]
+        [ANALYSIS_VERSION, _llqm_version(), run.status.value, run.end_ns, *map(list, counted)],
+        default=str,  # PostgreSQL's sums are decimals
     )
 
 
