@@ -60,13 +60,13 @@ def stage_figures(reader: StoreReader, run_id: str) -> tuple[dict[str, dict[str,
                COALESCE(SUM({_ended("qpu_s")}), 0.0), COALESCE(SUM({_ended("queue_s")}), 0.0),
                COALESCE(MAX({_ended("peak_rss_bytes")}), 0)
         FROM ({_own_sql(backend.greatest, backend.same_value)}) own
-        GROUP BY stage
+        GROUP BY stage ORDER BY MIN(start_ns), stage
         """,
         (run_id, run_id),
     )
     stages: dict[str, dict[str, Any]] = {}
     own_cpu = 0.0
-    for stage, count, own_w, own_c, wall, cpu, qpu, queue, peak in sorted(rows):
+    for stage, count, own_w, own_c, wall, cpu, qpu, queue, peak in rows:  # in the order they began
         own_cpu += own_c
         if stage.startswith(WARMUP_STAGE_PREFIX):
             continue
