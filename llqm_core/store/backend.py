@@ -76,6 +76,10 @@ class StoreBackend(ABC):
         """One statement, committed at once."""
 
     @abstractmethod
+    def execute_many(self, conn: Any, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """One statement for each of ``rows``, committed together in one transaction."""
+
+    @abstractmethod
     def commit_rows(
         self,
         conn: Any,

@@ -220,6 +220,10 @@ class PostgresBackend(StoreBackend):
     def execute(self, conn: Any, sql: str, params: Sequence[Any] = ()) -> None:
         conn.execute(_sql(sql), params)
 
+    def execute_many(self, conn: Any, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        with conn.transaction(), conn.cursor() as cursor:
+            cursor.executemany(_sql(sql), rows)
+
     def commit_rows(
         self,
         conn: Any,

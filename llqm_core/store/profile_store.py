@@ -17,7 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from ..model.errors import StoreError
-from ..model.records import HardwareSnapshot, KeptResult, PolicyDecision, RunRecord, TaskRecord
+from ..model.records import (
+    HardwareSnapshot,
+    KeptResult,
+    LaterPayload,
+    PolicyDecision,
+    RunRecord,
+    TaskRecord,
+)
 from . import analyses
 from .backend import StoreBackend
 from .reader import StoreReader
@@ -122,10 +129,10 @@ class ProfileStore:
     def save_decision(self, decision: PolicyDecision) -> None:
         self._writing().save_decision(decision)
 
-    def save_result(self, result: KeptResult) -> None:
+    def save_result(self, result: KeptResult, later: LaterPayload | None = None) -> None:
         """Keep what a device returned (``KeptResult``), committed by the writer's next commit
-        (within seconds, and at the run's end)."""
-        self._writing().save_result(result)
+        (within seconds, and at the run's end); ``later`` makes its data then."""
+        self._writing().save_result(result, later)
 
     def save_hardware_change(
         self,

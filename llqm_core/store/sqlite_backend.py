@@ -197,6 +197,13 @@ class SQLiteBackend(StoreBackend):
     def execute(self, conn: sqlite3.Connection, sql: str, params: Sequence[Any] = ()) -> None:
         conn.execute(sql, params)
 
+    def execute_many(
+        self, conn: sqlite3.Connection, sql: str, rows: Sequence[Sequence[Any]]
+    ) -> None:
+        conn.execute("BEGIN")  # a failure is rolled back by the writer (``rollback``)
+        conn.executemany(sql, rows)
+        conn.execute("COMMIT")
+
     def commit_rows(
         self,
         conn: sqlite3.Connection,

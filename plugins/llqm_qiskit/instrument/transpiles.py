@@ -76,11 +76,14 @@ def _run_profiled(
     if not staged:
         profiler.record_on_parent()
     try:
-        with profiler.running():
-            if marked is not None:
-                out = run_marked(marked, circuit, callback=on_pass, **options)
-            else:
-                out = run(pass_manager, circuit, callback=on_pass, **options)
+        if followed:  # no marker passes to tell the profiler: no context to set for them
+            out = run(pass_manager, circuit, callback=on_pass, **options)
+        else:
+            with profiler.running():
+                if marked is not None:
+                    out = run_marked(marked, circuit, callback=on_pass, **options)
+                else:
+                    out = run(pass_manager, circuit, callback=on_pass, **options)
     except BaseException as exc:
         if followed:
             profiler.finish_followed(exc)
@@ -120,13 +123,10 @@ def _new_transpile_task(
     run: llqm_core.ActiveRun, circuits: list[Any], options: dict[str, Any]
 ) -> llqm_core.TaskHandle:
     handle = llqm_core.plugin.start_task(STAGE, STAGE, run.producers(circuits), run=run)
-    handle.annotate(
-        {
-            "transpile.instrumented": True,
-            "transpile.input_size": sum(len(c.data) for c in circuits),
-        }
-        | options
-    )
+    size = sum(len(c.data) for c in circuits)
+    handle.annotate_numbers({"transpile.instrumented": True, "transpile.input_size": size})
+    if options:  # ``transpile()``'s, with the backend's name: checked and redacted
+        handle.annotate(options)
     return handle
 
 

@@ -122,20 +122,25 @@ class StageProfiler:
         away from the transpile's own work: a call between two passes is then an append."""
         self.ran.append((pass_, time, dag, dag.size(), _clock(), property_set))
 
-    def _count_followed(self) -> None:
+    def _count_followed(self, one_count: bool = False) -> None:
         """The passes of a followed run, in order, in one loop: a pass of another stage than the
         last one's ended that stage when it began (a pass of no known stage stays in the last
         one's). Each pass is counted here rather than through ``_count``: a call per pass was
-        most of this loop's cost (docs/performance.md)."""
+        most of this loop's cost (docs/performance.md). With ``one_count`` every stage's passes
+        go into one count (``passes``), as a short transpile puts them on its ``transpile`` task,
+        rather than a count per stage to be added up after."""
         stage_of, kinds, depth = self.stage_of, _pass_kinds, self.depth
         pending, passes, ran = self.pending, self.passes, self.ran
         for pass_, seconds, _, size, ended, property_set in ran:
             stage = stage_of.get(id(pass_))
             if stage is not None and (pending is None or stage != pending.name):
                 began = ended - seconds
-                self._end_timed(began)
+                if pending is not None:
+                    pending.end({} if one_count else passes, began)
+                    self.timed.append(pending)
                 pending = self.pending = _TimedStage(stage, began)
-                passes = self.passes
+                if not one_count:
+                    passes = self.passes = {}
             kind = kinds.get(type(pass_))
             name, changes_dag = kind if kind is not None else _pass_kind(pass_)
             if changes_dag:
@@ -159,16 +164,23 @@ class StageProfiler:
         """A followed run has ended: every stage of the pass manager is there in its order (one
         that ran no pass with 0 s), on the ``transpile`` task or, past ``STAGE_TASKS_AFTER_S``,
         as tasks of their own."""
-        self._count_followed()
         if exc is not None:
+            self._count_followed()
             self.close(None, exc)
             return
+        if _clock() - self.began >= STAGE_TASKS_AFTER_S:
+            self._count_followed()
+            self._end_timed()
+            self._in_stage_order()
+            self._record_timed()
+            return
+        # Short: the stages' seconds and one count of all their passes on the ``transpile`` task.
+        self._count_followed(one_count=True)
+        passes, self.passes = self.passes, {}
         self._end_timed()
         self._in_stage_order()
-        if _clock() - self.began >= STAGE_TASKS_AFTER_S:
-            self._record_timed()
-        else:
-            self.close(None)
+        self._put_on_parent({stage.name: stage.wall for stage in self.timed}, passes)
+        self.timed = []
 
     def _in_stage_order(self) -> None:
         by_name: dict[str, _TimedStage] = {}
