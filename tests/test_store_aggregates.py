@@ -9,6 +9,7 @@ import contextvars
 import io
 import json
 import threading
+from collections.abc import Callable, Iterator
 
 import pytest
 from conftest import plain_sql
@@ -51,9 +52,23 @@ def _mixed_run(store: str) -> str:
     return run.id
 
 
-def test_stages_added_up_in_the_database_are_those_added_up_from_the_tasks(store_location):
+@pytest.fixture
+def opened() -> Iterator[Callable[[str], llqm.ProfileStore]]:
+    """Open a store for reading; closed after the test."""
+    stores: list[llqm.ProfileStore] = []
+
+    def open_store(location: str) -> llqm.ProfileStore:
+        stores.append(llqm.ProfileStore(location, readonly=True))
+        return stores[-1]
+
+    yield open_store
+    for store in stores:
+        store.close()
+
+
+def test_stages_added_up_in_the_database_are_those_added_up_from_the_tasks(store_location, opened):
     run_id = _mixed_run(store_location)
-    store = llqm.ProfileStore(store_location, readonly=True)
+    store = opened(store_location)
     run = store.run(run_id)
     tasks = store.task_outlines(run)
     own = exclusive_times(tasks)
@@ -81,9 +96,11 @@ def _mark_kept(location: str) -> None:
     plain_sql(location, "UPDATE analyses SET report = replace(report, '\"mixed\"', '\"kept\"')")
 
 
-def test_a_finished_runs_analysis_is_kept_and_read_back_until_the_run_changes(store_location):
+def test_a_finished_runs_analysis_is_kept_and_read_back_until_the_run_changes(
+    store_location, opened
+):
     run_id = _mixed_run(store_location)
-    store = llqm.ProfileStore(store_location, readonly=True)
+    store = opened(store_location)
     first = build_report(store, run_id, keep_tasks=3)
     again = build_report(store, run_id, keep_tasks=3)
     assert json.loads(json.dumps(first, default=str)) == json.loads(json.dumps(again, default=str))
@@ -107,18 +124,18 @@ def test_a_finished_runs_analysis_is_kept_and_read_back_until_the_run_changes(st
     assert build_report(store, run_id, keep_tasks=0)["run"]["name"] == "mixed"
 
 
-def test_a_running_run_is_never_kept(store_location):
+def test_a_running_run_is_never_kept(store_location, opened):
     with llqm.run("still running", store=store_location) as run:
         with llqm.task("done", stage="work"):
             pass
-        store = llqm.ProfileStore(store_location, readonly=True)
+        store = opened(store_location)
         assert build_report(store, run.id, keep_tasks=1)["task_count"] == 1
         assert plain_sql(store_location, "SELECT run_id FROM analyses") == []
 
 
-def test_the_json_report_is_the_same_from_a_kept_analysis(store_location):
+def test_the_json_report_is_the_same_from_a_kept_analysis(store_location, opened):
     run_id = _mixed_run(store_location)
-    store = llqm.ProfileStore(store_location, readonly=True)
+    store = opened(store_location)
     first, again = io.StringIO(), io.StringIO()
     write_report_json(store, run_id, first)  # analyses the run and keeps its analysis
     assert plain_sql(store_location, "SELECT run_id FROM analyses") == [{"run_id": run_id}]
