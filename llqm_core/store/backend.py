@@ -32,6 +32,9 @@ class StoreBackend(ABC):
     journal_base: Path
     #: The driver's exceptions: a write that raises one of these stops the store, not the run.
     errors: tuple[type[BaseException], ...]
+    #: The SQL of the larger of two values, and of "equal, or both NULL" (``store.aggregates``).
+    greatest = "MAX"
+    same_value = "IS"
 
     @abstractmethod
     def prepare(self, readonly: bool) -> None:
@@ -54,6 +57,11 @@ class StoreBackend(ABC):
     def connect_housekeeping(self) -> Any:
         """A connection for ``checkpoint`` in the writer's thread; None where none is needed."""
         return None
+
+    @abstractmethod
+    def write_briefly(self, sql: str, params: Sequence[Any] = ()) -> bool:
+        """Run one statement on a connection of its own that waits for a lock only briefly;
+        False (and nothing changed) where it could not: a read-only store, a busy writer."""
 
     @abstractmethod
     def query(self, conn: Any, sql: str, params: Sequence[Any] = ()) -> list[Row]:

@@ -87,6 +87,14 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE tasks ADD COLUMN readings TEXT;
     """,
+    # 7: a finished run's report, kept so that a later report or comparison reads it back instead
+    # of walking its tasks again (``store.analyses``): used only while ``stamp`` (what the run
+    # held when it was analysed, and by which llqm) still matches
+    """
+    CREATE TABLE analyses (
+        run_id TEXT PRIMARY KEY, stamp TEXT NOT NULL, report TEXT NOT NULL, saved_at REAL NOT NULL
+    );
+    """,
 ]
 SCHEMA_VERSION = FIRST_VERSION + len(MIGRATIONS) - 1
 #: A task's row, in the order the journal keeps it and the INSERT names it. (``profile`` is a
