@@ -11,7 +11,7 @@ with a trial of the logical circuit, which the check ran before and which misses
 dimension the physical order of the qubits adds. Prints each ratio trial / reached, a line per
 fold; the target (issue 33) is the check's trial within 4x for every one::
 
-    python bench/mps_bond.py [--widths 16,24] [--shots 3] [--limit 64]
+    python bench/mps_bond.py [--widths 16,24] [--shots 3] [--limit 64] [--only random]
 """
 
 from __future__ import annotations
@@ -141,6 +141,7 @@ def main() -> None:
         help="Aer's bond-dimension cap for what it reaches (default 4 x limit: a trial "
         "truncated at the limit is compared with the limit, so more says nothing)",
     )
+    parser.add_argument("--only", default="", help="only the circuits whose name starts so")
     args = parser.parse_args()
     cap = args.cap or 4 * args.limit
     backend = AerBackend(device="fake_fez")
@@ -151,6 +152,8 @@ def main() -> None:
     )
     ratios, logical_ratios = [], []
     for name, circuit in family([int(w) for w in args.widths.split(",")]):
+        if not name.startswith(args.only):
+            continue
         compiled = compiled_as_run(circuit.measure_all(inplace=False), backend.device, seed=1)
         trial = trial_bond(compiled, args.limit)
         logical = trial_bond(circuit, args.limit)
