@@ -20,7 +20,7 @@ import llqm_core as llqm
 from llqm_core.analysis import side_by_side
 from llqm_core.analysis.side_by_side import run_reports
 from llqm_core.cli import main
-from llqm_core.model.errors import StoreError
+from llqm_core.model.errors import UserError
 
 
 def _campaign(store: str, name: str, batches: int, width: int) -> str:
@@ -84,7 +84,7 @@ def test_a_workers_error_is_the_sentence_the_analysis_would_say(tmp_path):
     try:
         opened.run(a)  # this process's connection is open: it reads on after the file goes
         store.unlink()
-        with pytest.raises(StoreError, match="there is no profile store at"):
+        with pytest.raises(UserError, match="there is no profile store at"):
             run_reports(opened, [a, b], threshold=0, spare=1)
     finally:
         opened.close()

@@ -8,9 +8,10 @@ read-only or busy store costs the keeping, never the report. Small runs stay in 
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor
+import pickle
+import subprocess
+import sys
 from typing import Any
 
 from ..model.errors import UserError
@@ -26,13 +27,53 @@ _OFF, _ON = ("0", "false", "no", "off"), ("1", "true", "yes", "on")
 SIDE_BY_SIDE_TASKS = 20_000
 
 
-def _analysed(location: str, run_id: str) -> dict[str, Any]:
-    """A worker's task: the run's report with no tasks listed (kept where the store takes it)."""
-    store = ProfileStore(location, readonly=True)
+def _serve() -> None:
+    """A worker: reads the store's location and a run id (one line each, on standard input,
+    never on the command line: a URL may hold a password) and writes back, pickled, ``("report",
+    report)`` or ``("error", sentence)`` for a ``UserError``; anything else is a traceback."""
+    location, run_id = sys.stdin.read().splitlines()[:2]
     try:
-        return build_report(store, run_id, keep_tasks=0)
-    finally:
-        store.close()
+        store = ProfileStore(location, readonly=True)
+        try:
+            answer: tuple[str, Any] = ("report", build_report(store, run_id, keep_tasks=0))
+        finally:
+            store.close()
+    except UserError as exc:
+        answer = ("error", str(exc))
+    sys.stdout.buffer.write(pickle.dumps(answer))
+
+
+def _start(location: str, run_id: str) -> subprocess.Popen[bytes]:
+    """A fresh interpreter analysing ``run_id``: it holds none of this process's connections or
+    threads, and never runs the caller's ``__main__`` again (as multiprocessing's spawn does)."""
+    worker = subprocess.Popen(
+        [sys.executable, "-c", f"from {__name__} import _serve; _serve()"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert worker.stdin is not None
+    worker.stdin.write(f"{location}\n{run_id}\n".encode())
+    worker.stdin.close()
+    worker.stdin = None  # all it reads is written: ``communicate`` only collects its answer
+    return worker
+
+
+def _answer(worker: subprocess.Popen[bytes], run_id: str) -> dict[str, Any]:
+    """The worker's report; its ``UserError`` as the same sentence, any other failure as one."""
+    out, err = worker.communicate()
+    try:
+        kind, value = pickle.loads(out)
+    except Exception:  # it died, or wrote no answer
+        said = err.decode(errors="replace").strip().splitlines()
+        last = said[-1] if said else f"exit status {worker.returncode}"
+        raise UserError(
+            f"analysing run {run_id[:12]} in a second process failed ({last}); "
+            f"{SIDE_BY_SIDE_ENV}=0 analyses the runs one after the other."
+        ) from None
+    if kind == "error":
+        raise UserError(value)
+    return value
 
 
 def _needs_analysis(store: ProfileStore, run_id: str, threshold: int) -> bool:
@@ -59,9 +100,8 @@ def run_reports(
 ) -> dict[str, dict[str, Any]]:
     """Each run's report without its task listing (``build_report(..., keep_tasks=0)``); the
     big runs with no kept analysis (more than ``threshold``, by default ``SIDE_BY_SIDE_TASKS``,
-    tasks) analysed at once, all but one
-    in other processes, when there are two or more of them and ``spare`` cores (by default
-    ``spare_cores()``) to run them on."""
+    tasks) analysed at once, all but one in other processes, when there are two or more of them
+    and ``spare`` cores (by default ``spare_cores()``) to run them on."""
     unique = list(dict.fromkeys(run_ids))
     setting = os.environ.get(SIDE_BY_SIDE_ENV, "").strip().lower()
     if spare is None:
@@ -70,21 +110,15 @@ def run_reports(
     fresh = [r for r in unique if _needs_analysis(store, r, least)] if spare else []
     if len(fresh) < 2:
         return {r: build_report(store, r, keep_tasks=0) for r in unique}
-    elsewhere = fresh[:-1]
-    # spawn: a fresh interpreter holds none of this process's connections or threads
-    context = multiprocessing.get_context("spawn")
-    workers = min(len(elsewhere), spare)
-    with ProcessPoolExecutor(workers, mp_context=context) as pool:
-        futures = {r: pool.submit(_analysed, str(store.location), r) for r in elsewhere}
-        reports = {r: build_report(store, r, keep_tasks=0) for r in unique if r not in futures}
-        for run_id, future in futures.items():
-            try:
-                reports[run_id] = future.result()
-            except UserError:
-                raise  # the sentence the same analysis would have said in this process
-            except Exception as exc:  # a worker that died or could not start
-                raise UserError(
-                    f"analysing run {run_id[:12]} in a second process failed ({type(exc).__name__}: "
-                    f"{exc}); LLQM_SIDE_BY_SIDE=0 analyses the runs one after the other."
-                ) from None
+    elsewhere = fresh[: min(len(fresh) - 1, spare)]
+    workers = {r: _start(str(store.location), r) for r in elsewhere}
+    try:
+        reports = {r: build_report(store, r, keep_tasks=0) for r in unique if r not in workers}
+        for run_id, worker in workers.items():
+            reports[run_id] = _answer(worker, run_id)
+    finally:  # an error here or in one worker: the others are not left running
+        for worker in workers.values():
+            if worker.returncode is None:
+                worker.kill()
+                worker.communicate()
     return {r: reports[r] for r in unique}
