@@ -9,6 +9,7 @@ released version is refused with one sentence.
 
 from __future__ import annotations
 
+from ..model.counted_steps import counted
 from ..model.errors import StoreError
 from ..model.records import PROFILE_VALUE_NAMES
 from .journal import json_text
@@ -130,11 +131,16 @@ def older_row(row: list) -> list | None:
 
 #: The columns kept as JSON text, each with its text when empty (most tasks': no encoder call).
 _JSON_COLUMNS = ((TASK_COLUMNS.index("depends_on"), "[]"), (TASK_COLUMNS.index("metrics"), "{}"))
+_METRICS = TASK_COLUMNS.index("metrics")
 
 
 def stored_row(row: list) -> list:
-    """A journaled row (``TASK_COLUMNS``, its list and dict as they are) as SQLite keeps it."""
+    """A journaled row (``TASK_COLUMNS``, its list and dict as they are) as SQLite keeps it; the
+    steps a task kept as raw facts are counted into its metrics here (``model.counted_steps``),
+    off the task's thread, by the writer, a recovery and a reader of journals alike."""
     row = list(row)
+    if isinstance(row[_METRICS], dict):
+        row[_METRICS] = counted(row[_METRICS])
     for column, empty in _JSON_COLUMNS:
         value = row[column]
         if value is not None and not isinstance(value, str):

@@ -94,8 +94,10 @@ def _groups(part: PassManager) -> list[Any]:
     return groups if isinstance(groups, list) else [[part.to_flow_controller()]]
 
 
-def stages_of_passes(pass_manager: StagedPassManager) -> dict[int, str]:
-    """The stage of every pass ``pass_manager`` holds (by the pass object's id), looking into
+def stages_of_passes(pass_manager: StagedPassManager) -> dict[int, tuple[str | None, str, bool]]:
+    """The name, stage and whether it may change the circuit of every pass ``pass_manager``
+    holds (by the pass object's id; one tuple per pass, which a journal frame keeps once: the
+    callback of a followed run appends it as it is), looking into
     flow controllers and the passes each pass requires; a pass met in two stages is the
     first's. Walked once per pass manager and kept while its stages hold the same groups of
     passes (``_walked``): Qiskit's documented pattern runs one pass manager per circuit."""
@@ -109,9 +111,9 @@ def stages_of_passes(pass_manager: StagedPassManager) -> dict[int, str]:
 
 
 #: Per pass manager: the outline its stages had when walked, and the stage of each pass then.
-_walked: weakref.WeakKeyDictionary[Any, tuple[list[Any], dict[int, str]]] = (
-    weakref.WeakKeyDictionary()
-)
+_walked: weakref.WeakKeyDictionary[
+    Any, tuple[list[Any], dict[int, tuple[str | None, str, bool]]]
+] = weakref.WeakKeyDictionary()
 
 
 def _outline(pass_manager: StagedPassManager) -> list[Any]:
@@ -139,9 +141,9 @@ def _same(kept: list[Any], outline: list[Any]) -> bool:
     return len(kept) == len(outline) and all(map(operator.is_, kept, outline))
 
 
-def _walk(outline: list[Any]) -> dict[int, str]:
+def _walk(outline: list[Any]) -> dict[int, tuple[str | None, str, bool]]:
     """One walk with a stack of every group under each stage of ``outline``."""
-    found: dict[int, str] = {}
+    found: dict[int, tuple[str | None, str, bool]] = {}
     kinds = _task_kinds
     stage = ""
     for entry in outline:
@@ -157,7 +159,8 @@ def _walk(outline: list[Any]) -> dict[int, str]:
             if kind == _PASS:
                 key = id(item)
                 if key not in found:
-                    found[key] = stage
+                    name = None if type(item) is StageMarker else item.name()
+                    found[key] = (name, stage, bool(item.is_transformation_pass))
                     requires = getattr(item, "requires", None)
                     if requires:
                         pending += requires
