@@ -236,6 +236,8 @@ def parse_pipeline(
     if loaded:  # estimated again from what was parsed (a QASM file's gates, whether Clifford)
         pipeline.fit = check_fit(pipeline, store or store_option, force, max_minutes)
     pipeline.notes = inspect_steps(pipeline)
+    if pipeline.fit is not None:  # the warm-ups the inspections paid are not the run's
+        pipeline.fit = pipeline.fit.settled()
     return pipeline
 
 

@@ -32,9 +32,16 @@ from ..backends.aer import is_clifford
 from ..backends.mps import trial_bond
 from ..circuits import KINDS, load_qasm
 from ..circuits import generate as generate_circuit
-from ..costs import CLIFFORD_KINDS, KIND_GATES, circuit_estimate, qasm_header, transpile_estimate
+from ..costs import (
+    CLIFFORD_KINDS,
+    KIND_GATES,
+    KIND_TWO_QUBIT_GATES,
+    circuit_estimate,
+    qasm_header,
+    transpile_estimate,
+)
 from ..measurement import shape as measurement_shape
-from ..transpile.profiled import OPTIMIZATION_LEVELS, profiled_transpile
+from ..transpile.profiled import OPTIMIZATION_LEVELS, PRESET_PASS_MANAGER, profiled_transpile
 
 LAYOUT_METHODS = ("default", "dense", "sabre", "trivial")
 
@@ -78,7 +85,11 @@ def generate(
         f"{kind} circuit",
     )
     step.estimate = lambda plan: circuit_estimate(
-        plan, qubits, KIND_GATES[kind](qubits, depth), kind in CLIFFORD_KINDS
+        plan,
+        qubits,
+        KIND_GATES[kind](qubits, depth),
+        kind in CLIFFORD_KINDS,
+        two_qubit_gates=KIND_TWO_QUBIT_GATES[kind](qubits, depth),
     )
     step.inspect = lambda context: context.update(qubits=qubits, clifford=kind in CLIFFORD_KINDS)
     return step
@@ -119,7 +130,8 @@ def _known_estimate(plan: dict[str, Any], circuit: QuantumCircuit) -> Estimate:
     the limit (as ``--check``'s execution line and the refusal do)."""
     clifford = is_clifford(circuit)
     bond = None if clifford else trial_bond(circuit).bond
-    return circuit_estimate(plan, circuit.num_qubits, len(circuit.data), clifford, bond)
+    twos = sum(1 for i in circuit.data if len(i.qubits) == 2)
+    return circuit_estimate(plan, circuit.num_qubits, len(circuit.data), clifford, bond, twos)
 
 
 def _from_qasm(path: Path) -> StepSpec:
@@ -295,5 +307,7 @@ def transpile(
         return [f"execution: {plan(circuit, context['shots'])}"]
 
     return StepSpec(
-        step, estimate=lambda plan: transpile_estimate(plan, optimization_level), inspect=inspect
+        step,
+        estimate=lambda plan: transpile_estimate(plan, optimization_level, PRESET_PASS_MANAGER),
+        inspect=inspect,
     )
