@@ -5,8 +5,10 @@ More in docs/modules.md (``llqm_core.pipeline.fit``).
 
 from __future__ import annotations
 
+import math
 import os
 import re
+import statistics
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -75,24 +77,34 @@ class Fit:
 
 
 #: How long the check samples this machine's speed, and for how long a sample stands.
-SAMPLE_S = 0.05
+SAMPLE_S = 0.2
+SAMPLES = 5
 SAMPLE_KEPT_S = 10.0
 _sampled: list[tuple[float, float]] = []  # (when, slowdown) of the last sample
 
 
 def machine_slowdown() -> float:
-    """How much longer than on a quiet machine CPU-bound work takes now: a short busy loop's
-    wall time over its thread's CPU time (other processes' share of the cores, weighed as the
-    scheduler weighs them, so that niced work counts less than the load average says); at
-    least 1 (docs/pipelines.md, "How long it will take"). Sampled once per ``SAMPLE_KEPT_S``."""
+    """How much longer than on a quiet machine CPU-bound work takes now, at least 1: the
+    geometric mean of two readings, each of which errs alone. The 1-minute load average over
+    the cores counts runnable threads, niced ones too; a short busy loop's wall time over its
+    CPU time sees the share the scheduler gives now, but only for a moment (docs/pipelines.md,
+    "How long it will take"). Sampled once per ``SAMPLE_KEPT_S``."""
     now = time.monotonic()
     if _sampled and now - _sampled[0][0] < SAMPLE_KEPT_S:
         return _sampled[0][1]
-    wall, cpu = time.perf_counter(), time.thread_time()
-    while time.perf_counter() - wall < SAMPLE_S:
-        pass
-    share = (time.thread_time() - cpu) / (time.perf_counter() - wall)
-    slowdown = max(1.0, 1.0 / max(share, 0.01))
+    shares = []
+    for _ in range(SAMPLES):  # the median of a few: one can fall in a stall of the whole VM
+        wall, cpu = time.perf_counter(), time.thread_time()
+        while time.perf_counter() - wall < SAMPLE_S / SAMPLES:
+            pass
+        shares.append((time.thread_time() - cpu) / (time.perf_counter() - wall))
+    sampled = 1.0 / max(statistics.median(shares), 0.01)
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    loaded = os.getloadavg()[0] / max(cores, 1)
+    slowdown = math.sqrt(max(1.0, sampled) * max(1.0, loaded))
     _sampled[:] = [(now, slowdown)]
     return slowdown
 

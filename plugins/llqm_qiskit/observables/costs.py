@@ -38,7 +38,7 @@ def ideal_seconds(plan: dict[str, Any], max_bond: int, terms: int = 1) -> tuple[
         return seconds, amplitudes * AMPLITUDE_BYTES, "statevector"
     bond = min(plan.get("bond") or max_bond, max_bond)
     seconds = gates * bond**3 * MPS_S_PER_GATE_CHI3
-    return seconds, qubits * bond**2 * AMPLITUDE_BYTES * 4, "matrix product state"
+    return seconds, qubits * bond**2 * AMPLITUDE_BYTES * 4, f"an MPS of bond dimension {bond}"
 
 
 def observable_estimate(plan: dict[str, Any], max_bond: int, terms: int | None = None) -> Estimate:
@@ -47,4 +47,6 @@ def observable_estimate(plan: dict[str, Any], max_bond: int, terms: int | None =
     seconds, memory, method = ideal_seconds(plan, max_bond, terms or 1)
     grouping = (terms or 0) * GROUPING_S_PER_TERM
     what = f"{terms:,} Pauli term(s)" if terms else "the ideal outcomes"
-    return Estimate(IDEAL_FIXED_S + seconds + grouping, memory, f"{what} by {method}, ideal value")
+    return Estimate(
+        IDEAL_FIXED_S + seconds + grouping, memory, f"the ideal value of {what} by {method}"
+    )
