@@ -76,6 +76,16 @@ class Fit:
         )
 
 
+#: What a run costs outside its steps' own work, whatever they are: the run opened and closed in
+#: the store, its tasks and figures written, the monitor's readings (CPU seconds on the 2-core
+#: VM, docs/pipelines.md); charged to ``postprocess``, its last step.
+RUN_OVERHEAD_S = 0.15
+
+
+def run_overhead(plan: dict[str, Any]) -> Estimate:
+    return Estimate(RUN_OVERHEAD_S, 0.0, "the run's figures and its record in the store")
+
+
 #: How long the check samples this machine's speed, and for how long a sample stands.
 SAMPLE_S = 0.2
 SAMPLES = 5
