@@ -17,12 +17,19 @@ first, not used, so that imports and first-call costs do not count as a stage's 
 
 ``--files`` (issue 33) asks another question: how close is what ``llqm run --check`` predicts
 for a whole run to the run's measured wall time, as a user meets it (a fresh process per run,
-so first-call costs count)? Each pipeline file runs twice into one store: the first check has
-no history, the second has the first run's. One line per file with both ratios (predicted /
-measured; target: within 3x without history, for every file of examples/pipelines and of the
-corpus, run with ``[mitigation] technique = "zne"`` and nothing else)::
+so warm-ups count)? Each file runs twice into its own throwaway store (never the user's: a
+file's ``[output]`` is dropped): the first check has no history, the second has the first
+run's. One line per file: predicted (with the factor the check applied for the machine's
+load), measured wall, the run's process CPU seconds, the load average, predicted / measured,
+and the estimate without the load factor / CPU seconds; then the same with history. A summary
+counts the runs within 3x. Target: within 3x without history for every file of
+examples/pipelines and of the corpus, run with ``[mitigation] technique = "zne"`` and nothing
+else. ``--steps`` adds each step's predicted and measured seconds (warm-ups included, and the
+run's time outside its steps); ``--timeout`` caps each run::
 
-    python bench/predict.py --files examples/pipelines/*.toml tests/data/corpus/*.qasm
+    python bench/predict.py --all-examples --steps
+    python bench/predict.py --corpus zne --timeout 150
+    python bench/predict.py --files examples/pipelines/pec_small.toml tests/data/corpus/qpe_5_q3.qasm
 """
 
 from __future__ import annotations
