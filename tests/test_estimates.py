@@ -85,8 +85,9 @@ def test_the_models_grow_with_width_shots_gates_samples_and_scale_factors():
     assert seconds("density_matrix", 6, 1000) * 10 < seconds("density_matrix", 10, 1000)
 
     # compiling: routing and dressing make a two-qubit gate cost more than a one-qubit one
-    assert compiled_gates(100, 50, 1)[0] > compiled_gates(100, 10, 1)[0]
-    assert compiled_gates(100, 50, 0) > compiled_gates(100, 50, 1)
+    assert compiled_gates(100, 50, 0, 1)[0] > compiled_gates(100, 10, 0, 1)[0]
+    assert compiled_gates(100, 50, 50, 1) > compiled_gates(100, 50, 0, 1)  # swaps for far gates
+    assert compiled_gates(100, 50, 10, 0) > compiled_gates(100, 50, 10, 1)
 
     class Backend:
         def estimate(self, qubits, gates, shots, circuits, clifford, bond):

@@ -38,14 +38,18 @@ EXECUTE_S_PER_CIRCUIT = 0.002
 #: noise channels turned into its own instructions for each circuit.
 STATE_S_PER_CIRCUIT = 0.012
 #: Gates of a circuit compiled for a heavy-hex device at levels 1-3: a one-qubit gate merges
-#: into its neighbours' rz/sx, a two-qubit gate becomes a cz dressed in rz/sx plus its share of
-#: the routing's swaps; level 0 optimizes nothing away (docs/pipelines.md).
+#: into its neighbours' rz/sx; a two-qubit gate on neighbouring qubits of the register becomes a
+#: cz dressed in rz/sx, one on distant qubits also needs routing's swaps (5 cz in all, on
+#: average); level 0 optimizes nothing away (docs/pipelines.md).
 COMPILED_PER_ONE_QUBIT_GATE = 0.5
-COMPILED_PER_TWO_QUBIT_GATE = 11
-COMPILED_TWO_QUBIT_PER_TWO_QUBIT_GATE = 3  # of those 11: the cz and the swaps' cz
+COMPILED_PER_NEAR_GATE = 7
+COMPILED_PER_FAR_GATE = 20
+COMPILED_TWO_QUBIT_PER_FAR_GATE = 5
 COMPILED_LEVEL_0 = 1.7
-#: The share of two-qubit gates where they are not counted yet (a QASM file before parsing).
+#: Where not counted yet (a QASM file before parsing): the share of gates on two qubits, and
+#: of those, on distant ones.
 TWO_QUBIT_SHARE = 0.4
+FAR_SHARE = 0.5
 #: Sampling a noisy Clifford circuit: seconds per gate per shot; a statevector update:
 #: seconds per gate per amplitude; a density matrix's, per instruction and element (4^n), the
 #: noise channels counted as instructions (NOISY_OPS_PER_GATE).
@@ -59,7 +63,7 @@ AMPLITUDE_BYTES = 16  # complex128
 MPS_S_PER_GATE_CHI3 = 2e-9
 #: ... on top of a cost per gate and shot whatever the bond dimension (Aer's per-instruction work
 #: and the noise channels).
-MPS_S_PER_GATE_SHOT = 1e-5
+MPS_S_PER_GATE_SHOT = 4e-6
 
 
 def mps_seconds(gates: int, shots: int, bond: int) -> float:
@@ -77,6 +81,8 @@ KIND_GATES: dict[str, Callable[[int, int], int]] = {
     "qaoa": lambda q, d: 2 * q + (5 * q * d) // 2,
     "qft": lambda q, d: q * (q + 1) // 2 + 3 * q // 2,
 }
+#: ... the share of those on qubits that are not neighbours in the register.
+KIND_FAR_SHARE = {"ghz": 0.0, "mirror": 0.5, "random": 1.0, "qaoa": 1.0, "qft": 1.0}
 #: ... and how many of them act on two qubits.
 KIND_TWO_QUBIT_GATES: dict[str, Callable[[int, int], int]] = {
     "ghz": lambda q, d: q - 1,
@@ -127,12 +133,13 @@ def circuit_estimate(
     clifford: bool | None,
     bond: int | None = None,
     two_qubit_gates: int | None = None,
+    far_two_qubit_gates: int | None = None,
 ) -> Estimate:
     """``generate``: the circuit's size (its two-qubit gates where counted, and, once the
     circuit is known, its estimated MPS bond dimension) goes into the plan; building it costs
     per gate."""
     plan.update(qubits=qubits, gates=gates, clifford=clifford, bond=bond)
-    plan["two_qubit_gates"] = two_qubit_gates
+    plan["two_qubit_gates"], plan["far_two_qubit_gates"] = two_qubit_gates, far_two_qubit_gates
     return Estimate(
         gates * BUILD_S_PER_GATE,
         gates * CIRCUIT_BYTES_PER_GATE,
@@ -145,7 +152,9 @@ def transpile_estimate(plan: dict[str, Any], optimization_level: int, first_call
     first pass manager (``first_call``, the key its warm-up is marked with) is a warm-up. The
     compiled circuit's size goes into the plan."""
     gates = plan.get("gates", 0)
-    found = compiled_gates(gates, plan.get("two_qubit_gates"), optimization_level)
+    found = compiled_gates(
+        gates, plan.get("two_qubit_gates"), plan.get("far_two_qubit_gates"), optimization_level
+    )
     plan["compiled_gates"], plan["compiled_two_qubit_gates"] = found
     plan["compiled_bytes"] = plan["compiled_gates"] * CIRCUIT_BYTES_PER_GATE
     return Estimate(
@@ -156,13 +165,18 @@ def transpile_estimate(plan: dict[str, Any], optimization_level: int, first_call
     )
 
 
-def compiled_gates(gates: int, two_qubit: int | None, optimization_level: int) -> tuple[int, int]:
-    """About how many gates, and how many two-qubit ones, a circuit of ``gates`` gates
-    (``two_qubit`` of them on two qubits, a share where not counted) has once compiled."""
+def compiled_gates(
+    gates: int, two_qubit: int | None, far: int | None, optimization_level: int
+) -> tuple[int, int]:
+    """About how many gates, and how many two-qubit ones, a circuit of ``gates`` gates has once
+    compiled: ``two_qubit`` of them on two qubits, ``far`` of those on qubits that are not
+    neighbours in the register (shares where not counted)."""
     twos = int(gates * TWO_QUBIT_SHARE) if two_qubit is None else min(two_qubit, gates)
-    found = (gates - twos) * COMPILED_PER_ONE_QUBIT_GATE + twos * COMPILED_PER_TWO_QUBIT_GATE
+    far = int(twos * FAR_SHARE) if far is None else min(far, twos)
+    found = (gates - twos) * COMPILED_PER_ONE_QUBIT_GATE
+    found += (twos - far) * COMPILED_PER_NEAR_GATE + far * COMPILED_PER_FAR_GATE
     level = COMPILED_LEVEL_0 if optimization_level == 0 else 1.0
-    return int(found * level), int(twos * COMPILED_TWO_QUBIT_PER_TWO_QUBIT_GATE * level)
+    return int(found * level), int((twos - far + far * COMPILED_TWO_QUBIT_PER_FAR_GATE) * level)
 
 
 def simulation_estimate(

@@ -34,6 +34,7 @@ from ..circuits import KINDS, load_qasm
 from ..circuits import generate as generate_circuit
 from ..costs import (
     CLIFFORD_KINDS,
+    KIND_FAR_SHARE,
     KIND_GATES,
     KIND_TWO_QUBIT_GATES,
     circuit_estimate,
@@ -90,6 +91,7 @@ def generate(
         KIND_GATES[kind](qubits, depth),
         kind in CLIFFORD_KINDS,
         two_qubit_gates=KIND_TWO_QUBIT_GATES[kind](qubits, depth),
+        far_two_qubit_gates=int(KIND_TWO_QUBIT_GATES[kind](qubits, depth) * KIND_FAR_SHARE[kind]),
     )
     step.inspect = lambda context: context.update(qubits=qubits, clifford=kind in CLIFFORD_KINDS)
     return step
@@ -130,8 +132,13 @@ def _known_estimate(plan: dict[str, Any], circuit: QuantumCircuit) -> Estimate:
     the limit (as ``--check``'s execution line and the refusal do)."""
     clifford = is_clifford(circuit)
     bond = None if clifford else trial_bond(circuit).bond
-    twos = sum(1 for i in circuit.data if len(i.qubits) == 2)
-    return circuit_estimate(plan, circuit.num_qubits, len(circuit.data), clifford, bond, twos)
+    pairs = [
+        [circuit.find_bit(q).index for q in i.qubits] for i in circuit.data if len(i.qubits) == 2
+    ]
+    far = sum(1 for a, b in pairs if abs(a - b) > 1)  # routing's swaps bring them together
+    return circuit_estimate(
+        plan, circuit.num_qubits, len(circuit.data), clifford, bond, len(pairs), far
+    )
 
 
 def _from_qasm(path: Path) -> StepSpec:
