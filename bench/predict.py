@@ -122,12 +122,14 @@ def one_run(path: str, store: str, technique: str) -> None:
         print(json.dumps({"refused": str(exc)}))
         return
     steps = pipeline.fit.steps if pipeline.fit else []
+    predicted = pipeline.fit.trials_s(pipeline.repeat) if pipeline.fit else 0.0
+    print(json.dumps({"checked": predicted}), flush=True)  # what a run over the cap predicted
     load = os.getloadavg()[0]
     started, cpu = time.perf_counter(), time.process_time()
     trials = run_trials(pipeline, store=store)
     measured, cpu = time.perf_counter() - started, time.process_time() - cpu
     found = {
-        "predicted": pipeline.fit.trials_s(pipeline.repeat) if pipeline.fit else 0.0,
+        "predicted": predicted,
         "slowdown": pipeline.fit.slowdown if pipeline.fit else 1.0,
         "measured": measured,
         "cpu": cpu,
@@ -146,8 +148,11 @@ def run_child(path: str, store: str, technique: str, timeout: float) -> dict:
             text=True,
             timeout=timeout,
         )
-    except subprocess.TimeoutExpired:
-        return {"failed": f"over the {timeout:g} s cap"}
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else exc.stdout or ""
+        said = [json.loads(ln) for ln in out.splitlines() if ln.startswith('{"checked"')]
+        predicted = f"predicted {said[0]['checked']:.1f} s, " if said else ""
+        return {"failed": f"{predicted}measured over the {timeout:g} s cap"}
     lines = [ln for ln in child.stdout.splitlines() if ln.startswith("{")]
     return json.loads(lines[-1]) if lines else {"failed": child.stderr.strip()[-300:]}
 
