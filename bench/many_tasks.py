@@ -13,9 +13,10 @@ The second form fills a store (once: a store that already holds the runs is reus
 ``--total`` tasks written by ``--processes`` processes at once: two of them write one run of
 ``--big`` tasks each (a campaign of batches of 99 circuits: the pair ``llqm compare`` takes),
 the others runs of 1,000 tasks each. It checks that no task was lost, then times each command
-on the first big run (wall seconds and the command's peak resident memory, each against its
-target), and checks that the HTML and Chrome trace it wrote parse. ``postgres`` starts a
-throwaway PostgreSQL server (tests/postgres_server.py) for the run.
+on the first big run (wall and CPU seconds, the command's peak resident memory and the machine's
+load, against its target), first with no kept analysis of the runs and then reading the one the
+first command kept (``(kept)``), and checks that the HTML and Chrome trace it wrote parse.
+``postgres`` starts a throwaway PostgreSQL server (tests/postgres_server.py) for the run.
 
 The third form writes runs of N and 4N tasks and prints how much longer each command takes on
 the larger one (CPU seconds: steadier than wall time on a shared machine): about 4x (or less,
@@ -62,20 +63,46 @@ WRITER = textwrap.dedent(
                     handle.annotate(index=i)
     """
 )
-#: (what, the command's arguments after the store, wall target in seconds, memory target in bytes)
+#: (what, the command's arguments after the store, wall target in seconds, memory target in
+#: bytes, whether the run's kept analyses are forgotten first: a first report analyses the run)
 COMMANDS = (
-    ("llqm runs", ("runs",), 1.0, None),
-    ("llqm report RUN", ("report", "{run}"), 5.0, 2**30),
-    ("llqm report RUN --json", ("report", "{run}", "--json"), 10.0, None),
-    ("llqm report RUN --html", ("report", "{run}", "--html", "{dir}/report.html"), 30.0, None),
+    ("llqm runs", ("runs",), 1.0, None, False),
+    ("llqm report RUN", ("report", "{run}"), 5.0, 2**30, True),
+    ("llqm report RUN (kept)", ("report", "{run}"), 5.0, 2**30, False),
+    ("llqm report RUN --json", ("report", "{run}", "--json"), 10.0, None, True),
+    ("llqm report RUN --json (kept)", ("report", "{run}", "--json"), 10.0, None, False),
+    (
+        "llqm report RUN --html",
+        ("report", "{run}", "--html", "{dir}/report.html"),
+        30.0,
+        None,
+        False,
+    ),
     (
         "llqm trace RUN --format chrome",
         ("trace", "{run}", "--format", "chrome", "-o", "{dir}/trace.json"),
         30.0,
         None,
+        False,
     ),
-    ("llqm compare RUN OTHER", ("compare", "{run}", "{other}"), 5.0, None),
+    ("llqm compare RUN OTHER", ("compare", "{run}", "{other}"), 5.0, None, True),
+    ("llqm compare RUN OTHER (kept)", ("compare", "{run}", "{other}"), 5.0, None, False),
 )
+
+
+def forget_analyses(location: str) -> None:
+    """Drop the store's kept analyses (``store.analyses``), so the next command analyses anew."""
+    if location.startswith("postgres"):
+        import psycopg
+
+        with psycopg.connect(location, autocommit=True) as conn:
+            conn.execute("DELETE FROM analyses")
+        return
+    import sqlite3
+
+    with sqlite3.connect(location) as conn:
+        conn.execute("DELETE FROM analyses")
+    conn.close()
 
 
 def one_run(count: int, store: Path | str) -> str:
@@ -181,15 +208,16 @@ def big_store(location: str, total: int, big: int, processes: int) -> None:
     print(f"runs measured: {campaigns[0].id} ({sizes[0]} tasks), {campaigns[1].id} ({sizes[1]})")
     folder = tempfile.mkdtemp(prefix="llqm-bench-")
     fields = {"run": campaigns[0].id, "other": campaigns[1].id, "dir": folder}
-    for what, args, wall_target, memory_target in COMMANDS:
+    print(f"{'':34} {'wall':>8} {'CPU':>8} {'peak RSS':>10}  load (1 min)  target")
+    for what, args, wall_target, memory_target, fresh in COMMANDS:
+        if fresh:
+            forget_analyses(location)
         wall, cpu, peak = measured(location, *(arg.format(**fields) for arg in args))
-        verdict = "ok" if wall < wall_target else "OVER"
-        memory = f", peak RSS {peak / 2**20:.0f} MiB"
-        if memory_target:
-            memory += f" (target < {memory_target / 2**20:.0f} MiB)"
+        verdict = "ok" if cpu < wall_target else "OVER"
+        memory = f", < {memory_target / 2**20:.0f} MiB" if memory_target else ""
         print(
-            f"{what:32} {wall:6.2f} s (target < {wall_target:.0f} s: {verdict}), "
-            f"CPU {cpu:.2f} s{memory}"
+            f"{what:34} {wall:6.2f} s {cpu:6.2f} s {peak / 2**20:6.0f} MiB  "
+            f"{os.getloadavg()[0]:5.1f}         < {wall_target:.0f} s{memory}: CPU {verdict}"
         )
     document = json.loads(Path(folder, "trace.json").read_text())
     print(
@@ -209,10 +237,11 @@ def scaling(count: int) -> None:
     large, small = sorted(opened.runs()[:2], key=lambda run: -opened.count_tasks(run.id))
     opened.close()
     folder = tempfile.mkdtemp(prefix="llqm-bench-")
-    for what, args, _, _ in COMMANDS[1:5]:
+    for what, args, *_ in COMMANDS[1:7:2] + COMMANDS[6:7]:
         seconds = []
         for run in (small, large):
             fields = {"run": run.id, "other": run.id, "dir": folder}
+            forget_analyses(store)  # each analysed anew
             seconds.append(measured(store, *(a.format(**fields) for a in args))[1])
         print(
             f"{what:32} CPU: {count} tasks {seconds[0]:.2f} s, {4 * count} tasks {seconds[1]:.2f} s: "

@@ -38,6 +38,7 @@ WORKER = textwrap.dedent(
         with llqm.task("execute", stage="execute", depends_on=[fold]) as execute:
             joined.record_decision(PolicyDecision("parallel", {"workers": 2}, "two idle cores"))
             execute.keep_result("test.counts", b"packed", 6, {"circuits": 1})
+            execute.keep_result_later("test.later", lambda: (b"made", 9), 64, {"circuits": 2})
         try:
             with llqm.task("extrapolate"):
                 raise ValueError("no points to fit")
@@ -85,12 +86,19 @@ def test_a_worker_without_the_store_lands_its_tasks_in_the_run_through_a_relay(t
     assert owner.snapshot(fold.hardware).backend == "fake_fez"
     [decision] = owner.decisions(active.id)
     assert decision.choice == {"workers": 2} and decision.task_id == execute.id
-    [kept] = owner.results(active.id)
+    kept, later = owner.results(active.id)
     assert (kept.task_id, kept.kind, kept.data, kept.meta) == (
         execute.id,
         "test.counts",
         b"packed",
         {"circuits": 1},
+    )
+    # a payload made later is made before it is relayed: it travels as bytes
+    assert (later.task_id, later.kind, later.data, later.raw_bytes) == (
+        execute.id,
+        "test.later",
+        b"made",
+        9,
     )
     assert owner.run(active.id).status is llqm.RunStatus.COMPLETED
 

@@ -209,9 +209,14 @@ def _stage_export(store: ProfileStore, trials: Trials) -> Export:
     def rows() -> Iterator[dict[str, Any]]:
         for run_id in trials.run_ids:
             run = store.run(run_id)
-            tasks = store.tasks(run.id)
+            summed = store.stage_figures(run)  # added up in the database, or from the tasks read
+            if summed is None:
+                tasks = store.tasks(run.id)
+                stages = stage_totals(tasks, exclusive_times(tasks))
+            else:
+                stages = summed[0]
             trial = trial_of(run.config) or {}
-            for stage, entry in stage_totals(tasks, exclusive_times(tasks)).items():
+            for stage, entry in stages.items():
                 row = entry | {
                     "run_id": run.id,
                     "run_name": run.name,

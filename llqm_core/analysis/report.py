@@ -3,7 +3,6 @@ rendering of it shares (the console's is ``report_console``, the HTML page's ``h
 
 from __future__ import annotations
 
-import heapq
 import json
 import math
 from collections.abc import Callable
@@ -11,7 +10,7 @@ from typing import Any, NamedTuple, TextIO
 
 import orjson
 
-from ..model.modelled import is_modelled, modelled_flags, with_word
+from ..model.modelled import flags, is_modelled, with_word
 from ..model.records import RunRecord, TaskRecord
 from ..model.trial_keys import trial_of
 from ..model.units import format_bytes, format_seconds, iso_time
@@ -20,6 +19,7 @@ from ..store.profile_store import ProfileStore
 from ..store.reader import collector_paused
 from .iterations import iterations
 from .kept import kept_summary
+from .listing import KEPT_BIGGEST, biggest_tasks, listed_tasks
 from .summary import (
     bottleneck,
     cache_savings,
@@ -65,7 +65,7 @@ def task_entry(task: TaskRecord, own: tuple[float, float] | None = None) -> dict
         "gpu": p.gpu.to_dict(),
         "qpu_s": p.qpu_s,
         "queue_s": p.queue_s,
-        **modelled_flags([task]),
+        **flags(is_modelled(task, "qpu_s"), is_modelled(task, "queue_s")),
         "pid": p.pid,
         "host": p.host,
         "span_id": task.span_id,
@@ -197,11 +197,17 @@ def analyse_run(
     ``keep_tasks`` only that many, those with the most own wall time (still in start order):
     a listing of 10^5 tasks is what a screen or a page cannot show and costs most to build."""
     run = store.run(run_id)
+    # what the run holds before it is read: an analysis is kept only for that (``store.analyses``)
+    now = store.analysis_stamp(run) if keep_tasks is not None else None
     with collector_paused():  # 10^5 records and their dicts hold no cycles to collect
         tasks = store.task_outlines(run)
         decisions = store.decisions(run.id)
         own = exclusive_times(tasks)
-        stages = stage_totals(tasks, own)
+        summed = store.stage_figures(run)  # None while some tasks are only in a journal
+        if summed is None:
+            stages, own_cpu = stage_totals(tasks, own), sum(c for _, c in own.values())
+        else:
+            stages, own_cpu = summed
         busy = sum(entry["own_wall_s"] for entry in stages.values())
         figures = fidelity(tasks)
         kept = store.results(run.id, data=False)
@@ -210,12 +216,10 @@ def analyse_run(
         # The machine's cores bound the busy cores only when every task ran on it (not on a cluster).
         on_one_host = all(t.profile.host in (None, run.host) for t in tasks)
         cpus = run.cpus if on_one_host else None
-        if keep_tasks is None:
-            listed = store.tasks(run.id)
-        else:
-            biggest = heapq.nlargest(keep_tasks, tasks, key=lambda t: own.get(t.id, (0.0,))[0])
-            biggest.sort(key=lambda t: t.start_ns)
-            listed = store.tasks_by_id(run, [t.id for t in biggest])
+        biggest = biggest_tasks(
+            tasks, own, max(keep_tasks or 0, KEPT_BIGGEST) if now else keep_tasks
+        )
+        listed = listed_tasks(store, run, biggest, keep_tasks)
         report = {
             "run": run_summary(run)
             | {
@@ -237,7 +241,7 @@ def analyse_run(
             "critical_path": [t.id for t in path],
             "critical_path_guessed": [t.id for t in path if t.id in guessed],
             "bottleneck": bottleneck(tasks, _work_wall(run.wall_s, warm), path, own),
-            "concurrency": concurrency(tasks, run.wall_s, cpus, own),
+            "concurrency": concurrency(tasks, run.wall_s, cpus, own_cpu_s=own_cpu),
             "warmup": warm,
             "fidelity": figures,
             "cache": cache_savings(tasks),
@@ -251,13 +255,26 @@ def analyse_run(
             # One run is one trial: its figures have no spread (``member_of``: the set it belongs to).
             "trials": {"count": 1, "single": True, "member_of": trial_of(run.config)},
         }
+    if now is not None:  # kept for a later report or comparison (``store.analyses``)
+        ranked = [[task_id, *(times or (None, None))] for task_id, times in biggest.items()]
+        store.keep_analysis(run, now, {"report": report | {"tasks": []}, "biggest": ranked})
     return RunAnalysis(report, tasks, own)
 
 
 def build_report(
     store: ProfileStore, run_id: str | None = None, *, keep_tasks: int | None = None
 ) -> dict[str, Any]:
-    """``analyse_run``'s report alone."""
+    """``analyse_run``'s report alone: the one kept in the store (``store.analyses``) when the
+    run has not changed since it was analysed and it lists no more than ``KEPT_BIGGEST`` tasks."""
+    if keep_tasks is not None and keep_tasks <= KEPT_BIGGEST:
+        run = store.run(run_id)
+        kept = store.kept_analysis(run)
+        if kept is not None:
+            own = {
+                i: (wall, cpu) for i, wall, cpu in kept["biggest"][:keep_tasks] if wall is not None
+            }
+            listed = listed_tasks(store, run, own, keep_tasks)
+            return kept["report"] | {"tasks": [task_entry(t, own.get(t.id)) for t in listed]}
     return analyse_run(store, run_id, keep_tasks=keep_tasks).report
 
 
@@ -267,22 +284,30 @@ _TASKS_HERE = "\x00the run's tasks\x00"
 def write_report_json(store: ProfileStore, run_id: str, out: TextIO) -> None:
     """The report with every task as one JSON document, its tasks written a page at a time (one
     line each, by orjson: a fifth of the json module's time) as they are read: a run of 10^5
-    tasks never has all its entries in memory."""
-    analysed = analyse_run(store, run_id, keep_tasks=0)
-    report = analysed.report | {"tasks": _TASKS_HERE}
+    tasks never has all its entries in memory. A run's kept analysis (``store.analyses``) is
+    read back, with the tasks' own times found in the database."""
+    run = store.run(run_id)
+    kept = store.kept_analysis(run)
+    own = store.own_times(run) if kept is not None else None
+    if kept is None or own is None:
+        analysed = analyse_run(store, run.id, keep_tasks=0)
+        kept, own = {"report": analysed.report}, analysed.own
+        del analysed  # its records: the pages below hold a page of them at a time
+    report = kept["report"] | {"tasks": _TASKS_HERE}
     head, tail = json.dumps(report, indent=2, default=str).split(json.dumps(_TASKS_HERE))
     out.write(head + "[")
-    separator = "\n    "
-    run = store.run(report["run"]["id"])
-    for page in store.task_pages(run):
-        with collector_paused():
-            lines = [
-                orjson.dumps(task_entry(task, analysed.own.get(task.id)), default=str)
-                for task in page
-            ]
-        out.write(separator + b",\n    ".join(lines).decode())
-        separator = ",\n    "
-    out.write(("\n  ]" if separator != "\n    " else "]") + tail + "\n")
+    out.flush()
+    raw = getattr(out, "buffer", None)  # the bytes orjson writes go out as they are
+    write = raw.write if raw is not None else lambda data: out.write(data.decode())
+    separator = b"\n    "
+    with collector_paused():  # each collection would walk every page's records and entries
+        for page in store.task_pages(run):
+            lines = [orjson.dumps(task_entry(task, own.get(task.id)), default=str) for task in page]
+            write(separator + b",\n    ".join(lines))
+            separator = b",\n    "
+    if raw is not None:
+        raw.flush()
+    out.write(("\n  ]" if separator != b"\n    " else "]") + tail + "\n")
 
 
 def single_trial_sentence(report: dict[str, Any]) -> str:

@@ -10,7 +10,6 @@ resource is what that time was spent on.
 
 from __future__ import annotations
 
-import bisect
 from collections import defaultdict
 from typing import Any
 
@@ -18,6 +17,7 @@ from ..model.hardware import off_path
 from ..model.modelled import modelled_flags
 from ..model.records import TaskRecord, TaskStatus
 from ..model.warmup import is_warmup
+from .critical_path import PathTask, longest_path
 
 FIDELITY_PREFIX = "fidelity."
 #: Metrics of a task an engine served from its cache (status ``cached``): the key it was cached
@@ -43,23 +43,35 @@ def _children(tasks: list[TaskRecord]) -> dict[str | None, list[TaskRecord]]:
     return children
 
 
-def exclusive_times(tasks: list[TaskRecord]) -> dict[str, tuple[float, float]]:
-    """Each ended task's (wall, cpu) seconds not spent in its child tasks. A warm-up child's time
-    is already left out of its parent's (``model.warmup``): it is not taken off again."""
-    children = _children(tasks)
-    times = {}
-    for task in tasks:
-        if task.end_ns is None:
+def exclusive_times(
+    tasks: list[TaskRecord], only: set[str] | None = None
+) -> dict[str, tuple[float, float]]:
+    """Each ended task's (wall, cpu) seconds not spent in its child tasks (of the tasks with ids in
+    ``only``, where given). A warm-up child's time is already left out of its parent's
+    (``model.warmup``): it is not taken off again."""
+    by_id = {t.id: t for t in tasks}
+    walls: dict[str, float] = {}  # per parent, its ended children's wall (and CPU in its process)
+    cpus: dict[str, float] = {}
+    for child in tasks:
+        parent = by_id.get(child.parent_id) if child.parent_id is not None else None
+        if (
+            parent is None
+            or child.end_ns is None
+            or (only is not None and parent.id not in only)
+            or is_warmup(child.stage)
+        ):
             continue
-        ended = [
-            c for c in children.get(task.id, []) if c.end_ns is not None and not is_warmup(c.stage)
-        ]
-        wall = task.profile.wall_s - sum(c.profile.wall_s for c in ended)
-        cpu = task.profile.cpu_s - sum(
-            c.profile.cpu_s for c in ended if c.profile.pid == task.profile.pid
+        walls[parent.id] = walls.get(parent.id, 0) + child.profile.wall_s
+        if child.profile.pid == parent.profile.pid:
+            cpus[parent.id] = cpus.get(parent.id, 0) + child.profile.cpu_s
+    return {
+        t.id: (
+            max(t.profile.wall_s - walls.get(t.id, 0), 0.0),
+            max(t.profile.cpu_s - cpus.get(t.id, 0), 0.0),
         )
-        times[task.id] = (max(wall, 0.0), max(cpu, 0.0))
-    return times
+        for t in tasks
+        if t.end_ns is not None and (only is None or t.id in only)
+    }
 
 
 def _resource(tasks: list[TaskRecord], wall: float, cpu: float) -> str:
@@ -81,116 +93,30 @@ def _thread_key(task: TaskRecord) -> tuple | None:
     return None if p.thread is None else (p.host, p.pid, p.thread)
 
 
-class _Ended:
-    """Tasks in the order they ended, each with the best path ending in it (or in one of its
-    innermost tasks): the best of those that ended by a moment is one bisection away."""
-
-    __slots__ = ("ends", "best")
-
-    def __init__(self) -> None:
-        self.ends: list[int] = []
-        self.best: list[tuple[float, str]] = []  # running best (length, innermost task id)
-
-    def add(self, end_ns: int, found: tuple[float, str]) -> None:
-        self.ends.append(end_ns)
-        self.best.append(max(self.best[-1], found) if self.best else found)
+def path_tasks(tasks: list[TaskRecord]) -> list[PathTask]:
+    """What ``longest_path`` reads of the tasks that may be on the critical path: the hardware
+    monitor's task, the policies' reactions to it and warm-up are on no task's path."""
+    return [
+        PathTask(
+            t.id,
+            t.parent_id,
+            t.depends_on,
+            t.start_ns,
+            t.end_ns,
+            t.profile.wall_s,
+            _thread_key(t),
+        )
+        for t in tasks
+        if t.end_ns is not None and not off_path(t.stage, t.metrics) and not is_warmup(t.stage)
+    ]
 
 
 def find_critical_path(tasks: list[TaskRecord]) -> tuple[list[TaskRecord], set[str]]:
     """The critical path (see ``critical_path``) and the ids of its tasks reached by a guessed
-    edge (empty when every edge is real). The hardware monitor's task, the policies' reactions to
-    it and warm-up are on no task's path: left out.
-
-    One pass over the tasks in the order they ended: an innermost task's longest path is its wall
-    time plus the longest of those ending in a task it waited for. It waited for a task that ended
-    before it started in its own thread or in the thread of a task containing it (which ran its
-    parts one after the other), and for a task that it, or a task containing it, consumed the
-    output of. A task containing others stands for the best path ending inside it. Each of these
-    is a bisection, so the pass is n log n in the tasks (times their nesting depth)."""
-    on = [
-        t
-        for t in tasks
-        if t.end_ns is not None and not off_path(t.stage, t.metrics) and not is_warmup(t.stage)
-    ]
-    by_id = {t.id: t for t in on}
-    parent_of: dict[str, Any] = {t.id: by_id.get(t.parent_id) if t.parent_id else None for t in on}
-    depth: dict[str, int] = {}
-    for task in on:  # how deep each task is nested (a parent cycle is cut where it closes)
-        chain: list[TaskRecord] = []
-        node: Any = task
-        while node is not None and node.id not in depth and len(chain) <= len(on):
-            chain.append(node)
-            node = parent_of[node.id]
-        below = depth[node.id] + 1 if node is not None and node.id in depth else 0
-        for node in reversed(chain):
-            depth[node.id] = below
-            below += 1
-
-    inner = {t.parent_id for t in on if t.parent_id}
-    order = sorted(on, key=lambda t: (t.end_ns or 0, -depth[t.id]))
-    keys = {t.id: _thread_key(t) for t in on}
-    guessing = None in keys.values()  # some tasks were stored without their thread
-    threads: dict[tuple | None, _Ended] = {}  # None: all tasks, for guesses
-    best: dict[str, tuple[float, str]] = {}
-    back: dict[str, tuple[str | None, bool]] = {}
-    for task in order:
-        tid = task.id
-        if tid in inner:  # contains others: stands for the best path ending inside it
-            found = best.get(tid)
-            if found is None:
-                continue
-        else:
-            start = task.start_ns
-            came: tuple[float, str] | None = None
-            guess = False
-            node = task
-            last_key: object = ()
-            for _ in range(depth[tid] + 1):  # the task, then the tasks containing it
-                for d in node.depends_on:
-                    candidate = best.get(d)
-                    if (
-                        candidate is not None
-                        and (by_id[d].end_ns or 0) <= start
-                        and (came is None or candidate > came)
-                    ):
-                        came, guess = candidate, False
-                key = keys[node.id]
-                if key != last_key:  # nested tasks mostly share their thread: asked once
-                    last_key = key
-                    ended = threads.get(key)
-                    if ended is not None:
-                        index = bisect.bisect_right(ended.ends, start)
-                        if index and (came is None or ended.best[index - 1] > came):
-                            came, guess = ended.best[index - 1], key is None
-                node = parent_of[node.id]
-            found = ((came[0] if came else 0.0) + task.profile.wall_s, tid)
-            back[tid] = (came[1] if came else None, guess)
-            outer = parent_of[tid]
-            for _ in range(depth[tid]):
-                known = best.get(outer.id)
-                if known is None or found > known:
-                    best[outer.id] = found
-                outer = parent_of[outer.id]
-        best[tid] = found
-        key = keys[tid]
-        for where in (key, None) if guessing else (key,):
-            if where is not None or guessing:
-                ended = threads.get(where)
-                if ended is None:
-                    ended = threads[where] = _Ended()
-                ended.add(task.end_ns or 0, found)
-    ends = [best[t.id] for t in on if t.id not in inner and t.id in best]
-    if not ends:
-        return [], set()
-    last: str | None = max(ends, key=lambda f: (f[0], by_id[f[1]].end_ns or 0))[1]
-    path: list[TaskRecord] = []
-    guessed: set[str] = set()
-    while last is not None:
-        path.append(by_id[last])
-        last, guess = back[last]
-        if guess and last is not None:
-            guessed.add(last)
-    return path[::-1], guessed
+    edge (empty when every edge is real): ``critical_path.longest_path`` over the tasks."""
+    ids, guessed = longest_path(path_tasks(tasks))
+    by_id = {t.id: t for t in tasks} if ids else {}
+    return [by_id[i] for i in ids], guessed
 
 
 def critical_path(tasks: list[TaskRecord]) -> list[TaskRecord]:
@@ -212,7 +138,8 @@ def bottleneck(
 
     The path's tasks count with their whole time, the tasks that contain them with the time of
     their own (a step that decides something before it starts its children). ``path`` is the
-    critical path and ``own`` the ``exclusive_times`` when the caller has them already."""
+    critical path and ``own`` the ``exclusive_times`` (of the tasks on it, at least) when the caller
+    has them already."""
     by_id = {t.id: t for t in tasks}
     on_path = set()
     for task in critical_path(tasks) if path is None else path:
@@ -220,7 +147,7 @@ def bottleneck(
         while node is not None and node.id not in on_path:
             on_path.add(node.id)
             node = by_id.get(node.parent_id) if node.parent_id else None
-    own = exclusive_times(tasks) if own is None else own
+    own = exclusive_times(tasks, on_path) if own is None else own
     times = {k: v for k, v in own.items() if k in on_path}
     by_stage: dict[str, list[TaskRecord]] = defaultdict(list)
     for task in tasks:
@@ -260,23 +187,34 @@ def step_costs(tasks: list[TaskRecord]) -> list[dict[str, Any]]:
         if is_warmup(top.stage):
             continue
         members = _subtree(top, children)
-        executed = [t for t in members if t.stage == "execute"]
+        # one pass, summed in ``sum``'s order and from its int 0
+        cpu: float = 0
+        qpu: float = 0
+        queue: float = 0
+        circuits = shots = peak = 0
+        for t in members:
+            p = t.profile
+            if t.parent_id is None or p.pid != top.profile.pid:
+                cpu += p.cpu_s
+            qpu += p.qpu_s or 0.0
+            queue += p.queue_s or 0.0
+            if p.peak_rss_bytes > peak:
+                peak = p.peak_rss_bytes
+            if t.stage == "execute":
+                circuits += int(t.metrics.get("execute.circuits", 0))
+                shots += int(t.metrics.get("result.shots", 0))
         costs.append(
             {
                 "task": top.name,
                 "stage": top.stage,
                 "wall_s": top.profile.wall_s if top.end_ns is not None else None,
-                "cpu_s": sum(
-                    t.profile.cpu_s
-                    for t in members
-                    if t.parent_id is None or t.profile.pid != top.profile.pid
-                ),
-                "circuits": sum(int(t.metrics.get("execute.circuits", 0)) for t in executed),
-                "shots": sum(int(t.metrics.get("result.shots", 0)) for t in executed),
-                "qpu_s": sum(t.profile.qpu_s or 0.0 for t in members),
-                "queue_s": sum(t.profile.queue_s or 0.0 for t in members),
+                "cpu_s": cpu,
+                "circuits": circuits,
+                "shots": shots,
+                "qpu_s": qpu,
+                "queue_s": queue,
                 **modelled_flags(members),
-                "peak_rss_bytes": max((t.profile.peak_rss_bytes for t in members), default=0),
+                "peak_rss_bytes": peak,
             }
         )
     return costs
@@ -285,14 +223,12 @@ def step_costs(tasks: list[TaskRecord]) -> list[dict[str, Any]]:
 def fidelity(tasks: list[TaskRecord]) -> dict[str, Any]:
     """The fidelity figures a pipeline's postprocess step recorded (empty for other runs)."""
     figures: dict[str, Any] = {}
-    for task in tasks:
-        figures.update(
-            {
-                k.removeprefix(FIDELITY_PREFIX): v
-                for k, v in task.metrics.items()
-                if k.startswith(FIDELITY_PREFIX)
-            }
-        )
+    for task in tasks:  # in start order: a later figure of the same name replaces an earlier one
+        metrics = task.metrics
+        if metrics:
+            for key in metrics:
+                if key.startswith(FIDELITY_PREFIX):
+                    figures[key.removeprefix(FIDELITY_PREFIX)] = metrics[key]
     return figures
 
 
@@ -316,26 +252,33 @@ def concurrency(
     run_wall_s: float | None,
     cpus: int | None = None,
     own: dict[str, tuple[float, float]] | None = None,
+    own_cpu_s: float | None = None,
 ) -> dict[str, Any]:
     """How parallel the run really was: the most innermost tasks running at once, and the busy
     cores on average: every task's own CPU seconds (outside its child tasks, so nothing counts
     twice; warm-up included, it kept a core busy) over the run's wall time, never more than
     ``cpus``, the machine's logical CPUs where the run recorded them. ``own`` is
-    ``exclusive_times(tasks)`` when the caller has it already."""
-    children = _children([t for t in tasks if not is_warmup(t.stage)])  # warm-up: apart
-    leaves = [t for t in tasks if t.end_ns is not None and not children.get(t.id)]
-    timed = [  # beside the run's work: the monitor, its reactions, warm-up
-        t for t in leaves if not off_path(t.stage, t.metrics) and not is_warmup(t.stage)
+    ``exclusive_times(tasks)``, or ``own_cpu_s`` its CPU seconds added up, when the caller has it."""
+    parents = {t.parent_id for t in tasks if t.parent_id is not None and not is_warmup(t.stage)}
+    timed = [  # innermost, and not beside the run's work (the monitor, its reactions, warm-up)
+        t
+        for t in tasks
+        if t.end_ns is not None
+        and t.id not in parents
+        and not off_path(t.stage, t.metrics)
+        and not is_warmup(t.stage)
     ]
     events = sorted([(t.start_ns, 1) for t in timed] + [(t.end_ns, -1) for t in timed])
     running = most = 0
     for _, change in events:
         running += change
-        most = max(most, running)
+        if running > most:
+            most = running
     wall = run_wall_s or 0.0
-    own = exclusive_times(tasks) if own is None else own
-    own_cpu = sum(cpu for _, cpu in own.values())
-    busy = own_cpu / wall if wall else None
+    if own_cpu_s is None:
+        own = exclusive_times(tasks) if own is None else own
+        own_cpu_s = sum(cpu for _, cpu in own.values())
+    busy = own_cpu_s / wall if wall else None
     return {
         "max_parallel_tasks": most,
         "mean_busy_cores": busy if busy is None or not cpus else min(busy, cpus),

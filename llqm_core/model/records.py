@@ -12,6 +12,7 @@ import hashlib
 import json
 import operator
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -275,3 +276,8 @@ class KeptResult:
     meta: dict[str, Any] = field(default_factory=dict)
     kept_at: float = field(default_factory=time.time)
     id: int | None = None
+
+
+#: A kept result's payload made at the store writer's next commit, off the job's thread: its
+#: compressed data and raw size, or None when there is nothing to keep after all.
+LaterPayload = Callable[[], tuple[bytes, int] | None]

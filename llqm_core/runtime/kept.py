@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from ..model.errors import UserError
@@ -54,7 +55,8 @@ def default_cap() -> int:
 
 
 class KeptResults:
-    """One run's account of kept payloads: what was kept, what the cap left out."""
+    """One run's account of kept payloads: what was kept, what the cap left out. A payload to be
+    made later (``admit_later``) counts at its bound until it is made (``settle``)."""
 
     def __init__(self, cap: int) -> None:
         self.cap = cap
@@ -63,9 +65,16 @@ class KeptResults:
         self.dropped_bytes = 0
         self.dropped = 0
         self._lock = threading.Lock()
+        self._pending: list[Callable[[], object]] = []  # payloads admitted at their bound
 
     def admit(self, size: int) -> bool:
-        """Whether a payload of ``size`` bytes fits under the cap (it is then counted as kept)."""
+        """Whether a payload of ``size`` bytes fits under the cap (it is then counted as kept).
+        Near the cap the payloads admitted at their bound are made first: the cap decides on
+        their real sizes, as if each had been kept when its job ended."""
+        with self._lock:
+            pending = list(self._pending) if self.kept_bytes + size > self.cap else []
+        for make in pending:  # each settles its own bound (``settle``)
+            make()
         with self._lock:
             if self.kept_bytes + size <= self.cap:
                 self.kept_bytes += size
@@ -74,6 +83,24 @@ class KeptResults:
             self.dropped_bytes += size
             self.dropped += 1
             return False
+
+    def admit_later(self, bound: int, make: Callable[[], object]) -> bool:
+        """Count a payload ``make`` will make, of at most ``bound`` bytes, if that fits; a payload
+        that may not fit is not refused here (the caller keeps it now, through ``admit``)."""
+        with self._lock:
+            if self.kept_bytes + bound > self.cap:
+                return False
+            self.kept_bytes += bound
+            self.kept += 1
+            self._pending.append(make)
+            return True
+
+    def settle(self, make: Callable[[], object], bound: int, size: int | None) -> None:
+        """The payload ``make`` made (``admit_later``) is ``size`` bytes (None: nothing kept)."""
+        with self._lock:
+            self.kept_bytes += (size or 0) - bound
+            self.kept -= size is None
+            self._pending.remove(make)
 
 
 def references(values: Any) -> list[list[Any]] | None:

@@ -5,14 +5,16 @@ store and builds its span; ``TaskHandle`` is what code adds metrics, usage and d
 from __future__ import annotations
 
 import random
+import threading
 import time
 import traceback
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 
+from ..model.counted_steps import STEPS, counted
 from ..model.records import (
     HardwareSnapshot,
     KeptResult,
@@ -33,7 +35,7 @@ from .active_run import (
 )
 from .measure import Measurement
 
-_NUMBERS, _STRINGS = frozenset({int, float}), frozenset({str})
+_NUMBERS, _STRINGS = frozenset({int, float, bool}), frozenset({str})
 
 
 class TaskHandle:
@@ -96,9 +98,10 @@ class TaskHandle:
         return self
 
     def annotate_numbers(self, metrics: dict[str, int | float]) -> TaskHandle:
-        """Record metrics that are all numbers under names a plugin made (a transpile's per-pass
-        seconds): a number carries no secret, so only the types are checked, which keeps a
-        hundred metrics off a short task's path; anything else goes through ``annotate``."""
+        """Record metrics that are all numbers (or flags) under names a plugin made (a
+        transpile's per-pass seconds): a number carries no secret, so only the types are
+        checked, which keeps a hundred metrics off a short task's path; anything else goes
+        through ``annotate``."""
         if (
             _NUMBERS.issuperset(map(type, metrics.values()))
             and _STRINGS.issuperset(map(type, metrics))
@@ -107,6 +110,25 @@ class TaskHandle:
             self.record.metrics.update(metrics)
             return self
         return self.annotate(metrics)
+
+    def count_steps_later(self, run: tuple) -> None:
+        """Keep a run of steps (``model.counted_steps``: a transpile's passes) as raw facts, to be
+        counted into this task's metrics when its row is stored or its span built: counting
+        forty passes and making their metrics was a fifth of a small transpile's task."""
+        metrics = self.record.metrics
+        runs = metrics.get(STEPS)
+        if runs is None:
+            metrics[STEPS] = [run]
+        else:
+            runs.append(run)
+
+    def count_steps_now(self) -> None:
+        """Count the runs of steps kept so far into the metrics: before metrics that add to them."""
+        metrics = self.record.metrics
+        if STEPS in metrics:
+            now = counted(metrics)
+            metrics.clear()
+            metrics.update(now)
 
     def describe(self, value: Any) -> dict[str, Any]:
         """Record the metrics that plugins know for ``value`` (a circuit, a result, ...)."""
@@ -153,6 +175,41 @@ class TaskHandle:
                 )
             return False
         run.store.save_result(KeptResult(run.id, self.id, kind, data, raw_bytes, dict(meta or {})))
+        return True
+
+    def keep_result_later(
+        self,
+        kind: str,
+        make: Callable[[], tuple[bytes, int] | None],
+        bound: int,
+        meta: dict[str, Any] | None = None,
+    ) -> bool:
+        """``keep_result`` of a payload ``make`` returns (data, raw bytes; None: nothing) at the
+        store writer's next commit, on its thread: encoding a small job's result on the job's own
+        thread cost a tenth of its task. ``bound`` (the most bytes the data can take) is counted
+        against the run's cap now; where it does not fit, nothing is queued and False says so:
+        the caller then keeps the payload now (``keep_result``), which the cap decides exactly."""
+        run = self.run
+        if run.store is None:
+            return False
+        account, lock = run.kept, threading.Lock()
+        found: list[tuple[bytes, int] | None] = []
+
+        def made() -> tuple[bytes, int] | None:
+            """Made once, by the writer's commit or by a cap decision that needs its size."""
+            with lock:
+                if not found:
+                    try:
+                        found.append(make())
+                    except Exception:  # a payload that cannot be made is not kept
+                        found.append(None)
+                    account.settle(made, bound, None if found[0] is None else len(found[0][0]))
+            return found[0]
+
+        if not account.admit_later(bound, made):
+            return False
+        kept = KeptResult(run.id, self.id, kind, b"", 0, dict(meta or {}))
+        run.store.save_result(kept, later=made)
         return True
 
     def add_dependency(self, *tasks: TaskHandle | str) -> None:
@@ -316,6 +373,7 @@ def finish_task(
         handle.run.store.finish_task(record)
     plugins = handle.run.plugins
     if plugins.observes_tasks:
+        handle.count_steps_now()  # a plugin reads the metrics as they will be stored
         plugins.call_each("llqm_task_finished", task=record)
     if handle.owns_run:
         handle.run.finish(exc)

@@ -32,6 +32,9 @@ class StoreBackend(ABC):
     journal_base: Path
     #: The driver's exceptions: a write that raises one of these stops the store, not the run.
     errors: tuple[type[BaseException], ...]
+    #: The SQL of the larger of two values, and of "equal, or both NULL" (``store.aggregates``).
+    greatest = "MAX"
+    same_value = "IS"
 
     @abstractmethod
     def prepare(self, readonly: bool) -> None:
@@ -56,6 +59,11 @@ class StoreBackend(ABC):
         return None
 
     @abstractmethod
+    def write_briefly(self, sql: str, params: Sequence[Any] = ()) -> bool:
+        """Run one statement on a connection of its own that waits for a lock only briefly;
+        False (and nothing changed) where it could not: a read-only store, a busy writer."""
+
+    @abstractmethod
     def query(self, conn: Any, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         """The rows of one query, each readable by column name."""
 
@@ -66,6 +74,10 @@ class StoreBackend(ABC):
     @abstractmethod
     def execute(self, conn: Any, sql: str, params: Sequence[Any] = ()) -> None:
         """One statement, committed at once."""
+
+    @abstractmethod
+    def execute_many(self, conn: Any, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """One statement for each of ``rows``, committed together in one transaction."""
 
     @abstractmethod
     def commit_rows(

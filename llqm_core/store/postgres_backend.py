@@ -65,6 +65,9 @@ def _integer_flag(value: Any) -> Any:
 
 
 class PostgresBackend(StoreBackend):
+    greatest = "GREATEST"
+    same_value = "IS NOT DISTINCT FROM"
+
     def __init__(self, url: str) -> None:
         self.location = url
         self.name = without_password(url)
@@ -192,6 +195,15 @@ class PostgresBackend(StoreBackend):
             conn.execute("SET default_transaction_read_only = on")  # a reader never changes it
         return conn
 
+    def write_briefly(self, sql: str, params: Sequence[Any] = ()) -> bool:
+        try:
+            with self._connect() as conn:
+                conn.execute("SET lock_timeout = '200ms'")
+                conn.execute(_sql(sql), params)
+            return True
+        except (psycopg.Error, StoreError):
+            return False
+
     def connect_writer(self) -> Any:
         self.journal_base.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         return self._connect()
@@ -207,6 +219,10 @@ class PostgresBackend(StoreBackend):
 
     def execute(self, conn: Any, sql: str, params: Sequence[Any] = ()) -> None:
         conn.execute(_sql(sql), params)
+
+    def execute_many(self, conn: Any, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        with conn.transaction(), conn.cursor() as cursor:
+            cursor.executemany(_sql(sql), rows)
 
     def commit_rows(
         self,

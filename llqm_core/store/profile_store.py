@@ -14,9 +14,18 @@ import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from ..model.errors import StoreError
-from ..model.records import HardwareSnapshot, KeptResult, PolicyDecision, RunRecord, TaskRecord
+from ..model.records import (
+    HardwareSnapshot,
+    KeptResult,
+    LaterPayload,
+    PolicyDecision,
+    RunRecord,
+    TaskRecord,
+)
+from . import analyses
 from .backend import StoreBackend
 from .reader import StoreReader
 from .schema import STORE_ENV
@@ -120,10 +129,10 @@ class ProfileStore:
     def save_decision(self, decision: PolicyDecision) -> None:
         self._writing().save_decision(decision)
 
-    def save_result(self, result: KeptResult) -> None:
+    def save_result(self, result: KeptResult, later: LaterPayload | None = None) -> None:
         """Keep what a device returned (``KeptResult``), committed by the writer's next commit
-        (within seconds, and at the run's end)."""
-        self._writing().save_result(result)
+        (within seconds, and at the run's end); ``later`` makes its data then."""
+        self._writing().save_result(result, later)
 
     def save_hardware_change(
         self,
@@ -166,6 +175,28 @@ class ProfileStore:
     def task_outlines(self, run: RunRecord) -> list[TaskRecord]:
         """The run's tasks with what analyses read (``StoreReader.task_outlines``)."""
         return self._reader.task_outlines(run)
+
+    def stage_figures(self, run: RunRecord) -> tuple[dict[str, dict[str, Any]], float] | None:
+        """Per stage, the figures of ``analysis.report.stage_totals`` added up in the database,
+        and every ended task's own CPU seconds; None while some tasks are only in a journal."""
+        return self._reader.stage_figures(run)
+
+    def own_times(self, run: RunRecord) -> dict[str, tuple[float, float]] | None:
+        """Each ended task's own (wall, CPU) seconds (``analysis.summary.exclusive_times``), found
+        in the database; None while some tasks are only in a journal."""
+        return self._reader.own_times(run)
+
+    def analysis_stamp(self, run: RunRecord) -> str | None:
+        """What the run holds now (``analyses.stamp``); None while it may still change."""
+        return analyses.stamp(self._reader, run)
+
+    def kept_analysis(self, run: RunRecord) -> dict[str, Any] | None:
+        """The analysis kept for the run (``analyses``) while the run is as it was then."""
+        return analyses.read(self._reader, run)[1]
+
+    def keep_analysis(self, run: RunRecord, stamp: str, analysis: dict[str, Any]) -> bool:
+        """Keep the run's analysis (plain JSON data) under ``stamp``, where the store takes it."""
+        return analyses.keep(self._reader, run, stamp, analysis)
 
     def count_tasks(self, run_id: str) -> int:
         """How many tasks the run (its full id) has, committed or still in a journal."""

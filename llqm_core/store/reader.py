@@ -25,6 +25,7 @@ from ..model.records import (
     TaskRecord,
     TaskStatus,
 )
+from . import aggregates
 from .backend import Row, StoreBackend
 from .journal import read_journals
 from .row_records import (
@@ -177,6 +178,19 @@ class StoreReader:
         if journaled:
             outlines.sort(key=lambda task: task.start_ns)
         return outlines
+
+    def stage_figures(self, run: RunRecord) -> tuple[dict[str, dict[str, Any]], float] | None:
+        """``aggregates.stage_figures`` of the run, added up in the database; None while some of
+        its tasks are still only in a journal (the caller adds up the tasks it read)."""
+        if self._journaled(run.id):
+            return None
+        return aggregates.stage_figures(self, run.id)
+
+    def own_times(self, run: RunRecord) -> dict[str, tuple[float, float]] | None:
+        """``aggregates.own_times`` of the run; None while some tasks are only in a journal."""
+        if self._journaled(run.id):
+            return None
+        return aggregates.own_times(self, run.id)
 
     def _query_tuples(self, sql: str, params: tuple = ()) -> list[tuple]:
         """``_query``'s rows as plain tuples: a third of the time for many rows."""

@@ -12,7 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from ..model.errors import StoreError
-from ..model.records import HardwareSnapshot, KeptResult, PolicyDecision, RunRecord, TaskRecord
+from ..model.records import (
+    HardwareSnapshot,
+    KeptResult,
+    LaterPayload,
+    PolicyDecision,
+    RunRecord,
+    TaskRecord,
+)
 from ..model.secrets import without_password
 from .profile_store import ProfileStore, is_database_url
 
@@ -102,8 +109,13 @@ class RelayStore(ProfileStore):
     def save_decision(self, decision: PolicyDecision) -> None:
         self._relay("save_decision", decision)
 
-    def save_result(self, result: KeptResult) -> None:
-        """A kept result goes back with the rest (its payload compressed already)."""
+    def save_result(self, result: KeptResult, later: LaterPayload | None = None) -> None:
+        """A kept result goes back with the rest, its payload compressed (made now if ``later``)."""
+        if later is not None:
+            made = later()
+            if made is None:
+                return
+            result.data, result.raw_bytes = made
         self._relay("save_result", result)
 
     def close(self) -> None:

@@ -9,6 +9,7 @@ released version is refused with one sentence.
 
 from __future__ import annotations
 
+from ..model.counted_steps import counted
 from ..model.errors import StoreError
 from ..model.records import PROFILE_VALUE_NAMES
 from .journal import json_text
@@ -86,6 +87,14 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE tasks ADD COLUMN readings TEXT;
     """,
+    # 7: a finished run's report, kept so that a later report or comparison reads it back instead
+    # of walking its tasks again (``store.analyses``): used only while ``stamp`` (what the run
+    # held when it was analysed, and by which llqm) still matches
+    """
+    CREATE TABLE analyses (
+        run_id TEXT PRIMARY KEY, stamp TEXT NOT NULL, report TEXT NOT NULL, saved_at REAL NOT NULL
+    );
+    """,
 ]
 SCHEMA_VERSION = FIRST_VERSION + len(MIGRATIONS) - 1
 #: A task's row, in the order the journal keeps it and the INSERT names it. (``profile`` is a
@@ -122,11 +131,16 @@ def older_row(row: list) -> list | None:
 
 #: The columns kept as JSON text, each with its text when empty (most tasks': no encoder call).
 _JSON_COLUMNS = ((TASK_COLUMNS.index("depends_on"), "[]"), (TASK_COLUMNS.index("metrics"), "{}"))
+_METRICS = TASK_COLUMNS.index("metrics")
 
 
 def stored_row(row: list) -> list:
-    """A journaled row (``TASK_COLUMNS``, its list and dict as they are) as SQLite keeps it."""
+    """A journaled row (``TASK_COLUMNS``, its list and dict as they are) as SQLite keeps it; the
+    steps a task kept as raw facts are counted into its metrics here (``model.counted_steps``),
+    off the task's thread, by the writer, a recovery and a reader of journals alike."""
     row = list(row)
+    if isinstance(row[_METRICS], dict):
+        row[_METRICS] = counted(row[_METRICS])
     for column, empty in _JSON_COLUMNS:
         value = row[column]
         if value is not None and not isinstance(value, str):

@@ -154,6 +154,19 @@ class SQLiteBackend(StoreBackend):
         conn.row_factory = sqlite3.Row
         return conn
 
+    def write_briefly(self, sql: str, params: Sequence[Any] = ()) -> bool:
+        try:
+            conn = sqlite3.connect(self.path, timeout=0.2, isolation_level=None)
+        except sqlite3.Error:
+            return False
+        try:
+            conn.execute(sql, params)
+            return True
+        except sqlite3.Error:
+            return False
+        finally:
+            conn.close()
+
     def connect_writer(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -183,6 +196,13 @@ class SQLiteBackend(StoreBackend):
 
     def execute(self, conn: sqlite3.Connection, sql: str, params: Sequence[Any] = ()) -> None:
         conn.execute(sql, params)
+
+    def execute_many(
+        self, conn: sqlite3.Connection, sql: str, rows: Sequence[Sequence[Any]]
+    ) -> None:
+        conn.execute("BEGIN")  # a failure is rolled back by the writer (``rollback``)
+        conn.executemany(sql, rows)
+        conn.execute("COMMIT")
 
     def commit_rows(
         self,

@@ -23,6 +23,7 @@ from ..model.errors import LLQMWarning, StoreError
 from ..model.records import (
     HardwareSnapshot,
     KeptResult,
+    LaterPayload,
     PolicyDecision,
     RunRecord,
     TaskRecord,
@@ -209,22 +210,19 @@ class StoreWriter:
             ),
         )
 
-    def save_result(self, result: KeptResult) -> None:
+    def save_result(self, result: KeptResult, later: LaterPayload | None = None) -> None:
         """Queue a kept result for the writer's next commit (within ``DRAIN_INTERVAL_S``, and at
-        the run's end): a transaction per job on the job's own thread cost more than its task."""
-        row = (
-            result.run_id,
-            result.task_id,
-            result.kind,
-            _dumps(result.meta),
-            result.data,
-            result.raw_bytes,
-            result.kept_at,
-        )
+        the run's end): a transaction per job on the job's own thread cost more than its task.
+        ``later`` makes its data and raw size then, on the writer's thread (None: nothing kept)."""
+        data = result.data if later is None else later  # meta as JSON at the commit, too
+        row = (result.run_id, result.task_id, result.kind, result.meta, data)
         with self._queue_lock:
-            self._results.append(row)
+            self._results.append((*row, result.raw_bytes, result.kept_at))
+            queued = len(self._results)
         if not self._woken:
             self._wake_thread()
+        if queued >= MAX_QUEUED_ROWS and not self._hurry.is_set():
+            self._hurry.set()
 
     def close(self) -> None:
         """Commit what is queued, fold the WAL into the database file and close it, so that the
@@ -328,11 +326,12 @@ class StoreWriter:
         self._commit_results()
 
     def _commit_results(self) -> None:
-        """Insert the queued kept results, each committed on its own. Hold ``_lock``."""
+        """Insert the queued kept results in one transaction (a commit each cost the writer,
+        and the GIL it holds, a transaction per job). Hold ``_lock``."""
         with self._queue_lock:
             results, self._results = self._results, []
-        for row in results:
-            self.backend.execute(self._conn, _INSERT_RESULT, row)
+        if rows := [row for row in map(_stored, results) if row is not None]:
+            self.backend.execute_many(self._conn, _INSERT_RESULT, rows)
 
     def fold_dead_journals(self) -> None:
         """Commit the journals that processes now gone left behind (a kill, a crash), and delete them."""
@@ -391,9 +390,8 @@ class StoreWriter:
                 self._wake.wait(CHECKPOINT_INTERVAL_S)
                 hurried = self._hurry.wait(DRAIN_INTERVAL_S)
                 self._wake.clear()
-                self._woken = (
-                    False  # before taking the queue: a row queued after this wakes us again
-                )
+                # before taking the queue: a row queued after this wakes us again
+                self._woken = False
                 self._hurry.clear()
                 with self._lock:
                     if self.state is WriterState.CLOSED:
@@ -418,17 +416,27 @@ class StoreWriter:
                 checkpoints.close()
 
 
+def _stored(row: tuple) -> tuple | None:
+    """A queued result as the store keeps it: its meta as JSON, its payload made now where
+    ``save_result`` was given one to make later (None: nothing to keep after all)."""
+    data, raw = row[4], row[5]
+    if callable(data):
+        made = data()
+        if made is None:
+            return None
+        data, raw = made
+    return (*row[:3], _dumps(row[3]), data, raw, row[6])
+
+
 _writers: weakref.WeakSet[StoreWriter] = weakref.WeakSet()
 
 
 @atexit.register
 def _close_writers() -> None:
     for writer in list(_writers):
-        try:
+        try:  # at exit, a store that cannot close cleanly is left to its database's recovery
             writer.close()
-        except (
-            Exception
-        ):  # at exit, a store that cannot close cleanly is left to its database's recovery
+        except Exception:
             pass
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..model.counted_steps import counted
 from ..model.records import RunRecord, TaskRecord
 
 PREFIX = "llqm."
@@ -162,6 +163,6 @@ def task_end_attributes(task: TaskRecord) -> dict[str, Any]:
         attrs[HOST_NAME] = p.host
     if task.hardware:
         attrs[HARDWARE_SNAPSHOT] = task.hardware
-    for key, value in task.metrics.items():
+    for key, value in counted(task.metrics).items():
         attrs[metric_attribute(key)] = _attribute_value(value)
     return attrs

@@ -31,26 +31,106 @@ def _widths(key: str) -> list[int]:
     return [len(part) for part in key.split(" ")]
 
 
-def encode(counts: Sequence[Mapping[str, int]]) -> bytes:
-    """The job's counts as one uncompressed payload (see the module's layout)."""
+#: One circuit's outcomes as the payload lays them out: how many, the registers' widths, each
+#: outcome's bits packed (8 to a byte, first bit highest, each outcome padded to whole bytes)
+#: and the counts in the outcomes' order.
+_Circuit = tuple[int, list[int], bytes, list[int]]
+
+
+def _from_bits(one: Mapping[str, int]) -> _Circuit:
+    """A circuit's counts keyed by bit strings (registers apart by spaces)."""
+    keys = list(one)
+    widths = _widths(keys[0]) if keys else [0]
+    if any(_widths(k) != widths for k in keys):
+        raise ValueError("the outcomes of one circuit have registers of differing widths.")
+    width = sum(widths)
+    packed = b""
+    if keys and width:
+        text = "".join(keys).replace(" ", "").encode()
+        bits = np.frombuffer(text, dtype=np.uint8).reshape(len(keys), width) - ord("0")
+        packed = np.packbits(bits, axis=1).tobytes()
+    return len(keys), widths, packed, list(one.values())
+
+
+def _from_hex(counts: Mapping[str, int], header: Any) -> _Circuit | None:
+    """A circuit's counts as a backend's ``Result`` holds them (hexadecimal outcomes) and the
+    bit strings ``Result.get_counts`` would make of them, read without making them: None where
+    the header does not say every register's width (``get_counts`` is asked then)."""
+    slots = header.get("memory_slots") if isinstance(header, Mapping) else None
+    registers = header.get("creg_sizes") if isinstance(header, Mapping) else None
+    if not isinstance(slots, int) or slots <= 0 or not registers:
+        return None
+    widths = [int(size) for _, size in reversed(registers)]
+    if sum(widths) != slots:
+        return None
+    row = (slots + 7) // 8
+    shift, limit = row * 8 - slots, 1 << slots
+    try:
+        values = [int(key, 16) for key in counts]
+    except (TypeError, ValueError):
+        return None
+    if any(value >= limit for value in values):  # wider than its slots: left to Qiskit
+        return None
+    packed = b"".join((value << shift).to_bytes(row, "big") for value in values)
+    return len(values), widths, packed, list(counts.values())
+
+
+#: Payloads up to this size are compressed with a small window and little state (``compress``).
+SMALL_PAYLOAD_BYTES = 4096
+
+
+def compress(raw: bytes) -> bytes:
+    """``raw`` compressed for the store, as ``zlib.decompress`` reads it. A small payload (a
+    job of a few outcomes) gets a 4 KiB window and the least state: ``zlib.compress`` sets up
+    a 32 KiB window and 256 KiB of state first, ten times the work of compressing the payload
+    itself (docs/performance.md)."""
+    if len(raw) > SMALL_PAYLOAD_BYTES:
+        return zlib.compress(raw, 6)
+    small = zlib.compressobj(6, zlib.DEFLATED, 12, 1)
+    return small.compress(raw) + small.flush()
+
+
+#: The payload's header as compact JSON (``json.dumps`` with separators builds an encoder per call).
+_json = json.JSONEncoder(separators=(",", ":")).encode
+
+
+def _payload(circuits: Sequence[_Circuit]) -> bytes:
+    """The circuits' outcomes as one uncompressed payload (see the module's layout)."""
     header: list[list[Any]] = []
     chunks: list[bytes] = []
-    for one in counts:
-        keys = list(one)
-        widths = _widths(keys[0]) if keys else [0]
-        if any(_widths(k) != widths for k in keys):
-            raise ValueError("the outcomes of one circuit have registers of differing widths.")
-        values = np.fromiter(one.values(), dtype=np.uint64, count=len(keys))
-        wide = bool(len(values)) and int(values.max()) >= 2**32
-        header.append([len(keys), widths, 8 if wide else 4])
-        width = sum(widths)
-        if keys and width:
-            text = "".join(keys).replace(" ", "").encode()
-            bits = np.frombuffer(text, dtype=np.uint8).reshape(len(keys), width) - ord("0")
-            chunks.append(np.packbits(bits, axis=1).tobytes())
-        chunks.append(values.astype("<u8" if wide else "<u4").tobytes())
-    head = json.dumps({"format": FORMAT, "circuits": header}, separators=(",", ":")).encode()
+    for outcomes, widths, packed, values in circuits:
+        wide = bool(values) and max(values) >= 2**32
+        header.append([outcomes, widths, 8 if wide else 4])
+        chunks.append(packed)
+        chunks.append(struct.pack(f"<{len(values)}{'Q' if wide else 'I'}", *values))
+    head = _json({"format": FORMAT, "circuits": header}).encode()
     return struct.pack("<I", len(head)) + head + b"".join(chunks)
+
+
+def encode(counts: Sequence[Mapping[str, int]]) -> bytes:
+    """The job's counts as one uncompressed payload (see the module's layout)."""
+    return _payload([_from_bits(one) for one in counts])
+
+
+def encode_result(result: Any) -> bytes | None:
+    """A backend's ``Result`` as ``encode`` makes it of its ``get_counts``, read from its
+    hexadecimal counts where their header allows (a tenth of ``get_counts``' cost for a small
+    circuit); None for a result without counts (a statevector's probabilities are none)."""
+    circuits = []
+    for index, experiment in enumerate(result.results):
+        data = getattr(experiment, "data", None)
+        counts = getattr(data, "counts", None)
+        one = _from_hex(counts, getattr(experiment, "header", None)) if counts else None
+        if one is None:
+            try:
+                found = result.get_counts(index)
+            except Exception:  # experiments without counts (memory only)
+                return None
+            if not all(isinstance(n, int) for n in found.values()):
+                return None  # a statevector's probabilities, not counts
+            one = _from_bits(found)
+        circuits.append(one)
+    return _payload(circuits)
 
 
 def decode(payload: bytes) -> list[dict[str, int]]:
@@ -88,17 +168,40 @@ def keep(handle: Any, counts: Sequence[Any], shots: int) -> None:
     if not handle.keeps_results():
         return
     started = time.perf_counter()
-    raw = encode(counts)
-    kept = handle.keep_result(
-        KIND,
-        zlib.compress(raw, 6),
-        len(raw),
-        {"circuits": len(counts), "shots": shots, "format": FORMAT},
-    )
-    if kept:
+    if _keep_payload(handle, encode(counts), len(counts), shots):
         for index, one in enumerate(counts):
             setattr(one, KEPT_AT, (handle.id, index))
-    handle.annotate({"results.keep_s": time.perf_counter() - started})
+    handle.annotate_numbers({"results.keep_s": time.perf_counter() - started})
+
+
+def _small_bound(result: Any) -> int | None:
+    """The most bytes a small job's kept counts can take compressed, read from sizes alone (no
+    outcome is read); None for a job too large to be kept later (its result would be held
+    until the writer's commit) or whose header does not give every outcome's width."""
+    raw = 64
+    for experiment in result.results:
+        counts = getattr(getattr(experiment, "data", None), "counts", None)
+        header = getattr(experiment, "header", None)
+        if not isinstance(header, Mapping) or not isinstance(counts, dict):
+            return None
+        slots, registers = header.get("memory_slots"), header.get("creg_sizes") or ()
+        if not isinstance(slots, int) or slots <= 0:
+            return None
+        raw += 32 + 8 * len(registers) + len(counts) * ((slots + 7) // 8 + 8)
+        if raw > SMALL_PAYLOAD_BYTES:
+            return None
+    return raw + raw // 16 + 64  # deflate's stored blocks, if nothing compresses
+
+
+def _made(result: Any) -> tuple[bytes, int] | None:
+    """A job's kept counts, made at the store writer's commit (``keep_result_later``)."""
+    raw = encode_result(result)
+    return None if raw is None else (compress(raw), len(raw))
+
+
+def _keep_payload(handle: Any, raw: bytes, circuits: int, shots: int) -> bool:
+    meta = {"circuits": circuits, "shots": shots, "format": FORMAT}
+    return bool(handle.keep_result(KIND, compress(raw), len(raw), meta))
 
 
 def load(payload: bytes) -> list[dict[str, int]]:
@@ -149,11 +252,17 @@ def keep_job_result(handle: Any, result: Any) -> None:
 
     started = time.perf_counter()
     if isinstance(result, Result):
-        try:
-            counts = [result.get_counts(i) for i in range(len(result.results))]
-        except Exception:  # experiments without counts (a statevector, memory only)
+        if not result.results:
             return
-        keep(handle, counts, int(getattr(result.results[0], "shots", 0) or 0))
+        shots = int(getattr(result.results[0], "shots", 0) or 0)
+        meta = {"circuits": len(result.results), "shots": shots, "format": FORMAT}
+        bound = _small_bound(result)
+        if bound is None or not handle.keep_result_later(KIND, lambda: _made(result), bound, meta):
+            raw = encode_result(result)
+            if raw is None:
+                return
+            _keep_payload(handle, raw, len(result.results), shots)
+        handle.annotate_numbers({"results.keep_s": time.perf_counter() - started})
         return
     if not isinstance(result, PrimitiveResult):
         return
@@ -163,8 +272,8 @@ def keep_job_result(handle: Any, result: Any) -> None:
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)  # type: ignore[arg-type]  # numpy's stub reads the names as options
     raw = buffer.getvalue()
-    handle.keep_result(PRIMITIVE_KIND, zlib.compress(raw, 6), len(raw), meta)
-    handle.annotate({"results.keep_s": time.perf_counter() - started})
+    handle.keep_result(PRIMITIVE_KIND, compress(raw), len(raw), meta)
+    handle.annotate_numbers({"results.keep_s": time.perf_counter() - started})
 
 
 def load_primitive(payload: bytes) -> dict[str, np.ndarray]:

@@ -4,12 +4,13 @@ tasks with the per-stage children and per-pass seconds of ``profiled_transpile``
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from qiskit import QuantumCircuit
 from qiskit.transpiler import PassManager, StagedPassManager
+from qiskit.utils import should_run_in_parallel
 
 import llqm_core
 import llqm_core.plugin
@@ -76,11 +77,14 @@ def _run_profiled(
     if not staged:
         profiler.record_on_parent()
     try:
-        with profiler.running():
-            if marked is not None:
-                out = run_marked(marked, circuit, callback=on_pass, **options)
-            else:
-                out = run(pass_manager, circuit, callback=on_pass, **options)
+        if followed:  # no marker passes to tell the profiler: no context to set for them
+            out = run(pass_manager, circuit, callback=on_pass, **options)
+        else:
+            with profiler.running():
+                if marked is not None:
+                    out = run_marked(marked, circuit, callback=on_pass, **options)
+                else:
+                    out = run(pass_manager, circuit, callback=on_pass, **options)
     except BaseException as exc:
         if followed:
             profiler.finish_followed(exc)
@@ -100,33 +104,27 @@ def _run_profiled(
     return out
 
 
-@contextmanager
 def _transpile_task(
     run: llqm_core.ActiveRun, circuits: list[Any], options: dict[str, Any] | None = None
-) -> Iterator[llqm_core.TaskHandle]:
+) -> AbstractContextManager[llqm_core.TaskHandle]:
     """A ``transpile`` task for the call, with ``transpile()``'s ``options``; inside a
     ``transpile`` task of someone else's (a Prefect task of that stage) the stages go under that
     one instead of a second ``transpile``."""
     enclosing = llqm_core.current_task()
     if enclosing is not None and enclosing.run is run and enclosing.record.stage == STAGE:
         enclosing.add_dependency(*run.producers(circuits))
-        yield enclosing
-        return
-    with _new_transpile_task(run, circuits, options or {}) as handle:
-        yield handle
+        return nullcontext(enclosing)  # not a generator's context: a few calls fewer per transpile
+    return _new_transpile_task(run, circuits, options or {})
 
 
 def _new_transpile_task(
     run: llqm_core.ActiveRun, circuits: list[Any], options: dict[str, Any]
 ) -> llqm_core.TaskHandle:
     handle = llqm_core.plugin.start_task(STAGE, STAGE, run.producers(circuits), run=run)
-    handle.annotate(
-        {
-            "transpile.instrumented": True,
-            "transpile.input_size": sum(len(c.data) for c in circuits),
-        }
-        | options
-    )
+    size = sum(len(c.data) for c in circuits)
+    handle.annotate_numbers({"transpile.instrumented": True, "transpile.input_size": size})
+    if options:  # ``transpile()``'s, with the backend's name: checked and redacted
+        handle.annotate(options)
     return handle
 
 
@@ -160,8 +158,6 @@ def wrap_pass_manager_run(original: Callable[..., Any]) -> Callable[..., Any]:
         if active is None or batch is None:
             return original(self, circuits, output_name, callback, num_processes, **kwargs)
         single = isinstance(circuits, QuantumCircuit)
-        from qiskit.utils import should_run_in_parallel
-
         enclosing = llqm_core.current_task()
         token = busy.set(True)
         try:

@@ -6,6 +6,8 @@ user's passes (``with_markers``), or the stage of each pass the user's pass mana
 from __future__ import annotations
 
 import functools
+import operator
+import weakref
 from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
@@ -92,16 +94,63 @@ def _groups(part: PassManager) -> list[Any]:
     return groups if isinstance(groups, list) else [[part.to_flow_controller()]]
 
 
-def stages_of_passes(pass_manager: StagedPassManager) -> dict[int, str]:
-    """The stage of every pass ``pass_manager`` holds (by the pass object's id), looking into
+def stages_of_passes(pass_manager: StagedPassManager) -> dict[int, tuple[str | None, str, bool]]:
+    """The name, stage and whether it may change the circuit of every pass ``pass_manager``
+    holds (by the pass object's id; one tuple per pass, which a journal frame keeps once: the
+    callback of a followed run appends it as it is), looking into
     flow controllers and the passes each pass requires; a pass met in two stages is the
-    first's. One walk with a stack: it runs at every small transpile."""
-    found: dict[int, str] = {}
+    first's. Walked once per pass manager and kept while its stages hold the same groups of
+    passes (``_walked``): Qiskit's documented pattern runs one pass manager per circuit."""
+    outline = _outline(pass_manager)
+    kept = _walked.get(pass_manager)
+    if kept is not None and _same(kept[0], outline):
+        return kept[1]
+    found = _walk(outline)
+    _walked[pass_manager] = (outline, found)
+    return found
+
+
+#: Per pass manager: the outline its stages had when walked, and the stage of each pass then.
+_walked: weakref.WeakKeyDictionary[
+    Any, tuple[list[Any], dict[int, tuple[str | None, str, bool]]]
+] = weakref.WeakKeyDictionary()
+
+
+def _outline(pass_manager: StagedPassManager) -> list[Any]:
+    """Each stage's name followed by the groups of passes its slots hold, in order: the same
+    objects, by identity, while nobody sets a stage, appends, replaces or removes a group
+    (holding them keeps their ids from being reused)."""
+    outline: list[Any] = []
+    for stage, slots in _slots(pass_manager.stages):
+        outline.append(stage)
+        for slot in slots:
+            part = getattr(pass_manager, slot)
+            if part is not None:
+                groups = getattr(part, "_tasks", None)
+                outline += groups if isinstance(groups, list) else _groups(part)
+    return outline
+
+
+@functools.cache
+def _slots(stages: tuple[str, ...]) -> tuple[tuple[str, tuple[str, str, str]], ...]:
+    """Each stage with its ``pre_``, own and ``post_`` slots, as ``_stage_parts`` reads them."""
+    return tuple((stage, (f"pre_{stage}", stage, f"post_{stage}")) for stage in stages)
+
+
+def _same(kept: list[Any], outline: list[Any]) -> bool:
+    return len(kept) == len(outline) and all(map(operator.is_, kept, outline))
+
+
+def _walk(outline: list[Any]) -> dict[int, tuple[str | None, str, bool]]:
+    """One walk with a stack of every group under each stage of ``outline``."""
+    found: dict[int, tuple[str | None, str, bool]] = {}
     kinds = _task_kinds
-    for stage in pass_manager.stages:
-        pending: list[Any] = []
-        for part in _stage_parts(pass_manager, stage):
-            pending += _groups(part)
+    stage = ""
+    for entry in outline:
+        if isinstance(entry, str):
+            stage = entry
+            continue
+        pending: list[Any] = [entry]
         while pending:
             item = pending.pop()
             kind = kinds.get(type(item))
@@ -110,7 +159,8 @@ def stages_of_passes(pass_manager: StagedPassManager) -> dict[int, str]:
             if kind == _PASS:
                 key = id(item)
                 if key not in found:
-                    found[key] = stage
+                    name = None if type(item) is StageMarker else item.name()
+                    found[key] = (name, stage, bool(item.is_transformation_pass))
                     requires = getattr(item, "requires", None)
                     if requires:
                         pending += requires

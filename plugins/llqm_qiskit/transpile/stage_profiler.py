@@ -84,9 +84,12 @@ class StageProfiler:
         self.final_dag: DAGCircuit | None = None  # the compiled circuit, once the last stage ends
         self.widths: dict[str, int] = {}
         # With ``follow``: each pass's stage and the stages in order, for a run without markers.
-        self.stage_of: dict[int, str] = {}
-        self.stage_names: list[str] = []
-        self.ran: list[tuple[Any, float, DAGCircuit, int, float, Any]] = []  # followed passes
+        self.stage_of: dict[int, tuple[str | None, str, bool]] = {}
+        self.stage_names: tuple[str, ...] = ()
+        # A followed run's passes: each one's (name, stage, changes the circuit), seconds, the
+        # circuit's size after it and the clock then; and the run's property set.
+        self.ran: list[tuple[tuple[str | None, str | None, bool], float, int, float]] = []
+        self.property_set: Any = None
 
     @contextmanager
     def running(self) -> Iterator[None]:
@@ -111,37 +114,40 @@ class StageProfiler:
         if self.depths:  # a pass's depth is read as it ends, which a followed run defers
             return False
         self.stage_of = stages_of_passes(pass_manager)
-        self.stage_names = list(pass_manager.stages)
+        self.stage_names = tuple(pass_manager.stages)
         return bool(self.stage_of)  # False: no pass found where Qiskit 2 keeps them
 
     def on_followed_pass(
         self, pass_: Any, time: float, dag: DAGCircuit, property_set: Any, count: int = 0
     ) -> None:
-        """The callback of a followed run: each pass is kept as it ended (the circuit's size
-        then, the clock) and counted once the run has ended (``finish_followed``), in one loop
-        away from the transpile's own work: a call between two passes is then an append."""
-        self.ran.append((pass_, time, dag, dag.size(), _clock(), property_set))
+        """The callback of a followed run: each pass is kept as it ended (its name and stage,
+        the circuit's size then, the clock), in the form a task keeps it to be counted later
+        (``model.counted_steps``): a call between two passes is then an append."""
+        step = self.stage_of.get(id(pass_)) or _unstaged(pass_)
+        self.ran.append((step, time, dag.size(), _clock()))
+        self.final_dag, self.property_set = dag, property_set
 
-    def _count_followed(self) -> None:
+    def _count_followed(self, one_count: bool = False) -> None:
         """The passes of a followed run, in order, in one loop: a pass of another stage than the
         last one's ended that stage when it began (a pass of no known stage stays in the last
         one's). Each pass is counted here rather than through ``_count``: a call per pass was
-        most of this loop's cost (docs/performance.md)."""
-        stage_of, kinds, depth = self.stage_of, _pass_kinds, self.depth
-        pending, passes, ran = self.pending, self.passes, self.ran
-        for pass_, seconds, _, size, ended, property_set in ran:
-            stage = stage_of.get(id(pass_))
+        most of this loop's cost (docs/performance.md). With ``one_count`` every stage's passes
+        go into one count (``passes``), as a short transpile puts them on its ``transpile`` task,
+        rather than a count per stage to be added up after."""
+        depth, pending, passes = self.depth, self.pending, self.passes
+        for (name, stage, changes_dag), seconds, size, ended in self.ran:
             if stage is not None and (pending is None or stage != pending.name):
                 began = ended - seconds
-                self._end_timed(began)
+                if pending is not None:
+                    pending.end({} if one_count else passes, began)
+                    self.timed.append(pending)
                 pending = self.pending = _TimedStage(stage, began)
-                passes = self.passes
-            kind = kinds.get(type(pass_))
-            name, changes_dag = kind if kind is not None else _pass_kind(pass_)
+                if not one_count:
+                    passes = self.passes = {}
             if changes_dag:
                 depth = None
             elif name == "Depth":
-                depth = property_set["depth"]
+                depth = self.property_set["depth"]
             if pending is None or name is None:  # before the first pass of a known stage
                 continue
             entry = passes.get(name)
@@ -151,24 +157,42 @@ class StageProfiler:
                 entry[0] += 1
                 entry[1] += seconds
                 entry[2] = size
-        if ran:
-            self.final_dag = ran[-1][2]
         self.ran, self.depth = [], depth
 
     def finish_followed(self, exc: BaseException | None = None) -> None:
         """A followed run has ended: every stage of the pass manager is there in its order (one
         that ran no pass with 0 s), on the ``transpile`` task or, past ``STAGE_TASKS_AFTER_S``,
         as tasks of their own."""
-        self._count_followed()
         if exc is not None:
+            self._count_followed()
             self.close(None, exc)
             return
-        self._end_timed()
-        self._in_stage_order()
         if _clock() - self.began >= STAGE_TASKS_AFTER_S:
+            self._count_followed()
+            self._end_timed()
+            self._in_stage_order()
             self._record_timed()
-        else:
-            self.close(None)
+            return
+        # Short: the stages' seconds and one count of all their passes on the ``transpile`` task,
+        # kept as raw facts and counted when the task is stored (``model.counted_steps``). Here
+        # only what the compiled circuit's description needs: its DAG and Qiskit's last depth.
+        steps, self.ran = self.ran, []
+        self.depth = self._last_depth(steps)
+        self.parent.count_steps_later(
+            (_PASS_PREFIX, _STAGE_PREFIX, _TOTAL, self.began, _clock(), self.stage_names, steps)
+        )
+
+    def _last_depth(
+        self, ran: list[tuple[tuple[str | None, str | None, bool], float, int, float]]
+    ) -> int | None:
+        """Qiskit's depth as the last ``Depth`` pass measured it, None if a pass that may change
+        the circuit ran after it: the passes are walked from the last."""
+        for (name, _, changes_dag), _, _, _ in reversed(ran):
+            if changes_dag:
+                return None
+            if name == "Depth":
+                return self.property_set["depth"]
+        return self.depth
 
     def _in_stage_order(self) -> None:
         by_name: dict[str, _TimedStage] = {}
@@ -325,6 +349,7 @@ class StageProfiler:
     def _put_on_parent(self, walls: dict[str, float], passes: dict[str, list[Any]]) -> None:
         """Stages' seconds and passes on the ``transpile`` task; several circuits of one call
         add theirs up."""
+        self.parent.count_steps_now()  # counted passes of an earlier circuit are added to
         metrics = pass_metrics(passes)
         for name, wall in walls.items():
             key = _stage_metric_names.get(name)
@@ -364,6 +389,15 @@ def _pass_kind(pass_: Any) -> tuple[str | None, bool]:
         _pass_kinds[type(pass_)] = kind
     return kind
 
+
+def _unstaged(pass_: Any) -> tuple[str | None, None, bool]:
+    """A pass of no known stage, as a followed run's step: its name and whether it may change
+    the circuit."""
+    name, changes_dag = _pass_kinds.get(type(pass_)) or _pass_kind(pass_)
+    return (name, None, changes_dag)
+
+
+_PASS_PREFIX, _STAGE_PREFIX, _TOTAL = "transpile.pass.", "transpile.stage.", "transpile.passes"
 
 #: Per stage name: its metric's name.
 _stage_metric_names: dict[str, str] = {}
