@@ -15,8 +15,10 @@ The second form fills a store (once: a store that already holds the runs is reus
 the others runs of 1,000 tasks each. It checks that no task was lost, then times each command
 on the first big run (wall and CPU seconds, the command's peak resident memory and the machine's
 load, against its target), first with no kept analysis of the runs and then reading the one the
-first command kept (``(kept)``), and checks that the HTML and Chrome trace it wrote parse.
-``postgres`` starts a throwaway PostgreSQL server (tests/postgres_server.py) for the run.
+first command kept (``(kept)``), a first ``llqm compare`` both ways (``LLQM_SIDE_BY_SIDE``: in
+one process, and two runs analysed side by side; the CPU counts both processes), and checks
+that the HTML and Chrome trace it wrote parse. The load is the one-minute average before each
+command. ``postgres`` starts a throwaway PostgreSQL server (tests/postgres_server.py) for the run.
 
 The third form writes runs of N and 4N tasks and prints how much longer each command takes on
 the larger one (CPU seconds: steadier than wall time on a shared machine): about 4x (or less,
@@ -87,7 +89,13 @@ COMMANDS = (
     ),
     ("llqm compare RUN OTHER", ("compare", "{run}", "{other}"), 5.0, None, True),
     ("llqm compare RUN OTHER (kept)", ("compare", "{run}", "{other}"), 5.0, None, False),
+    # the two ways a first compare analyses the pair, whatever the machine's load
+    ("compare, one process", ("compare", "{run}", "{other}"), 5.0, None, "0"),
+    ("compare, side by side", ("compare", "{run}", "{other}"), 5.0, None, "1"),
 )
+#: A command whose last field is a text runs with ``LLQM_SIDE_BY_SIDE`` set to it, the kept
+#: analyses forgotten first (``llqm_core.analysis.side_by_side``).
+SIDE_BY_SIDE = "LLQM_SIDE_BY_SIDE"
 
 
 def forget_analyses(location: str) -> None:
@@ -212,13 +220,18 @@ def big_store(location: str, total: int, big: int, processes: int) -> None:
     for what, args, wall_target, memory_target, fresh in COMMANDS:
         if fresh:
             forget_analyses(location)
+        os.environ.pop(SIDE_BY_SIDE, None)
+        if isinstance(fresh, str):
+            os.environ[SIDE_BY_SIDE] = fresh
+        load = os.getloadavg()[0]
         wall, cpu, peak = measured(location, *(arg.format(**fields) for arg in args))
         verdict = "ok" if cpu < wall_target else "OVER"
         memory = f", < {memory_target / 2**20:.0f} MiB" if memory_target else ""
         print(
             f"{what:34} {wall:6.2f} s {cpu:6.2f} s {peak / 2**20:6.0f} MiB  "
-            f"{os.getloadavg()[0]:5.1f}         < {wall_target:.0f} s{memory}: CPU {verdict}"
+            f"{load:5.1f}         < {wall_target:.0f} s{memory}: CPU {verdict}"
         )
+    os.environ.pop(SIDE_BY_SIDE, None)
     document = json.loads(Path(folder, "trace.json").read_text())
     print(
         f"chrome trace: {len(document['traceEvents'])} events, "

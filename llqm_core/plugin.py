@@ -56,6 +56,7 @@ from .hooks.hookspecs import hookimpl
 from .hooks.plugins import configure_plugins, loaded_plugins
 from .hooks.private_parts import find_part, missing_parts
 from .model.hardware import HardwareChange
+from .model.warmup import Warmup
 from .pipeline.policies import decide, history_store, kept_default, policy_for, recent_tasks
 from .pipeline.registries import create, lookup, registered, run_stage, run_step
 from .runtime.gpu import gpu_probe
@@ -112,6 +113,7 @@ __all__ = [
     "StepSpec",
     "TranspileCacheContext",
     "TranspileParallelContext",
+    "Warmup",
     "configure_plugins",
     "create",
     "decide",

@@ -64,7 +64,7 @@ def test_the_issues_runs_are_refused_from_their_estimates(monkeypatch, sections,
 
 
 def test_max_minutes_refuses_a_run_predicted_longer():
-    slow = config(circuit={"kind": "mirror", "qubits": 100, "depth": 2000})
+    slow = config(circuit={"kind": "mirror", "qubits": 100, "depth": 200})
     with pytest.raises(
         UserError, match=r"estimated to take .* more than \[run\] max_minutes = 0.01;"
     ):

@@ -11,7 +11,8 @@ from typing import Any
 
 from ..model.trial_keys import trial_of
 from ..store.profile_store import ProfileStore
-from .report import build_report, work_wall
+from .report import work_wall
+from .side_by_side import run_reports
 from .stats import (
     Summary,
     difference,
@@ -57,12 +58,15 @@ def paired_seeds(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> bool:
     return len(a) == len(b) > 1 and None not in seeds[0] and seeds[0] == seeds[1]
 
 
-def _reports(store: ProfileStore, ident: str) -> tuple[str, list[dict[str, Any]]]:
-    """The id to show for a side (a trial set's or a run's) and the report of each of its runs."""
-    trials = find_trials(store, ident)
-    return trials.set_id or trials.run_ids[0], [
-        build_report(store, r, keep_tasks=0) for r in trials.run_ids
-    ]
+def _reports(
+    store: ProfileStore, run_a: str, run_b: str
+) -> tuple[tuple[str, list[dict[str, Any]]], tuple[str, list[dict[str, Any]]]]:
+    """For each side, the id to show (a trial set's or a run's) and the report of each of its
+    runs: the big runs never analysed are analysed at once (``side_by_side``)."""
+    sides = [find_trials(store, ident) for ident in (run_a, run_b)]
+    reports = run_reports(store, [r for side in sides for r in side.run_ids])
+    a, b = ((s.set_id or s.run_ids[0], [reports[r] for r in s.run_ids]) for s in sides)
+    return a, b
 
 
 def _side(shown_id: str, reports: list[dict[str, Any]]) -> dict[str, Any]:
@@ -153,8 +157,7 @@ class Comparison(dict):
 
 def compare_runs(store: ProfileStore, run_a: str, run_b: str) -> Comparison:
     """Per-stage and fidelity differences between two stored runs or trial sets (b against a)."""
-    a_id, a = _reports(store, run_a)
-    b_id, b = _reports(store, run_b)
+    (a_id, a), (b_id, b) = _reports(store, run_a, run_b)
     paired = paired_seeds(a, b)
     stages = {
         stage: {

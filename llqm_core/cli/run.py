@@ -116,7 +116,12 @@ def cmd_run(args: argparse.Namespace, console: Console) -> None:
         console.print(
             f"{args.pipeline}: ok ({len(pipeline.steps)} steps: {', '.join(s.name for s in pipeline.steps)}; "
             f"{pipeline.fit.summary() if pipeline.fit else 'not estimated'}"
-            + (f"; {pipeline.repeat} trials, each estimated alike" if pipeline.repeat > 1 else "")
+            + (
+                f"; {pipeline.repeat} trials, about "
+                f"{format_seconds(pipeline.fit.trials_s(pipeline.repeat))} in all"
+                if pipeline.repeat > 1 and pipeline.fit
+                else ""
+            )
             + ")"
         )
         for note in pipeline.notes:

@@ -14,6 +14,7 @@ from typing import Any, Protocol, TypedDict, runtime_checkable
 
 from ..model.hardware import HardwareChange
 from ..model.records import HardwareSnapshot, PolicyDecision
+from ..model.warmup import Warmup
 
 
 class PipelineData(TypedDict, total=False):
@@ -74,13 +75,18 @@ class Estimate:
     wall_s: float
     memory_bytes: float
     basis: str
+    #: one-time costs on top of ``wall_s``, paid once per process (``model.warmup.Warmup``)
+    warmups: tuple[Warmup, ...] = ()
 
     def __add__(self, other: Estimate) -> Estimate:
         """Two parts of one step, the second holding its memory while the first still holds its
         own; the sum is described by the part that holds more."""
         larger = self if self.memory_bytes >= other.memory_bytes else other
         return Estimate(
-            self.wall_s + other.wall_s, self.memory_bytes + other.memory_bytes, larger.basis
+            self.wall_s + other.wall_s,
+            self.memory_bytes + other.memory_bytes,
+            larger.basis,
+            self.warmups + other.warmups,
         )
 
 

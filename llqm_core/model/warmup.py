@@ -12,6 +12,8 @@ pay it, so it would mislead every one of those. Reports show it on a line of its
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 WARMUP_STAGE_PREFIX = "warmup."
 #: The metric of a task whose ``wall_s`` and ``cpu_s`` leave out a warm-up that ran inside it:
 #: the wall seconds left out (its CPU seconds under ``warmup.left_out_cpu_s``).
@@ -22,3 +24,15 @@ LEFT_OUT_CPU = "warmup.left_out_cpu_s"
 def is_warmup(stage: str) -> bool:
     """Whether a task of ``stage`` is warm-up (see the module docstring)."""
     return stage.startswith(WARMUP_STAGE_PREFIX)
+
+
+@dataclass(frozen=True)
+class Warmup:
+    """A one-time cost a step's estimate expects (``llqm_core.pipeline.fit``): importing the
+    module ``key`` (``kind`` "import") or the first call of ``key`` (``kind`` "first_call",
+    as ``runtime.warmup.first_call`` marks it). The process pays it once: the fit charges it to
+    the first step that needs it, and not at all once paid (by the check itself, say)."""
+
+    kind: str
+    key: str
+    seconds: float

@@ -18,7 +18,7 @@ from ..model.errors import UserError, warn
 from ..runtime.api import annotate, run
 from ..runtime.kept import cap_bytes
 from . import registries, sections
-from .fit import Fit, check_fit
+from .fit import Fit, check_fit, run_overhead
 from .paths import relative_to
 from .policies import decide, policy_name, policy_task
 from .reactive import current_placement, watch_backend
@@ -196,7 +196,7 @@ def parse_pipeline(
     steps = [
         *section_steps,
         *_extra_steps(config.get(EXTRA_SECTION, [])),
-        Step(POSTPROCESS, POSTPROCESS, StepSpec(postprocess)),
+        Step(POSTPROCESS, POSTPROCESS, StepSpec(postprocess, estimate=run_overhead)),
     ]
     pipeline = Pipeline(
         name=name,
@@ -236,6 +236,8 @@ def parse_pipeline(
     if loaded:  # estimated again from what was parsed (a QASM file's gates, whether Clifford)
         pipeline.fit = check_fit(pipeline, store or store_option, force, max_minutes)
     pipeline.notes = inspect_steps(pipeline)
+    if pipeline.fit is not None:  # the warm-ups the inspections paid are not the run's
+        pipeline.fit = pipeline.fit.settled()
     return pipeline
 
 

@@ -5,9 +5,12 @@ More in docs/modules.md (``llqm_core.pipeline.fit``).
 
 from __future__ import annotations
 
+import math
 import os
 import re
-from dataclasses import dataclass
+import statistics
+import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +19,9 @@ import psutil
 from ..hooks.contracts import CostModel, Estimate
 from ..model.errors import UserError
 from ..model.units import format_bytes, format_seconds
+from ..model.warmup import Warmup
 from ..runtime.memory import current_rss
+from ..runtime.warmup import paid
 from ..store.profile_store import ProfileStore, store_exists
 from . import registries, sections
 
@@ -29,9 +34,11 @@ _UNITS |= {"kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
 @dataclass(frozen=True)
 class StepEstimate:
     step: str
-    wall_s: float
+    wall_s: float  # its work and the warm-ups charged to it, at the machine's load
     peak_bytes: float  # the process's resident memory at the step's peak
     basis: str
+    warmup_s: float = 0.0  # the part of wall_s that is warm-up, paid once per process
+    warmups: tuple[Warmup, ...] = ()  # the one-time costs it needs, paid already or not
 
 
 @dataclass(frozen=True)
@@ -39,10 +46,21 @@ class Fit:
     steps: list[StepEstimate]
     memory_limit_bytes: float
     max_s: float | None
+    slowdown: float = 1.0  # the machine's load when estimated (``machine_slowdown``)
 
     @property
     def wall_s(self) -> float:
         return sum(s.wall_s for s in self.steps)
+
+    def trials_s(self, trials: int) -> float:
+        """``[run] repeat = trials`` in one process: the warm-ups are paid by the first only."""
+        return self.wall_s + (trials - 1) * sum(s.wall_s - s.warmup_s for s in self.steps)
+
+    def settled(self) -> Fit:
+        """The fit with the warm-ups charged again: those the check itself has paid since it
+        estimated (a pass manager built to inspect the circuit) are no longer the run's."""
+        steps = [replace(s, wall_s=s.wall_s - s.warmup_s, warmup_s=0.0) for s in self.steps]
+        return replace(self, steps=_charge_warmups(steps, self.slowdown))
 
     @property
     def peak(self) -> StepEstimate | None:
@@ -51,10 +69,68 @@ class Fit:
     def summary(self) -> str:
         peak = self.peak
         memory = format_bytes(int(peak.peak_bytes)) if peak else "-"
+        busy = f", x{self.slowdown:.1f} for the machine's load" if self.slowdown > 1.05 else ""
         return (
-            f"estimated {format_seconds(self.wall_s)} and {memory} at the peak, "
+            f"estimated {format_seconds(self.wall_s)}{busy} and {memory} at the peak, "
             f"of {format_bytes(int(self.memory_limit_bytes))} available"
         )
+
+
+#: What a run costs outside its steps' own work, whatever they are: the run opened and closed in
+#: the store, its tasks and figures written, the monitor's readings (CPU seconds on the 2-core
+#: VM, docs/pipelines.md); charged to ``postprocess``, its last step.
+RUN_OVERHEAD_S = 0.15
+
+
+def run_overhead(plan: dict[str, Any]) -> Estimate:
+    return Estimate(RUN_OVERHEAD_S, 0.0, "the run's figures and its record in the store")
+
+
+#: How long the check samples this machine's speed, and for how long a sample stands.
+SAMPLE_S = 0.2
+SAMPLES = 5
+SAMPLE_KEPT_S = 10.0
+_sampled: list[tuple[float, float]] = []  # (when, slowdown) of the last sample
+
+
+def machine_slowdown() -> float:
+    """How much longer than on a quiet machine CPU-bound work takes now, at least 1: the
+    geometric mean of two readings, each of which errs alone. The 1-minute load average over
+    the cores counts runnable threads, niced ones too; a short busy loop's wall time over its
+    CPU time sees the share the scheduler gives now, but only for a moment (docs/pipelines.md,
+    "How long it will take"). Sampled once per ``SAMPLE_KEPT_S``."""
+    now = time.monotonic()
+    if _sampled and now - _sampled[0][0] < SAMPLE_KEPT_S:
+        return _sampled[0][1]
+    shares = []
+    for _ in range(SAMPLES):  # the median of a few: one can fall in a stall of the whole VM
+        wall, cpu = time.perf_counter(), time.thread_time()
+        while time.perf_counter() - wall < SAMPLE_S / SAMPLES:
+            pass
+        shares.append((time.thread_time() - cpu) / (time.perf_counter() - wall))
+    sampled = 1.0 / max(statistics.median(shares), 0.01)
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    loaded = os.getloadavg()[0] / max(cores, 1)
+    slowdown = math.sqrt(max(1.0, sampled) * max(1.0, loaded))
+    _sampled[:] = [(now, slowdown)]
+    return slowdown
+
+
+def _charge_warmups(steps: list[StepEstimate], slowdown: float) -> list[StepEstimate]:
+    """Each warm-up not paid yet goes to the first step that needs it, once."""
+    seen: set[tuple[str, str]] = set()
+    charged = []
+    for step in steps:
+        due = 0.0
+        for cost in step.warmups:
+            if (cost.kind, cost.key) not in seen and not paid(cost):
+                due += cost.seconds * slowdown
+            seen.add((cost.kind, cost.key))
+        charged.append(replace(step, wall_s=step.wall_s + due, warmup_s=due))
+    return charged
 
 
 def parse_bytes(text: str, source: str) -> int:
@@ -108,18 +184,23 @@ def _modelled(pipeline: Any) -> tuple[dict[str, Any], list[tuple[str, Estimate]]
 
 
 def _combined(
-    modelled: list[tuple[str, Estimate]], history: dict[str, dict[str, float]], runs: int
+    modelled: list[tuple[str, Estimate]],
+    history: dict[str, dict[str, float]],
+    runs: int,
+    slowdown: float = 1.0,
 ) -> list[StepEstimate]:
+    """The models' figures (times the machine's load), a step's time from the history where it
+    has one (measured as it was, warm-ups left out), and the warm-ups still to pay."""
     base = current_rss()
     steps = []
     for name, found in modelled:
-        wall, peak, basis = found.wall_s, base + found.memory_bytes, found.basis
+        wall, peak, basis = found.wall_s * slowdown, base + found.memory_bytes, found.basis
         known = history.get(name)
         if known is not None:
             wall, peak = known["wall_s"], max(peak, known["peak_rss_bytes"])
             basis = f"{basis}; time from {runs} earlier runs"
-        steps.append(StepEstimate(name, wall, peak, basis))
-    return steps
+        steps.append(StepEstimate(name, wall, peak, basis, warmups=found.warmups))
+    return _charge_warmups(steps, slowdown)
 
 
 def estimate(pipeline: Any, store: str | None = None) -> list[StepEstimate]:
@@ -139,7 +220,8 @@ def check_fit(
     limit, max_s = memory_limit(), max_minutes * 60 if max_minutes else None
     if not force:
         _refuse_memory(Fit(_combined(modelled, {}, 0), limit, max_s))
-    fit = Fit(_combined(modelled, *_history(plan, store)), limit, max_s)
+    slowdown = machine_slowdown()
+    fit = Fit(_combined(modelled, *_history(plan, store), slowdown), limit, max_s, slowdown)
     if force:
         return fit
     _refuse_memory(fit)

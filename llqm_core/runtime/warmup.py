@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..model.warmup import WARMUP_STAGE_PREFIX
+from ..model.warmup import WARMUP_STAGE_PREFIX, Warmup
 from .measure import Measurement, warmup_spent
 
 IMPORT_STAGE = WARMUP_STAGE_PREFIX + "import"
@@ -87,6 +87,15 @@ def _keep(
         activate=False,
     )
     finish_task(handle, timed=(start_ns, end_ns, profile))
+
+
+def paid(cost: Warmup) -> bool:
+    """Whether this process has paid a warm-up already: the module is imported, or the first
+    call was made."""
+    if cost.kind == "import":
+        return cost.key in sys.modules
+    with _first_calls_lock:
+        return cost.key in _first_calls
 
 
 @contextmanager

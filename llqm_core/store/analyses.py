@@ -5,7 +5,8 @@ A run that has finished does not change, but rows may still arrive (a journal me
 decision, a kept result) and llqm's analysis may change between releases: the report is kept with
 a stamp of what the run held when it was analysed and of the llqm that analysed it, and read back
 only while a new stamp matches. A run still running, or with rows still in a journal, is never
-kept. Keeping is best effort: a read-only store, or a writer holding the lock, keeps nothing.
+kept. Keeping is best effort: a read-only store, or a writer holding the lock, keeps nothing;
+``LLQM_KEEP_ANALYSES=0`` keeps nothing in any store (kept ones are still read).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
 import time
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -27,6 +29,8 @@ if TYPE_CHECKING:
 #: Raised whenever what a report holds, or how it is computed, changes (the stamp holds llqm's
 #: version and a digest of its analysis code too): a report kept by another analysis is not read.
 ANALYSIS_VERSION = 1
+#: Set to 0 so that no command writes an analysis into the store.
+KEEP_ENV = "LLQM_KEEP_ANALYSES"
 
 
 def stamp(reader: StoreReader, run: RunRecord) -> str | None:
@@ -87,7 +91,9 @@ def read(reader: StoreReader, run: RunRecord) -> tuple[str | None, dict[str, Any
 
 def keep(reader: StoreReader, run: RunRecord, kept_stamp: str, analysis: dict[str, Any]) -> bool:
     """Keep ``analysis`` (plain JSON data) as the run's, under ``kept_stamp``; False where the
-    store could not take it now."""
+    store could not take it now or ``LLQM_KEEP_ANALYSES`` is 0."""
+    if os.environ.get(KEEP_ENV, "").strip().lower() in ("0", "false", "no", "off"):
+        return False
     return reader.backend.write_briefly(
         "INSERT INTO analyses (run_id, stamp, report, saved_at) VALUES (?, ?, ?, ?) "
         "ON CONFLICT (run_id) DO UPDATE SET stamp = excluded.stamp, report = excluded.report, "

@@ -142,9 +142,7 @@ class SQLiteBackend(StoreBackend):
         if not readonly:
             conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         elif self.path.is_file():
-            conn = sqlite3.connect(
-                f"{self.path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False
-            )
+            conn = self._connect_readonly()
         else:
             raise StoreError(
                 f"there is no profile store at {self.path}; run a pipeline first, or point --store "
@@ -154,9 +152,32 @@ class SQLiteBackend(StoreBackend):
         conn.row_factory = sqlite3.Row
         return conn
 
+    def _connect_readonly(self) -> sqlite3.Connection:
+        """The file opened read only. A WAL file's readers share its ``-shm`` file, which a
+        folder this user cannot write cannot hold: a store with no ``-wal`` file left (every
+        writer closed it) is then read as a file that does not change (SQLite's ``immutable``)."""
+        uri = self.path.resolve().as_uri()
+        conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, check_same_thread=False)
+        try:
+            conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            return conn
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            if "readonly" not in str(exc) and "unable to open" not in str(exc):
+                raise
+            wal = self.path.with_name(self.path.name + "-wal")
+            if wal.exists() and wal.stat().st_size:
+                raise StoreError(
+                    f"{self.path} cannot be read here: its folder cannot be written and a writer "
+                    f"left rows in {wal.name}; open it once where the folder can be written."
+                ) from None
+        return sqlite3.connect(f"{uri}?immutable=1", uri=True, check_same_thread=False)
+
     def write_briefly(self, sql: str, params: Sequence[Any] = ()) -> bool:
         try:
-            conn = sqlite3.connect(self.path, timeout=0.2, isolation_level=None)
+            # mode=rw: a file gone since the store was opened is not made again, empty
+            uri = f"{self.path.resolve().as_uri()}?mode=rw"
+            conn = sqlite3.connect(uri, uri=True, timeout=0.2, isolation_level=None)
         except sqlite3.Error:
             return False
         try:

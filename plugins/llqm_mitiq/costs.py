@@ -9,11 +9,10 @@ backend's own estimate (``backend.estimate``), so a technique needs no model of 
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from typing import Any
 
-from llqm_core.plugin import Estimate
+from llqm_core.plugin import Estimate, Warmup
 
 #: Mitiq's ``sample_circuit`` with the conversions around it, per gate of the circuit and sample.
 PEC_SAMPLE_S_PER_GATE = 5e-5
@@ -22,16 +21,15 @@ PEC_SAMPLE_S_PER_GATE = 5e-5
 COMPILED_SAMPLE_S_PER_GATE = 5e-7
 #: Folding the compiled circuit's gates in place, per gate of a folded circuit.
 FOLD_S_PER_GATE = 1e-6
-#: Importing Mitiq (and Cirq), which ZNE's extrapolation and PEC's sampling do once per
-#: process (about 3 s on the 2-core VM: /work/shared/FIELD_NOTES.md).
-MITIQ_IMPORT_S = 3.0
+#: Importing Mitiq (and Cirq, SymPy, Matplotlib with it), which ZNE's extrapolation and PEC's
+#: sampling do once per process: its CPU seconds on the 2-core VM (docs/pipelines.md).
+MITIQ_IMPORT_S = 1.3
 
 
 def mitiq_import() -> Estimate:
-    """The first call into Mitiq in this process: nothing once it is imported."""
-    if "mitiq" in sys.modules:
-        return Estimate(0.0, 0.0, "Mitiq imported")
-    return Estimate(MITIQ_IMPORT_S, 0.0, "importing Mitiq")
+    """The first call into Mitiq: a warm-up the fit charges once per process, and not at all
+    where Mitiq is imported already."""
+    return Estimate(0.0, 0.0, "importing Mitiq", (Warmup("import", "mitiq", MITIQ_IMPORT_S),))
 
 
 def execute(
@@ -64,9 +62,15 @@ def unmitigated_estimate(plan: dict[str, Any]) -> Estimate:
     return execute(plan, 1)
 
 
-def zne_estimate(plan: dict[str, Any], scale_factors: Sequence[float]) -> Estimate:
-    """One folded circuit per scale factor, all held until the batch executes."""
-    folded = int(sum(scale_factors) * plan.get("compiled_gates", 0))
+def zne_estimate(
+    plan: dict[str, Any], scale_factors: Sequence[float], after_transpile: bool = True
+) -> Estimate:
+    """One folded circuit per scale factor, all held until the batch executes. Folding after
+    transpiling (the default) folds the compiled circuit's two-qubit gates only; Mitiq's
+    folding, every gate."""
+    gates = plan.get("compiled_gates", 0)
+    folding = plan.get("compiled_two_qubit_gates", gates) if after_transpile else gates
+    folded = int(sum(gates + (scale - 1) * folding for scale in scale_factors))
     held = Estimate(
         folded * FOLD_S_PER_GATE,
         folded * _bytes_per_gate(plan),

@@ -351,5 +351,5 @@ def zne(
     return StepSpec(
         step,
         planned_shots=lambda shots, bases: len(scales) * shots * bases,
-        estimate=lambda plan: zne_estimate(plan, scales),
+        estimate=lambda plan: zne_estimate(plan, scales, folding == AFTER_TRANSPILE),
     )

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from llqm_core.plugin import Estimate
+from llqm_core.plugin import Estimate, Warmup
 
 #: Memory of one instruction of a built QuantumCircuit, and the Python time to append it.
 CIRCUIT_BYTES_PER_GATE = 300
@@ -24,26 +24,46 @@ BUILD_S_PER_GATE = 1e-5
 TRANSPILE_S_PER_GATE = 1.3e-5
 TRANSPILE_BYTES_PER_GATE = 800
 TRANSPILE_SLOWDOWN = {0: 1.0, 1: 1.0, 2: 3.0, 3: 4.0}
-#: Building the preset pass manager for a 156-qubit device, once per transpile call, whatever
-#: the circuit (0.6-1.1 s measured on the 2-core VM: /work/shared/FIELD_NOTES.md).
-TRANSPILE_SETUP_S = 0.8
+#: A process's first preset pass manager (the transpiler's passes imported, the device's target
+#: read), a warm-up; each later transpile call builds one again, far cheaper (CPU seconds on the
+#: 2-core VM, docs/pipelines.md).
+TRANSPILE_FIRST_S = 0.25
+TRANSPILE_SETUP_S = 0.02
 #: What a job costs whatever its size (Aer's setup, the noise model's lookup) and per circuit
 #: of it (the noise written in, the counts converted): PEC's batches of hundreds of circuits
 #: run in one job.
 EXECUTE_S_PER_JOB = 0.05
 EXECUTE_S_PER_CIRCUIT = 0.002
-COMPILED_GATES_PER_GATE = 1.4  # cz plus the rz/sx that translation makes, after optimization
+#: ... and per circuit that Aer simulates by state (a statevector, density matrix or MPS): the
+#: noise channels turned into its own instructions for each circuit.
+STATE_S_PER_CIRCUIT = 0.012
+#: Gates of a circuit compiled for a heavy-hex device at levels 1-3: a one-qubit gate merges
+#: into its neighbours' rz/sx; a two-qubit gate on neighbouring qubits of the register becomes a
+#: cz dressed in rz/sx, one on distant qubits also needs routing's swaps (5 cz in all, on
+#: average); level 0 optimizes nothing away (docs/pipelines.md).
+COMPILED_PER_ONE_QUBIT_GATE = 0.5
+COMPILED_PER_NEAR_GATE = 7
+COMPILED_PER_FAR_GATE = 20
+COMPILED_TWO_QUBIT_PER_FAR_GATE = 5
+COMPILED_LEVEL_0 = 1.7
+#: Where not counted yet (a QASM file before parsing): the share of gates on two qubits, and
+#: of those, on distant ones.
+TWO_QUBIT_SHARE = 0.4
+FAR_SHARE = 0.5
 #: Sampling a noisy Clifford circuit: seconds per gate per shot; a statevector update:
-#: seconds per gate per amplitude.
+#: seconds per gate per amplitude; a density matrix's, per instruction and element (4^n), the
+#: noise channels counted as instructions (NOISY_OPS_PER_GATE).
 CLIFFORD_S_PER_GATE_SHOT = 1.5e-8
 STATEVECTOR_S_PER_GATE_AMPLITUDE = 2e-9
+DENSITY_S_PER_OP_ELEMENT = 7e-9
+NOISY_OPS_PER_GATE = 1.5
 AMPLITUDE_BYTES = 16  # complex128
 #: An MPS gate costs about chi^3 operations of this many seconds (Aer, one core, noisy
 #: circuits; the measurements behind it are in docs/performance.md, "Cost models").
 MPS_S_PER_GATE_CHI3 = 2e-9
 #: ... on top of a cost per gate and shot whatever the bond dimension (Aer's per-instruction work
 #: and the noise channels).
-MPS_S_PER_GATE_SHOT = 1e-5
+MPS_S_PER_GATE_SHOT = 4e-6
 
 
 def mps_seconds(gates: int, shots: int, bond: int) -> float:
@@ -60,6 +80,16 @@ KIND_GATES: dict[str, Callable[[int, int], int]] = {
     "random": lambda q, d: (3 * q * d) // 2 + q,
     "qaoa": lambda q, d: 2 * q + (5 * q * d) // 2,
     "qft": lambda q, d: q * (q + 1) // 2 + 3 * q // 2,
+}
+#: ... the share of those on qubits that are not neighbours in the register.
+KIND_FAR_SHARE = {"ghz": 0.0, "mirror": 0.5, "random": 1.0, "qaoa": 1.0, "qft": 1.0}
+#: ... and how many of them act on two qubits.
+KIND_TWO_QUBIT_GATES: dict[str, Callable[[int, int], int]] = {
+    "ghz": lambda q, d: q - 1,
+    "mirror": lambda q, d: q * d - d,
+    "random": lambda q, d: q * d // 2,
+    "qaoa": lambda q, d: 3 * q * d // 2,
+    "qft": lambda q, d: q * (q - 1) // 2 + q // 2,
 }
 CLIFFORD_KINDS = ("ghz", "mirror")
 
@@ -97,11 +127,19 @@ def qasm_header(path: Path) -> QasmHeader:
 
 
 def circuit_estimate(
-    plan: dict[str, Any], qubits: int, gates: int, clifford: bool | None, bond: int | None = None
+    plan: dict[str, Any],
+    qubits: int,
+    gates: int,
+    clifford: bool | None,
+    bond: int | None = None,
+    two_qubit_gates: int | None = None,
+    far_two_qubit_gates: int | None = None,
 ) -> Estimate:
-    """``generate``: the circuit's size (and, once the circuit is known, its estimated MPS bond
-    dimension) goes into the plan; building it costs per gate."""
+    """``generate``: the circuit's size (its two-qubit gates where counted, and, once the
+    circuit is known, its estimated MPS bond dimension) goes into the plan; building it costs
+    per gate."""
     plan.update(qubits=qubits, gates=gates, clifford=clifford, bond=bond)
+    plan["two_qubit_gates"], plan["far_two_qubit_gates"] = two_qubit_gates, far_two_qubit_gates
     return Estimate(
         gates * BUILD_S_PER_GATE,
         gates * CIRCUIT_BYTES_PER_GATE,
@@ -109,17 +147,36 @@ def circuit_estimate(
     )
 
 
-def transpile_estimate(plan: dict[str, Any], optimization_level: int) -> Estimate:
-    """``transpile``: time and memory per input gate; the compiled circuit's size goes into
-    the plan."""
+def transpile_estimate(plan: dict[str, Any], optimization_level: int, first_call: str) -> Estimate:
+    """``transpile``: a pass manager built, then time and memory per input gate; the process's
+    first pass manager (``first_call``, the key its warm-up is marked with) is a warm-up. The
+    compiled circuit's size goes into the plan."""
     gates = plan.get("gates", 0)
-    plan["compiled_gates"] = int(gates * COMPILED_GATES_PER_GATE)
+    found = compiled_gates(
+        gates, plan.get("two_qubit_gates"), plan.get("far_two_qubit_gates"), optimization_level
+    )
+    plan["compiled_gates"], plan["compiled_two_qubit_gates"] = found
     plan["compiled_bytes"] = plan["compiled_gates"] * CIRCUIT_BYTES_PER_GATE
     return Estimate(
         TRANSPILE_SETUP_S + gates * TRANSPILE_S_PER_GATE * TRANSPILE_SLOWDOWN[optimization_level],
         gates * TRANSPILE_BYTES_PER_GATE,
         f"transpiling about {gates:,} gates",
+        (Warmup("first_call", first_call, TRANSPILE_FIRST_S),),
     )
+
+
+def compiled_gates(
+    gates: int, two_qubit: int | None, far: int | None, optimization_level: int
+) -> tuple[int, int]:
+    """About how many gates, and how many two-qubit ones, a circuit of ``gates`` gates has once
+    compiled: ``two_qubit`` of them on two qubits, ``far`` of those on qubits that are not
+    neighbours in the register (shares where not counted)."""
+    twos = int(gates * TWO_QUBIT_SHARE) if two_qubit is None else min(two_qubit, gates)
+    far = int(twos * FAR_SHARE) if far is None else min(far, twos)
+    found = (gates - twos) * COMPILED_PER_ONE_QUBIT_GATE
+    found += (twos - far) * COMPILED_PER_NEAR_GATE + far * COMPILED_PER_FAR_GATE
+    level = COMPILED_LEVEL_0 if optimization_level == 0 else 1.0
+    return int(found * level), int((twos - far + far * COMPILED_TWO_QUBIT_PER_FAR_GATE) * level)
 
 
 def simulation_estimate(
@@ -137,7 +194,9 @@ def simulation_estimate(
     runs one trajectory per shot; a Clifford circuit costs per gate and shot. An MPS costs per
     ``bond``: the circuit's own estimate when ``bond_known``, else the limit, an upper bound."""
     found = _simulation(method, qubits, gates, shots, circuits, noisy, bond, bond_known)
-    fixed = EXECUTE_S_PER_JOB + circuits * EXECUTE_S_PER_CIRCUIT
+    by_state = method in ("statevector", "density_matrix", "matrix_product_state")
+    per_circuit = STATE_S_PER_CIRCUIT if by_state else EXECUTE_S_PER_CIRCUIT
+    fixed = EXECUTE_S_PER_JOB + circuits * per_circuit
     return Estimate(found.wall_s + fixed, found.memory_bytes, found.basis)
 
 
@@ -153,10 +212,13 @@ def _simulation(
 ) -> Estimate:
     results = circuits * shots * qubits * RESULT_BYTES_PER_SHOT_QUBIT
     if method in ("statevector", "density_matrix"):
-        amplitudes = 2.0 ** (qubits * (2 if method == "density_matrix" else 1))
-        runs = circuits * (shots if noisy and method == "statevector" else 1)
+        density = method == "density_matrix"
+        amplitudes = 2.0 ** (qubits * (2 if density else 1))
+        runs = circuits * (shots if noisy and not density else 1)
+        ops = gates * (NOISY_OPS_PER_GATE if noisy else 1.0)
+        per = DENSITY_S_PER_OP_ELEMENT if density else STATEVECTOR_S_PER_GATE_AMPLITUDE
         return Estimate(
-            runs * gates * amplitudes * STATEVECTOR_S_PER_GATE_AMPLITUDE,
+            runs * ops * amplitudes * per,
             amplitudes * AMPLITUDE_BYTES + results,
             f"a {method.replace('_', ' ')} of {qubits} qubits",
         )

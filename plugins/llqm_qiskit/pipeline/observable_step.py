@@ -20,6 +20,7 @@ from llqm_core.model.errors import warn
 from llqm_core.pipeline.paths import resolve
 
 from ..measurement import for_outcomes, without_measurements
+from ..observables.costs import observable_estimate
 from ..observables.expectation import (
     ideal_outcomes,
     measured_bits,
@@ -159,7 +160,9 @@ def observable(
         said = f"observable: {found.reason}" if found.reason else f"observable: {kind}"
         return notes + [said, f"ideal value: {method.method} ({method.reason})"]
 
-    return StepSpec(step, inspect=inspect)
+    return StepSpec(
+        step, estimate=lambda plan: observable_estimate(plan, max_bond), inspect=inspect
+    )
 
 
 @dataclass
@@ -283,4 +286,8 @@ def _pauli_step(operator: SparsePauliOp, max_bond: int) -> StepSpec:
             f"ideal value: {chosen.method} ({chosen.reason})",
         ]
 
-    return StepSpec(step, inspect=inspect)
+    return StepSpec(
+        step,
+        estimate=lambda plan: observable_estimate(plan, max_bond, len(operator)),
+        inspect=inspect,
+    )

@@ -34,9 +34,17 @@ from ..backends.aer import is_clifford
 from ..backends.mps import trial_bond
 from ..circuits import KINDS, load_qasm
 from ..circuits import generate as generate_circuit
-from ..costs import CLIFFORD_KINDS, KIND_GATES, circuit_estimate, qasm_header, transpile_estimate
+from ..costs import (
+    CLIFFORD_KINDS,
+    KIND_FAR_SHARE,
+    KIND_GATES,
+    KIND_TWO_QUBIT_GATES,
+    circuit_estimate,
+    qasm_header,
+    transpile_estimate,
+)
 from ..measurement import shape as measurement_shape
-from ..transpile.profiled import OPTIMIZATION_LEVELS, profiled_transpile
+from ..transpile.profiled import OPTIMIZATION_LEVELS, PRESET_PASS_MANAGER, profiled_transpile
 
 LAYOUT_METHODS = ("default", "dense", "sabre", "trivial")
 
@@ -85,7 +93,12 @@ def generate(
 
     step = _with_width_check(lambda data: _generated(build()), qubits, f"{kind} circuit")
     step.estimate = lambda plan: circuit_estimate(
-        plan, qubits, KIND_GATES[kind](qubits, depth), kind in CLIFFORD_KINDS
+        plan,
+        qubits,
+        KIND_GATES[kind](qubits, depth),
+        kind in CLIFFORD_KINDS,
+        two_qubit_gates=KIND_TWO_QUBIT_GATES[kind](qubits, depth),
+        far_two_qubit_gates=int(KIND_TWO_QUBIT_GATES[kind](qubits, depth) * KIND_FAR_SHARE[kind]),
     )
     step.load = build
     step.inspect = lambda context: context.update(
@@ -129,7 +142,13 @@ def _known_estimate(plan: dict[str, Any], circuit: QuantumCircuit) -> Estimate:
     the limit (as ``--check``'s execution line and the refusal do)."""
     clifford = is_clifford(circuit)
     bond = None if clifford else trial_bond(circuit).bond
-    return circuit_estimate(plan, circuit.num_qubits, len(circuit.data), clifford, bond)
+    pairs = [
+        [circuit.find_bit(q).index for q in i.qubits] for i in circuit.data if len(i.qubits) == 2
+    ]
+    far = sum(1 for a, b in pairs if abs(a - b) > 1)  # routing's swaps bring them together
+    return circuit_estimate(
+        plan, circuit.num_qubits, len(circuit.data), clifford, bond, len(pairs), far
+    )
 
 
 def _from_qasm(path: Path) -> StepSpec:
@@ -340,5 +359,7 @@ def transpile(
         return [f"execution: {plan(circuit, context['shots'])}"]
 
     return StepSpec(
-        step, estimate=lambda plan: transpile_estimate(plan, optimization_level), inspect=inspect
+        step,
+        estimate=lambda plan: transpile_estimate(plan, optimization_level, PRESET_PASS_MANAGER),
+        inspect=inspect,
     )

@@ -1,0 +1,117 @@
+"""The no-history estimate is built from its causes (issue 33 item 4): every step the run executes
+has one, the one-time costs a fresh process pays are in it once, and each model grows with what
+drives it. How close the figures come to measured runs is bench/predict.py's (timings under a
+shared machine's load are no test's business).
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import ROOT
+from llqm_mitiq import costs as mitigation
+from llqm_qiskit import circuits
+from llqm_qiskit.costs import (
+    KIND_TWO_QUBIT_GATES,
+    compiled_gates,
+    simulation_estimate,
+)
+from llqm_qiskit.observables.costs import observable_estimate
+from llqm_qiskit.transpile.profiled import PRESET_PASS_MANAGER
+
+from llqm_core.model.warmup import Warmup
+from llqm_core.pipeline import fit, parse_pipeline
+
+CORPUS = ROOT / "tests" / "data" / "corpus"
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"circuit": {"kind": "ghz", "qubits": 4}, "mitigation": {"technique": "rem+zne"}},
+        {
+            "circuit": {"qasm": str(CORPUS / "hiddenshift_6_q2.qasm")},
+            "backend": {"name": "aer", "device": "fake_fez"},
+            "mitigation": {"technique": "pec"},
+        },
+        {
+            "circuit": {"kind": "qaoa", "qubits": 6},
+            "observable": {"kind": "pauli", "terms": [["ZZIIII", 1.0], ["IXXIII", 0.5]]},
+            "mitigation": {"technique": "none"},
+        },
+    ],
+    ids=["ghz-rem+zne", "qasm-pec", "pauli-none"],
+)
+def test_every_step_the_run_executes_has_an_estimate(config, store_path):
+    pipeline = parse_pipeline(config, store=str(store_path))
+    assert pipeline.fit is not None
+    assert [s.step for s in pipeline.fit.steps] == [s.name for s in pipeline.steps]
+    assert all(s.wall_s > 0 for s in pipeline.fit.steps)
+    assert pipeline.fit.slowdown >= 1.0
+
+
+def test_mitiq_and_the_first_pass_manager_are_warm_ups_of_the_steps_that_need_them(store_path):
+    config = {"circuit": {"kind": "ghz", "qubits": 4}, "mitigation": {"technique": "zne"}}
+    steps = {s.step: s for s in parse_pipeline(config, store=str(store_path)).fit.steps}
+    assert Warmup("import", "mitiq", mitigation.MITIQ_IMPORT_S) in steps["mitigate.zne"].warmups
+    assert any(w.key == PRESET_PASS_MANAGER for w in steps["transpile"].warmups)
+
+
+def test_a_warm_up_is_charged_once_and_not_at_all_once_paid():
+    """Two steps needing one import are charged it once, the first; an import the process has
+    already made (json) is charged to none; a second trial pays no warm-up."""
+    never = Warmup("import", "llqm_test_module_nobody_imports", 2.0)
+    paid = Warmup("import", "json", 5.0)
+    steps = [
+        fit.StepEstimate("a", 1.0, 0.0, "a", warmups=(never, paid)),
+        fit.StepEstimate("b", 1.0, 0.0, "b", warmups=(never,)),
+    ]
+    charged = fit.Fit(fit._charge_warmups(steps, 3.0), 1e12, None, 3.0)
+    assert [s.warmup_s for s in charged.steps] == [6.0, 0.0]  # at the machine's slowdown
+    assert charged.wall_s == 8.0
+    assert charged.trials_s(3) == 8.0 + 2 * 2.0
+    assert charged.settled().wall_s == charged.wall_s  # nothing paid since
+
+
+def test_the_models_grow_with_width_shots_gates_samples_and_scale_factors():
+    def seconds(method: str, qubits: int = 10, gates: int = 100, shots: int = 1000, n: int = 1):
+        return simulation_estimate(method, qubits, gates, shots, n, noisy=True).wall_s
+
+    for method in ("statevector", "density_matrix", "stabilizer"):
+        assert seconds(method, qubits=8) <= seconds(method, qubits=12)
+        assert seconds(method, gates=100) < seconds(method, gates=1000)
+        assert seconds(method, n=1) < seconds(method, n=100)  # per circuit, whatever its size
+    assert seconds("statevector", shots=100) < seconds("statevector", shots=1000)
+    # a density matrix holds 4^n elements: four more qubits, far more than ten times the work
+    assert seconds("density_matrix", 6, 1000) * 10 < seconds("density_matrix", 10, 1000)
+
+    # compiling: routing and dressing make a two-qubit gate cost more than a one-qubit one
+    assert compiled_gates(100, 50, 0, 1)[0] > compiled_gates(100, 10, 0, 1)[0]
+    assert compiled_gates(100, 50, 50, 1) > compiled_gates(100, 50, 0, 1)  # swaps for far gates
+    assert compiled_gates(100, 50, 10, 0) > compiled_gates(100, 50, 10, 1)
+
+    class Backend:
+        def estimate(self, qubits, gates, shots, circuits, clifford, bond):
+            return simulation_estimate("statevector", qubits, gates, shots, circuits, True)
+
+    plan = {"backend": Backend(), "qubits": 8, "gates": 50, "shots": 1000}
+    plan |= {"compiled_gates": 300, "compiled_two_qubit_gates": 60, "compiled_bytes": 300 * 300}
+    zne = mitigation.zne_estimate
+    assert zne(plan, [1, 3]).wall_s < zne(plan, [1, 3, 5]).wall_s
+    assert zne(plan, [1, 3, 5]).wall_s < zne(plan, [1, 3, 5], after_transpile=False).wall_s
+    pec = mitigation.pec_estimate
+    assert pec(plan, 10, None).wall_s < pec(plan, 1000, None).wall_s
+
+    narrow = observable_estimate(plan | {"clifford": False}, 64, terms=4)
+    wide = observable_estimate(plan | {"clifford": False, "qubits": 20}, 64, terms=4)
+    assert narrow.wall_s < wide.wall_s and "statevector" in wide.basis
+    assert observable_estimate(plan | {"clifford": True, "qubits": 100}, 64).wall_s < 1.0
+
+
+@pytest.mark.parametrize(
+    "kind, qubits, depth",
+    [("ghz", 40, 1), ("mirror", 30, 20), ("random", 12, 30), ("qaoa", 16, 3), ("qft", 24, 1)],
+)
+def test_the_two_qubit_gate_counts_behind_the_estimates_match_the_circuits(kind, qubits, depth):
+    built = circuits.generate(kind, qubits, depth, 3)
+    twos = sum(1 for i in built.data if len(i.qubits) == 2)
+    assert abs(KIND_TWO_QUBIT_GATES[kind](qubits, depth) - twos) <= 0.25 * twos + 1
