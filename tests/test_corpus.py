@@ -12,11 +12,13 @@ import re
 
 import pytest
 from conftest import ROOT
-from llqm_mitiq.zne import fold_gates
+from llqm_mitiq.zne import fold_gates, foldable_gates
 from llqm_qiskit.backends.aer import AerBackend, choose_method
 from llqm_qiskit.backends.mps import mps_log, trial_bond
 from llqm_qiskit.circuits import w_state
-from qiskit import QuantumCircuit, transpile
+from llqm_qiskit.pipeline.steps import compiled_as_run
+from qiskit import QuantumCircuit, qasm2, transpile
+from qiskit.circuit.library import efficient_su2
 from qiskit_aer import AerSimulator
 
 from llqm_core.cli import main
@@ -63,6 +65,44 @@ def check_then_run(name: str, technique: str, store_path) -> str:
     return "completed"
 
 
+LOOSE_QUBITS = """OPENQASM 3.0;
+include "stdgates.inc";
+bit[3] meas;
+qubit _qubit0;
+qubit _qubit1;
+qubit _qubit2;
+h _qubit0;
+cx _qubit0, _qubit1;
+rz(0.3) _qubit2;
+cx _qubit1, _qubit2;
+meas[0] = measure _qubit0;
+meas[1] = measure _qubit1;
+meas[2] = measure _qubit2;
+"""
+
+
+@pytest.mark.parametrize(
+    "mitigation",
+    [
+        {"technique": "pec", "pec": {"samples": 20}},
+        {"technique": "zne", "zne": {"folding": "random"}},
+    ],
+    ids=["pec", "zne_mitiq_folding"],
+)
+def test_mitiq_takes_a_circuit_whose_qubits_belong_to_no_register(tmp_path, store_path, mitigation):
+    """Qiskit exports quantum volume as OpenQASM 3 on loose qubits (``qubit _qubit0;``), which
+    Mitiq's conversions cannot map back (qv_5_m_q3.qasm with PEC passed the check and failed
+    in sampling): Mitiq gets the circuit on a register, the same qubits in the same order."""
+    qasm = tmp_path / "loose.qasm"
+    qasm.write_text(LOOSE_QUBITS)
+    config = corpus_pipeline("unused", "none") | {"mitigation": mitigation}
+    config["circuit"] = {"qasm": str(qasm)}
+    config["execution"] = {"shots": 500}
+    run_id, data = run_pipeline(parse_pipeline(config), store=store_path)
+    assert ProfileStore(store_path, readonly=True).run(run_id).status.value == "completed"
+    assert math.isfinite(data["value"])
+
+
 def test_the_corpus_has_the_families_widths_and_forms_the_issue_asks_for():
     assert len(FILES) >= 40
     widths = {int(re.search(r"_(\d+)(?:x\d+)?(?:_m)?_q[23]", f).group(1)) for f in FILES}
@@ -107,6 +147,64 @@ def test_a_file_naming_no_observable_gets_a_default_the_check_and_the_report_nam
     ]
     assert task.metrics["observable.kind"] == "neighbour_parities"
     assert task.metrics["observable.default"] is True
+
+
+def _built_in_file(tmp_path, circuit: str, more: str = "", backend: str = "") -> tuple:
+    """A pipeline file whose circuit is a built-in kind on Aer's fake_fez, with ``backend``
+    options and ``more`` tables."""
+    store = tmp_path / "s.sqlite"
+    path = tmp_path / "p.toml"
+    path.write_text(
+        f'[circuit]\n{circuit}\n[backend]\nname = "aer"\ndevice = "fake_fez"\n{backend}\n'
+        f'{more}\n[output]\nstore = "{store}"\n'
+    )
+    return path, store
+
+
+@pytest.mark.parametrize(
+    ("circuit", "more", "backend", "refusal"),
+    [
+        (
+            'kind = "qft"\nqubits = 30',
+            '[observable]\nkind = "ideal_outcomes"',
+            "",
+            r"in \[observable\]: circuit 'qft_30' has over 64 ideal outcomes; score it with a parity",
+        ),
+        (
+            'kind = "random"\nqubits = 32\ndepth = 4',
+            '[mitigation]\ntechnique = "zne"',
+            "mps_max_bond = 8",
+            r"in \[transpile\]: a non-Clifford circuit with \d+ active qubits .* a trial run "
+            r"reached bond dimension 8, the matrix-product-state limit, .* mps_max_bond = 32",
+        ),
+    ],
+    ids=["qft_ideal_outcomes", "random_mps"],
+)
+def test_a_built_in_circuit_the_run_could_not_finish_is_refused_by_the_check(
+    tmp_path, capsys, circuit, more, backend, refusal
+):
+    """A built-in kind is built when the file is checked, as a QASM file is parsed: the check
+    then knows its ideal outcomes and the bond dimension its compiled circuit needs (it used
+    to accept these, and the runs failed in the observable step or ran at a truncated MPS)."""
+    path, store = _built_in_file(tmp_path, circuit, more, backend)
+    assert main(["run", "--check", str(path)]) == 2
+    said = capsys.readouterr().err.strip()
+    assert re.search(refusal, said) and "\n" not in said and not _CLASS_NAME.search(said), said
+    assert main(["run", str(path)]) == 2 and not store.exists()
+
+
+def test_a_built_in_circuit_the_check_passes_runs_to_completion(tmp_path, capsys):
+    path, store = _built_in_file(
+        tmp_path,
+        'kind = "qaoa"\nqubits = 12\ndepth = 1\nseed = 3',
+        '[mitigation]\ntechnique = "none"\n[execution]\nshots = 100',
+    )
+    assert main(["run", "--check", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "observable: the default:" in out and "execution: " in out and not store.exists()
+    assert main(["run", str(path)]) == 0
+    (run,) = ProfileStore(store, readonly=True).runs()
+    assert run.status.value == "completed"
 
 
 def test_few_ideal_outcomes_are_the_default_observable(store_path):
@@ -160,6 +258,11 @@ def _random_layers(n: int, depth: int) -> QuantumCircuit:
     return circuit
 
 
+def _folds(compiled: QuantumCircuit) -> list[QuantumCircuit]:
+    """The circuits of a ZNE job with default settings: folded after transpiling."""
+    return [fold_gates(compiled, scale, foldable_gates(compiled), seed=1) for scale in (1, 3, 5)]
+
+
 @pytest.mark.parametrize(
     "circuit",
     [
@@ -168,17 +271,66 @@ def _random_layers(n: int, depth: int) -> QuantumCircuit:
         _ring_qaoa(12, 2),
         _random_layers(12, 1),
         _random_layers(12, 4),
+        efficient_su2(24, reps=2, entanglement="linear").assign_parameters([0.3] * 144),
     ],
-    ids=["w14", "qaoa_ring_p1", "qaoa_ring_p2", "random_d1", "random_d4"],
+    ids=["w14", "qaoa_ring_p1", "qaoa_ring_p2", "random_d1", "random_d4", "hea24_reps2"],
 )
 def test_the_trial_bond_dimension_is_within_4x_of_what_aer_reaches_on_the_zne_folds(circuit, fez):
-    """The check's estimate (one noiseless trajectory of the logical circuit) against the bond
-    dimension Aer reaches on the compiled circuit's ZNE folds, which the run executes."""
-    compiled = transpile(circuit.measure_all(inplace=False), fez, seed_transpiler=1)
-    folds = [fold_gates(compiled, scale, {"cz"}, seed=1) for scale in (1, 3, 5)]
-    reached = _reached(folds)
-    estimated = trial_bond(circuit).bond
-    assert reached / 4 <= estimated <= reached * 4, (estimated, reached)
+    """The check's trial (one noiseless trajectory of the circuit compiled as the run compiles
+    it, the smallest of a ZNE job) against the bond dimension Aer reaches on the ZNE folds the
+    run executes: the physical order of the qubits is part of what decides it."""
+    compiled = compiled_as_run(circuit.measure_all(inplace=False), fez, seed=1)
+    reached = [_reached([fold]) for fold in _folds(compiled)]
+    estimated = trial_bond(compiled).bond
+    assert estimated == reached[0]  # the same circuit
+    assert all(r / 4 <= estimated <= r * 4 for r in reached), (estimated, reached)
+
+
+def test_the_check_plans_the_execution_of_the_compiled_circuit(tmp_path, fez):
+    """A ring QAOA of 30 qubits needs bond dimension 4 on its logical line, but 16 once routed
+    onto fake_fez, where the run executes it: the check's execution line says what the run's
+    circuit reaches (it said 4 when it trialled the logical circuit)."""
+    circuit = _ring_qaoa(30, 1)
+    qasm = tmp_path / "ring.qasm"
+    qasm.write_text(qasm2.dumps(circuit))
+    pipeline = parse_pipeline(
+        {
+            "circuit": {"qasm": str(qasm)},
+            "backend": {"name": "aer", "device": "fake_fez"},
+            "transpile": {"seed": 1},
+            "mitigation": {"technique": "zne"},
+        }
+    )
+    (line,) = [n for n in pipeline.notes if n.startswith("execution:")]
+    said = int(re.search(r"bond dimension (\d+) reached by a trial run", line).group(1))
+    compiled = transpile(
+        circuit.measure_all(inplace=False), fez, optimization_level=1, seed_transpiler=1
+    )
+    reached = [_reached([fold]) for fold in _folds(compiled)]
+    assert said == reached[0] and all(r / 4 <= said <= r * 4 for r in reached), (said, reached)
+
+
+def test_a_file_without_a_transpile_seed_is_run_on_the_circuit_its_check_planned(tmp_path):
+    """Unseeded, Qiskit's layout of a 30-qubit ring QAOA on fake_fez changes from one compile to
+    the next, and with it the bond dimension (4 to 32): the transpile step draws its seed when
+    the file is read, so the run executes what the check trialled and reuses that trial."""
+    qasm = tmp_path / "ring.qasm"
+    qasm.write_text(qasm2.dumps(_ring_qaoa(30, 1).measure_all(inplace=False)))
+    config = {
+        "circuit": {"qasm": str(qasm)},
+        "backend": {"name": "aer", "device": "fake_fez"},
+        "mitigation": {"technique": "none"},
+        "execution": {"shots": 20},
+    }
+    store = tmp_path / "s.sqlite"
+    pipeline = parse_pipeline(config, store=str(store))
+    (line,) = [n for n in pipeline.notes if n.startswith("execution:")]
+    said = int(re.search(r"bond dimension (\d+) reached by a trial run", line).group(1))
+    run_id, _ = run_pipeline(pipeline, store=store)
+    (simulated,) = [
+        t for t in ProfileStore(store, readonly=True).tasks(run_id) if t.stage == "execute.simulate"
+    ]
+    assert simulated.metrics["execute.bond_dimension_estimate"] == said
 
 
 def brickwork(qubits: int, depth: int) -> QuantumCircuit:

@@ -82,3 +82,34 @@ def last_only(technique: str, inner: bool) -> None:
             f"{technique} executes its circuits, so it must come last in a combination such as "
             f'"rem+{technique}".'
         )
+
+
+def with_registers(circuit: Any) -> Any:
+    """``circuit`` on registers, for Mitiq's conversions: they map a circuit back onto its
+    input's registers, and fail on qubits that belong to none (an OpenQASM 3 file's
+    ``qubit _qubit0;``). The same bits in the same order, so results fit the circuit by index."""
+    from qiskit import ClassicalRegister, QuantumCircuit, QuantumRegister
+
+    def covered(registers: Sequence[Any], bits: Sequence[Any]) -> bool:
+        return sum(len(r) for r in registers) == len(bits)
+
+    if covered(circuit.qregs, circuit.qubits) and covered(circuit.cregs, circuit.clbits):
+        return circuit
+    cregs = (
+        list(circuit.cregs)
+        if covered(circuit.cregs, circuit.clbits)
+        else [ClassicalRegister(circuit.num_clbits, "c")]
+        if circuit.num_clbits
+        else []
+    )
+    registered = QuantumCircuit(
+        QuantumRegister(circuit.num_qubits, "q"),
+        *[ClassicalRegister(len(r), r.name) for r in cregs],
+        name=circuit.name,
+        global_phase=circuit.global_phase,
+        metadata=circuit.metadata,
+    )
+    registered.compose(
+        circuit, qubits=range(circuit.num_qubits), clbits=range(circuit.num_clbits), inplace=True
+    )
+    return registered

@@ -20,7 +20,7 @@ from llqm_core.runtime.instrumentation import suppressed
 
 from . import analysis
 from .costs import zne_estimate
-from .execution import estimate, execute, last_only, raw_estimate
+from .execution import estimate, execute, last_only, raw_estimate, with_registers
 
 
 def _mitiq_zne() -> ModuleType:
@@ -292,7 +292,7 @@ def zne(
             for scale in scales:
                 with llqm_core.task(f"fold x{scale:g}", stage="mitigate.zne.fold") as handle:
                     with suppressed():  # Mitiq's own conversions: no instrumentor's tasks
-                        circuit = fold(data["circuit"], scale, seed)
+                        circuit = fold(with_registers(data["circuit"]), scale, seed)
                     handle.annotate({"zne.scale_factor": scale, "zne.folding": folding})
                     handle.record_output(circuit)
                 folded.append(circuit)

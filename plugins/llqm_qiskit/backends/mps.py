@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from qiskit import QuantumCircuit, transpile
+from qiskit import ClassicalRegister, QuantumCircuit, transpile
 from qiskit.circuit.library import get_standard_gate_name_mapping
 
 from ..costs import mps_seconds
@@ -103,12 +103,18 @@ def trial_bond(circuit: QuantumCircuit, max_bond: int = MAX_BOND) -> Trial:
 
 
 def _runnable(circuit: QuantumCircuit) -> QuantumCircuit:
-    """The circuit in Aer's MPS gates, measured at the end: Aer runs nothing with no output."""
+    """The circuit in Aer's MPS gates, its active qubits measured at the end: Aer runs nothing
+    with no output, and leaves out the idle qubits of a compiled circuit as it does in the run."""
     from qiskit_aer import AerSimulator
 
     simulator = AerSimulator(method="matrix_product_state")
     runnable = for_simulator(circuit.remove_final_measurements(inplace=False), simulator)
-    runnable.measure_all()
+    active = sorted(
+        {runnable.find_bit(q).index for i in runnable.data if i.name != "barrier" for q in i.qubits}
+    ) or [0]
+    bits = ClassicalRegister(len(active), "trial")
+    runnable.add_register(bits)
+    runnable.measure(active, bits)
     return runnable
 
 

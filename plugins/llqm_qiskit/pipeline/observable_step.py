@@ -150,6 +150,7 @@ def observable(
         if circuit is None:
             return []
         found = chosen(circuit)  # refuses ideal outcomes it cannot find, or too many of them
+        context["circuit"] = found.circuit  # measured as the run will transpile it
         notes = [found.warning] if found.warning else []
         if found.observable is not None and found.how is None:
             return notes + [f"observable: {found.observable.label} ({found.reason or kind})"]
@@ -278,6 +279,7 @@ def _pauli_step(operator: SparsePauliOp, max_bond: int) -> StepSpec:
         body = without_measurements(circuit)
         measured = fitted(body)
         chosen = choose_ideal(body, max_bond)
+        context["circuit"] = body  # as the run will transpile it
         return [
             f"observable: {len(measured.operator)} Pauli term(s) in {len(measured.groups)} "
             "qubit-wise commuting group(s), each measured by one circuit of the same job",

@@ -6,12 +6,14 @@ is read, and returns the step that runs later on the pipeline's data.
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from qiskit import QuantumCircuit
+from qiskit.transpiler.preset_passmanagers import generate_preset_pass_manager
 
 from llqm_core import current_task
 from llqm_core.hooks.contracts import (
@@ -80,11 +82,16 @@ def generate(
     generate_circuit(
         kind, min(qubits, 3) if kind != "qaoa" else qubits, min(depth, 2), seed
     )  # fails now on bad sizes, small: the circuit itself is built when the run fits
-    step = _with_width_check(
-        lambda data: _generated(generate_circuit(kind, qubits, depth, seed)),
-        qubits,
-        f"{kind} circuit",
-    )
+    built: list[QuantumCircuit] = []
+
+    def build() -> QuantumCircuit:
+        """Built once the run fits, for the check to inspect and the run to use (unseeded, a
+        random kind is drawn once: the run measures the circuit its check inspected)."""
+        if not built:
+            built.append(generate_circuit(kind, qubits, depth, seed))
+        return built[0]
+
+    step = _with_width_check(lambda data: _generated(build()), qubits, f"{kind} circuit")
     step.estimate = lambda plan: circuit_estimate(
         plan,
         qubits,
@@ -93,7 +100,10 @@ def generate(
         two_qubit_gates=KIND_TWO_QUBIT_GATES[kind](qubits, depth),
         far_two_qubit_gates=int(KIND_TWO_QUBIT_GATES[kind](qubits, depth) * KIND_FAR_SHARE[kind]),
     )
-    step.inspect = lambda context: context.update(qubits=qubits, clifford=kind in CLIFFORD_KINDS)
+    step.load = build
+    step.inspect = lambda context: context.update(
+        circuit=build(), qubits=qubits, clifford=kind in CLIFFORD_KINDS
+    )
     return step
 
 
@@ -183,6 +193,27 @@ def _with_width_check(step: StepFunction, qubits: int, what: str) -> StepSpec:
     return StepSpec(step, preflight=preflight)
 
 
+def compiled_as_run(
+    circuit: QuantumCircuit,
+    device: Any,
+    *,
+    optimization_level: int = 1,
+    seed: int | None = None,
+    layout_method: str | None = None,
+) -> QuantumCircuit:
+    """``circuit`` compiled for ``device`` as the transpile step compiles it (the same preset
+    pass manager and options; a layout policy's choice is made only in the run), for the check
+    to plan the execution of the circuit the run executes. With the file's ``seed`` it is the
+    run's own circuit, whose trial run the run then reuses."""
+    manager = generate_preset_pass_manager(
+        optimization_level=optimization_level,
+        backend=device,
+        seed_transpiler=seed,
+        layout_method=layout_method,
+    )
+    return manager.run(circuit)
+
+
 def transpile(
     *, optimization_level: int = 1, seed: int | None = None, layout_method: str = "default"
 ) -> StepSpec:
@@ -195,6 +226,9 @@ def transpile(
         )
     if seed is not None:
         whole("seed", seed, 0)
+    # a file without a seed compiles with one drawn now: the check then plans the circuit the
+    # run compiles (a random layout can change the bond dimension 8-fold); caches key on None
+    drawn = seed if seed is not None else random.randrange(2**31)
     if not isinstance(layout_method, str) or layout_method not in LAYOUT_METHODS:
         raise ValueError(
             f"unknown layout_method {layout_method!r}; choose one of: {', '.join(LAYOUT_METHODS)}."
@@ -220,7 +254,7 @@ def transpile(
                     batch[0],
                     device,
                     optimization_level=optimization_level,
-                    seed_transpiler=seed,
+                    seed_transpiler=drawn,
                     layout_method=method,
                     initial_layout=chosen,
                 )
@@ -260,7 +294,7 @@ def transpile(
                     circuit,
                     device,
                     optimization_level=optimization_level,
-                    seed_transpiler=seed,
+                    seed_transpiler=drawn,
                     initial_layout=moved,
                 )
             return replaced[tuple(moved)]
@@ -279,7 +313,7 @@ def transpile(
                     batch,
                     device,
                     optimization_level=optimization_level,
-                    seed_transpiler=seed,
+                    seed_transpiler=drawn,
                     initial_layout=layout,
                     num_processes=parallel.choice["processes"] if parallel is not None else None,
                 )
@@ -306,11 +340,22 @@ def transpile(
         }
 
     def inspect(context: dict[str, Any]) -> list[str]:
-        """How the backend will run the circuit, or one sentence on why it cannot."""
+        """How the backend will run the circuit, or one sentence on why it cannot: planned on
+        the circuit compiled as the run compiles it (a non-Clifford one; a Clifford circuit's
+        method does not depend on its layout), since the physical order of its qubits decides
+        the bond dimension a matrix product state needs and routing may add qubits."""
         circuit, backend = context.get("circuit"), context["backend"]
         plan = getattr(backend, "plan_method", None)
         if circuit is None or plan is None:
             return []
+        if not is_clifford(circuit):
+            circuit = compiled_as_run(
+                circuit,
+                backend.device,
+                optimization_level=optimization_level,
+                seed=drawn,
+                layout_method=None if layout_method == "default" else layout_method,
+            )
         return [f"execution: {plan(circuit, context['shots'])}"]
 
     return StepSpec(
