@@ -82,13 +82,14 @@ def _needs_analysis(store: ProfileStore, run_id: str, threshold: int) -> bool:
 
 
 def spare_cores() -> int:
-    """The machine's cores that no process keeps busy now (from the one-minute load average):
-    on a machine whose cores are all busy, a second process only adds its start to the CPU."""
+    """The machine's cores that no process keeps busy now (the one-minute load average, rounded:
+    a core busy less than half the minute is spare, the command's own last minute often is its
+    load): on a machine whose cores are all busy, a second process only adds its start to the CPU."""
     try:
         load = os.getloadavg()[0]
     except OSError:  # no load average on this system
         load = 0.0
-    return max(int((os.cpu_count() or 1) - load), 0)
+    return max(round((os.cpu_count() or 1) - load), 0)
 
 
 def run_reports(
