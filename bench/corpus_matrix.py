@@ -6,10 +6,12 @@ in its own process with a wall cap, so one long or crashing case neither stops n
 rest. One line per case: file, technique, verdict (completed; refused and the sentence; FAILED
 and the error; over the cap), wall seconds of check and run, the check's predicted seconds and
 its execution plan. Every result is appended to a JSON-lines file with the commit it ran on;
-``--resume`` skips the cases that file already holds. The summary counts the latest verdict of
-every case in the file::
+``--resume`` skips the cases that file already holds, but those over a shorter cap than this
+run's (a first pass with a short cap, then the long cases). The summary counts the latest
+verdict of every case in the file::
 
     nice -n 10 python bench/corpus_matrix.py --cap 300 --out matrix.jsonl
+    python bench/corpus_matrix.py --cap 150 --resume matrix.jsonl; ... --cap 600 --resume ...
     python bench/corpus_matrix.py --only 'qft_*' --techniques zne,pec --resume matrix.jsonl
     python bench/corpus_matrix.py --start-at qaoa_p2_ring_32 --resume matrix.jsonl
 
@@ -170,7 +172,10 @@ def main() -> None:
     parser.add_argument("--start-at", metavar="NAME", help="begin at this file name, then wrap")
     parser.add_argument("--out", type=Path, default=Path("corpus_matrix.jsonl"))
     parser.add_argument(
-        "--resume", type=Path, metavar="FILE", help="append to FILE, skipping its cases"
+        "--resume",
+        type=Path,
+        metavar="FILE",
+        help="append to FILE, skipping its cases but those over a shorter cap",
     )
     parser.add_argument(
         "--commit", help="the commit the code is at, when it runs from a copy outside git"
@@ -183,7 +188,11 @@ def main() -> None:
     out = args.resume or args.out
     done = set()
     if args.resume and args.resume.exists():
-        done = {(r["file"], r["technique"]) for r in map(json.loads, args.resume.open())}
+        done = {
+            (r["file"], r["technique"])
+            for r in map(json.loads, args.resume.open())
+            if r["verdict"] != "over cap" or r["cap"] >= args.cap  # a longer cap tries again
+        }
     todo = [c for c in cases(args) if c not in done]
     env = os.environ | {
         "LLQM_EXPORTERS": "none",
