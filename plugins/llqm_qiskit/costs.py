@@ -147,20 +147,59 @@ def circuit_estimate(
     )
 
 
-def transpile_estimate(plan: dict[str, Any], optimization_level: int, first_call: str) -> Estimate:
+@dataclass(frozen=True)
+class Compiled:
+    """What the check's own compilation of the circuit (compiled as the run compiles it) says
+    of the circuit the run executes: its instructions, how many act on two qubits, the
+    qubits it touches (routing may bring in more than the logical circuit has) and the bond
+    dimension a trial run of it reached."""
+
+    gates: int
+    two_qubit_gates: int
+    qubits: int
+    bond: int | None = None
+
+
+def compiled_counts(circuit: Any, bond: int | None = None) -> Compiled:
+    """``Compiled`` read from a compiled QuantumCircuit."""
+    touched: set[Any] = set()
+    twos = 0
+    for instruction in circuit.data:
+        if instruction.name == "barrier":
+            continue
+        touched.update(instruction.qubits)
+        twos += len(instruction.qubits) == 2
+    return Compiled(len(circuit.data), twos, len(touched), bond)
+
+
+def transpile_estimate(
+    plan: dict[str, Any],
+    optimization_level: int,
+    first_call: str,
+    compiled: Compiled | None = None,
+) -> Estimate:
     """``transpile``: a pass manager built, then time and memory per input gate; the process's
     first pass manager (``first_call``, the key its warm-up is marked with) is a warm-up. The
-    compiled circuit's size goes into the plan."""
+    compiled circuit's size goes into the plan: counted on the check's own compilation where
+    there is one (``compiled``: the transpiler's consolidation and routing as they are), else
+    from the logical gates (``compiled_gates``)."""
     gates = plan.get("gates", 0)
-    found = compiled_gates(
-        gates, plan.get("two_qubit_gates"), plan.get("far_two_qubit_gates"), optimization_level
-    )
+    if compiled is not None:
+        found = compiled.gates, compiled.two_qubit_gates
+        plan["qubits"] = compiled.qubits  # what the later steps execute
+        if compiled.bond is not None:
+            plan["bond"] = compiled.bond
+    else:
+        found = compiled_gates(
+            gates, plan.get("two_qubit_gates"), plan.get("far_two_qubit_gates"), optimization_level
+        )
     plan["compiled_gates"], plan["compiled_two_qubit_gates"] = found
     plan["compiled_bytes"] = plan["compiled_gates"] * CIRCUIT_BYTES_PER_GATE
     return Estimate(
         TRANSPILE_SETUP_S + gates * TRANSPILE_S_PER_GATE * TRANSPILE_SLOWDOWN[optimization_level],
         gates * TRANSPILE_BYTES_PER_GATE,
-        f"transpiling about {gates:,} gates",
+        f"transpiling about {gates:,} gates"
+        + (f" into {compiled.gates:,} (compiled by the check)" if compiled else ""),
         (Warmup("first_call", first_call, TRANSPILE_FIRST_S),),
     )
 
