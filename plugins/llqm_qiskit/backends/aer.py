@@ -113,7 +113,10 @@ def free_cores() -> int:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         cores = os.cpu_count() or 1
-    busy = max(0.0, os.getloadavg()[0] - 1.0)
+    try:
+        busy = max(0.0, os.getloadavg()[0] - 1.0)
+    except (AttributeError, OSError):  # no load average (Windows): Aer's own choice
+        return cores
     return max(1, min(cores, round(cores - busy)))
 
 
