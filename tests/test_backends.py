@@ -110,7 +110,14 @@ def test_the_method_follows_the_circuit(fez):
     narrow_clifford = transpile(ghz(6), fez, optimization_level=1, seed_transpiler=1)
     assert choose_method([narrow_clifford], 10, 28) == "stim"
     assert choose_method([narrow_clifford], 10, 28, noisy=False) == "density_matrix"
-    assert choose_method([rotation], 12, 28) == "density_matrix"
+    narrow = QuantumCircuit(8)
+    narrow.rx(0.3, range(8))
+    narrow.cx(range(7), range(1, 8))
+    assert choose_method([narrow], 10, 28, shots=4000) == "density_matrix"
+    # PEC's samples of 40 shots: 40 trajectories each cost far less than a 4^8 density matrix
+    samples = [narrow.copy() for _ in range(100)]
+    assert choose_method(samples, 10, 28, shots=40) == "statevector"
+    assert choose_method(samples, 10, 28, noisy=False, shots=40) == "density_matrix"
     with pytest.raises(ValueError, match="cannot be simulated here.*up to 8 qubits"):
         choose_method([rotation], 10 - 5, 8)
 
