@@ -43,6 +43,7 @@ from ..costs import (
     circuit_estimate,
     compiled_counts,
     qasm_header,
+    spelled_out_gates,
     transpile_estimate,
 )
 from ..measurement import shape as measurement_shape
@@ -157,6 +158,7 @@ def _known_estimate(plan: dict[str, Any], circuit: QuantumCircuit) -> Estimate:
         plan, circuit.num_qubits, len(circuit.data), clifford, bond, len(pairs), far
     )
     plan["circuit"] = circuit  # for the transpile step's estimate to compile as the run will
+    plan["spelled_out_gates"] = spelled_out_gates(circuit)
     return found
 
 
