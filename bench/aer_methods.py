@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 from llqm_qiskit.backends.aer import AerBackend, active_qubits
+from llqm_qiskit.backends.mps import trial_bond
 from llqm_qiskit.circuits import load_qasm
 from llqm_qiskit.costs import simulation_estimate
 from llqm_qiskit.devices.noise import PauliNoise
@@ -51,14 +52,17 @@ def main() -> None:
         compiled = compiled_as_run(circuit, backend.device, seed=1)
         noisy = noise.apply(compiled)
         width = active_qubits(compiled)
+        bond = trial_bond(compiled).bond
         print(
             f"{Path(path).stem}: {width} active qubits, {len(compiled.data)} compiled gates, "
-            f"{len(noisy.data)} instructions with the noise"
+            f"{len(noisy.data)} instructions with the noise, trial bond dimension {bond}"
         )
         for method in args.methods.split(","):
             if method == "density_matrix" and width > args.max_dm:
                 continue
-            model = simulation_estimate(method, width, len(compiled.data), args.shots, 1, True)
+            model = simulation_estimate(
+                method, width, len(compiled.data), args.shots, 1, True, bond, bond_known=True
+            )
             for threads in (int(t) for t in args.threads.split(",")):
                 simulator = AerSimulator(method=method, max_parallel_threads=threads)
                 wall, cpu = time.perf_counter(), time.process_time()
