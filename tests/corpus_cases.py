@@ -19,6 +19,9 @@ CORPUS = Path(__file__).resolve().parent / "data" / "corpus"
 FILES = sorted(p.name for p in CORPUS.glob("*.qasm"))
 TECHNIQUES = ("zne", "pec", "rem", "none")
 CLASS_NAME = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)+(?:Error|Exception)\b")
+#: After what cannot run, what would: "; run it with [backend] mps_max_bond = 256, ...",
+#: "; make the run smaller, raise max_minutes, ...", "; score it with a parity observable".
+WHAT_WOULD_RUN = re.compile(r"; (?:run it (?:with|on)|make the run smaller|score it with|use) ")
 
 
 @dataclass(frozen=True)
@@ -39,9 +42,10 @@ def corpus_pipeline(name: str, technique: str) -> dict:
 
 
 def assert_a_refusal_a_user_can_act_on(sentence: str) -> None:
-    """One sentence, no Python class name in it."""
+    """One sentence, no Python class name in it, saying what cannot run and then what would."""
     assert "\n" not in sentence and not CLASS_NAME.search(sentence), sentence
     assert sentence.endswith("."), sentence
+    assert WHAT_WOULD_RUN.search(sentence), f"names nothing that would run: {sentence}"
 
 
 def check_then_run(
