@@ -22,9 +22,9 @@ from ..model.records import (
     TaskRecord,
     TaskStatus,
 )
-from ..model.secrets import redact, redact_text
+from ..model.secrets import redact_text
 from ..model.warmup import LEFT_OUT_CPU, LEFT_OUT_WALL
-from ..telemetry.attributes import RESERVED_METRICS, check_metrics
+from ..telemetry.attributes import RESERVED_METRICS, checked_metrics
 from ..telemetry.task_spans import child_context
 from .active_run import (
     ActiveRun,
@@ -93,7 +93,7 @@ class TaskHandle:
 
     def annotate(self, metrics: dict[str, Any] | None = None, /, **more: Any) -> TaskHandle:
         """Record domain metrics: ``annotate(shots=4000)`` or ``annotate({"circuit.qubits": 5})``."""
-        values = redact(check_metrics({**(metrics or {}), **more}))
+        values = checked_metrics({**(metrics or {}), **more})
         self.record.metrics.update(values)
         return self
 

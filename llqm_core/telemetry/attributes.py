@@ -11,6 +11,7 @@ from typing import Any
 
 from ..model.counted_steps import counted
 from ..model.records import RunRecord, TaskRecord
+from ..model.secrets import environment_secrets, names_a_secret, redact
 
 PREFIX = "llqm."
 
@@ -91,6 +92,31 @@ def check_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
             "or a list of one of those."
         )
     return metrics
+
+
+#: Metric names ``check_metrics`` allowed that name no secret: a task's metrics are mostly the
+#: same few dozen names, each checked once rather than at every ``annotate`` (bounded).
+_PASSED: set[str] = set()
+_PASSED_MAX = 10_000
+_NUMBERS = frozenset({int, float, bool})
+
+
+def checked_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
+    """``redact(check_metrics(metrics))``: the same dict, or an error, with one loop over the
+    values where every name passed before and no value could hold a secret (numbers, flags,
+    texts without a URL while no environment secret is known), which is most of a task's
+    metrics; ``metrics`` itself is then returned, not a copy."""
+    if _PASSED.issuperset(metrics) and not environment_secrets():
+        for value in metrics.values():
+            kind = type(value)
+            if kind not in _NUMBERS and (kind is not str or "://" in value):
+                break
+        else:
+            return metrics
+    checked = redact(check_metrics(metrics))
+    if len(_PASSED) < _PASSED_MAX:
+        _PASSED.update(key for key in metrics if not names_a_secret(key))
+    return checked
 
 
 def _attribute_value(value: Any) -> Any:
