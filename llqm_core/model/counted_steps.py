@@ -95,7 +95,11 @@ def counted(metrics: dict[str, Any]) -> dict[str, Any]:
             out[key] = value
             continue
         for run in runs:
-            for name, figure in count_run(run).items():
+            found = count_run(run)
+            if out.keys().isdisjoint(found):  # one run's, or the first: nothing to add up
+                out.update(found)
+                continue
+            for name, figure in found.items():
                 known = out.get(name)
                 summed = known is not None and (name == run[2] or name.endswith(_SUMMED))
                 out[name] = figure + known if summed else figure
