@@ -168,21 +168,18 @@ def wrap_pass_manager_run(original: Callable[..., Any]) -> Callable[..., Any]:
                     handle.annotate({"transpile.parallel": True})
                     out = original(self, circuits, output_name, callback, num_processes, **kwargs)
                 else:
-                    out = [
-                        _run_profiled(
-                            self,
-                            circuit,
-                            handle,
-                            original,
-                            _run_marked,
-                            callback,
-                            output_name=output_name,
-                            num_processes=num_processes,
-                            **kwargs,
+                    options = dict(kwargs, output_name=output_name, num_processes=num_processes)
+                    if single:
+                        out = _run_profiled(
+                            self, circuits, handle, original, _run_marked, callback, **options
                         )
-                        for circuit in batch
-                    ]
-                    out = out[0] if single else out
+                    else:
+                        out = [
+                            _run_profiled(
+                                self, one, handle, original, _run_marked, callback, **options
+                            )
+                            for one in batch
+                        ]
                 # described once, as the circuit a backend will be given: the execute task reuses it
                 handle.describe(out[0] if isinstance(out, list) and len(out) == 1 else out)
                 active.note_output(out, handle.id)
