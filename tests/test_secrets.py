@@ -127,3 +127,19 @@ def test_metrics_checked_once_by_name_are_still_checked_and_redacted_by_value():
     assert checked_metrics({"note.text": f"uses {secret}"})["note.text"] == f"uses {REDACTED}"
     assert checked_metrics({"api_token": "x"}) == {"api_token": REDACTED}
     assert checked_metrics({"api_token": "x"}) == {"api_token": REDACTED}  # never learned as plain
+
+
+def test_a_list_metric_is_checked_and_copied_on_the_short_path_too():
+    import pytest
+
+    from llqm_core.telemetry.attributes import checked_metrics
+
+    given = [2, 3]
+    first = checked_metrics({"list.gates": given, "list.name": "x"})
+    again = checked_metrics({"list.gates": given, "list.name": "x"})  # names passed before
+    assert first == again == {"list.gates": [2, 3], "list.name": "x"}
+    assert again["list.gates"] is not given  # the caller's later changes are not recorded
+    with pytest.raises(ValueError, match="list.gates"):
+        checked_metrics({"list.gates": [1, "two"]})
+    with pytest.raises(ValueError, match="list.gates"):
+        checked_metrics({"list.gates": [object()]})

@@ -104,15 +104,27 @@ _NUMBERS = frozenset({int, float, bool})
 def checked_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
     """``redact(check_metrics(metrics))``: the same dict, or an error, with one loop over the
     values where every name passed before and no value could hold a secret (numbers, flags,
-    texts without a URL while no environment secret is known), which is most of a task's
-    metrics; ``metrics`` itself is then returned, not a copy."""
+    texts without a URL while no environment secret is known, lists of numbers of one type),
+    which is most of a task's metrics; ``metrics`` itself is then returned, or a copy where it
+    holds a list (``redact`` copies lists)."""
     if _PASSED.issuperset(metrics) and not environment_secrets():
+        lists = False  # a list of numbers of one type is copied, as ``redact`` copies it
         for value in metrics.values():
             kind = type(value)
-            if kind not in _NUMBERS and (kind is not str or "://" in value):
-                break
+            if kind in _NUMBERS or (kind is str and "://" not in value):
+                continue
+            if (
+                kind is list
+                and len(set(map(type, value))) <= 1
+                and _NUMBERS.issuperset(map(type, value))
+            ):
+                lists = True
+                continue
+            break
         else:
-            return metrics
+            if not lists:
+                return metrics
+            return {k: list(v) if type(v) is list else v for k, v in metrics.items()}
     checked = redact(check_metrics(metrics))
     if len(_PASSED) < _PASSED_MAX:
         _PASSED.update(key for key in metrics if not names_a_secret(key))
