@@ -11,6 +11,7 @@ More in docs/modules.md (``llqm_qiskit.backends.kept_counts``).
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import struct
@@ -52,17 +53,28 @@ def _from_bits(one: Mapping[str, int]) -> _Circuit:
     return len(keys), widths, packed, list(one.values())
 
 
-def _from_hex(counts: Mapping[str, int], header: Any) -> _Circuit | None:
-    """A circuit's counts as a backend's ``Result`` holds them (hexadecimal outcomes) and the
-    bit strings ``Result.get_counts`` would make of them, read without making them: None where
-    the header does not say every register's width (``get_counts`` is asked then)."""
+def _layout(header: Any) -> tuple[int, tuple[int, ...]] | None:
+    """A circuit's memory slots and its registers' widths (in the order of a ``get_counts``
+    key) from a ``Result``'s experiment header; None where it does not say every width."""
     slots = header.get("memory_slots") if isinstance(header, Mapping) else None
     registers = header.get("creg_sizes") if isinstance(header, Mapping) else None
     if not isinstance(slots, int) or slots <= 0 or not registers:
         return None
-    widths = [int(size) for _, size in reversed(registers)]
-    if sum(widths) != slots:
-        return None
+    widths = tuple(int(size) for _, size in reversed(registers))
+    return (slots, widths) if sum(widths) == slots else None
+
+
+def _from_hex(counts: Mapping[str, int], header: Any) -> _Circuit | None:
+    """A circuit's counts as a backend's ``Result`` holds them (hexadecimal outcomes) and the
+    bit strings ``Result.get_counts`` would make of them, read without making them: None where
+    the header does not say every register's width (``get_counts`` is asked then)."""
+    layout = _layout(header)
+    return None if layout is None else _hex_circuit(counts, *layout)
+
+
+def _hex_circuit(counts: Mapping[str, int], slots: int, widths: tuple[int, ...]) -> _Circuit | None:
+    """``_from_hex`` of a circuit whose layout (``_layout``) is known; None for an outcome
+    that is not hexadecimal or is wider than its slots."""
     row = (slots + 7) // 8
     shift, limit = row * 8 - slots, 1 << slots
     try:
@@ -72,7 +84,7 @@ def _from_hex(counts: Mapping[str, int], header: Any) -> _Circuit | None:
     if any(value >= limit for value in values):  # wider than its slots: left to Qiskit
         return None
     packed = b"".join((value << shift).to_bytes(row, "big") for value in values)
-    return len(values), widths, packed, list(counts.values())
+    return len(values), list(widths), packed, list(counts.values())
 
 
 #: Payloads up to this size are compressed with a small window and little state (``compress``).
@@ -174,29 +186,39 @@ def keep(handle: Any, counts: Sequence[Any], shots: int) -> None:
     handle.annotate_numbers({"results.keep_s": time.perf_counter() - started})
 
 
-def _small_bound(result: Any) -> int | None:
+#: What a small job's kept counts are made of later: per circuit its hexadecimal counts (the
+#: ``Result``'s own dict), memory slots and registers' widths.
+_Facts = list[tuple[Mapping[str, int], int, tuple[int, ...]]]
+
+
+def _small_facts(result: Any) -> tuple[int, _Facts] | None:
     """The most bytes a small job's kept counts can take compressed, read from sizes alone (no
-    outcome is read); None for a job too large to be kept later (its result would be held
-    until the writer's commit) or whose header does not give every outcome's width."""
+    outcome is read), and what they will be made of (``_made``): not the ``Result`` itself,
+    whose containers, alive until the writer's commit, were a third of the garbage collector's
+    work in a loop of small jobs (docs/performance.md). None for a job too large to be kept
+    later or whose header does not give every register's width (kept at once, as before)."""
     raw = 64
+    facts: _Facts = []
     for experiment in result.results:
         counts = getattr(getattr(experiment, "data", None), "counts", None)
-        header = getattr(experiment, "header", None)
-        if not isinstance(header, Mapping) or not isinstance(counts, dict):
+        layout = _layout(getattr(experiment, "header", None))
+        if layout is None or not isinstance(counts, dict):
             return None
-        slots, registers = header.get("memory_slots"), header.get("creg_sizes") or ()
-        if not isinstance(slots, int) or slots <= 0:
-            return None
-        raw += 32 + 8 * len(registers) + len(counts) * ((slots + 7) // 8 + 8)
+        raw += 32 + 8 * len(layout[1]) + len(counts) * ((layout[0] + 7) // 8 + 8)
         if raw > SMALL_PAYLOAD_BYTES:
             return None
-    return raw + raw // 16 + 64  # deflate's stored blocks, if nothing compresses
+        facts.append((counts, *layout))
+    return raw + raw // 16 + 64, facts  # deflate's stored blocks, if nothing compresses
 
 
-def _made(result: Any) -> tuple[bytes, int] | None:
-    """A job's kept counts, made at the store writer's commit (``keep_result_later``)."""
-    raw = encode_result(result)
-    return None if raw is None else (compress(raw), len(raw))
+def _made(facts: _Facts) -> tuple[bytes, int] | None:
+    """A job's kept counts, made at the store writer's commit (``keep_result_later``); None
+    where an outcome is not hexadecimal or is wider than its slots (not kept)."""
+    circuits = [_hex_circuit(*one) for one in facts]
+    if any(one is None for one in circuits):
+        return None
+    raw = _payload(circuits)  # type: ignore[arg-type]  # None was ruled out
+    return compress(raw), len(raw)
 
 
 def _keep_payload(handle: Any, raw: bytes, circuits: int, shots: int) -> bool:
@@ -256,8 +278,10 @@ def keep_job_result(handle: Any, result: Any) -> None:
             return
         shots = int(getattr(result.results[0], "shots", 0) or 0)
         meta = {"circuits": len(result.results), "shots": shots, "format": FORMAT}
-        bound = _small_bound(result)
-        if bound is None or not handle.keep_result_later(KIND, lambda: _made(result), bound, meta):
+        later = _small_facts(result)
+        if later is None or not handle.keep_result_later(
+            KIND, functools.partial(_made, later[1]), later[0], meta
+        ):
             raw = encode_result(result)
             if raw is None:
                 return
