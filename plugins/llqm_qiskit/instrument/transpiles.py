@@ -138,9 +138,10 @@ def _run_marked(marked: PassManager, circuit: Any, **options: Any) -> Any:
 def _circuit_batch(circuits: Any) -> list[QuantumCircuit] | None:
     """The circuits of a transpile call (one circuit or a list of them), or None for any other
     input, which is left to Qiskit unprofiled."""
-    batch = [circuits] if isinstance(circuits, QuantumCircuit) else circuits
-    if isinstance(batch, list) and all(isinstance(c, QuantumCircuit) for c in batch):
-        return list(batch)
+    if isinstance(circuits, QuantumCircuit):
+        return [circuits]
+    if isinstance(circuits, list) and all(isinstance(c, QuantumCircuit) for c in circuits):
+        return list(circuits)
     return None
 
 
