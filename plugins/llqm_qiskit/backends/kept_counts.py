@@ -53,28 +53,18 @@ def _from_bits(one: Mapping[str, int]) -> _Circuit:
     return len(keys), widths, packed, list(one.values())
 
 
-def _layout(header: Any) -> tuple[int, tuple[int, ...]] | None:
-    """A circuit's memory slots and its registers' widths (in the order of a ``get_counts``
-    key) from a ``Result``'s experiment header; None where it does not say every width."""
+def _from_hex(counts: Mapping[str, int], header: Any) -> _Circuit | None:
+    """A circuit's counts as a backend's ``Result`` holds them (hexadecimal outcomes) and the
+    bit strings ``Result.get_counts`` would make of them, read without making them: None where
+    the header does not say every register's width (``get_counts`` is asked then), or an
+    outcome is not hexadecimal or is wider than its slots."""
     slots = header.get("memory_slots") if isinstance(header, Mapping) else None
     registers = header.get("creg_sizes") if isinstance(header, Mapping) else None
     if not isinstance(slots, int) or slots <= 0 or not registers:
         return None
-    widths = tuple(int(size) for _, size in reversed(registers))
-    return (slots, widths) if sum(widths) == slots else None
-
-
-def _from_hex(counts: Mapping[str, int], header: Any) -> _Circuit | None:
-    """A circuit's counts as a backend's ``Result`` holds them (hexadecimal outcomes) and the
-    bit strings ``Result.get_counts`` would make of them, read without making them: None where
-    the header does not say every register's width (``get_counts`` is asked then)."""
-    layout = _layout(header)
-    return None if layout is None else _hex_circuit(counts, *layout)
-
-
-def _hex_circuit(counts: Mapping[str, int], slots: int, widths: tuple[int, ...]) -> _Circuit | None:
-    """``_from_hex`` of a circuit whose layout (``_layout``) is known; None for an outcome
-    that is not hexadecimal or is wider than its slots."""
+    widths = [int(size) for _, size in reversed(registers)]
+    if sum(widths) != slots:
+        return None
     row = (slots + 7) // 8
     shift, limit = row * 8 - slots, 1 << slots
     try:
@@ -84,7 +74,7 @@ def _hex_circuit(counts: Mapping[str, int], slots: int, widths: tuple[int, ...])
     if any(value >= limit for value in values):  # wider than its slots: left to Qiskit
         return None
     packed = b"".join((value << shift).to_bytes(row, "big") for value in values)
-    return len(values), list(widths), packed, list(counts.values())
+    return len(values), widths, packed, list(counts.values())
 
 
 #: Payloads up to this size are compressed with a small window and little state (``compress``).
@@ -186,9 +176,9 @@ def keep(handle: Any, counts: Sequence[Any], shots: int) -> None:
     handle.annotate_numbers({"results.keep_s": time.perf_counter() - started})
 
 
-#: What a small job's kept counts are made of later: per circuit its hexadecimal counts (the
-#: ``Result``'s own dict), memory slots and registers' widths.
-_Facts = list[tuple[Mapping[str, int], int, tuple[int, ...]]]
+#: What a small job's kept counts are made of later: per circuit its hexadecimal counts and
+#: its header (the ``Result``'s own dict and its experiment's header).
+_Facts = list[tuple[Mapping[str, int], Mapping[str, Any]]]
 
 
 def _small_facts(result: Any) -> tuple[int, _Facts] | None:
@@ -201,20 +191,25 @@ def _small_facts(result: Any) -> tuple[int, _Facts] | None:
     facts: _Facts = []
     for experiment in result.results:
         counts = getattr(getattr(experiment, "data", None), "counts", None)
-        layout = _layout(getattr(experiment, "header", None))
-        if layout is None or not isinstance(counts, dict):
+        header = getattr(experiment, "header", None)
+        if not isinstance(header, Mapping) or not isinstance(counts, dict):
             return None
-        raw += 32 + 8 * len(layout[1]) + len(counts) * ((layout[0] + 7) // 8 + 8)
+        slots, registers = header.get("memory_slots"), header.get("creg_sizes")
+        if not isinstance(slots, int) or slots <= 0 or not registers:
+            return None
+        if sum(size for _, size in registers) != slots:  # bits outside registers: get_counts
+            return None
+        raw += 32 + 8 * len(registers) + len(counts) * ((slots + 7) // 8 + 8)
         if raw > SMALL_PAYLOAD_BYTES:
             return None
-        facts.append((counts, *layout))
+        facts.append((counts, header))
     return raw + raw // 16 + 64, facts  # deflate's stored blocks, if nothing compresses
 
 
 def _made(facts: _Facts) -> tuple[bytes, int] | None:
     """A job's kept counts, made at the store writer's commit (``keep_result_later``); None
-    where an outcome is not hexadecimal or is wider than its slots (not kept)."""
-    circuits = [_hex_circuit(*one) for one in facts]
+    where a circuit's outcomes cannot be read from its hexadecimal counts (not kept)."""
+    circuits = [_from_hex(counts, header) for counts, header in facts]
     if any(one is None for one in circuits):
         return None
     raw = _payload(circuits)  # type: ignore[arg-type]  # None was ruled out
