@@ -259,14 +259,22 @@ def _primitive_arrays(result: Any) -> tuple[dict[str, np.ndarray], dict[str, Any
     return arrays, {"pubs": len(result), "num_bits": bits}
 
 
+@functools.cache
+def _result_types() -> tuple[Any, Any]:
+    """Qiskit's ``Result`` and ``PrimitiveResult``, imported at the first job (reading kept
+    counts back needs no Qiskit) and then looked up once per job rather than imported again."""
+    from qiskit.primitives import PrimitiveResult
+    from qiskit.result import Result
+
+    return Result, PrimitiveResult
+
+
 def keep_job_result(handle: Any, result: Any) -> None:
     """Keep what an instrumented job returned (``backend.run``'s counts, a primitive's data) on
     its ``execute`` task; anything else, or a result without data, is left alone."""
     if not handle.keeps_results():
         return
-    from qiskit.primitives import PrimitiveResult
-    from qiskit.result import Result
-
+    Result, PrimitiveResult = _result_types()  # noqa: N806  (the classes, as named in Qiskit)
     started = time.perf_counter()
     if isinstance(result, Result):
         if not result.results:
