@@ -36,9 +36,6 @@ from .kept import LaterPayload
 from .measure import Measurement
 
 _NUMBERS, _STRINGS = frozenset({int, float, bool}), frozenset({str})
-#: A started task's profile until it ends (then what was measured): one object for all, which
-#: ``record_usage`` replaces with the task's own before it adds what a backend reported.
-_NOTHING_REPORTED = Profile()
 
 
 class TaskHandle:
@@ -143,8 +140,6 @@ class TaskHandle:
     def record_usage(self, *, qpu_s: float | None = None, queue_s: float | None = None) -> None:
         """Add QPU or queue seconds that a backend reported for work done in this task."""
         profile = self.record.profile
-        if profile is _NOTHING_REPORTED:  # shared by every started task: its own from now on
-            profile = self.record.profile = Profile()
         for field, value in (("qpu_s", qpu_s), ("queue_s", queue_s)):
             if value is None:
                 continue
@@ -290,7 +285,6 @@ def start_task(
         parent_id=parent.record.id if parent is not None else None,
         depends_on=list(dict.fromkeys(_task_ids(depends_on))) if depends_on else [],
         parent_span_id=parent_span_id,
-        profile=_NOTHING_REPORTED,
     )
     handle = TaskHandle(run, record, span, parent_span, owns_run)
     if run.store is not None:
