@@ -144,11 +144,12 @@ def _same(kept: list[Any], outline: list[Any]) -> bool:
 def _walk(outline: list[Any]) -> dict[int, tuple[str | None, str, bool]]:
     """One walk with a stack of every group under each stage of ``outline``."""
     found: dict[int, tuple[str | None, str, bool]] = {}
-    kinds, facts = _task_kinds, _pass_facts
+    kinds, facts = _task_kinds, _pass_facts.get("", {})
     stage = ""
     for entry in outline:
         if isinstance(entry, str):
             stage = entry
+            facts = _pass_facts.get(stage) or _pass_facts.setdefault(stage, {})
             continue
         pending: list[Any] = [entry]
         while pending:
@@ -159,7 +160,7 @@ def _walk(outline: list[Any]) -> dict[int, tuple[str | None, str, bool]]:
             if kind == _PASS:
                 key = id(item)
                 if key not in found:
-                    fact = facts.get((type(item), stage))
+                    fact = facts.get(type(item))
                     found[key] = fact if fact is not None else _fact(item, stage)
                     requires = getattr(item, "requires", None)
                     if requires:
@@ -180,13 +181,13 @@ def _fact(item: Any, stage: str) -> tuple[str | None, str, bool]:
     name = None if cls is StageMarker else item.name()
     fact = (name, stage, bool(item.is_transformation_pass))
     if getattr(cls, "name", None) is _CLASS_NAMED:
-        _pass_facts[cls, stage] = fact
+        _pass_facts.setdefault(stage, {})[cls] = fact
     return fact
 
 
 _CLASS_NAMED = GenericPass.name
-#: Per pass class (named by its class) and stage: its ``_fact``.
-_pass_facts: dict[tuple[type, str], tuple[str | None, str, bool]] = {}
+#: Per stage, per pass class (named by its class): its ``_fact``.
+_pass_facts: dict[str, dict[type, tuple[str | None, str, bool]]] = {}
 _PASS, _SEQUENCE, _CONTROLLER = 0, 1, 2
 #: Per class of what a pass manager holds: a pass, a sequence of them, or a flow controller
 #: (an ``isinstance`` of Qiskit's abstract classes costs a microsecond on every one of them).
