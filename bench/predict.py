@@ -25,7 +25,8 @@ and the estimate without the load factor / CPU seconds; then the same with histo
 counts the runs within 3x. Target: within 3x without history for every file of
 examples/pipelines and of the corpus, run with ``[mitigation] technique = "zne"`` and nothing
 else. ``--steps`` adds each step's predicted and measured seconds (warm-ups included, and the
-run's time outside its steps); ``--timeout`` caps each run::
+run's time outside its steps); ``--timeout`` caps each run; ``--history-max S`` runs a file
+the second time only if its first run took at most S seconds::
 
     python bench/predict.py --all-examples --steps
     python bench/predict.py --corpus zne --timeout 150
@@ -168,7 +169,9 @@ def step_lines(result: dict) -> None:
         print(f"    {step:32s} {guess_text} {actual_text}")
 
 
-def files(paths: list[str], technique: str, timeout: float, steps: bool) -> None:
+def files(
+    paths: list[str], technique: str, timeout: float, steps: bool, history_max: float = 1e9
+) -> None:
     """Each file twice into its own throwaway store: the first check has no history, the
     second has the first run's."""
     scratch = Path(tempfile.mkdtemp(prefix="llqm-bench-files-"))
@@ -188,7 +191,8 @@ def files(paths: list[str], technique: str, timeout: float, steps: bool) -> None
     for number, path in enumerate(paths):
         store = str(scratch / f"{number}.sqlite")
         first = run_child(path, store, technique, timeout)
-        second = run_child(path, store, technique, timeout) if "measured" in first else {}
+        again = "measured" in first and first["measured"] <= history_max
+        second = run_child(path, store, technique, timeout) if again else {}
         name = Path(path).name
         if "measured" not in first:
             reason = first.get("refused") or first.get("failed", "")
@@ -207,7 +211,7 @@ def files(paths: list[str], technique: str, timeout: float, steps: bool) -> None
             f"{second['predicted']:8.2f} s {second['measured']:7.2f} s {cells[1]:6.2f}"
             f"  (cpu {second['cpu']:.2f} s, load {second['load']:.1f})"
             if "measured" in second
-            else second.get("failed", "-")[:60]
+            else second.get("failed", "not run again (--history-max)")[:60]
         )
         quiet = first["predicted"] / first["slowdown"] / max(first["cpu"], 1e-9)
         print(
@@ -247,6 +251,12 @@ def main() -> None:
     parser.add_argument("--technique", default="zne", help="for OpenQASM files (default zne)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per run (cap)")
     parser.add_argument("--steps", action="store_true", help="each step's figures as well")
+    parser.add_argument(
+        "--history-max",
+        type=float,
+        default=1e9,
+        help="run a file again with history only if its first run took at most this (seconds)",
+    )
     parser.add_argument("--one", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
@@ -258,7 +268,7 @@ def main() -> None:
     if args.corpus:
         paths += sorted(str(p) for p in (ROOT / "tests" / "data" / "corpus").glob("*.qasm"))
     if paths:
-        files(paths, args.corpus or args.technique, args.timeout, args.steps)
+        files(paths, args.corpus or args.technique, args.timeout, args.steps, args.history_max)
         return
     sizes = [int(q) for q in args.sizes.split(",")]
     scratch = Path(tempfile.mkdtemp(prefix="llqm-bench-"))

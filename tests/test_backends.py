@@ -65,7 +65,7 @@ def test_the_modelled_qpu_takes_every_option_of_aer_and_its_own_models():
 
 
 def test_the_embedded_default_runs_a_noisy_ghz_and_profiles_the_job(store_path, ghz5):
-    backend = AerBackend(device="fake_fez")
+    backend = AerBackend(device="fake_fez", method="density_matrix")  # Aer, noise written in
     with llqm.run("aer ghz") as run:
         counts = backend.execute(ghz5, shots=2000, seed=11)
         with llqm.task("read counts", stage="postprocess") as reader:
@@ -76,7 +76,7 @@ def test_the_embedded_default_runs_a_noisy_ghz_and_profiles_the_job(store_path, 
     execute = stages["execute"][0]
     assert execute.hardware == backend.snapshot().fingerprint
     assert stages["postprocess"][0].depends_on == [execute.id]  # the counts lead back to the job
-    assert execute.metrics["execute.method"] == "density_matrix"  # 5 active qubits: exact
+    assert execute.metrics["execute.method"] == "density_matrix"
     assert (
         execute.metrics["backend.name"] == "aer:fake_fez"
         and execute.metrics["result.shots"] == 2000
@@ -106,6 +106,18 @@ def test_the_method_follows_the_circuit(fez):
     rotation.rx(0.3, range(12))
     assert not is_clifford(rotation)
     assert choose_method([rotation], 10, 28) == "statevector"
+    # narrow: a density matrix, exact in the noise, unless Stim samples the same distribution
+    narrow_clifford = transpile(ghz(6), fez, optimization_level=1, seed_transpiler=1)
+    assert choose_method([narrow_clifford], 10, 28) == "stim"
+    assert choose_method([narrow_clifford], 10, 28, noisy=False) == "density_matrix"
+    narrow = QuantumCircuit(8)
+    narrow.rx(0.3, range(8))
+    narrow.cx(range(7), range(1, 8))
+    assert choose_method([narrow], 10, 28, shots=4000) == "density_matrix"
+    # PEC's samples of 40 shots: 40 trajectories each cost far less than a 4^8 density matrix
+    samples = [narrow.copy() for _ in range(100)]
+    assert choose_method(samples, 10, 28, shots=40) == "statevector"
+    assert choose_method(samples, 10, 28, noisy=False, shots=40) == "density_matrix"
     with pytest.raises(ValueError, match="cannot be simulated here.*up to 8 qubits"):
         choose_method([rotation], 10 - 5, 8)
 

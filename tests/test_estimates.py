@@ -115,3 +115,84 @@ def test_the_two_qubit_gate_counts_behind_the_estimates_match_the_circuits(kind,
     built = circuits.generate(kind, qubits, depth, 3)
     twos = sum(1 for i in built.data if len(i.qubits) == 2)
     assert abs(KIND_TWO_QUBIT_GATES[kind](qubits, depth) - twos) <= 0.25 * twos + 1
+
+
+def test_a_non_clifford_circuit_is_estimated_from_the_gates_the_check_compiled(
+    tmp_path, store_path
+):
+    """The transpiler consolidates what a file spells out gate by gate (an ansatz exported in
+    cx, rz, sx and h): per-gate factors counted 2.5 times the compiled gates. The estimate
+    counts the circuit the check compiled as the run compiles it."""
+    import numpy as np
+    from llqm_qiskit.circuits import load_qasm
+    from llqm_qiskit.devices.catalog import fake_device
+    from llqm_qiskit.pipeline.steps import compiled_as_run
+    from qiskit import qasm2, transpile
+    from qiskit.circuit.library import excitation_preserving
+
+    ansatz = excitation_preserving(6, reps=1)
+    ansatz = ansatz.assign_parameters(np.random.default_rng(1).uniform(0, 6, ansatz.num_parameters))
+    ansatz.measure_all()
+    spelled = transpile(ansatz, basis_gates=["cx", "rz", "sx", "h"], optimization_level=0)
+    path = tmp_path / "ansatz.qasm"
+    path.write_text(qasm2.dumps(spelled))
+    config = {
+        "circuit": {"qasm": str(path)},
+        "backend": {"name": "aer", "device": "fake_torino"},
+        "transpile": {"seed": 7},
+        "mitigation": {"technique": "zne"},
+    }
+    steps = {s.step: s for s in parse_pipeline(config, store=str(store_path)).fit.steps}
+    compiled = compiled_as_run(load_qasm(path), fake_device("fake_torino"), seed=7)
+    assert f"into {len(compiled.data):,} (compiled by the check)" in steps["transpile"].basis
+    # ZNE folds the compiled circuit's two-qubit gates, at scale factors 1, 3 and 5
+    twos = sum(1 for i in compiled.data if len(i.qubits) == 2)
+    folded = 3 * len(compiled.data) + (0 + 2 + 4) * twos
+    assert f"3 folded circuits of {folded:,} gates in all" in steps["mitigate.zne"].basis
+
+
+def test_aer_is_given_only_the_cores_no_other_process_is_busy_on(monkeypatch):
+    """On a busy machine Aer's threads wait for each other at every gate (several times slower
+    than one thread); on an idle one it gets every core. Its counts do not depend on it."""
+    import os
+
+    from llqm_qiskit.backends.aer import free_cores
+
+    cores = len(os.sched_getaffinity(0))
+    monkeypatch.setattr(os, "getloadavg", lambda: (cores + 3.0, 0.0, 0.0))
+    assert free_cores() == 1
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.0, 0.0, 0.0))  # this process alone
+    assert free_cores() == cores
+
+
+def test_pec_sampling_counts_the_gates_a_files_own_gate_definitions_are_made_of(tmp_path):
+    """Mitiq's conversions handle each sample in OpenQASM 2's gates: a gate the file defines
+    costs what it is made of (an excitation-preserving ansatz's 28 blocks: 8x the time)."""
+    from llqm_qiskit.circuits import load_qasm
+    from llqm_qiskit.costs import spelled_out_gates
+
+    head = 'OPENQASM 2.0;\ninclude "qelib1.inc";\nqreg q[3];\n'
+    blocks = tmp_path / "blocks.qasm"
+    blocks.write_text(
+        head + "gate blk a, b { cx a, b; rz(0.3) b; cx a, b; h a; }\n" + "blk q[0], q[1];\n" * 10
+    )
+    plain = tmp_path / "plain.qasm"
+    plain.write_text(head + "cx q[0], q[1];\n" * 10)
+    assert spelled_out_gates(load_qasm(blocks)) == 40
+    assert spelled_out_gates(load_qasm(plain)) == 10
+
+    def sampling(path):
+        plan = {"gates": 10, "spelled_out_gates": spelled_out_gates(load_qasm(path))}
+        plan |= {"compiled_gates": 100, "compiled_bytes": 0, "shots": 4000}
+        return mitigation.pec_estimate(plan | {"backend": _Free()}, 100, None).wall_s
+
+    assert sampling(blocks) > 3 * sampling(plain)
+
+
+class _Free:
+    """A backend whose execution costs nothing: what is left is PEC's own work."""
+
+    def estimate(self, qubits, gates, shots, circuits, clifford, bond):
+        from llqm_core.plugin import Estimate
+
+        return Estimate(0.0, 0.0, "free")

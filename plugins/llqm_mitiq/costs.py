@@ -100,7 +100,8 @@ def pec_estimate(
         sampling_s = samples * gates * COMPILED_SAMPLE_S_PER_GATE
         into = "the compiled circuit"
     else:
-        sampling_s = samples * plan.get("gates", 0) * PEC_SAMPLE_S_PER_GATE
+        logical = plan.get("spelled_out_gates") or plan.get("gates", 0)  # as Mitiq sees them
+        sampling_s = samples * logical * PEC_SAMPLE_S_PER_GATE
         into = "the logical circuit"
     held = Estimate(
         sampling_s,

@@ -1,0 +1,79 @@
+"""Where a simulation's time goes (issue 33 item 4): Aer timed directly on the circuit the run
+executes, for each method it could take and each thread count, beside the estimate's model.
+
+Each OpenQASM file is compiled as the run compiles it (``compiled_as_run``, seed 1), its
+device's Pauli noise written in (``PauliNoise``), and run by Aer with ``--shots`` shots on each
+method of ``--methods`` at each of ``--threads`` (0: Aer's own choice, every core). Prints the
+active qubits, the noisy circuit's instructions, CPU and wall seconds of each run, and the
+model's CPU seconds for the method (``simulation_estimate``, one core). A method too large for
+the machine (a density matrix beyond ``--max-dm`` qubits) is left out::
+
+    python bench/aer_methods.py tests/data/corpus/qpe_8_m_q2.qasm --methods density_matrix \
+        --threads 0,1
+    python bench/aer_methods.py tests/data/corpus/qft_12_m_q3.qasm --shots 200 \
+        --methods matrix_product_state,statevector
+
+Timings on a shared machine: the CPU column moves less with the load than the wall column;
+two threads on a machine whose other core is busy pay at every gate (docs/pipelines.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+from llqm_qiskit.backends.aer import AerBackend, active_qubits
+from llqm_qiskit.backends.mps import trial_bond
+from llqm_qiskit.circuits import load_qasm
+from llqm_qiskit.costs import simulation_estimate
+from llqm_qiskit.devices.noise import PauliNoise
+from llqm_qiskit.pipeline.steps import compiled_as_run
+from qiskit_aer import AerSimulator
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("files", nargs="+")
+    parser.add_argument("--device", default="fake_fez")
+    parser.add_argument("--shots", type=int, default=4000)
+    parser.add_argument("--methods", default="density_matrix,statevector,matrix_product_state")
+    parser.add_argument("--threads", default="1", help="comma-separated; 0: Aer's own choice")
+    parser.add_argument("--max-dm", type=int, default=12, help="widest density matrix run")
+    args = parser.parse_args()
+    backend = AerBackend(device=args.device)
+    noise = PauliNoise(backend.snapshot())
+    print(f"load average {os.getloadavg()[0]:.1f}; {args.shots} shots; device {args.device}")
+    for path in args.files:
+        circuit = load_qasm(Path(path))
+        if not circuit.num_clbits:
+            circuit.measure_all()
+        compiled = compiled_as_run(circuit, backend.device, seed=1)
+        noisy = noise.apply(compiled)
+        width = active_qubits(compiled)
+        bond = trial_bond(compiled).bond
+        print(
+            f"{Path(path).stem}: {width} active qubits, {len(compiled.data)} compiled gates, "
+            f"{len(noisy.data)} instructions with the noise, trial bond dimension {bond}"
+        )
+        for method in args.methods.split(","):
+            if method == "density_matrix" and width > args.max_dm:
+                continue
+            model = simulation_estimate(
+                method, width, len(compiled.data), args.shots, 1, True, bond, bond_known=True
+            )
+            for threads in (int(t) for t in args.threads.split(",")):
+                simulator = AerSimulator(method=method, max_parallel_threads=threads)
+                wall, cpu = time.perf_counter(), time.process_time()
+                simulator.run(noisy, shots=args.shots, seed_simulator=1).result()
+                wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+                print(
+                    f"  {method:22s} threads {threads or 'all':>3}  cpu {cpu:8.3f} s  "
+                    f"wall {wall:8.3f} s  model {model.wall_s:8.3f} s",
+                    flush=True,
+                )
+
+
+if __name__ == "__main__":
+    main()
