@@ -125,6 +125,10 @@ def test_metrics_checked_once_by_name_are_still_checked_and_redacted_by_value():
     assert "pw-9876543" not in url and REDACTED in url
     keep_secret(secret)
     assert checked_metrics({"note.text": f"uses {secret}"})["note.text"] == f"uses {REDACTED}"
+    assert checked_metrics({"note.text": "plain", "note.count": 4}) == {
+        "note.text": "plain",
+        "note.count": 4,
+    }  # a secret known: texts without it, and numbers, are kept as they are
     assert checked_metrics({"api_token": "x"}) == {"api_token": REDACTED}
     assert checked_metrics({"api_token": "x"}) == {"api_token": REDACTED}  # never learned as plain
 

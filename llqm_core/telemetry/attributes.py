@@ -103,15 +103,20 @@ _NUMBERS = frozenset({int, float, bool})
 
 def checked_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
     """``redact(check_metrics(metrics))``: the same dict, or an error, with one loop over the
-    values where every name passed before and no value could hold a secret (numbers, flags,
-    texts without a URL while no environment secret is known, lists of numbers of one type),
-    which is most of a task's metrics; ``metrics`` itself is then returned, or a copy where it
-    holds a list (``redact`` copies lists)."""
-    if _PASSED.issuperset(metrics) and not environment_secrets():
+    values where every name passed before and no value holds a secret (numbers, flags, lists
+    of numbers of one type, texts without a URL or an environment secret in them), which is
+    most of a task's metrics; ``metrics`` itself is then returned, or a copy where it holds a
+    list (``redact`` copies lists)."""
+    if _PASSED.issuperset(metrics):
+        secrets = environment_secrets()
         lists = False  # a list of numbers of one type is copied, as ``redact`` copies it
         for value in metrics.values():
             kind = type(value)
-            if kind in _NUMBERS or (kind is str and "://" not in value):
+            if kind in _NUMBERS:
+                continue
+            if kind is str:
+                if "://" in value or (secrets and any(secret in value for secret in secrets)):
+                    break  # ``redact_text`` cuts it out
                 continue
             if (
                 kind is list
