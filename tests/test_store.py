@@ -431,7 +431,9 @@ def test_a_metric_of_infinity_reads_back(store_path):
         store.close()
 
 
-def test_metrics_read_back_as_they_were_annotated_whatever_json_writer_stored_them(store_path):
+def test_metrics_read_back_as_they_were_annotated_whatever_json_writer_stored_them(
+    store_location,
+):
     """The JSON of a stored row's metrics is written by orjson where it writes the same values,
     else by Python's encoder: a NaN, an infinity, an int beyond 64 bits, a non-ASCII text, small
     and large floats and lists all read back equal, from the database after the run's end."""
@@ -449,11 +451,11 @@ def test_metrics_read_back_as_they_were_annotated_whatever_json_writer_stored_th
         "a.values": [0.1, 2.5],
     }
     plain = {key: value for key, value in metrics.items() if key != "a.nan"}
-    with llqm.run("values", store=llqm.ProfileStore(store_path)) as run:
+    with llqm.run("values", store=llqm.ProfileStore(store_location)) as run:
         for one in (metrics, plain):
             with llqm.task("values") as task:
                 task.annotate(one)
-    store = llqm.ProfileStore(store_path, readonly=True)
+    store = llqm.ProfileStore(store_location, readonly=True)
     first, second = sorted(store.tasks(run.id), key=lambda t: len(t.metrics), reverse=True)
     store.close()
     assert math.isnan(first.metrics.pop("a.nan"))
