@@ -96,7 +96,7 @@ def counted(metrics: dict[str, Any]) -> dict[str, Any]:
             out[key] = value
             continue
         for run in runs:
-            prefixes = run[:3]  # the step and group prefixes, the total's name
+            prefixes = tuple(run[:3])  # step and group prefixes, total: a JSON frame gives lists
             if not any(name.startswith(prefixes) for name in out):
                 count_run(run, out)  # one run's, or the first: nothing to add up
                 continue
