@@ -154,6 +154,12 @@ def summary(console: Console, path: Path) -> None:
         + ", ".join(f"{n} {v}" for v, n in counts.items())
         + f" (of {len(FILES) * len(TECHNIQUES)} in the matrix)"
     )
+    for label in sorted({r["commit"] for r in latest.values()}):
+        on = [r for r in latest.values() if r["commit"] == label]
+        console.print(
+            f"  on {label}: {len(on)} cases, "
+            + ", ".join(f"{sum(r['verdict'] == v for r in on)} {v}" for v in VERDICTS)
+        )
     for record in sorted(latest.values(), key=lambda r: (r["verdict"], r["file"])):
         if record["verdict"] != "completed":
             console.print("  " + line(record), markup=False, highlight=False)
@@ -180,12 +186,18 @@ def main() -> None:
     parser.add_argument(
         "--commit", help="the commit the code is at, when it runs from a copy outside git"
     )
+    parser.add_argument(
+        "--summary", action="store_true", help="only the summary of the --resume FILE"
+    )
     parser.add_argument("--case", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.case:
         one_case(*args.case)
         return
     out = args.resume or args.out
+    if args.summary:
+        summary(Console(soft_wrap=True), out)
+        return
     done = set()
     if args.resume and args.resume.exists():
         done = {
