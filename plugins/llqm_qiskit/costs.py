@@ -61,17 +61,29 @@ STATEVECTOR_S_PER_OP = 1.4e-6
 DENSITY_S_PER_OP_ELEMENT = 7e-9
 NOISY_OPS_PER_GATE = 1.5
 AMPLITUDE_BYTES = 16  # complex128
-#: An MPS gate costs about chi^3 operations of this many seconds (Aer, one core, noisy
-#: circuits; the measurements behind it are in docs/performance.md, "Cost models").
+#: An MPS gate costs about chi^3 operations of this many seconds (Aer, one core: the ideal
+#: value's single noiseless run; docs/performance.md, "Cost models").
 MPS_S_PER_GATE_CHI3 = 2e-9
-#: ... on top of a cost per gate and shot whatever the bond dimension (Aer's per-instruction work
-#: and the noise channels).
-MPS_S_PER_GATE_SHOT = 4e-6
+#: A noisy MPS run, one trajectory per shot (bench/aer_methods.py, docs/performance.md): per
+#: gate and shot whatever the bond dimension (Aer's per-instruction work, the noise channels);
+#: per two-qubit gate and shot, chi^3 times this (its decomposition, and the swaps that bring
+#: distant qubits together, each an SVD of the bond); per qubit and shot (each trajectory
+#: starts a state and samples every qubit). Where a job's two-qubit gates are not counted,
+#: this share of its gates.
+MPS_S_PER_GATE_SHOT = 5e-6
+MPS_S_PER_TWO_QUBIT_CHI3 = 2.5e-8
+MPS_S_PER_QUBIT_SHOT = 2e-5
+MPS_TWO_QUBIT_SHARE = 0.15
 
 
-def mps_seconds(gates: int, shots: int, bond: int) -> float:
-    """A noisy MPS run of ``gates`` gates, one trajectory per shot, at bond dimension ``bond``."""
-    return gates * shots * (MPS_S_PER_GATE_SHOT + bond**3 * MPS_S_PER_GATE_CHI3)
+def mps_seconds(
+    gates: int, shots: int, bond: int, qubits: int = 0, two_qubit: float | None = None
+) -> float:
+    """A noisy MPS run of ``gates`` gates (``two_qubit`` of them on two qubits) on ``qubits``
+    active qubits, one trajectory per shot, at bond dimension ``bond``."""
+    twos = gates * MPS_TWO_QUBIT_SHARE if two_qubit is None else two_qubit
+    per_shot = gates * MPS_S_PER_GATE_SHOT + qubits * MPS_S_PER_QUBIT_SHOT
+    return shots * (per_shot + twos * bond**3 * MPS_S_PER_TWO_QUBIT_CHI3)
 
 
 RESULT_BYTES_PER_SHOT_QUBIT = 2  # counts keyed by bitstrings, and the sampled bits
@@ -290,7 +302,7 @@ def _simulation(
         )
     if method == "matrix_product_state":
         return Estimate(
-            circuits * mps_seconds(gates, shots, bond),
+            circuits * mps_seconds(gates, shots, bond, qubits),
             qubits * bond**2 * AMPLITUDE_BYTES * 4 + results,
             f"a matrix product state of {qubits} qubits, bond dimension "
             f"{'estimated at' if bond_known else 'up to'} {bond}",
