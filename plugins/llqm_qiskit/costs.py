@@ -32,7 +32,7 @@ TRANSPILE_SETUP_S = 0.02
 #: What a job costs whatever its size (Aer's setup, the noise model's lookup) and per circuit
 #: of it (the noise written in, the counts converted): PEC's batches of hundreds of circuits
 #: run in one job.
-EXECUTE_S_PER_JOB = 0.05
+EXECUTE_S_PER_JOB = 0.02
 EXECUTE_S_PER_CIRCUIT = 0.002
 #: ... and per circuit that Aer simulates by state (a statevector, density matrix or MPS): the
 #: noise channels turned into its own instructions for each circuit.
