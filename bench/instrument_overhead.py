@@ -234,6 +234,8 @@ def switched(on: bool, work):
 class _WallClockOnly:
     """A task's readings cut down to its wall time (``--breakdown``)."""
 
+    warmup_wall_s = warmup_cpu_s = 0.0  # no warm-up is left out of such a task
+
     def __init__(self) -> None:
         self.started = time.perf_counter()
 

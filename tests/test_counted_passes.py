@@ -93,6 +93,28 @@ def test_a_short_transpile_is_stored_with_its_passes_counted(instrumented, tmp_p
     assert second.metrics["circuit.size"] == one.size()
 
 
+def test_a_transpile_whose_frame_is_json_is_stored_with_its_passes_counted(instrumented, tmp_path):
+    """A metric of a subclass of a built-in type (here a ``str`` subclass) makes the task's
+    journal frame JSON, whose runs of passes read back as lists: they are counted all the same,
+    into the metrics a marshal frame gives."""
+    import qiskit
+
+    class Label(str):
+        pass
+
+    with llqm_core.run("json frame", store=tmp_path / "s.sqlite") as run:
+        for label in ("plain", Label("subclass")):
+            with llqm_core.task("transpile", stage="transpile") as task:
+                task.annotate(note=label)
+                qiskit.transpile(circuit(3), FakeManilaV2(), seed_transpiler=2)
+    plain, subclass = ProfileStore(tmp_path / "s.sqlite", readonly=True).tasks(run.id)
+    assert subclass.metrics["note"] == "subclass" and STEPS not in subclass.metrics
+    assert subclass.metrics["transpile.passes"] == plain.metrics["transpile.passes"] > 0
+    assert {k for k in subclass.metrics if k.startswith("transpile.pass.")} == {
+        k for k in plain.metrics if k.startswith("transpile.pass.")
+    }
+
+
 def test_a_transpile_killed_before_its_commit_is_recovered_with_its_passes_counted(tmp_path):
     """The journal keeps the raw facts; a reader and the next writer count them alike."""
     store = str(tmp_path / "s.sqlite")

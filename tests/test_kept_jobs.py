@@ -145,3 +145,39 @@ def test_near_its_cap_a_run_keeps_the_jobs_whose_real_sizes_fit(tmp_path):
         True
     ] * 2
     assert sum(len(r.data) for r in kept) <= cap
+
+
+def loose_bits() -> QuantumCircuit:
+    """A register and two classical bits outside any register (the header's register sizes do
+    not add up to its memory slots)."""
+    from qiskit.circuit import Clbit
+
+    q, a = QuantumRegister(3), ClassicalRegister(1, "a")
+    circuit = QuantumCircuit(q, a, [Clbit(), Clbit()])
+    circuit.h(q)
+    circuit.measure(q[0], a[0])
+    circuit.measure(q[1], circuit.clbits[1])
+    circuit.measure(q[2], circuit.clbits[2])
+    return circuit
+
+
+def test_instrumented_small_jobs_keep_what_get_counts_gives(tmp_path):
+    """A small job's counts are made at the writer's commit from the result's hexadecimal counts
+    and headers (the result itself is not held); jobs whose registers do not cover every bit are
+    kept at once through ``get_counts``: each decodes to the job's ``get_counts``."""
+    from llqm_core.runtime.instrumentation import instrument_all, uninstrument_all
+
+    simulator = AerSimulator()
+    batches = [[registers_apart()], [wide(3), wide(1)], [loose_bits()], [registers_apart()] * 2]
+    expected = []
+    instrument_all()
+    try:
+        with llqm.run("small jobs", store=tmp_path / "s.sqlite") as run:
+            for i, batch in enumerate(batches):
+                result = simulator.run(transpile(batch, simulator), shots=64, seed_simulator=i)
+                found = result.result()
+                expected.append([found.get_counts(j) for j in range(len(batch))])
+    finally:
+        uninstrument_all()
+    kept = llqm.ProfileStore(tmp_path / "s.sqlite", readonly=True).results(run.id)
+    assert [kept_counts.load(r.data) for r in kept] == expected

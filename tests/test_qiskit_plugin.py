@@ -249,3 +249,26 @@ def test_a_qiskit_without_pass_manager_tasks_is_refused_in_one_clear_error(fez, 
     staged = generate_preset_pass_manager(optimization_level=0, backend=fez)
     with pytest.raises(RuntimeError, match=r"needs PassManager\._tasks"):
         stage_markers.with_markers(staged)
+
+
+def test_a_dags_metrics_are_the_circuits_with_gates_qiskit_does_not_name():
+    """``dag_metrics`` (a transpile's output, described from its DAG) counts two-qubit gates by
+    each operation's width: Qiskit's standard gates from a table made once, any other gate from
+    the DAG, and a barrier never; the figures match ``circuit_metrics`` of the same circuit."""
+    from llqm_qiskit.metrics import dag_metrics
+    from qiskit.circuit import Gate
+    from qiskit.converters import circuit_to_dag
+
+    circuit = QuantumCircuit(4, 2)
+    circuit.h(0)
+    circuit.cx(0, 1)
+    circuit.append(Gate("mix", 2, []), [1, 2])
+    circuit.append(Gate("mix3", 3, []), [0, 1, 3])
+    circuit.append(Gate("spin", 1, []), [3])
+    circuit.barrier()
+    circuit.measure([0, 1], [0, 1])
+    widths: dict[str, int] = {}
+    found = dag_metrics(circuit_to_dag(circuit), widths, None)
+    expected = circuit_metrics(circuit, depth=False)
+    assert found == expected
+    assert found["circuit.two_qubit_gates"] == 3 and widths == {"mix": 2, "mix3": 3, "spin": 1}

@@ -105,3 +105,45 @@ def test_a_urls_password_is_cut_from_text_and_left_out_of_the_name_a_store_is_sh
     assert (
         redact_text("libpq saw s3cret-pass! in a message") == f"libpq saw {REDACTED} in a message"
     )
+
+
+def test_metrics_checked_once_by_name_are_still_checked_and_redacted_by_value():
+    """A metric name seen before takes a shorter path (``checked_metrics``); its values are still
+    refused when not allowed, and a URL's password or a secret learned later is still cut out."""
+    import pytest
+
+    from llqm_core.telemetry.attributes import checked_metrics
+
+    secret = "learned-later-secret-42"
+    assert checked_metrics({"note.text": "plain", "note.count": 3}) == {
+        "note.text": "plain",
+        "note.count": 3,
+    }
+    with pytest.raises(ValueError, match="note.count"):
+        checked_metrics({"note.count": object()})
+    url = checked_metrics({"note.text": "postgresql://user:pw-9876543@host/db"})["note.text"]
+    assert "pw-9876543" not in url and REDACTED in url
+    keep_secret(secret)
+    assert checked_metrics({"note.text": f"uses {secret}"})["note.text"] == f"uses {REDACTED}"
+    assert checked_metrics({"note.text": "plain", "note.count": 4}) == {
+        "note.text": "plain",
+        "note.count": 4,
+    }  # a secret known: texts without it, and numbers, are kept as they are
+    assert checked_metrics({"api_token": "x"}) == {"api_token": REDACTED}
+    assert checked_metrics({"api_token": "x"}) == {"api_token": REDACTED}  # never learned as plain
+
+
+def test_a_list_metric_is_checked_and_copied_on_the_short_path_too():
+    import pytest
+
+    from llqm_core.telemetry.attributes import checked_metrics
+
+    given = [2, 3]
+    first = checked_metrics({"list.gates": given, "list.name": "x"})
+    again = checked_metrics({"list.gates": given, "list.name": "x"})  # names passed before
+    assert first == again == {"list.gates": [2, 3], "list.name": "x"}
+    assert again["list.gates"] is not given  # the caller's later changes are not recorded
+    with pytest.raises(ValueError, match="list.gates"):
+        checked_metrics({"list.gates": [1, "two"]})
+    with pytest.raises(ValueError, match="list.gates"):
+        checked_metrics({"list.gates": [object()]})

@@ -429,3 +429,35 @@ def test_a_metric_of_infinity_reads_back(store_path):
         (found,) = store.tasks(run.id)
         assert found.metrics["fidelity.error_reduction"] == math.inf
         store.close()
+
+
+def test_metrics_read_back_as_they_were_annotated_whatever_json_writer_stored_them(
+    store_location,
+):
+    """The JSON of a stored row's metrics is written by orjson where it writes the same values,
+    else by Python's encoder: a NaN, an infinity, an int beyond 64 bits, a non-ASCII text, small
+    and large floats and lists all read back equal, from the database after the run's end."""
+    import math
+
+    metrics = {
+        "a.nan": math.nan,
+        "a.inf": -math.inf,
+        "a.big": 2**70,
+        "a.text": "Zürich ≥ 5 qubits",
+        "a.small": 1e-05,
+        "a.large": 1e16,
+        "a.negative_zero": -0.0,
+        "a.flags": [True, False],
+        "a.values": [0.1, 2.5],
+    }
+    plain = {key: value for key, value in metrics.items() if key != "a.nan"}
+    with llqm.run("values", store=llqm.ProfileStore(store_location)) as run:
+        for one in (metrics, plain):
+            with llqm.task("values") as task:
+                task.annotate(one)
+    store = llqm.ProfileStore(store_location, readonly=True)
+    first, second = sorted(store.tasks(run.id), key=lambda t: len(t.metrics), reverse=True)
+    store.close()
+    assert math.isnan(first.metrics.pop("a.nan"))
+    assert first.metrics == plain == second.metrics
+    assert math.copysign(1, second.metrics["a.negative_zero"]) == -1

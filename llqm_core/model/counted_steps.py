@@ -16,12 +16,13 @@ STEPS = "\0steps"
 _SUMMED = (".calls", ".time_s")
 
 
-def count_run(run: tuple) -> dict[str, Any]:
+def count_run(run: tuple, metrics: dict[str, Any] | None = None) -> dict[str, Any]:
     """One run's metrics: the total of steps, each step name's calls, seconds and the size it
     left (the last call's), then each group's seconds in ``groups``' order (0 s for a group that
     ran nothing), any other group after. A group begins with the first step of it that follows
     a step of another group and ends where the next begins (the last at ``ended``); steps before
-    the first step of a known group are not counted."""
+    the first step of a known group are not counted. Written into ``metrics`` where given
+    (a dict that holds none of these names), else into a new dict."""
     step_prefix, group_prefix, total_key, began, ended, groups, steps = run
     timed: list[list[Any]] = []  # [group, start, wall]
     pending: list[Any] | None = None
@@ -56,30 +57,30 @@ def count_run(run: tuple) -> dict[str, Any]:
         found = by_group.pop(group, None) or [group, at, 0.0]
         ordered.append(found)
         at = found[1] + found[2]
-    metrics: dict[str, Any] = {total_key: sum(entry[0] for entry in counted.values())}
+    if metrics is None:
+        metrics = {}
+    metrics[total_key] = sum(entry[0] for entry in counted.values())
+    step_keys = _step_keys.get(step_prefix) or _step_keys.setdefault(step_prefix, {})
     for name, (calls, seconds, size) in counted.items():
-        keys = _step_keys.get((step_prefix, name))
+        keys = step_keys.get(name)
         if keys is None:
             prefix = f"{step_prefix}{name}."
-            keys = _step_keys[step_prefix, name] = (
-                prefix + "calls",
-                prefix + "time_s",
-                prefix + "size_after",
-            )
+            keys = step_keys[name] = (prefix + "calls", prefix + "time_s", prefix + "size_after")
         metrics[keys[0]] = calls
         metrics[keys[1]] = seconds
         metrics[keys[2]] = size
+    group_keys = _group_keys.get(group_prefix) or _group_keys.setdefault(group_prefix, {})
     for group, _, wall in (*ordered, *by_group.values()):
-        key = _group_keys.get((group_prefix, group))
+        key = group_keys.get(group)
         if key is None:
-            key = _group_keys[group_prefix, group] = f"{group_prefix}{group}.time_s"
+            key = group_keys[group] = f"{group_prefix}{group}.time_s"
         metrics[key] = wall
     return metrics
 
 
-#: Per (prefix, step or group name): its metric names, made once (three f-strings per step).
-_step_keys: dict[tuple[str, str], tuple[str, str, str]] = {}
-_group_keys: dict[tuple[str, str], str] = {}
+#: Per prefix, per step or group name: its metric names, made once (three f-strings per step).
+_step_keys: dict[str, dict[str, tuple[str, str, str]]] = {}
+_group_keys: dict[str, dict[str, str]] = {}
 
 
 def counted(metrics: dict[str, Any]) -> dict[str, Any]:
@@ -95,6 +96,10 @@ def counted(metrics: dict[str, Any]) -> dict[str, Any]:
             out[key] = value
             continue
         for run in runs:
+            prefixes = tuple(run[:3])  # step and group prefixes, total: a JSON frame gives lists
+            if not any(name.startswith(prefixes) for name in out):
+                count_run(run, out)  # one run's, or the first: nothing to add up
+                continue
             for name, figure in count_run(run).items():
                 known = out.get(name)
                 summed = known is not None and (name == run[2] or name.endswith(_SUMMED))

@@ -31,7 +31,7 @@ from ..model.records import (
 from ..model.secrets import redact, redact_text
 from ..store.journal import Owner
 from ..store.profile_store import ProfileStore, open_store
-from ..telemetry.attributes import check_metrics, run_attributes
+from ..telemetry.attributes import checked_metrics, run_attributes
 from ..telemetry.tracing import telemetry
 from .iterations import USER, IterationMarks
 from .iterations import record as record_iteration
@@ -276,14 +276,14 @@ class ActiveRun:
         metrics are checked and redacted once, as ``annotate`` would each time."""
         described = self._descriptions.get(value)
         if described is None:
-            described = redact(check_metrics(self.plugins.describe_value(value)))
+            described = checked_metrics(self.plugins.describe_value(value))
             self._descriptions.put(value, described)  # untrackable values are described each time
         return described
 
     def remember_description(self, value: Any, metrics: dict[str, Any]) -> None:
         """Keep ``metrics`` as what the plugins say of ``value``: a plugin that measured the value
         already (a transpile's output, from the DAG it came from) spares describing it again."""
-        self._descriptions.put(value, redact(check_metrics(metrics)))
+        self._descriptions.put(value, checked_metrics(metrics))
 
     def producers(self, values: Iterable[Any]) -> list[str]:
         """The tasks whose outputs appear among ``values`` (looking one level into lists,

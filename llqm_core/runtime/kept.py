@@ -103,6 +103,40 @@ class KeptResults:
             self._pending.remove(make)
 
 
+#: Held while a payload is made (``LaterPayload``): one lock for all, not one per job.
+_MAKING = threading.Lock()
+_NOT_MADE: Any = object()
+
+
+class LaterPayload:
+    """A payload that ``make`` makes once (data and raw size, or None: nothing kept), at the
+    store writer's commit or by a cap decision that needs its size, and then settles its bound
+    on ``account``. One object with slots: a queued payload waits seconds for the commit, and
+    its closures, cells and lock had been the garbage collector's to walk meanwhile."""
+
+    __slots__ = ("make", "bound", "account", "found")
+
+    def __init__(
+        self, make: Callable[[], tuple[bytes, int] | None], bound: int, account: KeptResults
+    ) -> None:
+        self.make: Callable[[], tuple[bytes, int] | None] | None = make
+        self.bound = bound
+        self.account = account
+        self.found: tuple[bytes, int] | None = _NOT_MADE
+
+    def __call__(self) -> tuple[bytes, int] | None:
+        with _MAKING:
+            if self.found is _NOT_MADE:
+                make, self.make = self.make, None  # what it is made of is let go once made
+                try:
+                    self.found = make() if make is not None else None
+                except Exception:  # a payload that cannot be made is not kept
+                    self.found = None
+                found = self.found
+                self.account.settle(self, self.bound, None if found is None else len(found[0]))
+        return self.found
+
+
 def references(values: Any) -> list[list[Any]] | None:
     """Where ``values`` were kept, as runs of ``[task id, first index, how many]``; None when any
     of them was not kept (no store, keeping off, or the run's cap reached)."""

@@ -51,7 +51,7 @@ class _OtherThreads:
 
     def read(self) -> dict[int, float] | None:
         """Each such thread's CPU seconds so far; None when there are none."""
-        count = threading.active_count()
+        count = len(_running) if _running is not None else threading.active_count()
         if count != self.count:
             current = threading.current_thread()
             self.clocks = []
@@ -75,6 +75,17 @@ class _OtherThreads:
 
 
 _other_threads = _OtherThreads()
+#: The interpreter's table of started threads, whose size changes as one starts or ends: read
+#: without ``threading.active_count``'s lock at every main-thread task's start (that function
+#: where a Python lacks the table).
+_running: dict | None = getattr(threading, "_active", None)
+#: The main thread's kernel id, asked once per process (a forked child's main thread is new).
+_main_thread_id: list[int | None] = [None]
+
+
+def _main_id() -> int | None:
+    found = _main_thread_id[0] = threading.main_thread().native_id
+    return found
 
 
 def _others_cpu(start: dict[int, float] | None) -> float:
@@ -103,6 +114,7 @@ warmup_spent = _WarmupSpent()
 
 def _forget_in_child() -> None:
     _other_threads.count = -1  # the parent's threads are not the child's
+    _main_thread_id[0] = None
 
 
 if hasattr(os, "register_at_fork"):
@@ -135,7 +147,7 @@ class Measurement(Watch):
         self._start_process_cpu = _process_time()
         self._start_warmup = (warmup_spent.wall, warmup_spent.cpu)
         # the other Python threads' CPU, for a main-thread task charged the process's CPU
-        main = self.thread == threading.main_thread().native_id
+        main = self.thread == (_main_thread_id[0] or _main_id())
         self._start_others = _other_threads.read() if main else _NOT_MAIN
         self.warmup_wall_s = self.warmup_cpu_s = 0.0  # left out of the profile, set by ``stop``
         self._start_thread_cpu = _thread_time()

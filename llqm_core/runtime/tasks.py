@@ -5,7 +5,6 @@ store and builds its span; ``TaskHandle`` is what code adds metrics, usage and d
 from __future__ import annotations
 
 import random
-import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable
@@ -22,9 +21,9 @@ from ..model.records import (
     TaskRecord,
     TaskStatus,
 )
-from ..model.secrets import redact, redact_text
+from ..model.secrets import redact_text
 from ..model.warmup import LEFT_OUT_CPU, LEFT_OUT_WALL
-from ..telemetry.attributes import RESERVED_METRICS, check_metrics
+from ..telemetry.attributes import RESERVED_METRICS, checked_metrics
 from ..telemetry.task_spans import child_context
 from .active_run import (
     ActiveRun,
@@ -33,6 +32,7 @@ from .active_run import (
     _describe_error,
     _status_for,
 )
+from .kept import LaterPayload
 from .measure import Measurement
 
 _NUMBERS, _STRINGS = frozenset({int, float, bool}), frozenset({str})
@@ -93,7 +93,7 @@ class TaskHandle:
 
     def annotate(self, metrics: dict[str, Any] | None = None, /, **more: Any) -> TaskHandle:
         """Record domain metrics: ``annotate(shots=4000)`` or ``annotate({"circuit.qubits": 5})``."""
-        values = redact(check_metrics({**(metrics or {}), **more}))
+        values = checked_metrics({**(metrics or {}), **more})
         self.record.metrics.update(values)
         return self
 
@@ -192,21 +192,8 @@ class TaskHandle:
         run = self.run
         if run.store is None:
             return False
-        account, lock = run.kept, threading.Lock()
-        found: list[tuple[bytes, int] | None] = []
-
-        def made() -> tuple[bytes, int] | None:
-            """Made once, by the writer's commit or by a cap decision that needs its size."""
-            with lock:
-                if not found:
-                    try:
-                        found.append(make())
-                    except Exception:  # a payload that cannot be made is not kept
-                        found.append(None)
-                    account.settle(made, bound, None if found[0] is None else len(found[0][0]))
-            return found[0]
-
-        if not account.admit_later(bound, made):
+        made = LaterPayload(make, bound, run.kept)
+        if not run.kept.admit_later(bound, made):
             return False
         kept = KeptResult(run.id, self.id, kind, b"", 0, dict(meta or {}))
         run.store.save_result(kept, later=made)

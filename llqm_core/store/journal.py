@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+import orjson
 import psutil
 
 try:
@@ -43,6 +44,18 @@ _READ_STEP = 1 << 16  # a reader reads a journal in steps this large, to the end
 #: Compact JSON, any value by its str() if JSON has no type for it: the store's text columns and
 #: frames marshal refuses. One encoder object: ``json.dumps`` would build one per call.
 json_text = json.JSONEncoder(separators=(",", ":"), default=str).encode
+
+
+def row_json(value: list | dict) -> str:
+    """``json_text`` of a decoded journal row's list or dict (built-in types only), written by
+    orjson in a fraction of the time; the same values read back (the text may spell a float or a
+    non-ASCII letter otherwise). Where orjson would write something else (``null`` for a NaN or
+    an infinity) or refuses (an int beyond 64 bits), ``json_text`` writes it."""
+    try:
+        out = orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        return json_text(value)
+    return json_text(value) if b"null" in out else out.decode()
 
 
 def journal_pattern(store_path: Path) -> str:

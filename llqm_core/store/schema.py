@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..model.counted_steps import counted
 from ..model.errors import StoreError
 from ..model.records import PROFILE_VALUE_NAMES
-from .journal import json_text
+from .journal import row_json
 
 STORE_ENV = "LLQM_STORE"
 BUSY_TIMEOUT_MS = 30_000
@@ -144,7 +144,7 @@ def stored_row(row: list) -> list:
     for column, empty in _JSON_COLUMNS:
         value = row[column]
         if value is not None and not isinstance(value, str):
-            row[column] = json_text(value) if value else empty
+            row[column] = row_json(value) if value else empty
     return row
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..model.counted_steps import counted
 from ..model.records import RunRecord, TaskRecord
+from ..model.secrets import environment_secrets, names_a_secret, redact
 
 PREFIX = "llqm."
 
@@ -91,6 +92,48 @@ def check_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
             "or a list of one of those."
         )
     return metrics
+
+
+#: Metric names ``check_metrics`` allowed that name no secret: a task's metrics are mostly the
+#: same few dozen names, each checked once rather than at every ``annotate`` (bounded).
+_PASSED: set[str] = set()
+_PASSED_MAX = 10_000
+_NUMBERS = frozenset({int, float, bool})
+
+
+def checked_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
+    """``redact(check_metrics(metrics))``: the same dict, or an error, with one loop over the
+    values where every name passed before and no value holds a secret (numbers, flags, lists
+    of numbers of one type, texts without a URL or an environment secret in them), which is
+    most of a task's metrics; ``metrics`` itself is then returned, or a copy where it holds a
+    list (``redact`` copies lists)."""
+    if _PASSED.issuperset(metrics):
+        secrets = environment_secrets()
+        lists = False  # a list of numbers of one type is copied, as ``redact`` copies it
+        for value in metrics.values():
+            kind = type(value)
+            if kind in _NUMBERS:
+                continue
+            if kind is str:
+                if "://" in value or (secrets and any(secret in value for secret in secrets)):
+                    break  # ``redact_text`` cuts it out
+                continue
+            if (
+                kind is list
+                and len(set(map(type, value))) <= 1
+                and _NUMBERS.issuperset(map(type, value))
+            ):
+                lists = True
+                continue
+            break
+        else:
+            if not lists:
+                return metrics
+            return {k: list(v) if type(v) is list else v for k, v in metrics.items()}
+    checked = redact(check_metrics(metrics))
+    if len(_PASSED) < _PASSED_MAX:
+        _PASSED.update(key for key in metrics if not names_a_secret(key))
+    return checked
 
 
 def _attribute_value(value: Any) -> Any:

@@ -64,12 +64,19 @@ def dag_metrics(
     without a walk: ``depth`` is given when known, else left out. ``widths`` caches each
     operation name's number of qubits; ``counts`` adds the ``circuit.ops.*`` counts."""
     ops = dag.count_ops(recurse=False)
-    for name in ops.keys() - widths.keys():
-        widths[name] = _width(dag, name)
+    two_qubit_gates = 0
+    for name, n in ops.items():
+        width = _WIDTHS.get(name)
+        if width is None:
+            width = widths.get(name)
+            if width is None:
+                width = widths[name] = _width(dag, name)
+        if width > 1:
+            two_qubit_gates += n
     metrics: dict[str, Any] = {
         "circuit.qubits": dag.num_qubits(),
         "circuit.size": sum(ops.values()) - int(ops.get("barrier", 0)),
-        "circuit.two_qubit_gates": sum(n for name, n in ops.items() if widths[name] > 1),
+        "circuit.two_qubit_gates": two_qubit_gates,
     }
     if depth is not None:
         metrics["circuit.depth"] = depth
@@ -79,8 +86,19 @@ def dag_metrics(
             "circuit.clbits": dag.num_clbits(),
             "circuit.measurements": int(ops.get("measure", 0)),
         }
-        metrics |= {f"circuit.ops.{name}": int(n) for name, n in ops.items()}
+        for name, n in ops.items():
+            key = _OP_KEYS.get(name)
+            if key is None:
+                key = _OP_KEYS[name] = f"circuit.ops.{name}"
+            metrics[key] = int(n)
     return metrics
+
+
+#: Each standard gate's number of qubits, and a barrier's 0 (a directive, never counted as a
+#: gate), made once: a transpile's output is described from its DAG at every transpile.
+_WIDTHS = {name: gate.num_qubits for name, gate in STANDARD_GATES.items()} | {"barrier": 0}
+#: Per operation name, its ``circuit.ops.*`` metric's name.
+_OP_KEYS: dict[str, str] = {}
 
 
 def _width(dag: DAGCircuit, name: str) -> int:

@@ -11,6 +11,7 @@ More in docs/modules.md (``llqm_qiskit.backends.kept_counts``).
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import struct
@@ -55,7 +56,8 @@ def _from_bits(one: Mapping[str, int]) -> _Circuit:
 def _from_hex(counts: Mapping[str, int], header: Any) -> _Circuit | None:
     """A circuit's counts as a backend's ``Result`` holds them (hexadecimal outcomes) and the
     bit strings ``Result.get_counts`` would make of them, read without making them: None where
-    the header does not say every register's width (``get_counts`` is asked then)."""
+    the header does not say every register's width (``get_counts`` is asked then), or an
+    outcome is not hexadecimal or is wider than its slots."""
     slots = header.get("memory_slots") if isinstance(header, Mapping) else None
     registers = header.get("creg_sizes") if isinstance(header, Mapping) else None
     if not isinstance(slots, int) or slots <= 0 or not registers:
@@ -174,29 +176,44 @@ def keep(handle: Any, counts: Sequence[Any], shots: int) -> None:
     handle.annotate_numbers({"results.keep_s": time.perf_counter() - started})
 
 
-def _small_bound(result: Any) -> int | None:
+#: What a small job's kept counts are made of later: per circuit its hexadecimal counts and
+#: its header (the ``Result``'s own dict and its experiment's header).
+_Facts = list[tuple[Mapping[str, int], Mapping[str, Any]]]
+
+
+def _small_facts(result: Any) -> tuple[int, _Facts] | None:
     """The most bytes a small job's kept counts can take compressed, read from sizes alone (no
-    outcome is read); None for a job too large to be kept later (its result would be held
-    until the writer's commit) or whose header does not give every outcome's width."""
+    outcome is read), and what they will be made of (``_made``): not the ``Result`` itself,
+    whose containers, alive until the writer's commit, were a third of the garbage collector's
+    work in a loop of small jobs (docs/performance.md). None for a job too large to be kept
+    later or whose header does not give every register's width (kept at once, as before)."""
     raw = 64
+    facts: _Facts = []
     for experiment in result.results:
         counts = getattr(getattr(experiment, "data", None), "counts", None)
         header = getattr(experiment, "header", None)
         if not isinstance(header, Mapping) or not isinstance(counts, dict):
             return None
-        slots, registers = header.get("memory_slots"), header.get("creg_sizes") or ()
-        if not isinstance(slots, int) or slots <= 0:
+        slots, registers = header.get("memory_slots"), header.get("creg_sizes")
+        if not isinstance(slots, int) or slots <= 0 or not registers:
+            return None
+        if sum(size for _, size in registers) != slots:  # bits outside registers: get_counts
             return None
         raw += 32 + 8 * len(registers) + len(counts) * ((slots + 7) // 8 + 8)
         if raw > SMALL_PAYLOAD_BYTES:
             return None
-    return raw + raw // 16 + 64  # deflate's stored blocks, if nothing compresses
+        facts.append((counts, header))
+    return raw + raw // 16 + 64, facts  # deflate's stored blocks, if nothing compresses
 
 
-def _made(result: Any) -> tuple[bytes, int] | None:
-    """A job's kept counts, made at the store writer's commit (``keep_result_later``)."""
-    raw = encode_result(result)
-    return None if raw is None else (compress(raw), len(raw))
+def _made(facts: _Facts) -> tuple[bytes, int] | None:
+    """A job's kept counts, made at the store writer's commit (``keep_result_later``); None
+    where a circuit's outcomes cannot be read from its hexadecimal counts (not kept)."""
+    circuits = [_from_hex(counts, header) for counts, header in facts]
+    if any(one is None for one in circuits):
+        return None
+    raw = _payload(circuits)  # type: ignore[arg-type]  # None was ruled out
+    return compress(raw), len(raw)
 
 
 def _keep_payload(handle: Any, raw: bytes, circuits: int, shots: int) -> bool:
@@ -242,22 +259,32 @@ def _primitive_arrays(result: Any) -> tuple[dict[str, np.ndarray], dict[str, Any
     return arrays, {"pubs": len(result), "num_bits": bits}
 
 
+@functools.cache
+def _result_types() -> tuple[Any, Any]:
+    """Qiskit's ``Result`` and ``PrimitiveResult``, imported at the first job (reading kept
+    counts back needs no Qiskit) and then looked up once per job rather than imported again."""
+    from qiskit.primitives import PrimitiveResult
+    from qiskit.result import Result
+
+    return Result, PrimitiveResult
+
+
 def keep_job_result(handle: Any, result: Any) -> None:
     """Keep what an instrumented job returned (``backend.run``'s counts, a primitive's data) on
     its ``execute`` task; anything else, or a result without data, is left alone."""
     if not handle.keeps_results():
         return
-    from qiskit.primitives import PrimitiveResult
-    from qiskit.result import Result
-
+    Result, PrimitiveResult = _result_types()  # noqa: N806  (the classes, as named in Qiskit)
     started = time.perf_counter()
     if isinstance(result, Result):
         if not result.results:
             return
         shots = int(getattr(result.results[0], "shots", 0) or 0)
         meta = {"circuits": len(result.results), "shots": shots, "format": FORMAT}
-        bound = _small_bound(result)
-        if bound is None or not handle.keep_result_later(KIND, lambda: _made(result), bound, meta):
+        later = _small_facts(result)
+        if later is None or not handle.keep_result_later(
+            KIND, functools.partial(_made, later[1]), later[0], meta
+        ):
             raw = encode_result(result)
             if raw is None:
                 return

@@ -176,7 +176,8 @@ class QiskitInstrumentor(Instrumentor):
             handle, owned, loop = pending
             value = failing_ends(handle, owned, original, job, *args, **kwargs)
             qpu_s, queue_s, details = job_usage(job, value)
-            handle.record_usage(qpu_s=qpu_s, queue_s=queue_s)
+            if qpu_s is not None or queue_s is not None:  # a simulator's job reports none
+                handle.record_usage(qpu_s=qpu_s, queue_s=queue_s)
             shots = result_shots(value)
             if shots:
                 details["result.shots"] = shots

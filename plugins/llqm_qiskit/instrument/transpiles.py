@@ -138,9 +138,10 @@ def _run_marked(marked: PassManager, circuit: Any, **options: Any) -> Any:
 def _circuit_batch(circuits: Any) -> list[QuantumCircuit] | None:
     """The circuits of a transpile call (one circuit or a list of them), or None for any other
     input, which is left to Qiskit unprofiled."""
-    batch = [circuits] if isinstance(circuits, QuantumCircuit) else circuits
-    if isinstance(batch, list) and all(isinstance(c, QuantumCircuit) for c in batch):
-        return list(batch)
+    if isinstance(circuits, QuantumCircuit):
+        return [circuits]
+    if isinstance(circuits, list) and all(isinstance(c, QuantumCircuit) for c in circuits):
+        return list(circuits)
     return None
 
 
@@ -168,21 +169,18 @@ def wrap_pass_manager_run(original: Callable[..., Any]) -> Callable[..., Any]:
                     handle.annotate({"transpile.parallel": True})
                     out = original(self, circuits, output_name, callback, num_processes, **kwargs)
                 else:
-                    out = [
-                        _run_profiled(
-                            self,
-                            circuit,
-                            handle,
-                            original,
-                            _run_marked,
-                            callback,
-                            output_name=output_name,
-                            num_processes=num_processes,
-                            **kwargs,
+                    options = dict(kwargs, output_name=output_name, num_processes=num_processes)
+                    if single:
+                        out = _run_profiled(
+                            self, circuits, handle, original, _run_marked, callback, **options
                         )
-                        for circuit in batch
-                    ]
-                    out = out[0] if single else out
+                    else:
+                        out = [
+                            _run_profiled(
+                                self, one, handle, original, _run_marked, callback, **options
+                            )
+                            for one in batch
+                        ]
                 # described once, as the circuit a backend will be given: the execute task reuses it
                 handle.describe(out[0] if isinstance(out, list) and len(out) == 1 else out)
                 active.note_output(out, handle.id)

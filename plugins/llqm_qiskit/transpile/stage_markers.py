@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import qiskit
 from qiskit.dagcircuit import DAGCircuit
-from qiskit.passmanager.base_tasks import BaseController
+from qiskit.passmanager.base_tasks import BaseController, GenericPass
 from qiskit.transpiler import PassManager, StagedPassManager
 from qiskit.transpiler.basepasses import AnalysisPass
 
@@ -144,11 +144,12 @@ def _same(kept: list[Any], outline: list[Any]) -> bool:
 def _walk(outline: list[Any]) -> dict[int, tuple[str | None, str, bool]]:
     """One walk with a stack of every group under each stage of ``outline``."""
     found: dict[int, tuple[str | None, str, bool]] = {}
-    kinds = _task_kinds
+    kinds, facts = _task_kinds, _pass_facts.get("", {})
     stage = ""
     for entry in outline:
         if isinstance(entry, str):
             stage = entry
+            facts = _pass_facts.get(stage) or _pass_facts.setdefault(stage, {})
             continue
         pending: list[Any] = [entry]
         while pending:
@@ -159,8 +160,8 @@ def _walk(outline: list[Any]) -> dict[int, tuple[str | None, str, bool]]:
             if kind == _PASS:
                 key = id(item)
                 if key not in found:
-                    name = None if type(item) is StageMarker else item.name()
-                    found[key] = (name, stage, bool(item.is_transformation_pass))
+                    fact = facts.get(type(item))
+                    found[key] = fact if fact is not None else _fact(item, stage)
                     requires = getattr(item, "requires", None)
                     if requires:
                         pending += requires
@@ -171,6 +172,22 @@ def _walk(outline: list[Any]) -> dict[int, tuple[str | None, str, bool]]:
     return found
 
 
+def _fact(item: Any, stage: str) -> tuple[str | None, str, bool]:
+    """A pass's (name, stage, whether it may change the circuit), kept per class and stage where
+    its name is its class's (``BasePass.name``, not overridden): ``transpile()`` builds a new
+    preset pass manager, and new passes, at every call, and the journal frame marshals a tuple
+    met again as a reference."""
+    cls = type(item)
+    name = None if cls is StageMarker else item.name()
+    fact = (name, stage, bool(item.is_transformation_pass))
+    if getattr(cls, "name", None) is _CLASS_NAMED:
+        _pass_facts.setdefault(stage, {})[cls] = fact
+    return fact
+
+
+_CLASS_NAMED = GenericPass.name
+#: Per stage, per pass class (named by its class): its ``_fact``.
+_pass_facts: dict[str, dict[type, tuple[str | None, str, bool]]] = {}
 _PASS, _SEQUENCE, _CONTROLLER = 0, 1, 2
 #: Per class of what a pass manager holds: a pass, a sequence of them, or a flow controller
 #: (an ``isinstance`` of Qiskit's abstract classes costs a microsecond on every one of them).
