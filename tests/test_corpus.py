@@ -74,6 +74,52 @@ def test_mitiq_takes_a_circuit_whose_qubits_belong_to_no_register(tmp_path, stor
     assert math.isfinite(data["value"])
 
 
+WIDE_GATES = {
+    "ccx": """OPENQASM 2.0;
+include "qelib1.inc";
+qreg q[3];
+creg c[3];
+h q[0];
+h q[1];
+ccx q[0], q[1], q[2];
+t q[2];
+measure q -> c;
+""",
+    "own_gate": """OPENQASM 3.0;
+include "stdgates.inc";
+gate maj a, b, c {
+  cx c, b;
+  cx c, a;
+  ccx a, b, c;
+}
+bit[4] meas;
+qubit[4] q;
+h q[0];
+rz(0.4) q[1];
+maj q[0], q[1], q[2];
+cx q[2], q[3];
+meas = measure q;
+""",
+}
+
+
+@pytest.mark.parametrize("form", sorted(WIDE_GATES))
+def test_pec_takes_a_circuit_with_gates_on_more_than_two_qubits(tmp_path, store_path, form):
+    """Mitiq's conversion keeps a Toffoli, or a file's own gate on three qubits, as one wide
+    operation PEC cannot represent (Grover's multi-controlled X passed the check and failed in
+    ``mitigate.pec``): PEC gets the gates they are made of."""
+    qasm = tmp_path / "wide.qasm"
+    qasm.write_text(WIDE_GATES[form])
+    config = corpus_pipeline("unused", "none") | {
+        "mitigation": {"technique": "pec", "pec": {"samples": 12}}
+    }
+    config["circuit"] = {"qasm": str(qasm)}
+    config["execution"] = {"shots": 200}
+    run_id, data = run_pipeline(parse_pipeline(config), store=store_path)
+    assert ProfileStore(store_path, readonly=True).run(run_id).status.value == "completed"
+    assert math.isfinite(data["value"])
+
+
 def test_the_corpus_has_the_families_widths_and_forms_the_issue_asks_for():
     assert len(FILES) >= 40
     widths = {int(re.search(r"_(\d+)(?:x\d+)?(?:_m)?_q[23]", f).group(1)) for f in FILES}

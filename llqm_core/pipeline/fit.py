@@ -79,7 +79,7 @@ class Fit:
 #: What a run costs outside its steps' own work, whatever they are: the run opened and closed in
 #: the store, its tasks and figures written, the monitor's readings (CPU seconds on the 2-core
 #: VM, docs/pipelines.md); charged to ``postprocess``, its last step.
-RUN_OVERHEAD_S = 0.15
+RUN_OVERHEAD_S = 0.05
 
 
 def run_overhead(plan: dict[str, Any]) -> Estimate:

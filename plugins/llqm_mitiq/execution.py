@@ -84,6 +84,28 @@ def last_only(technique: str, inner: bool) -> None:
         )
 
 
+def on_two_qubits(circuit: Any) -> Any:
+    """``circuit`` with every instruction on more than two qubits replaced by its definition
+    (a Toffoli, an OpenQASM file's own multi-controlled ``gate``): Mitiq converts through
+    OpenQASM 2 into Cirq, where such a gate stays one wide operation that PEC cannot represent.
+    The same unitary on the same qubits; an instruction with no definition stays as it is."""
+
+    def wide(candidate: Any) -> set[str]:
+        return {
+            i.operation.name
+            for i in candidate.data
+            if len(i.qubits) > 2 and i.operation.name != "barrier" and i.operation.definition
+        }
+
+    names = wide(circuit)
+    for _ in range(16):  # definitions nest a few levels at most
+        if not names:
+            break
+        circuit = circuit.decompose(gates_to_decompose=sorted(names))
+        names = wide(circuit)
+    return circuit
+
+
 def with_registers(circuit: Any) -> Any:
     """``circuit`` on registers, for Mitiq's conversions: they map a circuit back onto its
     input's registers, and fail on qubits that belong to none (an OpenQASM 3 file's

@@ -26,7 +26,15 @@ from llqm_core.runtime.instrumentation import suppressed
 
 from . import analysis
 from .costs import pec_estimate, pec_shots
-from .execution import evaluate, execute, last_only, raw_estimate, sum_readouts, with_registers
+from .execution import (
+    evaluate,
+    execute,
+    last_only,
+    on_two_qubits,
+    raw_estimate,
+    sum_readouts,
+    with_registers,
+)
 from .pec_compiled import represent_compiled, sample_compiled
 from .pec_noise import (
     MAX_NOISE_LEVEL,
@@ -156,7 +164,10 @@ def sample_chunk(
         # Measurements (and the identities Mitiq puts on idle qubits) have no representation on purpose.
         warnings.filterwarnings("ignore", message="No representation found", category=UserWarning)
         sampled, signs, norm = sample_circuit(
-            with_registers(circuit), representations, random_state=random_state, num_samples=samples
+            with_registers(on_two_qubits(circuit)),
+            representations,
+            random_state=random_state,
+            num_samples=samples,
         )
     return [fit_to_logical(c, circuit) for c in sampled], [int(s) for s in signs], float(norm)
 
@@ -229,7 +240,7 @@ def pec(
                     problems += levels.problems
                 else:
                     levels = NoiseLevels(noise_level, noise_level, "option")
-                representations, gamma = represent(with_registers(circuit), levels)
+                representations, gamma = represent(with_registers(on_two_qubits(circuit)), levels)
                 represent_task.annotate(
                     {
                         **levels.metrics(),

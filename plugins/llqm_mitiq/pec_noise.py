@@ -138,9 +138,12 @@ def represent(
             continue
         if operation not in by_operation:
             if len(operation.qubits) > 2:
+                said = str(operation)  # a block of gates prints as a whole diagram
                 raise ValueError(
                     f"PEC represents one- and two-qubit gates, and circuit {circuit.name!r} has "
-                    f"{operation} on {len(operation.qubits)} qubits; decompose it first."
+                    f"{said if chr(10) not in said else 'a block of gates'} on "
+                    f"{len(operation.qubits)} qubits with no definition in smaller gates; "
+                    "decompose it first."
                 )
             by_operation[operation] = represent_operation_with_local_depolarizing_noise(
                 cirq.Circuit(operation), levels.for_arity(len(operation.qubits))

@@ -32,11 +32,14 @@ TRANSPILE_SETUP_S = 0.02
 #: What a job costs whatever its size (Aer's setup, the noise model's lookup) and per circuit
 #: of it (the noise written in, the counts converted): PEC's batches of hundreds of circuits
 #: run in one job.
-EXECUTE_S_PER_JOB = 0.05
+EXECUTE_S_PER_JOB = 0.02
 EXECUTE_S_PER_CIRCUIT = 0.002
 #: ... and per circuit that Aer simulates by state (a statevector, density matrix or MPS): the
 #: noise channels turned into its own instructions for each circuit.
 STATE_S_PER_CIRCUIT = 0.012
+#: ... and per gate of it, with noise: the channel written in after each gate, in Python (14 us
+#: per gate over PEC's 200 samples of 739 gates; 2 s of a 6-qubit Grover's ZNE at 9,067 gates).
+NOISE_S_PER_GATE = 1.4e-5
 #: Gates of a circuit compiled for a heavy-hex device at levels 1-3: a one-qubit gate merges
 #: into its neighbours' rz/sx; a two-qubit gate on neighbouring qubits of the register becomes a
 #: cz dressed in rz/sx, one on distant qubits also needs routing's swaps (5 cz in all, on
@@ -61,17 +64,29 @@ STATEVECTOR_S_PER_OP = 1.4e-6
 DENSITY_S_PER_OP_ELEMENT = 7e-9
 NOISY_OPS_PER_GATE = 1.5
 AMPLITUDE_BYTES = 16  # complex128
-#: An MPS gate costs about chi^3 operations of this many seconds (Aer, one core, noisy
-#: circuits; the measurements behind it are in docs/performance.md, "Cost models").
+#: An MPS gate costs about chi^3 operations of this many seconds (Aer, one core: the ideal
+#: value's single noiseless run; docs/performance.md, "Cost models").
 MPS_S_PER_GATE_CHI3 = 2e-9
-#: ... on top of a cost per gate and shot whatever the bond dimension (Aer's per-instruction work
-#: and the noise channels).
-MPS_S_PER_GATE_SHOT = 4e-6
+#: A noisy MPS run, one trajectory per shot (bench/aer_methods.py, docs/performance.md): per
+#: gate and shot whatever the bond dimension (Aer's per-instruction work, the noise channels);
+#: per two-qubit gate and shot, chi^3 times this (its decomposition, and the swaps that bring
+#: distant qubits together, each an SVD of the bond); per qubit and shot (each trajectory
+#: starts a state and samples every qubit). Where a job's two-qubit gates are not counted,
+#: this share of its gates.
+MPS_S_PER_GATE_SHOT = 5e-6
+MPS_S_PER_TWO_QUBIT_CHI3 = 2.5e-8
+MPS_S_PER_QUBIT_SHOT = 2e-5
+MPS_TWO_QUBIT_SHARE = 0.15
 
 
-def mps_seconds(gates: int, shots: int, bond: int) -> float:
-    """A noisy MPS run of ``gates`` gates, one trajectory per shot, at bond dimension ``bond``."""
-    return gates * shots * (MPS_S_PER_GATE_SHOT + bond**3 * MPS_S_PER_GATE_CHI3)
+def mps_seconds(
+    gates: int, shots: int, bond: int, qubits: int = 0, two_qubit: float | None = None
+) -> float:
+    """A noisy MPS run of ``gates`` gates (``two_qubit`` of them on two qubits) on ``qubits``
+    active qubits, one trajectory per shot, at bond dimension ``bond``."""
+    twos = gates * MPS_TWO_QUBIT_SHARE if two_qubit is None else two_qubit
+    per_shot = gates * MPS_S_PER_GATE_SHOT + qubits * MPS_S_PER_QUBIT_SHOT
+    return shots * (per_shot + twos * bond**3 * MPS_S_PER_TWO_QUBIT_CHI3)
 
 
 RESULT_BYTES_PER_SHOT_QUBIT = 2  # counts keyed by bitstrings, and the sampled bits
@@ -261,6 +276,8 @@ def simulation_estimate(
     by_state = method in ("statevector", "density_matrix", "matrix_product_state")
     per_circuit = STATE_S_PER_CIRCUIT if by_state else EXECUTE_S_PER_CIRCUIT
     fixed = EXECUTE_S_PER_JOB + circuits * per_circuit
+    if by_state and noisy:
+        fixed += circuits * gates * NOISE_S_PER_GATE
     return Estimate(found.wall_s + fixed, found.memory_bytes, found.basis)
 
 
@@ -290,7 +307,7 @@ def _simulation(
         )
     if method == "matrix_product_state":
         return Estimate(
-            circuits * mps_seconds(gates, shots, bond),
+            circuits * mps_seconds(gates, shots, bond, qubits),
             qubits * bond**2 * AMPLITUDE_BYTES * 4 + results,
             f"a matrix product state of {qubits} qubits, bond dimension "
             f"{'estimated at' if bond_known else 'up to'} {bond}",

@@ -170,7 +170,11 @@ def plan(
     found = trial_bond(smallest, max_bond)
     bond, truncated = found.bond, found.truncated
     gates = sum(len(c.data) for c in circuits)
-    seconds = mps_seconds(gates, shots, max_bond if truncated else bond)
+    twos = sum(1 for c in circuits for i in c.data if len(i.qubits) == 2)
+    qubits = sum(
+        len({q for i in c.data if i.name != "barrier" for q in i.qubits}) for c in circuits
+    )
+    seconds = mps_seconds(gates, shots, max_bond if truncated else bond, qubits, twos)
     if strict and truncated and found.cap < max_bond:
         raise ValueError(
             f"a trial run reached bond dimension {bond:,} and needed more, and one at the limit "
