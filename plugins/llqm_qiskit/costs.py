@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -267,12 +267,21 @@ def simulation_estimate(
     noisy: bool,
     bond: int = 64,
     bond_known: bool = False,
+    threads: int = 1,
 ) -> Estimate:
     """A simulator's time and memory for ``circuits`` circuits of ``gates`` gates on ``qubits``
     active qubits: a statevector (or density matrix) holds every amplitude and, with noise,
     runs one trajectory per shot; a Clifford circuit costs per gate and shot. An MPS costs per
-    ``bond``: the circuit's own estimate when ``bond_known``, else the limit, an upper bound."""
+    ``bond``: the circuit's own estimate when ``bond_known``, else the limit, an upper bound.
+    Noisy trajectories (a statevector's, an MPS's) are shared among the ``threads`` Aer gets,
+    one shot per thread at a time."""
     found = _simulation(method, qubits, gates, shots, circuits, noisy, bond, bond_known)
+    if noisy and method in ("statevector", "matrix_product_state") and shots > 1:
+        shared = min(max(1, threads), shots)
+        if shared > 1:
+            found = replace(
+                found, wall_s=found.wall_s / shared, basis=f"{found.basis}, on {shared} threads"
+            )
     by_state = method in ("statevector", "density_matrix", "matrix_product_state")
     per_circuit = STATE_S_PER_CIRCUIT if by_state else EXECUTE_S_PER_CIRCUIT
     fixed = EXECUTE_S_PER_JOB + circuits * per_circuit

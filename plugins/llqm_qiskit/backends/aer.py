@@ -129,8 +129,11 @@ def narrow_method(qubits: int, gates: int, shots: int, circuits: int, noisy: boo
     channels; a run without noise keeps the density matrix."""
     if not noisy:
         return "density_matrix"
+    threads = free_cores()
     by = {
-        method: simulation_estimate(method, qubits, gates, shots, circuits, noisy).wall_s
+        method: simulation_estimate(
+            method, qubits, gates, shots, circuits, noisy, threads=threads
+        ).wall_s
         for method in ("density_matrix", "statevector")
     }
     return "statevector" if by["statevector"] < by["density_matrix"] else "density_matrix"
@@ -242,6 +245,7 @@ class AerBackend(QuantumBackend):
         An MPS is modelled at the circuit's estimated ``bond`` dimension once the circuit is
         known, at the limit ``mps_max_bond`` before."""
         method = self.method
+        threads = free_cores()  # what the job will be given, as the machine is now
         by_mps = simulation_estimate(
             "matrix_product_state",
             qubits,
@@ -251,6 +255,7 @@ class AerBackend(QuantumBackend):
             self.noise,
             bond=self.mps_max_bond if bond is None else min(bond, self.mps_max_bond),
             bond_known=bond is not None,
+            threads=threads,
         )
         if method == "automatic":
             if clifford is True and self.noise:
@@ -261,7 +266,7 @@ class AerBackend(QuantumBackend):
                 method = "stabilizer"
             elif qubits <= self.statevector_max_qubits:
                 by_statevector = simulation_estimate(
-                    "statevector", qubits, gates, shots, circuits, self.noise
+                    "statevector", qubits, gates, shots, circuits, self.noise, threads=threads
                 )
                 # as choose_method: the cheaper, once a trial has measured the bond dimension
                 if bond is None or by_statevector.wall_s <= by_mps.wall_s:
@@ -271,7 +276,9 @@ class AerBackend(QuantumBackend):
                 return by_mps
         if method == "matrix_product_state":
             return by_mps
-        return simulation_estimate(method, qubits, gates, shots, circuits, self.noise)
+        return simulation_estimate(
+            method, qubits, gates, shots, circuits, self.noise, threads=threads
+        )
 
     def plan_method(self, circuit: QuantumCircuit, shots: int) -> str:
         """The method a job of ``circuit`` will run on, said when the file is checked; one
