@@ -148,13 +148,20 @@ def circuit_key(circuit: QuantumCircuit) -> tuple:
     )
 
 
+def for_mitiq(circuit: QuantumCircuit) -> QuantumCircuit:
+    """``circuit`` as PEC hands it to Mitiq: on registers, in gates of at most two qubits."""
+    return with_registers(on_two_qubits(circuit))
+
+
 def sample_chunk(
     circuit: QuantumCircuit,
     representations: Sequence[OperationRepresentation],
     random_state: np.random.RandomState,
     samples: int,
+    prepared: QuantumCircuit | None = None,
 ) -> tuple[list[QuantumCircuit], list[int], float]:
-    """Mitiq's ``sample_circuit`` for one chunk, each circuit fitted back on the logical registers."""
+    """Mitiq's ``sample_circuit`` for one chunk, each circuit fitted back on the logical registers.
+    ``prepared`` is ``circuit`` as Mitiq takes it (``for_mitiq``), when the caller made it once."""
     from mitiq.pec import sample_circuit
 
     with (
@@ -164,7 +171,7 @@ def sample_chunk(
         # Measurements (and the identities Mitiq puts on idle qubits) have no representation on purpose.
         warnings.filterwarnings("ignore", message="No representation found", category=UserWarning)
         sampled, signs, norm = sample_circuit(
-            with_registers(on_two_qubits(circuit)),
+            prepared if prepared is not None else for_mitiq(circuit),
             representations,
             random_state=random_state,
             num_samples=samples,
@@ -216,6 +223,7 @@ def pec(
 
         circuit, compiled, backend = data["circuit"], data["compiled"], data["backend"]
         problems: list[str] = []
+        prepared: QuantumCircuit | None = None  # the logical circuit as Mitiq samples it
 
         with llqm_core.task("represent", stage="mitigate.pec.represent") as represent_task:
             represent_task.add_dependency(*represent_task.run.producers([circuit, compiled]))
@@ -240,7 +248,8 @@ def pec(
                     problems += levels.problems
                 else:
                     levels = NoiseLevels(noise_level, noise_level, "option")
-                representations, gamma = represent(with_registers(on_two_qubits(circuit)), levels)
+                prepared = for_mitiq(circuit)
+                representations, gamma = represent(prepared, levels)
                 represent_task.annotate(
                     {
                         **levels.metrics(),
@@ -271,7 +280,7 @@ def pec(
                     )
                 else:
                     circuits, chunk_signs, norm = sample_chunk(
-                        circuit, representations, random_state, size
+                        circuit, representations, random_state, size, prepared
                     )
                     chunk_keys = [circuit_key(c) for c in circuits]
                 sample_task.annotate(
