@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from qiskit import QuantumCircuit
-from qiskit.transpiler.preset_passmanagers import generate_preset_pass_manager
 
 from llqm_core import current_task
 from llqm_core.hooks.contracts import (
@@ -29,7 +28,6 @@ from llqm_core.model.checks import whole
 from llqm_core.pipeline.paths import resolve
 from llqm_core.pipeline.policies import decide, policy_for
 from llqm_core.pipeline.reactive import calibration_in_force
-from llqm_core.runtime.warmup import first_call
 
 from ..backends.aer import is_clifford
 from ..backends.mps import trial_bond
@@ -50,7 +48,7 @@ from ..measurement import shape as measurement_shape
 from ..transpile.profiled import (
     OPTIMIZATION_LEVELS,
     PRESET_PASS_MANAGER,
-    PRESET_PASS_MANAGER_NAME,
+    preset_pass_manager,
     profiled_transpile,
 )
 
@@ -217,14 +215,7 @@ def compiled_as_run(
     to plan the execution of the circuit the run executes. With the file's ``seed`` it is the
     run's own circuit, whose trial run the run then reuses. The process's first pass manager,
     a warm-up, is then paid: the fit no longer charges it to the run."""
-    with first_call(PRESET_PASS_MANAGER, PRESET_PASS_MANAGER_NAME):
-        manager = generate_preset_pass_manager(
-            optimization_level=optimization_level,
-            backend=device,
-            seed_transpiler=seed,
-            layout_method=layout_method,
-        )
-    return manager.run(circuit)
+    return preset_pass_manager(device, optimization_level, seed, layout_method).run(circuit)
 
 
 def transpile(

@@ -53,6 +53,25 @@ def _check(
             )
 
 
+def preset_pass_manager(
+    backend: BackendV2 | None,
+    optimization_level: int,
+    seed: int | None = None,
+    layout_method: str | None = None,
+    initial_layout: Sequence[int] | None = None,
+) -> StagedPassManager:
+    """Qiskit's preset pass manager as the transpile step builds it (the check compiles with
+    the same); the process's first one is recorded as a warm-up."""
+    with first_call(PRESET_PASS_MANAGER, PRESET_PASS_MANAGER_NAME):
+        return generate_preset_pass_manager(
+            optimization_level=optimization_level,
+            backend=backend,
+            seed_transpiler=seed,
+            layout_method=layout_method,
+            initial_layout=list(initial_layout) if initial_layout is not None else None,
+        )
+
+
 def profiled_transpile(
     circuits: QuantumCircuit | Sequence[QuantumCircuit],
     backend: BackendV2 | None = None,
@@ -103,14 +122,9 @@ def profiled_transpile(
     batch = [circuits] if isinstance(circuits, QuantumCircuit) else list(circuits)
     _check(batch, backend, optimization_level)
     if pass_manager is None:
-        with first_call(PRESET_PASS_MANAGER, PRESET_PASS_MANAGER_NAME):
-            pass_manager = generate_preset_pass_manager(
-                optimization_level=optimization_level,
-                backend=backend,
-                seed_transpiler=seed_transpiler,
-                layout_method=layout_method,
-                initial_layout=list(initial_layout) if initial_layout is not None else None,
-            )
+        pass_manager = preset_pass_manager(
+            backend, optimization_level, seed_transpiler, layout_method, initial_layout
+        )
     results = []
     with llqm_core.task(STAGE, stage=STAGE) as parent:
         parent.add_dependency(*parent.run.producers(batch))
