@@ -12,6 +12,7 @@ then ``bench/predict.py`` gives each file's predicted / measured ratio::
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -20,12 +21,14 @@ from qiskit import QuantumCircuit, qasm2, qasm3
 from qiskit.circuit.library import (
     efficient_su2,
     excitation_preserving,
-    grover_operator,
     qaoa_ansatz,
     quantum_volume,
     real_amplitudes,
 )
 from qiskit.quantum_info import SparsePauliOp
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "data"))
+from make_corpus import grover  # noqa: E402  (the corpus's Grover: one builder of it)
 
 TECHNIQUES = ("zne", "pec", "rem", "none")
 DEVICES = ("fake_torino", "fake_sherbrooke", "fake_manila")  # manila: 5 qubits
@@ -34,24 +37,6 @@ DEVICES = ("fake_torino", "fake_sherbrooke", "fake_manila")  # manila: 5 qubits
 def ring_qaoa(qubits: int) -> QuantumCircuit:
     edges = [("ZZ", [i, (i + 1) % qubits], 1.0) for i in range(qubits)]
     return qaoa_ansatz(SparsePauliOp.from_sparse_list(edges, qubits), reps=1)
-
-
-def grover(qubits: int, rng: np.random.Generator) -> QuantumCircuit:
-    """Grover's search for one random marked string, iterated the optimal number of times."""
-    oracle = QuantumCircuit(qubits)
-    flips = [i for i, bit in enumerate(rng.integers(0, 2, qubits)) if not bit]
-    if flips:
-        oracle.x(flips)
-    oracle.h(qubits - 1)
-    oracle.mcx(list(range(qubits - 1)), qubits - 1)
-    oracle.h(qubits - 1)
-    if flips:
-        oracle.x(flips)
-    circuit = QuantumCircuit(qubits)
-    circuit.h(range(qubits))
-    for _ in range(max(1, int(np.pi / 4 * np.sqrt(2**qubits)))):
-        circuit.compose(grover_operator(oracle), inplace=True)
-    return circuit
 
 
 def main() -> None:
@@ -67,7 +52,7 @@ def main() -> None:
         "excpres": (lambda n: excitation_preserving(n, reps=1), (4, 8)),
         "qaoaring": (ring_qaoa, (5, 14)),
         "qv": (lambda n: quantum_volume(n, seed=int(rng.integers(1000))), (4, 7)),
-        "grover": (lambda n: grover(n, rng), (3, 5)),
+        "grover": (lambda n: grover(n, "".join(map(str, rng.integers(0, 2, n)))), (3, 5)),
     }
     number = 0
     for family, (make, widths) in families.items():

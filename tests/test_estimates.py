@@ -6,6 +6,8 @@ shared machine's load are no test's business).
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from conftest import ROOT
 from llqm_mitiq import costs as mitigation
@@ -17,6 +19,7 @@ from llqm_qiskit.costs import (
 )
 from llqm_qiskit.observables.costs import observable_estimate
 from llqm_qiskit.transpile.profiled import PRESET_PASS_MANAGER
+from qiskit import QuantumCircuit
 
 from llqm_core.model.warmup import Warmup
 from llqm_core.pipeline import fit, parse_pipeline
@@ -214,3 +217,27 @@ def test_noisy_trajectories_are_shared_among_the_threads_aer_gets():
     assert dense[0].wall_s == dense[1].wall_s
     single = [simulation_estimate("statevector", 12, 1600, 1, 1, True, threads=t) for t in (1, 4)]
     assert single[0].wall_s == single[1].wall_s  # one shot: one trajectory, one thread
+
+
+def test_the_mps_plan_says_the_time_of_the_threads_aer_gets(monkeypatch):
+    """The check's execution line for an MPS gives the same time as its estimate: a noisy run's
+    shots shared among the threads the job will get, said with them."""
+    from llqm_qiskit.backends import aer
+
+    circuit = QuantumCircuit(30)
+    circuit.h(0)
+    for q in range(29):
+        circuit.cx(q, q + 1)
+        circuit.t(q + 1)
+    circuit.measure_all()
+    backend = aer.AerBackend(device="fake_fez", method="matrix_product_state")
+    said = {}
+    for threads in (1, 2):
+        monkeypatch.setattr(aer, "free_cores", lambda threads=threads: threads)
+        said[threads] = backend.plan_method(circuit, 1000)
+    seconds = {}
+    for threads, line in said.items():
+        value, unit = re.search(r"about ([0-9.,]+) (ms|s|min) per circuit", line).groups()
+        seconds[threads] = float(value.replace(",", "")) * {"ms": 1e-3, "s": 1, "min": 60}[unit]
+    assert "threads" not in said[1] and said[2].endswith("per circuit on 2 threads)"), said
+    assert seconds[2] == pytest.approx(seconds[1] / 2, rel=0.02), said

@@ -286,9 +286,12 @@ class AerBackend(QuantumBackend):
         method = self._method([circuit], shots, strict=True)
         if method == "matrix_product_state":
             planned = mps.plan([circuit], shots, self.mps_max_bond, strict=True)
+            # as the estimate: a noisy run's shots are shared among the threads Aer will get
+            shared = min(free_cores(), shots) if self.noise else 1
             return (
                 f"matrix_product_state (bond dimension {planned.bond} reached by a trial run, limit "
-                f"{planned.max_bond}, about {format_seconds(planned.seconds)} per circuit)"
+                f"{planned.max_bond}, about {format_seconds(planned.seconds / shared)} per circuit"
+                f"{f' on {shared} threads' if shared > 1 else ''})"
             )
         return method
 
