@@ -242,3 +242,54 @@ def test_a_row_journaled_before_the_readings_column_reads_as_full_readings(store
     assert tasks[t.record.id].profile.readings == "light"
     assert tasks["older-task"].profile.readings == "full"
     assert tasks["older-task"].profile.wall_s == t.record.profile.wall_s
+
+
+def _populating_works(tmp_path) -> bool:
+    """Whether this system makes a shared mapping's pages writable on request (Linux 5.14+)."""
+    if journal_module._POPULATE_WRITE is None:
+        return False
+    journal = TaskJournal(tmp_path / "probe.sqlite")
+    journal.append(encode_row(row(0)))
+    return journal_module._POPULATE_WRITE is not None
+
+
+def _mapped_kib(path) -> int:
+    """How much of ``path``'s mapping in this process is in its page tables (``Rss`` in smaps)."""
+    lines = open("/proc/self/smaps").read().splitlines()
+    for at, line in enumerate(lines):
+        if line.endswith(str(path)):
+            return next(int(x.split()[1]) for x in lines[at + 1 :] if x.startswith("Rss:"))
+    raise AssertionError(f"{path} is not mapped")
+
+
+def test_the_pages_ahead_of_the_last_frame_are_mapped_before_a_task_writes_them(tmp_path):
+    """The pages the next tasks' frames go to are made writable in one system call per
+    ``POPULATE_AHEAD`` bytes, not a page fault each on a task's path (docs/performance.md)."""
+    if not os.path.exists("/proc/self/smaps") or not _populating_works(tmp_path):
+        pytest.skip("no MADV_POPULATE_WRITE here: pages fault on first write, as before")
+    store_path = tmp_path / "s.sqlite"
+    journal = TaskJournal(store_path)
+    journal.append(encode_row(row(0)))
+    ahead = journal_module.POPULATE_AHEAD // 1024
+    assert _mapped_kib(journal.path) >= ahead  # one small frame written: a page, without
+    rows = [row(i, size=2000) for i in range(200)]  # ~400 KiB of frames: populated again
+    for each in rows:
+        journal.append(encode_row(each))
+    assert _mapped_kib(journal.path) >= 400 + 64  # the frames, and pages ahead of them again
+    assert rows_in(store_path) == [row(0), *rows]
+    journal.clear()
+    journal.append(encode_row(row(5)))
+    assert rows_in(store_path) == [row(5)]
+
+
+def test_where_pages_cannot_be_made_writable_in_advance_frames_are_kept_as_before(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setattr(journal_module, "_POPULATE_WRITE", 10_000)  # an advice no kernel knows
+    store_path = tmp_path / "s.sqlite"
+    journal = TaskJournal(store_path)
+    rows = [row(i, size=3000) for i in range(120)]  # past POPULATE_AHEAD
+    for each in rows:
+        journal.append(encode_row(each))
+    assert journal_module._POPULATE_WRITE is None  # refused once: never asked again
+    assert rows_in(store_path) == rows

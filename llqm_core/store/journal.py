@@ -16,6 +16,7 @@ import marshal
 import os
 import socket
 import struct
+import sys
 import uuid
 import weakref
 from collections.abc import Callable
@@ -41,6 +42,13 @@ _END = b"\0"  # the kind byte after the last frame: the mapped file's unused tai
 #: ``pwrite`` of zeros and one ``mmap`` per step, no system call per task.
 FIRST_SIZE = 1 << 20
 _READ_STEP = 1 << 16  # a reader reads a journal in steps this large, to the end of its frames
+#: The mapped pages past the last frame are made writable this far ahead, in one system call
+#: (``madvise(MADV_POPULATE_WRITE)``, Linux 5.14+): else the first write to each page of a
+#: shared mapping is a page fault on the task's path (docs/performance.md).
+POPULATE_AHEAD = 1 << 18
+_POPULATE_WRITE: int | None = getattr(mmap, "MADV_POPULATE_WRITE", None)
+if _POPULATE_WRITE is None and mmap is not None and sys.platform == "linux":
+    _POPULATE_WRITE = 23  # the kernel's value, which Pythons before 3.13 do not name
 #: Compact JSON, any value by its str() if JSON has no type for it: the store's text columns and
 #: frames marshal refuses. One encoder object: ``json.dumps`` would build one per call.
 json_text = json.JSONEncoder(separators=(",", ":"), default=str).encode
@@ -170,6 +178,7 @@ class TaskJournal:
         self._header_size = self._end
         self._map: mmap.mmap | None = None
         self._size = 0  # of the mapping
+        self._populated = 0  # the mapping is writable without a fault up to here
         self._inherited = False  # True in a forked child: the file is the parent's
         self.holds_rows = False
         if mapped:
@@ -194,6 +203,7 @@ class TaskJournal:
                 self._fd, size, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ | mmap.PROT_WRITE
             )
             self._size = size
+            self._populated = 0
         except (OSError, ValueError):
             self._map = None
 
@@ -218,6 +228,22 @@ class TaskJournal:
         mapped[start] = frame[0]
         self._end = end
         self.holds_rows = True
+        if end > self._populated:
+            self._populate_from(end)
+
+    def _populate_from(self, end: int) -> None:
+        """Make the next ``POPULATE_AHEAD`` bytes of the mapping from ``end`` on writable now;
+        where the system cannot, pages fault on first write as before."""
+        global _POPULATE_WRITE
+        stop = min(self._size, end + POPULATE_AHEAD)
+        self._populated = stop  # where it fails, not asked again for these pages
+        if _POPULATE_WRITE is None or self._map is None:
+            return
+        start = end - end % mmap.PAGESIZE
+        try:
+            self._map.madvise(_POPULATE_WRITE, start, stop - start)
+        except (OSError, ValueError):  # a kernel older than 5.14: never asked again
+            _POPULATE_WRITE = None
 
     def _append_unmapped(self, frame: bytes) -> None:
         """A frame past the mapping's end (it grows, doubling), or for a file that is not mapped."""
@@ -248,6 +274,7 @@ class TaskJournal:
             except OSError:
                 return  # the rows stay; committing them again changes nothing
         self._end = first
+        self._populated = 0  # written back meanwhile, a page faults again on its next write
         self.holds_rows = False
 
     def remove(self) -> None:
