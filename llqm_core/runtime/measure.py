@@ -199,25 +199,27 @@ class Measurement(Watch):
             process_cpu -= _others_cpu(others)
             scope = "process"
             cpu = min(max(process_cpu, thread_cpu), wall * _CPUS) + children_cpu
+        # by position, in ``Profile``'s field order (its ``from_values`` reads rows so): a call
+        # by keyword matches nineteen names at every task's end
         return Profile(
-            wall_s=wall,
-            cpu_s=cpu,
-            cpu_scope=scope,
-            thread_cpu_s=thread_cpu,
-            process_cpu_s=process_cpu,
-            children_cpu_s=children_cpu,
-            start_rss_bytes=start.rss,
-            end_rss_bytes=end_rss,
-            peak_rss_bytes=peak,
-            rss_growth_bytes=end_rss - start.rss,
-            samples=self.samples if light else self.samples + 1,
-            qpu_s=qpu_s,
-            queue_s=queue_s,
-            pid=sampler.pid,
-            host=HOST,
-            thread=self.thread,
-            gpu=self._gpu_profile(),
-            readings="light" if light else "full",
+            wall,
+            cpu,
+            scope,
+            thread_cpu,
+            process_cpu,
+            children_cpu,
+            start.rss,
+            end_rss,
+            peak,
+            end_rss - start.rss,
+            self.samples if light else self.samples + 1,
+            qpu_s,
+            queue_s,
+            sampler.pid,
+            HOST,
+            self.thread,
+            "light" if light else "full",
+            self._gpu_profile(),
         )
 
     def _gpu_profile(self) -> GpuProfile:
