@@ -297,3 +297,17 @@ def test_the_check_scales_the_mps_model_by_the_shots_it_timed(monkeypatch):
     said = float(re.search(r"about ([0-9.]+) s per circuit", line).group(1))
     shared = 2 if "on 2 threads" in line else 1
     assert said == pytest.approx(1000 * 5 * modelled / shared, rel=0.02), line
+
+
+def test_a_circuit_that_measures_nothing_is_timed_with_its_qubits_measured(monkeypatch):
+    """The check's circuit may come without measurements (the observable adds them): Aer runs
+    nothing of a circuit with no output, so the shots timed are of the circuit measured."""
+    from llqm_qiskit.backends import mps
+
+    timed = []
+    monkeypatch.setattr(mps, "noisy_shot_seconds", lambda noisy, bond: timed.append(noisy) or 1e-3)
+    backend = AerBackend(device="fake_fez")
+    compiled = as_compiled(_chain(30, 1).remove_final_measurements(inplace=False), backend.device)
+    backend.model_scale(compiled)
+    (noisy,) = timed
+    assert noisy.count_ops().get("measure") == 30

@@ -336,7 +336,7 @@ class AerBackend(QuantumBackend):
             if trial.seconds > TIMED_TRIAL_MAX_S:
                 found = mps.modelled_shot_seconds([circuit], bond)
             else:
-                noisy = self._pauli_noise(snapshot).apply(circuit)
+                noisy = self._pauli_noise(snapshot).apply(mps.measured_at_the_end(circuit))
                 found = mps.noisy_shot_seconds(noisy, bond)
             if len(self._shot_seconds) > 64:
                 self._shot_seconds.clear()

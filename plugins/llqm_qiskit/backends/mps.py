@@ -113,13 +113,22 @@ def _runnable(circuit: QuantumCircuit) -> QuantumCircuit:
 
     simulator = AerSimulator(method="matrix_product_state")
     runnable = for_simulator(circuit.remove_final_measurements(inplace=False), simulator)
+    return measured_at_the_end(runnable)
+
+
+def measured_at_the_end(circuit: QuantumCircuit) -> QuantumCircuit:
+    """``circuit`` with its active qubits measured at the end, if it measures nothing (Aer runs
+    nothing with no output, and a run measures them)."""
+    if any(i.name == "measure" for i in circuit.data):
+        return circuit
+    measured = circuit.copy()
     active = sorted(
-        {runnable.find_bit(q).index for i in runnable.data if i.name != "barrier" for q in i.qubits}
+        {measured.find_bit(q).index for i in measured.data if i.name != "barrier" for q in i.qubits}
     ) or [0]
     bits = ClassicalRegister(len(active), "trial")
-    runnable.add_register(bits)
-    runnable.measure(active, bits)
-    return runnable
+    measured.add_register(bits)
+    measured.measure(active, bits)
+    return measured
 
 
 def _trial(runnable: QuantumCircuit, cap: int) -> Trial:
