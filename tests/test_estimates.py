@@ -12,12 +12,14 @@ import pytest
 from conftest import ROOT
 from llqm_mitiq import costs as mitigation
 from llqm_qiskit import circuits
+from llqm_qiskit.backends.aer import AerBackend
 from llqm_qiskit.costs import (
     KIND_TWO_QUBIT_GATES,
     compiled_gates,
     simulation_estimate,
 )
 from llqm_qiskit.observables.costs import observable_estimate
+from llqm_qiskit.pipeline.steps import compiled_as_run as as_compiled
 from llqm_qiskit.transpile.profiled import PRESET_PASS_MANAGER
 from qiskit import QuantumCircuit
 
@@ -241,3 +243,71 @@ def test_the_mps_plan_says_the_time_of_the_threads_aer_gets(monkeypatch):
         seconds[threads] = float(value.replace(",", "")) * {"ms": 1e-3, "s": 1, "min": 60}[unit]
     assert "threads" not in said[1] and said[2].endswith("per circuit on 2 threads)"), said
     assert seconds[2] == pytest.approx(seconds[1] / 2, rel=0.02), said
+
+
+def _chain(qubits: int, layers: int) -> QuantumCircuit:
+    circuit = QuantumCircuit(qubits)
+    for _ in range(layers):
+        for q in range(qubits - 1):
+            circuit.cx(q, q + 1)
+            circuit.t(q + 1)
+            circuit.sx(q)
+    circuit.measure_all()
+    return circuit
+
+
+def test_a_noisy_mps_shot_is_timed_by_aer_on_the_circuit_itself():
+    """The MPS model from a circuit's counts is off by 0.6-4.5x circuit by circuit
+    (bench/mps_fit.py): the check times a few noisy shots of the compiled circuit instead, and a
+    circuit with four times the gates takes longer per shot."""
+    from llqm_qiskit.backends import mps
+
+    backend = AerBackend(device="fake_fez")
+    noise = backend._pauli_noise(backend.snapshot())
+    short, long = (as_compiled(_chain(20, layers), backend.device) for layers in (1, 4))
+    timed = [mps.noisy_shot_seconds(noise.apply(c), mps.trial_bond(c).bond) for c in (short, long)]
+    assert 0 < timed[0] < timed[1]
+
+
+def test_the_check_scales_the_mps_model_by_the_shots_it_timed(monkeypatch):
+    """What a few timed shots of the compiled circuit took against the model is what the
+    estimate of its job (folds and samples included) and the plan line scale the model by; a
+    readout calibration's circuits, not the compiled circuit's, are not scaled."""
+    from llqm_qiskit.backends import mps
+
+    backend = AerBackend(device="fake_fez")
+    compiled = as_compiled(_chain(30, 2), backend.device)
+    bond = mps.trial_bond(compiled).bond
+    modelled = mps.modelled_shot_seconds([compiled], bond)
+    monkeypatch.setattr(mps, "noisy_shot_seconds", lambda noisy, bond: 5 * modelled)
+    assert backend.model_scale(compiled) == pytest.approx(5)
+    plan = {"backend": backend, "shots": 1000, "clifford": False, "bond": bond}
+    plan |= {"qubits": 30, "compiled_gates": len(compiled.data), "compiled_bytes": 1000}
+    plan["compiled_two_qubit_gates"] = compiled.num_nonlocal_gates()
+    unscaled = mitigation.unmitigated_estimate(plan)
+    scaled = mitigation.unmitigated_estimate(plan | {"model_scale": 5.0})
+    assert scaled.wall_s > 4 * unscaled.wall_s
+    zne = [mitigation.zne_estimate(plan | {"model_scale": m}, [1, 3, 5]) for m in (1.0, 5.0)]
+    assert zne[1].wall_s > 4 * zne[0].wall_s
+    calibration = [
+        mitigation.rem_estimate(plan | {"model_scale": m}, None, inner=True) for m in (1.0, 5.0)
+    ]
+    assert calibration[0].wall_s == calibration[1].wall_s
+    line = backend.plan_method(compiled, 1000)
+    said = float(re.search(r"about ([0-9.]+) s per circuit", line).group(1))
+    shared = 2 if "on 2 threads" in line else 1
+    assert said == pytest.approx(1000 * 5 * modelled / shared, rel=0.02), line
+
+
+def test_a_circuit_that_measures_nothing_is_timed_with_its_qubits_measured(monkeypatch):
+    """The check's circuit may come without measurements (the observable adds them): Aer runs
+    nothing of a circuit with no output, so the shots timed are of the circuit measured."""
+    from llqm_qiskit.backends import mps
+
+    timed = []
+    monkeypatch.setattr(mps, "noisy_shot_seconds", lambda noisy, bond: timed.append(noisy) or 1e-3)
+    backend = AerBackend(device="fake_fez")
+    compiled = as_compiled(_chain(30, 1).remove_final_measurements(inplace=False), backend.device)
+    backend.model_scale(compiled)
+    (noisy,) = timed
+    assert noisy.count_ops().get("measure") == 30

@@ -9,6 +9,7 @@ backend's own estimate (``backend.estimate``), so a technique needs no model of 
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
@@ -39,19 +40,41 @@ def execute(
     shots: int | None = None,
     *,
     measured: bool = True,
+    two_qubit_gates: int | None = None,
 ) -> Estimate:
     """The run's backend executing ``circuits`` circuits (by default the compiled one's size),
     each once per measurement basis of the observable (``measurement_bases``, a Pauli sum's
-    groups) unless ``measured`` is False (a readout calibration reads every basis at once)."""
+    groups) unless ``measured`` is False (a readout calibration reads every basis at once: its
+    circuits are not the compiled circuit's, whose timed ``model_scale`` is left out)."""
     bases = plan.get("measurement_bases", 1) if measured else 1
-    return plan["backend"].estimate(
+    backend = plan["backend"]
+    if measured and two_qubit_gates is None:
+        two_qubit_gates = plan.get("compiled_two_qubit_gates")
+    return backend.estimate(
         plan.get("qubits", 0),
         plan.get("compiled_gates", 0) if gates is None else gates,
         plan["shots"] if shots is None else shots,
         circuits * bases,
         plan.get("clifford"),
         plan.get("bond"),
+        **_taken(
+            backend.estimate,
+            two_qubit_gates=two_qubit_gates,
+            model_scale=plan.get("model_scale", 1.0) if measured else 1.0,
+        ),
     )
+
+
+def _taken(estimate: Any, **keywords: Any) -> dict[str, Any]:
+    """The ``keywords`` that a backend's ``estimate`` names: one written before they existed (a
+    third party's) is called as it was, as pluggy calls a hook with the arguments it names."""
+    try:
+        named = inspect.signature(estimate).parameters
+    except (TypeError, ValueError):
+        return {}
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in named.values()):
+        return keywords
+    return {name: value for name, value in keywords.items() if name in named}
 
 
 def _bytes_per_gate(plan: dict[str, Any]) -> float:
@@ -77,7 +100,14 @@ def zne_estimate(
         f"{len(scale_factors)} folded circuits of {folded:,} gates in all",
     )
     mean = folded // len(scale_factors)
-    return held + execute(plan, len(scale_factors), gates=mean) + mitiq_import()
+    twos = plan.get("compiled_two_qubit_gates")
+    # either folding multiplies the two-qubit gates by the scale factor
+    folded_twos = None if twos is None else int(twos * sum(scale_factors) / len(scale_factors))
+    return (
+        held
+        + execute(plan, len(scale_factors), gates=mean, two_qubit_gates=folded_twos)
+        + mitiq_import()
+    )
 
 
 def pec_shots(shots: int, samples: int, shots_per_sample: int | None) -> tuple[int, int]:

@@ -176,9 +176,10 @@ class Compiled:
     two_qubit_gates: int
     qubits: int
     bond: int | None = None
+    model_scale: float = 1.0  # a few timed shots against the simulator's model (1: untimed)
 
 
-def compiled_counts(circuit: Any, bond: int | None = None) -> Compiled:
+def compiled_counts(circuit: Any, bond: int | None = None, model_scale: float = 1.0) -> Compiled:
     """``Compiled`` read from a compiled QuantumCircuit."""
     touched: set[Any] = set()
     twos = 0
@@ -187,7 +188,7 @@ def compiled_counts(circuit: Any, bond: int | None = None) -> Compiled:
             continue
         touched.update(instruction.qubits)
         twos += len(instruction.qubits) == 2
-    return Compiled(len(circuit.data), twos, len(touched), bond)
+    return Compiled(len(circuit.data), twos, len(touched), bond, model_scale)
 
 
 #: The gates OpenQASM 2's ``qelib1.inc`` defines, which Mitiq's conversion (through OpenQASM 2)
@@ -229,6 +230,7 @@ def transpile_estimate(
         plan["qubits"] = compiled.qubits  # what the later steps execute
         if compiled.bond is not None:
             plan["bond"] = compiled.bond
+        plan["model_scale"] = compiled.model_scale
     else:
         found = compiled_gates(
             gates, plan.get("two_qubit_gates"), plan.get("far_two_qubit_gates"), optimization_level
@@ -268,14 +270,25 @@ def simulation_estimate(
     bond: int = 64,
     bond_known: bool = False,
     threads: int = 1,
+    two_qubit_gates: int | None = None,
+    model_scale: float = 1.0,
 ) -> Estimate:
     """A simulator's time and memory for ``circuits`` circuits of ``gates`` gates on ``qubits``
     active qubits: a statevector (or density matrix) holds every amplitude and, with noise,
     runs one trajectory per shot; a Clifford circuit costs per gate and shot. An MPS costs per
     ``bond``: the circuit's own estimate when ``bond_known``, else the limit, an upper bound.
     Noisy trajectories (a statevector's, an MPS's) are shared among the ``threads`` Aer gets,
-    one shot per thread at a time."""
+    one shot per thread at a time. An MPS counts each circuit's ``two_qubit_gates`` (a share
+    of its gates where not given), its model scaled by ``model_scale`` (what a few timed shots
+    of the compiled circuit took against the model: ``AerBackend.model_scale``)."""
     found = _simulation(method, qubits, gates, shots, circuits, noisy, bond, bond_known)
+    if method == "matrix_product_state":
+        found = replace(
+            found,
+            wall_s=circuits
+            * mps_seconds(gates, shots, bond, qubits, two_qubit_gates)
+            * model_scale,
+        )
     if noisy and method in ("statevector", "matrix_product_state") and shots > 1:
         shared = min(max(1, threads), shots)
         if shared > 1:

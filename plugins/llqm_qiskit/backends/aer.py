@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections.abc import Callable
 from typing import Any
 
 from qiskit import QuantumCircuit
@@ -27,6 +28,10 @@ from ..devices.noise import PauliNoise
 from ..devices.qpu_time import QpuTimeModel
 from . import mps, stim_engine
 from .base import JobOutcome, QuantumBackend
+
+#: A noiseless trial shot slower than this is not followed by a few timed noisy ones: the model
+#: stands for such a circuit (its job is long, and refused when over ``mps.MPS_MAX_JOB_S``).
+TIMED_TRIAL_MAX_S = 0.1
 
 METHODS = (
     "automatic",
@@ -148,6 +153,7 @@ def choose_method(
     shots: int = 1,
     mps_max_bond: int | None = None,
     strict: bool = False,
+    timed: Callable[[QuantumCircuit, int], float] | None = None,
 ) -> str:
     """The method for a job of ``circuits``. A noisy Clifford circuit runs on Stim at every
     width: its shots sample the distribution a density matrix gives exactly (the noise is Pauli
@@ -156,7 +162,8 @@ def choose_method(
     ``exact_max_qubits`` runs on a statevector or, when ``mps_max_bond`` is given and a trial
     run finds it cheaper (``mps.plan``), on Aer's matrix product states; a wider one only on
     the latter. ``strict`` (the check) refuses what matrix product states cannot run exactly
-    or in time; a run goes on at the limit (its circuit was checked)."""
+    or in time; a run goes on at the limit (its circuit was checked). ``timed`` times a noisy
+    shot of a circuit on an MPS (``mps.plan``)."""
     circuits = list({id(c): c for c in circuits}.values())  # a circuit repeated in a job: once
     width = max(active_qubits(c) for c in circuits)
     clifford = all(is_clifford(c) for c in circuits)
@@ -178,7 +185,7 @@ def choose_method(
             return "statevector"
         raise ValueError(refusal + ", Clifford circuits of any width.")
     try:
-        planned = mps.plan(circuits, shots, mps_max_bond, strict)
+        planned = mps.plan(circuits, shots, mps_max_bond, strict, timed if fits or strict else None)
     except ValueError as exc:
         if fits:
             return "statevector"
@@ -230,6 +237,7 @@ class AerBackend(QuantumBackend):
         self.statevector_max_qubits = statevector_max_qubits
         self.mps_max_bond = whole("mps_max_bond", mps_max_bond, 1)
         self._noise_models: dict[str, PauliNoise] = {}
+        self._shot_seconds: dict[tuple[int, str, int], float] = {}
 
     def estimate(
         self,
@@ -239,6 +247,9 @@ class AerBackend(QuantumBackend):
         circuits: int = 1,
         clifford: bool | None = None,
         bond: int | None = None,
+        *,
+        two_qubit_gates: int | None = None,
+        model_scale: float = 1.0,
     ) -> Estimate:
         """The method ``choose_method`` would take, modelled; a circuit not known to be
         non-Clifford (a QASM file before it is parsed) is taken as Clifford, the cheap case.
@@ -256,6 +267,8 @@ class AerBackend(QuantumBackend):
             bond=self.mps_max_bond if bond is None else min(bond, self.mps_max_bond),
             bond_known=bond is not None,
             threads=threads,
+            two_qubit_gates=two_qubit_gates,
+            model_scale=model_scale,
         )
         if method == "automatic":
             if clifford is True and self.noise:
@@ -285,7 +298,9 @@ class AerBackend(QuantumBackend):
         sentence with the estimate when none can run it."""
         method = self._method([circuit], shots, strict=True)
         if method == "matrix_product_state":
-            planned = mps.plan([circuit], shots, self.mps_max_bond, strict=True)
+            planned = mps.plan(
+                [circuit], shots, self.mps_max_bond, True, self._timed if self.noise else None
+            )
             # as the estimate: a noisy run's shots are shared among the threads Aer will get
             shared = min(free_cores(), shots) if self.noise else 1
             return (
@@ -307,7 +322,42 @@ class AerBackend(QuantumBackend):
             shots=shots,
             mps_max_bond=self.mps_max_bond,
             strict=strict,
+            timed=self._timed if self.noise else None,
         )
+
+    def _timed(self, circuit: QuantumCircuit, bond: int) -> float:
+        """Seconds per noisy shot of ``circuit`` on an MPS at ``bond``, timed once per circuit,
+        calibration and bond (``mps.noisy_shot_seconds``); the model's where its noiseless trial
+        was too slow for a few more shots to be cheap (``TIMED_TRIAL_MAX_S``)."""
+        snapshot = self.snapshot()
+        key = (mps.fingerprint(circuit), snapshot.fingerprint, bond)
+        if key not in self._shot_seconds:
+            trial = mps.trial_bond(circuit, self.mps_max_bond)
+            if trial.seconds > TIMED_TRIAL_MAX_S:
+                found = mps.modelled_shot_seconds([circuit], bond)
+            else:
+                noisy = self._pauli_noise(snapshot).apply(mps.measured_at_the_end(circuit))
+                found = mps.noisy_shot_seconds(noisy, bond)
+            if len(self._shot_seconds) > 64:
+                self._shot_seconds.clear()
+            self._shot_seconds[key] = found
+        return self._shot_seconds[key]
+
+    def model_scale(self, circuit: QuantumCircuit) -> float:
+        """What a noisy MPS shot of the compiled ``circuit`` takes against the model's time for
+        it (1 where it would not run on an MPS, or is run without noise): the check's estimate
+        scales the model by it for the folds and samples of this circuit."""
+        if (
+            not self.noise
+            or self.method not in ("automatic", "matrix_product_state")
+            or active_qubits(circuit) <= self.exact_max_qubits
+            or is_clifford(circuit)
+        ):
+            return 1.0
+        trial = mps.trial_bond(circuit, self.mps_max_bond)
+        if trial.truncated:
+            return 1.0
+        return self._timed(circuit, trial.bond) / mps.modelled_shot_seconds([circuit], trial.bond)
 
     def calibration_for_job(self) -> HardwareSnapshot:
         return self.poll_calibration()

@@ -112,11 +112,16 @@ class QuantumBackend(abc.ABC):
         circuits: int = 1,
         clifford: bool | None = None,
         bond: int | None = None,
+        *,
+        two_qubit_gates: int | None = None,
+        model_scale: float = 1.0,
     ) -> Estimate:
         """Time and memory to execute ``circuits`` circuits here, before they exist (see
         ``llqm_core.pipeline.fit``). A QPU's: IBM's documented usage, about 2 s per job plus 250 us
         per shot, and the counts kept; simulators answer with their own model (``bond``: the
-        circuit's estimated MPS bond dimension, once it is known)."""
+        circuit's estimated MPS bond dimension, once it is known; ``two_qubit_gates`` per
+        circuit; ``model_scale``: what the backend's ``model_scale`` timed for the compiled
+        circuit these circuits derive from)."""
         return Estimate(
             2.0 + circuits * shots * QPU_S_PER_SHOT,
             circuits * shots * qubits * RESULT_BYTES_PER_SHOT_QUBIT,

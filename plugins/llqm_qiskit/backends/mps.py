@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -54,6 +54,7 @@ class MpsPlan:
     max_bond: int  # Aer's limit for the run
     seconds: float  # the estimated time of the job
     truncated: bool = False  # the trial reached the limit and discarded weight there
+    scale: float = 1.0  # a noisy trial's seconds per shot against the model's (1: none timed)
 
 
 #: A trial runs first at this bond dimension, then at twice it while it is truncated, up to the
@@ -69,6 +70,7 @@ class Trial:
     bond: int  # the largest bond dimension reached
     truncated: bool  # weight was discarded at the cap
     cap: int  # the cap it ran at: below the limit when a run at the limit would be too slow
+    seconds: float = 0.0  # the wall seconds of its last run, one noiseless shot
 
 
 _trials: dict[tuple[int, int], Trial] = {}
@@ -89,13 +91,15 @@ def trial_bond(circuit: QuantumCircuit, max_bond: int = MAX_BOND) -> Trial:
     while True:
         started = time.perf_counter()
         found = _trial(runnable, cap)
-        spent += time.perf_counter() - started
+        last = time.perf_counter() - started
+        spent += last
         if not found.truncated or cap >= max_bond:
             break
         following = min(cap * 2, max_bond)
-        if spent + (time.perf_counter() - started) * (following / cap) ** 3 > TRIAL_MAX_S:
+        if spent + last * (following / cap) ** 3 > TRIAL_MAX_S:
             break  # a trial at the limit would be too slow: the job far more so
         cap = following
+    found = replace(found, seconds=last)
     if len(_trials) > 64:
         _trials.clear()
     _trials[key] = found
@@ -109,13 +113,22 @@ def _runnable(circuit: QuantumCircuit) -> QuantumCircuit:
 
     simulator = AerSimulator(method="matrix_product_state")
     runnable = for_simulator(circuit.remove_final_measurements(inplace=False), simulator)
+    return measured_at_the_end(runnable)
+
+
+def measured_at_the_end(circuit: QuantumCircuit) -> QuantumCircuit:
+    """``circuit`` with its active qubits measured at the end, if it measures nothing (Aer runs
+    nothing with no output, and a run measures them)."""
+    if any(i.name == "measure" for i in circuit.data):
+        return circuit
+    measured = circuit.copy()
     active = sorted(
-        {runnable.find_bit(q).index for i in runnable.data if i.name != "barrier" for q in i.qubits}
+        {measured.find_bit(q).index for i in measured.data if i.name != "barrier" for q in i.qubits}
     ) or [0]
     bits = ClassicalRegister(len(active), "trial")
-    runnable.add_register(bits)
-    runnable.measure(active, bits)
-    return runnable
+    measured.add_register(bits)
+    measured.measure(active, bits)
+    return measured
 
 
 def _trial(runnable: QuantumCircuit, cap: int) -> Trial:
@@ -158,23 +171,38 @@ def logical_line(circuit: QuantumCircuit) -> list[int]:
     return place
 
 
-def plan(
-    circuits: list[QuantumCircuit], shots: int, max_bond: int = MAX_BOND, strict: bool = True
-) -> MpsPlan:
-    """The MPS run of ``circuits``: the bond dimension a trial run of the smallest of them
-    reaches (folds and samples of one circuit pass through the same states) and the job's
-    time. ``strict`` (the check) refuses in one sentence a circuit whose trial is truncated
-    at ``max_bond`` or whose job would take over ``MPS_MAX_JOB_S``; the run itself (not
-    strict) goes on at the limit, since the check already accepted its circuit."""
-    smallest = min(circuits, key=lambda c: len(c.data))
-    found = trial_bond(smallest, max_bond)
-    bond, truncated = found.bond, found.truncated
+def modelled_shot_seconds(circuits: Sequence[QuantumCircuit], bond: int) -> float:
+    """The model's seconds for one shot of each of ``circuits`` at bond dimension ``bond``."""
     gates = sum(len(c.data) for c in circuits)
     twos = sum(1 for c in circuits for i in c.data if len(i.qubits) == 2)
     qubits = sum(
         len({q for i in c.data if i.name != "barrier" for q in i.qubits}) for c in circuits
     )
-    seconds = mps_seconds(gates, shots, max_bond if truncated else bond, qubits, twos)
+    return mps_seconds(gates, 1, bond, qubits, twos)
+
+
+def plan(
+    circuits: list[QuantumCircuit],
+    shots: int,
+    max_bond: int = MAX_BOND,
+    strict: bool = True,
+    timed: Callable[[QuantumCircuit, int], float] | None = None,
+) -> MpsPlan:
+    """The MPS run of ``circuits``: the bond dimension a trial run of the smallest of them
+    reaches (folds and samples of one circuit pass through the same states) and the job's
+    time: the model's, scaled by what ``timed`` (the smallest circuit at that bond dimension:
+    seconds per noisy shot, timed on a few shots) measured against it. ``strict`` (the check)
+    refuses in one sentence a circuit whose trial is truncated at ``max_bond`` or whose job
+    would take over ``MPS_MAX_JOB_S``; the run itself (not strict) goes on at the limit, since
+    the check already accepted its circuit."""
+    smallest = min(circuits, key=lambda c: len(c.data))
+    found = trial_bond(smallest, max_bond)
+    bond, truncated = found.bond, found.truncated
+    at = max_bond if truncated else bond
+    scale = 1.0
+    if timed is not None and not truncated:
+        scale = timed(smallest, at) / modelled_shot_seconds([smallest], at)
+    seconds = shots * modelled_shot_seconds(circuits, at) * scale
     if strict and truncated and found.cap < max_bond:
         raise ValueError(
             f"a trial run reached bond dimension {bond:,} and needed more, and one at the limit "
@@ -193,7 +221,38 @@ def plan(
             f"{seconds:,.0f} s for {shots:,} shots (over {MPS_MAX_JOB_S:,.0f} s); run it with "
             "fewer shots, fewer qubits, or on another backend"
         )
-    return MpsPlan(bond, max_bond, seconds, truncated)
+    return MpsPlan(bond, max_bond, seconds, truncated, scale)
+
+
+#: A noisy trial times one shot, then this many more (fewer where one shot is slow, at least
+#: ``TIMED_SHOTS_MIN``): the difference is the shots' own time, without the job's setup.
+TIMED_SHOTS_MAX, TIMED_SHOTS_MIN, TIMED_BUDGET_S = 32, 4, 0.3
+
+
+def noisy_shot_seconds(noisy: QuantumCircuit, bond: int) -> float:
+    """One thread's seconds per shot of ``noisy`` (a compiled circuit with its noise channels
+    written in) on Aer's MPS at bond dimension ``bond``, timed on a few shots by Aer itself
+    (the circuit's conversion, whose time moves by tens of ms from one job to the next, left
+    out). The model from the circuit's counts is off by 0.6-4.5x circuit by circuit (the swaps
+    that routing's qubit order costs, the noise's own work: docs/pipelines.md); a few of the
+    job's own trajectories are not."""
+    from qiskit_aer import AerSimulator
+
+    simulator = AerSimulator(
+        method="matrix_product_state",
+        matrix_product_state_max_bond_dimension=bond,
+        max_parallel_threads=1,
+    )
+
+    def seconds(shots: int) -> float:
+        result = simulator.run(noisy, shots=shots, seed_simulator=1).result()
+        if not result.success:
+            raise RuntimeError(f"Aer's matrix_product_state could not time a shot: {result.status}")
+        return float(result.results[0].time_taken)
+
+    one = seconds(1)
+    more = max(TIMED_SHOTS_MIN, min(TIMED_SHOTS_MAX, int(TIMED_BUDGET_S / max(one, 1e-4))))
+    return max(seconds(1 + more) - one, 0.0) / more or one
 
 
 _DISCARDED = re.compile(r"discarded_value=([0-9.eE+-]+)")

@@ -364,13 +364,18 @@ def transpile(
     def estimate(plan: dict[str, Any]) -> Estimate:
         """From the check's own compilation of a non-Clifford circuit once it is known (its
         gates as the transpiler consolidated and routed them, the bond dimension a trial of it
-        reaches); from the logical gates before, and for Clifford circuits, which the check
-        does not compile."""
-        circuit, device = plan.get("circuit"), getattr(plan["backend"], "device", None)
+        reaches, and where the backend times a few shots of it, what they took against its
+        model); from the logical gates before, and for Clifford circuits, which the check does
+        not compile."""
+        backend = plan["backend"]
+        circuit, device = plan.get("circuit"), getattr(backend, "device", None)
         compiled = None
         if circuit is not None and device is not None and plan.get("clifford") is False:
             built = as_run(circuit, device)
-            compiled = compiled_counts(built, trial_bond(built).bond)
+            timed = getattr(backend, "model_scale", None)
+            compiled = compiled_counts(
+                built, trial_bond(built).bond, timed(built) if timed is not None else 1.0
+            )
         return transpile_estimate(plan, optimization_level, PRESET_PASS_MANAGER, compiled)
 
     def inspect(context: dict[str, Any]) -> list[str]:
