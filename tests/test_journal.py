@@ -293,3 +293,22 @@ def test_where_pages_cannot_be_made_writable_in_advance_frames_are_kept_as_befor
         journal.append(encode_row(each))
     assert journal_module._POPULATE_WRITE is None  # refused once: never asked again
     assert rows_in(store_path) == rows
+
+
+def test_a_journal_is_zeros_past_its_frames_to_its_size_as_it_grows(tmp_path, monkeypatch):
+    """The file is taken to its size with zeros (written in blocks, not one buffer of the whole
+    step): the disk space is taken then, and readers stop at the zero after the last frame."""
+    monkeypatch.setattr(journal_module, "FIRST_SIZE", 3 * 65536 + 123)  # not whole blocks
+    store_path = tmp_path / "s.sqlite"
+    journal = TaskJournal(store_path)
+    data = journal.path.read_bytes()
+    header = data.index(b"\n") + 1
+    assert len(data) == 3 * 65536 + 123 and not any(data[header:])
+    rows = [row(i, size=100_000) for i in range(3)]  # past the first size: the file doubles
+    for each in rows:
+        journal.append(encode_row(each))
+    data = journal.path.read_bytes()
+    assert len(data) == 2 * (3 * 65536 + 123)
+    frames = sum(len(encode_row(each)) for each in rows)
+    assert not any(data[header + frames :])
+    assert rows_in(store_path) == rows

@@ -197,7 +197,7 @@ class TaskJournal:
         try:
             # Written, not just sized: the disk space is taken now (a full disk fails here, not
             # as a SIGBUS on a later copy) and the pages are cached, mapped without a fault each.
-            if os.pwrite(self._fd, bytes(size - start), start) < size - start:
+            if not _write_zeros(self._fd, start, size):
                 return
             self._map = mmap.mmap(
                 self._fd, size, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ | mmap.PROT_WRITE
@@ -295,6 +295,20 @@ class TaskJournal:
             self._map = None
 
 
+def _write_zeros(fd: int, start: int, end: int) -> bool:
+    """Zeros from ``start`` to ``end`` of the file, a 64 KiB block at a time: a buffer as large
+    as the whole step would be fresh memory, a page fault per page on the task that grows the
+    journal. False on a short write (a full disk)."""
+    zeros = _ZEROS
+    while start < end:
+        size = min(len(zeros), end - start)
+        if os.pwrite(fd, zeros[:size] if size < len(zeros) else zeros, start) < size:
+            return False
+        start += size
+    return True
+
+
+_ZEROS = bytes(1 << 16)
 _journals: weakref.WeakSet[TaskJournal] = weakref.WeakSet()
 
 
