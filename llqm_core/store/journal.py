@@ -39,7 +39,7 @@ MARSHAL_VERSION = 4  # readable by every Python 3.4+, whichever Python writes th
 _FRAME = struct.Struct("<cI")  # kind (b"M" marshal, b"J" JSON), payload length
 _END = b"\0"  # the kind byte after the last frame: the mapped file's unused tail is zeros
 #: A journal's file is this large at first, then doubled when a frame does not fit: one
-#: ``pwrite`` of zeros and one ``mmap`` per step, no system call per task.
+#: ``pwrite`` of zeros per 64 KiB and one ``mmap`` per step, no system call per task.
 FIRST_SIZE = 1 << 20
 _READ_STEP = 1 << 16  # a reader reads a journal in steps this large, to the end of its frames
 #: The mapped pages past the last frame are made writable this far ahead, in one system call
