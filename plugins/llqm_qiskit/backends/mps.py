@@ -230,12 +230,13 @@ TIMED_SHOTS_MAX, TIMED_SHOTS_MIN, TIMED_BUDGET_S = 32, 4, 0.3
 
 
 def noisy_shot_seconds(noisy: QuantumCircuit, bond: int) -> float:
-    """One thread's seconds per shot of ``noisy`` (a compiled circuit with its noise channels
+    """One core's CPU seconds per shot of ``noisy`` (a compiled circuit with its noise channels
     written in) on Aer's MPS at bond dimension ``bond``, timed on a few shots by Aer itself
     (the circuit's conversion, whose time moves by tens of ms from one job to the next, left
-    out). The model from the circuit's counts is off by 0.6-4.5x circuit by circuit (the swaps
-    that routing's qubit order costs, the noise's own work: docs/pipelines.md); a few of the
-    job's own trajectories are not."""
+    out) and scaled by the share of a core the process had meanwhile. The model from the
+    circuit's counts is off by 0.6-4.5x circuit by circuit (the swaps that routing's qubit
+    order costs, the noise's own work: docs/pipelines.md); a few of the job's own trajectories
+    are not."""
     from qiskit_aer import AerSimulator
 
     simulator = AerSimulator(
@@ -250,9 +251,14 @@ def noisy_shot_seconds(noisy: QuantumCircuit, bond: int) -> float:
             raise RuntimeError(f"Aer's matrix_product_state could not time a shot: {result.status}")
         return float(result.results[0].time_taken)
 
+    wall, cpu = time.perf_counter(), time.process_time()
     one = seconds(1)
     more = max(TIMED_SHOTS_MIN, min(TIMED_SHOTS_MAX, int(TIMED_BUDGET_S / max(one, 1e-4))))
-    return max(seconds(1 + more) - one, 0.0) / more or one
+    per_shot = max(seconds(1 + more) - one, 0.0) / more or one
+    # Aer times wall seconds: on a busy machine its thread has a share of a core, and the
+    # estimate multiplies one core's seconds by the load already (``fit``'s slowdown)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return per_shot * min(1.0, max(cpu / wall, 0.05)) if wall > 0 else per_shot
 
 
 _DISCARDED = re.compile(r"discarded_value=([0-9.eE+-]+)")
