@@ -340,3 +340,24 @@ def test_pec_inside_a_combination_is_refused_when_the_file_is_read():
         parse_pipeline(
             {"circuit": {"kind": "ghz", "qubits": 2}, "mitigation": {"technique": "pec+zne"}}
         )
+
+
+def test_the_indexed_sampler_draws_what_mitiqs_sample_circuit_draws():
+    """A circuit whose gates all differ has a representation per gate, and Mitiq's search for
+    each gate's compared it with every one (a minute per chunk for a 10-qubit quantum volume):
+    LLQM looks each up by its operation and lets Mitiq's ``sample_sequence`` draw, which gives
+    the very circuits, signs and norm of ``sample_circuit`` from the same random state."""
+    from llqm_mitiq.pec import circuit_key, for_mitiq
+    from llqm_mitiq.pec_noise import represent
+    from llqm_mitiq.pec_sampling import sample_indexed
+    from qiskit.circuit.library import quantum_volume
+
+    circuit = for_mitiq(quantum_volume(4, seed=3).decompose(reps=2))
+    circuit.measure_all()
+    levels = calibrated_noise_levels(circuit, AerBackend(device="fake_fez").snapshot())
+    representations, _ = represent(circuit, levels)
+    assert len(representations) > 20  # a representation per distinct gate
+    theirs = sample_circuit(circuit, representations, np.random.RandomState(5), 6)
+    ours = sample_indexed(circuit, representations, np.random.RandomState(5), 6)
+    assert [circuit_key(c) for c in ours[0]] == [circuit_key(c) for c in theirs[0]]
+    assert ours[1:] == theirs[1:]

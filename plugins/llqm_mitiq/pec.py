@@ -43,6 +43,7 @@ from .pec_noise import (
     physical_qubits,
     represent,
 )
+from .pec_sampling import sample_indexed
 from .rem import readout_map
 
 if TYPE_CHECKING:  # Mitiq and Cirq are imported where PEC runs: loading the plugin takes no seconds
@@ -160,17 +161,16 @@ def sample_chunk(
     samples: int,
     prepared: QuantumCircuit | None = None,
 ) -> tuple[list[QuantumCircuit], list[int], float]:
-    """Mitiq's ``sample_circuit`` for one chunk, each circuit fitted back on the logical registers.
+    """Mitiq's ``sample_circuit`` for one chunk (its representations looked up: ``pec_sampling``),
+    each circuit fitted back on the logical registers.
     ``prepared`` is ``circuit`` as Mitiq takes it (``for_mitiq``), when the caller made it once."""
-    from mitiq.pec import sample_circuit
-
     with (
         warnings.catch_warnings(),
         suppressed(),
     ):  # Mitiq's own conversions: no instrumentor's tasks
         # Measurements (and the identities Mitiq puts on idle qubits) have no representation on purpose.
         warnings.filterwarnings("ignore", message="No representation found", category=UserWarning)
-        sampled, signs, norm = sample_circuit(
+        sampled, signs, norm = sample_indexed(
             prepared if prepared is not None else for_mitiq(circuit),
             representations,
             random_state=random_state,
@@ -381,5 +381,5 @@ def pec(
     return StepSpec(
         step,
         planned_shots=planned_shots,
-        estimate=lambda plan: pec_estimate(plan, samples, shots_per_sample, sample),
+        estimate=lambda plan: pec_estimate(plan, samples, shots_per_sample, sample, chunk_size),
     )
