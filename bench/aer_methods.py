@@ -33,6 +33,16 @@ from llqm_qiskit.pipeline.steps import compiled_as_run
 from qiskit_aer import AerSimulator
 
 
+def as_run_with_noise(path: Path, backend: AerBackend, noise: PauliNoise):
+    """The OpenQASM file's circuit (measured, where it measures nothing) compiled as the run
+    compiles it, and that with the device's noise written in."""
+    circuit = load_qasm(path)
+    if not circuit.num_clbits:
+        circuit.measure_all()
+    compiled = compiled_as_run(circuit, backend.device, seed=1)
+    return compiled, noise.apply(compiled)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="+")
@@ -46,11 +56,7 @@ def main() -> None:
     noise = PauliNoise(backend.snapshot())
     print(f"load average {os.getloadavg()[0]:.1f}; {args.shots} shots; device {args.device}")
     for path in args.files:
-        circuit = load_qasm(Path(path))
-        if not circuit.num_clbits:
-            circuit.measure_all()
-        compiled = compiled_as_run(circuit, backend.device, seed=1)
-        noisy = noise.apply(compiled)
+        compiled, noisy = as_run_with_noise(Path(path), backend, noise)
         width = active_qubits(compiled)
         bond = trial_bond(compiled).bond
         print(

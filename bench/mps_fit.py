@@ -21,12 +21,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+from aer_methods import as_run_with_noise  # bench/aer_methods.py
 from llqm_qiskit import costs
 from llqm_qiskit.backends.aer import AerBackend, active_qubits
 from llqm_qiskit.backends.mps import noisy_shot_seconds, trial_bond
-from llqm_qiskit.circuits import load_qasm
 from llqm_qiskit.devices.noise import PauliNoise
-from llqm_qiskit.pipeline.steps import compiled_as_run
 from qiskit_aer import AerSimulator
 from scipy.optimize import nnls
 
@@ -49,11 +48,7 @@ def main() -> None:
     print(f"load average {os.getloadavg()[0]:.1f}; device {args.device}; one thread")
     rows, measured, names, timed = [], [], [], []
     for path in args.files:
-        circuit = load_qasm(Path(path))
-        if not circuit.num_clbits:
-            circuit.measure_all()
-        compiled = compiled_as_run(circuit, backend.device, seed=1)
-        noisy = noise.apply(compiled)
+        compiled, noisy = as_run_with_noise(Path(path), backend, noise)
         gates = len(compiled.data)
         twos = sum(1 for i in compiled.data if len(i.qubits) == 2)
         qubits, bond = active_qubits(compiled), trial_bond(compiled).bond
