@@ -311,3 +311,23 @@ def test_a_circuit_that_measures_nothing_is_timed_with_its_qubits_measured(monke
     backend.model_scale(compiled)
     (noisy,) = timed
     assert noisy.count_ops().get("measure") == 30
+
+
+def test_the_method_is_chosen_by_the_models_whatever_the_timed_shots_say(monkeypatch):
+    """A seeded run takes the same method every time: timed shots move the MPS's time, never
+    the choice between it and a statevector, in the check's plan or in its estimate."""
+    from llqm_qiskit.backends import mps
+
+    backend = AerBackend(device="fake_fez")
+    compiled = as_compiled(_chain(16, 2), backend.device)
+    chosen = backend.plan_method(compiled, 1000)
+    assert chosen.startswith("matrix_product_state"), chosen
+    bond = mps.trial_bond(compiled).bond
+    slow = 1000 * mps.modelled_shot_seconds([compiled], bond)
+    monkeypatch.setattr(mps, "noisy_shot_seconds", lambda noisy, bond: slow)
+    fresh = AerBackend(device="fake_fez")
+    assert fresh.plan_method(compiled, 1000).startswith("matrix_product_state")
+    counts = (16, len(compiled.data), 1000, 1, False, bond)
+    scaled = fresh.estimate(*counts, model_scale=fresh.model_scale(compiled))
+    assert "matrix product state" in scaled.basis
+    assert scaled.wall_s > 100 * fresh.estimate(*counts).wall_s

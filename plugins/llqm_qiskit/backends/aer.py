@@ -162,8 +162,9 @@ def choose_method(
     ``exact_max_qubits`` runs on a statevector or, when ``mps_max_bond`` is given and a trial
     run finds it cheaper (``mps.plan``), on Aer's matrix product states; a wider one only on
     the latter. ``strict`` (the check) refuses what matrix product states cannot run exactly
-    or in time; a run goes on at the limit (its circuit was checked). ``timed`` times a noisy
-    shot of a circuit on an MPS (``mps.plan``)."""
+    or in time; a run goes on at the limit (its circuit was checked). ``timed`` (the check's)
+    times a noisy shot of a circuit on an MPS for the plan's time (``mps.plan``); the method is
+    chosen between the models' times, so that a seeded run takes the same method every time."""
     circuits = list({id(c): c for c in circuits}.values())  # a circuit repeated in a job: once
     width = max(active_qubits(c) for c in circuits)
     clifford = all(is_clifford(c) for c in circuits)
@@ -185,7 +186,7 @@ def choose_method(
             return "statevector"
         raise ValueError(refusal + ", Clifford circuits of any width.")
     try:
-        planned = mps.plan(circuits, shots, mps_max_bond, strict, timed if fits or strict else None)
+        planned = mps.plan(circuits, shots, mps_max_bond, strict, timed if strict else None)
     except ValueError as exc:
         if fits:
             return "statevector"
@@ -195,7 +196,9 @@ def choose_method(
         by_statevector = simulation_estimate(
             "statevector", width, gates, shots, len(circuits), noisy
         ).wall_s
-        if by_statevector <= planned.seconds:
+        if (
+            by_statevector <= planned.seconds / planned.scale
+        ):  # the models: the same choice each run
             return "statevector"
     return "matrix_product_state"
 
@@ -257,19 +260,22 @@ class AerBackend(QuantumBackend):
         known, at the limit ``mps_max_bond`` before."""
         method = self.method
         threads = free_cores()  # what the job will be given, as the machine is now
-        by_mps = simulation_estimate(
-            "matrix_product_state",
-            qubits,
-            gates,
-            shots,
-            circuits,
-            self.noise,
-            bond=self.mps_max_bond if bond is None else min(bond, self.mps_max_bond),
-            bond_known=bond is not None,
-            threads=threads,
-            two_qubit_gates=two_qubit_gates,
-            model_scale=model_scale,
-        )
+
+        def by_mps(scale: float = model_scale) -> Estimate:
+            return simulation_estimate(
+                "matrix_product_state",
+                qubits,
+                gates,
+                shots,
+                circuits,
+                self.noise,
+                bond=self.mps_max_bond if bond is None else min(bond, self.mps_max_bond),
+                bond_known=bond is not None,
+                threads=threads,
+                two_qubit_gates=two_qubit_gates,
+                model_scale=scale,
+            )
+
         if method == "automatic":
             if clifford is True and self.noise:
                 method = "stabilizer"  # Stim, as choose_method, at every width
@@ -281,14 +287,15 @@ class AerBackend(QuantumBackend):
                 by_statevector = simulation_estimate(
                     "statevector", qubits, gates, shots, circuits, self.noise, threads=threads
                 )
-                # as choose_method: the cheaper, once a trial has measured the bond dimension
-                if bond is None or by_statevector.wall_s <= by_mps.wall_s:
+                # as choose_method: the cheaper by the models, once a trial has measured the
+                # bond dimension; the MPS's time then as its shots were timed
+                if bond is None or by_statevector.wall_s <= by_mps(1.0).wall_s:
                     return by_statevector
-                return by_mps
+                return by_mps()
             else:  # its entanglement is measured once the circuit is known (plan_method)
-                return by_mps
+                return by_mps()
         if method == "matrix_product_state":
-            return by_mps
+            return by_mps()
         return simulation_estimate(
             method, qubits, gates, shots, circuits, self.noise, threads=threads
         )
