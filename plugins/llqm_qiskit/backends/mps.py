@@ -224,8 +224,8 @@ def plan(
     return MpsPlan(bond, max_bond, seconds, truncated, scale)
 
 
-#: A noisy trial times one shot, then this many more (fewer where one shot is slow, at least
-#: ``TIMED_SHOTS_MIN``): the difference is the shots' own time, without the job's setup.
+#: A noisy trial times one shot, then one and this many more (fewer where one shot is slow, at
+#: least ``TIMED_SHOTS_MIN``), whose job's setup is a small share of their time.
 TIMED_SHOTS_MAX, TIMED_SHOTS_MIN, TIMED_BUDGET_S = 32, 4, 0.3
 
 
@@ -233,10 +233,10 @@ def noisy_shot_seconds(noisy: QuantumCircuit, bond: int) -> float:
     """One core's CPU seconds per shot of ``noisy`` (a compiled circuit with its noise channels
     written in) on Aer's MPS at bond dimension ``bond``, timed on a few shots by Aer itself
     (the circuit's conversion, whose time moves by tens of ms from one job to the next, left
-    out) and scaled by the share of a core the process had meanwhile. The model from the
-    circuit's counts is off by 0.6-4.5x circuit by circuit (the swaps that routing's qubit
-    order costs, the noise's own work: docs/pipelines.md); a few of the job's own trajectories
-    are not."""
+    out; the job's setup shared among them) and scaled by the share of a core the process had
+    meanwhile. The model from the circuit's counts is off by 0.6-4.5x circuit by circuit (the
+    swaps that routing's qubit order costs, the noise's own work: docs/pipelines.md); a few of
+    the job's own trajectories are not."""
     from qiskit_aer import AerSimulator
 
     simulator = AerSimulator(
@@ -252,9 +252,11 @@ def noisy_shot_seconds(noisy: QuantumCircuit, bond: int) -> float:
         return float(result.results[0].time_taken)
 
     wall, cpu = time.perf_counter(), time.process_time()
-    one = seconds(1)
-    more = max(TIMED_SHOTS_MIN, min(TIMED_SHOTS_MAX, int(TIMED_BUDGET_S / max(one, 1e-4))))
-    per_shot = max(seconds(1 + more) - one, 0.0) / more or one
+    one = seconds(1)  # the job's setup in it too: it only sizes the next run
+    shots = 1 + max(TIMED_SHOTS_MIN, min(TIMED_SHOTS_MAX, int(TIMED_BUDGET_S / max(one, 1e-4))))
+    # the setup shared by a few shots, rather than a difference of two runs, which a busy
+    # machine's pause in the first can bring near 0
+    per_shot = seconds(shots) / shots
     # Aer times wall seconds: on a busy machine its thread has a share of a core, and the
     # estimate multiplies one core's seconds by the load already (``fit``'s slowdown)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
