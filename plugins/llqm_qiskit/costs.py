@@ -281,14 +281,18 @@ def simulation_estimate(
     one shot per thread at a time. An MPS counts each circuit's ``two_qubit_gates`` (a share
     of its gates where not given), its model scaled by ``model_scale`` (what a few timed shots
     of the compiled circuit took against the model: ``AerBackend.model_scale``)."""
-    found = _simulation(method, qubits, gates, shots, circuits, noisy, bond, bond_known)
-    if method == "matrix_product_state":
-        found = replace(
-            found,
-            wall_s=circuits
-            * mps_seconds(gates, shots, bond, qubits, two_qubit_gates)
-            * model_scale,
-        )
+    found = _simulation(
+        method,
+        qubits,
+        gates,
+        shots,
+        circuits,
+        noisy,
+        bond,
+        bond_known,
+        two_qubit_gates,
+        model_scale,
+    )
     if noisy and method in ("statevector", "matrix_product_state") and shots > 1:
         shared = min(max(1, threads), shots)
         if shared > 1:
@@ -312,6 +316,8 @@ def _simulation(
     noisy: bool,
     bond: int,
     bond_known: bool,
+    two_qubit_gates: int | None = None,
+    model_scale: float = 1.0,
 ) -> Estimate:
     results = circuits * shots * qubits * RESULT_BYTES_PER_SHOT_QUBIT
     if method in ("statevector", "density_matrix"):
@@ -329,7 +335,7 @@ def _simulation(
         )
     if method == "matrix_product_state":
         return Estimate(
-            circuits * mps_seconds(gates, shots, bond, qubits),
+            circuits * mps_seconds(gates, shots, bond, qubits, two_qubit_gates) * model_scale,
             qubits * bond**2 * AMPLITUDE_BYTES * 4 + results,
             f"a matrix product state of {qubits} qubits, bond dimension "
             f"{'estimated at' if bond_known else 'up to'} {bond}",

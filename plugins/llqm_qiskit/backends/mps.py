@@ -15,7 +15,7 @@ import numpy as np
 from qiskit import ClassicalRegister, QuantumCircuit, transpile
 from qiskit.circuit.library import get_standard_gate_name_mapping
 
-from ..costs import mps_seconds
+from ..costs import compiled_counts, mps_seconds
 
 if TYPE_CHECKING:
     from qiskit_aer import AerSimulator
@@ -173,12 +173,14 @@ def logical_line(circuit: QuantumCircuit) -> list[int]:
 
 def modelled_shot_seconds(circuits: Sequence[QuantumCircuit], bond: int) -> float:
     """The model's seconds for one shot of each of ``circuits`` at bond dimension ``bond``."""
-    gates = sum(len(c.data) for c in circuits)
-    twos = sum(1 for c in circuits for i in c.data if len(i.qubits) == 2)
-    qubits = sum(
-        len({q for i in c.data if i.name != "barrier" for q in i.qubits}) for c in circuits
+    counted = [compiled_counts(c) for c in circuits]
+    return mps_seconds(
+        sum(c.gates for c in counted),
+        1,
+        bond,
+        sum(c.qubits for c in counted),
+        sum(c.two_qubit_gates for c in counted),
     )
-    return mps_seconds(gates, 1, bond, qubits, twos)
 
 
 def plan(
