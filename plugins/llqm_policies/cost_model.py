@@ -31,6 +31,10 @@ MODEL_FEATURES = ("circuit.size", "shots")
 RIDGE = 1e-2
 #: The quantities fitted per stage (log-linear); queue seconds are averaged instead.
 FITTED = ("wall_s", "cpu_s", "peak_rss_bytes", "qpu_s")
+#: A pipeline file's tables that do not change what running its circuit costs.
+NOT_THE_WORK = ("circuit", "name", "output", "run")
+#: How far outside the gates of the runs that cover it a new circuit may lie.
+GATES_MARGIN = 1.1
 
 
 def _row(features: dict[str, Any]) -> list[float]:
@@ -106,6 +110,30 @@ class CostModel:
                 found.append((run, features, tasks))
         return found, stored
 
+    def covering(
+        self,
+        store: ProfileStore,
+        shape: dict[str, Any] | None,
+        features: dict[str, Any],
+        config: Any,
+    ) -> list[tuple[Any, dict[str, Any], list[Any]]]:
+        """The runs of ``shape`` that did the work of pipeline file ``config`` on a circuit of
+        the same width, if the new circuit's gates lie within theirs: a fit on gates and shots
+        cannot know what another width, device or mitigation setting costs (a 30-qubit MPS run
+        says nothing of a 16-qubit statevector's), nor extrapolate in gates from one run."""
+        runs, _ = self.comparable(store, shape)
+        runs = [
+            (run, known, tasks)
+            for run, known, tasks in runs
+            if same_work(run.config, config)
+            and known.get("circuit.qubits") == features.get("circuit.qubits")
+        ]
+        gates = [float(known.get("circuit.size") or 0) for _, known, _ in runs]
+        size = float(features.get("circuit.size") or 0)
+        if not gates or not min(gates) / GATES_MARGIN <= size <= max(gates) * GATES_MARGIN:
+            return []
+        return runs
+
     def forecast(
         self,
         features: dict[str, Any],
@@ -120,6 +148,15 @@ class CostModel:
         gates learnt from, in words as ``closeness``. ``note`` says "no comparable history: ..."
         when no run has the shape."""
         runs, stored = self.comparable(store, shape, exclude)
+        return self._fitted(features, runs, stored, shape)
+
+    def _fitted(
+        self,
+        features: dict[str, Any],
+        runs: list[tuple[Any, dict[str, Any], list[Any]]],
+        stored: int,
+        shape: dict[str, Any] | None,
+    ) -> dict[str, Any]:
         answer: dict[str, Any] = {
             "shape": shape,
             "runs_used": len(runs),
@@ -177,6 +214,16 @@ class CostModel:
         found = self.forecast(features, store, shape, exclude)
         return found["stages"], found["runs_used"]
 
+    def predict_covered(
+        self, features: dict[str, Any], store: ProfileStore, shape: dict[str, Any], config: Any
+    ) -> tuple[dict[str, dict[str, float]], int]:
+        """What ``llqm run --check`` takes from the store: ``predict``'s answer from the runs
+        ``covering`` finds, and nothing where none covers this one (the models then stand)."""
+        runs = self.covering(store, shape, features, config)
+        if not runs:
+            return {}, 0
+        return self._fitted(features, runs, len(runs), shape)["stages"], len(runs)
+
     def decide(
         self,
         *,
@@ -202,6 +249,17 @@ class CostModel:
             + f"; {found['closeness']}",
             inputs={"features": features} | {k: v for k, v in found.items() if k != "stages"},
         )
+
+
+def same_work(config: Any, other: Any) -> bool:
+    """Whether two pipeline files ask for the same work but for their circuit (and their name,
+    output and run tables): the same backend and device, execution, observable and mitigation."""
+
+    def work(found: Any) -> dict[str, Any]:
+        items = found.items() if isinstance(found, dict) else ()
+        return {key: value for key, value in items if key not in NOT_THE_WORK}
+
+    return work(config) == work(other)
 
 
 def closeness(features: dict[str, Any], runs: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
