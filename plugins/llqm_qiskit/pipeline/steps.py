@@ -44,6 +44,7 @@ from ..costs import (
     spelled_out_gates,
     transpile_estimate,
 )
+from ..devices.catalog import DEFAULT_DEVICE, fake_device
 from ..measurement import shape as measurement_shape
 from ..transpile.profiled import (
     OPTIMIZATION_LEVELS,
@@ -187,6 +188,15 @@ def _from_qasm(path: Path) -> StepSpec:
     return step
 
 
+def _wide_enough(qubits: int) -> str:
+    """What would run a circuit too wide for the run's device."""
+    default = fake_device(DEFAULT_DEVICE).num_qubits
+    if qubits <= default:
+        named = f'[backend] device = "{DEFAULT_DEVICE}" has {default}'
+        return f"run it on a device of {qubits:,} qubits or more ({named})"
+    return f"run it on a device of {qubits:,} qubits or more, or with fewer qubits"
+
+
 def _with_width_check(step: StepFunction, qubits: int, what: str) -> StepSpec:
     """Give the step a ``preflight`` that refuses a circuit wider than the run's backend before
     anything runs."""
@@ -196,7 +206,7 @@ def _with_width_check(step: StepFunction, qubits: int, what: str) -> StepSpec:
         if qubits > backend.num_qubits:
             raise ValueError(
                 f"the {what} has {qubits:,} qubits, more than the {backend.num_qubits} of backend "
-                f"{backend.name}."
+                f"{backend.name}; {_wide_enough(qubits)}."
             )
 
     return StepSpec(step, preflight=preflight)
