@@ -41,9 +41,12 @@ def _row(features: dict[str, Any]) -> list[float]:
     return [1.0, *(math.log1p(float(features.get(name) or 0)) for name in MODEL_FEATURES)]
 
 
-def run_features(store: ProfileStore, run: Any) -> dict[str, Any] | None:
-    """A stored pipeline run's features: its generate step's circuit metrics and its shots."""
-    tasks = store.tasks(run.id)
+def run_features(
+    store: ProfileStore, run: Any, tasks: list[TaskRecord] | None = None
+) -> dict[str, Any] | None:
+    """A stored pipeline run's features: its generate step's circuit metrics and its shots
+    (from its ``tasks`` where the caller has read them)."""
+    tasks = store.tasks(run.id) if tasks is None else tasks
     generate = next((t for t in tasks if t.stage == "generate" and t.parent_id is None), None)
     if generate is None or "circuit.size" not in generate.metrics:
         return None
@@ -94,18 +97,23 @@ class CostModel:
         store: ProfileStore,
         shape: dict[str, Any] | None,
         exclude: Collection[str] = frozenset(),
+        config: Any = None,
     ) -> tuple[list[tuple[Any, dict[str, Any], list[Any]]], int]:
         """The store's latest completed pipeline runs of ``shape`` (any shape: None), each with
-        its features and tasks; and how many completed pipeline runs the store holds at all."""
+        its features and tasks; and how many completed pipeline runs the store holds at all.
+        With a pipeline file's ``config``, only runs of its work (``same_work``) are read: a
+        store's other runs may hold 10^5 tasks each."""
         found, stored = [], 0
         for run in store.runs(limit=self.history):
             if run.id in exclude or run.status.value != "completed":
                 continue
-            features = run_features(store, run)
+            if config is not None and not same_work(run.config, config):
+                continue
+            tasks = store.tasks(run.id)
+            features = run_features(store, run, tasks)
             if features is None:
                 continue
             stored += 1
-            tasks = store.tasks(run.id)
             if shape is None or run_shape(run.config, tasks) == shape:
                 found.append((run, features, tasks))
         return found, stored
@@ -121,12 +129,11 @@ class CostModel:
         the same width, if the new circuit's gates lie within theirs: a fit on gates and shots
         cannot know what another width, device or mitigation setting costs (a 30-qubit MPS run
         says nothing of a 16-qubit statevector's), nor extrapolate in gates from one run."""
-        runs, _ = self.comparable(store, shape)
+        runs, _ = self.comparable(store, shape, config=config)
         runs = [
             (run, known, tasks)
             for run, known, tasks in runs
-            if same_work(run.config, config)
-            and known.get("circuit.qubits") == features.get("circuit.qubits")
+            if known.get("circuit.qubits") == features.get("circuit.qubits")
         ]
         gates = [float(known.get("circuit.size") or 0) for _, known, _ in runs]
         size = float(features.get("circuit.size") or 0)
