@@ -1,5 +1,7 @@
 """A running task as one object: its record's fields and its measurement, its record made only
-where one is read (a task's end makes no ``TaskRecord`` and no ``Profile``: docs/performance.md).
+where one is read (a task's end makes no ``TaskRecord`` and no ``Profile``).
+
+More in docs/modules.md (``llqm_core.runtime.live_task``).
 """
 
 from __future__ import annotations
