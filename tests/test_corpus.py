@@ -22,7 +22,9 @@ from qiskit import QuantumCircuit, qasm2, transpile
 from qiskit.circuit.library import efficient_su2
 from qiskit_aer import AerSimulator
 
+from llqm_core.analysis.report import build_report
 from llqm_core.cli import main
+from llqm_core.model.errors import LLQMWarning
 from llqm_core.pipeline import parse_pipeline, run_pipeline
 from llqm_core.store.profile_store import ProfileStore
 
@@ -369,3 +371,35 @@ def test_the_check_refuses_what_a_trial_finds_beyond_the_limit_in_one_sentence()
     backend = AerBackend(device="fake_fez", mps_max_bond=16)
     with pytest.raises(ValueError, match=r"trial run reached bond dimension .*fewer qubits"):
         backend.plan_method(circuit, 1000)
+
+
+def test_a_default_observable_whose_ideal_value_is_near_0_is_said_to_be(store_path, tmp_path):
+    """Eight qubits in |+>: 256 ideal outcomes, so the default is the mean Z Z, ideally 0: every
+    value, mitigated or not, is shot noise, and the run's report says so."""
+    plus = tmp_path / "plus.qasm"
+    plus.write_text(
+        'OPENQASM 2.0;\ninclude "qelib1.inc";\nqreg q[8];\ncreg c[8];\nh q;\nmeasure q -> c;\n'
+    )
+    file = {"circuit": {"qasm": str(plus)}, "backend": {"name": "aer", "device": "fake_fez"}}
+    checked = parse_pipeline(file)  # the check says it before anything runs
+    assert any("ideal value, 0.0000, is within the shot noise of 0" in n for n in checked.notes)
+    with pytest.warns(LLQMWarning, match="within the shot noise of 0"):
+        run_id, data = run_pipeline(checked, store=store_path)
+    assert data["ideal_value"] == pytest.approx(0)
+    assert any("+-0.032 at 4,000 shots" in w for w in data["warnings"])
+    report = build_report(ProfileStore(store_path, readonly=True), run_id)
+    assert any(
+        "name an observable whose ideal value is not near 0" in w for w in report["warnings"]
+    )
+
+
+def test_a_default_observable_far_from_0_carries_no_such_warning(store_path, tmp_path):
+    tilted = tmp_path / "tilted.qasm"  # 256 outcomes, mean Z Z ideally cos(0.3)^2
+    tilted.write_text(
+        'OPENQASM 2.0;\ninclude "qelib1.inc";\nqreg q[8];\ncreg c[8];\nry(0.3) q;\n'
+        "measure q -> c;\n"
+    )
+    file = {"circuit": {"qasm": str(tilted)}, "backend": {"name": "aer", "device": "fake_fez"}}
+    _, data = run_pipeline(parse_pipeline(file), store=store_path)
+    assert data["ideal_value"] == pytest.approx(math.cos(0.3) ** 2)
+    assert not any("shot noise" in w for w in data["warnings"])

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,8 @@ from llqm_qiskit.costs import KIND_GATES, qasm_header
 import llqm_core as llqm
 from llqm_core.cli import main
 from llqm_core.model.errors import UserError
-from llqm_core.pipeline import fit, parse_pipeline
+from llqm_core.pipeline import fit, parse_pipeline, run_pipeline
+from llqm_core.store.profile_store import ProfileStore
 
 
 def config(**sections) -> dict:
@@ -109,17 +109,40 @@ def test_the_gate_counts_behind_the_estimates_match_the_circuits(kind, qubits, d
     assert abs(KIND_GATES[kind](qubits, depth) - built) <= 0.25 * built
 
 
-def test_the_stores_history_replaces_the_modelled_time(store_path):
-    for size in (100, 200, 400, 800):
-        with llqm.run("history", store=store_path, config={"execution": {"shots": 4000}}):
-            with llqm.task("generate", stage="generate") as generate:
-                generate.annotate({"circuit.size": size, "circuit.qubits": 5})
-            with llqm.task("transpile", stage="transpile"):
-                time.sleep(0.05)
-    pipeline = parse_pipeline(config(), store=str(store_path))
-    transpile = next(s for s in pipeline.fit.steps if s.step == "transpile")
-    assert transpile.basis.endswith("time from 4 earlier runs")
-    assert 0.03 < transpile.wall_s < 0.5  # the history's ~0.05 s, not the model's ~0.1 ms
+MIRROR = {"circuit": {"kind": "mirror", "qubits": 5, "depth": 2}}
+
+
+def stored_run(store_path: Path, sections: dict) -> dict[str, float]:
+    """A real run of ``config(**sections)`` into the store: each top-level stage's wall seconds."""
+    run_id, _ = run_pipeline(parse_pipeline(config(**sections), store=str(store_path)), store_path)
+    tasks = ProfileStore(store_path, readonly=True).tasks(run_id)
+    return {t.stage: t.profile.wall_s for t in tasks if t.parent_id is None}
+
+
+def test_the_check_takes_a_steps_time_from_an_earlier_run_of_the_same_work(store_path):
+    measured = stored_run(store_path, MIRROR)
+    pipeline = parse_pipeline(config(**MIRROR), store=str(store_path))
+    execute = next(s for s in pipeline.fit.steps if s.step == "mitigate.none")
+    assert execute.basis.endswith("time from 1 earlier runs")
+    assert execute.wall_s - execute.warmup_s == pytest.approx(measured["mitigate.none"])
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        {"circuit": {"kind": "mirror", "qubits": 7, "depth": 2}},  # another width
+        {"circuit": {"kind": "mirror", "qubits": 5, "depth": 40}},  # 20x the gates
+        MIRROR | {"backend": {"name": "aer", "device": "fake_manila"}},  # another device
+        MIRROR | {"execution": {"shots": 100}},
+    ],
+    ids=["width", "gates", "device", "shots"],
+)
+def test_earlier_runs_of_other_work_leave_each_step_to_its_model(store_path, other):
+    """A store holds whatever a user ran before: a 30-qubit MPS run's time said nothing of a
+    16-qubit statevector's (once 44 s predicted for a run of ~3,700 s)."""
+    stored_run(store_path, MIRROR)
+    pipeline = parse_pipeline(config(**other), store=str(store_path))
+    assert not any("earlier runs" in step.basis for step in pipeline.fit.steps)
 
 
 def test_the_cli_refuses_with_exit_2_and_leaves_the_store_unchanged(tmp_path, capsys, monkeypatch):

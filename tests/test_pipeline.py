@@ -97,7 +97,13 @@ BAD = [
     (with_changes(circuit={"depth": -2}), r"depth must be a whole number of 1 or more, not -2"),
     (
         with_changes(circuit={"qubits": 200}),
-        r"in \[circuit\]: the ghz circuit has 200 qubits, more than the 156 of backend aer:fake_fez",
+        r"in \[circuit\]: the ghz circuit has 200 qubits, more than the 156 of backend aer:fake_fez; "
+        r"run it on a device of 200 qubits or more, or with fewer qubits\.$",
+    ),
+    (
+        with_changes(circuit={"qubits": 7}, backend={"name": "aer", "device": "fake_manila"}),
+        r"the ghz circuit has 7 qubits, more than the 5 of backend aer:fake_manila; run it on a "
+        r'device of 7 qubits or more \(\[backend\] device = "fake_fez" has 156\)\.$',
     ),
     (
         with_changes(circuit={"width": 4}),

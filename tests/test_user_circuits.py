@@ -481,3 +481,17 @@ def test_the_cli_refuses_a_file_the_check_refuses_in_one_line_and_records_nothin
         "llqm: error: in [observable]: circuit 'midcircuit_3'"
     )
     assert "Traceback" not in err[0] and not store.exists()
+
+
+def test_a_file_without_a_seed_is_compiled_alike_at_every_check():
+    """``--check`` and a later run of the file plan and run one compiled circuit (a seed drawn
+    per process once routed one 16-qubit circuit onto 18 qubits, then onto 20: 4x the time)."""
+    file = {
+        "circuit": {"qasm": str(ROOT / "tests" / "data" / "corpus" / "qaoa_p1_10_q3.qasm")},
+        "backend": {"name": "aer", "device": "fake_fez"},
+    }
+    planned = set()
+    for _ in range(3):
+        steps = parse_pipeline(file).fit.steps
+        planned.add(next(s.basis for s in steps if s.step == "transpile"))
+    assert len(planned) == 1 and "(compiled by the check)" in planned.pop()

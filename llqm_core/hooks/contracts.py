@@ -297,10 +297,11 @@ class Forecaster(Protocol):
 @runtime_checkable
 class CostModel(Protocol):
     """A policy whose predictions from stored runs replace a step's modelled time in the fit
-    (``llqm_core.pipeline.fit``): ``({stage: costs}, runs used)``."""
+    (``llqm_core.pipeline.fit``): ``({stage: costs}, runs used)``, from the runs of the
+    pipeline's ``shape`` that cover its file ``config``'s work (none: the models stand)."""
 
-    def predict(
-        self, features: dict[str, Any], store: Any, /
+    def predict_covered(
+        self, features: dict[str, Any], store: Any, shape: dict[str, Any], config: Any, /
     ) -> tuple[dict[str, dict[str, float]], int]: ...
 
 

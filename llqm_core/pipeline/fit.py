@@ -24,6 +24,7 @@ from ..runtime.memory import current_rss
 from ..runtime.warmup import paid
 from ..store.profile_store import ProfileStore, store_exists
 from . import registries, sections
+from .shapes import pipeline_shape
 
 MEMORY_LIMIT_ENV = "LLQM_MEMORY_LIMIT"
 HISTORY_MODEL = "cost_model"
@@ -161,13 +162,18 @@ def memory_limit() -> int:
     return limit
 
 
-def _history(plan: dict[str, Any], store: str | None) -> tuple[dict[str, dict[str, float]], int]:
+def _history(
+    pipeline: Any, plan: dict[str, Any], store: str | None
+) -> tuple[dict[str, dict[str, float]], int]:
     if not store_exists(store) or HISTORY_MODEL not in registries.registered("policy"):
         return {}, 0
     model = registries.create("policy", HISTORY_MODEL)
     if not isinstance(model, CostModel):
         return {}, 0
-    return model.predict(sections.plan_features(plan), ProfileStore(store, readonly=True))
+    shape = pipeline_shape(pipeline.config, [step.name for step in pipeline.steps])
+    return model.predict_covered(
+        sections.plan_features(plan), ProfileStore(store, readonly=True), shape, pipeline.config
+    )
 
 
 def _modelled(pipeline: Any) -> tuple[dict[str, Any], list[tuple[str, Estimate]]]:
@@ -209,7 +215,7 @@ def _combined(
 def estimate(pipeline: Any, store: str | None = None) -> list[StepEstimate]:
     """Each step's estimate, in order, for the pipeline as its file describes it."""
     plan, modelled = _modelled(pipeline)
-    return _combined(modelled, *_history(plan, store))
+    return _combined(modelled, *_history(pipeline, plan, store))
 
 
 def check_fit(
@@ -224,7 +230,9 @@ def check_fit(
     if not force:
         _refuse_memory(Fit(_combined(modelled, {}, 0), limit, max_s))
     slowdown = machine_slowdown()
-    fit = Fit(_combined(modelled, *_history(plan, store), slowdown), limit, max_s, slowdown)
+    fit = Fit(
+        _combined(modelled, *_history(pipeline, plan, store), slowdown), limit, max_s, slowdown
+    )
     if force:
         return fit
     _refuse_memory(fit)

@@ -31,15 +31,22 @@ MODEL_FEATURES = ("circuit.size", "shots")
 RIDGE = 1e-2
 #: The quantities fitted per stage (log-linear); queue seconds are averaged instead.
 FITTED = ("wall_s", "cpu_s", "peak_rss_bytes", "qpu_s")
+#: A pipeline file's tables that do not change what running its circuit costs.
+NOT_THE_WORK = ("circuit", "name", "output", "run")
+#: How far outside the gates of the runs that cover it a new circuit may lie.
+GATES_MARGIN = 1.1
 
 
 def _row(features: dict[str, Any]) -> list[float]:
     return [1.0, *(math.log1p(float(features.get(name) or 0)) for name in MODEL_FEATURES)]
 
 
-def run_features(store: ProfileStore, run: Any) -> dict[str, Any] | None:
-    """A stored pipeline run's features: its generate step's circuit metrics and its shots."""
-    tasks = store.tasks(run.id)
+def run_features(
+    store: ProfileStore, run: Any, tasks: list[TaskRecord] | None = None
+) -> dict[str, Any] | None:
+    """A stored pipeline run's features: its generate step's circuit metrics and its shots
+    (from its ``tasks`` where the caller has read them)."""
+    tasks = store.tasks(run.id) if tasks is None else tasks
     generate = next((t for t in tasks if t.stage == "generate" and t.parent_id is None), None)
     if generate is None or "circuit.size" not in generate.metrics:
         return None
@@ -90,21 +97,49 @@ class CostModel:
         store: ProfileStore,
         shape: dict[str, Any] | None,
         exclude: Collection[str] = frozenset(),
+        config: Any = None,
     ) -> tuple[list[tuple[Any, dict[str, Any], list[Any]]], int]:
         """The store's latest completed pipeline runs of ``shape`` (any shape: None), each with
-        its features and tasks; and how many completed pipeline runs the store holds at all."""
+        its features and tasks; and how many completed pipeline runs the store holds at all.
+        With a pipeline file's ``config``, only runs of its work (``same_work``) are read: a
+        store's other runs may hold 10^5 tasks each."""
         found, stored = [], 0
         for run in store.runs(limit=self.history):
             if run.id in exclude or run.status.value != "completed":
                 continue
-            features = run_features(store, run)
+            if config is not None and not same_work(run.config, config):
+                continue
+            tasks = store.tasks(run.id)
+            features = run_features(store, run, tasks)
             if features is None:
                 continue
             stored += 1
-            tasks = store.tasks(run.id)
             if shape is None or run_shape(run.config, tasks) == shape:
                 found.append((run, features, tasks))
         return found, stored
+
+    def covering(
+        self,
+        store: ProfileStore,
+        shape: dict[str, Any] | None,
+        features: dict[str, Any],
+        config: Any,
+    ) -> list[tuple[Any, dict[str, Any], list[Any]]]:
+        """The runs of ``shape`` that did the work of pipeline file ``config`` on a circuit of
+        the same width, if the new circuit's gates lie within theirs: a fit on gates and shots
+        cannot know what another width, device or mitigation setting costs (a 30-qubit MPS run
+        says nothing of a 16-qubit statevector's), nor extrapolate in gates from one run."""
+        runs, _ = self.comparable(store, shape, config=config)
+        runs = [
+            (run, known, tasks)
+            for run, known, tasks in runs
+            if known.get("circuit.qubits") == features.get("circuit.qubits")
+        ]
+        gates = [float(known.get("circuit.size") or 0) for _, known, _ in runs]
+        size = float(features.get("circuit.size") or 0)
+        if not gates or not min(gates) / GATES_MARGIN <= size <= max(gates) * GATES_MARGIN:
+            return []
+        return runs
 
     def forecast(
         self,
@@ -120,6 +155,15 @@ class CostModel:
         gates learnt from, in words as ``closeness``. ``note`` says "no comparable history: ..."
         when no run has the shape."""
         runs, stored = self.comparable(store, shape, exclude)
+        return self._fitted(features, runs, stored, shape)
+
+    def _fitted(
+        self,
+        features: dict[str, Any],
+        runs: list[tuple[Any, dict[str, Any], list[Any]]],
+        stored: int,
+        shape: dict[str, Any] | None,
+    ) -> dict[str, Any]:
         answer: dict[str, Any] = {
             "shape": shape,
             "runs_used": len(runs),
@@ -177,6 +221,16 @@ class CostModel:
         found = self.forecast(features, store, shape, exclude)
         return found["stages"], found["runs_used"]
 
+    def predict_covered(
+        self, features: dict[str, Any], store: ProfileStore, shape: dict[str, Any], config: Any
+    ) -> tuple[dict[str, dict[str, float]], int]:
+        """What ``llqm run --check`` takes from the store: ``predict``'s answer from the runs
+        ``covering`` finds, and nothing where none covers this one (the models then stand)."""
+        runs = self.covering(store, shape, features, config)
+        if not runs:
+            return {}, 0
+        return self._fitted(features, runs, len(runs), shape)["stages"], len(runs)
+
     def decide(
         self,
         *,
@@ -202,6 +256,17 @@ class CostModel:
             + f"; {found['closeness']}",
             inputs={"features": features} | {k: v for k, v in found.items() if k != "stages"},
         )
+
+
+def same_work(config: Any, other: Any) -> bool:
+    """Whether two pipeline files ask for the same work but for their circuit (and their name,
+    output and run tables): the same backend and device, execution, observable and mitigation."""
+
+    def work(found: Any) -> dict[str, Any]:
+        items = found.items() if isinstance(found, dict) else ()
+        return {key: value for key, value in items if key not in NOT_THE_WORK}
+
+    return work(config) == work(other)
 
 
 def closeness(features: dict[str, Any], runs: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:

@@ -4,6 +4,7 @@ the default the circuit suggests) and its exact ideal value where one can be com
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,11 +29,14 @@ from ..observables.expectation import (
     parity,
     parity_ideals,
 )
-from ..observables.ideal import MAX_BOND, Ideal, ideal_values
+from ..observables.ideal import MAX_BOND, Ideal, IdealMethod, ideal_values
 from ..observables.ideal import choose as choose_ideal
 from ..observables.pauli import PauliSum, described_operator
 from .steps import record_metrics
 
+#: Up to this width the check computes a default observable's ideal value by statevector (a
+#: fraction of a second) to say whether it is within the shot noise of 0.
+CHEAP_STATEVECTOR_QUBITS = 20
 OBSERVABLES = ("default", "ideal_outcomes", "neighbour_parities", "parity", "pauli")
 
 
@@ -113,8 +117,9 @@ def observable(
         if found.observable is not None:
             return found.observable, found.how
         if found.kind == "neighbour_parities" or kind == "neighbour_parities":
-            measured = neighbour_parities(found.circuit)
-            return measured, measured.ideal_how
+            if found.parities is None:  # the check's, where it computed them
+                found.parities = neighbour_parities(found.circuit)
+            return found.parities, found.parities.ideal_how
         bits_read = found.bits if found.bits is not None else parity_bits
         how = parity_ideals(found.circuit, [bits_read])
         measured = parity(bits_read)
@@ -138,10 +143,17 @@ def observable(
             added["observable_choice"] = found.reason
         if how is not None:
             metrics.update(how.metrics())
+        warnings = [found.warning] if found.warning is not None else []
         if found.warning is not None:
-            warn(found.warning)
             metrics["observable.measured_every_qubit"] = True
-            added["warnings"] = data["warnings"] + [found.warning]
+        near_zero = near_zero_warning(measured.ideal, data.get("shots"))
+        if kind == "default" and near_zero is not None:
+            metrics["observable.ideal_within_shot_noise"] = True
+            warnings.append(near_zero)
+        for warning in warnings:
+            warn(warning)
+        if warnings:
+            added["warnings"] = data["warnings"] + warnings
         record_metrics(metrics)
         return added
 
@@ -158,10 +170,39 @@ def observable(
             parity_ideals_unmeasured_bits(found.circuit, parity_bits)
         method = choose_ideal(found.circuit.remove_final_measurements(inplace=False), max_bond)
         said = f"observable: {found.reason}" if found.reason else f"observable: {kind}"
-        return notes + [said, f"ideal value: {method.method} ({method.reason})"]
+        notes += [said, f"ideal value: {method.method} ({method.reason})"]
+        if kind == "default" and found.kind == "neighbour_parities" and cheap(method, circuit):
+            near_zero = near_zero_warning(read(found)[0].ideal, context.get("shots"))
+            notes += [near_zero] if near_zero is not None else []
+        return notes
 
     return StepSpec(
         step, estimate=lambda plan: observable_estimate(plan, max_bond), inspect=inspect
+    )
+
+
+def cheap(method: IdealMethod, circuit: QuantumCircuit) -> bool:
+    """Whether the check may compute the ideal value now, as a cheap look ahead (the run keeps
+    it): a stabilizer state, or a statevector of at most ``CHEAP_STATEVECTOR_QUBITS``."""
+    return method.method == "stabilizer" or (
+        method.method == "statevector" and circuit.num_qubits <= CHEAP_STATEVECTOR_QUBITS
+    )
+
+
+def near_zero_warning(ideal: float | None, shots: int | None) -> str | None:
+    """Where the default observable's ideal value is within two standard errors of 0 at the
+    run's shots (a random-parameter ansatz's mean Z Z), every value the run reports, mitigated
+    or not, is near 0 too and its error reduction is noise: say so, and what to name instead."""
+    if ideal is None or not shots:
+        return None
+    noise = 2 / math.sqrt(shots)  # two standard errors of a mean of values in [-1, 1]
+    if abs(ideal) >= noise:
+        return None
+    return (
+        f"the default observable's ideal value, {ideal:.4f}, is within the shot noise of 0 "
+        f"(+-{noise:.3f} at {shots:,} shots), so the mitigated and unmitigated values cannot be "
+        "told apart; name an observable whose ideal value is not near 0 in [observable] (a "
+        "parity of chosen bits, or a Pauli sum)."
     )
 
 
@@ -178,6 +219,7 @@ class Chosen:
     kind: str | None = None
     bits: list[int] | None = None
     warning: str | None = None
+    parities: Any = None  # the neighbour parities with their ideal value, once computed
 
 
 def default_observable(circuit: QuantumCircuit, max_bond: int = MAX_BOND) -> Chosen:
