@@ -194,7 +194,7 @@ class OwnTime:
 
         for owner, names in (
             (api, ("start_task", "finish_task")),
-            (tasks, ("start_task", "finish_task")),
+            (tasks, ("start_task", "finish_task", "_finish")),
             (llqm_core.plugin, ("start_task", "finish_task")),
             (
                 api.TaskHandle,
@@ -231,19 +231,16 @@ def switched(on: bool, work):
     return run
 
 
-class _WallClockOnly:
-    """A task's readings cut down to its wall time (``--breakdown``)."""
+def _wall_clock_begin(self) -> None:
+    """A task's start readings cut down to its wall clock (``--breakdown``)."""
+    self.thread, self._start_warmup = None, (0.0, 0.0)
+    self.warmup_wall_s = self.warmup_cpu_s = 0.0  # no warm-up is left out of such a task
+    self._start_wall = time.perf_counter()
 
-    warmup_wall_s = warmup_cpu_s = 0.0  # no warm-up is left out of such a task
 
-    def __init__(self) -> None:
-        self.started = time.perf_counter()
-
-    def elapsed_s(self) -> float:
-        return time.perf_counter() - self.started
-
-    def stop(self, qpu_s: float | None = None, queue_s: float | None = None) -> llqm_core.Profile:
-        return llqm_core.Profile(wall_s=time.perf_counter() - self.started)
+def _wall_clock_values(self, qpu_s: float | None = None, queue_s: float | None = None) -> tuple:
+    """A task's end readings cut down to its wall time (``--breakdown``)."""
+    return llqm_core.Profile(wall_s=time.perf_counter() - self._start_wall).values()
 
 
 def _without_passes(pass_manager, circuit, parent, run, run_marked, callback, **options):
@@ -254,12 +251,15 @@ def _without_passes(pass_manager, circuit, parent, run, run_marked, callback, **
 def _left_out() -> dict[str, list[tuple[object, str, object]]]:
     from llqm_qiskit.instrument import transpiles
 
-    from llqm_core.runtime import tasks
+    from llqm_core.runtime.live_task import LiveTask
     from llqm_core.store.profile_store import ProfileStore
 
     return {
         "per-pass profiling": [(transpiles, "_run_profiled", _without_passes)],
-        "readings": [(tasks, "Measurement", _WallClockOnly)],
+        "readings": [
+            (LiveTask, "begin", _wall_clock_begin),
+            (LiveTask, "stop_values", _wall_clock_values),
+        ],
         "store writes of tasks": [
             (ProfileStore, "start_task", lambda self, task: None),
             (ProfileStore, "finish_task", lambda self, task: None),

@@ -64,6 +64,7 @@ OWN_CALLS = [
     (api, "finish_task"),
     (runtime_tasks, "start_task"),
     (runtime_tasks, "finish_task"),
+    (runtime_tasks, "_finish"),
     (api.ActiveRun, "start"),
     (api.ActiveRun, "finish"),
     (api.ActiveRun, "description"),

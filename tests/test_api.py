@@ -283,3 +283,32 @@ def test_running_tasks_share_no_profile_object():
             assert outer.record.profile is not inner.record.profile
             inner.record_usage(queue_s=2.0)
             assert outer.record.profile.queue_s is None
+
+
+def test_a_task_ended_by_its_handle_is_kept_as_finish_task_keeps_it(store_path):
+    """``TaskHandle.finish`` (what instrumentors call) makes no record on the task's path; the
+    record read afterwards is the stored task, made once; while a task runs, ``record`` is what
+    it is so far."""
+    with llqm.run("ended by handle", store=store_path) as run:
+        parent = llqm.plugin.start_task("parent", "work")
+        handle = llqm.plugin.start_task("child", "work.step", run=run, parent=parent)
+        handle.annotate(circuits=3)
+        handle.record_usage(qpu_s=0.5)
+        running = handle.record
+        assert running.status is llqm.TaskStatus.RUNNING and running.end_ns is None
+        assert running.profile.qpu_s == 0.5 and running.metrics == {"circuits": 3}
+        handle.finish()
+        with pytest.raises(ValueError):
+            with parent:
+                raise ValueError("the parent fails")
+        ended = handle.record
+        assert ended is handle.record  # made once the task ended
+        last = llqm.plugin.finish_task(llqm.plugin.start_task("last", run=run))
+    stored = {t.name: t for t in llqm.ProfileStore(store_path, readonly=True).tasks(run.id)}
+    child = stored["child"]
+    assert child == ended and child.parent_id == parent.id == stored["parent"].id
+    assert child.status is llqm.TaskStatus.COMPLETED and child.profile.qpu_s == 0.5
+    assert child.profile.wall_s > 0 and child.profile.readings == "light"
+    assert stored["parent"].status is llqm.TaskStatus.FAILED
+    assert stored["parent"].error_type == "ValueError"
+    assert stored["last"] == last and last.status is llqm.TaskStatus.COMPLETED

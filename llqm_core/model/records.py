@@ -14,7 +14,7 @@ import operator
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 
 class RunStatus(str, enum.Enum):
@@ -179,6 +179,40 @@ class TaskRecord:
     profile: Profile = field(default_factory=Profile)
     metrics: dict[str, Any] = field(default_factory=dict)
     hardware: str | None = None
+
+    def profile_values(self) -> tuple:
+        """The profile as its row keeps it (``Profile.values``)."""
+        return self.profile.values()
+
+    def as_record(self) -> TaskRecord:
+        return self
+
+
+class TaskRow(Protocol):
+    """What the store and the span builder read of a task: a ``TaskRecord``, or a live task's
+    handle, which keeps the same fields and its profile as values alone until a record is asked
+    for (``as_record``): a task's end makes no record and no ``Profile`` (docs/performance.md)."""
+
+    id: str
+    run_id: str
+    name: str
+    stage: str
+    status: TaskStatus
+    start_ns: int
+    trace_id: str
+    span_id: str
+    parent_id: str | None
+    parent_span_id: str | None
+    depends_on: list[str]
+    end_ns: int | None
+    error: str | None
+    error_type: str | None
+    metrics: dict[str, Any]
+    hardware: str | None
+
+    def profile_values(self) -> tuple: ...
+
+    def as_record(self) -> TaskRecord: ...
 
 
 @dataclass(frozen=True)

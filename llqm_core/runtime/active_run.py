@@ -222,7 +222,7 @@ class ActiveRun:
 
         cost = monitor.stop()
         handle = start_task("hardware monitor", MONITOR_STAGE, run=self, activate=False)
-        handle.record.start_ns = monitor.started_ns
+        handle.start_ns = monitor.started_ns
         handle.annotate(cost.metrics())
         measured = Profile(
             wall_s=cost.wall_s,

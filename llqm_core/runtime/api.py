@@ -75,7 +75,7 @@ class TaskSpec:
     def __exit__(self, exc_type, exc, tb) -> None:
         *outer, handle = _entered.get()
         _entered.set(tuple(outer))
-        finish_task(handle, exc)
+        handle.finish(exc)
 
     def __call__(self, fn: Callable) -> Callable:
         name = self.name or getattr(fn, "__name__", None) or repr(fn)

@@ -5,6 +5,7 @@ More in docs/modules.md (``llqm_core.runtime.measure``).
 
 from __future__ import annotations
 
+import operator
 import os
 import socket
 import threading
@@ -16,6 +17,7 @@ from .sampler import Watch, shared_sampler
 from .thread_ids import native_thread_id
 
 HOST = socket.gethostname()
+_gpu_values = operator.attrgetter(*GpuProfile.__slots__)
 
 
 # The kernel's thread id, not ``threading.get_ident``: Python reuses an ident as soon as its thread
@@ -122,10 +124,11 @@ if hasattr(os, "register_at_fork"):
 
 
 class Measurement(Watch):
-    """Made at a task's start, stopped at its end: the result is the task's ``Profile``.
+    """Started at a task's start, stopped at its end: the result is the task's profile.
 
-    It is the ``Watch`` the shared sampler folds its readings into meanwhile: one object per
-    task, not two."""
+    It is the ``Watch`` the shared sampler folds its readings into meanwhile, and a task's
+    handle is one (``runtime.tasks``): one object per task, not three. ``Measurement()`` alone
+    measures a stretch of code that is no task (a warm-up, a re-analysis)."""
 
     __slots__ = (
         "_sampler",
@@ -140,6 +143,11 @@ class Measurement(Watch):
     )
 
     def __init__(self) -> None:
+        self.begin()
+
+    def begin(self) -> None:
+        """Take the start readings: the last thing a task's start does, so that LLQM's own
+        bookkeeping is not measured."""
         self._sampler = sampler = shared_sampler()
         self._start = start = last_usage(sampler.interval_s * READING_AGE_INTERVALS)
         Watch.__init__(self, _get_ident(), start.rss)
@@ -164,6 +172,11 @@ class Measurement(Watch):
 
     def stop(self, qpu_s: float | None = None, queue_s: float | None = None) -> Profile:
         """The task's profile, with the QPU and queue seconds that backends reported for it."""
+        return Profile.from_values(self.stop_values(qpu_s, queue_s))
+
+    def stop_values(self, qpu_s: float | None = None, queue_s: float | None = None) -> tuple:
+        """``stop``'s profile as its values alone (``Profile.values``), which is what a task's
+        journal frame keeps: no ``Profile`` is made on the task's path."""
         wall = _perf_counter() - self._start_wall
         thread_cpu = _thread_time() - self._start_thread_cpu
         process_cpu = _process_time() - self._start_process_cpu
@@ -199,9 +212,8 @@ class Measurement(Watch):
             process_cpu -= _others_cpu(others)
             scope = "process"
             cpu = min(max(process_cpu, thread_cpu), wall * _CPUS) + children_cpu
-        # by position, in ``Profile``'s field order (its ``from_values`` reads rows so): a call
-        # by keyword matches nineteen names at every task's end
-        return Profile(
+        # in ``PROFILE_VALUE_NAMES`` order
+        return (
             wall,
             cpu,
             scope,
@@ -219,20 +231,21 @@ class Measurement(Watch):
             HOST,
             self.thread,
             "light" if light else "full",
-            self._gpu_profile(),
-        )
+        ) + self._gpu_values()
 
-    def _gpu_profile(self) -> GpuProfile:
-        """What the sampler read of the GPU while the task ran (the ``gpu`` module says why nothing else)."""
+    def _gpu_values(self) -> tuple:
+        """What the sampler read of the GPU while the task ran (the ``gpu`` module says why
+        nothing else), as ``GpuProfile``'s values."""
         probe = self._sampler.gpu
         if not probe.available:
-            return probe.unavailable
+            return _gpu_values(probe.unavailable)
         if not self.gpu_readings:
-            return probe.not_sampled
-        return GpuProfile(
-            available=True,
-            devices=probe.devices,
-            utilization_max_pct=self.gpu_util_max,
-            utilization_mean_pct=self.gpu_util_sum / self.gpu_readings,
-            memory_peak_bytes=self.gpu_memory_max,
+            return _gpu_values(probe.not_sampled)
+        return (
+            True,
+            None,
+            probe.devices,
+            self.gpu_util_max,
+            self.gpu_util_sum / self.gpu_readings,
+            self.gpu_memory_max,
         )

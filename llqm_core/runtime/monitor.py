@@ -15,7 +15,7 @@ from typing import Any
 
 from ..model.errors import warn
 from ..model.hardware import HardwareChange
-from ..model.records import HardwareSnapshot, TaskRecord
+from ..model.records import HardwareSnapshot, TaskRow
 from ..store.profile_store import ProfileStore
 
 #: Seconds a reading may take before it counts as failed (the run does not wait for it).
@@ -270,7 +270,7 @@ class HardwareMonitor:
             self._times.insert(index, seen_ns)
             self._changes.insert(index, (seen_ns, watched.name, fingerprint))
 
-    def mark(self, record: TaskRecord) -> None:
+    def mark(self, record: TaskRow) -> None:
         """Put on an ended task the calibrations in force when it started and those that came
         into force while it ran (by the times the monitor saw them)."""
         with self._lock:

@@ -15,6 +15,7 @@ from opentelemetry import trace
 
 from ..model.counted_steps import STEPS, counted
 from ..model.records import (
+    PROFILE_VALUE_NAMES,
     HardwareSnapshot,
     KeptResult,
     Profile,
@@ -33,57 +34,36 @@ from .active_run import (
     _status_for,
 )
 from .kept import LaterPayload
-from .measure import Measurement
+from .live_task import LiveTask
 
 _NUMBERS, _STRINGS = frozenset({int, float, bool}), frozenset({str})
+_PID, _HOST = PROFILE_VALUE_NAMES.index("pid"), PROFILE_VALUE_NAMES.index("host")
 
 
-class TaskHandle:
-    """The face of a running task: add metrics, usage, hardware and dependencies to it."""
+class TaskHandle(LiveTask):
+    """The face of a running task: add metrics, usage, hardware and dependencies to it.
 
-    __slots__ = (
-        "run",
-        "record",
-        "span",
-        "parent_span",
-        "owns_run",
-        "measurement",
-        "_tokens",
-        "__weakref__",
-    )
+    It is the task itself while it runs (``LiveTask``: its fields, its measurement, and its
+    ``record`` made where one is read)."""
 
-    def __init__(
-        self,
-        run: ActiveRun,
-        record: TaskRecord,
-        span: trace.Span | None,
-        parent_span: trace.SpanContext,
-        owns_run: bool,
-    ) -> None:
-        self.run = run
-        self.record = record
-        # Stands for the task in the trace while spans are read; its real span is built once it ends.
-        self.span = span
-        self.parent_span = parent_span
-        self.owns_run = owns_run
-        self.measurement: Measurement  # made last at the start: LLQM's bookkeeping is not measured
-        self._tokens: tuple | None = None
+    __slots__ = ("__weakref__",)
 
-    @property
-    def id(self) -> str:
-        return self.record.id
+    def finish(self, exc: BaseException | None = None) -> None:
+        """End the task as ``finish_task`` does (failed with ``exc`` if given), without making
+        its ``TaskRecord``: what instrumentors call, which read no record."""
+        _finish(self, exc)
 
     @property
     def span_context(self) -> trace.SpanContext:
         """The task's place in the trace: the context its span has (or will have, once built)."""
-        return child_context(self.parent_span, int(self.record.span_id, 16))
+        return child_context(self.parent_span, int(self.span_id, 16))
 
     def __enter__(self) -> TaskHandle:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
         """``with start_task(...) as handle:`` finishes the task, failed if the block raised."""
-        finish_task(self, exc)
+        _finish(self, exc)
 
     def record_output(self, value: Any) -> None:
         """Describe the task's result through the plugins, and remember it so that the tasks
@@ -94,7 +74,7 @@ class TaskHandle:
     def annotate(self, metrics: dict[str, Any] | None = None, /, **more: Any) -> TaskHandle:
         """Record domain metrics: ``annotate(shots=4000)`` or ``annotate({"circuit.qubits": 5})``."""
         values = checked_metrics({**(metrics or {}), **more})
-        self.record.metrics.update(values)
+        self.metrics.update(values)
         return self
 
     def annotate_numbers(self, metrics: dict[str, int | float]) -> TaskHandle:
@@ -107,7 +87,7 @@ class TaskHandle:
             and _STRINGS.issuperset(map(type, metrics))
             and RESERVED_METRICS.isdisjoint(metrics)
         ):
-            self.record.metrics.update(metrics)
+            self.metrics.update(metrics)
             return self
         return self.annotate(metrics)
 
@@ -115,7 +95,7 @@ class TaskHandle:
         """Keep a run of steps (``model.counted_steps``: a transpile's passes) as raw facts, to be
         counted into this task's metrics when its row is stored or its span built: counting
         forty passes and making their metrics was a fifth of a small transpile's task."""
-        metrics = self.record.metrics
+        metrics = self.metrics
         runs = metrics.get(STEPS)
         if runs is None:
             metrics[STEPS] = [run]
@@ -124,7 +104,7 @@ class TaskHandle:
 
     def count_steps_now(self) -> None:
         """Count the runs of steps kept so far into the metrics: before metrics that add to them."""
-        metrics = self.record.metrics
+        metrics = self.metrics
         if STEPS in metrics:
             now = counted(metrics)
             metrics.clear()
@@ -134,25 +114,24 @@ class TaskHandle:
         """Record the metrics that plugins know for ``value`` (a circuit, a result, ...)."""
         metrics = self.run.description(value)  # checked and redacted already
         if metrics:
-            self.record.metrics.update(metrics)
+            self.metrics.update(metrics)
         return metrics
 
     def record_usage(self, *, qpu_s: float | None = None, queue_s: float | None = None) -> None:
         """Add QPU or queue seconds that a backend reported for work done in this task."""
-        profile = self.record.profile
         for field, value in (("qpu_s", qpu_s), ("queue_s", queue_s)):
             if value is None:
                 continue
             if value < 0:
                 raise ValueError(f"{field} must be 0 or more seconds, not {value!r}.")
-            setattr(profile, field, (getattr(profile, field) or 0.0) + float(value))
+            setattr(self, field, (getattr(self, field) or 0.0) + float(value))
 
     def use_hardware(self, snapshot: HardwareSnapshot) -> str:
         """Name the calibration this task depended on; the snapshot is kept in the store once."""
         fingerprint = snapshot.fingerprint
         if self.run.store is not None:
             self.run.store.save_snapshot(snapshot)
-        self.record.hardware = fingerprint
+        self.hardware = fingerprint
         return fingerprint
 
     def keeps_results(self) -> bool:
@@ -169,7 +148,7 @@ class TaskHandle:
         run = self.run
         if run.store is None or not run.kept.admit(len(data)):
             if run.kept.cap and run.store is not None:
-                metrics = self.record.metrics
+                metrics = self.metrics
                 metrics["results.not_kept_bytes"] = metrics.get("results.not_kept_bytes", 0) + len(
                     data
                 )
@@ -202,8 +181,8 @@ class TaskHandle:
     def add_dependency(self, *tasks: TaskHandle | str) -> None:
         """Record that this task consumed the output of ``tasks``."""
         for dep in _task_ids(tasks):
-            if dep not in self.record.depends_on:
-                self.record.depends_on.append(dep)
+            if dep not in self.depends_on:
+                self.depends_on.append(dep)
 
 
 def _task_ids(tasks: Iterable[TaskHandle | str]) -> list[str]:
@@ -257,7 +236,7 @@ def start_task(
         parent = current
     if parent is not None:
         parent_span = parent.span_context
-        parent_span_id = parent.record.span_id if parent_span.is_valid else None
+        parent_span_id = parent.span_id if parent_span.is_valid else None
     elif (
         otel_context.get_current() is run.otel_context
     ):  # nothing made another span current since the run did
@@ -269,33 +248,27 @@ def start_task(
     # Spans that code inside the task starts name it as their parent only where a span is read at
     # all: else no placeholder is made, and the OpenTelemetry context is left as it is.
     span = spans.placeholder(parent_span, span_id) if activate and spans.reading else None
-    task_id = format(
-        span_id, "016x"
-    )  # a task is named by its span's id: the trace and the store name it alike
-    run_record = run.record
-    record = TaskRecord(
-        id=task_id,
-        run_id=run_record.id,
-        name=name,
-        stage=stage or name,
-        status=TaskStatus.RUNNING,
-        start_ns=time.time_ns(),
-        trace_id=run_record.trace_id,
-        span_id=task_id,
-        parent_id=parent.record.id if parent is not None else None,
-        depends_on=list(dict.fromkeys(_task_ids(depends_on))) if depends_on else [],
-        parent_span_id=parent_span_id,
+    handle = TaskHandle(
+        run,
+        format(span_id, "016x"),  # a task is named by its span's id: the trace and the store alike
+        name,
+        stage or name,
+        parent,
+        parent_span_id,
+        list(dict.fromkeys(_task_ids(depends_on))) if depends_on else [],
+        span,
+        parent_span,
+        owns_run,
     )
-    handle = TaskHandle(run, record, span, parent_span, owns_run)
     if run.store is not None:
-        run.store.start_task(record)
+        run.store.start_task(handle)
     if activate:
         handle._tokens = (
             otel_context.attach(trace.set_span_in_context(span)) if span is not None else None,
             _current_task.set(handle),
             _current_run.set(run) if run is not current_run else None,
         )
-    handle.measurement = Measurement()
+    handle.begin()  # last: LLQM's bookkeeping is not measured
     return handle
 
 
@@ -311,7 +284,7 @@ def finish_task(
     did no work (see ``record_cached_task``): it ends where it started and costs nothing. A
     ``timed`` task was measured by its caller, (start_ns, end_ns, profile): see
     ``record_past_task``. A task ``measured`` by other means (the hardware monitor's, across its
-    readings) keeps that profile.
+    readings) keeps that profile. ``TaskHandle.finish`` ends it without making the record.
 
     Args:
         handle: what ``start_task`` returned.
@@ -320,28 +293,39 @@ def finish_task(
         timed: (start_ns, end_ns, profile) its caller measured.
         measured: a profile measured by other means, kept as it is.
     """
-    record = handle.record
-    reported = record.profile  # what backends reported while the task ran (``record_usage``)
-    measurement = handle.measurement
-    record.profile = measurement.stop(reported.qpu_s, reported.queue_s)
-    if measurement.warmup_wall_s:  # a warm-up inside it is a task of its own (``runtime.warmup``)
-        record.metrics[LEFT_OUT_WALL] = measurement.warmup_wall_s
-        record.metrics[LEFT_OUT_CPU] = measurement.warmup_cpu_s
+    _finish(handle, exc, cached, timed, measured)
+    return handle.record
+
+
+def _finish(
+    handle: TaskHandle,
+    exc: BaseException | None = None,
+    cached: bool = False,
+    timed: tuple[int, int, Profile] | None = None,
+    measured: Profile | None = None,
+) -> None:
+    """``finish_task`` without the record: the task's readings go into its row as values."""
+    handle._values = values = handle.stop_values(handle.qpu_s, handle.queue_s)
+    if handle.warmup_wall_s:  # a warm-up inside it is a task of its own (``runtime.warmup``)
+        handle.metrics[LEFT_OUT_WALL] = handle.warmup_wall_s
+        handle.metrics[LEFT_OUT_CPU] = handle.warmup_cpu_s
+    handle.end_ns = time.time_ns()
     if measured is not None:
-        record.profile = measured
-    record.end_ns = time.time_ns()
-    if timed is not None:
-        record.start_ns, record.end_ns, record.profile = timed
-    if cached:
-        where = record.profile
-        record.profile = Profile(pid=where.pid, host=where.host, thread=where.thread)
-        record.end_ns = record.start_ns
-        record.status = TaskStatus.CACHED
+        handle._values = measured.values()
+    elif timed is not None:
+        handle.start_ns, handle.end_ns, profile = timed
+        handle._values = profile.values()
+    if cached:  # where it ran, and nothing more
+        handle._values = Profile(
+            pid=values[_PID], host=values[_HOST], thread=handle.thread
+        ).values()
+        handle.end_ns = handle.start_ns
+        handle.status = TaskStatus.CACHED
     elif exc is None:
-        record.status = TaskStatus.COMPLETED
+        handle.status = TaskStatus.COMPLETED
     else:
-        record.status = _status_for(exc)
-        record.error_type, record.error = _describe_error(exc)
+        handle.status = _status_for(exc)
+        handle.error_type, handle.error = _describe_error(exc)
     if handle._tokens is not None:
         token_context, token_task, token_run = handle._tokens
         if token_run is not None:
@@ -350,21 +334,23 @@ def finish_task(
         if token_context is not None:
             otel_context.detach(token_context)
         handle._tokens = None
-    stacktrace = redact_text("".join(traceback.format_exception(exc))) if exc is not None else None
-    if handle.run.monitor is not None:
-        handle.run.monitor.mark(record)
-    spans = handle.run.task_spans
+    run = handle.run
+    if run.monitor is not None:
+        run.monitor.mark(handle)
+    spans = run.task_spans
     if spans.reading:
-        spans.ended(record, handle.parent_span, stacktrace)
-    if handle.run.store is not None:
-        handle.run.store.finish_task(record)
-    plugins = handle.run.plugins
+        stacktrace = (
+            redact_text("".join(traceback.format_exception(exc))) if exc is not None else None
+        )
+        spans.ended(handle, handle.parent_span, stacktrace)
+    if run.store is not None:
+        run.store.finish_task(handle)
+    plugins = run.plugins
     if plugins.observes_tasks:
         handle.count_steps_now()  # a plugin reads the metrics as they will be stored
-        plugins.call_each("llqm_task_finished", task=record)
+        plugins.call_each("llqm_task_finished", task=handle.record)
     if handle.owns_run:
-        handle.run.finish(exc)
-    return record
+        run.finish(exc)
 
 
 def record_cached_task(

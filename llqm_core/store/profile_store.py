@@ -24,6 +24,7 @@ from ..model.records import (
     PolicyDecision,
     RunRecord,
     TaskRecord,
+    TaskRow,
 )
 from . import analyses
 from .backend import StoreBackend
@@ -115,11 +116,12 @@ class ProfileStore:
     def finish_run(self, run: RunRecord) -> None:
         self._writing().finish_run(run)
 
-    def start_task(self, task: TaskRecord) -> None:
-        """Queue the running task's row, kept within seconds so that a crash shows it."""
+    def start_task(self, task: TaskRow) -> None:
+        """Queue the running task's row, kept within seconds so that a crash shows it (``task``:
+        its record, or its live handle)."""
         self._writing().start_task(task)
 
-    def finish_task(self, task: TaskRecord) -> None:
+    def finish_task(self, task: TaskRow) -> None:
         """Keep the ended task with its profile before the task returns."""
         self._writing().finish_task(task)
 

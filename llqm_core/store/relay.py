@@ -19,6 +19,7 @@ from ..model.records import (
     PolicyDecision,
     RunRecord,
     TaskRecord,
+    TaskRow,
 )
 from ..model.secrets import without_password
 from .profile_store import ProfileStore, is_database_url
@@ -95,12 +96,12 @@ class RelayStore(ProfileStore):
             f"a relay to {self.name} cannot end a run: the process that owns the store does."
         )
 
-    def start_task(self, task: TaskRecord) -> None:
-        self._relay("start_task", task)
+    def start_task(self, task: TaskRow) -> None:
+        self._relay("start_task", task.as_record())
 
-    def finish_task(self, task: TaskRecord) -> None:
+    def finish_task(self, task: TaskRow) -> None:
         """Send the ended task before it returns: the owner journals it on arrival."""
-        self._relay("finish_task", task)
+        self._relay("finish_task", task.as_record())
 
     def save_snapshot(self, snapshot: HardwareSnapshot) -> str:
         self._relay("save_snapshot", snapshot)

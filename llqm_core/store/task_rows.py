@@ -4,16 +4,16 @@ ended one (``stored_row`` in ``schema`` makes the stored row of the decoded fram
 
 from __future__ import annotations
 
-from ..model.records import PROFILE_VALUE_NAMES, TaskRecord
+from ..model.records import PROFILE_VALUE_NAMES, TaskRow
 from .journal import json_text as _dumps  # the one compact encoder of the store's text
 
 _NOT_MEASURED = (None,) * len(PROFILE_VALUE_NAMES)
 
 
-def finished_row(task: TaskRecord) -> list:
-    """An ended task as its journal frame keeps it, for ``encode_row`` at once: its list and
-    dict are taken as they are, not copied (the frame is what is kept); ``stored_row`` makes
-    the stored row of the decoded frame."""
+def finished_row(task: TaskRow) -> list:
+    """An ended task (its record, or its handle: ``TaskRow``) as its journal frame keeps it, for
+    ``encode_row`` at once: its list and dict are taken as they are, not copied (the frame is what
+    is kept); ``stored_row`` makes the stored row of the decoded frame."""
     return [
         task.id,
         task.run_id,
@@ -31,11 +31,11 @@ def finished_row(task: TaskRecord) -> list:
         task.error_type,
         task.metrics,
         task.hardware,
-        *task.profile.values(),
+        *task.profile_values(),
     ]
 
 
-def running_row(task: TaskRecord) -> tuple:
+def running_row(task: TaskRow) -> tuple:
     """A started task's row: only what is fixed by then, so building it later is safe."""
     return (
         task.id,

@@ -26,7 +26,7 @@ from ..model.records import (
     LaterPayload,
     PolicyDecision,
     RunRecord,
-    TaskRecord,
+    TaskRow,
 )
 from .backend import StoreBackend
 from .journal import TaskJournal, decode_frame, encode_row, read_journals
@@ -81,7 +81,7 @@ class StoreWriter:
         self._pid = os.getpid()
         self._queue_lock = threading.Lock()
         self._owns_conn = True  # False in a forked child until it connects on its own
-        self._pending: dict[str, TaskRecord] = {}  # started tasks whose running row is not written
+        self._pending: dict[str, TaskRow] = {}  # started tasks whose running row is not written
         # Finished tasks not yet in the database: their journal frames as they ended here (bytes,
         # which the garbage collector does not track: docs/performance.md), or the rows of a
         # dead process's journal.
@@ -108,7 +108,7 @@ class StoreWriter:
 
     # -- what tasks and runs hand over --------------------------------------------------
 
-    def start_task(self, task: TaskRecord) -> None:
+    def start_task(self, task: TaskRow) -> None:
         """Queue the running task's row: the writer thread keeps it within ``DRAIN_INTERVAL_S``,
         so a crash shows what was in flight, without a commit on the task's own path."""
         with self._queue_lock:
@@ -116,7 +116,7 @@ class StoreWriter:
         if not self._woken:
             self._wake_thread()
 
-    def finish_task(self, task: TaskRecord) -> None:
+    def finish_task(self, task: TaskRow) -> None:
         """Keep the ended task with its profile before the task returns: one append to this
         process's journal, committed to the database by the writer thread."""
         frame = encode_row(finished_row(task))
@@ -274,7 +274,7 @@ class StoreWriter:
 
     def _take_queued(
         self, started_by_ns: int | None, take_finished: bool
-    ) -> tuple[list[TaskRecord], list[bytes | list]]:
+    ) -> tuple[list[TaskRow], list[bytes | list]]:
         """Take the running rows of tasks started by ``started_by_ns`` (all when None) and, when
         ``take_finished`` or any running row is taken, every finished row."""
         with self._queue_lock:
@@ -301,7 +301,7 @@ class StoreWriter:
 
     def _commit(
         self,
-        running: list[TaskRecord],
+        running: list[TaskRow],
         finished: list[bytes | list],
         sql: str | None,
         params: tuple,

@@ -17,7 +17,7 @@ from opentelemetry.sdk.trace.id_generator import IdGenerator
 from opentelemetry.trace import Link, NonRecordingSpan, SpanContext, Status, StatusCode, TraceFlags
 
 from ..model.errors import LLQMWarning
-from ..model.records import TaskRecord
+from ..model.records import TaskRecord, TaskRow
 from .attributes import LINK_KIND, task_attributes
 
 BATCH_INTERVAL_S = 0.5
@@ -98,9 +98,10 @@ class TaskSpans:
         """The span that stands for a task while it runs: a child of ``parent`` with the given id."""
         return NonRecordingSpan(child_context(parent, span_id))
 
-    def ended(self, record: TaskRecord, parent: SpanContext, stacktrace: str | None = None) -> None:
+    def ended(self, record: TaskRow, parent: SpanContext, stacktrace: str | None = None) -> None:
         """Queue the span of a task that has ended (``stacktrace`` when it failed); it gets the
-        span id the record names. Call only where ``reading`` says spans are read."""
+        span id the record names. Call only where ``reading`` says spans are read. A live task's
+        handle is queued as it is: its record is made here, on the building thread."""
         with self._lock:
             self._queue.append((record, parent, stacktrace))
             if self._thread is None:
@@ -133,7 +134,8 @@ class TaskSpans:
             self._wake.clear()
             self.build_pending()
 
-    def _build(self, record: TaskRecord, parent: SpanContext, stacktrace: str | None) -> None:
+    def _build(self, task: TaskRow, parent: SpanContext, stacktrace: str | None) -> None:
+        record = task.as_record()
         if self._ids is not None:
             self._ids.preset(int(record.span_id, 16))
         try:

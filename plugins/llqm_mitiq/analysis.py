@@ -74,7 +74,7 @@ def keep(
     }
     raw = json.dumps(record, separators=(",", ":")).encode()
     kept = task.keep_result(KIND, zlib.compress(raw, 6), len(raw), {"technique": technique})
-    spent = task.record.metrics.get("results.keep_s", 0.0) + time.perf_counter() - started
+    spent = task.metrics.get("results.keep_s", 0.0) + time.perf_counter() - started
     task.annotate({"results.keep_s": spent})
     return kept
 

@@ -116,14 +116,14 @@ def _wrap_technique(name: str) -> Callable[[Callable[..., Any]], Callable[..., A
                     value = original(*args, **kwargs)
                 except BaseException as exc:
                     if technique.combine is not None:
-                        llqm_core.plugin.finish_task(technique.combine, exc)
+                        technique.combine.finish(exc)
                     raise
                 finally:
                     _technique.reset(token)
                 if technique.combine is not None:
                     estimate = value[0] if isinstance(value, tuple) else value
                     technique.combine.annotate({"pec.value": float(estimate)})
-                    llqm_core.plugin.finish_task(technique.combine)
+                    technique.combine.finish()
                 _summarise(technique, value)
             return value
 
@@ -212,7 +212,7 @@ def _wrap_call_executor(original: Callable[..., Any]) -> Callable[..., Any]:
                 }
             )
             result = original(self, to_run, **kwargs)
-            ran = handle.record.metrics.get("execute.two_qubit_gates")
+            ran = handle.metrics.get("execute.two_qubit_gates")
         technique = _technique.get()
         if technique is not None:
             counts = [_two_qubit_gates(c) for c in batch]

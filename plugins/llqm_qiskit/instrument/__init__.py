@@ -122,9 +122,7 @@ class QiskitInstrumentor(Instrumentor):
         kwargs: dict[str, Any],
     ) -> tuple[llqm_core.TaskHandle, bool]:
         enclosing = llqm_core.current_task()
-        owned = (
-            enclosing is None or enclosing.run is not active or enclosing.record.stage != "execute"
-        )
+        owned = enclosing is None or enclosing.run is not active or enclosing.stage != "execute"
         if owned:
             handle = llqm_core.plugin.start_task(
                 "execute",
@@ -140,7 +138,7 @@ class QiskitInstrumentor(Instrumentor):
         snapshot = snapshot_of(backend)
         if snapshot is not None:
             handle.use_hardware(snapshot)
-        ran_before = [] if owned else list(handle.record.metrics.get("execute.two_qubit_gates", []))
+        ran_before = [] if owned else list(handle.metrics.get("execute.two_qubit_gates", []))
         metrics: dict[str, Any] = {
             "execute.caller": type(caller).__name__,
             "execute.circuits": len(circuits),
@@ -187,7 +185,7 @@ class QiskitInstrumentor(Instrumentor):
             handle.run.note_output(value, handle.id)
             kept_counts.keep_job_result(handle, value)
             if owned:
-                llqm_core.plugin.finish_task(handle)
+                handle.finish()
             if loop is not None:  # an Estimator's result: an iteration, if it runs in a loop
                 objective, error = estimator_value(value)
                 handle.run.mark_iteration(objective, error, loop[1], source=loop[0])

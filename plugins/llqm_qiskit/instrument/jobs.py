@@ -97,7 +97,7 @@ class PendingJobs:
         """Jobs whose result nobody read: their tasks end now, as they were."""
         for _, handle, owned, _ in list(self.tasks.values()):
             if owned:
-                llqm_core.plugin.finish_task(handle)
+                handle.finish()
         self.tasks.clear()
 
 
@@ -109,7 +109,7 @@ def failing_ends(
         return call(*args, **kwargs)
     except BaseException as exc:
         if owned:
-            llqm_core.plugin.finish_task(handle, exc)
+            handle.finish(exc)
         raise
 
 

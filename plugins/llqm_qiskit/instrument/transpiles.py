@@ -111,7 +111,7 @@ def _transpile_task(
     ``transpile`` task of someone else's (a Prefect task of that stage) the stages go under that
     one instead of a second ``transpile``."""
     enclosing = llqm_core.current_task()
-    if enclosing is not None and enclosing.run is run and enclosing.record.stage == STAGE:
+    if enclosing is not None and enclosing.run is run and enclosing.stage == STAGE:
         enclosing.add_dependency(*run.producers(circuits))
         return nullcontext(enclosing)  # not a generator's context: a few calls fewer per transpile
     return _new_transpile_task(run, circuits, options or {})
@@ -163,8 +163,8 @@ def wrap_pass_manager_run(original: Callable[..., Any]) -> Callable[..., Any]:
         token = busy.set(True)
         try:
             with _transpile_task(active, batch) as handle:
-                if handle is enclosing and SETUP not in handle.record.metrics:
-                    handle.annotate_numbers({SETUP: handle.measurement.elapsed_s()})
+                if handle is enclosing and SETUP not in handle.metrics:
+                    handle.annotate_numbers({SETUP: handle.elapsed_s()})
                 if len(batch) > 1 and should_run_in_parallel(num_processes):
                     handle.annotate({"transpile.parallel": True})
                     out = original(self, circuits, output_name, callback, num_processes, **kwargs)

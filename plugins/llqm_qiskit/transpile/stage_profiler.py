@@ -329,7 +329,7 @@ class StageProfiler:
             if after:
                 self.current.annotate(after)
             self.passes = {}
-            llqm_core.plugin.finish_task(self.current, exc)
+            self.current.finish(exc)
             self.current = None
             return
         failed = self.pending.name if exc is not None and self.pending is not None else None
@@ -356,7 +356,7 @@ class StageProfiler:
             if key is None:
                 key = _stage_metric_names[name] = f"transpile.stage.{name}.time_s"
             metrics[key] = wall
-        known = self.parent.record.metrics
+        known = self.parent.metrics
         if "transpile.passes" in known:
             metrics = {
                 k: v + known[k] if k in known and k.endswith(_SUMMED) else v
