@@ -245,7 +245,11 @@ def test_a_mid_circuit_measurement_runs_for_outcomes_and_is_refused_for_a_pauli_
 
 
 def test_classical_control_is_refused_when_the_file_is_checked(store_path, capsys):
-    with pytest.raises(UserError, match="classical control"):
+    with pytest.raises(
+        UserError,
+        match=r"classical control .*; run it with each conditioned gate "
+        r"controlled by the measured qubit .*\(deferred measurement\)",
+    ):
         parse_pipeline(pipeline("classical_control_2.qasm", {"kind": "parity", "bits": [1]}))
     with pytest.raises(UserError, match="ideal outcomes of circuit 'midcircuit_3' cannot be found"):
         parse_pipeline(pipeline("midcircuit_3.qasm", {"kind": "ideal_outcomes"}))

@@ -49,7 +49,9 @@ def refuse_classical_control(circuit: QuantumCircuit) -> None:
     if shape(circuit).classical_control:
         raise ValueError(
             f"circuit {circuit.name!r} uses classical control (if/c_if or a loop on measured bits), "
-            "which the noise model and samplers here cannot run; remove the classical control."
+            "which the noise model and samplers here cannot run; run it with each conditioned gate "
+            "controlled by the measured qubit instead and every measurement at the end (deferred "
+            "measurement), or without the classical control."
         )
 
 
