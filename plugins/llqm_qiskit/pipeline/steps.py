@@ -232,9 +232,11 @@ def circuit_seed(circuit: QuantumCircuit) -> int:
     """The transpiler seed of a file that names none, from what its circuit is: ``--check`` and
     a later run of the file compile alike, as do two runs of it (a seed drawn per process let
     routing bring a 16-qubit circuit onto 18 qubits at one check and 20 at the next: a 4x
-    longer statevector run than the check said). Counts, not every gate: cheap at 10^7 gates."""
-    counts = sorted(circuit.count_ops().items())
-    described = repr((circuit.num_qubits, circuit.num_clbits, circuit.size(), counts))
+    longer statevector run than the check said). From Qiskit's counts, not a walk over the
+    gates (``QuantumCircuit.size`` walks them: 1.3 s at 10^6 gates, 20 ms for the counts)."""
+    counts = circuit.count_ops()
+    size = sum(counts.values()) - counts.get("barrier", 0)  # what ``size()`` counts
+    described = repr((circuit.num_qubits, circuit.num_clbits, size, sorted(counts.items())))
     return zlib.crc32(described.encode())
 
 
