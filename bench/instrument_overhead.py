@@ -90,6 +90,7 @@ from overhead import background_cpu_s  # noqa: E402  (bench/overhead.py)
 
 import llqm_core  # noqa: E402
 import llqm_core.plugin  # noqa: E402
+from llqm_core.model.detail import LEVELS  # noqa: E402
 from llqm_core.runtime.instrumentation import instrument_all, uninstrument_all  # noqa: E402
 
 SCRIPT = Path(__file__).resolve().parent.parent / "examples" / "programs" / "hundred_circuits.py"
@@ -346,10 +347,10 @@ def _workload(name: str, device: str):
 
 
 def per_circuit(
-    store: Path, count: int, parts: dict[str, list], device: str, workload: str
+    store: Path, count: int, parts: dict[str, list], device: str, workload: str, detail: str
 ) -> dict[str, float]:
-    """LLQM's extra time per circuit, each circuit of ``workload`` timed alone (``--per-circuit``):
-    the figures of the side-by-side summary."""
+    """LLQM's extra time per circuit, each circuit of ``workload`` timed alone (``--per-circuit``)
+    in a run of ``detail`` (``model.detail``): the figures of the side-by-side summary."""
     one = _workload(workload, device)
     variants: dict[str, tuple[bool, list]] = {
         "bare": (False, []),
@@ -367,7 +368,7 @@ def per_circuit(
         one(i)
     # Each round in its own order: no variant always follows the same other one.
     order = random.Random(1).sample
-    with llqm_core.run(f"per_circuit {workload}", store=store) as run:
+    with llqm_core.run(f"per_circuit {workload} {detail}", store=store, detail=detail) as run:
         for i in range(count):
             position = i % len(labels)
             if position == 0:
@@ -399,7 +400,8 @@ def per_circuit(
         if label == "profiled":
             share = extra / (bare + extra)
         print(
-            f"per circuit on {device} ({workload}), {label}: {extra * 1e6:+.0f} us on the bare "
+            f"per circuit on {device} ({workload}, detail {detail}), {label}: "
+            f"{extra * 1e6:+.0f} us on the bare "
             f"circuit's {bare * 1e3:.2f} ms (median of {len(seconds[label])})"
             + (
                 f", the run-end commit's {commit * 1e6:.0f} us included"
@@ -432,20 +434,22 @@ def per_circuit(
 SHARE_TARGETS = {"transpile": 0.05, "pass-manager": 0.08}
 
 
-def _side_by_side(results: dict[str, dict[str, float]], device: str, load: float) -> None:
+def _side_by_side(
+    results: dict[tuple[str, str], dict[str, float]], device: str, load: float
+) -> None:
     """One table of every workload's figures against their targets."""
     print(
         f"side by side, per circuit on {device} (load {load:.1f} before, "
         f"{os.getloadavg()[0]:.1f} after, on {os.cpu_count()} cores):"
     )
     print(
-        f"  {'workload':<13} {'OTel span':>10} {'LLQM task':>10} {'task/span':>10} "
+        f"  {'workload':<13} {'detail':<7} {'OTel span':>10} {'LLQM task':>10} {'task/span':>10} "
         f"{'bare':>9} {'share wall':>11} {'share CPU':>10} {'LLQM thr.':>10} {'target':>7}"
     )
-    for workload, r in results.items():
+    for (workload, detail), r in results.items():
         ratio = r["task_s"] / r["span_s"] if r["span_s"] > 0 else float("inf")
         print(
-            f"  {workload:<13} {r['span_s'] * 1e6:>7.0f} us {r['task_s'] * 1e6:>7.0f} us "
+            f"  {workload:<13} {detail:<7} {r['span_s'] * 1e6:>7.0f} us {r['task_s'] * 1e6:>7.0f} us "
             f"{ratio:>9.1f}x {r['bare_s'] * 1e3:>6.2f} ms {r['share']:>11.1%} "
             f"{r['cpu_share']:>10.1%} {r['background_s'] * 1e6:>7.0f} us "
             f"{SHARE_TARGETS[workload]:>7.0%}"
@@ -454,7 +458,8 @@ def _side_by_side(results: dict[str, dict[str, float]], device: str, load: float
         "  (targets: task/span <= 3x; LLQM's share under the target column. share wall: LLQM's "
         "extra wall time over the profiled circuit's; share CPU: LLQM's extra calling-thread CPU "
         "over the profiled circuit's calling-thread CPU, steadier on a loaded machine; LLQM thr.: "
-        "CPU of LLQM's own threads, the store writer and sampler, per profiled circuit)"
+        "CPU of LLQM's own threads, the store writer and sampler, per profiled circuit; detail: "
+        "what each instrumented call records, llqm profile --detail)"
     )
 
 
@@ -539,6 +544,12 @@ def main() -> None:
         "pass-manager (one preset pass manager, pm.run per circuit)",
     )
     parser.add_argument(
+        "--details",
+        default=",".join(LEVELS),
+        help="the detail levels --per-circuit times, each in a run of its own, comma-separated: "
+        "full (per-pass seconds, descriptions, kept results), calls (each call's task alone)",
+    )
+    parser.add_argument(
         "--device",
         default="fake_manila",
         help="the fake backend --per-circuit transpiles for (the script's own: fake_manila, 5 "
@@ -557,8 +568,11 @@ def main() -> None:
         load = os.getloadavg()[0]
         parts = _left_out() if args.breakdown else {}
         results = {
-            workload: per_circuit(store, args.per_circuit, parts, args.device, workload)
+            (workload, detail): per_circuit(
+                store, args.per_circuit, parts, args.device, workload, detail
+            )
             for workload in args.workloads.split(",")
+            for detail in args.details.split(",")
         }
         _side_by_side(results, args.device, load)
     if tasks:

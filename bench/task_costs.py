@@ -2,7 +2,7 @@
 and a job, timed in place between real transpiles and jobs.
 
     python bench/task_costs.py [--circuits 400] [--device fake_fez]
-                               [--workloads transpile,pass-manager]
+                               [--workloads transpile,pass-manager] [--detail full]
 
 Each circuit of ``bench/instrument_overhead.py``'s workloads (the 100-circuit script's loop and
 Qiskit's documented pattern: one preset pass manager, ``pm.run`` per circuit) runs with the
@@ -159,6 +159,9 @@ def main() -> None:
     parser.add_argument("--circuits", type=int, default=400)
     parser.add_argument("--device", default="fake_fez")
     parser.add_argument("--workloads", default=",".join(instrument_overhead.WORKLOADS))
+    parser.add_argument(
+        "--detail", default="full", help="what each call records: full or calls (model.detail)"
+    )
     args = parser.parse_args()
     store = Path(tempfile.mkdtemp(prefix="llqm-task-costs-")) / "profiles.sqlite"
     parts = Parts()
@@ -171,7 +174,7 @@ def main() -> None:
         one = instrument_overhead._workload(workload, args.device)
         for i in range(20):
             one(i)
-        with llqm_core.run(f"task costs {workload}", store=store) as run:
+        with llqm_core.run(f"task costs {workload}", store=store, detail=args.detail) as run:
             instrument_all()
             for i in range(20):
                 one(i)
@@ -191,7 +194,7 @@ def main() -> None:
         parts.calls.pop("qiskit", None)
         llqm = sum(parts.own.values())
         print(
-            f"\n{workload} on {args.device}: {n} circuits, {per_task:.1f} tasks each; thread CPU "
+            f"\n{workload} on {args.device}, detail {args.detail}: {n} circuits, {per_task:.1f} tasks each; thread CPU "
             f"per circuit {total / n / 1e3:.0f} us, Qiskit's calls inside LLQM's wrappers "
             f"{qiskit / n / 1e3:.0f} us, LLQM's parts {llqm / n / 1e3:.0f} us "
             f"({llqm / n / per_task / 1e3:.0f} us per task)"

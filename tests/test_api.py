@@ -312,3 +312,22 @@ def test_a_task_ended_by_its_handle_is_kept_as_finish_task_keeps_it(store_path):
     assert stored["parent"].status is llqm.TaskStatus.FAILED
     assert stored["parent"].error_type == "ValueError"
     assert stored["last"] == last and last.status is llqm.TaskStatus.COMPLETED
+
+
+def test_a_runs_detail_is_kept_with_it_and_read_by_a_process_that_joins_it(store_path):
+    from llqm_core.runtime.active_run import ActiveRun
+
+    with llqm.run("calls alone", store=store_path, detail="calls") as run:
+        assert not run.full_detail and run.kept.cap == 0  # keeps no results unless asked to
+        joined = ActiveRun.attach(run.id, store_path)  # as a worker process joins it
+        assert joined.detail == "calls" and joined.kept.cap == 0
+    assert llqm.ProfileStore(store_path).run(run.id).config == {"llqm.detail": "calls"}
+    with llqm.run("asked to keep", store=store_path, detail="CALLS", keep_results="1MB") as run:
+        assert run.detail == "calls" and run.kept.cap == 2**20
+    with llqm.run("default", store=store_path) as run:
+        assert run.full_detail and run.config == {}
+    with pytest.raises(
+        llqm.UserError, match=r"^detail must be 'full' .* or 'calls' .*, not 'most'\.$"
+    ):
+        with llqm.run("wrong", store=store_path, detail="most"):
+            pass

@@ -34,9 +34,9 @@ def plain(script, *args) -> str:
     return out.getvalue()
 
 
-def profiled(capsys, store, script, *args) -> tuple[int, str, str, dict]:
+def profiled(capsys, store, script, *args, options=()) -> tuple[int, str, str, dict]:
     capsys.readouterr()
-    status = main(["profile", "--store", str(store), str(script), *args])
+    status = main(["profile", "--store", str(store), *options, str(script), *args])
     captured = capsys.readouterr()
     return status, captured.out, captured.err, build_report(ProfileStore(store, readonly=True))
 
@@ -83,6 +83,56 @@ def test_a_sampler_run_of_a_transpiled_circuit(tmp_path, capsys):
     assert snapshot.num_qubits == 5
 
 
+def test_detail_calls_records_each_call_and_nothing_made_from_its_values(tmp_path, capsys):
+    """``--detail calls``: the same program, the same tasks and edges, with their times, the
+    backend and its calibration; no stages, passes, descriptions or kept results, and the
+    report says so."""
+    script, store = PROGRAMS / "qiskit_sampler.py", tmp_path / "c.sqlite"
+    status, out, err, report = profiled(capsys, store, script, options=["--detail", "calls"])
+    assert status == 0 and out == plain(script)
+    assert "Detail: calls" in err
+    assert report["run"]["config"]["llqm.detail"] == "calls"
+    (transpile,) = by_stage(report, "transpile")
+    assert children(report, transpile) == []
+    assert set(transpile["metrics"]) == {"transpile.instrumented", "transpile.input_size"}
+    (execute,) = by_stage(report, "execute")
+    assert execute["depends_on"] == [transpile["id"]]
+    assert execute["metrics"]["backend.name"] == "fake_manila"
+    assert execute["metrics"]["execute.shots"] == 1000 and execute["profile"]["qpu_s"] is not None
+    assert not any(name.startswith("circuit.") for name in execute["metrics"])
+    opened = ProfileStore(store, readonly=True)
+    assert opened.results(report["run"]["id"], data=False) == []
+    assert opened.find_snapshot("fake_manila").num_qubits == 5
+    # results are kept where asked for, whatever the detail
+    main(
+        [
+            "profile",
+            "--store",
+            str(store),
+            "--detail",
+            "calls",
+            "--keep-results",
+            "1MB",
+            str(script),
+        ]
+    )
+    assert len(opened.results(opened.runs()[0].id, data=False)) == 1
+
+
+def test_a_detail_that_is_no_level_is_one_sentence(tmp_path, capsys, monkeypatch):
+    script = PROGRAMS / "qiskit_sampler.py"
+    store = str(tmp_path / "d.sqlite")
+    assert main(["profile", "--store", store, "--detail", "most", str(script)]) == 2
+    assert (
+        "--detail: invalid choice: 'most' (choose from 'full', 'calls')" in capsys.readouterr().err
+    )
+    monkeypatch.setenv("LLQM_DETAIL", "most")
+    assert main(["profile", "--store", store, str(script)]) == 2
+    err = capsys.readouterr().err
+    assert "LLQM_DETAIL= must be 'full'" in err and "not 'most'." in err
+    assert "Traceback" not in err
+
+
 def test_zne_with_a_qiskit_executor_on_aer(tmp_path, capsys):
     script = PROGRAMS / "mitiq_zne.py"
     status, out, _, report = profiled(capsys, tmp_path / "z.sqlite", script, "0")
@@ -102,10 +152,12 @@ def test_zne_with_a_qiskit_executor_on_aer(tmp_path, capsys):
     assert zne["metrics"]["fidelity.mitigated"] == pytest.approx(float(out.split()[-1]), abs=1e-4)
 
 
-def test_zne_fold_check_sees_what_the_executor_ran(tmp_path, capsys):
-    """The executor transpiles at level 1, which cancels the folds: the report says so."""
+@pytest.mark.parametrize("detail", ["full", "calls"])
+def test_zne_fold_check_sees_what_the_executor_ran(tmp_path, capsys, detail):
+    """The executor transpiles at level 1, which cancels the folds: the report says so, whatever
+    the detail recorded (the check reads what each job ran, a fact of the call)."""
     status, _, err, report = profiled(
-        capsys, tmp_path / "z1.sqlite", PROGRAMS / "mitiq_zne.py", "1"
+        capsys, tmp_path / "z1.sqlite", PROGRAMS / "mitiq_zne.py", "1", options=["--detail", detail]
     )
     assert status == 0
     (zne,) = by_stage(report, "mitigate.zne")

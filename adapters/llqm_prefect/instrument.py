@@ -214,7 +214,7 @@ def _profiled_call(original: Callable[..., Any]) -> Callable[..., Any]:
             return _async_call(original, fn, parameters, context, active)
         with _start(context, active, parameters) as handle:
             result = original(fn, parameters)
-            handle.record_output(result)
+            handle.record_output(result, describe=handle.run.full_detail)
         return result
 
     call_with_parameters.__wrapped__ = original  # type: ignore[attr-defined]
@@ -225,7 +225,7 @@ def _profiled_call(original: Callable[..., Any]) -> Callable[..., Any]:
 async def _async_call(original, fn, parameters, context, active) -> Any:
     with _start(context, active, parameters) as handle:
         result = await original(fn, parameters)
-        handle.record_output(result)
+        handle.record_output(result, describe=handle.run.full_detail)
     return result
 
 

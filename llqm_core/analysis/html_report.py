@@ -24,6 +24,7 @@ from .report import (
     bottleneck_sentence,
     cache_sentence,
     choice_text,
+    detail_sentence,
     fidelity_text,
     format_bytes,
     format_number,
@@ -93,6 +94,9 @@ def report_parts(
     ]
     if run.get("error"):
         parts.append(f'<p class="failed">error: {html.escape(run["error"])}</p>')
+    detail = detail_sentence(report)
+    if detail:
+        parts.append(f'<p id="detail">{html.escape(detail)}.</p>')
     sentence = bottleneck_sentence(report, lambda text: f"<b>{html.escape(text)}</b>")
     if sentence:
         parts.append(f'<p id="bottleneck">{sentence}.</p>')

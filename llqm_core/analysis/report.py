@@ -10,6 +10,7 @@ from typing import Any, NamedTuple, TextIO
 
 import orjson
 
+from ..model.detail import CALLS, CONFIG_KEY
 from ..model.modelled import flags, is_modelled, with_word
 from ..model.records import RunRecord, TaskRecord
 from ..model.trial_keys import trial_of
@@ -375,6 +376,17 @@ def warmup_sentence(report: dict[str, Any]) -> str | None:
         f"Warm-up: {format_seconds(warm['wall_s'])} in {warm['tasks']} first "
         f"call{'' if warm['tasks'] == 1 else 's'} ({shown}{f', {more} more' if more > 0 else ''}), "
         "left out of the tasks, stages, bottleneck and critical path"
+    )
+
+
+def detail_sentence(report: dict[str, Any]) -> str | None:
+    """What a run that recorded its instrumented calls alone lacks; None for a full one."""
+    if (report["run"].get("config") or {}).get(CONFIG_KEY) != CALLS:
+        return None
+    return (
+        "Detail: calls - each instrumented call is a task with its times, CPU and dependencies; "
+        "no per-stage or per-pass transpile seconds, descriptions of circuits and results, or "
+        "kept results were recorded (llqm profile --detail full records them)"
     )
 
 

@@ -23,6 +23,7 @@ from .report import (
     bottleneck_sentence,
     cache_sentence,
     choice_text,
+    detail_sentence,
     fidelity_text,
     format_number,
     format_qpu,
@@ -109,6 +110,9 @@ def render_report(report: dict[str, Any], console: Console, tasks: bool = False)
     derived = derived_sentence(report)
     if derived:
         console.print(derived, highlight=False, soft_wrap=True)
+    detail = detail_sentence(report)
+    if detail:
+        console.print(detail, highlight=False, soft_wrap=True)
     if report["tasks"]:
         _render_tasks(report, console, tasks)
     stages = Table(title=stages_caption(report), title_justify="left")

@@ -15,6 +15,7 @@ from ..analysis.console import plain_console
 from ..analysis.html_report import html_report
 from ..analysis.report import analyse_run
 from ..analysis.report_console import render_report
+from ..model.detail import LEVELS
 from ..runtime.kept import cap_bytes
 from ..runtime.programs import parse_program, profile_program
 from ..store.profile_store import ProfileStore
@@ -38,6 +39,14 @@ def add_commands(commands: Commands, common: argparse.ArgumentParser) -> None:
         "(docs/results.md)",
     )
     profile.add_argument(
+        "--detail",
+        choices=LEVELS,
+        default=None,
+        help="what each instrumented call records: full (the default: per-pass transpile "
+        "seconds, descriptions, kept results) or calls (its task and times alone; "
+        "docs/performance.md)",
+    )
+    profile.add_argument(
         "-m",
         dest="module",
         nargs=argparse.REMAINDER,
@@ -57,7 +66,9 @@ def cmd_profile(args: argparse.Namespace, console: Console) -> int:
     """Run the program; its report on standard error; the program's exit status."""
     keep = None if args.keep_results is None else cap_bytes(args.keep_results, "--keep-results")
     program = parse_program(["-m", *args.module] if args.module is not None else args.program)
-    active, status = profile_program(program, getattr(args, "store", None), args.name, keep)
+    active, status = profile_program(
+        program, getattr(args, "store", None), args.name, keep, args.detail
+    )
     if active.store is not None:
         analysed = analyse_run(ProfileStore(active.store.location, readonly=True), active.id)
         report = analysed.report

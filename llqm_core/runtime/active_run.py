@@ -19,6 +19,7 @@ from opentelemetry.trace import Status, StatusCode
 
 from ..hooks.plugins import loaded_plugins
 from ..model import display
+from ..model.detail import CONFIG_KEY, FULL, run_detail
 from ..model.errors import Ending
 from ..model.hardware import MONITOR_STAGE
 from ..model.records import (
@@ -90,11 +91,16 @@ class ActiveRun:
         *,
         adopt_span: bool = False,
         keep_results: Any = None,
+        detail: str | None = None,
     ) -> None:
         self.name = name
         self.adopt_span = adopt_span
         self.store = _resolve_store(store)
         self.config = redact(dict(config or {}))
+        self.detail = run_detail(detail, self.config)  # what instrumented calls record
+        self.full_detail = self.detail == FULL
+        if not self.full_detail:
+            self.config[CONFIG_KEY] = self.detail
         self.record: RunRecord  # made by ``start`` (or ``attach``)
         self.otel_context: otel_context.Context | None = (
             None  # what ``run_context`` made current last
@@ -111,7 +117,9 @@ class ActiveRun:
         if keep_results is None:  # a pipeline file's ``[output] keep_results``, on every engine
             output = self.config.get("output")
             keep_results = output.get("keep_results") if isinstance(output, dict) else None
-        self.kept = KeptResults(default_cap() if keep_results is None else cap_bytes(keep_results))
+        self.kept = KeptResults(
+            default_cap(self.full_detail) if keep_results is None else cap_bytes(keep_results)
+        )
 
     @property
     def id(self) -> str:
@@ -310,12 +318,21 @@ class ActiveRun:
         return decision
 
 
+class _KeyedRef(weakref.ref):
+    """A weak reference that knows its entry's key: one callback serves every entry, no closure
+    is made per value."""
+
+    __slots__ = ("key",)
+    key: int
+
+
 class _ByIdentity:
     """Payloads kept for values by identity (circuits and counts compare or hash by content, or
     not at all), each forgotten when its value is garbage-collected."""
 
     def __init__(self) -> None:
         self._entries: dict[int, tuple[weakref.ref, Any]] = {}
+        self._forget = self._forget_dead  # one bound method for every reference
 
     def get(self, value: Any) -> Any:
         entry = self._entries.get(id(value))
@@ -323,16 +340,17 @@ class _ByIdentity:
 
     def put(self, value: Any, payload: Any) -> None:
         """Keep ``payload`` for ``value``; values that cannot be weakly referenced are not kept."""
-        key = id(value)
-
-        def forget(dead: weakref.ref, key: int = key) -> None:
-            if self._entries.get(key, (None,))[0] is dead:
-                self._entries.pop(key, None)
-
         try:
-            self._entries[key] = (weakref.ref(value, forget), payload)
+            ref = _KeyedRef(value, self._forget)
         except TypeError:
-            pass
+            return
+        ref.key = key = id(value)
+        self._entries[key] = (ref, payload)
+
+    def _forget_dead(self, dead: weakref.ref) -> None:
+        key = dead.key  # type: ignore[attr-defined]
+        if self._entries.get(key, (None,))[0] is dead:
+            self._entries.pop(key, None)
 
 
 def _flatten(value: Any) -> list[Any]:

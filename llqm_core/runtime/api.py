@@ -145,6 +145,7 @@ def run(
     sample_interval: float | None = None,
     adopt_span: bool = False,
     keep_results: Any = None,
+    detail: str | None = None,
 ) -> Iterator[ActiveRun]:
     """Open a Run: every task started inside belongs to it, and it ends completed, failed or interrupted.
 
@@ -163,14 +164,18 @@ def run(
         adopt_span: let a workflow engine's current span (a Prefect flow run's) stand for the
             run instead of a span of LLQM's own.
         keep_results: caps what the run keeps of what its devices returned (``runtime.kept``:
-            a size, true or false; default ``$LLQM_KEEP_RESULTS`` or 256 MB).
+            a size, true or false; default ``$LLQM_KEEP_RESULTS`` or 256 MB, none with
+            ``detail="calls"``).
+        detail: what an instrumented call records (``model.detail``): ``"full"`` (per-pass
+            transpile seconds, descriptions of circuits and results, kept results) or
+            ``"calls"`` (each call's task and times alone); default ``$LLQM_DETAIL`` or full.
     """
     if not name:
         raise ValueError("a run needs a non-empty name.")
     if sample_interval is not None:
         set_sample_interval(sample_interval)
     active = ActiveRun(
-        name, store, config, adopt_span=adopt_span, keep_results=keep_results
+        name, store, config, adopt_span=adopt_span, keep_results=keep_results, detail=detail
     ).start()
     try:
         with run_context(active):

@@ -48,10 +48,13 @@ def cap_bytes(value: Any, source: str = "keep_results") -> int:
     )
 
 
-def default_cap() -> int:
-    """The cap of a run that names none: ``$LLQM_KEEP_RESULTS``, else 256 MB."""
+def default_cap(keeps: bool = True) -> int:
+    """The cap of a run that names none: ``$LLQM_KEEP_RESULTS``, else 256 MB, or nothing for a
+    run that records its calls alone (``keeps`` False: ``model.detail``)."""
     raw = os.environ.get(KEEP_RESULTS_ENV)
-    return cap_bytes(raw, f"{KEEP_RESULTS_ENV}=") if raw and raw.strip() else DEFAULT_CAP_BYTES
+    if raw and raw.strip():
+        return cap_bytes(raw, f"{KEEP_RESULTS_ENV}=")
+    return DEFAULT_CAP_BYTES if keeps else 0
 
 
 class KeptResults:

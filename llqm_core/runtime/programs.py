@@ -167,14 +167,23 @@ def execute(program: Program) -> tuple[int, BaseException | None]:
 
 
 def profile_program(
-    program: Program, store: StoreArg = None, name: str | None = None, keep_results: Any = None
+    program: Program,
+    store: StoreArg = None,
+    name: str | None = None,
+    keep_results: Any = None,
+    detail: str | None = None,
 ) -> tuple[ActiveRun, int]:
     """Run ``program`` as one LLQM run with every installed instrumentor on; the run and the
-    program's exit status. ``keep_results`` caps what it keeps of its jobs' results."""
+    program's exit status. ``keep_results`` caps what it keeps of its jobs' results; ``detail``
+    is what each instrumented call records (``model.detail``)."""
     config = {"profile.program": program.label}
     with _service_named(program.service_name):
         active = ActiveRun(
-            name or f"profile {program.label}", store, config, keep_results=keep_results
+            name or f"profile {program.label}",
+            store,
+            config,
+            keep_results=keep_results,
+            detail=detail,
         ).start()
         with switched_on(), carried(), _environment(active), run_context(active):
             status, error = execute(program)

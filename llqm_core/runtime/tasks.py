@@ -65,10 +65,12 @@ class TaskHandle(LiveTask):
         """``with start_task(...) as handle:`` finishes the task, failed if the block raised."""
         _finish(self, exc)
 
-    def record_output(self, value: Any) -> None:
-        """Describe the task's result through the plugins, and remember it so that the tasks
-        it is handed to record this one in their ``depends_on``."""
-        self.describe(value)
+    def record_output(self, value: Any, *, describe: bool = True) -> None:
+        """Describe the task's result through the plugins (unless ``describe`` is False: an
+        instrumented call of a run that records calls alone, ``model.detail``), and remember it
+        so that the tasks it is handed to record this one in their ``depends_on``."""
+        if describe:
+            self.describe(value)
         self.run.note_output(value, self.id)
 
     def annotate(self, metrics: dict[str, Any] | None = None, /, **more: Any) -> TaskHandle:

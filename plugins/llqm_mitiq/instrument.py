@@ -157,7 +157,7 @@ def _folding(scale_noise: Callable[..., Any], technique: _Technique) -> Callable
                     "zne.folding": getattr(scale_noise, "__name__", "custom"),
                 }
             )
-            handle.record_output(folded)
+            handle.record_output(folded, describe=handle.run.full_detail)
         technique.scales.append(float(scale_factor))
         return folded
 
@@ -252,7 +252,7 @@ def _wrap_sample_circuit(original: Callable[..., Any]) -> Callable[..., Any]:
                     "pec.negative_samples": sum(1 for sign in signs if sign < 0),
                 }
             )
-            handle.record_output(circuits)
+            handle.record_output(circuits, describe=handle.run.full_detail)
         return circuits, signs, norm
 
     return sample_circuit

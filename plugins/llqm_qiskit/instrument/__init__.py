@@ -150,7 +150,7 @@ class QiskitInstrumentor(Instrumentor):
         if isinstance(kwargs.get("shots"), int):
             metrics["execute.shots"] = kwargs["shots"]
         handle.annotate(metrics)
-        if circuits:
+        if circuits and active.full_detail:
             handle.describe(circuits if len(circuits) > 1 else circuits[0])
         return handle, owned
 
@@ -181,9 +181,10 @@ class QiskitInstrumentor(Instrumentor):
                 details["result.shots"] = shots
             if details:  # a simulator's job reports none
                 handle.annotate(details)
-            handle.describe(value)
+            if handle.run.full_detail:
+                handle.describe(value)
             handle.run.note_output(value, handle.id)
-            kept_counts.keep_job_result(handle, value)
+            kept_counts.keep_job_result(handle, value)  # where the run keeps results
             if owned:
                 handle.finish()
             if loop is not None:  # an Estimator's result: an iteration, if it runs in a loop

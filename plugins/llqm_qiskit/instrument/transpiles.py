@@ -154,8 +154,8 @@ def wrap_pass_manager_run(original: Callable[..., Any]) -> Callable[..., Any]:
         num_processes: int | None = None,
         **kwargs: Any,
     ) -> Any:
-        active = profiling()
-        batch = _circuit_batch(circuits)
+        active = profiling()  # None inside a transpile already profiled (a staged manager's)
+        batch = None if active is None else _circuit_batch(circuits)
         if active is None or batch is None:
             return original(self, circuits, output_name, callback, num_processes, **kwargs)
         single = isinstance(circuits, QuantumCircuit)
@@ -165,7 +165,9 @@ def wrap_pass_manager_run(original: Callable[..., Any]) -> Callable[..., Any]:
             with _transpile_task(active, batch) as handle:
                 if handle is enclosing and SETUP not in handle.metrics:
                     handle.annotate_numbers({SETUP: handle.elapsed_s()})
-                if len(batch) > 1 and should_run_in_parallel(num_processes):
+                if not active.full_detail:  # the call's task and times alone: no stages or passes
+                    out = original(self, circuits, output_name, callback, num_processes, **kwargs)
+                elif len(batch) > 1 and should_run_in_parallel(num_processes):
                     handle.annotate({"transpile.parallel": True})
                     out = original(self, circuits, output_name, callback, num_processes, **kwargs)
                 else:
@@ -181,8 +183,9 @@ def wrap_pass_manager_run(original: Callable[..., Any]) -> Callable[..., Any]:
                             )
                             for one in batch
                         ]
-                # described once, as the circuit a backend will be given: the execute task reuses it
-                handle.describe(out[0] if isinstance(out, list) and len(out) == 1 else out)
+                if active.full_detail:  # described once, as a backend will be given it: the
+                    # execute task reuses the description
+                    handle.describe(out[0] if isinstance(out, list) and len(out) == 1 else out)
                 active.note_output(out, handle.id)
             return out
         finally:
@@ -225,8 +228,11 @@ def wrap_run_in_worker(original: Callable[..., Any]) -> Callable[..., Any]:
             )
 
         with _transpile_task(active, [program]) as handle:
-            out = _run_profiled(pass_manager, program, handle, run, run, user if sent else None)
-            handle.record_output(out)
+            if active.full_detail:
+                out = _run_profiled(pass_manager, program, handle, run, run, user if sent else None)
+            else:  # the call's task and times alone
+                out = original(program, pass_manager_bin, **kwargs)
+            handle.record_output(out, describe=active.full_detail)
         return out
 
     return run_workflow_in_new_process
