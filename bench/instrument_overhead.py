@@ -4,6 +4,7 @@ a script that transpiles and runs 100 small circuits.
     python bench/instrument_overhead.py [--pairs 21] [--unrelated-pairs 20] [--breakdown 11]
                                         [--per-circuit 2000] [--device fake_fez]
                                         [--workloads transpile,pass-manager]
+                                        [--details full,calls]
     OMP_WAIT_POLICY=PASSIVE python bench/instrument_overhead.py
     OMP_WAIT_POLICY=PASSIVE python bench/instrument_overhead.py --pairs 0 --unrelated-pairs 0 \
         --per-circuit 300 --device fake_fez    # the per-task figures alone, side by side
@@ -58,7 +59,10 @@ whole runs timed against each other drift on a shared VM by more than the effect
   transpiles and jobs, are printed side by side (target: a task within 3x of a span).
   ``--per-circuit`` times two workloads in turn (``--workloads``): the script's loop, and Qiskit's
   documented pattern (one ``generate_preset_pass_manager``, ``pm.run`` per circuit); a last table
-  puts each one's span, task and share side by side (share targets: 5% and 8%): the share of
+  puts each one's span, task and share side by side (share targets: 5% and 8%), once per
+  detail level (``--details``: each in a run of its own, its own bare circuits beside it;
+  ``full``, the default's stages, passes, descriptions and kept results, and ``calls``, each
+  call's task and times alone, ``llqm profile --detail calls``): the share of
   wall time, and the share of the calling thread's CPU (LLQM's extra thread CPU over the
   profiled circuit's), which other tenants of a loaded machine move far less, with the CPU of
   LLQM's own threads per circuit and the load average before and after.

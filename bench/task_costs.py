@@ -194,7 +194,8 @@ def main() -> None:
         parts.calls.pop("qiskit", None)
         llqm = sum(parts.own.values())
         print(
-            f"\n{workload} on {args.device}, detail {args.detail}: {n} circuits, {per_task:.1f} tasks each; thread CPU "
+            f"\n{workload} on {args.device}, detail {args.detail}: {n} circuits, "
+            f"{per_task:.1f} tasks each; thread CPU "
             f"per circuit {total / n / 1e3:.0f} us, Qiskit's calls inside LLQM's wrappers "
             f"{qiskit / n / 1e3:.0f} us, LLQM's parts {llqm / n / 1e3:.0f} us "
             f"({llqm / n / per_task / 1e3:.0f} us per task)"
