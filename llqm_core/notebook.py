@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .model import display
+from .model.detail import LEVELS
 from .runtime.api import ActiveRun
 
 #: The magic's name: ``%%llqm``.
@@ -124,17 +125,19 @@ display.register("run", _active_run_html)
 display.register("trials", _trial_set_html)
 
 
-def profile_cell(shell: Any, cell: str, name: str | None = None, store: Any = None) -> ActiveRun:
+def profile_cell(
+    shell: Any, cell: str, name: str | None = None, store: Any = None, detail: str | None = None
+) -> ActiveRun:
     """Run a cell's code in ``shell`` as one profiled run, every installed instrumentor on, as
-    ``llqm profile`` runs a program; the run (failed, with the cell's error, if the cell raised:
-    IPython shows the traceback as for any cell)."""
+    ``llqm profile`` runs a program, recording ``detail`` (``model.detail``); the run (failed,
+    with the cell's error, if the cell raised: IPython shows the traceback as for any cell)."""
     from .runtime.api import run_context
     from .runtime.instrumentation import switched_on
     from .runtime.threads import carried
 
     first = next((line.strip() for line in cell.splitlines() if line.strip()), "")
     config = {"profile.cell": first[:120]}
-    active = ActiveRun(name or "notebook cell", store, config).start()
+    active = ActiveRun(name or "notebook cell", store, config, detail=detail).start()
     error: BaseException | None = None
     try:
         with switched_on(), carried(), run_context(active):
@@ -163,12 +166,18 @@ def _magics(shell: Any) -> Any:
             default=None,
             help="profile store: an SQLite file or a postgresql:// URL (default: $LLQM_STORE)",
         )
+        @argument(
+            "--detail",
+            choices=LEVELS,
+            default=None,
+            help="what each instrumented call records: full (default) or calls (its task alone)",
+        )
         @cell_magic(MAGIC)  # type: ignore[arg-type]
         def llqm(self, line: str, cell: str) -> None:
             """Run the cell as one profiled run (instrumentors on) and show its report below it."""
             # the shell's words, quotes and all (IPython's own splitting keeps the quotes)
             args = self.llqm.parser.parse_args(shlex.split(line))
-            active = profile_cell(self.shell, cell, args.name, args.store)
+            active = profile_cell(self.shell, cell, args.name, args.store, args.detail)
             show_below(active)
 
     return LLQMMagics(shell)

@@ -180,7 +180,33 @@ def test_a_cell_that_raises_leaves_a_failed_run_with_what_it_did(tmp_path):
     assert [t.name for t in tasks] == ["before"]
 
 
-@pytest.mark.parametrize("line", ["--nmae x", "--store"])
+def test_the_magic_records_a_cell_at_the_detail_it_is_given(tmp_path):
+    from IPython.testing.globalipapp import get_ipython
+
+    shell = get_ipython()
+    shell.run_line_magic("load_ext", "llqm_core")
+    store = tmp_path / "calls.sqlite"
+    cell = (
+        "from qiskit import QuantumCircuit, transpile\n"
+        "from qiskit.providers.basic_provider import BasicSimulator\n"
+        "bell = QuantumCircuit(2)\n"
+        "bell.h(0)\n"
+        "bell.cx(0, 1)\n"
+        "bell.measure_all()\n"
+        "BasicSimulator().run(transpile(bell, BasicSimulator()), shots=10).result()\n"
+    )
+    shell.run_cell_magic("llqm", f"--detail calls --store {store}", cell)
+    opened = llqm.ProfileStore(store, readonly=True)
+    run = opened.run()
+    assert run.status is llqm.RunStatus.COMPLETED and run.config["llqm.detail"] == "calls"
+    tasks = {t.stage: t for t in opened.tasks(run.id)}
+    assert tasks["execute"].depends_on == [tasks["transpile"].id]
+    assert not any(
+        k.startswith(("circuit.", "transpile.stage.")) for t in tasks.values() for k in t.metrics
+    )
+
+
+@pytest.mark.parametrize("line", ["--nmae x", "--store", "--detail most"])
 def test_the_magic_refuses_a_bad_option_in_one_line(line):
     from IPython.core.error import UsageError
     from IPython.testing.globalipapp import get_ipython
