@@ -38,10 +38,12 @@ def with_changes(**sections):
     return config
 
 
-def test_a_pipeline_runs_its_steps_as_tasks_and_records_its_fidelity(store_path):
+def test_a_pipeline_runs_its_steps_as_tasks_and_records_its_fidelity(store_path, monkeypatch):
+    monkeypatch.setenv("LLQM_DETAIL", "calls")  # for instrumented programs: a pipeline records all
     run_id, data = run_pipeline(parse_pipeline(GOOD), store=store_path)
     store = llqm.ProfileStore(store_path)
     assert store.run(run_id).status.value == "completed"
+    assert "llqm.detail" not in store.run(run_id).config and store.results(run_id, data=False)
     tops = [t for t in store.tasks(run_id) if t.parent_id is None]
     assert [t.stage for t in tops] == [
         "generate",

@@ -20,6 +20,7 @@ from ..analysis.device_maps import device_map_png, drift_map_png
 from ..analysis.timeline import device_timeline, write_timeline_png
 from ..hooks.plugins import loaded_plugins
 from ..model import hardware
+from ..model.detail import FULL
 from ..model.errors import StoreError, UserError
 from ..model.hardware import HardwareChange
 from ..model.records import HardwareSnapshot
@@ -354,7 +355,7 @@ def cmd_hardware_watch(args: argparse.Namespace, console: Console) -> int:
         )
 
     store: Any = getattr(args, "store", None)
-    with run(f"hardware watch {args.device}", store=store) as active:
+    with run(f"hardware watch {args.device}", store=store, detail=FULL) as active:
         monitor = active.watch_hardware(source)
         current = monitor.current(args.device)
         console.print(

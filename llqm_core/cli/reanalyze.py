@@ -22,6 +22,7 @@ from rich.table import Table
 from ..analysis.kept import DERIVED_FROM
 from ..analysis.summary import fidelity
 from ..hooks.plugins import loaded_plugins
+from ..model.detail import FULL
 from ..model.errors import UserError
 from ..model.records import KeptResult
 from ..runtime.api import finish_task, run, start_task
@@ -108,7 +109,7 @@ def reanalyze(
     end_ns = time.time_ns()
     config = {DERIVED_FROM: original.id, "reanalysis.settings": settings}
     name = f"reanalysis of {original.name}"
-    with run(name, store=store, config=config, keep_results=False) as derived:
+    with run(name, store=store, config=config, keep_results=False, detail=FULL) as derived:
         handle = start_task("reanalyze", STAGE, run=derived, activate=False)
         handle.annotate(
             {

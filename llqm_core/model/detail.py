@@ -3,8 +3,9 @@
 
 A run's detail is chosen when it opens (``llqm.run(detail=...)``, ``llqm profile --detail``,
 ``$LLQM_DETAIL``) and kept in its config, so that workers joining it and its reports read the
-same. It binds the instrumentors alone: a pipeline's own tasks always describe their values,
-which its checks and cost models read. What each level costs: docs/performance.md ("Detail").
+same. It binds the instrumentors alone: LLQM's own runs (a pipeline's, whose checks and cost
+models read what its tasks describe; a hardware watch; a re-analysis) record everything. What
+each level costs: docs/performance.md ("Detail").
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from typing import Any, cast
 
 from ..hooks.contracts import PREDICT, PipelineData, PreflightPolicy, ReviewingPolicy, StepSpec
 from ..hooks.plugins import loaded_plugins
+from ..model.detail import FULL
 from ..model.errors import UserError, warn
 from ..runtime.api import annotate, run
 from ..runtime.kept import cap_bytes
@@ -400,7 +401,8 @@ def run_pipeline(
 
     active = None
     try:
-        with run(pipeline.name, store=store, config=pipeline.config) as active:
+        # a pipeline records all it measures, whatever $LLQM_DETAIL asks of instrumented programs
+        with run(pipeline.name, store=store, config=pipeline.config, detail=FULL) as active:
             data = run_steps(pipeline, track)
     except Exception as exc:
         raise PipelineFailed(
