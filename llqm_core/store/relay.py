@@ -78,6 +78,7 @@ class RelayStore(ProfileStore):
         self.path = None if database else Path(self.location)
         self.readonly = False
         self._send = send
+        self._snapshots: set[str] = set()  # fingerprints sent already
 
     @property
     def closed(self) -> bool:
@@ -104,8 +105,12 @@ class RelayStore(ProfileStore):
         self._relay("finish_task", task.as_record())
 
     def save_snapshot(self, snapshot: HardwareSnapshot) -> str:
-        self._relay("save_snapshot", snapshot)
-        return snapshot.fingerprint
+        """Send a calibration snapshot once: later jobs on it name it by its fingerprint."""
+        fingerprint = snapshot.fingerprint
+        if fingerprint not in self._snapshots:
+            self._snapshots.add(fingerprint)
+            self._relay("save_snapshot", snapshot)
+        return fingerprint
 
     def save_decision(self, decision: PolicyDecision) -> None:
         self._relay("save_decision", decision)
