@@ -181,3 +181,31 @@ def test_instrumented_small_jobs_keep_what_get_counts_gives(tmp_path):
         uninstrument_all()
     kept = llqm.ProfileStore(tmp_path / "s.sqlite", readonly=True).results(run.id)
     assert [kept_counts.load(r.data) for r in kept] == expected
+
+
+def test_an_estimators_values_are_kept_as_they_were_returned(tmp_path):
+    """A primitive's arrays are copied when its result is read and written at the store's next
+    commit: what the program does to the result afterwards is not what was kept."""
+    from qiskit.circuit.library import efficient_su2
+    from qiskit.primitives import StatevectorEstimator
+    from qiskit.quantum_info import SparsePauliOp
+
+    ansatz = efficient_su2(3, reps=1)
+    observable = SparsePauliOp.from_list([("ZZI", 1.0), ("IXX", 0.5)])
+    values = np.linspace(0.1, 1.2, ansatz.num_parameters)
+    store = tmp_path / "e.sqlite"
+    llqm.instrument_all()
+    try:
+        with llqm.run("estimator", store=store) as run:
+            result = (
+                StatevectorEstimator().run([(ansatz, observable, [values, values / 2])]).result()
+            )
+            returned = np.array(result[0].data.evs)
+            result[0].data.evs[...] = 0.0  # the program reuses the array
+    finally:
+        llqm.uninstrument_all()
+    (kept,) = llqm.ProfileStore(store, readonly=True).results(run.id, kept_counts.PRIMITIVE_KIND)
+    arrays = kept_counts.load_primitive(kept.data)
+    assert kept.meta["pubs"] == 1
+    np.testing.assert_array_equal(arrays["0.evs"], returned)
+    assert kept.raw_bytes == len(kept_counts._npz(arrays))

@@ -21,6 +21,9 @@ def _numbers(parameters: Any) -> list[float] | None:
     """``parameters`` (a sequence or array of numbers, nested or flat) as floats; None if absent."""
     if parameters is None:
         return None
+    listed = parameters.tolist() if hasattr(parameters, "tolist") else None
+    if type(listed) is list and all(type(p) is float for p in listed):
+        return listed  # a flat array of floats, as an optimiser hands them: no walk
     flat: list[float] = []
 
     def walk(value: Any) -> None:

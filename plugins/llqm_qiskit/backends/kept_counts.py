@@ -296,11 +296,42 @@ def keep_job_result(handle: Any, result: Any) -> None:
     arrays, meta = _primitive_arrays(result)
     if not arrays:
         return
+    size = sum(a.nbytes for a in arrays.values())
+    if size > LATER_PRIMITIVE_BYTES or not handle.keep_result_later(
+        PRIMITIVE_KIND,
+        functools.partial(_made_primitive, {k: a.copy() for k, a in arrays.items()}),
+        _npz_bound(arrays, size),
+        meta,
+    ):
+        raw = _npz(arrays)
+        handle.keep_result(PRIMITIVE_KIND, compress(raw), len(raw), meta)
+    handle.annotate_numbers({"results.keep_s": time.perf_counter() - started})
+
+
+#: A primitive's arrays up to this size are copied and kept at the writer's next commit; larger
+#: ones are written on the job's thread, as before (a copy of them is not held for seconds).
+LATER_PRIMITIVE_BYTES = 256 * 1024
+
+
+def _npz(arrays: dict[str, np.ndarray]) -> bytes:
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)  # type: ignore[arg-type]  # numpy's stub reads the names as options
-    raw = buffer.getvalue()
-    handle.keep_result(PRIMITIVE_KIND, compress(raw), len(raw), meta)
-    handle.annotate_numbers({"results.keep_s": time.perf_counter() - started})
+    return buffer.getvalue()
+
+
+def _npz_bound(arrays: dict[str, np.ndarray], size: int) -> int:
+    """The most bytes ``_npz`` of ``arrays`` can take compressed: the data, each array's header
+    and zip entries (well under 512 bytes each), deflate's stored blocks if nothing compresses."""
+    raw = size + 512 * (len(arrays) + 1)
+    return raw + raw // 16 + 64
+
+
+def _made_primitive(arrays: dict[str, np.ndarray]) -> tuple[bytes, int]:
+    """A primitive's kept arrays, made at the store writer's commit (``keep_result_later``):
+    ``np.savez`` builds a zip archive, most of a small Estimator call's bookkeeping on its own
+    thread (docs/performance.md)."""
+    raw = _npz(arrays)
+    return compress(raw), len(raw)
 
 
 def load_primitive(payload: bytes) -> dict[str, np.ndarray]:
