@@ -21,9 +21,8 @@ def _numbers(parameters: Any) -> list[float] | None:
     """``parameters`` (a sequence or array of numbers, nested or flat) as floats; None if absent."""
     if parameters is None:
         return None
-    listed = parameters.tolist() if hasattr(parameters, "tolist") else None
-    if type(listed) is list and all(type(p) is float for p in listed):
-        return listed  # a flat array of floats, as an optimiser hands them: no walk
+    if getattr(parameters, "ndim", None) == 1 and getattr(parameters.dtype, "kind", None) == "f":
+        return parameters.tolist()  # a flat array of floats, as an optimiser hands them: no walk
     flat: list[float] = []
 
     def walk(value: Any) -> None:
@@ -77,7 +76,7 @@ class IterationMarks:
             self._last[source] = (index + 1, end_ns, cpu, params)
         change = None
         if params is not None and before is not None and len(before) == len(params):
-            change = math.sqrt(sum((a - b) ** 2 for a, b in zip(params, before)))
+            change = math.dist(params, before)
         return {
             "source": source,
             "index": index + 1,
@@ -86,7 +85,7 @@ class IterationMarks:
             "value": value_f,
             "error": error_f,
             "parameters": len(params) if params is not None else None,
-            "parameters_norm": math.sqrt(sum(p * p for p in params)) if params else None,
+            "parameters_norm": math.hypot(*params) if params else None,
             "parameter_change": change,
             "process_cpu_s": cpu - start_cpu,
         }

@@ -10,6 +10,7 @@ evaluation, say, calls the Estimator once per scale factor, which is not an iter
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -30,23 +31,36 @@ def estimator_call(caller: Any, pubs: Any, circuits: list[Any]) -> tuple[str, An
                 values.append(np.asarray(given, dtype=float).ravel())
             except (TypeError, ValueError):
                 pass
-    names = ", ".join(sorted({c.name for c in circuits}))
+    names = (
+        circuits[0].name if len(circuits) == 1 else ", ".join(sorted({c.name for c in circuits}))
+    )
     source = f"{type(caller).__name__} {id(caller):x} on {names}"
-    return source, np.concatenate(values) if values else None
+    if len(values) > 1:
+        return source, np.concatenate(values)
+    return source, values[0].copy() if values else None  # as submitted: a later change to
+    # the caller's array is not this call's
+
+
+def _one_number(value: Any) -> float | None:
+    """A pub's value (or error) when it is one number: a 0-d or one-element array, or a float."""
+    if isinstance(value, np.ndarray):
+        return float(value.item()) if value.size == 1 else None
+    if isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
+        return float(value)
+    return None
 
 
 def estimator_value(result: Any) -> tuple[float | None, float | None]:
     """The objective an Estimator's result gives: the sum of its pubs' values where each pub
     gives one, with the root of the summed variances as its standard error."""
     try:
-        evs = [np.asarray(pub.data.evs, dtype=float) for pub in result]
-    except (AttributeError, TypeError, ValueError):
+        data = [pub.data for pub in result]
+    except (AttributeError, TypeError):
         return None, None
-    if not evs or any(e.size != 1 for e in evs):
+    values = [_one_number(getattr(d, "evs", None)) for d in data]
+    numbers = [v for v in values if v is not None]
+    if not numbers or len(numbers) < len(values):
         return None, None
-    try:
-        stds = [float(np.asarray(pub.data.stds, dtype=float).ravel()[0]) for pub in result]
-        error = float(np.sqrt(sum(s * s for s in stds)))
-    except (AttributeError, TypeError, ValueError):
-        error = None
-    return float(sum(float(e.ravel()[0]) for e in evs)), error
+    errors = [e for e in (_one_number(getattr(d, "stds", None)) for d in data) if e is not None]
+    error = math.sqrt(sum(e * e for e in errors)) if len(errors) == len(data) else None
+    return sum(numbers), error
