@@ -89,7 +89,6 @@ class StoreWriter:
         self._journal: TaskJournal | None = None
         # Kept device results (``save_result``) waiting for the writer's next commit.
         self._results: list[tuple] = []
-        self._snapshots: set[str] = set()  # fingerprints of the snapshots committed from here
         self._wake = threading.Event()  # rows are queued: commit them within DRAIN_INTERVAL_S
         self._woken = False  # set with ``_wake`` by a task, reset by the writer thread
         self._hurry = threading.Event()  # commit now: many rows queued, or the store is closing
@@ -173,18 +172,13 @@ class StoreWriter:
         )
 
     def save_snapshot(self, snapshot: HardwareSnapshot) -> str:
-        """Commit a calibration snapshot at once, once: every later job on the same calibration
-        names it by its fingerprint (a 156-qubit device's is ~8 ms of JSON and a commit)."""
         fingerprint = snapshot.fingerprint
-        if fingerprint in self._snapshots:
-            return fingerprint
         self._write(
             self.backend.insert_ignoring_duplicates(
                 "hardware_snapshots", ("fingerprint", "backend", "taken_at", "data")
             ),
             (fingerprint, snapshot.backend, snapshot.taken_at, _dumps(snapshot.to_dict())),
         )
-        self._snapshots.add(fingerprint)
         return fingerprint
 
     def save_hardware_change(
