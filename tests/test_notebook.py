@@ -159,11 +159,17 @@ def test_a_trial_set_and_a_sweep_run_from_python_show_themselves(tmp_path):
     assert pictures(page) == 1 and "shots=200" in page
 
 
-def test_a_cell_that_raises_leaves_a_failed_run_with_what_it_did(tmp_path):
+def loaded_shell():
+    """IPython's test shell with LLQM's extension loaded (``%%llqm``)."""
     from IPython.testing.globalipapp import get_ipython
 
     shell = get_ipython()
     shell.run_line_magic("load_ext", "llqm_core")
+    return shell
+
+
+def test_a_cell_that_raises_leaves_a_failed_run_with_what_it_did(tmp_path):
+    shell = loaded_shell()
     store = tmp_path / "cell.sqlite"
     cell = (
         "import llqm_core as llqm\n"
@@ -181,10 +187,7 @@ def test_a_cell_that_raises_leaves_a_failed_run_with_what_it_did(tmp_path):
 
 
 def test_the_magic_records_a_cell_at_the_detail_it_is_given(tmp_path):
-    from IPython.testing.globalipapp import get_ipython
-
-    shell = get_ipython()
-    shell.run_line_magic("load_ext", "llqm_core")
+    shell = loaded_shell()
     store = tmp_path / "calls.sqlite"
     cell = (
         "from qiskit import QuantumCircuit, transpile\n"
@@ -209,9 +212,7 @@ def test_the_magic_records_a_cell_at_the_detail_it_is_given(tmp_path):
 @pytest.mark.parametrize("line", ["--nmae x", "--store", "--detail most"])
 def test_the_magic_refuses_a_bad_option_in_one_line(line):
     from IPython.core.error import UsageError
-    from IPython.testing.globalipapp import get_ipython
 
-    shell = get_ipython()
-    shell.run_line_magic("load_ext", "llqm_core")
+    shell = loaded_shell()
     with pytest.raises(UsageError):
         shell.run_cell_magic("llqm", line, "x = 1")
