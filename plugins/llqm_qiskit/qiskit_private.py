@@ -28,6 +28,11 @@ USED = {
         "turns the user's pass callback into the base pass manager's style in the worker, as "
         "Qiskit does (instrument/transpiles.py)"
     ),
+    "qiskit.transpiler.StagedPassManager()._update_passmanager": (
+        "brings a staged pass manager's passes up to date with its stages, as its run does first: "
+        "a short transpile runs it through BasePassManager.run with a callback in the base "
+        "style (instrument/transpiles.py, run_followed)"
+    ),
     "qiskit_aer.primitives.SamplerV2()._backend": (
         "the simulator an Aer primitive runs on, whose calibration its execute task names "
         "(instrument/jobs.py; also EstimatorV2)"
@@ -54,6 +59,11 @@ PUBLIC_ALTERNATIVES = {
     ),
     "qiskit.transpiler.passmanager._legacy_style_callback": (
         "none public; writing the conversion again would copy Qiskit's code"
+    ),
+    "qiskit.transpiler.StagedPassManager()._update_passmanager": (
+        "StagedPassManager.run calls it and then PassManager.run, which wraps any callback in a "
+        "conversion to its own style: a second Python call after each of ~40 passes; "
+        "to_flow_controller() updates it too but builds a flow controller each time"
     ),
     "qiskit_aer.primitives.SamplerV2()._backend": (
         "Aer's primitives have no public backend attribute; Qiskit's BackendSamplerV2.backend "

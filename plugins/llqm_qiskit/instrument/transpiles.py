@@ -9,6 +9,7 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from qiskit import QuantumCircuit
+from qiskit.passmanager import BasePassManager
 from qiskit.transpiler import PassManager, StagedPassManager
 from qiskit.utils import should_run_in_parallel
 
@@ -52,15 +53,28 @@ def _run_profiled(
     run: Callable[..., Any],
     run_marked: Callable[..., Any],
     callback: Callable[..., Any] | None,
+    *,
+    here: bool = False,
     **options: Any,
 ) -> Any:
     """One circuit through ``pass_manager`` (by ``run``; ``run_marked`` runs its copy with stage
     markers), its stages as ``profiled_transpile`` makes them, or its passes on ``parent`` for
     an unstaged manager. A small circuit's stages are told apart by its passes, without marker
-    passes, which cost as much as the rest of its transpile's bookkeeping (docs/performance.md)."""
+    passes, which cost as much as the rest of its transpile's bookkeeping (docs/performance.md).
+    ``here``: the pass manager runs in this process, so such a run without a user's callback
+    goes through ``run_followed``."""
     profiler = StageProfiler(parent, depths=False)
     staged = isinstance(pass_manager, StagedPassManager)
     followed = staged and starts_small(circuit) and profiler.follow(pass_manager)
+    if followed and callback is None and here:
+        try:
+            out = run_followed(pass_manager, circuit, profiler.on_followed_task, **options)
+        except BaseException as exc:
+            profiler.finish_followed(exc)
+            raise
+        profiler.finish_followed()
+        parent.run.remember_description(out, profiler.final())
+        return out
     if followed:
         ours: Callable[..., None] = profiler.on_followed_pass
     else:
@@ -128,6 +142,27 @@ def _new_transpile_task(
     return handle
 
 
+def run_followed(
+    pass_manager: StagedPassManager,
+    circuit: Any,
+    on_pass: Callable[..., None],
+    output_name: str | None = None,
+    num_processes: int | None = None,
+    **_: Any,
+) -> Any:
+    """``StagedPassManager.run`` of one circuit, as it runs it (its stages brought up to date,
+    no initial property set), with ``on_pass`` called in the base pass manager's style: Qiskit's
+    conversion to ``PassManager.run``'s style was a second Python call after every pass."""
+    pass_manager._update_passmanager()
+    return BasePassManager.run(
+        pass_manager,
+        circuit,
+        callback=on_pass,
+        num_processes=num_processes,
+        output_name=output_name,
+    )
+
+
 def _run_marked(marked: PassManager, circuit: Any, **options: Any) -> Any:
     """Run a staged pass manager's passes with markers (a plain pass manager, ``with_markers``)
     through ``PassManager.run``, which the ``busy`` flag leaves unprofiled."""
@@ -174,12 +209,26 @@ def wrap_pass_manager_run(original: Callable[..., Any]) -> Callable[..., Any]:
                     options = dict(kwargs, output_name=output_name, num_processes=num_processes)
                     if single:
                         out = _run_profiled(
-                            self, circuits, handle, original, _run_marked, callback, **options
+                            self,
+                            circuits,
+                            handle,
+                            original,
+                            _run_marked,
+                            callback,
+                            here=True,
+                            **options,
                         )
                     else:
                         out = [
                             _run_profiled(
-                                self, one, handle, original, _run_marked, callback, **options
+                                self,
+                                one,
+                                handle,
+                                original,
+                                _run_marked,
+                                callback,
+                                here=True,
+                                **options,
                             )
                             for one in batch
                         ]

@@ -117,15 +117,28 @@ class StageProfiler:
         self.stage_names = tuple(pass_manager.stages)
         return bool(self.stage_of)  # False: no pass found where Qiskit 2 keeps them
 
+    def on_followed_task(
+        self,
+        task: Any,
+        passmanager_ir: DAGCircuit,
+        property_set: Any,
+        running_time: float,
+        count: int = 0,
+    ) -> None:
+        """The callback of a followed run, in the base pass manager's style (``run_followed``):
+        each pass is kept as it ended (its name and stage, the circuit's size then, the clock),
+        in the form a task keeps it to be counted later (``model.counted_steps``): a call
+        between two passes is then an append."""
+        step = self.stage_of.get(id(task)) or _unstaged(task)
+        self.ran.append((step, running_time, passmanager_ir.size(), _clock()))
+        self.final_dag, self.property_set = passmanager_ir, property_set
+
     def on_followed_pass(
         self, pass_: Any, time: float, dag: DAGCircuit, property_set: Any, count: int = 0
     ) -> None:
-        """The callback of a followed run: each pass is kept as it ended (its name and stage,
-        the circuit's size then, the clock), in the form a task keeps it to be counted later
-        (``model.counted_steps``): a call between two passes is then an append."""
-        step = self.stage_of.get(id(pass_)) or _unstaged(pass_)
-        self.ran.append((step, time, dag.size(), _clock()))
-        self.final_dag, self.property_set = dag, property_set
+        """``on_followed_task`` in ``PassManager.run``'s callback style (a user's callback runs
+        beside it, or a worker process runs the pass manager)."""
+        self.on_followed_task(pass_, dag, property_set, time, count)
 
     def _count_followed(self, one_count: bool = False) -> None:
         """The passes of a followed run, in order, in one loop: a pass of another stage than the
