@@ -243,9 +243,11 @@ def test_the_same_exception_and_a_failed_task(instrumented, tmp_path):
     assert failed.metrics["transpile.failed_stage"] == "translation"
 
 
-def test_an_execute_task_spans_submit_to_result(instrumented, tmp_path):
+@pytest.mark.parametrize("detail", ["full", "calls"])
+def test_an_execute_task_spans_submit_to_result(instrumented, tmp_path, detail):
+    """At either detail: the job's own report (its shots, the simulator's seconds) is kept."""
     backend = BasicSimulator()
-    with llqm_core.run("async", store=tmp_path / "s.sqlite") as run:
+    with llqm_core.run("async", store=tmp_path / "s.sqlite", detail=detail) as run:
         job = backend.run(transpile(bell(), backend), shots=64, seed_simulator=1)
         with llqm_core.task("meanwhile", stage="postprocess"):
             pass
@@ -256,6 +258,7 @@ def test_an_execute_task_spans_submit_to_result(instrumented, tmp_path):
     execute, meanwhile = tasks["execute"], tasks["postprocess"]
     assert execute.start_ns < meanwhile.start_ns and meanwhile.end_ns < execute.end_ns
     assert execute.metrics["result.shots"] == 64 and execute.depends_on == [tasks["transpile"].id]
+    assert execute.metrics["result.backend_time_s"] >= 0
 
 
 def test_a_calibrated_backends_snapshot_is_written_once_for_all_its_jobs(

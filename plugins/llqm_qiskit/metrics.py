@@ -129,6 +129,20 @@ def _counts_metrics(counts: dict[str, int]) -> dict[str, Any]:
     return {"result.shots": int(sum(counts.values())), "result.outcomes": len(counts)}
 
 
+def result_report(result: Result) -> dict[str, int | float]:
+    """What a backend's ``Result`` says of its own run: its shots and the backend's seconds (a
+    simulator's own time). Read at either detail (``model.detail``): it is the job's report, not
+    a description of a value."""
+    report: dict[str, int | float] = {}
+    shots = sum(int(getattr(r, "shots", 0) or 0) for r in result.results)
+    if shots:
+        report["result.shots"] = shots
+    time_taken = getattr(result, "time_taken", None)
+    if time_taken is not None:
+        report["result.backend_time_s"] = float(time_taken)
+    return report
+
+
 def describe(value: Any) -> dict[str, Any] | None:
     """The metrics of a Qiskit value, or None when the value is not one this plugin knows."""
     if isinstance(value, QuantumCircuit):
@@ -142,17 +156,10 @@ def describe(value: Any) -> dict[str, Any] | None:
     if isinstance(value, Counts):
         return _counts_metrics(value)
     if isinstance(value, Result):
-        metrics: dict[str, Any] = {
+        return {
             "result.experiments": len(value.results),
             "result.success": bool(value.success),
-        }
-        shots = sum(int(getattr(r, "shots", 0) or 0) for r in value.results)
-        if shots:
-            metrics["result.shots"] = shots
-        time_taken = getattr(value, "time_taken", None)
-        if time_taken is not None:
-            metrics["result.backend_time_s"] = float(time_taken)
-        return metrics
+        } | result_report(value)
     if isinstance(value, PrimitiveResult):
         return {"result.pubs": len(value)}
     return None

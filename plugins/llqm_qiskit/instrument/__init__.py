@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from qiskit import QuantumCircuit
+from qiskit.result import Result
 from qiskit.transpiler import PassManager, StagedPassManager
 
 import llqm_core
@@ -18,6 +19,7 @@ from llqm_core.runtime.instrumentation import Instrumentor
 
 from ..backends import kept_counts
 from ..devices.snapshot import backend_name
+from ..metrics import result_report
 from .calls import busy, profiling
 from .jobs import (
     PendingJobs,
@@ -183,6 +185,8 @@ class QiskitInstrumentor(Instrumentor):
                 handle.annotate(details)
             if handle.run.full_detail:
                 handle.describe(value)
+            elif isinstance(value, Result):  # its own report, without describing it
+                handle.annotate_numbers(result_report(value))
             handle.run.note_output(value, handle.id)
             kept_counts.keep_job_result(handle, value)  # where the run keeps results
             if owned:
