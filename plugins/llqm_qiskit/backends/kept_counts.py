@@ -71,9 +71,13 @@ def _from_hex(counts: Mapping[str, int], header: Any) -> _Circuit | None:
         values = [int(key, 16) for key in counts]
     except (TypeError, ValueError):
         return None
-    if any(value >= limit for value in values):  # wider than its slots: left to Qiskit
+    if values and (min(values) < 0 or max(values) >= limit):  # wider than its slots: Qiskit's
         return None
-    packed = b"".join((value << shift).to_bytes(row, "big") for value in values)
+    if slots <= 64 and len(values) > 64:  # many outcomes: shifted and cut to bytes at once
+        words = np.array(values, dtype=np.uint64) << np.uint64(shift)
+        packed = words.astype(">u8").view(np.uint8).reshape(-1, 8)[:, 8 - row :].tobytes()
+    else:
+        packed = b"".join((value << shift).to_bytes(row, "big") for value in values)
     return len(values), widths, packed, list(counts.values())
 
 
