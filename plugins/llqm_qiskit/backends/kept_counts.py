@@ -83,6 +83,10 @@ def _from_hex(counts: Mapping[str, int], header: Any) -> _Circuit | None:
 
 #: Payloads up to this size are compressed with a small window and little state (``compress``).
 SMALL_PAYLOAD_BYTES = 4096
+#: A job's counts (or a primitive's arrays, copied) up to this size are made into their payload
+#: at the writer's next commit (``keep_result_later``), held until then (~2 s); larger ones are
+#: made on the job's thread, not held.
+LATER_BYTES = 256 * 1024
 
 
 def compress(raw: bytes) -> bytes:
@@ -186,11 +190,11 @@ _Facts = list[tuple[Mapping[str, int], Mapping[str, Any]]]
 
 
 def _small_facts(result: Any) -> tuple[int, _Facts] | None:
-    """The most bytes a small job's kept counts can take compressed, read from sizes alone (no
+    """The most bytes a job's kept counts can take compressed, read from sizes alone (no
     outcome is read), and what they will be made of (``_made``): not the ``Result`` itself,
     whose containers, alive until the writer's commit, were a third of the garbage collector's
-    work in a loop of small jobs (docs/performance.md). None for a job too large to be kept
-    later or whose header does not give every register's width (kept at once, as before)."""
+    work in a loop of small jobs (docs/performance.md). None for a job above ``LATER_BYTES``
+    or whose header does not give every register's width (kept at once, as before)."""
     raw = 64
     facts: _Facts = []
     for experiment in result.results:
@@ -204,7 +208,7 @@ def _small_facts(result: Any) -> tuple[int, _Facts] | None:
         if sum(size for _, size in registers) != slots:  # bits outside registers: get_counts
             return None
         raw += 32 + 8 * len(registers) + len(counts) * ((slots + 7) // 8 + 8)
-        if raw > SMALL_PAYLOAD_BYTES:
+        if raw > LATER_BYTES:
             return None
         facts.append((counts, header))
     return raw + raw // 16 + 64, facts  # deflate's stored blocks, if nothing compresses
@@ -301,7 +305,7 @@ def keep_job_result(handle: Any, result: Any) -> None:
     if not arrays:
         return
     size = sum(a.nbytes for a in arrays.values())
-    if size > LATER_PRIMITIVE_BYTES or not handle.keep_result_later(
+    if size > LATER_BYTES or not handle.keep_result_later(
         PRIMITIVE_KIND,
         functools.partial(_made_primitive, {k: a.copy() for k, a in arrays.items()}),
         _npz_bound(arrays, size),
@@ -310,11 +314,6 @@ def keep_job_result(handle: Any, result: Any) -> None:
         raw = _npz(arrays)
         handle.keep_result(PRIMITIVE_KIND, compress(raw), len(raw), meta)
     handle.annotate_numbers({"results.keep_s": time.perf_counter() - started})
-
-
-#: A primitive's arrays up to this size are copied and kept at the writer's next commit; larger
-#: ones are written on the job's thread, as before (a copy of them is not held for seconds).
-LATER_PRIMITIVE_BYTES = 256 * 1024
 
 
 def _npz(arrays: dict[str, np.ndarray]) -> bytes:
