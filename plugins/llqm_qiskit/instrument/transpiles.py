@@ -66,15 +66,6 @@ def _run_profiled(
     profiler = StageProfiler(parent, depths=False)
     staged = isinstance(pass_manager, StagedPassManager)
     followed = staged and starts_small(circuit) and profiler.follow(pass_manager)
-    if followed and callback is None and here:
-        try:
-            out = run_followed(pass_manager, circuit, profiler.on_followed_task, **options)
-        except BaseException as exc:
-            profiler.finish_followed(exc)
-            raise
-        profiler.finish_followed()
-        parent.run.remember_description(out, profiler.final())
-        return out
     if followed:
         ours: Callable[..., None] = profiler.on_followed_pass
     else:
@@ -86,6 +77,9 @@ def _run_profiled(
         def on_pass(**kwargs: Any) -> None:
             ours(**kwargs)
             user(**kwargs)
+
+    elif followed and here:  # one call after each pass, in the base pass manager's style
+        run, on_pass = run_followed, profiler.on_followed_task
 
     marked = with_markers(pass_manager) if staged and not followed else None
     if not staged:
@@ -145,19 +139,19 @@ def _new_transpile_task(
 def run_followed(
     pass_manager: StagedPassManager,
     circuit: Any,
-    on_pass: Callable[..., None],
+    callback: Callable[..., None],
     output_name: str | None = None,
     num_processes: int | None = None,
     **_: Any,
 ) -> Any:
     """``StagedPassManager.run`` of one circuit, as it runs it (its stages brought up to date,
-    no initial property set), with ``on_pass`` called in the base pass manager's style: Qiskit's
+    no initial property set), with ``callback`` called in the base pass manager's style: Qiskit's
     conversion to ``PassManager.run``'s style was a second Python call after every pass."""
     pass_manager._update_passmanager()
     return BasePassManager.run(
         pass_manager,
         circuit,
-        callback=on_pass,
+        callback=callback,
         num_processes=num_processes,
         output_name=output_name,
     )
