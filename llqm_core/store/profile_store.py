@@ -131,9 +131,12 @@ class ProfileStore:
         names it by its fingerprint (a 156-qubit device's is ~8 ms of JSON and a commit)."""
         fingerprint = snapshot.fingerprint
         if fingerprint not in self._snapshots:
-            self._writing().save_snapshot(snapshot)
+            self._store_snapshot(snapshot)
             self._snapshots.add(fingerprint)
         return fingerprint
+
+    def _store_snapshot(self, snapshot: HardwareSnapshot) -> None:
+        self._writing().save_snapshot(snapshot)
 
     def save_decision(self, decision: PolicyDecision) -> None:
         self._writing().save_decision(decision)

@@ -78,7 +78,7 @@ class RelayStore(ProfileStore):
         self.path = None if database else Path(self.location)
         self.readonly = False
         self._send = send
-        self._snapshots: set[str] = set()  # fingerprints sent already
+        self._snapshots: set[str] = set()  # fingerprints sent already (``save_snapshot``)
 
     @property
     def closed(self) -> bool:
@@ -104,13 +104,9 @@ class RelayStore(ProfileStore):
         """Send the ended task before it returns: the owner journals it on arrival."""
         self._relay("finish_task", task.as_record())
 
-    def save_snapshot(self, snapshot: HardwareSnapshot) -> str:
-        """Send a calibration snapshot once: later jobs on it name it by its fingerprint."""
-        fingerprint = snapshot.fingerprint
-        if fingerprint not in self._snapshots:
-            self._snapshots.add(fingerprint)
-            self._relay("save_snapshot", snapshot)
-        return fingerprint
+    def _store_snapshot(self, snapshot: HardwareSnapshot) -> None:
+        """Sent once (``ProfileStore.save_snapshot``): later jobs name it by its fingerprint."""
+        self._relay("save_snapshot", snapshot)
 
     def save_decision(self, decision: PolicyDecision) -> None:
         self._relay("save_decision", decision)
