@@ -194,10 +194,10 @@ def wrap_pass_manager_run(original: Callable[..., Any]) -> Callable[..., Any]:
             with _transpile_task(active, batch) as handle:
                 if handle is enclosing and SETUP not in handle.metrics:
                     handle.annotate_numbers({SETUP: handle.elapsed_s()})
-                if not active.full_detail:  # the call's task and times alone: no stages or passes
-                    out = original(self, circuits, output_name, callback, num_processes, **kwargs)
-                elif len(batch) > 1 and should_run_in_parallel(num_processes):
+                parallel = len(batch) > 1 and should_run_in_parallel(num_processes)
+                if parallel:
                     handle.annotate({"transpile.parallel": True})
+                if parallel or not active.full_detail:  # at calls: no stages or passes either
                     out = original(self, circuits, output_name, callback, num_processes, **kwargs)
                 else:
                     options = dict(kwargs, output_name=output_name, num_processes=num_processes)
