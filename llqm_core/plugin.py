@@ -60,7 +60,7 @@ from .model.warmup import Warmup
 from .pipeline.policies import decide, history_store, kept_default, policy_for, recent_tasks
 from .pipeline.registries import create, lookup, registered, run_stage, run_step
 from .runtime.gpu import gpu_probe
-from .runtime.instrumentation import Instrumentor, is_suppressed, suppressed
+from .runtime.instrumentation import Instrumentor, instrumented_run, is_suppressed, suppressed
 from .runtime.sampler import set_sample_interval
 from .runtime.tasks import finish_task, record_cached_task, record_past_task, start_task
 
@@ -122,6 +122,7 @@ __all__ = [
     "gpu_probe",
     "history_store",
     "hookimpl",
+    "instrumented_run",
     "is_suppressed",
     "kept_default",
     "loaded_plugins",

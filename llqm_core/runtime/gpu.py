@@ -93,6 +93,13 @@ class GpuProbe:
         return GpuProfile(available=False, reason=self.reason)
 
     @cached_property
+    def unavailable_values(self) -> tuple:
+        """``unavailable`` as a profile's values: what every task's end adds while no GPU can be
+        read, made once."""
+        found = self.unavailable
+        return tuple(getattr(found, name) for name in GpuProfile.__slots__)
+
+    @cached_property
     def not_sampled(self) -> GpuProfile:
         """The GPU part of a task too short for any of the sampler's readings (one shared value)."""
         return GpuProfile(available=True, reason=NOT_SAMPLED_REASON, devices=self.devices)

@@ -24,6 +24,7 @@ from packaging.version import Version
 
 from ..hooks.plugins import loaded_plugins
 from ..model.errors import UserError
+from .active_run import ActiveRun, _current_run
 from .post_import import PostImportHook, remove, when_imported
 
 _MISSING = object()
@@ -47,6 +48,12 @@ def suppressed() -> Iterator[None]:
 def is_suppressed() -> bool:
     """Whether instrumentation is off in this context (inside ``suppressed()``: LLQM's own calls)."""
     return _suppressed.get()
+
+
+def instrumented_run() -> ActiveRun | None:
+    """The run an instrumented call records into: the current one, unless instrumentation is off
+    in this context (``suppressed()``). One call where every instrumented call made two."""
+    return None if _suppressed.get() else _current_run.get()
 
 
 @functools.cache  # reading a distribution's metadata scans sys.path: once per library

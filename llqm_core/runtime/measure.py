@@ -231,14 +231,12 @@ class Measurement(Watch):
             HOST,
             self.thread,
             "light" if light else "full",
-        ) + self._gpu_values()
+        ) + (self._gpu_values() if sampler.gpu.available else sampler.gpu.unavailable_values)
 
     def _gpu_values(self) -> tuple:
-        """What the sampler read of the GPU while the task ran (the ``gpu`` module says why
-        nothing else), as ``GpuProfile``'s values."""
+        """What the sampler read of an available GPU while the task ran, as ``GpuProfile``'s
+        values."""
         probe = self._sampler.gpu
-        if not probe.available:
-            return _gpu_values(probe.unavailable)
         if not self.gpu_readings:
             return _gpu_values(probe.not_sampled)
         return (

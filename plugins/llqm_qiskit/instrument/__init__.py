@@ -129,14 +129,14 @@ class QiskitInstrumentor(Instrumentor):
             handle = llqm_core.plugin.start_task(
                 "execute",
                 "execute",
-                active.producers([circuits, *circuits]),
+                active.producers(circuits),
                 run=active,
                 activate=False,
             )
         else:
             assert enclosing is not None  # not owned: an execute task of this run is current
             handle = enclosing
-            handle.add_dependency(*active.producers([circuits, *circuits]))
+            handle.add_dependency(*active.producers(circuits))
         snapshot = snapshot_of(backend)
         if snapshot is not None:
             handle.use_hardware(snapshot)

@@ -7,11 +7,11 @@ from __future__ import annotations
 import contextvars
 
 import llqm_core
-from llqm_core.runtime.instrumentation import is_suppressed
+from llqm_core.runtime.instrumentation import instrumented_run
 
 busy: contextvars.ContextVar[bool] = contextvars.ContextVar("llqm_qiskit_busy", default=False)
 
 
 def profiling() -> llqm_core.ActiveRun | None:
     """The run to profile a call into: the current one, unless this call is nested in another."""
-    return None if busy.get() or is_suppressed() else llqm_core.current_run()
+    return None if busy.get() else instrumented_run()
