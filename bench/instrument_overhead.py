@@ -394,6 +394,7 @@ def per_circuit(
         one(i)
     # Each round in its own order: no variant always follows the same other one.
     order = random.Random(1).sample
+    was: tuple[bool, list] | None = None
     with llqm_core.run(f"per_circuit {workload} {detail}", store=store, detail=detail) as run:
         for i in range(count):
             position = i % len(labels)
@@ -403,6 +404,10 @@ def per_circuit(
             on, replaced = variants[label]
             (instrument_all if on else uninstrument_all)()
             with _replaced(replaced):
+                if (on, replaced) != was:  # settle: one circuit untimed after a switch
+                    one(i)
+                    stored += label == "profiled"
+                    was = (on, replaced)
                 started, cpu = time.perf_counter(), time.thread_time()
                 if label == OTEL:  # a span where LLQM records a task: the transpile and the job
                     with spans("transpile"), spans("execute"):
