@@ -2,7 +2,7 @@
 a script that transpiles and runs 100 small circuits.
 
     python bench/instrument_overhead.py [--pairs 21] [--unrelated-pairs 20] [--breakdown 11]
-                                        [--per-circuit 2000] [--device fake_fez]
+                                        [--per-circuit 2000] [--settle 1] [--device fake_fez]
                                         [--workloads transpile,pass-manager]
                                         [--details full,calls]
     OMP_WAIT_POLICY=PASSIVE python bench/instrument_overhead.py
@@ -45,7 +45,13 @@ whole runs timed against each other drift on a shared VM by more than the effect
 - ``--per-circuit N``: the script's circuits timed one by one (``transpile_and_run``), N of them
   in one LLQM run, the instrumentors switched on and off between circuits (and, with
   ``--breakdown``, each part left out in turn), each round of variants in a shuffled order:
-  every variant meets the same process state and follows every other one alike. The profiled
+  every variant meets the same process state and follows every other one alike. After each
+  switch one circuit runs untimed (``--settle 1``, the default): patching and restoring Qiskit's
+  classes invalidates the interpreter's specialised bytecode and type caches in the code that
+  uses them, which the next circuit pays while they are rebuilt, and a program run under
+  ``llqm profile`` (switched on once) does not; with ``--settle 0`` every profiled circuit
+  followed a switch and bare ones only half the time, which charged LLQM 20-60 us a circuit
+  more (docs/benchmarks.md). The profiled
   share repeats within 1-2 points where whole runs move by ten; the left-out variants move by
   up to 3. The run-end commit of the profiled circuits' tasks is timed and added per circuit.
   A long run commits in the background as well (every 10 s), which the rounds charge to every
@@ -248,7 +254,9 @@ def _wall_clock_values(self, qpu_s: float | None = None, queue_s: float | None =
     return llqm_core.Profile(wall_s=time.perf_counter() - self._start_wall).values()
 
 
-def _without_passes(pass_manager, circuit, parent, run, run_marked, callback, **options):
+def _without_passes(
+    pass_manager, circuit, parent, run, run_marked, callback, here=False, **options
+):
     """A transpile's pass manager run with the user's callback alone (``--breakdown``)."""
     return run(pass_manager, circuit, callback=callback, **options)
 
@@ -373,7 +381,13 @@ def _estimator_loop():
 
 
 def per_circuit(
-    store: Path, count: int, parts: dict[str, list], device: str, workload: str, detail: str
+    store: Path,
+    count: int,
+    parts: dict[str, list],
+    device: str,
+    workload: str,
+    detail: str,
+    settle: int = 1,
 ) -> dict[str, float]:
     """LLQM's extra time per circuit, each circuit of ``workload`` timed alone (``--per-circuit``)
     in a run of ``detail`` (``model.detail``): the figures of the side-by-side summary."""
@@ -404,9 +418,10 @@ def per_circuit(
             on, replaced = variants[label]
             (instrument_all if on else uninstrument_all)()
             with _replaced(replaced):
-                if (on, replaced) != was:  # settle: one circuit untimed after a switch
-                    one(i)
-                    stored += label == "profiled"
+                if (on, replaced) != was:  # circuits untimed after a switch (``--settle``)
+                    for _ in range(settle):
+                        one(i)
+                        stored += label == "profiled"
                     was = (on, replaced)
                 started, cpu = time.perf_counter(), time.thread_time()
                 if label == OTEL:  # a span where LLQM records a task: the transpile and the job
@@ -582,6 +597,14 @@ def main() -> None:
         "full (per-pass seconds, descriptions, kept results), calls (each call's task alone)",
     )
     parser.add_argument(
+        "--settle",
+        type=int,
+        default=1,
+        metavar="N",
+        help="--per-circuit runs N circuits untimed after each switch of the instrumentors (0: "
+        "none, which shows what a switch costs the next circuit)",
+    )
+    parser.add_argument(
         "--device",
         default="fake_manila",
         help="the fake backend --per-circuit transpiles for (the script's own: fake_manila, 5 "
@@ -601,7 +624,7 @@ def main() -> None:
         parts = _left_out() if args.breakdown else {}
         results = {
             (workload, detail): per_circuit(
-                store, args.per_circuit, parts, args.device, workload, detail
+                store, args.per_circuit, parts, args.device, workload, detail, args.settle
             )
             for workload in args.workloads.split(",")
             for detail in args.details.split(",")
