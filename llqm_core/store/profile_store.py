@@ -120,19 +120,11 @@ class ProfileStore:
     def start_task(self, task: TaskRow) -> None:
         """Queue the running task's row, kept within seconds so that a crash shows it (``task``:
         its record, or its live handle)."""
-        writer = self._writer  # not ``_writing()``: a call fewer on every task's path
-        if writer is None:
-            self._writing()  # says why
-        else:
-            writer.start_task(task)
+        self._writing().start_task(task)
 
     def finish_task(self, task: TaskRow) -> None:
         """Keep the ended task with its profile before the task returns."""
-        writer = self._writer
-        if writer is None:
-            self._writing()
-        else:
-            writer.finish_task(task)
+        self._writing().finish_task(task)
 
     def save_snapshot(self, snapshot: HardwareSnapshot) -> str:
         """Commit a calibration snapshot at once, once: every later job on the same calibration
