@@ -47,6 +47,10 @@ class GpuProfile:
     utilization_mean_pct: float | None = None
     memory_peak_bytes: int | None = None
 
+    def values(self) -> tuple:
+        """The fields in ``__slots__`` order: the GPU part of ``Profile.values``."""
+        return _gpu_values(self)
+
     def to_dict(self) -> dict[str, Any]:
         return dict(zip(self.__slots__, _gpu_values(self)))
 

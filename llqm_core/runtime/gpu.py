@@ -96,8 +96,7 @@ class GpuProbe:
     def unavailable_values(self) -> tuple:
         """``unavailable`` as a profile's values: what every task's end adds while no GPU can be
         read, made once."""
-        found = self.unavailable
-        return tuple(getattr(found, name) for name in GpuProfile.__slots__)
+        return self.unavailable.values()
 
     @cached_property
     def not_sampled(self) -> GpuProfile:

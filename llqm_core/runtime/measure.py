@@ -5,19 +5,17 @@ More in docs/modules.md (``llqm_core.runtime.measure``).
 
 from __future__ import annotations
 
-import operator
 import os
 import socket
 import threading
 import time
 
-from ..model.records import GpuProfile, Profile
+from ..model.records import Profile
 from .memory import last_usage, read_usage
 from .sampler import Watch, shared_sampler
 from .thread_ids import native_thread_id
 
 HOST = socket.gethostname()
-_gpu_values = operator.attrgetter(*GpuProfile.__slots__)
 
 
 # The kernel's thread id, not ``threading.get_ident``: Python reuses an ident as soon as its thread
@@ -238,7 +236,7 @@ class Measurement(Watch):
         values."""
         probe = self._sampler.gpu
         if not self.gpu_readings:
-            return _gpu_values(probe.not_sampled)
+            return probe.not_sampled.values()
         return (
             True,
             None,
