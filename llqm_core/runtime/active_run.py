@@ -273,12 +273,10 @@ class ActiveRun:
 
     def note_output(self, value: Any, task_id: str) -> None:
         """Remember that ``task_id`` produced ``value`` (or each item of a returned list, tuple or dict)."""
-        outputs = self._outputs  # ints, strings and other untrackable values are skipped
-        if isinstance(value, _CONTAINERS):
-            for item in _flatten(value):
-                outputs.put(item, task_id)
-        else:  # one value, most calls' output: no list made for it
-            outputs.put(value, task_id)
+        for item in _flatten(value):
+            self._outputs.put(
+                item, task_id
+            )  # ints, strings and other untrackable values are skipped
 
     def description(self, value: Any) -> dict[str, Any]:
         """What the plugins say of ``value``: described once per run (a 10^7-gate circuit takes
@@ -299,10 +297,9 @@ class ActiveRun:
         """The tasks whose outputs appear among ``values`` (looking one level into lists,
         tuples and dicts)."""
         found: list[str] = []
-        outputs = self._outputs
         for value in values:
-            for item in _flatten(value) if isinstance(value, _CONTAINERS) else (value,):
-                task_id = outputs.get(item)
+            for item in _flatten(value):
+                task_id = self._outputs.get(item)
                 if task_id is not None and task_id not in found:
                     found.append(task_id)
         return found
@@ -354,9 +351,6 @@ class _ByIdentity:
         key = dead.key  # type: ignore[attr-defined]
         if self._entries.get(key, (None,))[0] is dead:
             self._entries.pop(key, None)
-
-
-_CONTAINERS = (list, tuple, dict)  # what ``_flatten`` looks into
 
 
 def _flatten(value: Any) -> list[Any]:
