@@ -113,15 +113,12 @@ def _run_profiled(
 
 
 def _transpile_task(
-    run: llqm_core.ActiveRun,
-    circuits: list[Any],
-    options: dict[str, Any] | None = None,
-    enclosing: llqm_core.TaskHandle | None = None,
+    run: llqm_core.ActiveRun, circuits: list[Any], options: dict[str, Any] | None = None
 ) -> AbstractContextManager[llqm_core.TaskHandle]:
     """A ``transpile`` task for the call, with ``transpile()``'s ``options``; inside a
-    ``transpile`` task of someone else's (a Prefect task of that stage, ``enclosing``: the
-    current task, which the caller read) the stages go under that one instead of a second
-    ``transpile``."""
+    ``transpile`` task of someone else's (a Prefect task of that stage) the stages go under that
+    one instead of a second ``transpile``."""
+    enclosing = llqm_core.current_task()
     if enclosing is not None and enclosing.run is run and enclosing.stage == STAGE:
         enclosing.add_dependency(*run.producers(circuits))
         return nullcontext(enclosing)  # not a generator's context: a few calls fewer per transpile
@@ -194,7 +191,7 @@ def wrap_pass_manager_run(original: Callable[..., Any]) -> Callable[..., Any]:
         enclosing = llqm_core.current_task()
         token = busy.set(True)
         try:
-            with _transpile_task(active, batch, None, enclosing) as handle:
+            with _transpile_task(active, batch) as handle:
                 if handle is enclosing and SETUP not in handle.metrics:
                     handle.annotate_numbers({SETUP: handle.elapsed_s()})
                 parallel = len(batch) > 1 and should_run_in_parallel(num_processes)
@@ -273,7 +270,7 @@ def wrap_run_in_worker(original: Callable[..., Any]) -> Callable[..., Any]:
                 initial_property_set=kwargs.get("initial_property_set"),
             )
 
-        with _transpile_task(active, [program], None, llqm_core.current_task()) as handle:
+        with _transpile_task(active, [program]) as handle:
             if active.full_detail:
                 out = _run_profiled(pass_manager, program, handle, run, run, user if sent else None)
             else:  # the call's task and times alone
@@ -301,7 +298,7 @@ def wrap_transpile(original: Callable[..., Any]) -> Callable[..., Any]:
             "transpile.layout_method": kwargs.get("layout_method") or "default",
             "transpile.backend": backend_name(backend) if backend is not None else "none",
         }
-        with _transpile_task(active, batch, options, llqm_core.current_task()):
+        with _transpile_task(active, batch, options):
             return original(circuits, backend, *args, **kwargs)
 
     return transpile
