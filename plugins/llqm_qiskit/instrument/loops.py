@@ -37,8 +37,8 @@ def estimator_call(caller: Any, pubs: Any, circuits: list[Any]) -> tuple[str, An
     source = f"{type(caller).__name__} {id(caller):x} on {names}"
     if len(values) > 1:
         return source, np.concatenate(values)
-    return source, values[0].copy() if values else None  # as submitted: a later change to
-    # the caller's array is not this call's
+    # one array copied as submitted: a later change to the caller's array is not this call's
+    return source, values[0].copy() if values else None
 
 
 def _one_number(value: Any) -> float | None:
