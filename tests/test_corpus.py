@@ -17,6 +17,7 @@ from llqm_mitiq.zne import fold_gates, foldable_gates
 from llqm_qiskit.backends.aer import AerBackend, choose_method
 from llqm_qiskit.backends.mps import mps_log, trial_bond
 from llqm_qiskit.circuits import w_state
+from llqm_qiskit.pipeline.observable_step import default_observable
 from llqm_qiskit.pipeline.steps import compiled_as_run
 from qiskit import QuantumCircuit, qasm2, transpile
 from qiskit.circuit.library import efficient_su2
@@ -24,7 +25,7 @@ from qiskit_aer import AerSimulator
 
 from llqm_core.analysis.report import build_report
 from llqm_core.cli import main
-from llqm_core.model.errors import LLQMWarning
+from llqm_core.model.errors import LLQMWarning, UserError
 from llqm_core.pipeline import parse_pipeline, run_pipeline
 from llqm_core.store.profile_store import ProfileStore
 
@@ -403,3 +404,45 @@ def test_a_default_observable_far_from_0_carries_no_such_warning(store_path, tmp
     _, data = run_pipeline(parse_pipeline(file), store=store_path)
     assert data["ideal_value"] == pytest.approx(math.cos(0.3) ** 2)
     assert not any("shot noise" in w for w in data["warnings"])
+
+
+def _tilted_file(tmp_path, qubits: int, observable: dict | None = None) -> dict:
+    """``ry(0.3)`` on each of ``qubits``: every outcome is possible without noise."""
+    tilted = tmp_path / "tilted.qasm"
+    tilted.write_text(
+        f'OPENQASM 2.0;\ninclude "qelib1.inc";\nqreg q[{qubits}];\ncreg c[{qubits}];\n'
+        "ry(0.3) q;\nmeasure q -> c;\n"
+    )
+    file = {"circuit": {"qasm": str(tilted)}, "backend": {"name": "aer", "device": "fake_fez"}}
+    return file | ({"observable": observable} if observable else {})
+
+
+def test_a_default_observable_is_not_the_probability_of_most_outcomes(store_path, tmp_path):
+    """Five qubits tilted: all 32 outcomes are ideal ones, few enough to score one by one, but
+    their probability is 1 whatever the noise (a quantum volume, QFT or Grover circuit of a few
+    qubits is much the same): the default is then the mean Z Z, which noise moves."""
+    checked = parse_pipeline(_tilted_file(tmp_path, 5))
+    _, data = run_pipeline(checked, store=store_path)
+    assert "most of those its measured bits can show" in data["observable_choice"]
+    assert data["ideal_value"] == pytest.approx(math.cos(0.3) ** 2)
+    assert data["unmitigated"] < data["ideal_value"]  # noise moves it: a signal
+
+
+def test_the_probability_of_most_outcomes_named_as_the_observable_is_refused(tmp_path):
+    file = _tilted_file(tmp_path, 3, {"kind": "ideal_outcomes"})
+    with pytest.raises(
+        UserError,
+        match=r"circuit 'tilted' has 8 ideal outcomes of the 8 its 3 measured bits can show, so "
+        r"a run of pure noise would score 100% on them; score it with a parity observable",
+    ):
+        parse_pipeline(file)
+
+
+def test_ideal_outcomes_that_are_half_of_those_possible_are_still_the_default(store_path):
+    """Two of four outcomes (a Bell pair on two bits): pure noise scores 50%, the ideal 100%."""
+    circuit = QuantumCircuit(2, 2)
+    circuit.h(0)
+    circuit.cx(0, 1)
+    circuit.measure([0, 1], [0, 1])
+    chosen = default_observable(circuit)
+    assert chosen.kind == "ideal_outcomes" and "2 ideal outcomes" in chosen.reason

@@ -269,6 +269,12 @@ def _mps_support(body: QuantumCircuit, order: list[int], name: str) -> tuple[lis
     return support, float(np.sum(np.abs(np.asarray(found)) ** 2))
 
 
+class MostOutcomes(ValueError):
+    """A circuit whose ideal outcomes are most of those its measured bits can show (a quantum
+    volume, QFT or Grover circuit of a few qubits): even a run of pure noise, uniform over the
+    outcomes, scores over half on them, and a run of any noise close to their ideal 1."""
+
+
 def ideal_outcomes(circuit: QuantumCircuit) -> DiagonalObservable:
     """The outcomes of a noiseless run of ``circuit`` (a Clifford or a small one), as an observable."""
     body, readout = _unitary_part(circuit)
@@ -278,6 +284,14 @@ def ideal_outcomes(circuit: QuantumCircuit) -> DiagonalObservable:
         )
     support, probability = _noiseless_support(body, readout, circuit.name)
     width, measured = circuit.num_clbits, sorted(readout)
+    possible = 2 ** len(measured)
+    if 2 * len(support) > possible:
+        raise MostOutcomes(
+            f"circuit {circuit.name!r} has {len(support)} ideal outcomes of the {possible} its "
+            f"{len(measured)} measured bit{'s' if len(measured) > 1 else ''} can show, so a run "
+            f"of pure noise would score {len(support) / possible:.0%} on them; score it with a "
+            "parity observable instead."
+        )
     keys = []
     for outcome in support:
         bits = ["0"] * width

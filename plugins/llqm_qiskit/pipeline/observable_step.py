@@ -23,6 +23,7 @@ from llqm_core.pipeline.paths import resolve
 from ..measurement import for_outcomes, without_measurements
 from ..observables.costs import observable_estimate
 from ..observables.expectation import (
+    MostOutcomes,
     ideal_outcomes,
     measured_bits,
     neighbour_parities,
@@ -229,6 +230,8 @@ def default_observable(circuit: QuantumCircuit, max_bond: int = MAX_BOND) -> Cho
     measured bits (one bit: its ``Z``), whose ideal value is computed where a method can."""
     try:
         found = ideal_outcomes(circuit)
+    except MostOutcomes:
+        why = "most"
     except ValueError as exc:
         why = str(exc)
     else:
@@ -244,9 +247,12 @@ def default_observable(circuit: QuantumCircuit, max_bond: int = MAX_BOND) -> Cho
     measured = measured_bits(circuit)
     many = "too many" in why or "over" in why
     because = (
-        "its ideal outcomes are too many to score one by one"
+        "its ideal outcomes are most of those its measured bits can show (a run of pure noise "
+        "would score over half on them)"
+        if why == "most"
+        else "its ideal outcomes are too many to score one by one"
         if many
-        else ("its ideal outcomes cannot be found")
+        else "its ideal outcomes cannot be found"
     )
     if len(measured) >= 2:
         return Chosen(
