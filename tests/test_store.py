@@ -27,6 +27,7 @@ from llqm_core.store.journal import journal_pattern
 from llqm_core.store.postgres_backend import postgres_ddl
 from llqm_core.store.profile_store import store_backend
 from llqm_core.store.schema import MIGRATIONS, SCHEMA_VERSION
+from llqm_core.store.sqlite_backend import SQLiteBackend
 
 
 def journals_of(location: str) -> list[str]:
@@ -286,6 +287,28 @@ def test_a_corrupt_or_foreign_file_is_refused_and_left_untouched(tmp_path):
             llqm.StoreError, match="is an SQLite database but not an LLQM profile store"
         ):
             llqm.ProfileStore(foreign, readonly=readonly)
+
+
+def test_a_store_another_process_creates_while_this_one_looks_is_not_called_foreign(tmp_path):
+    """Eight processes opening one new store at once: one read the version of the empty file,
+    another committed the schema, and the first then saw tables without a version."""
+    path = tmp_path / "new.sqlite"
+    path.touch()
+    looking = SQLiteBackend(path)
+    conn = sqlite3.connect(path, isolation_level=None)
+    statements: list[str] = []
+
+    def other_process_creates_it_between_statements(sql: str) -> None:
+        statements.append(sql)
+        if len(statements) == 2:
+            SQLiteBackend(path).prepare(readonly=False)
+
+    conn.set_trace_callback(other_process_creates_it_between_statements)
+    try:
+        assert looking._version_of(conn) in (0, SCHEMA_VERSION)
+    finally:
+        conn.close()
+    llqm.ProfileStore(path)  # and the store opens as a store
 
 
 def test_unknown_and_ambiguous_run_ids_are_user_errors(store_location, monkeypatch):

@@ -114,9 +114,14 @@ class SQLiteBackend(StoreBackend):
             ) from None
 
     def _version_of(self, conn: sqlite3.Connection) -> int:
-        """The file's schema version: 0 for an empty file; refused when no llqm release reads it."""
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version == 0 and conn.execute("SELECT name FROM sqlite_master").fetchall():
+        """The file's schema version: 0 for an empty file; refused when no llqm release reads it.
+        One statement reads both, so a schema another process commits in between cannot be
+        seen as tables without their version."""
+        version, tables = conn.execute(
+            "SELECT (SELECT user_version FROM pragma_user_version),"
+            " (SELECT COUNT(*) FROM sqlite_master)"
+        ).fetchone()
+        if version == 0 and tables:
             raise StoreError(
                 f"{self.path} is an SQLite database but not an LLQM profile store; choose another file."
             )
