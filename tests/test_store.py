@@ -212,6 +212,58 @@ def test_a_forked_child_keeps_its_tasks_in_its_own_journal_and_connection(store_
     ]
 
 
+def test_children_forked_while_other_threads_commit_never_hang(tmp_path):
+    """A child inherits SQLite's locks as they were at the fork: forked while a writer thread
+    was inside a commit, it used to wait forever at its first use of the store (a parallel
+    transpile's worker hung so, about one fork in fifteen here)."""
+    path = tmp_path / "busy.sqlite"
+    code = textwrap.dedent(
+        f"""
+        import multiprocessing, os, threading
+        import llqm_core as llqm
+        path, stop = {str(path)!r}, threading.Event()
+
+        def busy():
+            while not stop.is_set():  # each run commits at its start and end, in this thread
+                with llqm.run("busy", store=path):
+                    pass
+
+        def child(n):
+            with llqm.run(f"child {{n}}", store=path):
+                with llqm.task("in child"):
+                    pass
+            os._exit(0)
+
+        fork = multiprocessing.get_context("fork")
+        with llqm.run("parent", store=path):
+            threads = [threading.Thread(target=busy, daemon=True) for _ in range(2)]
+            for thread in threads:
+                thread.start()
+            hung = 0
+            for n in range(100):
+                process = fork.Process(target=child, args=(n,))
+                process.start()
+                process.join(30)
+                if process.is_alive():
+                    hung += 1
+                    process.kill()
+                    process.join()
+            stop.set()
+            for thread in threads:
+                thread.join()
+        print(hung)
+        """
+    )
+    result = run_python(code, env={"LLQM_PLUGINS": "exporters"}, timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["0"]
+    store = llqm.ProfileStore(path, readonly=True)
+    children = [r for r in store.runs() if r.name.startswith("child ")]
+    assert len(children) == 100 and all(
+        [t.name for t in store.tasks(r.id)] == ["in child"] for r in children
+    )
+
+
 def test_a_store_of_a_development_schema_is_refused_with_a_clear_sentence(store_location):
     """Schema 1 was only ever written by development versions: no release reads or upgrades it."""
     set_schema_version(store_location, 1, foreign_table=True)

@@ -27,6 +27,7 @@ from ..model.records import (
 )
 from . import aggregates
 from .backend import Row, StoreBackend
+from .forking import hold_across_forks
 from .journal import read_journals
 from .row_records import (
     OUTLINE_COLUMNS,
@@ -53,6 +54,14 @@ class StoreReader:
         self._lock = threading.Lock()
         self._pid = os.getpid()
         self._conn = conn
+        hold_across_forks(self)
+
+    def fork_locks(self) -> tuple[threading.Lock]:
+        return (self._lock,)
+
+    def after_fork_in_child(self) -> None:
+        """The parent's connection stays the parent's: the child connects at its first query."""
+        self._lock = threading.Lock()
 
     def close(self) -> None:
         with self._lock:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import atexit
 import enum
 import functools
-import os
 import threading
 import time
 import warnings
@@ -29,6 +28,7 @@ from ..model.records import (
     TaskRow,
 )
 from .backend import StoreBackend
+from .forking import hold_across_forks
 from .journal import TaskJournal, decode_frame, encode_row, read_journals
 from .journal import json_text as _dumps  # the one compact encoder of the store's text
 from .schema import TASK_COLUMNS, older_row, stored_row
@@ -70,15 +70,15 @@ class StoreWriter:
     def __init__(self, backend: StoreBackend, conn: Any) -> None:
         self.backend = backend
         self.state = WriterState.WRITING
-        self._lock = threading.RLock()
         self._journal_warned = False
         self._start_afresh()
         self._conn = conn
         _writers.add(self)
+        hold_across_forks(self)
 
     def _start_afresh(self) -> None:
         """The per-process half: what a forked child must not share with its parent."""
-        self._pid = os.getpid()
+        self._lock = threading.RLock()
         self._queue_lock = threading.Lock()
         self._owns_conn = True  # False in a forked child until it connects on its own
         self._pending: dict[str, TaskRow] = {}  # started tasks whose running row is not written
@@ -94,11 +94,16 @@ class StoreWriter:
         self._hurry = threading.Event()  # commit now: many rows queued, or the store is closing
         self._dirty = False  # commits since the last checkpoint (the writer thread's own)
         self._thread: threading.Thread | None = None
+        self._checkpoint_lock = threading.Lock()  # held while the thread's own connection works
 
-    def _reopen_in_child(self) -> None:
-        """After a fork: the parent's rows, journal, thread and connection stay the parent's."""
-        self._lock = threading.RLock()
+    def fork_locks(self) -> tuple[threading.RLock, threading.Lock]:
+        return self._lock, self._checkpoint_lock
+
+    def after_fork_in_child(self) -> None:
+        """The parent's rows, journal, thread and connection stay the parent's."""
         self._start_afresh()
+        if self.state is WriterState.CLOSED:
+            return
         failures: tuple[type[BaseException], ...] = (StoreError, *self.backend.errors)
         try:
             self._conn = self.backend.connect_writer()
@@ -382,7 +387,8 @@ class StoreWriter:
         ``FINISHED_ROWS_WAIT_S`` at most, unless a commit happens anyway. Start rows wait until
         their task has run ``START_ROW_DELAY_S``: a shorter task's finish row replaces its start
         row. Checkpoints run here so that none falls on a commit a task waits for."""
-        checkpoints = self.backend.connect_housekeeping()
+        with self._checkpoint_lock:
+            checkpoints = self.backend.connect_housekeeping()
         last_checkpoint = time.monotonic()
         rows_due_at = 0.0  # from when journaled rows are committed again
         try:
@@ -410,10 +416,12 @@ class StoreWriter:
                 ):
                     self._dirty = False
                     last_checkpoint = time.monotonic()
-                    self.backend.checkpoint(checkpoints, final=False)
+                    with self._checkpoint_lock:
+                        self.backend.checkpoint(checkpoints, final=False)
         finally:
             if checkpoints is not None:
-                checkpoints.close()
+                with self._checkpoint_lock:
+                    checkpoints.close()
 
 
 def _stored(row: tuple) -> tuple | None:
@@ -438,13 +446,3 @@ def _close_writers() -> None:
             writer.close()
         except Exception:
             pass
-
-
-def _reopen_writers_in_child() -> None:
-    for writer in list(_writers):
-        if writer.state is not WriterState.CLOSED:
-            writer._reopen_in_child()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_reopen_writers_in_child)
