@@ -117,6 +117,46 @@ def test_same_results_return_types_property_set_and_callbacks(instrumented, tmp_
     assert [t.stage for t in tasks].count("transpile") == 2
 
 
+def dynamic(repeats: int) -> QuantumCircuit:
+    """A circuit with classical control flow (mid-circuit measurement, ``if_test``), as
+    Qiskit's dynamic-circuit tutorials build it; ``repeats`` Bell pairs before it."""
+    circuit = QuantumCircuit(2, 2)
+    for _ in range(repeats):
+        circuit.h(0)
+        circuit.cx(0, 1)
+    circuit.measure(0, 0)
+    with circuit.if_test((circuit.clbits[0], 1)):
+        circuit.x(1)
+    circuit.measure(1, 1)
+    return circuit
+
+
+@pytest.mark.parametrize("repeats", [1, 1500], ids=["small", "over the stage-task size"])
+def test_circuits_with_control_flow_transpile_as_they_do_without_llqm(
+    instrumented, tmp_path, repeats
+):
+    """A DAG with control flow refuses ``size()`` without ``recurse``: the profiler's reading of
+    it once made every such transpile fail under ``llqm profile``."""
+    backend = FakeManilaV2()
+
+    def work():
+        pass_manager = generate_preset_pass_manager(1, backend, seed_transpiler=2)
+        seen: list[str] = []
+        return (
+            pass_manager.run(dynamic(repeats)),
+            pass_manager.run(dynamic(repeats), callback=lambda **kw: seen.append(kw["count"])),
+            transpile(dynamic(repeats), backend, seed_transpiler=2),
+            PassManager([InverseCancellation([CXGate()])]).run(dynamic(repeats)),
+            len(seen),
+        )
+
+    plain, profiled, tasks = plain_and_profiled(work, tmp_path / "s.sqlite")
+    assert profiled == plain and profiled[0].count_ops()["if_else"] == 1
+    transpiles = [t for t in tasks if t.stage == "transpile"]
+    assert len(transpiles) == 4 and all(t.status == "completed" for t in tasks)
+    assert all(t.metrics["circuit.size"] > 0 for t in transpiles)
+
+
 def test_an_unstaged_pass_manager_records_its_passes_on_the_transpile_task(instrumented, tmp_path):
     circuit = QuantumCircuit(2)
     circuit.cx(0, 1)

@@ -130,7 +130,7 @@ class StageProfiler:
         in the form a task keeps it to be counted later (``model.counted_steps``): a call
         between two passes is then an append."""
         step = self.stage_of.get(id(task)) or _unstaged(task)
-        self.ran.append((step, running_time, passmanager_ir.size(), _clock()))
+        self.ran.append((step, running_time, passmanager_ir.size(recurse=True), _clock()))
         self.final_dag, self.property_set = passmanager_ir, property_set
 
     def on_followed_pass(
@@ -232,7 +232,8 @@ class StageProfiler:
             self.close(self.final() if self.live else None)
             return
         if not self.live and (
-            dag.size() >= STAGE_TASKS_MIN_OPS or _clock() - self.began >= STAGE_TASKS_AFTER_S
+            dag.size(recurse=True) >= STAGE_TASKS_MIN_OPS
+            or _clock() - self.began >= STAGE_TASKS_AFTER_S
         ):
             self._end_timed()
             self._record_timed()
@@ -330,7 +331,7 @@ class StageProfiler:
         entry[0] += 1
         entry[1] += time
         # The circuit as the pass left it (its last call, for a pass run in a loop).
-        entry[2] = dag.size() if size is None else size
+        entry[2] = dag.size(recurse=True) if size is None else size
         if self.depths:
             entry[3] = self._depth(dag)
 
