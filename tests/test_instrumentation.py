@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+import time
 import types
 
 import pytest
@@ -299,6 +300,62 @@ def test_an_execute_task_spans_submit_to_result(instrumented, tmp_path, detail):
     assert execute.start_ns < meanwhile.start_ns and meanwhile.end_ns < execute.end_ns
     assert execute.metrics["result.shots"] == 64 and execute.depends_on == [tasks["transpile"].id]
     assert execute.metrics["result.backend_time_s"] >= 0
+
+
+def busy_circuit(width: int, layers: int) -> QuantumCircuit:
+    circuit = QuantumCircuit(width)
+    for layer in range(layers):
+        for qubit in range(width):
+            circuit.rx(0.1 * (qubit + layer), qubit)
+        for qubit in range(width - 1):
+            circuit.cx(qubit, qubit + 1)
+    circuit.measure_all()
+    return circuit
+
+
+@pytest.mark.parametrize("thread", ["main", "pool"])
+@pytest.mark.parametrize("job", ["aer noisy backend.run", "StatevectorSampler"])
+def test_an_execute_task_is_charged_the_cpu_its_job_used_in_a_worker_thread(
+    instrumented, tmp_path, job, thread
+):
+    """Aer's jobs and Qiskit's primitives run in a pool thread while the caller waits on
+    ``result``: their CPU was left out of the task, which read as waiting ("execute on wait")."""
+    import contextvars
+    from concurrent.futures import ThreadPoolExecutor
+
+    from qiskit.primitives import StatevectorSampler
+    from qiskit_aer import AerSimulator
+    from qiskit_aer.noise import NoiseModel, depolarizing_error
+
+    if job == "StatevectorSampler":
+        circuit = busy_circuit(12, 300)
+
+        def call():
+            return StatevectorSampler(seed=1).run([circuit], shots=10).result()
+
+    else:
+        noise = NoiseModel()
+        noise.add_all_qubit_quantum_error(depolarizing_error(0.01, 2), ["cx"])
+        simulator = AerSimulator(noise_model=noise, max_parallel_threads=1)
+        circuit = transpile(busy_circuit(12, 20), simulator)
+
+        def call():
+            return simulator.run(circuit, shots=8, seed_simulator=1).result()
+
+    def timed():
+        cpu = time.process_time()
+        call()
+        return time.process_time() - cpu
+
+    with llqm_core.run("jobs", store=tmp_path / "s.sqlite") as run:
+        if thread == "main":
+            used = timed()
+        else:
+            with ThreadPoolExecutor(1) as pool:  # the run's context, as ``llqm profile`` has it
+                used = pool.submit(contextvars.copy_context().run, timed).result()
+    (task,) = ProfileStore(tmp_path / "s.sqlite", readonly=True).tasks(run.id)
+    assert task.stage == "execute" and used > 0.05
+    assert 0.5 * used <= task.profile.cpu_s <= 1.5 * used + 0.05
 
 
 def test_a_calibrated_backends_snapshot_is_written_once_for_all_its_jobs(

@@ -49,6 +49,7 @@ class LiveTask(Measurement):
         "hardware",
         "qpu_s",
         "queue_s",
+        "workers",
         "_values",
         "_record",
     )
@@ -90,6 +91,8 @@ class LiveTask(Measurement):
         self.hardware: str | None = None
         self.qpu_s: float | None = None  # what backends reported (``record_usage``)
         self.queue_s: float | None = None
+        # CPU seconds other threads spent on its work, by thread (``record_worker_cpu``)
+        self.workers: dict[int, float] | None = None
         self._values: tuple | None = None  # the profile's values, once ended
         self._record: TaskRecord | None = None
 

@@ -88,13 +88,14 @@ def _main_id() -> int | None:
     return found
 
 
-def _others_cpu(start: dict[int, float] | None) -> float:
-    """What the other Python threads (``_OtherThreads``) used since ``start`` was read."""
+def _others_cpu(start: dict[int, float] | None, workers: dict[int, float] | None) -> float:
+    """What the other Python threads (``_OtherThreads``) used since ``start`` was read, but for
+    the ``workers`` that did the task's own work."""
     now = _other_threads.read()
     if not now:
         return 0.0
-    start = start or {}
-    return sum(cpu - start.get(ident, 0.0) for ident, cpu in now.items())
+    start, workers = start or {}, workers or {}
+    return sum(cpu - start.get(ident, 0.0) for ident, cpu in now.items() if ident not in workers)
 
 
 #: The names of LLQM's own threads start so (the sampler, the store's writer, the span builder).
@@ -172,9 +173,15 @@ class Measurement(Watch):
         """The task's profile, with the QPU and queue seconds that backends reported for it."""
         return Profile.from_values(self.stop_values(qpu_s, queue_s))
 
-    def stop_values(self, qpu_s: float | None = None, queue_s: float | None = None) -> tuple:
+    def stop_values(
+        self,
+        qpu_s: float | None = None,
+        queue_s: float | None = None,
+        workers: dict[int, float] | None = None,
+    ) -> tuple:
         """``stop``'s profile as its values alone (``Profile.values``), which is what a task's
-        journal frame keeps: no ``Profile`` is made on the task's path."""
+        journal frame keeps: no ``Profile`` is made on the task's path. ``workers``: the CPU
+        seconds other threads spent on the task's work, by thread (``record_worker_cpu``)."""
         wall = _perf_counter() - self._start_wall
         thread_cpu = _thread_time() - self._start_thread_cpu
         process_cpu = _process_time() - self._start_process_cpu
@@ -206,8 +213,11 @@ class Measurement(Watch):
         others = self._start_others
         if self.concurrent or wall < THREAD_SCOPE_BELOW_S or others is _NOT_MAIN:
             scope, cpu = "thread", thread_cpu + children_cpu
-        else:  # the process's, less its other Python threads': its native libraries' helpers count
-            process_cpu -= _others_cpu(others)
+            if workers:
+                cpu += sum(workers.values())
+        else:  # the process's, less its other Python threads' but its workers': its native
+            # libraries' helpers count (a worker that has ended is in the process's CPU anyway)
+            process_cpu -= _others_cpu(others, workers)
             scope = "process"
             cpu = min(max(process_cpu, thread_cpu), wall * _CPUS) + children_cpu
         # in ``PROFILE_VALUE_NAMES`` order

@@ -5,6 +5,7 @@ store and builds its span; ``TaskHandle`` is what code adds metrics, usage and d
 from __future__ import annotations
 
 import random
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable
@@ -127,6 +128,15 @@ class TaskHandle(LiveTask):
             if value < 0:
                 raise ValueError(f"{field} must be 0 or more seconds, not {value!r}.")
             setattr(self, field, (getattr(self, field) or 0.0) + float(value))
+
+    def record_worker_cpu(self, seconds: float) -> None:
+        """Called by a thread that did this task's work for it (a job's worker: Qiskit's and
+        Aer's jobs run in a pool thread while the task's thread waits), with the CPU seconds it
+        spent: the task is charged them (docs/profiling.md, "CPU")."""
+        ident = threading.get_ident()
+        workers = self.workers if self.workers is not None else {}
+        workers[ident] = workers.get(ident, 0.0) + seconds
+        self.workers = workers
 
     def use_hardware(self, snapshot: HardwareSnapshot) -> str:
         """Name the calibration this task depended on; the snapshot is kept in the store once."""
@@ -307,7 +317,7 @@ def _finish(
     measured: Profile | None = None,
 ) -> None:
     """``finish_task`` without the record: the task's readings go into its row as values."""
-    handle._values = values = handle.stop_values(handle.qpu_s, handle.queue_s)
+    handle._values = values = handle.stop_values(handle.qpu_s, handle.queue_s, handle.workers)
     if handle.warmup_wall_s:  # a warm-up inside it is a task of its own (``runtime.warmup``)
         handle.metrics[LEFT_OUT_WALL] = handle.warmup_wall_s
         handle.metrics[LEFT_OUT_CPU] = handle.warmup_cpu_s

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from qiskit import QuantumCircuit
@@ -29,6 +30,8 @@ from .jobs import (
     pub_circuits,
     result_shots,
     snapshot_of,
+    submitting,
+    wrap_pool_submit,
 )
 from .loops import estimator_call, estimator_value
 from .transpiles import (
@@ -82,6 +85,7 @@ class QiskitInstrumentor(Instrumentor):
 
         self.patch(PassManagerStagePluginManager, "__init__", wrap_preset)
         self.patch(base_passmanager, "_run_workflow_in_new_process", wrap_run_in_worker)
+        self.patch(ThreadPoolExecutor, "submit", wrap_pool_submit)
         for module, cls in BACKENDS + PRIMITIVES:
             primitive = (module, cls) in PRIMITIVES
             self.on_import(module, functools.partial(self._patch_run, cls=cls, primitive=primitive))
@@ -105,10 +109,11 @@ class QiskitInstrumentor(Instrumentor):
             circuits = pub_circuits(given)
             backend = primitive_backend(self) if primitive else self
             handle, owned = instrumentor._execute_task(active, self, backend, circuits, kwargs)
-            token = busy.set(True)
+            token, charged = busy.set(True), submitting.set(handle)
             try:
                 job = failing_ends(handle, owned, original, self, *args, **kwargs)
             finally:
+                submitting.reset(charged)
                 busy.reset(token)
             instrumentor._watch(job, handle, owned, estimator_call(self, given, circuits))
             return job

@@ -4,6 +4,8 @@ circuits, and the QPU and queue seconds their results report.
 
 from __future__ import annotations
 
+import contextvars
+import time
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -17,6 +19,36 @@ import llqm_core.plugin
 from ..devices.snapshot import hardware_snapshot
 
 _snapshots: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+#: The ``execute`` task whose ``run`` call is submitting its job (None elsewhere). Aer's jobs and
+#: Qiskit's primitives' run their work in a thread pool while the caller waits on ``result``:
+#: what the call hands a pool is the task's work, charged to it from the pool's thread.
+submitting: contextvars.ContextVar[llqm_core.TaskHandle | None] = contextvars.ContextVar(
+    "llqm_qiskit_submitting", default=None
+)
+
+
+def wrap_pool_submit(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``ThreadPoolExecutor.submit``: work submitted for an ``execute`` task is charged to it."""
+
+    def submit(executor: Any, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+        handle = submitting.get()
+        if handle is not None:
+            fn = _charged_to(handle, fn)
+        return original(executor, fn, *args, **kwargs)
+
+    return submit
+
+
+def _charged_to(handle: llqm_core.TaskHandle, fn: Callable[..., Any]) -> Callable[..., Any]:
+    def work(*args: Any, **kwargs: Any) -> Any:
+        start = time.thread_time()
+        try:
+            return fn(*args, **kwargs)
+        finally:  # before the job's future is done: its ``result`` finds the CPU charged
+            handle.record_worker_cpu(time.thread_time() - start)
+
+    return work
 
 
 def snapshot_of(backend: Any) -> llqm_core.HardwareSnapshot | None:
