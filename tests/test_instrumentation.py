@@ -525,6 +525,7 @@ UNUSED_LIBRARY = textwrap.dedent(
         circuit.cx(0, 1)
         transpile(circuit, basis_gates=["cx", "rz", "sx"])
     unused = {"on": on, "mitiq": "mitiq" in sys.modules, "cirq": "cirq" in sys.modules}
+    unused["prefect"] = "prefect" in sys.modules
     unused["pending"] = pending()
     uninstrument_all()
     unused["pending_after_uninstrument"] = pending()
@@ -554,8 +555,8 @@ def test_mitiq_is_not_imported_for_a_program_that_does_not_use_it_and_patched_wh
     found = json.loads(done.stdout.splitlines()[-1])
     unused = found["unused"]
     assert "mitiq" in unused["on"]  # switched on, waiting for the program to import Mitiq
-    assert not unused["mitiq"] and not unused["cirq"]
-    assert "mitiq" in unused["pending"]
+    assert not unused["mitiq"] and not unused["cirq"] and not unused["prefect"]
+    assert "mitiq" in unused["pending"] and "prefect.task_engine" in unused["pending"]
     assert "mitiq" not in unused["pending_after_uninstrument"]
     assert found["restored"]
     tasks = ProfileStore(store, readonly=True).tasks(found["runs"][1])

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import pytest
+from conftest import run_cli
 from llqm_prefect import profiled
 from prefect import flow, task
 from qiskit import QuantumCircuit, transpile
@@ -64,3 +67,67 @@ def test_an_option_leaves_the_instrumentors_off(store_path):
     assert left_alone() > 0
     assert set(stages(store_path)) == {"compile_bell"}
     assert not instrumentors()["qiskit"].is_instrumented
+
+
+def test_llqm_profile_of_a_plain_flow_records_its_task_runs(tmp_path):
+    """A flow as Prefect's docs write it, no ``@profiled``: under ``llqm profile`` its task runs
+    are tasks, with the Qiskit calls inside them beneath (they were missing: only the
+    transpiles showed, and a slow task of the program's own code not at all)."""
+    from prefect.settings import PREFECT_API_URL
+
+    script = tmp_path / "ghz_flow.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            from prefect import flow, task
+            from qiskit import QuantumCircuit, transpile
+            from qiskit_ibm_runtime.fake_provider import FakeManilaV2
+
+
+            @task
+            def build(n: int) -> QuantumCircuit:
+                circuit = QuantumCircuit(n)
+                circuit.h(0)
+                for i in range(n - 1):
+                    circuit.cx(i, i + 1)
+                return circuit
+
+
+            @task
+            def compile_for_manila(circuit: QuantumCircuit) -> int:
+                return transpile(circuit, FakeManilaV2(), seed_transpiler=1).size()
+
+
+            @flow
+            def ghz_sizes(sizes: list[int]) -> list[int]:
+                return compile_for_manila.map(build.map(sizes)).result()
+
+
+            if __name__ == "__main__":
+                print(ghz_sizes([2, 3]))
+            """
+        )
+    )
+    store = tmp_path / "s.sqlite"
+    result = run_cli(
+        "--store",
+        str(store),
+        "profile",
+        str(script),
+        env={"PREFECT_API_URL": str(PREFECT_API_URL.value())},
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    found = llqm.ProfileStore(store, readonly=True)
+    tasks = found.tasks(found.run().id)
+    names = {t.id: t.name for t in tasks}
+    assert sorted(t.name for t in tasks if t.name in ("build", "compile_for_manila")) == [
+        "build",
+        "build",
+        "compile_for_manila",
+        "compile_for_manila",
+    ]
+    assert sorted(names.get(t.parent_id) for t in tasks if t.stage == "transpile") == [
+        "compile_for_manila",
+        "compile_for_manila",
+    ]

@@ -194,6 +194,7 @@ def _flow_run_as_llqm_run(flow_name: str, options: dict[str, Any]) -> Iterator[N
     if active is None:
         yield
         return
+    PrefectInstrumentor().instrument()  # on since the decoration, unless a profile switched it off
     try:
         with (
             switched_on() if options["instrument"] else nullcontext(),

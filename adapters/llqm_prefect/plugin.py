@@ -1,7 +1,8 @@
-"""The ``prefect`` entry point of the ``llqm`` group: Prefect as an engine for pipeline files.
+"""The ``prefect`` entry point of the ``llqm`` group: Prefect as an engine for pipeline files,
+and its task runs as tasks of an instrumented run (``llqm profile`` of a flow).
 
 Kept free of Prefect imports: LLQM loads every plugin when it starts, and Prefect takes
-seconds to import, so it is imported only when a pipeline actually runs on it.
+seconds to import, so it is imported only when a pipeline runs on it or a program imports it.
 """
 
 from __future__ import annotations
@@ -9,7 +10,33 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from llqm_core.plugin import hookimpl
+from llqm_core.plugin import Instrumentor, hookimpl
+
+
+class PrefectWhenImported(Instrumentor):
+    """``PrefectInstrumentor`` switched on once the program imports Prefect's task engine, and off
+    again with this one if it was this one that switched it on (a ``@profiled`` flow keeps it on
+    for good)."""
+
+    name = "prefect"
+    library = "prefect"
+    supported = ">=3.9,<4"
+
+    def _instrument(self) -> None:
+        self._switched = False
+        self.on_import("prefect.task_engine", self._switch_on)
+
+    def _switch_on(self, _module: Any) -> None:
+        from .instrument import PrefectInstrumentor
+
+        engine = PrefectInstrumentor()
+        self._switched = not engine.is_instrumented and engine.instrument()
+
+    def _uninstrument(self) -> None:
+        if self._switched:
+            from .instrument import PrefectInstrumentor
+
+            PrefectInstrumentor().uninstrument()
 
 
 def run_on_prefect(pipeline: Any, store: Any = None, on_step: Any = None) -> Any:
@@ -24,3 +51,12 @@ def run_on_prefect(pipeline: Any, store: Any = None, on_step: Any = None) -> Any
 @hookimpl
 def llqm_register_engines(register: Callable[..., None]) -> None:
     register("prefect", run_on_prefect, description="each step a task of one profiled Prefect flow")
+
+
+@hookimpl
+def llqm_register_instrumentors(register: Callable[..., None]) -> None:
+    register(
+        PrefectWhenImported.name,
+        PrefectWhenImported,
+        description="each Prefect task run a task of the run (plain @flow under llqm profile)",
+    )
