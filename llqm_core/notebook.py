@@ -49,7 +49,7 @@ class Shown:
         if trials.set_id is not None:
             return trials_cell_html(trials_report(store, trials))
         analysed = analyse_run(store, trials.run_ids[0], keep_tasks=CELL_TASK_ROWS)
-        return run_html(analysed.report, analysed.tasks)
+        return run_html(analysed.report, analysed.tasks, analysed.own)
 
     def report(self) -> dict[str, Any]:
         """The report as data (``llqm report --json``): a run's, or a trial set's."""

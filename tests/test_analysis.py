@@ -262,3 +262,162 @@ def test_busy_cores_count_every_task_own_cpu_not_only_the_innermost(store_path):
     children = sum(t["cpu_s"] for t in report["tasks"] if t["stage"] == "transpile")
     assert own_cpu >= 0.2 > children  # the steps' own work counts, not only the children's
     assert busy_cores <= os.cpu_count()
+
+
+def test_time_in_no_task_is_reported_and_said_plainly_when_more_than_the_bottleneck(store_path):
+    """The program's own code between recorded calls is in no task: the report gives its seconds
+    beside the bottleneck (text, JSON, HTML), says plainly when it is more, and leaves warm-up
+    (reported apart) out of it; the shares are of the wall time without warm-up, and say so."""
+    from conftest import run_cli
+    from rich.console import Console
+
+    from llqm_core.analysis.html_report import html_report
+    from llqm_core.analysis.report import analyse_run
+    from llqm_core.analysis.report_console import render_report
+    from llqm_core.analysis.report_words import no_task_sentence
+    from llqm_core.runtime import warmup
+
+    with llqm.run("own code between calls", config={"profile.program": "p.py"}) as run:
+        with warmup.warmup("first thing", warmup.FIRST_CALL_STAGE):
+            time.sleep(0.15)  # warm-up at the top level: apart, not "in no task"
+        with llqm.task("compile", stage="transpile"):
+            busy(0.03)
+        busy(0.3)  # the program's own post-processing, which no task records
+        with llqm.task("job", stage="execute"):
+            time.sleep(0.02)
+    store = llqm.ProfileStore(store_path)
+    analysed = analyse_run(store, run.id)
+    report = analysed.report
+    outside, found = report["no_task"], report["bottleneck"]
+    gaps = report["run"]["wall_s"] - report["warmup"]["wall_s"] - report["run"]["busy_s"]
+    assert outside["wall_s"] == pytest.approx(gaps, abs=0.05)  # tasks one after another
+    assert 0.28 <= outside["wall_s"] < report["run"]["work_wall_s"]
+    assert outside["more_than_bottleneck"] and outside["wall_s"] > found["seconds"]
+    assert outside["share"] == pytest.approx(outside["wall_s"] / report["run"]["work_wall_s"])
+    sentence = no_task_sentence(report)
+    assert sentence.startswith("Not in any task: ")
+    assert "of the run's wall time without warm-up, more than the bottleneck's" in sentence
+    assert "wrap it in llqm.task" in sentence
+    assert "of the run's wall time without warm-up (" in bottleneck_sentence(report)
+    console = Console(record=True, width=300)
+    render_report(report, console)
+    text = console.export_text()
+    assert text.index("Bottleneck:") < text.index("Not in any task:")
+    page = html_report(report, analysed.tasks, analysed.own)
+    assert '<p id="no-task"><b>Not in any task:</b>' in page and "more than the bottleneck" in page
+    done = run_cli("--store", str(store_path), "report", run.id, "--json")
+    assert done.returncode == 0, done.stderr
+    import json
+
+    assert json.loads(done.stdout)["no_task"] == pytest.approx(outside)
+
+
+def test_time_in_no_task_is_the_wall_less_the_union_of_the_tasks(store_path):
+    """Overlapping tasks on two threads, nested ones, one left open at the end, and the hardware
+    monitor's task (beside the whole run, never a task's time): the same seconds as counting
+    which of a run's steps some task covers, in any order of the tasks."""
+    import random
+
+    from llqm_core.analysis.no_task import no_task_seconds
+    from llqm_core.model.hardware import MONITOR_STAGE
+    from llqm_core.model.records import Profile, TaskRecord, TaskStatus
+
+    ms = 1_000_000
+
+    def task(i, start, end, stage="work", parent=None):
+        return TaskRecord(
+            id=f"t{i}",
+            run_id="r",
+            name=f"t{i}",
+            stage=stage,
+            status=TaskStatus.COMPLETED,
+            start_ns=start * ms,
+            end_ns=None if end is None else end * ms,
+            trace_id="0" * 32,
+            span_id=f"{i:016x}",
+            parent_id=parent,
+            profile=Profile(wall_s=0.0 if end is None else (end - start) / 1e3),
+        )
+
+    tasks = [
+        task(0, 0, 1000, MONITOR_STAGE),  # the whole run: not the run's work
+        task(1, 10, 40),
+        task(2, 20, 30, parent="t1"),
+        task(3, 35, 60),  # another thread, overlapping t1
+        task(4, 70, 70),  # no time at all
+        task(5, 80, 90, "warmup.import"),  # warm-up is a task, reported apart
+        task(6, 95, None),  # still open when the run ended: to the run's end
+        task(7, -50, 5),  # started before the run: only its part inside counts
+    ]
+    covered = [False] * 200
+    for t in tasks[1:]:
+        for step in range(max(t.start_ns // ms, 0), min((t.end_ns or 200 * ms) // ms, 200)):
+            covered[step] = True
+    expected = covered.count(False) / 1e3
+    assert no_task_seconds(tasks, 0, 200 * ms) == pytest.approx(expected)  # 5-10, 60-80, 90-95
+    assert expected == pytest.approx(0.030)
+    shuffled = tasks[:]
+    random.Random(1).shuffle(shuffled)
+    assert no_task_seconds(shuffled, 0, 200 * ms) == pytest.approx(expected)
+    assert no_task_seconds([], 0, 200 * ms) == pytest.approx(0.2)
+    assert no_task_seconds(tasks, 0, None) is None  # a run still running has no such figure
+
+
+def test_compare_and_the_bottleneck_say_their_wall_is_without_warm_up(store_path):
+    """``llqm compare`` compares the wall time without warm-up (a first run pays imports a later
+    one does not) and says so beside the whole, as ``llqm report`` shows it."""
+    from conftest import run_cli
+
+    from llqm_core.analysis.compare import compare_runs
+    from llqm_core.runtime import warmup
+
+    ids = []
+    for name in ("first", "second"):
+        with llqm.run(name) as run:
+            with warmup.warmup(f"import for {name}", warmup.IMPORT_STAGE):
+                time.sleep(0.2)
+            with llqm.task("compile", stage="transpile"):
+                busy(0.02)
+        ids.append(run.id)
+    store = llqm.ProfileStore(store_path)
+    result = compare_runs(store, *ids)
+    report = build_report(store, ids[0])
+    assert result["a"]["wall_s"] == pytest.approx(report["run"]["work_wall_s"])
+    assert result["a"]["run_wall_s"] == pytest.approx(report["run"]["wall_s"])
+    assert result["a"]["run_wall_s"] - result["a"]["wall_s"] >= 0.2
+    done = run_cli("--store", str(store_path), "compare", *ids)
+    assert done.returncode == 0, done.stderr
+    heading = done.stdout.splitlines()[0]
+    assert " without warm-up (" in heading and " with it)" in heading
+    assert "of the run's wall time without warm-up" in bottleneck_sentence(report)
+
+
+def test_cost_per_step_counts_the_circuits_a_transpile_step_compiled(store_path):
+    """A step's ``circuits`` are those its execute tasks ran; ``circuits_transpiled`` those its
+    innermost transpile tasks compiled, so a pipeline's step around the call that compiles, or a
+    parallel transpile's workers under it, count each circuit once."""
+    from llqm_core.analysis.report_words import transpiled_text
+
+    with llqm.run("steps") as run:
+        with llqm.task("transpile", stage="transpile") as call:
+            call.annotate({"transpile.circuits": 5})
+        with llqm.task("step", stage="transpile") as step:  # a pipeline's step around the call
+            step.annotate({"circuit.qubits": 3})
+            with llqm.task("transpile", stage="transpile") as inner:
+                inner.annotate({"transpile.circuits": 3})
+        with llqm.task("old", stage="transpile") as old:  # stored before the count: described
+            old.annotate({"circuits": 2, "circuit.qubits": 3})
+        with llqm.task("calls", stage="transpile"):  # at detail calls, before the count
+            pass
+        with llqm.task("job", stage="execute") as job:
+            job.annotate({"execute.circuits": 5, "result.shots": 5000})
+    costs = build_report(llqm.ProfileStore(store_path), run.id)["costs"]
+    found = {(c["task"], c["stage"]): c for c in costs}
+    assert found["transpile", "transpile"]["circuits_transpiled"] == 5
+    assert found["transpile", "transpile"]["circuits"] == 0  # none run
+    assert found["step", "transpile"]["circuits_transpiled"] == 3  # not 1 + 3
+    assert found["old", "transpile"]["circuits_transpiled"] == 2
+    assert found["calls", "transpile"]["circuits_transpiled"] is None
+    assert transpiled_text(found["calls", "transpile"]) == "-"
+    assert found["job", "execute"]["circuits"] == 5
+    assert found["job", "execute"]["circuits_transpiled"] == 0

@@ -108,3 +108,55 @@ def test_the_timelines_busy_cores_never_exceed_the_machines_cpus(store_path, fin
     _, busy = busy_cores_series(report)
     assert max(busy) == os.cpu_count()
     assert report["concurrency"]["mean_busy_cores"] <= os.cpu_count()
+
+
+def test_the_html_timeline_draws_its_busy_cores(store_path, finished_run, monkeypatch):
+    """The page's timeline is given each task's own CPU seconds, which its busy-cores line reads:
+    drawn from tasks without them the line had no point at all."""
+    from llqm_core.analysis import html_report as page_module
+    from llqm_core.analysis.plots import busy_cores_series
+    from llqm_core.analysis.report import analyse_run
+
+    drawn = []
+    monkeypatch.setattr(page_module, "timeline_png", lambda report: drawn.append(report) or b"")
+    analysed = analyse_run(llqm.ProfileStore(store_path), finished_run.id, keep_tasks=500)
+    page_module.html_report(analysed.report, analysed.tasks, analysed.own)
+    page_module.html_report(analysed.report, analysed.tasks)  # own times found from the tasks
+    assert len(drawn) == 2
+    for report in drawn:
+        compile_task = next(t for t in report["tasks"] if t["name"] == "compile")
+        assert compile_task["own_cpu_s"] == pytest.approx(compile_task["cpu_s"])
+        steps, cores = busy_cores_series(report)
+        assert steps and max(cores) > 0.2  # compile kept a core busy for 30 ms
+
+
+def test_the_timeline_draws_a_tasks_peak_memory_over_its_whole_interval():
+    """What the store has of memory is each task's RSS at its start and end and its highest RSS
+    while it ran, not when: the peak is a line over the task's whole interval (its end, not its
+    wall time, which leaves warm-up out), never a point in its middle."""
+    from datetime import UTC, datetime
+
+    from llqm_core.analysis.plots import memory_marks
+
+    def at(seconds: float) -> str:
+        return datetime.fromtimestamp(1_000 + seconds, UTC).isoformat()
+
+    mib = 2**20
+    placed = [
+        (
+            {
+                "end": at(19.9),
+                "wall_s": 15.0,  # 3.4 s of warm-up inside it left out
+                "profile": {
+                    "start_rss_bytes": 200 * mib,
+                    "peak_rss_bytes": 1228 * mib,  # a statevector allocated at ~1.5 s
+                    "end_rss_bytes": 203 * mib,
+                },
+            },
+            1.5,
+            "cpu worker 1",
+        )
+    ]
+    spans, readings = memory_marks(placed, origin=1_000.0)
+    assert spans == [(1.5, pytest.approx(19.9), 1228.0)]
+    assert readings == [(1.5, 200.0), (pytest.approx(19.9), 203.0)]

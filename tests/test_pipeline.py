@@ -214,7 +214,7 @@ def test_unreadable_and_malformed_files_and_invalid_qasm(tmp_path):
     with pytest.raises(
         UserError, match=r"in \[circuit\]: stage 'generate': .*bad.qasm is not valid OpenQASM"
     ):
-        parse_pipeline(with_changes(circuit={"qasm": str(qasm), "kind": "ghz"}))
+        parse_pipeline({**GOOD, "circuit": {"qasm": str(qasm)}})
 
 
 def test_the_cli_runs_a_pipeline_file_and_refuses_a_bad_one_with_exit_2(tmp_path):

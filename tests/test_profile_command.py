@@ -94,7 +94,11 @@ def test_detail_calls_records_each_call_and_nothing_made_from_its_values(tmp_pat
     assert report["run"]["config"]["llqm.detail"] == "calls"
     (transpile,) = by_stage(report, "transpile")
     assert children(report, transpile) == []
-    assert set(transpile["metrics"]) == {"transpile.instrumented", "transpile.input_size"}
+    assert set(transpile["metrics"]) == {
+        "transpile.instrumented",
+        "transpile.input_size",
+        "transpile.circuits",  # a count, not made from the values: the cost per step reads it
+    }
     (execute,) = by_stage(report, "execute")
     assert execute["depends_on"] == [transpile["id"]]
     assert execute["metrics"]["backend.name"] == "fake_manila"
@@ -350,3 +354,83 @@ def test_a_thread_started_inside_a_task_records_under_that_task(store_path):
     in_thread = [t for t in tasks if t.name == "in thread"]
     assert len(in_thread) == 2 and all(t.parent_id == outer.id for t in in_thread)
     assert all(t.profile.thread != outer.record.profile.thread for t in in_thread)
+
+
+OWN_CODE = """
+import sys, time
+from qiskit import QuantumCircuit, transpile
+from qiskit_aer import AerSimulator
+
+sim = AerSimulator()
+circuits = []
+for n in range(2, 7):
+    qc = QuantumCircuit(n)
+    qc.h(0)
+    for i in range(n - 1):
+        qc.cx(i, i + 1)
+    qc.measure_all()
+    circuits.append(qc)
+compiled = transpile(circuits, sim, optimization_level=1, seed_transpiler=1)
+counts = sim.run(compiled, shots=100).result().get_counts()
+
+
+def post_process():  # the program's own classical code: no task records it
+    end = time.thread_time() + 0.4
+    while time.thread_time() < end:
+        pass
+
+
+if sys.argv[1:] == ["wrapped"]:
+    import llqm_core as llqm
+
+    with llqm.task("post_process", stage="postprocess"):
+        post_process()
+else:
+    post_process()
+print(len(counts))
+"""
+
+
+def test_a_programs_own_code_between_calls_is_named_and_a_transpile_step_counts_its_circuits(
+    tmp_path, capsys
+):
+    """Seconds the program spends in its own code are in no task: the report says how many and
+    that they are more than the bottleneck, with what to do about it; wrapped in ``llqm.task``
+    the same code is the bottleneck. The transpile of five circuits counts five."""
+    script = tmp_path / "own_code.py"
+    script.write_text(OWN_CODE)
+    status, out, err, report = profiled(capsys, tmp_path / "o.sqlite", script)
+    assert status == 0 and out == "5\n"
+    outside = report["no_task"]
+    assert outside["wall_s"] >= 0.38 and outside["more_than_bottleneck"]
+    assert outside["wall_s"] > 2 * report["bottleneck"]["seconds"]
+    flat = " ".join(err.split())  # the console wraps long lines
+    assert "Not in any task: " in flat and "more than the bottleneck's" in flat
+    assert "the program's own code between the calls LLQM records" in flat
+    assert "wrap it in llqm.task" in flat
+    (step,) = [c for c in report["costs"] if c["stage"] == "transpile"]
+    assert step["circuits_transpiled"] == 5 and step["circuits"] == 0
+    (job,) = [c for c in report["costs"] if c["stage"] == "execute"]
+    assert job["circuits"] == 5
+    assert "circuits transpiled" in flat
+
+    status, out, err, wrapped = profiled(capsys, tmp_path / "w.sqlite", script, "wrapped")
+    assert status == 0 and out == "5\n"
+    assert wrapped["bottleneck"]["stage"] == "postprocess"
+    assert not wrapped["no_task"]["more_than_bottleneck"]
+    assert wrapped["no_task"]["wall_s"] < outside["wall_s"] - 0.3
+
+
+def test_reanalyze_says_what_a_profiled_zne_run_has_and_lacks(tmp_path, capsys):
+    """A profiled program's ZNE keeps its jobs' counts but not how its own executor read them,
+    so ``llqm reanalyze`` cannot compute its values again: the sentence says what the run kept
+    and ran and what re-analysis needs, not that it kept nothing and ran no technique."""
+    store = tmp_path / "z.sqlite"
+    status, _, _, report = profiled(capsys, store, PROGRAMS / "mitiq_zne.py", "0")
+    assert status == 0 and report["results"]["count"] == 4
+    assert main(["reanalyze", "--store", str(store), "--set", "zne.factory=linear"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "kept 4 results (4 qiskit.counts) and ran mitigate.zne" in err
+    assert "needs a technique's record of how it turned counts into values" in err
+    assert "not when it calls the program's own executor" in err
+    assert "kept no results" not in err and "ran no technique" not in err

@@ -125,7 +125,10 @@ def test_nothing_is_kept_when_turned_off_and_the_cap_leaves_out_what_does_not_fi
     run_id, _ = run_case("none", store_path, keep_results=False)
     store = llqm.ProfileStore(store_path)
     assert store.results(run_id) == []
-    with pytest.raises(UserError, match="kept no record of how its values were read"):
+    with pytest.raises(
+        UserError,
+        match="kept no results and ran mitigate.none, but .*keeping results was off for this run",
+    ):
         reanalyze(store, run_id, {})
     capped, _ = run_case("rem", store_path, keep_results="300B")
     kept = build_report(store, capped)["results"]

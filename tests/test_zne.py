@@ -144,9 +144,10 @@ def test_random_folding_repeats_with_its_seed(backend):
             "a poly factory of order 3 needs at least 4 scale factors, not 3",
         ),
         (
-            {"factory": "exp", "scale_factors": [1, 3]},
-            "an exp factory without an asymptote needs at least 3",
+            {"factory": "exp", "scale_factors": [1, 3, 5]},
+            "an exp factory needs asymptote, the observable's value at infinite noise",
         ),
+        ({"factory": "exp", "asymptote": "0"}, "asymptote must be a finite number, not '0'"),
         (
             {"factory": "cubic"},
             "unknown factory 'cubic'; choose one of: richardson, linear, poly, exp",

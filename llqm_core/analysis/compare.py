@@ -10,6 +10,7 @@ import math
 from typing import Any
 
 from ..model.trial_keys import trial_of
+from ..model.units import format_seconds
 from ..store.profile_store import ProfileStore
 from .report import work_wall
 from .side_by_side import run_reports
@@ -21,7 +22,14 @@ from .stats import (
     with_stderr,
 )
 from .summary import FIDELITY_FIGURES
-from .trial_report import NONNEGATIVE_FIDELITY, common_bottleneck, find_trials
+from .trial_report import (
+    NONNEGATIVE_FIDELITY,
+    REDUCTION,
+    common_bottleneck,
+    error_pairs,
+    error_reduction,
+    find_trials,
+)
 
 STAGE_FIELDS = ("tasks", "wall_s", "cpu_s", "qpu_s", "queue_s", "peak_rss_bytes")
 
@@ -70,12 +78,16 @@ def _reports(
 
 
 def _side(shown_id: str, reports: list[dict[str, Any]]) -> dict[str, Any]:
+    """One side's heading: ``wall_s`` is its wall time without warm-up (``work_wall``, what the
+    comparison compares: a first run pays imports a second does not), ``run_wall_s`` with it."""
     wall = summarize_known(work_wall(r) for r in reports)
+    whole = summarize_known(r["run"]["wall_s"] for r in reports)
     return {
         "id": shown_id,
         "name": reports[0]["run"]["name"],
         "trials": len(reports),
         "wall_s": None if wall is None else wall.mean,
+        "run_wall_s": None if whole is None else whole.mean,
         "bottleneck": reports[0]["bottleneck"] if len(reports) == 1 else common_bottleneck(reports),
     }
 
@@ -119,6 +131,26 @@ def _compared(
     )
 
 
+def _reduction_side(reports: list[dict[str, Any]]) -> Summary | None:
+    """A side's error reduction: its mean unmitigated error over its mean mitigated error with
+    the bootstrap's standard error (``trial_report.error_reduction``); one run's own reduction
+    with the shot-noise standard error it recorded."""
+    summary = error_reduction(error_pairs(r["fidelity"] for r in reports))
+    if summary is not None and len(reports) == 1:
+        error = reports[0]["fidelity"].get(f"{REDUCTION}_stderr")
+        if _known(error):
+            return with_stderr(summary.mean, error, nonnegative=True)
+    return summary
+
+
+def _compared_reduction(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> dict[str, Any]:
+    """The error reductions of the two sides (ratios of mean errors) and their difference
+    against the spread: each side's standard error counts as known (a normal interval, named
+    ``welch`` as a difference of two shot-noise figures is), never trial by trial, since the
+    ratio of means is no per-trial figure."""
+    return _change(_reduction_side(a), _reduction_side(b))
+
+
 def _stage_figure(stage: str, field: str) -> Any:
     return lambda report: report["stages"].get(stage, {}).get(field)
 
@@ -129,6 +161,15 @@ def _fidelity_figure(name: str) -> Any:
 
 def _fidelity_stderr(name: str) -> Any:
     return lambda report: report["fidelity"].get(f"{name}_stderr")
+
+
+def wall_words(side: dict[str, Any]) -> str:
+    """A side's wall time as its heading gives it: without warm-up where that differs from the
+    whole (``llqm report``'s "wall"), with the whole beside it."""
+    work, whole = side["wall_s"], side.get("run_wall_s")
+    if work is None or whole is None or abs(whole - work) < 5e-4:
+        return f"wall {format_seconds(whole if work is None else work)}"
+    return f"wall {format_seconds(work)} without warm-up ({format_seconds(whole)} with it)"
 
 
 def change_text(entry: dict[str, Any], show: Any, arrow: str = "->") -> str:
@@ -170,16 +211,21 @@ def compare_runs(store: ProfileStore, run_a: str, run_b: str) -> Comparison:
             flag = field.replace("_s", "_modelled")
             fields[field]["modelled"] = any(r["stages"].get(stage, {}).get(flag) for r in a + b)
     fidelity = {
-        name: _compared(
-            a,
-            b,
-            _fidelity_figure(name),
-            paired,
-            name in NONNEGATIVE_FIDELITY,
-            _fidelity_stderr(name),
+        name: (
+            _compared_reduction(a, b)
+            if name == REDUCTION
+            else _compared(
+                a,
+                b,
+                _fidelity_figure(name),
+                paired,
+                name in NONNEGATIVE_FIDELITY,
+                _fidelity_stderr(name),
+            )
         )
         for name in FIDELITY_FIGURES
         if any(name in r["fidelity"] for r in a + b)
+        or (name == REDUCTION and bool(error_pairs(r["fidelity"] for r in a + b)))
     }
     return Comparison(
         {

@@ -121,14 +121,19 @@ TRIAL_COLUMNS = _columns(
     ("mitigated", "float", "the mitigated expectation value"),
     ("error_unmitigated", "float", "the unmitigated value's distance from the ideal"),
     ("error_mitigated", "float", "the mitigated value's distance from the ideal"),
-    ("error_reduction", "float", "error_unmitigated / error_mitigated"),
+    (
+        "error_reduction",
+        "float",
+        "error_unmitigated / error_mitigated of the run; empty where error_mitigated is 0",
+    ),
     ("bottleneck_stage", "str", "the stage that dominates the critical path"),
     (
         "bottleneck_resource",
         "str",
         "what that stage spent its time on (cpu, gpu, qpu, queue, wait)",
     ),
-    ("bottleneck_share", "float", "its share of the run's wall time"),
+    ("bottleneck_share", "float", "its share of the run's wall time without warm-up"),
+    ("no_task_s", "float", "seconds of the run in which no task ran (code between recorded calls)"),
 )
 
 COLUMNS = {"tasks": TASK_COLUMNS, "stages": STAGE_COLUMNS, "trials": TRIAL_COLUMNS}
@@ -263,6 +268,7 @@ def trial_row(report: dict[str, Any]) -> dict[str, Any]:
         "bottleneck_stage": found.get("stage"),
         "bottleneck_resource": found.get("resource"),
         "bottleneck_share": found.get("share"),
+        "no_task_s": (report.get("no_task") or {}).get("wall_s"),
     }
 
 

@@ -15,29 +15,30 @@ from typing import Any
 
 from ..model.modelled import with_word
 from ..model.records import TaskRecord
-from ..model.visible import visible_tasks
+from ..model.units import format_bytes, format_seconds, iso_time
+from ..model.visible import MERGED_BUSY, MERGED_TASKS, visible_tasks
 from .iterations import ITERATION_COLUMNS, iteration_rows
 from .kept import kept_sentence
 from .plots import iterations_png, stages_png, timeline_png
-from .report import (
+from .report import task_entry
+from .report_words import (
+    COST_COLUMNS,
     STAGE_COLUMNS,
     bottleneck_sentence,
     cache_sentence,
     choice_text,
     detail_sentence,
     fidelity_text,
-    format_bytes,
     format_number,
     format_qpu,
-    format_seconds,
-    iso_time,
+    no_task_sentence,
     single_trial_sentence,
     stage_rows,
     stages_caption,
-    task_entry,
+    transpiled_text,
     warmup_sentence,
 )
-from .summary import FIDELITY_FIGURES
+from .summary import FIDELITY_FIGURES, exclusive_times
 from .trial_report import trials_closing, trials_heading, trials_tables
 
 MAX_TASK_ROWS = 500
@@ -74,17 +75,40 @@ def _microseconds(seconds: float | None) -> str:
     return "-" if seconds is None else f"{seconds * 1e6:.1f} us"
 
 
-def html_report(report: dict[str, Any], tasks: list[TaskRecord]) -> str:
+def html_report(
+    report: dict[str, Any],
+    tasks: list[TaskRecord],
+    own: dict[str, tuple[float, float]] | None = None,
+) -> str:
     """The page of a run's report; ``tasks`` are the run's tasks (``analyse_run``'s), drawn in its
-    timeline (too many too short ones merged, as the page then says: ``visible_tasks``)."""
-    return _page(report["run"]["name"], report_parts(report, tasks))
+    timeline (too many too short ones merged, as the page then says: ``visible_tasks``), and
+    ``own`` their own (wall, CPU) seconds (``analyse_run``'s; found from ``tasks`` if not given)."""
+    return _page(report["run"]["name"], report_parts(report, tasks, own=own))
+
+
+def drawn_entries(
+    tasks: list[TaskRecord], own: dict[str, tuple[float, float]]
+) -> list[dict[str, Any]]:
+    """The timeline's tasks as entries with their own seconds, which its busy-cores line reads
+    (``plots.busy_cores_series``): a merged bar's are its tasks' (innermost: all their own)."""
+    entries = []
+    for task in tasks:
+        times = own.get(task.id)
+        if times is None and MERGED_TASKS in task.metrics:
+            times = (float(task.metrics[MERGED_BUSY]), task.profile.cpu_s)
+        entries.append(task_entry(task, times))
+    return entries
 
 
 def report_parts(
-    report: dict[str, Any], tasks: list[TaskRecord], max_tasks: int = MAX_TASK_ROWS
+    report: dict[str, Any],
+    tasks: list[TaskRecord],
+    max_tasks: int = MAX_TASK_ROWS,
+    own: dict[str, tuple[float, float]] | None = None,
 ) -> list[str]:
     """The page's pieces, in order: heading, sentences, tables and pictures; the task table
-    lists at most ``max_tasks``, those with the most own wall time when it cuts (in start order)."""
+    lists at most ``max_tasks``, those with the most own wall time when it cuts (in start order).
+    ``own`` is ``exclusive_times(tasks)`` when the caller has it (``analyse_run``)."""
     run = report["run"]
     drawn, merged = visible_tasks(tasks, run["wall_s"])
     parts = [
@@ -100,6 +124,9 @@ def report_parts(
     sentence = bottleneck_sentence(report, lambda text: f"<b>{html.escape(text)}</b>")
     if sentence:
         parts.append(f'<p id="bottleneck">{sentence}.</p>')
+    outside = no_task_sentence(report, lambda text: f"<b>{html.escape(text)}</b>")
+    if outside:
+        parts.append(f'<p id="no-task">{outside}.</p>')
     warm = warmup_sentence(report)
     if warm:
         parts.append(f'<p id="warmup">{html.escape(warm)}.</p>')
@@ -122,13 +149,14 @@ def report_parts(
     parts.append(
         _table(
             "Cost per step",
-            ["step", "wall", "cpu", "circuits", "shots", "QPU", "queue", "peak RSS"],
+            list(COST_COLUMNS),
             [
                 [
                     c["stage"],
                     format_seconds(c["wall_s"]),
                     format_seconds(c["cpu_s"]),
                     c["circuits"],
+                    transpiled_text(c),
                     c["shots"],
                     format_qpu(c["qpu_s"], c.get("qpu_modelled", False)),
                     with_word(format_seconds(c["queue_s"]), c.get("queue_modelled", False)),
@@ -161,7 +189,8 @@ def report_parts(
     if report.get("iterations"):
         parts.append(_image(iterations_png(report), "objective and cost per iteration"))
         parts.append(_table("Iterations", list(ITERATION_COLUMNS), iteration_rows(report)))
-    drawn_report = report | {"tasks": [task_entry(t) for t in drawn]}
+    own = exclusive_times(tasks) if own is None else own
+    drawn_report = report | {"tasks": drawn_entries(drawn, own)}
     parts.append(_image(timeline_png(drawn_report), "timeline of the run's tasks"))
     if merged:
         parts.append(f'<p id="merged">In the timeline, {html.escape(merged["note"])}.</p>')

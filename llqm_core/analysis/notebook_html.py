@@ -12,7 +12,7 @@ import html
 from typing import Any
 
 from ..model.records import TaskRecord
-from .compare import change_text
+from .compare import change_text, wall_words
 from .html_report import _image, _table, report_parts, trials_parts
 from .plots import point_labels, sweep_png
 from .report import format_bytes, format_number, format_seconds
@@ -39,9 +39,13 @@ def fragment(parts: list[str]) -> str:
     return f'<div class="llqm-cell"><style>{_CELL_STYLE}</style>{"".join(parts)}</div>'
 
 
-def run_html(report: dict[str, Any], tasks: list[TaskRecord]) -> str:
-    """A run's report and its tasks (``report.analyse_run``'s) in a cell."""
-    return fragment(report_parts(report, tasks, max_tasks=CELL_TASK_ROWS))
+def run_html(
+    report: dict[str, Any],
+    tasks: list[TaskRecord],
+    own: dict[str, tuple[float, float]] | None = None,
+) -> str:
+    """A run's report, its tasks and their own seconds (``report.analyse_run``'s) in a cell."""
+    return fragment(report_parts(report, tasks, max_tasks=CELL_TASK_ROWS, own=own))
 
 
 def trials_cell_html(report: dict[str, Any]) -> str:
@@ -61,7 +65,7 @@ def comparison_html(result: dict[str, Any]) -> str:
         trials = "one trial" if shown["trials"] == 1 else f"{shown['trials']} trials"
         parts.append(
             f"<p>{side}: <b>{html.escape(shown['name'])}</b> (<code>{shown['id'][:17]}</code>), "
-            f"{trials}, wall {format_seconds(shown['wall_s'])}, decisions "
+            f"{trials}, {wall_words(shown)}, decisions "
             f"{html.escape(', '.join(result['decisions'][side]) or 'none')}</p>"
         )
     parts.append(

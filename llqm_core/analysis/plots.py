@@ -170,7 +170,9 @@ OUTLINED_BARS = 300
 
 def timeline_png(report: dict[str, Any]) -> bytes:
     """The run's innermost tasks as bars in lanes by resource (CPU workers, GPU, QPU, queue),
-    coloured by stage family, with the CPU use and resident memory of the tasks under it."""
+    coloured by stage family; under them the busy cores (``busy_cores_series``: needs each task's
+    ``own_cpu_s``) and the memory the store has (``memory_marks``): each task's highest RSS as a
+    line over its interval, and the RSS read at its start and end."""
     plt = pyplot()
     # a task whose only children are warm-up is still innermost: its bar is its own work
     parents = {t["parent_id"] for t in report["tasks"] if not is_warmup(t["stage"])}
@@ -252,22 +254,61 @@ def timeline_png(report: dict[str, Any]) -> bytes:
     if cpus != float("inf"):
         usage.set_ylim(0, cpus * 1.05)
     memory = usage.twinx()
-    points = sorted(
-        (start + offset * t["wall_s"], value / 2**20)
-        for t, start, _ in placed
-        for offset, value in (
-            (0, t["profile"]["start_rss_bytes"]),
-            (0.5, t["profile"]["peak_rss_bytes"]),
-            (1, t["profile"]["end_rss_bytes"]),
+    peaks, readings = memory_marks(placed, origin)
+    if peaks:
+        memory.hlines(
+            [peak for _, _, peak in peaks],
+            [begin for begin, _, _ in peaks],
+            [end for _, end, _ in peaks],
+            color="tab:purple",
+            linewidth=2,
+            alpha=0.6,
+            label="highest RSS while the task ran (the moment is not recorded)",
         )
-    )
-    memory.plot(
-        [p[0] for p in points], [p[1] for p in points], drawstyle="steps-post", color="tab:purple"
-    )
+    if readings:
+        memory.plot(
+            [at for at, _ in readings],
+            [value for _, value in readings],
+            linestyle="none",
+            marker=".",
+            markersize=3,
+            color="tab:purple",
+            label="RSS read at a task's start and end",
+        )
     memory.set_ylabel("RSS (MiB)", fontsize=8, color="tab:purple")
+    lines, names = usage.get_legend_handles_labels()
+    more, more_names = memory.get_legend_handles_labels()
+    usage.legend(  # above the panel, clear of its lines
+        lines + more,
+        names + more_names,
+        fontsize=6,
+        loc="lower left",
+        bbox_to_anchor=(0.0, 1.0),
+        ncol=3,
+        frameon=False,
+    )
     usage.set_xlabel("seconds since the run started")
     figure.tight_layout()
     return png_bytes(figure)
+
+
+def memory_marks(
+    placed: list[tuple[dict[str, Any], float, str]], origin: float
+) -> tuple[list[tuple[float, float, float]], list[tuple[float, float]]]:
+    """What the timeline draws of memory, as the store has it: per task, its highest RSS over its
+    whole interval (start to end, seconds since ``origin``; MiB), for the moment it was reached
+    is not recorded, and the RSS read at its start and end, in time order."""
+    spans, readings = [], []
+    for task, start, _ in placed:
+        profile = task.get("profile")
+        if not profile or not task["end"]:
+            continue
+        end = _seconds_of(task["end"]) - origin  # the interval, warm-up inside it included
+        spans.append((start, end, profile["peak_rss_bytes"] / 2**20))
+        readings += [(start, profile["start_rss_bytes"] / 2**20)]
+        readings += [(end, profile["end_rss_bytes"] / 2**20)]
+    readings.sort()
+    return spans, readings
 
 
 def busy_cores_series(report: dict[str, Any]) -> tuple[list[float], list[float]]:

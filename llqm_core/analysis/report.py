@@ -1,26 +1,46 @@
-"""Turning a stored run into a report: a JSON object, and the words and table rows every
-rendering of it shares (the console's is ``report_console``, the HTML page's ``html_report``)."""
+"""Turning a stored run into a report: a JSON object (the console renders it in
+``report_console``, the HTML page in ``html_report``; the words and table rows they share are
+``report_words``'s, importable from here as they always were)."""
 
 from __future__ import annotations
 
 import json
-import math
-from collections.abc import Callable
 from typing import Any, NamedTuple, TextIO
 
 import orjson
 
-from ..model.detail import CALLS, CONFIG_KEY
-from ..model.modelled import flags, is_modelled, with_word
+from ..model.modelled import flags, is_modelled
 from ..model.records import RunRecord, TaskRecord
 from ..model.trial_keys import trial_of
-from ..model.units import format_bytes, format_seconds, iso_time
+from ..model.units import format_bytes, format_seconds, iso_time  # noqa: F401  (importers' names)
 from ..model.warmup import is_warmup
 from ..store.profile_store import ProfileStore
 from ..store.reader import collector_paused
 from .iterations import iterations
 from .kept import kept_summary
 from .listing import KEPT_BIGGEST, biggest_tasks, listed_tasks
+from .no_task import no_task_seconds, no_task_summary
+
+# The words and rows every rendering shares, where their users have long imported them from.
+from .report_words import (  # noqa: F401
+    COST_COLUMNS,
+    STAGE_COLUMNS,
+    bottleneck_sentence,
+    cache_sentence,
+    choice_text,
+    detail_sentence,
+    fidelity_text,
+    format_number,
+    format_qpu,
+    format_with_error,
+    no_task_sentence,
+    single_trial_sentence,
+    stage_rows,
+    stages_caption,
+    transpiled_text,
+    wall_base,
+    warmup_sentence,
+)
 from .summary import (
     bottleneck,
     cache_savings,
@@ -124,48 +144,6 @@ def stage_totals(
     return totals
 
 
-STAGE_COLUMNS = (
-    "stage",
-    "tasks",
-    "own wall",
-    "own cpu",
-    "wall incl. nested",
-    "cpu incl. nested",
-    "QPU",
-    "queue",
-    "peak RSS",
-)
-
-
-def stage_rows(report: dict[str, Any]) -> list[list[str]]:
-    """The stages table's rows (``STAGE_COLUMNS``), the most own wall time first: one layout for
-    the console, HTML and Markdown, so own and inclusive time are named alike everywhere."""
-    ordered = sorted(report["stages"].items(), key=lambda item: -item[1]["own_wall_s"])
-    return [
-        [
-            stage,
-            str(t["tasks"]),
-            format_seconds(t["own_wall_s"]),
-            format_seconds(t["own_cpu_s"]),
-            format_seconds(t["wall_s"]),
-            format_seconds(t["cpu_s"]),
-            with_word(format_seconds(t["qpu_s"]), t.get("qpu_modelled", False)),
-            with_word(format_seconds(t["queue_s"]), t.get("queue_modelled", False)),
-            format_bytes(t["peak_rss_bytes"]),
-        ]
-        for stage, t in ordered
-    ]
-
-
-def stages_caption(report: dict[str, Any]) -> str:
-    """What the stages table's columns add up to, in one sentence."""
-    busy = report["run"].get("busy_s")
-    return (
-        f"Stages: own time adds up to the tasks' busy time ({format_seconds(busy)}); "
-        "time incl. nested counts a nested stage again in its parent, so do not add it up"
-    )
-
-
 def _work_wall(wall_s: float | None, warm: dict[str, Any] | None) -> float | None:
     """The run's wall time without its warm-up (``warmup_summary``)."""
     if wall_s is None or not warm:
@@ -221,6 +199,8 @@ def analyse_run(
             tasks, own, max(keep_tasks or 0, KEPT_BIGGEST) if now else keep_tasks
         )
         listed = listed_tasks(store, run, biggest, keep_tasks)
+        work = _work_wall(run.wall_s, warm)
+        found = bottleneck(tasks, work, path, own)
         report = {
             "run": run_summary(run)
             | {
@@ -228,7 +208,7 @@ def analyse_run(
                 "ended": iso_time(run.end_ns),
                 "wall_s": run.wall_s,
                 # the run's wall time without its warm-up: what a trial's statistics compare
-                "work_wall_s": _work_wall(run.wall_s, warm),
+                "work_wall_s": work,
                 "busy_s": busy,
                 "cpus": cpus,
                 "error": run.error,
@@ -241,7 +221,11 @@ def analyse_run(
             "stages": stages,
             "critical_path": [t.id for t in path],
             "critical_path_guessed": [t.id for t in path if t.id in guessed],
-            "bottleneck": bottleneck(tasks, _work_wall(run.wall_s, warm), path, own),
+            "bottleneck": found,
+            # the time no task accounts for: the program's own code between recorded calls
+            "no_task": no_task_summary(
+                no_task_seconds(tasks, run.start_ns, run.end_ns), work, found
+            ),
             "concurrency": concurrency(tasks, run.wall_s, cpus, own_cpu_s=own_cpu),
             "warmup": warm,
             "fidelity": figures,
@@ -309,132 +293,3 @@ def write_report_json(store: ProfileStore, run_id: str, out: TextIO) -> None:
     if raw is not None:
         raw.flush()
     out.write(("\n  ]" if separator != b"\n    " else "]") + tail + "\n")
-
-
-def single_trial_sentence(report: dict[str, Any]) -> str:
-    """What a one-run report says of its spread: it is one trial (of a set, or alone)."""
-    trial = trial_of(report["run"].get("config"))
-    if trial is not None:
-        return (
-            f"Trial {trial['index']} of {trial['count']} (seed {trial['seed']}) of trial set "
-            f"{trial['set']}: llqm report {trial['set']} shows the spread over all of them."
-        )
-    if any(key.endswith("_stderr") for key in report.get("fidelity") or {}):
-        return (
-            "One trial: its fidelity figures carry the standard error of their shots (±); its "
-            "times are one draw with no spread; [run] repeat = N or llqm sweep --repeat N "
-            "gives mean, sd and 95% intervals."
-        )
-    return (
-        "One trial: its figures are one draw with no spread; [run] repeat = N or "
-        "llqm sweep --repeat N gives mean, sd and 95% intervals."
-    )
-
-
-def format_qpu(value: float | None, modelled: bool) -> str:
-    """QPU (or queue) seconds, labelled when a model of the device gave them rather than a device."""
-    if not value:
-        return "-"
-    return with_word(format_seconds(value), modelled)
-
-
-def format_number(value: Any) -> str:
-    return "-" if value is None else f"{value:.4g}" if isinstance(value, float) else str(value)
-
-
-def bottleneck_sentence(report: dict[str, Any], strong: Callable[[str], str] = str) -> str | None:
-    """The report's bottleneck in one sentence, its stage and resource passed through ``strong``
-    (bold in the console, HTML or Markdown); None when the run has none."""
-    found = report.get("bottleneck")
-    if not found:
-        return None
-    guessed = len(report.get("critical_path_guessed") or [])
-    caveat = (
-        f" ({guessed} of its links guessed from timing: those tasks were stored without their thread)"
-        if guessed
-        else ""
-    )
-    return (
-        f"{strong('Bottleneck:')} stage {strong(found['stage'])} on {strong(found['resource'])}, "
-        f"{found['share'] * 100:.0f}% of the run's wall time ({format_seconds(found['seconds'])}) "
-        "on the critical "
-        f"path of {len(report.get('critical_path') or [])} tasks{caveat}"
-    )
-
-
-def warmup_sentence(report: dict[str, Any]) -> str | None:
-    """The run's warm-up on one line (None when it paid none): first calls that a second run in
-    the same process would not pay, left out of every figure above and below it."""
-    warm = report.get("warmup")
-    if not warm:
-        return None
-    shown = ", ".join(
-        f"{item['name']} {format_seconds(item['wall_s'])}" for item in warm["items"][:3]
-    )
-    more = len(warm["items"]) - 3
-    return (
-        f"Warm-up: {format_seconds(warm['wall_s'])} in {warm['tasks']} first "
-        f"call{'' if warm['tasks'] == 1 else 's'} ({shown}{f', {more} more' if more > 0 else ''}), "
-        "left out of the tasks, stages, bottleneck and critical path"
-    )
-
-
-def detail_sentence(report: dict[str, Any]) -> str | None:
-    """What a run that recorded its instrumented calls alone lacks; None for a full one."""
-    if (report["run"].get("config") or {}).get(CONFIG_KEY) != CALLS:
-        return None
-    return (
-        "Detail: calls - each instrumented call is a task with its times, CPU and dependencies; "
-        "no per-stage or per-pass transpile seconds, descriptions of circuits and results, or "
-        "kept results were recorded (llqm profile --detail full records them)"
-    )
-
-
-def cache_sentence(report: dict[str, Any]) -> str | None:
-    """What the engine's cache saved, in one sentence; None when it served no task."""
-    cache = report.get("cache")
-    if not cache:
-        return None
-    unknown = cache["cached_tasks"] - cache["with_known_source"]
-    return (
-        f"Cache: {cache['cached_tasks']} tasks served from the engine's cache, saving "
-        f"{format_seconds(cache['saved_wall_s'])} of wall time and {format_seconds(cache['saved_cpu_s'])} "
-        "of CPU (what computing their results took)"
-        + (f"; {unknown} of them computed outside this store" if unknown else "")
-    )
-
-
-def format_with_error(value: float, error: float) -> str:
-    """``value ± error`` with the error to two significant figures and the value to the same
-    decimal place, as results are quoted; digits below the error are noise."""
-    if not math.isfinite(error) or error <= 0 or not math.isfinite(value):
-        return f"{format_number(value)} ± {format_number(error)}"
-    decimals = max(0, 1 - math.floor(math.log10(error)))
-    if decimals > 12 or abs(value) >= 1e6:
-        return f"{value:.4g} ± {error:.2g}"
-    return f"{value:.{decimals}f} ± {error:.{decimals}f}"
-
-
-def fidelity_text(figures: dict[str, Any], key: str) -> str:
-    """A fidelity figure with its standard error where the run measured one; an ideal value
-    no method could compute reads "unknown"."""
-    if key == "ideal" and figures.get(key) is None and figures.get("ideal_method") == "unknown":
-        return "unknown"
-    value, error = figures.get(key), figures.get(f"{key}_stderr")
-    if error is None or value is None:
-        return format_number(value)
-    return format_with_error(float(value), float(error))
-
-
-def choice_text(choice: dict[str, Any]) -> str:
-    """A decision's choice in a few words: "default kept" for one that changed nothing."""
-    if not choice:
-        return "default kept"
-    if "stages" in choice:
-        return "stage predictions"
-    return ", ".join(f"{k}={_short(v)}" for k, v in choice.items())
-
-
-def _short(value: Any, limit: int = 60) -> str:
-    text = str(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."

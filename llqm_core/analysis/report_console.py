@@ -18,7 +18,8 @@ from ..model.warmup import is_warmup
 from .console import styled
 from .iterations import ITERATION_COLUMNS, iteration_rows
 from .kept import derived_sentence, kept_sentence
-from .report import (
+from .report_words import (
+    COST_COLUMNS,
     STAGE_COLUMNS,
     bottleneck_sentence,
     cache_sentence,
@@ -27,9 +28,11 @@ from .report import (
     fidelity_text,
     format_number,
     format_qpu,
+    no_task_sentence,
     single_trial_sentence,
     stage_rows,
     stages_caption,
+    transpiled_text,
     warmup_sentence,
 )
 from .summary import FIDELITY_FIGURES
@@ -129,6 +132,9 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
     sentence = bottleneck_sentence(report, lambda text: f"[bold]{escape(text)}[/bold]")
     if sentence:  # LLQM's own markup around escaped names
         console.print(Text.from_markup(sentence))
+    outside = no_task_sentence(report, lambda text: f"[bold]{escape(text)}[/bold]")
+    if outside:
+        console.print(Text.from_markup(outside))
     warm = warmup_sentence(report)
     if warm:
         console.print(warm, highlight=False)
@@ -153,7 +159,7 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
         steps = [row for row in steps if any(row is big for big in biggest)]
         title += f" (the {BIGGEST_TASKS} longest of {len(report['costs'])}; --json has all)"
     costs = Table(title=title, title_justify="left")
-    for column in ("step", "wall", "cpu", "circuits", "shots", "QPU", "queue", "peak RSS"):
+    for column in COST_COLUMNS:
         costs.add_column(column, justify="left" if column == "step" else "right")
     for row in steps:
         costs.add_row(
@@ -161,6 +167,7 @@ def render_outcome(report: dict[str, Any], console: Console) -> None:
             format_seconds(row["wall_s"]),
             format_seconds(row["cpu_s"]),
             str(row["circuits"]),
+            transpiled_text(row),
             str(row["shots"]),
             format_qpu(row["qpu_s"], row.get("qpu_modelled", False)),
             with_word(format_seconds(row["queue_s"]), row.get("queue_modelled", False)),

@@ -87,6 +87,7 @@ BOOTSTRAP = "expanded-bootstrap-percentile"
 SHOT_NOISE = "shot-noise"
 WELCH = "welch"
 PAIRED_T = "paired-t"
+RATIO_OF_MEANS = "ratio-of-means-bootstrap"
 #: Resamples of a bootstrap interval (fewer for long samples: at most ``BOOTSTRAP_DRAWS``
 #: values drawn in all, and never fewer than ``BOOTSTRAP_MIN`` resamples).
 BOOTSTRAP_RESAMPLES = 2000
@@ -136,17 +137,22 @@ class Summary:
         return None if self.stderr is None else self.stderr**2
 
     def as_dict(self) -> dict[str, Any]:
-        """The summary as JSON-ready fields (``--json`` output)."""
+        """The summary as JSON-ready fields (``--json`` output); an end of the interval that is
+        unbounded (a ratio whose resamples divide by 0) is null."""
         fields = {
             "n": self.n,
             "mean": self.mean,
             "sd": self.sd,
-            "ci95": None if self.low is None else [self.low, self.high],
+            "ci95": None if self.low is None else [_bounded(self.low), _bounded(self.high)],
             "method": self.method,
         }
         if self.stderr is not None:
             fields["stderr"] = self.stderr
         return fields
+
+
+def _bounded(value: float | None) -> float | None:
+    return value if value is None or math.isfinite(value) else None
 
 
 def _checked(values: Iterable[float]) -> list[float]:
@@ -157,6 +163,13 @@ def _checked(values: Iterable[float]) -> list[float]:
     if bad:
         raise ValueError(f"a summary needs finite numbers; {bad[0]!r} is not one")
     return samples
+
+
+def _expanded_tail(n: int, confidence: float) -> float:
+    """The share of resamples left out below (and above) an expanded percentile interval: the
+    normal tail beyond ``sqrt(n / (n - 1)) * t(n - 1)`` (Hesterberg 2015) rather than 2.5%."""
+    reach = math.sqrt(n / (n - 1)) * t_quantile(n - 1, confidence)
+    return (1 + math.erf(-reach / math.sqrt(2))) / 2
 
 
 def bootstrap_interval(
@@ -171,8 +184,7 @@ def bootstrap_interval(
     resamples = max(BOOTSTRAP_MIN, min(BOOTSTRAP_RESAMPLES, BOOTSTRAP_DRAWS // n))
     rng = random.Random(f"{n}:{list(samples)!r}")
     means = sorted(math.fsum(rng.choices(samples, k=n)) / n for _ in range(resamples))
-    reach = math.sqrt(n / (n - 1)) * t_quantile(n - 1, confidence)
-    tail = (1 + math.erf(-reach / math.sqrt(2))) / 2  # the normal tail beyond ``reach``
+    tail = _expanded_tail(n, confidence)
     low = means[min(resamples - 1, math.floor(tail * resamples))]
     high = means[max(0, math.ceil((1 - tail) * resamples) - 1)]
     return low, high
@@ -193,6 +205,60 @@ def summarize(values: Iterable[float], nonnegative: bool = False) -> Summary:
         return Summary(n, mean, sd, low, high, BOOTSTRAP)
     half = t_quantile(n - 1) * sd / math.sqrt(n)
     return Summary(n, mean, sd, mean - half, mean + half, STUDENT_T)
+
+
+def ratio_of_means(
+    pairs: Sequence[tuple[float, float]], confidence: float = CONFIDENCE
+) -> Summary | None:
+    """Over trials of (numerator, denominator) pairs, the ratio of the mean numerator to the mean
+    denominator (as ``mean``), with the expanded bootstrap percentile interval of that ratio over
+    resamples of whole trials (a trial's two figures drawn together) and the resamples' standard
+    deviation as ``stderr``; ``sd`` is None (no one trial has the ratio of means to spread).
+
+    This is the trial set's error reduction (mean unmitigated error over mean mitigated
+    error): unlike the mean of per-trial ratios, one trial whose mitigated error happened to
+    be near 0 cannot dominate it, and it is below 1 exactly when the mean mitigated error is
+    above the mean unmitigated one. None when the mean denominator is 0: the ratio is
+    undefined (0/0) or unbounded. A resample whose mean denominator is 0 counts as an unbounded
+    ratio (or is left out where its numerator is 0 too); an interval end among them is
+    ``math.inf`` (null in JSON). Seeded by the values, so a report reads the same every time."""
+    known = [(float(a), float(b)) for a, b in pairs]
+    if not known:
+        return None
+    bad = [v for pair in known for v in pair if not math.isfinite(v)]
+    if bad:
+        raise ValueError(f"a ratio of means needs finite numbers; {bad[0]!r} is not one")
+    n = len(known)
+    top = math.fsum(a for a, _ in known) / n
+    bottom = math.fsum(b for _, b in known) / n
+    if bottom == 0:
+        return None
+    ratio = top / bottom
+    if n == 1:
+        return Summary(1, ratio, None, None, None, RATIO_OF_MEANS)
+    if len(set(known)) == 1:
+        return Summary(n, ratio, None, ratio, ratio, RATIO_OF_MEANS, 0.0)
+    resamples = max(BOOTSTRAP_MIN, min(BOOTSTRAP_RESAMPLES, BOOTSTRAP_DRAWS // (2 * n)))
+    rng = random.Random(f"ratio:{n}:{known!r}")
+    ratios = []
+    for _ in range(resamples):
+        drawn = rng.choices(known, k=n)
+        a, b = math.fsum(p[0] for p in drawn), math.fsum(p[1] for p in drawn)
+        if b:
+            ratios.append(a / b)
+        elif a:
+            ratios.append(math.inf)
+    ratios.sort()
+    count = len(ratios)
+    tail = _expanded_tail(n, confidence)
+    low = ratios[min(count - 1, math.floor(tail * count))]
+    high = ratios[max(0, math.ceil((1 - tail) * count) - 1)]
+    finite = [r for r in ratios if math.isfinite(r)]
+    spread = None
+    if len(finite) == count and count > 1:
+        centre = math.fsum(finite) / count
+        spread = math.sqrt(math.fsum((r - centre) ** 2 for r in finite) / (count - 1))
+    return Summary(n, ratio, None, low, high, RATIO_OF_MEANS, spread)
 
 
 def with_stderr(value: float, stderr: float, nonnegative: bool = False) -> Summary:

@@ -10,6 +10,7 @@ resource is what that time was spent on.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from typing import Any
 
@@ -20,12 +21,16 @@ from ..model.warmup import is_warmup
 from .critical_path import PathTask, longest_path
 
 FIDELITY_PREFIX = "fidelity."
+TRANSPILE = "transpile"
 #: Metrics of a task an engine served from its cache (status ``cached``): the key it was cached
 #: under, and what the earlier task that computed the result took (what the cache saved).
 CACHE_KEY = "cache.key"
 CACHE_SAVED_WALL = "cache.saved_wall_s"
 CACHE_SAVED_CPU = "cache.saved_cpu_s"
-#: The figures a pipeline's postprocess step records, in the order reports show them.
+#: The figures a pipeline's postprocess step records, in the order reports show them. A run's
+#: ``error_reduction`` is its own ratio of the errors (none where its mitigated error is 0:
+#: ``error_reduction_note`` says why); a set of trials' is the ratio of their mean errors
+#: (``trial_report.error_reduction``), never the mean of their ratios.
 FIDELITY_FIGURES = (
     "ideal",
     "unmitigated",
@@ -176,12 +181,34 @@ def _subtree(task: TaskRecord, children: dict[str | None, list[TaskRecord]]) -> 
     return found
 
 
+#: The metric of a ``transpile`` task that says how many circuits the call compiled.
+TRANSPILED_CIRCUITS = "transpile.circuits"
+
+
+def _transpiled(task: TaskRecord) -> int | None:
+    """How many circuits a ``transpile`` task compiled: its count (``TRANSPILED_CIRCUITS``), or,
+    in a run stored before tasks kept it, its output's description (``circuits`` for several,
+    ``circuit.*`` for one); None where it recorded neither (detail ``calls``, before the count)."""
+    metrics = task.metrics
+    count = metrics.get(TRANSPILED_CIRCUITS, metrics.get("circuits"))
+    if count is not None:
+        return int(count)
+    return 1 if "circuit.qubits" in metrics else None
+
+
 def step_costs(tasks: list[TaskRecord]) -> list[dict[str, Any]]:
-    """Per top-level task (a pipeline step): circuits and shots run, QPU and queue seconds,
-    CPU seconds, and peak memory, over everything it did. ``qpu_modelled`` and ``queue_modelled``
+    """Per top-level task (a pipeline step): circuits and shots run (``circuits``: what its
+    ``execute`` tasks ran), circuits compiled (``circuits_transpiled``: what its innermost
+    ``transpile`` tasks compiled; None where one did not record it), QPU and queue seconds, CPU
+    seconds, and peak memory, over everything it did. ``qpu_modelled`` and ``queue_modelled``
     (``modelled``: either) say the seconds come from a model of the device, not from a device's
-    own accounting (``llqm_core.model.modelled``)."""
+    own accounting (``llqm_core.model.modelled``).
+
+    A ``transpile`` task inside another (a pipeline's step around the call that compiles, a
+    parallel transpile's worker under its call) is the one counted, so no circuit counts twice."""
     children = _children(tasks)
+    # transpile tasks that contain another: their circuits are counted by the innermost ones
+    outer = {t.parent_id for t in tasks if t.stage == TRANSPILE and t.parent_id is not None}
     costs = []
     for top in children.get(None, []):
         if is_warmup(top.stage):
@@ -192,6 +219,7 @@ def step_costs(tasks: list[TaskRecord]) -> list[dict[str, Any]]:
         qpu: float = 0
         queue: float = 0
         circuits = shots = peak = 0
+        transpiled: int | None = 0
         for t in members:
             p = t.profile
             if t.parent_id is None or p.pid != top.profile.pid:
@@ -203,6 +231,9 @@ def step_costs(tasks: list[TaskRecord]) -> list[dict[str, Any]]:
             if t.stage == "execute":
                 circuits += int(t.metrics.get("execute.circuits", 0))
                 shots += int(t.metrics.get("result.shots", 0))
+            elif t.stage == TRANSPILE and t.id not in outer and transpiled is not None:
+                count = _transpiled(t)
+                transpiled = None if count is None else transpiled + count
         costs.append(
             {
                 "task": top.name,
@@ -210,6 +241,7 @@ def step_costs(tasks: list[TaskRecord]) -> list[dict[str, Any]]:
                 "wall_s": top.profile.wall_s if top.end_ns is not None else None,
                 "cpu_s": cpu,
                 "circuits": circuits,
+                "circuits_transpiled": transpiled,
                 "shots": shots,
                 "qpu_s": qpu,
                 "queue_s": queue,
@@ -229,6 +261,15 @@ def fidelity(tasks: list[TaskRecord]) -> dict[str, Any]:
             for key in metrics:
                 if key.startswith(FIDELITY_PREFIX):
                     figures[key.removeprefix(FIDELITY_PREFIX)] = metrics[key]
+    reduction = figures.get("error_reduction")
+    if isinstance(reduction, float) and not math.isfinite(reduction):
+        # a run stored before a mitigated error of 0 was told apart from a reduction: "inf"
+        figures.pop("error_reduction")
+        figures["error_reduction_note"] = (
+            "unbounded (mitigated error 0)"
+            if figures.get("error_unmitigated")
+            else "undefined (both errors 0)"
+        )
     return figures
 
 

@@ -9,8 +9,10 @@ CPU, QPU and queue seconds, and the QPU and queue seconds of the whole run) into
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,10 +29,12 @@ from .stats import (
     BOOTSTRAP,
     CONFIDENCE,
     PAIRED_T,
+    RATIO_OF_MEANS,
     SHOT_NOISE,
     STUDENT_T,
     WELCH,
     Summary,
+    ratio_of_means,
     summarize_known,
 )
 from .summary import FIDELITY_FIGURES
@@ -39,8 +43,10 @@ from .summary import FIDELITY_FIGURES
 STAGE_FIGURES = ("own_wall_s", "wall_s", "cpu_s", "qpu_s", "queue_s")
 #: Fidelity figures that cannot be negative (absolute errors, their ratio): their intervals are
 #: bootstrap percentiles, as are those of every time and count (``stats``); the values
-#: themselves (an expectation value may be negative) get Student's t.
+#: themselves (an expectation value may be negative) get Student's t. The error reduction of
+#: more than one trial is not the mean of the trials' own: see ``error_reduction``.
 NONNEGATIVE_FIDELITY = frozenset({"error_unmitigated", "error_mitigated", "error_reduction"})
+REDUCTION = "error_reduction"
 #: Over the whole run: what the steps spent on the device and waiting for it, and what ran.
 TOTAL_FIGURES = ("qpu_s", "queue_s", "circuits", "shots")
 
@@ -80,17 +86,59 @@ def find_trials(store: ProfileStore, ident: str | None) -> Trials:
     return Trials(None, [run.id])
 
 
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def error_pairs(figures: Iterable[dict[str, Any]]) -> list[tuple[float, float]]:
+    """(unmitigated, mitigated) absolute error of each trial that has both (its fidelity
+    figures, or a sweep's row)."""
+    return [
+        (float(f["error_unmitigated"]), float(f["error_mitigated"]))
+        for f in figures
+        if _finite(f.get("error_unmitigated")) and _finite(f.get("error_mitigated"))
+    ]
+
+
+def error_reduction(pairs: list[tuple[float, float]]) -> Summary | None:
+    """The error reduction of a set of trials: the mean unmitigated error over the mean
+    mitigated error, with a bootstrap interval over whole trials (``stats.ratio_of_means``).
+
+    Not the mean of the trials' own reductions: a ratio of two noisy errors is heavy-tailed, so
+    one trial whose mitigated error happened to land near 0 (a reduction of 60 among trials
+    of 0.5 to 2) made that mean 12 for a set whose mitigated errors were worse on average. The
+    ratio of the means is below 1 whenever mitigation made the mean error worse. None where it
+    is not a number (``reduction_note`` says why)."""
+    return ratio_of_means(pairs)
+
+
+def reduction_note(pairs: list[tuple[float, float]]) -> str | None:
+    """Why the error reduction of these trials (or of one run) is not a number, in a few words
+    for a table cell; None when it is one, or when no trial has both errors. A mitigated error
+    of exactly 0 is the luck of finite shots, not an infinite reduction; 0/0 is no reduction."""
+    if not pairs or any(m for _, m in pairs):
+        return None
+    if any(u for u, _ in pairs):
+        return "unbounded (mitigated error 0)"
+    return "undefined (both errors 0)"
+
+
 def trial_summaries(reports: list[dict[str, Any]]) -> dict[str, Any]:
     """``Summary`` objects (None where no trial has the figure) of the figures that vary."""
     stages = sorted({stage for report in reports for stage in report["stages"]})
+    pairs = error_pairs(r["fidelity"] for r in reports)
     return {
         "wall_s": summarize_known((work_wall(r) for r in reports), nonnegative=True),
         "fidelity": {
-            figure: summarize_known(
-                (r["fidelity"].get(figure) for r in reports), figure in NONNEGATIVE_FIDELITY
+            figure: (
+                error_reduction(pairs)
+                if figure == REDUCTION
+                else summarize_known(
+                    (r["fidelity"].get(figure) for r in reports), figure in NONNEGATIVE_FIDELITY
+                )
             )
             for figure in FIDELITY_FIGURES
-            if any(figure in r["fidelity"] for r in reports)
+            if any(figure in r["fidelity"] for r in reports) or (figure == REDUCTION and pairs)
         },
         "stages": {
             stage: {
@@ -150,19 +198,24 @@ def trials_report(store: ProfileStore, trials: Trials) -> dict[str, Any]:
     first = trial_of(reports[0]["run"]["config"]) or {}
     config = reports[0]["run"]["config"] or {}
     name = config.get("name") or re.sub(r" \[trial \d+/\d+\]$", "", reports[0]["run"]["name"])
-    return {
-        "trials": {
-            "set": trials.set_id,
-            "name": name,
-            "count": len(reports),
-            "planned": first.get("count", 1),
-            "single": len(reports) == 1,
-            "base_seed": first.get("base_seed", first.get("seed")),
-            "confidence": CONFIDENCE,
-            "runs": [_trial_row(r) for r in reports],
-        },
-        "bottleneck": common_bottleneck(reports),
-    } | as_json(trial_summaries(reports))
+    note = reduction_note(error_pairs(r["fidelity"] for r in reports))
+    return (
+        {
+            "trials": {
+                "set": trials.set_id,
+                "name": name,
+                "count": len(reports),
+                "planned": first.get("count", 1),
+                "single": len(reports) == 1,
+                "base_seed": first.get("base_seed", first.get("seed")),
+                "confidence": CONFIDENCE,
+                "runs": [_trial_row(r) for r in reports],
+            },
+            "bottleneck": common_bottleneck(reports),
+        }
+        | as_json(trial_summaries(reports))
+        | ({"fidelity_notes": {REDUCTION: note}} if note else {})
+    )
 
 
 def format_summary(
@@ -178,16 +231,25 @@ def format_summary(
     if summary["ci95"] is None or summary["sd"] == 0:  # one trial, or the same in every trial
         return show(summary["mean"])
     low, high = summary["ci95"]
+    if summary.get("method") == RATIO_OF_MEANS and low == high:  # the same in every resample
+        return show(summary["mean"])
     if summary.get("method") == STUDENT_T:
         return f"{show(summary['mean'])} ± {show((high - low) / 2)}"
-    return f"{show(summary['mean'])} ({show(low)} to {show(high)})"
+    return f"{show(summary['mean'])} ({_end(low, show)} to {_end(high, show)})"
+
+
+def _end(value: float | None, show: Any = None) -> str:
+    """An end of an interval; null (a ratio's resamples that divided by 0) is unbounded."""
+    if value is None:
+        return "unbounded"
+    return show(value) if show else f"{value:.4g}"
 
 
 def _interval(summary: dict[str, Any] | None) -> str:
     if summary is None or summary["ci95"] is None:
         return "-"
     low, high = summary["ci95"]
-    return f"{low:.4g} to {high:.4g}"
+    return f"{_end(low)} to {_end(high)}"
 
 
 def method_words(method: str | None) -> str:
@@ -198,6 +260,7 @@ def method_words(method: str | None) -> str:
         SHOT_NOISE: "shot noise",
         WELCH: "Welch",
         PAIRED_T: "paired t",
+        RATIO_OF_MEANS: "ratio of mean errors, bootstrap over trials",
     }.get(method or "", "-")
 
 
@@ -258,22 +321,26 @@ def trials_tables(report: dict[str, Any]) -> list[tuple[str, list[str], list[lis
         )
     ]
     figures = [(name, s) for name, s in report["fidelity"].items() if s is not None]
-    if figures:
+    notes = report.get("fidelity_notes") or {}
+    if figures or notes:
+        rows = [
+            [
+                name.replace("_", " "),
+                str(s["n"]),
+                f"{s['mean']:.4g}",
+                "-" if s["sd"] is None else f"{s['sd']:.4g}",
+                _interval(s),
+                method_words(s.get("method")),
+            ]
+            for name, s in figures
+        ]
+        rows += [[name.replace("_", " "), "-", note, "-", "-", "-"] for name, note in notes.items()]
         tables.append(
             (
-                f"Fidelity over {trials['count']} trials (95% interval of the mean)",
+                f"Fidelity over {trials['count']} trials (95% interval of the mean; the error "
+                "reduction is the mean unmitigated error over the mean mitigated error)",
                 ["figure", "trials", "mean", "sd", "95% interval", "method"],
-                [
-                    [
-                        name.replace("_", " "),
-                        str(s["n"]),
-                        f"{s['mean']:.4g}",
-                        "-" if s["sd"] is None else f"{s['sd']:.4g}",
-                        _interval(s),
-                        method_words(s.get("method")),
-                    ]
-                    for name, s in figures
-                ],
+                rows,
             )
         )
     ordered = sorted(
@@ -329,14 +396,25 @@ SWEEP_FIGURES = (
 
 
 def repeated_point(rows: list[dict[str, Any]], set_id: str | None) -> dict[str, Any]:
-    """One sweep point's trials (a row each) as one row: each varying figure's mean, its
-    summary under ``spread``, and the runs; ``run`` is what ``llqm report`` takes for them."""
+    """One sweep point's trials (a row each) as one row: each varying figure's mean (the error
+    reduction: the ratio of the mean errors, ``error_reduction``), its summary under ``spread``,
+    and the runs; ``run`` is what ``llqm report`` takes for them. Where the reduction is no
+    number, ``error_reduction_note`` says why."""
     row = dict(rows[0])
     spread = {}
+    pairs = error_pairs(rows)
     for field in SWEEP_FIGURES:  # errors and costs: none can be negative
-        summary = summarize_known((r[field] for r in rows), nonnegative=True)
+        summary = (
+            error_reduction(pairs)
+            if field == REDUCTION
+            else summarize_known((r[field] for r in rows), nonnegative=True)
+        )
         row[field] = None if summary is None else summary.mean
         spread[field] = None if summary is None else summary.as_dict()
+    row.pop("error_reduction_note", None)
+    note = reduction_note(pairs)
+    if note:
+        row["error_reduction_note"] = note
     return (
         row
         | merge_flags(rows)

@@ -75,5 +75,5 @@ def cmd_profile(args: argparse.Namespace, console: Console) -> int:
         wide = None if sys.stderr.isatty() else 160  # as the CLI's own console
         render_report(report, plain_console(stderr=True, width=wide), tasks=False)
         if args.html:
-            write_html(args.html, html_report(report, analysed.tasks))
+            write_html(args.html, html_report(report, analysed.tasks, analysed.own))
     return status

@@ -14,17 +14,19 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections import Counter
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
-from ..analysis.kept import DERIVED_FROM
+from ..analysis.kept import BOOKKEEPING_KINDS, DERIVED_FROM
 from ..analysis.summary import fidelity
 from ..hooks.plugins import loaded_plugins
 from ..model.detail import FULL
 from ..model.errors import UserError
-from ..model.records import KeptResult
+from ..model.records import KeptResult, RunRecord
+from ..pipeline.registries import registered
 from ..runtime.api import finish_task, run, start_task
 from ..runtime.measure import Measurement
 from ..store.profile_store import ProfileStore
@@ -44,15 +46,63 @@ def parse_settings(settings: list[str]) -> dict[str, str]:
     return found
 
 
-def _record(store: ProfileStore, run_id: str) -> KeptResult:
+def _record(store: ProfileStore, run: RunRecord) -> KeptResult:
     """The technique's record of the run: the one kept result a plugin re-analyses."""
-    for kept in store.results(run_id, data=False):
+    for kept in store.results(run.id, data=False):
         if kept.kind.endswith(".analysis"):
-            return next(r for r in store.results(run_id, kept.kind) if r.id == kept.id)
-    raise UserError(
-        f"run {run_id[:12]} kept no record of how its values were read (it kept no results, "
-        "ran no technique, or ran before llqm kept results), so it cannot be analysed again."
+            return next(r for r in store.results(run.id, kept.kind) if r.id == kept.id)
+    raise UserError(_no_record(store, run))
+
+
+#: The configuration key ``llqm profile`` gives the program it ran (``runtime.programs``).
+PROGRAM_KEY = "profile.program"
+
+
+def _techniques(stages: set[str]) -> list[str]:
+    """Which of ``stages`` are techniques whose values ``llqm reanalyze`` can compute again: the
+    stages registered by a plugin that re-analyses (implements ``llqm_reanalyze``)."""
+    readers = {impl.plugin_name for impl in loaded_plugins().implementations("llqm_reanalyze")}
+    return sorted(
+        name
+        for name, entry in registered("stage").items()
+        if entry["plugin"] in readers and name in stages
     )
+
+
+def _no_record(store: ProfileStore, run: RunRecord) -> str:
+    """Why a run without a technique's record cannot be analysed again, in one sentence: what it
+    kept and ran, and what re-analysis needs that it lacks."""
+    results = [r for r in store.results(run.id, data=False) if r.kind not in BOOKKEEPING_KINDS]
+    kinds = Counter(r.kind for r in results)
+    kept = (
+        f"kept {len(results)} result{'' if len(results) == 1 else 's'} ("
+        + ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
+        + ")"
+        if results
+        else "kept no results"
+    )
+    techniques = _techniques(store.stage_names(run.id))
+    ran = f"ran {', '.join(techniques)}" if techniques else "ran no technique llqm reanalyze knows"
+    needs = (
+        "llqm reanalyze needs a technique's record of how it turned counts into values (a kept "
+        "result of kind *.analysis)"
+    )
+    if not techniques:
+        why = f"{needs}, and only a technique keeps one"
+    elif PROGRAM_KEY in (run.config or {}):
+        why = (
+            f"{needs}, which a technique keeps when an LLQM pipeline runs it (llqm run "
+            "PIPELINE.toml), not when it calls the program's own executor, whose reading of the "
+            "counts LLQM does not see"
+        )
+    elif not results:
+        why = f"{needs}, and keeping results was off for this run (or its cap left all out)"
+    else:
+        why = (
+            f"{needs}, which this run did not keep (its technique called code of the program's "
+            "own, ran before llqm kept such records, or its record was over the keep_results cap)"
+        )
+    return f"run {run.id[:12]} cannot be analysed again: it {kept} and {ran}, but {why}."
 
 
 def reanalyze(
@@ -61,7 +111,7 @@ def reanalyze(
     """Analyse ``run_id`` again with ``settings``; the derived run's id, the first run's fidelity
     figures and the re-analysis's."""
     original = store.run(run_id)
-    record = _record(store, original.id)
+    record = _record(store, original)
     plugins = loaded_plugins()
     kept = {r.task_id: r for r in store.results(original.id) if r.id != record.id}
     jobs: dict[str, Any] = {}

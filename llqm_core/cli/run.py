@@ -222,7 +222,8 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> None:
     spread_note = (
         "one trial per point, no spread"
         if trial_counts == [1]
-        else f"{'/'.join(map(str, trial_counts))} trials per point: mean ± half the 95% interval"
+        else f"{'/'.join(map(str, trial_counts))} trials per point: mean and 95% interval; "
+        "reduction: mean unmitigated over mean mitigated error"
     )
     table = Table(
         title=f"Sweep of {args.pipeline}: error against cost ({spread_note})",
@@ -259,7 +260,7 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> None:
             label,
             format_summary(row["spread"]["error_unmitigated"]),
             format_summary(row["spread"]["error_mitigated"]),
-            format_summary(row["spread"]["error_reduction"]),
+            row.get("error_reduction_note") or format_summary(row["spread"]["error_reduction"]),
             str(row["circuits"]),
             str(row["shots"]),
             with_word(

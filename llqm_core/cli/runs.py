@@ -12,7 +12,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from ..analysis.compare import change_text, compare_runs
+from ..analysis.compare import change_text, compare_runs, wall_words
 from ..analysis.console import styled
 from ..analysis.html_report import MAX_TASK_ROWS, html_report, trials_html
 from ..analysis.report import (
@@ -133,7 +133,7 @@ def cmd_report(args: argparse.Namespace, console: Console) -> None:
             analysed = analyse_run(store, run_id, keep_tasks=MAX_TASK_ROWS)
             report = analysed.report
             what = f"run {report['run']['id'][:12]} ({report['task_count']} tasks)"
-            page = functools.partial(html_report, tasks=analysed.tasks)
+            page = functools.partial(html_report, tasks=analysed.tasks, own=analysed.own)
         elif not args.json:
             report = build_report(store, run_id, keep_tasks=None if args.tasks else BIGGEST_TASKS)
             render = functools.partial(render_report, report, console, tasks=args.tasks)
@@ -163,8 +163,8 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> None:
             styled(
                 f"{side}: ",
                 (shown["name"], "bold"),
-                f" ({shown['id'][:17]}), {_trials_words(shown['trials'])}, wall "
-                f"{format_seconds(shown['wall_s'])}, decisions {result['decisions'][side] or 'none'}",
+                f" ({shown['id'][:17]}), {_trials_words(shown['trials'])}, {wall_words(shown)}, "
+                f"decisions {result['decisions'][side] or 'none'}",
             )
         )
     a_trials, b_trials = result["a"]["trials"], result["b"]["trials"]

@@ -122,7 +122,10 @@ def grid_pipelines(
 
 
 def point_summary(assignment: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
-    """One row of a sweep: the point, its errors and what it cost."""
+    """One row of a sweep: the point, its errors and what it cost (one trial's). Its
+    ``error_reduction`` is the run's own ratio (None where its mitigated error is 0); the
+    point's row over several trials (``trial_report.repeated_point``) divides the mean errors
+    instead, and never averages these ratios."""
     figures, costs = report.get("fidelity", {}), report.get("costs", [])
     return {
         "point": assignment,

@@ -210,6 +210,10 @@ class ProfileStore:
         """Keep the run's analysis (plain JSON data) under ``stamp``, where the store takes it."""
         return analyses.keep(self._reader, run, stamp, analysis)
 
+    def stage_names(self, run_id: str) -> set[str]:
+        """The stages the run's (full id) tasks ran, committed or still in a journal."""
+        return self._reader.stage_names(run_id)
+
     def count_tasks(self, run_id: str) -> int:
         """How many tasks the run (its full id) has, committed or still in a journal."""
         return self._reader.count_tasks(run_id)

@@ -42,6 +42,8 @@ from .row_records import (
 )
 from .schema import TASK_COLUMNS, older_row, stored_row
 
+_STAGE = TASK_COLUMNS.index("stage")
+
 
 class StoreReader:
     """The reading half of one store: one connection, used under one lock by every thread;
@@ -219,6 +221,13 @@ class StoreReader:
         stored = self._query("SELECT COUNT(*) AS n FROM tasks WHERE run_id = ?", (run_id,))[0]["n"]
         journaled = list(self._journaled(run_id))
         return stored + len(journaled) - len(self._rows_by_id(journaled))
+
+    def stage_names(self, run_id: str) -> set[str]:
+        """The stages the run's tasks ran, committed or still in a journal: found where they are
+        kept, no task read."""
+        journaled = {row[_STAGE] for row in self._journaled(run_id).values()}
+        stored = self._query_tuples("SELECT DISTINCT stage FROM tasks WHERE run_id = ?", (run_id,))
+        return journaled | {stage for (stage,) in stored}
 
     def _rows_by_id(self, ids: list[str]) -> dict[str, tuple]:
         """The stored rows (``TASK_COLUMNS``) of tasks with these ids (500 to a query), by id."""

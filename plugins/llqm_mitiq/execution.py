@@ -135,3 +135,49 @@ def with_registers(circuit: Any) -> Any:
         circuit, qubits=range(circuit.num_qubits), clbits=range(circuit.num_clbits), inplace=True
     )
     return registered
+
+
+#: Operations that are neither gates nor a channel Mitiq's folding refuses.
+_NOT_CHANNELS = {"measure", "barrier", "delay"}
+
+
+def mid_circuit_measurements(circuit: Any) -> int:
+    """The measurements of ``circuit`` that another operation on their qubit follows (a
+    barrier aside): what Mitiq's foldings and its Qiskit conversion take only at the end."""
+    count = 0
+    measured: set[Any] = set()
+    for instruction in circuit.data:
+        qubits = set(instruction.qubits)
+        name = instruction.operation.name
+        if name == "barrier":
+            continue
+        count += len(qubits & measured)
+        measured -= qubits
+        if name == "measure":
+            measured |= qubits
+    return count
+
+
+def channels(circuit: Any) -> dict[str, int]:
+    """The operations of ``circuit`` that are neither unitary gates nor measurements (``reset``),
+    by name: Mitiq's global, random and all foldings cannot invert them."""
+    from qiskit.circuit import Gate
+
+    found: dict[str, int] = {}
+    for instruction in circuit.data:
+        operation = instruction.operation
+        if not isinstance(operation, Gate) and operation.name not in _NOT_CHANNELS:
+            found[operation.name] = found.get(operation.name, 0) + 1
+    return found
+
+
+def non_unitary_said(circuit: Any, measurements: bool = True, others: bool = True) -> str | None:
+    """What of ``circuit`` is not a unitary gate before its final measurements, in words
+    (``2 mid-circuit measurements and 1 reset``), or None where there is none; ``measurements``
+    and ``others`` choose which count."""
+    parts = []
+    if measurements and (mid := mid_circuit_measurements(circuit)):
+        parts.append(f"{mid} mid-circuit measurement{'s' if mid > 1 else ''}")
+    if others:
+        parts += [f"{n} {name}{'s' if n > 1 else ''}" for name, n in channels(circuit).items()]
+    return " and ".join(parts) or None

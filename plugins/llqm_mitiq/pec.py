@@ -30,12 +30,14 @@ from .execution import (
     evaluate,
     execute,
     last_only,
+    mid_circuit_measurements,
     on_two_qubits,
     raw_estimate,
     sum_readouts,
     with_registers,
 )
-from .pec_compiled import represent_compiled, sample_compiled
+from .native import X_WAYS, Z_WAYS, device_qubits, target_of, without
+from .pec_compiled import no_paulis, represent_compiled, sample_compiled
 from .pec_noise import (
     MAX_NOISE_LEVEL,
     NoiseLevels,
@@ -193,6 +195,20 @@ def placement_problems(base: QuantumCircuit, compiled: Sequence[QuantumCircuit])
     ]
 
 
+def unsampleable(circuit: QuantumCircuit) -> str | None:
+    """Why PEC cannot sample ``circuit`` on its logical qubits, in one sentence, or None where it
+    can: Mitiq's Qiskit conversion puts back only the measurements at a circuit's end."""
+    mid = mid_circuit_measurements(circuit)
+    if not mid:
+        return None
+    return (
+        f'PEC with sample = "logical" samples through Mitiq\'s conversion, which keeps only the '
+        f"measurements at a circuit's end, and circuit {circuit.name!r} has {mid} mid-circuit "
+        f'measurement{"s" if mid > 1 else ""}; use sample = "compiled", which puts its Paulis '
+        "into the compiled circuit."
+    )
+
+
 def pec(
     *,
     samples: int = 100,
@@ -230,7 +246,9 @@ def pec(
             if sample == "compiled":
                 snapshot = calibration_in_force(backend)
                 represent_task.use_hardware(snapshot)
-                represented = represent_compiled(compiled, snapshot)
+                represented = represent_compiled(
+                    compiled, snapshot, getattr(backend, "device", None)
+                )
                 gamma = represented.gamma
                 represent_task.annotate(
                     {
@@ -248,6 +266,10 @@ def pec(
                     problems += levels.problems
                 else:
                     levels = NoiseLevels(noise_level, noise_level, "option")
+                # the check refuses what cannot be sampled; a policy's choice is not checked
+                refused = unsampleable(circuit)
+                if refused is not None:
+                    raise ValueError(refused)
                 prepared = for_mitiq(circuit)
                 representations, gamma = represent(prepared, levels)
                 represent_task.annotate(
@@ -378,8 +400,28 @@ def pec(
         per_sample, copies = pec_shots(shots, samples, shots_per_sample)
         return (samples + copies) * per_sample * bases
 
+    def inspect(context: dict[str, Any]) -> list[str]:
+        """Refuse what sampling would fail on: a logical circuit with mid-circuit measurements
+        (``unsampleable``), a device without native gates for compiled sampling's Paulis."""
+        if sample == "logical":
+            circuit = context.get("circuit")
+            refused = None if circuit is None else unsampleable(circuit)
+            if refused is not None:
+                raise ValueError(refused)
+            return []
+        device = getattr(context["backend"], "device", None)
+        target = target_of(device)
+        qubits = device_qubits(target)
+        missing = sorted(
+            set(without(X_WAYS, target, qubits)) | set(without(Z_WAYS, target, qubits))
+        )
+        if missing:
+            raise ValueError(no_paulis(device, missing))
+        return []
+
     return StepSpec(
         step,
         planned_shots=planned_shots,
         estimate=lambda plan: pec_estimate(plan, samples, shots_per_sample, sample, chunk_size),
+        inspect=inspect,
     )

@@ -5,20 +5,20 @@ More in docs/modules.md (``llqm_mitiq.pec_compiled``).
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from qiskit import QuantumCircuit
 from qiskit.circuit import CircuitInstruction
-from qiskit.circuit.library import RZGate, XGate, get_standard_gate_name_mapping
+from qiskit.circuit.library import get_standard_gate_name_mapping
+
+from .native import X_WAYS, Z_WAYS, target_of, ways_said, without, x_gates, z_gates
 
 if TYPE_CHECKING:  # Mitiq and Cirq are imported where a gate is represented, not at load
     import cirq
 
-_PAULI_GATES = {"X": (XGate(),), "Z": (RZGate(math.pi),), "Y": (RZGate(math.pi), XGate())}
 #: The attribute by which a sample says which gates it inserted into the compiled circuit.
 _INSERTIONS = "llqm_insertions"
 #: What noise.py leaves noiseless: these carry no representation.
@@ -50,6 +50,8 @@ class CompiledRepresentation:
     which: np.ndarray  # index in ``representations`` of each occurrence
     representations: list[Representation]
     gamma: float  # the one-norm of the whole circuit's representation
+    #: each qubit's native gates for an inserted X and Z (Y is Z then X), by index in ``compiled``
+    paulis: dict[int, dict[str, tuple]] = field(default_factory=dict)
 
 
 def global_noise_level(error: float, arity: int) -> float:
@@ -59,15 +61,27 @@ def global_noise_level(error: float, arity: int) -> float:
 
 
 @cache
-def _cirq_gate(name: str) -> cirq.Gate:
-    """The Cirq gate of a Qiskit standard gate, by Mitiq's conversion (once per name: it goes
-    through OpenQASM, which is slow)."""
-    from mitiq.interface import convert_to_mitiq
+def _cirq_gate(name: str, arity: int) -> cirq.Gate:
+    """The Cirq gate that stands for the native gate ``name`` on ``arity`` qubits in its
+    representation: its unitary (a gate with parameters at zero angles).
 
-    circuit = QuantumCircuit(get_standard_gate_name_mapping()[name].num_qubits)
-    circuit.append(get_standard_gate_name_mapping()[name], range(circuit.num_qubits))
-    converted, _ = convert_to_mitiq(circuit)
-    return next(iter(converted.all_operations())).gate
+    Mitiq's global depolarizing representation of a gate is the gate followed by each Pauli
+    on its qubits, with coefficients set by the noise level and the gate's arity alone, so it is
+    the same for every gate of an arity and every angle of ``u3`` or ``rx``; only the
+    Paulis and coefficients are kept. The unitary also stands for the gates Mitiq's own
+    conversion gives no single Cirq gate for: ECR (a sub-circuit, whose ``gate`` is None) and
+    the ``u1``/``u2``/``u3`` of older devices (refused with their parameters unbound); a
+    device's gate that Qiskit does not name is the identity of its arity."""
+    import cirq
+    from qiskit.quantum_info import Operator
+
+    gate = get_standard_gate_name_mapping().get(name)
+    if gate is None or gate.num_qubits != arity:
+        return cirq.MatrixGate(np.eye(2**arity), name=name)
+    if gate.params:
+        gate = type(gate)(*[0.0] * len(gate.params))
+    # Qiskit orders a matrix's qubits last-first, Cirq first-first
+    return cirq.MatrixGate(Operator(gate).reverse_qargs().data, name=name)
 
 
 def represent_gate(gate: str, qubits: tuple[int, ...], error: float) -> Representation:
@@ -81,7 +95,7 @@ def represent_gate(gate: str, qubits: tuple[int, ...], error: float) -> Represen
     import cirq
     from mitiq.pec import represent_operation_with_global_depolarizing_noise
 
-    ideal = cirq.Circuit(_cirq_gate(gate).on(*cirq.LineQubit.range(len(qubits))))
+    ideal = cirq.Circuit(_cirq_gate(gate, len(qubits)).on(*cirq.LineQubit.range(len(qubits))))
     representation = represent_operation_with_global_depolarizing_noise(ideal, level)
     coefficients = np.array(representation.coeffs, dtype=float)
     paulis = []
@@ -104,8 +118,11 @@ def represent_gate(gate: str, qubits: tuple[int, ...], error: float) -> Represen
     )
 
 
-def represent_compiled(compiled: QuantumCircuit, snapshot) -> CompiledRepresentation:
-    """A representation for every gate of ``compiled`` that the calibration gives an error."""
+def represent_compiled(
+    compiled: QuantumCircuit, snapshot, device: Any = None
+) -> CompiledRepresentation:
+    """A representation for every gate of ``compiled`` that the calibration gives an error, and
+    the gates of ``device`` (None: ``x`` and ``rz``) that insert its Paulis on each qubit."""
     errors = {(g.gate, tuple(g.qubits)): g.error for g in snapshot.gates if g.error}
     index = {q: i for i, q in enumerate(compiled.qubits)}
     found: dict[tuple, int] = {}
@@ -123,11 +140,39 @@ def represent_compiled(compiled: QuantumCircuit, snapshot) -> CompiledRepresenta
             representations.append(represent_gate(*key, error))
         positions.append(position)
         which.append(found[key])
+    qubits = sorted({q for r in representations for q in r.qubits})
+    paulis = native_paulis(device, qubits)
     which_ = np.array(which, dtype=np.int64)
     norms = np.array([r.norm for r in representations])
     gamma = float(np.exp(np.log(norms[which_]).sum())) if len(which_) else 1.0
     return CompiledRepresentation(
-        compiled, np.array(positions, dtype=np.int64), which_, representations, gamma
+        compiled, np.array(positions, dtype=np.int64), which_, representations, gamma, paulis
+    )
+
+
+def native_paulis(device: Any, qubits: list[int]) -> dict[int, dict[str, tuple]]:
+    """For each of ``qubits``, the native gates of ``device`` that insert an X, a Z and a Y
+    (``native``): ``x`` and ``rz(pi)`` on newer devices, ``u3(pi, 0, pi)`` and ``u1(pi)`` on
+    those of ``u1``/``u2``/``u3``; a qubit with neither is refused (``no_paulis``)."""
+    target = target_of(device)
+    missing = sorted(set(without(X_WAYS, target, qubits)) | set(without(Z_WAYS, target, qubits)))
+    if missing:
+        raise ValueError(no_paulis(device, missing))
+    paulis = {}
+    for q in qubits:
+        x, z = x_gates(target, q) or (), z_gates(target, q) or ()
+        paulis[q] = {"X": x, "Z": z, "Y": z + x}  # Z then X: XZ, a Y up to a global phase
+    return paulis
+
+
+def no_paulis(device: Any, qubits: list[int]) -> str:
+    """Why compiled PEC cannot insert its Paulis on ``device``'s ``qubits``."""
+    return (
+        f'PEC with sample = "compiled" inserts Paulis as native gates, and device '
+        f"{getattr(device, 'name', device)!r} has no native X or Z on qubit "
+        f"{', '.join(str(q) for q in qubits[:5])}{' ...' if len(qubits) > 5 else ''} "
+        f"(an X is one of {ways_said(X_WAYS)}; a Z one of {ways_said(Z_WAYS)}); "
+        'use sample = "logical", which transpiles each sample.'
     )
 
 
@@ -166,7 +211,7 @@ def sample_compiled(
             negative += bool(representation.negative[term])
             for pauli, local in representation.paulis[term]:
                 qubit = compiled.qubits[representation.qubits[local]]
-                for gate in _PAULI_GATES[pauli]:
+                for gate in represented.paulis[representation.qubits[local]][pauli]:
                     insertions.append((position, CircuitInstruction(gate, (qubit,), ())))
         data = circuit.data  # Qiskit's public, checked list of the circuit's instructions
         for position, instruction in reversed(insertions):  # later first: positions hold

@@ -20,6 +20,7 @@ from llqm_core.runtime.kept import references
 from . import analysis
 from .costs import rem_estimate
 from .execution import Readout, execute, measured
+from .native import X_WAYS, measurable_qubits, target_of, ways_said, without, x_gates
 from .shared_job import SharedJob
 
 MAX_SHOTS = 10_000_000
@@ -51,17 +52,23 @@ def readout_map(circuit: Any) -> dict[int, int]:
     return readout
 
 
-def _flip_gates(device: Any, qubits: Sequence[int]) -> list[str]:
-    """The native gates that take ``|0>`` to ``|1>`` on every one of ``qubits``: ``x``, else ``sx sx``."""
-    target = getattr(device, "target", None)
-    if target is None:
-        return ["x"]
-    for gates in (["x"], ["sx", "sx"]):
-        if all(target.instruction_supported(gates[0], (q,)) for q in qubits):
-            return gates
-    raise ValueError(
-        f"device {getattr(device, 'name', device)!r} has neither x nor sx on every measured qubit, "
-        "so readout calibration cannot prepare |1> natively."
+def _flip_gates(device: Any, qubits: Sequence[int]) -> dict[int, tuple[Any, ...]]:
+    """For each of ``qubits``, the native gates that take ``|0>`` to ``|1>`` there: ``x``, else
+    ``sx sx``, else ``u3(pi, 0, pi)`` (devices of ``u1``/``u2``/``u3``), else ``u(pi, 0, pi)``."""
+    target = target_of(device)
+    missing = without(X_WAYS, target, qubits)
+    if missing:
+        raise ValueError(no_flip(device, missing))
+    return {q: x_gates(target, q) or () for q in qubits}
+
+
+def no_flip(device: Any, qubits: Sequence[int]) -> str:
+    """Why readout calibration cannot run on ``device``: ``qubits`` have no native X."""
+    return (
+        f"readout mitigation prepares |1> on each measured qubit, and device "
+        f"{getattr(device, 'name', device)!r} has no native X on qubit "
+        f"{', '.join(str(q) for q in qubits[:5])}{' ...' if len(qubits) > 5 else ''} "
+        f"(none of {ways_said(X_WAYS)}); use another technique or device."
     )
 
 
@@ -71,7 +78,7 @@ def calibration_circuits(
     """``|0...0>`` and ``|1...1>`` on the measured qubits of ``compiled``, read into the same bits.
 
     Built from ``compiled`` itself (``copy_empty_like``), so they have the device's full width
-    and registers, and need no transpiling: ``x`` (or ``sx sx``) and ``measure`` are native."""
+    and registers, and need no transpiling: the X (``native.X_WAYS``) and ``measure`` are native."""
     qubits = sorted(set(readout.values()))
     flip = _flip_gates(device, qubits)
     circuits = []
@@ -79,8 +86,8 @@ def calibration_circuits(
         circuit = compiled.copy_empty_like(name=f"rem_calibration_{prepared}")
         if prepared:
             for qubit in qubits:
-                for gate in flip:
-                    getattr(circuit, gate)(qubit)
+                for gate in flip[qubit]:
+                    circuit.append(gate, [qubit])
         for clbit, qubit in sorted(readout.items()):
             circuit.measure(qubit, clbit)
         circuits.append(circuit)
@@ -344,8 +351,19 @@ def rem(*, calibration_shots: int | None = None, inner: bool = False) -> StepSpe
         calibration = 2 * (calibration_shots if calibration_shots is not None else shots)
         return calibration + (0 if inner else shots * bases)
 
+    def inspect(context: dict[str, Any]) -> list[str]:
+        """Refuse a device on which the calibration cannot prepare ``|1>`` natively on every
+        qubit it can measure (whichever the layout picks)."""
+        device = getattr(context["backend"], "device", None)
+        target = target_of(device)
+        missing = without(X_WAYS, target, measurable_qubits(target))
+        if missing:
+            raise ValueError(no_flip(device, missing))
+        return []
+
     return StepSpec(
         step,
         planned_shots=planned_shots,
         estimate=lambda plan: rem_estimate(plan, calibration_shots, inner),
+        inspect=inspect,
     )

@@ -61,6 +61,12 @@ class MitigationSection:
                     f"registered technique; the registered ones are: {', '.join(known)} "
                     '(combine them as "rem+zne").'
                 )
+        twice = next((part for part in parts if parts.count(part) > 1), None)
+        if twice is not None:
+            raise ValueError(
+                f"[mitigation] technique {technique!r} names {twice!r} more than once; name each "
+                'technique once (as "rem+zne").'
+            )
         for key, value in table.items():  # tables of other registered techniques may stay (sweeps)
             if key not in known:
                 raise ValueError(

@@ -20,7 +20,14 @@ from llqm_core.runtime.instrumentation import suppressed
 
 from . import analysis
 from .costs import zne_estimate
-from .execution import estimate, execute, last_only, raw_estimate, with_registers
+from .execution import (
+    estimate,
+    execute,
+    last_only,
+    non_unitary_said,
+    raw_estimate,
+    with_registers,
+)
 
 
 def _mitiq_zne() -> ModuleType:
@@ -92,11 +99,21 @@ def extrapolation(
             )
         options["order"] = order
     if factory == "exp":
-        if asymptote is None and points < 3:
+        if asymptote is None:  # Mitiq's nonlinear fit then fails on a fifth to half of noisy runs
             raise ValueError(
-                f"an exp factory without an asymptote needs at least 3 scale factors, not {points}."
+                "an exp factory needs asymptote, the observable's value at infinite noise (0 for a "
+                "parity or a Pauli term, 1/2**n for the probability of one outcome of n measured "
+                "bits), since without it Mitiq fits the exponential by a nonlinear search that "
+                'often fails to converge on noisy values; use factory = "linear" or "richardson" '
+                "where that value is not known."
             )
-        options["asymptote"] = asymptote
+        if (
+            isinstance(asymptote, bool)
+            or not isinstance(asymptote, (int, float))
+            or not math.isfinite(asymptote)
+        ):
+            raise ValueError(f"asymptote must be a finite number, not {asymptote!r}.")
+        options["asymptote"] = float(asymptote)
     return lambda s, v: getattr(_mitiq_zne(), FACTORY_CLASSES[factory]).extrapolate(s, v, **options)
 
 
@@ -233,6 +250,42 @@ def fold_gates(compiled: Any, scale: float, gates: set[str], seed: int | None = 
     return folded
 
 
+def unfoldable(circuit: Any, folding: str, nothing_to_fold: bool = False) -> str | None:
+    """Why Mitiq's ``folding`` cannot fold ``circuit``, in one sentence, or None where it can:
+    its foldings take only circuits whose measurements all come at the end, and (but for
+    identity insertion, which adds idle layers) whose other operations are unitary. Folding
+    after transpiling folds two-qubit gates; a circuit without any (``nothing_to_fold``: the
+    compiled one has no self-inverse one) is folded by Mitiq's global folding instead."""
+    after = folding == AFTER_TRANSPILE
+    if (
+        after
+        and not nothing_to_fold
+        and any(i.operation.num_qubits > 1 and i.operation.name != "barrier" for i in circuit.data)
+    ):
+        return None
+    mitiq = "global" if after else folding
+    found = non_unitary_said(circuit, others=mitiq != "identity")
+    if found is None:
+        return None
+    takes = (
+        "circuits whose measurements all come at the end"
+        if mitiq == "identity"
+        else "circuits of unitary gates whose measurements all come at the end"
+    )
+    if after:
+        return (
+            f"ZNE's default folding folds the compiled circuit's two-qubit gates, and circuit "
+            f"{circuit.name!r} has none to fold, so Mitiq's global folding would fold it, which "
+            f"takes only {takes}, and it has {found}; use another technique (rem, or pec with "
+            'sample = "compiled").'
+        )
+    return (
+        f'ZNE folding "{folding}" is Mitiq\'s, which takes only {takes}, and circuit '
+        f'{circuit.name!r} has {found}; use folding = "after_transpile" (the default), which '
+        "folds only the compiled circuit's two-qubit gates."
+    )
+
+
 def _fold_after_transpile(
     data: PipelineData, scales: list[float], gates: set[str], seed: int | None
 ) -> list[Any]:
@@ -288,6 +341,10 @@ def zne(
         elif folding == AFTER_TRANSPILE and gates:
             compiled = _fold_after_transpile(data, scales, gates, seed)
         else:  # Mitiq's folding named in the file (or nothing compiled to fold): fold, then transpile
+            # the check refuses what cannot be folded; a technique a policy chose is not checked
+            refused = unfoldable(data["circuit"], folding, nothing_to_fold=True)
+            if refused is not None:
+                raise ValueError(refused)
             folded = []
             for scale in scales:
                 with llqm_core.task(f"fold x{scale:g}", stage="mitigate.zne.fold") as handle:
@@ -297,7 +354,9 @@ def zne(
                     handle.record_output(circuit)
                 folded.append(circuit)
             compiled = data["compile"](folded)
-        problems = fold_shortfalls(scales, compiled, folded)
+        # identity insertion scales idle time, not gates: no gate count to hold it to
+        inserted = folded is not None and folding == "identity"
+        problems = [] if inserted else fold_shortfalls(scales, compiled, folded)
         for problem in problems:
             warn(problem)
         readouts = execute(data, compiled, data["shots"], seed=data["seed"])
@@ -348,8 +407,17 @@ def zne(
             "warnings": data["warnings"] + problems,
         }
 
+    def inspect(context: dict[str, Any]) -> list[str]:
+        """Refuse a circuit that Mitiq's folding named in the file cannot fold."""
+        circuit = context.get("circuit")
+        refused = None if circuit is None else unfoldable(circuit, folding)
+        if refused is not None:
+            raise ValueError(refused)
+        return []
+
     return StepSpec(
         step,
         planned_shots=lambda shots, bases: len(scales) * shots * bases,
         estimate=lambda plan: zne_estimate(plan, scales, folding == AFTER_TRANSPILE),
+        inspect=inspect,
     )

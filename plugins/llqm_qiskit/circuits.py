@@ -192,20 +192,56 @@ def load_qasm(path: str | Path) -> QuantumCircuit:
         ),
         "",
     )
-    try:
-        if header.startswith("OPENQASM 2"):
+    if header.startswith("OPENQASM 2"):
+        try:
             circuit = qasm2.loads(text, custom_instructions=qasm2.LEGACY_CUSTOM_INSTRUCTIONS)
-        elif header.startswith("OPENQASM 3"):
-            circuit = qasm3.loads(text)
-        else:
-            raise ValueError(f"{path} does not start with an 'OPENQASM 2' or 'OPENQASM 3' header.")
-    except ValueError:
-        raise
-    except Exception as exc:  # the QASM parsers raise their own error types
-        message = " ".join(str(exc).split())
-        raise ValueError(f"{path} is not valid OpenQASM: {message}") from None
+        except Exception as exc:  # QASM2ParseError, from a parser of the whole language
+            raise ValueError(f"{path} is not valid OpenQASM: {_said(exc)}") from None
+    elif header.startswith("OPENQASM 3"):
+        circuit = _load_qasm3(path, text)
+    else:
+        raise ValueError(f"{path} does not start with an 'OPENQASM 2' or 'OPENQASM 3' header.")
     circuit.name = path.stem
     return circuit
+
+
+def _said(exc: BaseException) -> str:
+    """An exception's message on one line, or its type's name where it has none."""
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _load_qasm3(path: Path, text: str) -> QuantumCircuit:
+    """An OpenQASM 3 file by Qiskit's importer. A file the reference grammar refuses is not
+    valid OpenQASM 3; anything else the importer fails on may be valid OpenQASM 3 that it does
+    not support (it builds a ``QuantumCircuit`` from part of the language only: a ``for`` loop
+    indexing qubits by its variable fails with a bare ``TypeError``), and is said to be so."""
+    from openqasm3.parser import QASM3ParsingError  # the importer's parser, loaded with it
+
+    try:
+        return qasm3.loads(text)
+    except QASM3ParsingError as exc:
+        message = _said(exc) if str(exc) else _syntax_error_place(exc)
+        raise ValueError(f"{path} is not valid OpenQASM 3: {message}.") from None
+    except Exception as exc:  # QASM3ImporterError, or the importer's own TypeErrors
+        raise ValueError(
+            f"Qiskit's OpenQASM 3 importer (qiskit.qasm3.loads) could not read {path}: "
+            f"{_said(exc).rstrip('.')}; the file may be valid OpenQASM 3 that the importer does "
+            "not support (it reads part of the language only), so write that part in simpler "
+            "terms (unroll a loop, name qubits by constant indices) or export the circuit again."
+        ) from None
+
+
+def _syntax_error_place(exc: BaseException) -> str:
+    """Where the OpenQASM 3 grammar stopped reading, from the parser's error (it has no message)."""
+    cause = exc.__cause__
+    inner = cause.args[0] if cause is not None and cause.args else cause
+    token = getattr(inner, "offendingToken", None)
+    if token is None:
+        return "the OpenQASM 3 grammar does not accept it"
+    return (
+        f"the OpenQASM 3 grammar does not accept {token.text!r} at line {token.line}, "
+        f"column {token.column + 1}"
+    )
 
 
 def _check_width(kind: str, qubits: int, least: int) -> None:

@@ -130,7 +130,13 @@ def _new_transpile_task(
 ) -> llqm_core.TaskHandle:
     handle = llqm_core.plugin.start_task(STAGE, STAGE, run.producers(circuits), run=run)
     size = sum(len(c.data) for c in circuits)
-    handle.annotate_numbers({"transpile.instrumented": True, "transpile.input_size": size})
+    handle.annotate_numbers(  # how many circuits: the report's cost per step counts them
+        {
+            "transpile.instrumented": True,
+            "transpile.input_size": size,
+            "transpile.circuits": len(circuits),
+        }
+    )
     if options:  # ``transpile()``'s, with the backend's name: checked and redacted
         handle.annotate(options)
     return handle

@@ -45,6 +45,36 @@ def _bits_of(key: str) -> str:
     return key.replace(" ", "")[::-1]
 
 
+#: The two-sided 95% normal quantile.
+Z95 = 1.959963984540054
+
+
+def shot_standard_error(
+    values: np.ndarray, shots: np.ndarray, low: float, high: float
+) -> tuple[float, float]:
+    """The mean over shots of a per-outcome value (``values``, each seen ``shots`` times) and its
+    standard error, for a value one shot can give only between ``low`` and ``high``.
+
+    The plain error, the values' spread over the square root of the shots, is 0 when every
+    shot gave the same value: 0 successes in 500 shots of a probability is "0 ± 0", though
+    the shots only bound it below about 3.8/500 (the rule of three: 3/500). The error is never
+    less than the Wilson score interval's: the 95% interval the report draws, the value ± 1.96
+    errors, reaches the farther end of the Wilson interval (its centre moved
+    ``z^2 / 2`` pseudo-shots towards the middle of ``[low, high]``, its half-width
+    ``z / (N + z^2) * sqrt(N * s^2 + z^2 (high - low)^2 / 4)``). For a probability that is the
+    textbook Wilson interval (0 of N: the value ± 1.96/(N + 3.84), about 1.96/N); away from
+    the edges, with many shots, the plain error is the larger and is kept."""
+    total = float(shots.sum())
+    mean = float(shots @ values / total)
+    variance = max(0.0, float(shots @ (values - mean) ** 2 / total))
+    plain = math.sqrt(variance / total)
+    z2 = Z95 * Z95
+    widened = total + z2
+    centre = (total * mean + z2 / 2 * (low + high)) / widened
+    half = Z95 / widened * math.sqrt(total * variance + z2 / 4 * (high - low) ** 2)
+    return mean, max(plain, (abs(centre - mean) + half) / Z95)
+
+
 class DiagonalObservable:
     def __init__(self, label: str, terms: Sequence[Term], ideal: float | None = None) -> None:
         self.label = label
@@ -83,12 +113,68 @@ class DiagonalObservable:
     ) -> tuple[float, float]:
         """The value and its standard error from the one circuit's counts (``[counts]``, as
         ``measured`` gives one circuit): the estimator is a mean over shots of a value per
-        outcome, so its error is that value's spread over the square root of the shots."""
-        values, shots = self._per_outcome(counts[0], inverse_confusion or {})
-        total = shots.sum()
-        mean = float(shots @ values / total)
-        variance = float(shots @ (values - mean) ** 2 / total)
-        return mean, math.sqrt(variance / total)
+        outcome, so its error is that value's spread over the square root of the shots, never
+        less than the Wilson bound that ``shot_standard_error`` takes (0 of 500 shots on the
+        ideal outcomes is no error of 0)."""
+        inverse = inverse_confusion or {}
+        values, shots = self._per_outcome(counts[0], inverse)
+        low, high = self.value_range(inverse)
+        return shot_standard_error(values, shots, low, high)
+
+    def value_range(
+        self, inverse_confusion: Mapping[int, np.ndarray] | None = None
+    ) -> tuple[float, float]:
+        """Bounds on the value one shot can give (readout-corrected by ``inverse_confusion``):
+        each term's exact range over its bits, added up; for the probability of a set of
+        outcomes (terms that project the same bits onto different strings, ``outcomes``) no
+        wider than the bound the inverse confusion matrices' columns give, [0, 1] without them."""
+        inverse = inverse_confusion or {}
+        coefficients, bits, factors = self._arrays
+        inverses = np.stack([inverse.get(b, _IDENTITY) for b in range(int(bits.max()) + 1)])
+        weights = np.einsum("tfi,tfij->tfj", factors, inverses[bits])  # (terms, factors, 2)
+        low = high = np.ones(len(coefficients))
+        for column in range(weights.shape[1]):  # a product's extremes are at its factors' own
+            ends = np.stack(
+                [
+                    low * weights[:, column, 0],
+                    low * weights[:, column, 1],
+                    high * weights[:, column, 0],
+                    high * weights[:, column, 1],
+                ]
+            )
+            low, high = ends.min(axis=0), ends.max(axis=0)
+        ends = np.stack([coefficients * low, coefficients * high])
+        bottom, top = float(ends.min(axis=0).sum()), float(ends.max(axis=0).sum())
+        if not self._exclusive:
+            return bottom, top
+        # Sum over strings d in S of prod_i A_i^-1[d_i, y_i]: over all d it is prod_i 1 = 1 (a
+        # confusion matrix's columns sum to 1, so its inverse's do), and its absolute values
+        # sum to at most B = prod_i max_y sum_d |A_i^-1[d, y]|; a subset of the strings then
+        # sums to between -(B - 1) / 2 and (B + 1) / 2.
+        spread = 1.0
+        for bit in self.bits():
+            if bit in inverse:
+                spread *= float(np.abs(inverse[bit]).sum(axis=0).max())
+        largest = float(np.abs(coefficients).max())
+        floor = (
+            largest * (1 - spread) / 2 if (coefficients >= 0).all() else -largest * (spread + 1) / 2
+        )
+        return max(bottom, floor), min(top, largest * (spread + 1) / 2)
+
+    @cached_property
+    def _exclusive(self) -> bool:
+        """Whether the terms project the same bits onto different strings (``outcomes``): at
+        most one of them is 1 for any outcome, so their sum is a probability."""
+        if not self.terms or any(
+            f not in _PROJECT.values() for t in self.terms for _, f in t.factors
+        ):
+            return False
+        first = [bit for bit, _ in self.terms[0].factors]
+        if len(set(first)) != len(first) or any(
+            [bit for bit, _ in t.factors] != first for t in self.terms
+        ):
+            return False
+        return len({t.factors for t in self.terms}) == len(self.terms)
 
     def _per_outcome(
         self, counts: Mapping[str, int], inverse_confusion: Mapping[int, np.ndarray]
@@ -147,8 +233,15 @@ class DiagonalObservable:
 def parity(bits: Sequence[int]) -> DiagonalObservable:
     if not bits or any(not isinstance(b, int) or isinstance(b, bool) or b < 0 for b in bits):
         raise ValueError(f"parity needs a non-empty list of classical bit indices, not {bits!r}.")
+    repeated = sorted({b for b in bits if list(bits).count(b) > 1})
+    if repeated:
+        raise ValueError(
+            f"parity bits {list(bits)} name bit {repeated[0]} more than once, most likely a "
+            "typo (Z times Z is the identity, so the bit would drop out of the parity); name "
+            "each bit once."
+        )
     return DiagonalObservable(
-        f"parity{list(bits)}", [Term(1.0, tuple((b, _Z) for b in sorted(set(bits))))]
+        f"parity{list(bits)}", [Term(1.0, tuple((b, _Z) for b in sorted(bits)))]
     )
 
 

@@ -32,8 +32,12 @@ def _number(value: Any, where: str) -> complex:
             raise ValueError(
                 f"{where}: a complex coefficient is written [real, imaginary], not {value!r}."
             )
-        return complex(value[0], value[1])
-    return complex(value)
+        number = complex(value[0], value[1])
+    else:
+        number = complex(value)
+    if not (math.isfinite(number.real) and math.isfinite(number.imag)):
+        raise ValueError(f"{where}: a coefficient must be a finite number, not {value!r}.")
+    return number
 
 
 def _non_empty_list(name: str, terms: Any, shape: str, example: str, method: str) -> None:
@@ -81,6 +85,10 @@ def _sparse_terms(terms: Any) -> list[tuple[str, list[int], complex]]:
     return found
 
 
+#: The keys of an observable file's JSON object.
+FILE_KEYS = ("terms", "sparse_terms", "num_qubits")
+
+
 def _read_file(path: str) -> dict[str, Any]:
     try:
         loaded = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -95,6 +103,12 @@ def _read_file(path: str) -> dict[str, Any]:
             f"observable file {path} must hold a list of [label, coefficient] pairs, or an object "
             'with "terms" or "sparse_terms" (and "num_qubits" for sparse terms).'
         )
+    unknown = [key for key in loaded if key not in FILE_KEYS]
+    if unknown:
+        raise ValueError(
+            f"observable file {path} has an unknown key {unknown[0]!r}; its keys are: "
+            f"{', '.join(FILE_KEYS)}."
+        )
     return loaded
 
 
@@ -106,7 +120,7 @@ def operator_from(
     file: str | None = None,
 ) -> SparsePauliOp:
     """The ``SparsePauliOp`` a pipeline file's ``[observable]`` describes (exactly one of
-    ``terms``, ``sparse_terms`` or ``file``), checked: real coefficients, valid labels."""
+    ``terms``, ``sparse_terms`` or ``file``), checked: finite real coefficients, valid labels."""
     given = [
         name
         for name, v in (("terms", terms), ("sparse_terms", sparse_terms), ("file", file))
@@ -174,11 +188,20 @@ def measurement_bases(operator: SparsePauliOp) -> int:
 
 
 def checked_operator(operator: Any) -> SparsePauliOp:
-    """A ``SparsePauliOp`` (or anything it converts from) with real coefficients, simplified."""
+    """A ``SparsePauliOp`` (or anything it converts from) with finite real coefficients,
+    simplified."""
     try:
         operator = SparsePauliOp(operator)
     except Exception as exc:
         raise ValueError(f"the observable is not a Pauli sum: {exc}") from None
+    infinite = np.flatnonzero(~np.isfinite(operator.coeffs))
+    if len(infinite):
+        value = operator.coeffs[infinite[0]]  # Qiskit's phase makes inf inf+nanj: show inf
+        shown = value.real if not np.isfinite(value.real) else value
+        raise ValueError(
+            f"the observable's coefficients must be finite numbers, not {shown} (term "
+            f"{operator.paulis[infinite[0]].to_label()})."
+        )
     if np.abs(operator.coeffs.imag).max() > 1e-12:
         raise ValueError(
             "the observable's coefficients must be real (a Hermitian observable), not "

@@ -6,6 +6,7 @@ is read, and returns the step that runs later on the pipeline's data.
 
 from __future__ import annotations
 
+import re
 import time
 import zlib
 from collections.abc import Sequence
@@ -45,6 +46,7 @@ from ..costs import (
     transpile_estimate,
 )
 from ..devices.catalog import DEFAULT_DEVICE, fake_device
+from ..measurement import refuse_classical_control
 from ..measurement import shape as measurement_shape
 from ..transpile.profiled import (
     OPTIMIZATION_LEVELS,
@@ -58,25 +60,54 @@ LAYOUT_METHODS = ("default", "dense", "sabre", "trivial")
 
 def generate(
     *,
-    kind: str = "ghz",
-    qubits: int = 5,
-    depth: int = 1,
+    kind: str | None = None,
+    qubits: int | None = None,
+    depth: int | None = None,
     seed: int | None = None,
     qasm: str | None = None,
     circuit: QuantumCircuit | None = None,
 ) -> StepSpec:
-    """A benchmark circuit by ``kind`` (ghz, mirror, random, qaoa, qft), a QASM file read now,
-    or (from Python) a ``circuit`` of the caller's own."""
+    """A benchmark circuit by ``kind`` (ghz, mirror, random, qaoa, qft; default ghz of
+    ``qubits`` = 5, ``depth`` = 1), a QASM file read now, or (from Python) a ``circuit`` of the
+    caller's own; the options of a generated circuit next to ``qasm`` or ``circuit``, which
+    would be ignored, are refused."""
+    if circuit is not None or qasm is not None:
+        source = "circuit" if circuit is not None else "qasm"
+        ignored = [
+            name
+            for name, value in (
+                ("qasm", qasm if circuit is not None else None),
+                ("kind", kind),
+                ("qubits", qubits),
+                ("depth", depth),
+                ("seed", seed),
+            )
+            if value is not None
+        ]
+        if ignored:
+            named = " and ".join(
+                [", ".join(ignored[:-1]), ignored[-1]] if ignored[:-1] else ignored
+            )
+            whole_circuit = "the file" if source == "qasm" else "the circuit given"
+            raise ValueError(
+                f"{named} cannot be given with {source}: {whole_circuit} is the whole circuit, "
+                f"so {'they' if len(ignored) > 1 else 'it'} would be ignored; give {source} "
+                f"alone, or kind (with its qubits, depth and seed) without {source}."
+            )
     if circuit is not None:
         if not isinstance(circuit, QuantumCircuit):
             raise ValueError(
                 f"circuit must be a qiskit QuantumCircuit, not {type(circuit).__name__}."
             )
+        runnable(circuit, "bind them first (circuit.assign_parameters(values))")
         return _given(circuit)
     if qasm is not None:
         if not isinstance(qasm, str):
             raise ValueError(f"qasm must be a file path, not {qasm!r}.")
         return _from_qasm(resolve(qasm))
+    kind = "ghz" if kind is None else kind
+    qubits = 5 if qubits is None else qubits
+    depth = 1 if depth is None else depth
     if not isinstance(kind, str) or kind not in KINDS:
         raise ValueError(
             f"unknown circuit kind {kind!r}; choose one of: {', '.join(sorted(KINDS))}, or give "
@@ -169,7 +200,14 @@ def _from_qasm(path: Path) -> StepSpec:
 
     def load() -> QuantumCircuit:
         if not loaded:
-            loaded.append(load_qasm(path))
+            circuit = load_qasm(path)
+            runnable(
+                circuit,
+                "LLQM takes no parameter values, so bind them in the file: write each value "
+                "where its parameter is used and remove its input declaration (from Qiskit, "
+                "export circuit.assign_parameters(values))",
+            )
+            loaded.append(circuit)
         return loaded[0]
 
     step = _with_width_check(
@@ -186,6 +224,29 @@ def _from_qasm(path: Path) -> StepSpec:
     step.load = load
     step.inspect = lambda context: context.update(circuit=load())
     return step
+
+
+def runnable(circuit: QuantumCircuit, bind: str) -> None:
+    """Refuse, in one sentence, a circuit of the user's own that no run of it could execute, as
+    soon as it is known (before a check's estimate compiles or simulates it): one without
+    qubits, one with parameters left unbound (``bind`` says how to bind them), one with
+    classical control."""
+    if circuit.num_qubits == 0:
+        raise ValueError(
+            f"circuit {circuit.name!r} has no qubits, so there is nothing to run or measure; "
+            "declare at least one qubit."
+        )
+    if circuit.num_parameters:
+        names = sorted(  # in their numbers' order: _θ_2_ before _θ_10_
+            (parameter.name for parameter in circuit.parameters),
+            key=lambda name: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)],
+        )
+        shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+        raise ValueError(
+            f"circuit {circuit.name!r} has {len(names)} unbound parameter"
+            f"{'s' if len(names) > 1 else ''} ({shown}), which a run cannot execute; {bind}."
+        )
+    refuse_classical_control(circuit)
 
 
 def _wide_enough(qubits: int) -> str:

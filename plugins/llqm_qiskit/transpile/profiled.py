@@ -137,6 +137,7 @@ def profiled_transpile(
                 else layout_method or "default",
                 "transpile.backend": backend_name(backend) if backend is not None else "none",
                 "transpile.input_size": sum(len(c.data) for c in batch),
+                "transpile.circuits": len(batch),
             }
         )
         if num_processes is not None and num_processes > 1 and len(batch) > 1:
