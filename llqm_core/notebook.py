@@ -133,6 +133,7 @@ def profile_cell(
     with the cell's error, if the cell raised: IPython shows the traceback as for any cell)."""
     from .runtime.api import run_context
     from .runtime.instrumentation import switched_on
+    from .runtime.measure import exact_peaks
     from .runtime.threads import carried
 
     first = next((line.strip() for line in cell.splitlines() if line.strip()), "")
@@ -140,7 +141,7 @@ def profile_cell(
     active = ActiveRun(name or "notebook cell", store, config, detail=detail).start()
     error: BaseException | None = None
     try:
-        with switched_on(), carried(), run_context(active):
+        with exact_peaks.watching_a_program(), switched_on(), carried(), run_context(active):
             result = shell.run_cell(cell, store_history=False)
         error = result.error_before_exec or result.error_in_exec
     except BaseException as exc:  # an interrupt while the cell ran: the run says so

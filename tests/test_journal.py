@@ -239,7 +239,7 @@ def test_a_row_journaled_before_the_readings_column_reads_as_full_readings(store
     older[0] = "older-task"
     TaskJournal(store_path).append(encode_row(older))
     tasks = {x.id: x for x in llqm.ProfileStore(store_path, readonly=True).tasks(run.id)}
-    assert tasks[t.record.id].profile.readings == "light"
+    assert tasks[t.record.id].profile.readings.startswith("light")
     assert tasks["older-task"].profile.readings == "full"
     assert tasks["older-task"].profile.wall_s == t.record.profile.wall_s
 

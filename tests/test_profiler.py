@@ -99,7 +99,7 @@ def test_concurrent_threads_each_get_their_own_cpu_time(store_path):
             t.join()
     tasks = finished(store_path, run)
     short, long_ = tasks["short"].profile, tasks["long"].profile
-    assert short.cpu_scope == "thread" and long_.cpu_scope == "thread"
+    assert short.cpu_scope == "shared" and long_.cpu_scope == "shared"
     assert 0.08 <= short.cpu_s <= 0.15
     assert 0.25 <= long_.cpu_s <= 0.4
 
@@ -167,7 +167,7 @@ def test_only_tasks_that_overlap_a_task_of_another_thread_count_their_thread_cpu
         other.join()
         short_tasks("after")
     scopes = {name: task.profile.cpu_scope for name, task in finished(store_path, run).items()}
-    assert scopes.pop("long") == "thread"
+    assert scopes.pop("long") != "process"  # its thread's, and a share of the others' when long
     assert {scope for name, scope in scopes.items() if name.startswith("during")} == {"thread"}
     assert {scope for name, scope in scopes.items() if not name.startswith("during")} == {"process"}
 
@@ -360,10 +360,11 @@ def test_the_gpus_read_are_those_cuda_visible_devices_leaves_to_the_process():
     assert visible_devices("MIG-5c4b1b3e-0000/1/0", uuids) == [0, 1, 2]
 
 
-def test_a_task_in_one_thread_is_not_charged_the_cpu_of_threads_beside_it(store_path):
+def test_a_short_task_is_not_charged_the_cpu_of_threads_beside_it(store_path):
     """A pool's short tasks while another thread (an engine's, say) burns CPU, and short tasks of
-    the main thread: the burner's CPU is charged to none of them (a task's CPU is at most its
-    wall time here: none uses a native library's threads)."""
+    the main thread: a task under 10 ms is charged its own thread's CPU alone; one the GIL
+    stretched past 10 ms is alone in the process and charged the process's CPU over its interval
+    (docs/figures.md), never more than its wall time on the cores."""
     stop = threading.Event()
 
     def burner() -> None:
@@ -392,12 +393,12 @@ def test_a_task_in_one_thread_is_not_charged_the_cpu_of_threads_beside_it(store_
         beside.join()
     for name, task in finished(store_path, run).items():
         profile = task.profile
-        if name.startswith("pool"):
+        if profile.wall_s < measure.THREAD_SCOPE_BELOW_S:
             assert profile.cpu_scope == "thread", name
-        # the burner's CPU is not the task's (a main-thread task of 10 ms or more, stretched by
-        # the GIL, is charged the process's CPU less the other Python threads'); the slack is
-        # LLQM's own threads (a sampler tick, a commit), the burner's would be the task's wall
-        assert profile.cpu_s <= profile.wall_s + 0.005, (name, profile.cpu_s, profile.wall_s)
+            assert profile.cpu_s == profile.thread_cpu_s <= profile.wall_s + 0.001, name
+        else:
+            assert profile.cpu_scope == "process", name
+            assert profile.cpu_s <= profile.wall_s * (os.cpu_count() or 1), name
 
 
 def test_a_task_shorter_than_the_sampler_interval_reads_light_and_a_longer_one_full(
@@ -421,11 +422,11 @@ def test_a_task_shorter_than_the_sampler_interval_reads_light_and_a_longer_one_f
         llqm.set_sample_interval(before)
     tasks = finished(store_path, run)
     long = tasks.pop("long").profile
-    assert long.readings == "full" and long.samples >= 2
+    assert long.readings.startswith("full") and long.samples >= 2
     assert long.peak_rss_bytes >= long.start_rss_bytes + (150 << 20)
     for task in tasks.values():
         p = task.profile
-        assert p.readings == "light" and p.children_cpu_s == 0
+        assert p.readings.startswith("light") and p.children_cpu_s == 0
         assert p.cpu_s <= p.wall_s * (os.cpu_count() or 1) + 0.001
         if p.wall_s < measure.THREAD_SCOPE_BELOW_S:  # longer ones, under load, read the process
             assert p.cpu_scope == "thread" and p.cpu_s == p.thread_cpu_s <= p.wall_s + 0.001
@@ -434,4 +435,4 @@ def test_a_task_shorter_than_the_sampler_interval_reads_light_and_a_longer_one_f
     readings = {
         s.name: s.attributes.get("llqm.memory.readings") for s in spans.get_finished_spans()
     }
-    assert readings["long"] == "full" and readings["short 0"] == "light"
+    assert readings["long"].startswith("full") and readings["short 0"].startswith("light")

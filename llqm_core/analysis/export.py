@@ -67,7 +67,7 @@ TASK_COLUMNS = _columns(
     ("error", "str", "the error of a failed task"),
     ("wall_s", "float", "wall seconds, nested tasks included"),
     ("cpu_s", "float", "CPU seconds, nested tasks included"),
-    ("cpu_scope", "str", "whose CPU cpu_s counts: process or thread"),
+    ("cpu_scope", "str", "whose CPU cpu_s counts: process, shared or thread (docs/profiling.md)"),
     ("peak_rss_bytes", "int", "peak resident memory while it ran"),
     ("rss_growth_bytes", "int", "resident memory at its end minus at its start"),
     ("qpu_s", "float", "QPU seconds a backend reported"),

@@ -63,12 +63,12 @@ _gpu_values = operator.attrgetter(*GpuProfile.__slots__)
 class Profile:
     """What was measured for one task.
 
-    ``cpu_s`` is the task's own CPU time: the CPU of the task's own thread plus its waited-for
-    child processes (``cpu_scope`` "thread"), except for a task of 10 ms or more in the main
-    thread with no task beside it: then the process's CPU less that of its other Python threads
-    (LLQM's own aside), so the helper threads of native libraries count (``cpu_scope``
-    "process"), never more than its wall time times the machine's cores. A pool's worker, a task
-    beside an engine's threads or beside a concurrent task would otherwise be charged their CPU.
+    ``cpu_s`` is the CPU of every thread that worked for the task (docs/profiling.md): the
+    process's over its interval when no task of another thread ran beside it (``cpu_scope``
+    "process"); its own thread's, its lent threads' and its share of the CPU no task's thread
+    spent when tasks ran beside it ("shared", docs/figures.md); its own and lent threads' alone
+    under 10 ms ("thread"); waited-for child processes always; never more than its wall time
+    times the machine's cores.
     """
 
     wall_s: float = 0.0
@@ -87,8 +87,9 @@ class Profile:
     pid: int | None = None  # where the task ran: a worker's process may not be the run's
     host: str | None = None
     thread: int | None = None  # the thread that ran it: tasks of one thread ran in order
-    #: "full": memory and children's CPU read at the task's end; "light": a task shorter than the
-    #: sampler's interval, whose memory is the sampler's last reading and children's CPU not read
+    #: "full": children's CPU read at the task's end; "light": a task shorter than the sampler's
+    #: interval, children's CPU not read; "+hwm" after either: the peak is the kernel's high-water
+    #: mark reset at the task's start (exact), else the highest of the readings
     readings: str = "full"
     gpu: GpuProfile = NOT_MEASURED_GPU  # frozen: one shared value
 

@@ -9,9 +9,17 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from ..model.records import Profile
-from .memory import last_usage, read_usage
+from .memory import (
+    can_reset_high_water_mark,
+    current_rss,
+    high_water_mark,
+    last_usage,
+    read_usage,
+)
 from .sampler import Watch, shared_sampler
 from .thread_ids import native_thread_id
 
@@ -28,74 +36,44 @@ _perf_counter, _thread_time, _process_time, _get_ident = (
 )
 
 
-#: A task reuses the process's last reading of memory and children's CPU if it is younger than this
-#: many of the sampler's intervals (the sampler reads once an interval while tasks run).
+#: A task reuses the process's last reading of children's CPU if it is younger than this many of
+#: the sampler's intervals (the sampler reads once an interval while tasks run).
 READING_AGE_INTERVALS = 2.0
-#: A task shorter than this is charged its own thread's CPU: where the process's CPU clock moves
-#: a scheduler tick (1-10 ms) at a time, 0.2-1 ms tasks read 5-10 ms of other threads' CPU.
+#: A task shorter than this is charged its own thread's CPU (and its workers'): LLQM's own threads
+#: (a store commit, a sampler tick) take a few milliseconds at a time, which a 1 ms task of the
+#: process's CPU would be charged.
 THREAD_SCOPE_BELOW_S = 0.01
 _CPUS = os.cpu_count() or 1
-_NOT_MAIN: dict[int, float] = {}  # a task of another thread than the main one: thread CPU only
+EXACT_PEAKS_ENV = "LLQM_EXACT_PEAKS"
 
 
-class _OtherThreads:
-    """The CPU clocks of the process's Python threads other than the main thread and LLQM's own
-    (named ``llqm-...``): an engine's, a pool's, the program's. A main-thread task is charged the
-    process's CPU less theirs, which leaves its own thread and the helper threads of its native
-    libraries (Aer's OpenMP pool, not Python threads). The list is made again only when the
-    number of threads changes, so a program without such threads reads nothing."""
+class PeakSetting:
+    """Whether a task's start resets the kernel's high-water mark, so that its end reads the
+    exact peak of however short a task (``ResourceSampler.reset_peak``). On for code that runs
+    under LLQM's own API; off while LLQM watches a program it did not write (``llqm profile``,
+    the ``%%llqm`` cell), since that program reading its own ``ru_maxrss`` would read the reset
+    mark (docs/profiling.md, "Memory"). ``LLQM_EXACT_PEAKS=1`` or ``0`` decides everywhere."""
 
     def __init__(self) -> None:
-        self.count = -1
-        self.clocks: list[tuple[int, int]] = []  # (thread ident, CPU clock id)
+        chosen = os.environ.get(EXACT_PEAKS_ENV, "").strip()
+        self.forced = chosen in ("0", "1")
+        self.on = chosen != "0"
+        self._watching = 0
 
-    def read(self) -> dict[int, float] | None:
-        """Each such thread's CPU seconds so far; None when there are none."""
-        count = len(_running) if _running is not None else threading.active_count()
-        if count != self.count:
-            current = threading.current_thread()
-            self.clocks = []
-            for thread in threading.enumerate():
-                if thread is current or thread.name.startswith(LLQM_THREAD_PREFIX):
-                    continue
-                try:
-                    self.clocks.append((thread.ident, time.pthread_getcpuclockid(thread.ident)))  # type: ignore[arg-type]
-                except (OSError, TypeError, AttributeError):
-                    continue  # ended meanwhile, or a platform without thread clocks
-            self.count = count
-        if not self.clocks:
-            return None
-        found = {}
-        for ident, clock in self.clocks:
-            try:
-                found[ident] = time.clock_gettime(clock)
-            except OSError:  # ended since the list was made
-                self.count = -1
-        return found
+    @contextmanager
+    def watching_a_program(self) -> Iterator[None]:
+        """LLQM watches a program it did not write: its high-water mark is its own meanwhile."""
+        self._watching += 1
+        self.on = self.forced and self.on
+        try:
+            yield
+        finally:
+            self._watching -= 1
+            if self._watching == 0 and not self.forced:
+                self.on = True
 
 
-_other_threads = _OtherThreads()
-#: The interpreter's table of started threads, whose size changes as one starts or ends: read
-#: without ``threading.active_count``'s lock at every main-thread task's start (that function
-#: where a Python lacks the table).
-_running: dict | None = getattr(threading, "_active", None)
-#: The main thread's kernel id, asked once per process (a forked child's main thread is new).
-_main_thread_id: list[int | None] = [None]
-
-
-def _main_id() -> int | None:
-    found = _main_thread_id[0] = threading.main_thread().native_id
-    return found
-
-
-def _others_cpu(start: dict[int, float] | None, workers: dict[int, float] | None) -> float:
-    """What the other Python threads (``_OtherThreads``) used since ``start`` was read, but for
-    the ``workers`` that did the task's own work."""
-    now = _other_threads.read()
-    if not now:
-        return 0.0
-    start, workers = start or {}, workers or {}
-    return sum(cpu - start.get(ident, 0.0) for ident, cpu in now.items() if ident not in workers)
+exact_peaks = PeakSetting()
 
 
 #: The names of LLQM's own threads start so (the sampler, the store's writer, the span builder).
@@ -108,18 +86,10 @@ class _WarmupSpent(threading.local):
 
     wall = 0.0
     cpu = 0.0
+    rss = 0  # bytes the warm-ups' imports and first calls grew the process by
 
 
 warmup_spent = _WarmupSpent()
-
-
-def _forget_in_child() -> None:
-    _other_threads.count = -1  # the parent's threads are not the child's
-    _main_thread_id[0] = None
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_in_child)
 
 
 class Measurement(Watch):
@@ -136,7 +106,9 @@ class Measurement(Watch):
         "_start_thread_cpu",
         "_start_wall",
         "_start_warmup",
-        "_start_others",
+        "_start_share",
+        "start_rss",
+        "_exact_peak",
         "warmup_wall_s",
         "warmup_cpu_s",
     )
@@ -148,14 +120,18 @@ class Measurement(Watch):
         """Take the start readings: the last thing a task's start does, so that LLQM's own
         bookkeeping is not measured."""
         self._sampler = sampler = shared_sampler()
-        self._start = start = last_usage(sampler.interval_s * READING_AGE_INTERVALS)
-        Watch.__init__(self, _get_ident(), start.rss)
+        self._start = last_usage(sampler.interval_s * READING_AGE_INTERVALS)
+        if exact_peaks.on:  # the peak since this start, however short (``reset_peak``)
+            sampler.reset_peak()
+            self._exact_peak = can_reset_high_water_mark()
+        else:
+            self._exact_peak = False
+        self.start_rss = rss = current_rss()
+        Watch.__init__(self, _get_ident(), rss)
         sampler.watch(self)
+        self._start_share = sampler.shares.totals.get(self.thread, 0.0)
         self._start_process_cpu = _process_time()
-        self._start_warmup = (warmup_spent.wall, warmup_spent.cpu)
-        # the other Python threads' CPU, for a main-thread task charged the process's CPU
-        main = self.thread == (_main_thread_id[0] or _main_id())
-        self._start_others = _other_threads.read() if main else _NOT_MAIN
+        self._start_warmup = (warmup_spent.wall, warmup_spent.cpu, warmup_spent.rss)
         self.warmup_wall_s = self.warmup_cpu_s = 0.0  # left out of the profile, set by ``stop``
         self._start_thread_cpu = _thread_time()
         self._start_wall = _perf_counter()
@@ -188,7 +164,8 @@ class Measurement(Watch):
         sampler = self._sampler
         start = self._start
         light = wall < sampler.interval_s
-        if light:  # memory as the sampler last read it; children's CPU not read (0)
+        end_rss = current_rss()
+        if light:  # children's CPU not read (0)
             end = last_usage(sampler.interval_s * READING_AGE_INTERVALS)
             children_cpu = 0.0
         else:
@@ -197,27 +174,32 @@ class Measurement(Watch):
                 end.times.children_system - start.times.children_system
             )
         warm_wall = warmup_spent.wall - self._start_warmup[0]
-        # a warm-up ran inside the task, in its thread: not the task's own time (a task that
-        # ends in another thread than it started in reads another thread's count: none of it)
+        growth = end_rss - self.start_rss
+        # a warm-up ran inside the task, in its thread: not the task's own time or memory (a task
+        # that ends in another thread than it started in reads another thread's count: none of it)
         if warm_wall > 0 and _get_ident() == self.thread:
+            growth -= warmup_spent.rss - self._start_warmup[2]
             warm_cpu = warmup_spent.cpu - self._start_warmup[1]
             self.warmup_wall_s, self.warmup_cpu_s = warm_wall, warm_cpu
             wall = max(wall - warm_wall, 0.0)
             thread_cpu = max(thread_cpu - warm_cpu, 0.0)
             process_cpu = max(process_cpu - warm_cpu, 0.0)
+        shared = sampler.shares.totals.get(self.thread, 0.0) - self._start_share
         sampler.unwatch(self)
-        end_rss = end.rss
         peak = max(self.max_rss, end_rss)  # the end reading is the task's last sample
-        if not light and end.hwm is not None and start.hwm is not None and end.hwm > start.hwm:
+        if self._exact_peak:  # the mark was reset at or after this task's start
+            mark = high_water_mark()
+            if mark is not None and mark > peak:
+                peak = mark
+        elif not light and end.hwm is not None and start.hwm is not None and end.hwm > start.hwm:
             peak = max(peak, end.hwm)
-        others = self._start_others
-        if self.concurrent or wall < THREAD_SCOPE_BELOW_S or others is _NOT_MAIN:
-            scope, cpu = "thread", thread_cpu + children_cpu
-            if workers:
-                cpu += sum(workers.values())
-        else:  # the process's, less its other Python threads' but its workers': its native
-            # libraries' helpers count (a worker that has ended is in the process's CPU anyway)
-            process_cpu -= _others_cpu(others, workers)
+        worked = sum(workers.values()) if workers else 0.0
+        if wall < THREAD_SCOPE_BELOW_S:
+            scope, cpu = "thread", thread_cpu + worked + children_cpu
+        elif self.concurrent:  # its thread's CPU, its lent threads' and its share of the rest
+            scope = "shared"
+            cpu = min(thread_cpu + max(shared, 0.0), wall * _CPUS) + children_cpu
+        else:  # alone: every thread of the process worked while it ran, for it
             scope = "process"
             cpu = min(max(process_cpu, thread_cpu), wall * _CPUS) + children_cpu
         # in ``PROFILE_VALUE_NAMES`` order
@@ -228,17 +210,17 @@ class Measurement(Watch):
             thread_cpu,
             process_cpu,
             children_cpu,
-            start.rss,
+            self.start_rss,
             end_rss,
             peak,
-            end_rss - start.rss,
+            growth,
             self.samples if light else self.samples + 1,
             qpu_s,
             queue_s,
             sampler.pid,
             HOST,
             self.thread,
-            "light" if light else "full",
+            ("light" if light else "full") + ("+hwm" if self._exact_peak else ""),
         ) + (self._gpu_values() if sampler.gpu.available else sampler.gpu.unavailable_values)
 
     def _gpu_values(self) -> tuple:

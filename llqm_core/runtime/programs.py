@@ -26,6 +26,7 @@ from ..telemetry.tracing import SERVICE_NAME_ENV
 from .api import ActiveRun, StoreArg, run_context
 from .instrumentation import instrument_all, switched_on
 from .kept import KEEP_RESULTS_ENV
+from .measure import exact_peaks
 from .threads import carried
 
 RUN_ENV = "LLQM_PROFILE_RUN"
@@ -185,7 +186,13 @@ def profile_program(
             keep_results=keep_results,
             detail=detail,
         ).start()
-        with switched_on(), carried(), _environment(active), run_context(active):
+        with (
+            exact_peaks.watching_a_program(),
+            switched_on(),
+            carried(),
+            _environment(active),
+            run_context(active),
+        ):
             status, error = execute(program)
         active.finish(error)
     return active, status
@@ -217,8 +224,12 @@ def join_parent_run() -> None:
     global _carrying
     _carrying = carried()
     _carrying.__enter__()  # and in the threads it starts
+    global _watching
+    _watching = exact_peaks.watching_a_program()
+    _watching.__enter__()  # the program's high-water mark is its own for the rest of the process
     instrument_all()
 
 
 _joined: object = None
+_watching: object = None
 _carrying: object = None

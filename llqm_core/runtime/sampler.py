@@ -14,8 +14,9 @@ import threading
 import time
 
 from ..model.settings import seconds_from_env, seconds_in_range
+from .cpu_shares import CpuShares
 from .gpu import gpu_probe
-from .memory import read_usage
+from .memory import high_water_mark, read_usage, reset_high_water_mark
 from .per_process import PerProcess
 
 #: Each tick costs CPU (docs/performance.md); the kernel's high-water mark catches new highs anyway.
@@ -76,6 +77,9 @@ class ResourceSampler:
         )  # a forked child makes a sampler of its own: every task's end names its process
         self.gpu = gpu_probe()
         self._watches: set[Watch] = set()
+        self.shares = (
+            CpuShares()
+        )  # the CPU no task's thread spent, shared among tasks beside each other
         self._lock = threading.Lock()
         self._busy = threading.Event()
         self._ticking = False  # the event's state, read under the lock at every task's start
@@ -89,6 +93,7 @@ class ResourceSampler:
         with self._lock:
             watches = self._watches
             watches.add(watch)
+            self.shares.enter(watch.thread)
             if len(watches) > 1:
                 for other in watches:
                     if other.thread != watch.thread:
@@ -109,7 +114,32 @@ class ResourceSampler:
         """Stop watching. A reading the thread took before may still be folded in meanwhile: it
         only raises maxima the task's own end reading has seen or would have."""
         with self._lock:
-            self._watches.discard(watch)
+            if watch in self._watches:
+                self._watches.discard(watch)
+                self.shares.leave(watch.thread)
+
+    def lend(self, thread: int, owner: int) -> None:
+        """The calling thread (kernel id ``thread``) starts work for a task of thread ``owner``:
+        its CPU is that thread's tasks' (``TaskHandle.worker``), not shared out as no task's."""
+        with self._lock:
+            self.shares.lend(thread, owner)
+
+    def give_back(self, thread: int) -> None:
+        """The calling thread's work for another thread's task ends."""
+        with self._lock:
+            self.shares.give_back(thread)
+
+    def reset_peak(self) -> None:
+        """Fold the kernel's high-water mark into every running task, then reset it to the
+        current RSS: a task starting now reads, at its end, the highest RSS since its own start,
+        however short the peak (``runtime.measure``)."""
+        with self._lock:
+            mark = high_water_mark()
+            if mark is not None:
+                for watch in self._watches:
+                    if mark > watch.max_rss:
+                        watch.max_rss = mark
+            reset_high_water_mark()
 
     def _loop(self) -> None:
         """Tick while tasks come and go; park only after ``IDLE_PARK_S`` without any, so short
@@ -122,6 +152,7 @@ class ResourceSampler:
             time.sleep(self.interval_s)
             with self._lock:
                 watches = tuple(self._watches)
+                self.shares.tick()
                 if not watches:
                     idle_s += self.interval_s
                     if idle_s >= IDLE_PARK_S:  # ``watch`` reads ``_ticking`` under this lock

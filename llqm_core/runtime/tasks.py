@@ -8,7 +8,8 @@ import random
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -36,6 +37,8 @@ from .active_run import (
 )
 from .kept import LaterPayload
 from .live_task import LiveTask
+from .sampler import shared_sampler
+from .thread_ids import native_thread_id
 
 _NUMBERS, _STRINGS = frozenset({int, float, bool}), frozenset({str})
 _PID, _HOST = PROFILE_VALUE_NAMES.index("pid"), PROFILE_VALUE_NAMES.index("host")
@@ -137,6 +140,20 @@ class TaskHandle(LiveTask):
         workers = self.workers if self.workers is not None else {}
         workers[ident] = workers.get(ident, 0.0) + seconds
         self.workers = workers
+
+    @contextmanager
+    def worker(self) -> Iterator[None]:
+        """Run a block in another thread than the task's, as work done for it (a job's pool
+        thread): the block's CPU is charged to the task, and never shared out among tasks as
+        CPU that no task's thread spent (``runtime.cpu_shares``)."""
+        sampler, thread = shared_sampler(), native_thread_id()
+        sampler.lend(thread, self.thread)
+        start = time.thread_time()
+        try:
+            yield
+        finally:
+            self.record_worker_cpu(time.thread_time() - start)
+            sampler.give_back(thread)
 
     def use_hardware(self, snapshot: HardwareSnapshot) -> str:
         """Name the calibration this task depended on; the snapshot is kept in the store once."""

@@ -79,6 +79,7 @@ def _keep(
     cpu = profile.thread_cpu_s if profile.thread_cpu_s is not None else profile.cpu_s
     warmup_spent.wall += profile.wall_s
     warmup_spent.cpu += cpu
+    warmup_spent.rss += max(profile.rss_growth_bytes, 0)
     handle = start_task(
         name,
         stage,

@@ -5,7 +5,6 @@ circuits, and the QPU and queue seconds their results report.
 from __future__ import annotations
 
 import contextvars
-import time
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -42,11 +41,9 @@ def wrap_pool_submit(original: Callable[..., Any]) -> Callable[..., Any]:
 
 def _charged_to(handle: llqm_core.TaskHandle, fn: Callable[..., Any]) -> Callable[..., Any]:
     def work(*args: Any, **kwargs: Any) -> Any:
-        start = time.thread_time()
-        try:
+        # charged before the job's future is done: its ``result`` finds the CPU counted
+        with handle.worker():
             return fn(*args, **kwargs)
-        finally:  # before the job's future is done: its ``result`` finds the CPU charged
-            handle.record_worker_cpu(time.thread_time() - start)
 
     return work
 

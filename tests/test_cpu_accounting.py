@@ -1,0 +1,256 @@
+"""Every second and byte accounted for: a task is charged the CPU of every thread that works for
+it (Aer's pool and OpenMP threads included, on a busy machine as on an idle one), and the peak
+memory of a task shorter than the sampler's interval is seen."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, busy
+from outside_cpu import cpu_between, run_watched
+
+import llqm_core as llqm
+from llqm_core.plugin import set_sample_interval
+from llqm_core.runtime.memory import can_reset_high_water_mark
+
+linux_only = pytest.mark.skipif(
+    not os.path.exists("/proc/self/stat"), reason="reads /proc as a sampler outside the process"
+)
+
+#: A 12-qubit QFT from the corpus (non-Clifford), run with the device's noise on Aer: trajectories.
+NOISY_QFT = """
+name = "noisy qft"
+[circuit]
+qasm = "{qasm}"
+[backend]
+name = "aer"
+device = "fake_fez"
+[mitigation]
+technique = "none"
+[execution]
+shots = {shots}
+seed = 3
+"""
+
+
+def _simulate_under_outside_sampler(tmp_path: Path, shots: int) -> tuple[llqm.TaskRecord, float]:
+    pipeline = tmp_path / "noisy.toml"
+    qasm = ROOT / "tests" / "data" / "corpus" / "qft_12_m_q3.qasm"
+    pipeline.write_text(NOISY_QFT.format(qasm=qasm, shots=shots))
+    store = tmp_path / "runs.sqlite"
+    done, readings = run_watched(
+        [sys.executable, "-m", "llqm_core.cli", "run", "--store", str(store), str(pipeline)],
+        tmp_path / "readings.txt",
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    reader = llqm.ProfileStore(store)
+    (only,) = reader.runs()
+    (simulate,) = [t for t in reader.tasks(only.id) if t.stage == "execute.simulate"]
+    return simulate, cpu_between(readings, simulate.start_ns, simulate.end_ns)
+
+
+@linux_only
+def test_a_noisy_aer_simulation_is_charged_the_cpu_the_process_spent_on_it(tmp_path):
+    """Aer works in its job's pool thread and its OpenMP threads while the task's thread waits:
+    the task is charged what the process spent meanwhile, read from outside the process."""
+    simulate, outside = _simulate_under_outside_sampler(tmp_path, shots=300)
+    profile = simulate.profile
+    assert profile.cpu_scope == "process"
+    assert profile.cpu_s > 20 * profile.thread_cpu_s  # the work was not the task's own thread's
+    # the outside reading moves in clock ticks (10 ms) and is taken every 20 ms
+    assert abs(profile.cpu_s - outside) <= 0.1 * outside + 0.06, (profile.cpu_s, outside)
+
+
+def _busy_processes(count: int) -> list[subprocess.Popen]:
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+
+
+@pytest.mark.slow
+@linux_only
+def test_on_a_busy_machine_the_simulation_is_still_charged_its_cpu(tmp_path):
+    """Three busy processes started a minute before: the load average makes Aer use fewer
+    threads (its work then runs in the job's pool thread alone), and the task keeps its CPU."""
+    burners = _busy_processes(3)
+    try:
+        time.sleep(60)
+        simulate, outside = _simulate_under_outside_sampler(tmp_path, shots=300)
+    finally:
+        for burner in burners:
+            burner.kill()
+            burner.wait()
+    profile = simulate.profile
+    assert abs(profile.cpu_s - outside) <= 0.1 * outside + 0.06, (profile.cpu_s, outside)
+    assert profile.cpu_s >= 0.5 * profile.wall_s / 4  # on cpu, not waiting: a share of 4 busy
+
+
+def _hash_for(seconds: float) -> float:
+    """Burn CPU without the GIL (hashlib releases it on large buffers); its thread's CPU."""
+    data = b"\1" * (4 << 20)
+    start, cpu = time.perf_counter(), time.thread_time()
+    while time.perf_counter() - start < seconds:
+        hashlib.sha256(data).digest()
+    return time.thread_time() - cpu
+
+
+def test_cpu_no_task_spent_goes_to_the_task_that_waited_on_it(store_path):
+    """Two tasks at once: one computes in its own thread, the other waits on a thread that is no
+    task's. The waiting task is charged that thread's CPU; nothing is lost or charged twice.
+    Both compute without the GIL, so that neither starves the other."""
+    set_sample_interval(0.02)
+    spent: dict[str, float] = {}
+    try:
+        with llqm.run("beside") as run:
+            both = threading.Barrier(2)
+
+            def computing() -> None:
+                with llqm.run_context(run), llqm.task("computes"):
+                    both.wait()
+                    spent["computes"] = _hash_for(0.6)
+
+            def waiting() -> None:
+                with llqm.run_context(run), llqm.task("waits"):
+                    both.wait()
+                    helper = threading.Thread(
+                        target=lambda: spent.update(helper=_hash_for(0.6)), name="no task's"
+                    )
+                    helper.start()
+                    helper.join()
+
+            threads = [threading.Thread(target=computing), threading.Thread(target=waiting)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+    finally:
+        set_sample_interval(0.2)
+    tasks = {t.name: t.profile for t in llqm.ProfileStore(store_path).tasks(run.id)}
+    computes, waits = tasks["computes"], tasks["waits"]
+    assert computes.cpu_scope == waits.cpu_scope == "shared"
+    waited_share = waits.cpu_s - waits.thread_cpu_s
+    computed_share = computes.cpu_s - computes.thread_cpu_s
+    assert waited_share > computed_share >= 0
+    assert waited_share >= 0.5 * spent["helper"]
+    charged = computes.cpu_s + waits.cpu_s
+    owned = computes.thread_cpu_s + waits.thread_cpu_s + spent["helper"]
+    assert 0.8 * owned <= charged <= 1.1 * owned + 0.05
+
+
+def test_a_pool_thread_lent_to_a_task_is_charged_to_it_and_not_shared(store_path):
+    """``TaskHandle.worker``: a pool thread's work for a task beside another task is that
+    task's, and the other task gets none of it."""
+    set_sample_interval(0.02)
+    spent: dict[str, float] = {}
+    try:
+        with llqm.run("lent") as run:
+            both = threading.Barrier(2)
+
+            def other() -> None:
+                with llqm.run_context(run), llqm.task("other"):
+                    both.wait()
+                    time.sleep(0.6)
+
+            def owner() -> None:
+                with llqm.run_context(run), llqm.task("owner") as handle:
+                    both.wait()
+
+                    def work() -> None:
+                        with handle.worker():
+                            spent["worker"] = _hash_for(0.5)
+
+                    pool = threading.Thread(target=work)
+                    pool.start()
+                    pool.join()
+
+            threads = [threading.Thread(target=other), threading.Thread(target=owner)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+    finally:
+        set_sample_interval(0.2)
+    tasks = {t.name: t.profile for t in llqm.ProfileStore(store_path).tasks(run.id)}
+    assert tasks["owner"].cpu_s >= spent["worker"]
+    assert tasks["other"].cpu_s <= 0.25 * spent["worker"]
+
+
+@pytest.mark.skipif(not can_reset_high_water_mark(), reason="the OS keeps no resettable peak")
+def test_a_peak_shorter_than_the_sampler_interval_is_seen_and_the_next_task_grows_by_nothing(
+    store_path,
+):
+    """300 MB held for 0.05 s, in a task shorter than the sampler's interval (no reading of its
+    own): its peak is at least 300 MB above its start, from the kernel's high-water mark reset
+    at its start."""
+    size = 300 << 20
+    set_sample_interval(5.0)
+    with llqm.run("short peak") as run:
+        with llqm.task("before"):
+            busy(0.01)
+        with llqm.task("holds"):
+            held = bytearray(size)
+            held[::4096] = b"\1" * len(held[::4096])  # touch every page
+            time.sleep(0.05)
+            del held
+        with llqm.task("after"):
+            busy(0.01)
+    set_sample_interval(0.2)
+    tasks = {t.name: t.profile for t in llqm.ProfileStore(store_path).tasks(run.id)}
+    holds, after = tasks["holds"], tasks["after"]
+    assert holds.readings == "light+hwm"
+    assert holds.peak_rss_bytes - holds.start_rss_bytes >= 300_000_000  # 300 MB
+    assert holds.rss_growth_bytes < size // 10
+    assert after.rss_growth_bytes > -(size // 10)
+    assert after.peak_rss_bytes < holds.peak_rss_bytes  # the mark was reset at its start
+
+
+@pytest.mark.skipif(not can_reset_high_water_mark(), reason="the OS keeps no resettable peak")
+def test_a_parent_keeps_the_peak_of_a_child_whose_start_reset_the_mark(store_path):
+    size = 200 << 20
+    with llqm.run("nested peak") as run:
+        with llqm.task("parent"):
+            held = bytearray(size)
+            held[::4096] = b"\1" * len(held[::4096])
+            del held
+            with llqm.task("child"):
+                busy(0.01)
+    tasks = {t.name: t.profile for t in llqm.ProfileStore(store_path).tasks(run.id)}
+    parent, child = tasks["parent"], tasks["child"]
+    assert parent.peak_rss_bytes - parent.start_rss_bytes >= 0.95 * size
+    assert child.peak_rss_bytes - child.start_rss_bytes < size // 2
+
+
+def test_a_profiled_program_reads_its_own_high_water_mark_unchanged(tmp_path):
+    """Under ``llqm profile`` the kernel's mark is the program's: it is never reset."""
+    script = tmp_path / "peak.py"
+    script.write_text(
+        "import resource\n"
+        "held = bytearray(200 << 20); held[::4096] = b'\\1' * len(held[::4096]); del held\n"
+        "import llqm_core as llqm\n"
+        "with llqm.task('after'):\n"
+        "    pass\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 >= 200 << 20)\n"
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "llqm_core.cli",
+            "profile",
+            "--store",
+            str(tmp_path / "s.sqlite"),
+            str(script),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True"
