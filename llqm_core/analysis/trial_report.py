@@ -268,6 +268,15 @@ def method_words(method: str | None) -> str:
     }.get(method or "", "-")
 
 
+def _within(summary: dict[str, Any]) -> str:
+    """The range a figure's interval keeps to, where both its ends are known (a value of the
+    observable: ", within [0, 1]"); nothing otherwise."""
+    bounds = summary.get("range")
+    if summary["ci95"] is None or not bounds or None in bounds:
+        return ""
+    return f", within [{bounds[0]:.4g}, {bounds[1]:.4g}]"
+
+
 #: How the tables name the interval of a time, a count or an error.
 BOOTSTRAP_WORDS = "95% interval of the mean: expanded bootstrap percentile"
 
@@ -334,7 +343,7 @@ def trials_tables(report: dict[str, Any]) -> list[tuple[str, list[str], list[lis
                 f"{s['mean']:.4g}",
                 "-" if s["sd"] is None else f"{s['sd']:.4g}",
                 _interval(s),
-                method_words(s.get("method")),
+                method_words(s.get("method")) + _within(s),
             ]
             for name, s in figures
         ]
