@@ -386,3 +386,19 @@ def test_the_value_range_bounds_every_outcome():
                 key = format(outcome, "03b")
                 value = observable.mitigated_expectation({key: 1}, correction)
                 assert low - 1e-12 <= value <= high + 1e-12
+
+
+def test_a_run_records_its_observables_value_range_for_the_core_to_bound_intervals():
+    """The core knows no observable: the plugins pass its range on with the figures."""
+    from llqm_qiskit.observables.pauli import PauliSum
+    from qiskit.quantum_info import SparsePauliOp
+
+    assert parity([0, 1]).value_range() == (-1.0, 1.0)
+    assert outcomes(["00", "11"]).value_range() == (0.0, 1.0)
+    pauli = PauliSum(SparsePauliOp.from_list([("ZZII", 0.5), ("IXXI", -1.0), ("ZIII", 0.25)]))
+    assert pauli.value_range() == pytest.approx((-1.75, 1.75))
+    figures = fidelity_figures(
+        {"ideal_value": 1.0, "unmitigated": 0.8, "value": 0.9, "observable_range": [0, 1]}
+    )
+    assert figures["fidelity.value_range"] == [0.0, 1.0]
+    assert "fidelity.value_range" not in fidelity_figures({"observable_range": "wide"})

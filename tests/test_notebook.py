@@ -23,7 +23,8 @@ def assert_self_contained(page: str) -> None:
     """One fragment for a cell: no page of its own, no script, nothing fetched from elsewhere."""
     assert page.startswith('<div class="llqm-cell">') and page.endswith("</div>")
     assert "<html" not in page and "<script" not in page
-    assert not re.search(r"""(src|href)=["'](?!data:)""", page)
+    # data URIs and references inside the fragment (an SVG's markers, "#m1a2b") fetch nothing
+    assert not re.search(r"""(src|href)=["'](?!data:|#)""", page)
 
 
 def pictures(page: str) -> int:
@@ -49,7 +50,10 @@ def test_a_run_a_trial_set_a_comparison_and_a_sweep_show_themselves(store_path):
     page = run._repr_html_()
     assert_self_contained(page)
     assert "cell [trial 2/2]" in page and run.id in page
-    assert pictures(page) == 2  # the timeline and the stage chart
+    assert pictures(page) == 1  # the stage chart
+    assert page.count('<div class="timeline"') == 1  # the timeline, inline SVG
+    job = next(t for t in llqm.ProfileStore(store_path).tasks(run.id) if t.name == "job")
+    assert f'id="llqm-seg-{job.id}-0"' in page  # each segment marked with its task
 
     trial_page = llqm.show("t0ce11", store_path)._repr_html_()
     assert_self_contained(trial_page)
@@ -110,7 +114,8 @@ def test_the_example_notebook_runs_a_qiskit_mitiq_cell_under_the_magic(tmp_path,
     (shown,) = [o for o in magic.outputs if o.output_type == "display_data"]
     page = shown["data"]["text/html"]
     assert_self_contained(page)
-    assert "GHZ-5 with ZNE" in page and pictures(page) == 2
+    assert "GHZ-5 with ZNE" in page and pictures(page) == 1  # the stage chart
+    assert '<div class="timeline"' in page and 'id="llqm-seg-' in page  # the timeline, SVG
     assert re.search(r"Tasks \(10 of \d+, those with the most own wall time\)", page)  # fits a cell
 
     run = llqm.ProfileStore(store, readonly=True).run()

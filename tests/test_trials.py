@@ -4,6 +4,7 @@ recorded seeds, and the report, ``--json``, ``llqm compare`` and the sweep plot 
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from pathlib import Path
 
@@ -113,17 +114,22 @@ def test_the_trial_set_report_summarises_every_trial(three_trials, capsys, tmp_p
     assert report["trials"]["set"] == trials.id and report["trials"]["count"] == 3
     assert [r["id"] for r in report["trials"]["runs"]] == trials.run_ids
     assert [r["seed"] for r in report["trials"]["runs"]] == trials.seeds
+    # the observable (GHZ's ideal outcomes: a probability) recorded its range with its figures
+    ranges = {tuple(figures_of(store, r)["fidelity.value_range"]) for r in trials.run_ids}
+    assert ranges == {(0.0, 1.0)}
     for figure in FIGURES:
         values = [figures_of(store, r)[f"fidelity.{figure}"] for r in trials.run_ids]
-        # errors cannot be negative: bootstrap percentiles; values: Student's t
-        bounded = figure.startswith("error")
-        expected = summarize(values, nonnegative=bounded)
+        # errors cannot be negative; the values lie in the observable's range: bootstrap
+        # percentiles, never leaving [0, inf) or [0, 1]
+        bounds = (0.0, math.inf) if figure.startswith("error") else (0.0, 1.0)
+        expected = summarize(values, bounds=bounds)
         got = report["fidelity"][figure]
         assert got["n"] == 3 and got["mean"] == pytest.approx(statistics.fmean(values))
         assert got["sd"] == pytest.approx(statistics.stdev(values), abs=1e-12)
         assert got["ci95"] == pytest.approx([expected.low, expected.high], abs=1e-12)
-        assert got["method"] == ("expanded-bootstrap-percentile" if bounded else "student-t")
-        assert not bounded or got["ci95"][0] >= 0
+        assert got["method"] == "expanded-bootstrap-percentile"
+        assert got["range"] == [0.0, None if figure.startswith("error") else 1.0]
+        assert got["ci95"][0] >= 0 and (figure.startswith("error") or got["ci95"][1] <= 1)
     walls = [store.run(r).wall_s for r in trials.run_ids]
     assert report["wall_s"]["mean"] == pytest.approx(statistics.fmean(walls))
     execute = report["stages"]["execute"]

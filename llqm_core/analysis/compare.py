@@ -12,9 +12,12 @@ from typing import Any
 from ..model.trial_keys import trial_of
 from ..model.units import format_seconds
 from ..store.profile_store import ProfileStore
+from .ranges import common_range, figure_bounds
 from .report import work_wall
 from .side_by_side import run_reports
 from .stats import (
+    NONNEGATIVE,
+    Bounds,
     Summary,
     difference,
     paired_difference,
@@ -23,7 +26,6 @@ from .stats import (
 )
 from .summary import FIDELITY_FIGURES
 from .trial_report import (
-    NONNEGATIVE_FIDELITY,
     REDUCTION,
     common_bottleneck,
     error_pairs,
@@ -38,16 +40,18 @@ def _change(
     before: Summary | None,
     after: Summary | None,
     pairs: list[tuple[float, float]] | None = None,
+    bounds: Bounds | None = None,
 ) -> dict[str, Any]:
     """Both sides' means, their difference and ratio, and the difference against the spread
-    (trial by trial where ``pairs`` holds the paired trials' values)."""
+    (trial by trial where ``pairs`` holds the paired trials' values), its interval cut to the
+    range a difference of two values in ``bounds`` can have (± the range's width)."""
     entry: dict[str, Any] = {
         "a": None if before is None else before.mean,
         "b": None if after is None else after.mean,
     }
     if before is not None and after is not None:
         weighed = (
-            paired_difference(pairs)
+            paired_difference(pairs, bounds)
             if pairs is not None and len(pairs) > 1
             else difference(before, after)
         )
@@ -55,6 +59,8 @@ def _change(
         entry["ratio"] = after.mean / before.mean if before.mean else None
         entry["ci95"] = None if weighed.low is None else [weighed.low, weighed.high]
         entry["method"] = weighed.method
+        if weighed.bounds is not None:
+            entry["range"] = weighed.as_dict()["range"]
         entry["beyond_spread"] = weighed.beyond_spread
         entry["trials"] = [before.n, after.n]
     return entry
@@ -97,15 +103,15 @@ def _known(value: Any) -> bool:
 
 
 def _side_summary(
-    reports: list[dict[str, Any]], read: Any, nonnegative: bool, stderr: Any
+    reports: list[dict[str, Any]], read: Any, bounds: Bounds | None, stderr: Any
 ) -> Summary | None:
-    """The side's summary of a figure; a side of one run with a standard error for it (a
-    fidelity figure's shot noise) carries that error."""
-    summary = summarize_known(map(read, reports), nonnegative)
+    """The side's summary of a figure in its range ``bounds``; a side of one run with a standard
+    error for it (a fidelity figure's shot noise) carries that error."""
+    summary = summarize_known(map(read, reports), bounds=bounds)
     if summary is None or summary.n > 1 or len(reports) > 1 or stderr is None:
         return summary
     error = stderr(reports[0])
-    return with_stderr(summary.mean, error, nonnegative) if _known(error) else summary
+    return with_stderr(summary.mean, error, bounds=bounds) if _known(error) else summary
 
 
 def _compared(
@@ -113,7 +119,7 @@ def _compared(
     b: list[dict[str, Any]],
     read: Any,
     paired: bool,
-    nonnegative: bool = True,
+    bounds: Bounds | None = NONNEGATIVE,
     stderr: Any = None,
 ) -> dict[str, Any]:
     """``_change`` of the figure ``read`` takes from each report, over each side's trials."""
@@ -125,9 +131,10 @@ def _compared(
             if _known(x) and _known(y)
         ]
     return _change(
-        _side_summary(a, read, nonnegative, stderr),
-        _side_summary(b, read, nonnegative, stderr),
+        _side_summary(a, read, bounds, stderr),
+        _side_summary(b, read, bounds, stderr),
         pairs,
+        bounds,
     )
 
 
@@ -139,7 +146,7 @@ def _reduction_side(reports: list[dict[str, Any]]) -> Summary | None:
     if summary is not None and len(reports) == 1:
         error = reports[0]["fidelity"].get(f"{REDUCTION}_stderr")
         if _known(error):
-            return with_stderr(summary.mean, error, nonnegative=True)
+            return with_stderr(summary.mean, error, ratio=True)
     return summary
 
 
@@ -210,6 +217,7 @@ def compare_runs(store: ProfileStore, run_a: str, run_b: str) -> Comparison:
         for field in ("qpu_s", "queue_s"):
             flag = field.replace("_s", "_modelled")
             fields[field]["modelled"] = any(r["stages"].get(stage, {}).get(flag) for r in a + b)
+    value_range = common_range(r["fidelity"] for r in a + b)
     fidelity = {
         name: (
             _compared_reduction(a, b)
@@ -219,7 +227,7 @@ def compare_runs(store: ProfileStore, run_a: str, run_b: str) -> Comparison:
                 b,
                 _fidelity_figure(name),
                 paired,
-                name in NONNEGATIVE_FIDELITY,
+                figure_bounds(name, value_range),
                 _fidelity_stderr(name),
             )
         )

@@ -1,9 +1,10 @@
 """One self-contained HTML file per run: the report's tables and pictures, readable offline.
 
-Pictures are PNGs embedded as data URIs and the styles are inline, so the file can be mailed
-or archived alone. A few lines of script count the pictures the browser actually decoded and
-write the count on the page (``<body data-figures="N">``), which is what the test checks in a
-real browser.
+Pictures are PNGs embedded as data URIs, the timeline inline SVG, and the styles are inline, so
+the file can be mailed or archived alone. A few lines of script count the pictures the browser
+actually decoded (``<body data-figures="N">``) and write on each of the timeline's segments
+(``plots.SEGMENT_ID``) the width in pixels the browser drew it at (``data-drawn-width``), which
+is what the tests check in a real browser.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from ..model.units import format_bytes, format_seconds, iso_time
 from ..model.visible import MERGED_BUSY, MERGED_TASKS, visible_tasks
 from .iterations import ITERATION_COLUMNS, iteration_rows
 from .kept import kept_sentence
-from .plots import iterations_png, stages_png, timeline_png
+from .plots import iterations_png, stages_png, timeline_png, timeline_svg
 from .report import task_entry
 from .report_words import (
     COST_COLUMNS,
@@ -50,11 +51,15 @@ th:first-child, td:first-child { text-align: left; }
 caption { text-align: left; font-weight: bold; padding: 0.3em 0; }
 .warning { color: #a05a00; } .failed { color: #b00020; }
 img { max-width: 100%; border: 1px solid #ddd; margin: 0.5em 0; }
+.timeline svg { max-width: 100%; height: auto; border: 1px solid #ddd; margin: 0.5em 0; }
 """
 _SCRIPT = """
 window.addEventListener("load", () => {
   const decoded = Array.from(document.images).filter(i => i.complete && i.naturalWidth > 0).length;
   document.body.dataset.figures = String(decoded);
+  for (const segment of document.querySelectorAll('svg [id^="llqm-seg-"]')) {
+    segment.dataset.drawnWidth = segment.getBoundingClientRect().width.toFixed(2);
+  }
 });
 """
 
@@ -69,6 +74,15 @@ def _table(caption: str, header: list[str], rows: list[list[Any]]) -> str:
 
 def _image(png: bytes, alt: str) -> str:
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
+
+
+def timeline_part(report: dict[str, Any]) -> str:
+    """The run's timeline (``plots.timeline_figure``): inline SVG whose segments carry their
+    tasks' ids, or a PNG where it has too many segments to mark each."""
+    svg = timeline_svg(report)
+    if svg is None:
+        return _image(timeline_png(report), "timeline of the run's tasks")
+    return f'<div class="timeline" role="img" aria-label="timeline of the run\'s tasks">{svg}</div>'
 
 
 def _microseconds(seconds: float | None) -> str:
@@ -191,7 +205,7 @@ def report_parts(
         parts.append(_table("Iterations", list(ITERATION_COLUMNS), iteration_rows(report)))
     own = exclusive_times(tasks) if own is None else own
     drawn_report = report | {"tasks": drawn_entries(drawn, own)}
-    parts.append(_image(timeline_png(drawn_report), "timeline of the run's tasks"))
+    parts.append(timeline_part(drawn_report))
     if merged:
         parts.append(f'<p id="merged">In the timeline, {html.escape(merged["note"])}.</p>')
     parts.append(_image(stages_png(report), "stage breakdown"))

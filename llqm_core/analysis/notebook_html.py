@@ -30,6 +30,7 @@ _CELL_STYLE = """
 .llqm-cell caption { text-align: left; font-weight: bold; padding: 0.3em 0; }
 .llqm-cell .warning { color: #a05a00; } .llqm-cell .failed { color: #b00020; }
 .llqm-cell img { max-width: 100%; border: 1px solid #ddd; margin: 0.3em 0; }
+.llqm-cell .timeline svg { max-width: 100%; height: auto; border: 1px solid #ddd; margin: 0.3em 0; }
 .llqm-cell .front { font-weight: bold; }
 """
 

@@ -88,6 +88,14 @@ SHOT_NOISE = "shot-noise"
 WELCH = "welch"
 PAIRED_T = "paired-t"
 RATIO_OF_MEANS = "ratio-of-means-bootstrap"
+#: One run's ratio (an error reduction): the normal interval of its logarithm, so it stays above 0.
+SHOT_NOISE_LOG = "shot-noise-log"
+
+#: A quantity's range as (low, high); an end that is unbounded is infinite. A summary's interval
+#: never leaves its quantity's range (docs/figures.md, "Intervals and their methods").
+Bounds = tuple[float, float]
+#: Seconds, counts, absolute errors and ratios of them.
+NONNEGATIVE: Bounds = (0.0, math.inf)
 #: Resamples of a bootstrap interval (fewer for long samples: at most ``BOOTSTRAP_DRAWS``
 #: values drawn in all, and never fewer than ``BOOTSTRAP_MIN`` resamples).
 BOOTSTRAP_RESAMPLES = 2000
@@ -117,6 +125,7 @@ class Summary:
     high: float | None
     method: str | None = None
     stderr: float | None = None
+    bounds: Bounds | None = None
 
     @property
     def single(self) -> bool:
@@ -148,7 +157,23 @@ class Summary:
         }
         if self.stderr is not None:
             fields["stderr"] = self.stderr
+        if self.bounds is not None:
+            fields["range"] = [_bounded(self.bounds[0]), _bounded(self.bounds[1])]
         return fields
+
+
+def is_bounded(bounds: Bounds | None) -> bool:
+    """Whether ``bounds`` limit a quantity at either end (a known range, or never negative)."""
+    return bounds is not None and (math.isfinite(bounds[0]) or math.isfinite(bounds[1]))
+
+
+def clipped(low: float, high: float, bounds: Bounds | None) -> tuple[float, float]:
+    """An interval cut to the quantity's range: the quantity cannot lie outside it, though one
+    estimate of it can (a mitigated value extrapolated past the observable's range)."""
+    if bounds is None:
+        return low, high
+    bottom, top = bounds
+    return min(max(low, bottom), top), max(min(high, top), bottom)
 
 
 def _bounded(value: float | None) -> float | None:
@@ -190,21 +215,26 @@ def bootstrap_interval(
     return low, high
 
 
-def summarize(values: Iterable[float], nonnegative: bool = False) -> Summary:
-    """Mean, sample standard deviation (n - 1) and 95% interval of ``values``: Student's t for
-    a signed figure, the bootstrap percentile interval for one that cannot be negative
-    (``nonnegative``: seconds, errors), which never crosses zero."""
+def summarize(
+    values: Iterable[float], nonnegative: bool = False, bounds: Bounds | None = None
+) -> Summary:
+    """Mean, sample standard deviation (n - 1) and 95% interval of ``values``: for a figure of
+    a known range (``bounds``: a value in [low, high]; ``nonnegative``: seconds, errors) the
+    bootstrap percentile interval, which stays within the values and is then cut to the range,
+    so it never leaves it; Student's t for a signed figure of no known range."""
     samples = _checked(values)
     n = len(samples)
     mean = math.fsum(samples) / n
+    if bounds is None and nonnegative:
+        bounds = NONNEGATIVE
     if n == 1:
-        return Summary(1, mean, None, None, None)
+        return Summary(1, mean, None, None, None, bounds=bounds)
     sd = math.sqrt(math.fsum((v - mean) ** 2 for v in samples) / (n - 1))
-    if nonnegative:
-        low, high = bootstrap_interval(samples)
-        return Summary(n, mean, sd, low, high, BOOTSTRAP)
+    if is_bounded(bounds):
+        low, high = clipped(*bootstrap_interval(samples), bounds)
+        return Summary(n, mean, sd, low, high, BOOTSTRAP, bounds=bounds)
     half = t_quantile(n - 1) * sd / math.sqrt(n)
-    return Summary(n, mean, sd, mean - half, mean + half, STUDENT_T)
+    return Summary(n, mean, sd, mean - half, mean + half, STUDENT_T, bounds=bounds)
 
 
 def ratio_of_means(
@@ -234,10 +264,12 @@ def ratio_of_means(
     if bottom == 0:
         return None
     ratio = top / bottom
+    # errors cannot be negative, so neither can their ratio, nor any resample's
+    bounds = NONNEGATIVE if all(a >= 0 and b >= 0 for a, b in known) else None
     if n == 1:
-        return Summary(1, ratio, None, None, None, RATIO_OF_MEANS)
+        return Summary(1, ratio, None, None, None, RATIO_OF_MEANS, bounds=bounds)
     if len(set(known)) == 1:
-        return Summary(n, ratio, None, ratio, ratio, RATIO_OF_MEANS, 0.0)
+        return Summary(n, ratio, None, ratio, ratio, RATIO_OF_MEANS, 0.0, bounds)
     resamples = max(BOOTSTRAP_MIN, min(BOOTSTRAP_RESAMPLES, BOOTSTRAP_DRAWS // (2 * n)))
     rng = random.Random(f"ratio:{n}:{known!r}")
     ratios = []
@@ -256,19 +288,36 @@ def ratio_of_means(
     finite = [r for r in ratios if math.isfinite(r)]
     spread = None
     if len(finite) == count and count > 1:
-        centre = math.fsum(finite) / count
-        spread = math.sqrt(math.fsum((r - centre) ** 2 for r in finite) / (count - 1))
-    return Summary(n, ratio, None, low, high, RATIO_OF_MEANS, spread)
+        scale = max(abs(finite[0]), abs(finite[-1])) or 1.0  # ratios near 1e300 square past inf
+        centre = math.fsum(r / scale for r in finite) / count
+        spread = scale * math.sqrt(
+            math.fsum((r / scale - centre) ** 2 for r in finite) / (count - 1)
+        )
+    return Summary(n, ratio, None, low, high, RATIO_OF_MEANS, spread, bounds)
 
 
-def with_stderr(value: float, stderr: float, nonnegative: bool = False) -> Summary:
-    """One run's value with the standard error its shots gave it: the shot-noise 95% interval
-    (normal; clipped at zero for a figure that cannot be negative)."""
-    half = normal_quantile() * stderr
-    low = value - half
-    return Summary(
-        1, value, None, max(0.0, low) if nonnegative else low, value + half, SHOT_NOISE, stderr
-    )
+def with_stderr(
+    value: float,
+    stderr: float,
+    nonnegative: bool = False,
+    bounds: Bounds | None = None,
+    ratio: bool = False,
+) -> Summary:
+    """One run's value with the standard error its shots gave it: the shot-noise 95% interval,
+    normal and cut to the quantity's range (``bounds``; ``nonnegative``: from 0). A value's
+    standard error is never below the Wilson bound (docs/figures.md), so the cut interval still
+    holds the Wilson interval. A ``ratio`` (an error reduction) is weighed on the log scale:
+    ``value * exp(± z * stderr / value)``, above 0 and as far off in factors either way."""
+    z = normal_quantile()
+    if ratio and value > 0:
+        reach = math.exp(min(z * stderr / value, 700.0))
+        return Summary(
+            1, value, None, value / reach, value * reach, SHOT_NOISE_LOG, stderr, NONNEGATIVE
+        )
+    if bounds is None and (nonnegative or ratio):
+        bounds = NONNEGATIVE
+    low, high = clipped(value - z * stderr, value + z * stderr, bounds)
+    return Summary(1, value, None, low, high, SHOT_NOISE, stderr, bounds)
 
 
 def _numbers(values: Iterable[Any]) -> list[float]:
@@ -279,11 +328,13 @@ def _numbers(values: Iterable[Any]) -> list[float]:
     ]
 
 
-def summarize_known(values: Iterable[Any], nonnegative: bool = False) -> Summary | None:
+def summarize_known(
+    values: Iterable[Any], nonnegative: bool = False, bounds: Bounds | None = None
+) -> Summary | None:
     """The summary of the finite numbers among ``values`` (a trial without the figure, or with
     an infinite error reduction, is left out); None when there are none."""
     known = _numbers(values)
-    return summarize(known, nonnegative) if known else None
+    return summarize(known, nonnegative, bounds) if known else None
 
 
 def overlap(a: Summary, b: Summary) -> bool | None:
@@ -309,16 +360,31 @@ class Difference:
     beyond_spread: bool | None
     intervals_overlap: bool | None
     method: str | None = None
+    bounds: Bounds | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The difference as JSON-ready fields."""
-        return {
+        fields = {
             "difference": self.difference,
             "ci95": None if self.low is None else [self.low, self.high],
             "method": self.method,
             "beyond_spread": self.beyond_spread,
             "intervals_overlap": self.intervals_overlap,
         }
+        if self.bounds is not None:
+            fields["range"] = [_bounded(self.bounds[0]), _bounded(self.bounds[1])]
+        return fields
+
+
+def difference_bounds(a: Bounds | None, b: Bounds | None) -> Bounds | None:
+    """The range of ``b - a`` for ``a`` and ``b`` in their ranges: a difference of two values
+    in [low, high] lies within ± (high - low); None where either range is unknown."""
+    if a is None or b is None:
+        return None
+    low, high = b[0] - a[1], b[1] - a[0]
+    if not (math.isfinite(low) or math.isfinite(high)):
+        return None
+    return (low if math.isfinite(low) else -math.inf, high if math.isfinite(high) else math.inf)
 
 
 def _beyond(low: float, high: float, a: float, b: float) -> bool:
@@ -336,9 +402,10 @@ def difference(a: Summary, b: Summary) -> Difference:
     round-off (a relative 1e-9) never differ: an exact ideal value computed twice is one value.
     """
     delta = b.mean - a.mean
+    bounds = difference_bounds(a.bounds, b.bounds)
     va, vb = a.variance_of_mean, b.variance_of_mean
     if va is None or vb is None:
-        return Difference(delta, None, None, None, None)
+        return Difference(delta, None, None, None, None, bounds=bounds)
     spread = math.sqrt(va + vb)
     if spread == 0:
         low = high = delta
@@ -350,19 +417,25 @@ def difference(a: Summary, b: Summary) -> Difference:
         else:
             df = (va + vb) ** 2 / denominator
             half = t_quantile(max(1, min(math.floor(df), 10**9))) * spread
-        low, high = delta - half, delta + half
-    return Difference(delta, low, high, _beyond(low, high, a.mean, b.mean), overlap(a, b), WELCH)
+        low, high = clipped(delta - half, delta + half, bounds)
+    beyond = _beyond(low, high, a.mean, b.mean)
+    return Difference(delta, low, high, beyond, overlap(a, b), WELCH, bounds)
 
 
-def paired_difference(pairs: Sequence[tuple[float, float]]) -> Difference:
+def paired_difference(
+    pairs: Sequence[tuple[float, float]], bounds: Bounds | None = None
+) -> Difference:
     """``b - a`` over trials paired by their seeds (``pairs`` of (a, b)): the mean of the
     differences with its Student-t interval, which removes what the pair shares (the same
-    shots, the same folding) from the spread; unknown for fewer than two pairs."""
+    shots, the same folding) from the spread, cut to ± the width of the values' range
+    (``bounds``) where known; unknown for fewer than two pairs."""
     a_mean = math.fsum(a for a, _ in pairs) / len(pairs)
     b_mean = math.fsum(b for _, b in pairs) / len(pairs)
     changes = summarize([b - a for a, b in pairs])
+    within = difference_bounds(bounds, bounds)
     if changes.low is None:
-        return Difference(changes.mean, None, None, None, None)
+        return Difference(changes.mean, None, None, None, None, bounds=within)
     assert changes.high is not None
-    beyond = _beyond(changes.low, changes.high, a_mean, b_mean)
-    return Difference(changes.mean, changes.low, changes.high, beyond, None, PAIRED_T)
+    low, high = clipped(changes.low, changes.high, within)
+    beyond = _beyond(low, high, a_mean, b_mean)
+    return Difference(changes.mean, low, high, beyond, None, PAIRED_T, within)

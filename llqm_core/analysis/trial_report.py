@@ -24,6 +24,7 @@ from ..model.modelled import merge_flags, with_word
 from ..model.trial_keys import TRIAL_SET, is_trial_set_id, trial_of
 from ..model.units import format_seconds
 from ..store.profile_store import ProfileStore
+from .ranges import common_range, figure_bounds
 from .report import build_report, work_wall
 from .stats import (
     BOOTSTRAP,
@@ -31,6 +32,7 @@ from .stats import (
     PAIRED_T,
     RATIO_OF_MEANS,
     SHOT_NOISE,
+    SHOT_NOISE_LOG,
     STUDENT_T,
     WELCH,
     Summary,
@@ -41,11 +43,10 @@ from .summary import FIDELITY_FIGURES
 
 #: Per stage, the figures summarised over trials (own and inclusive wall, CPU, QPU, queue).
 STAGE_FIGURES = ("own_wall_s", "wall_s", "cpu_s", "qpu_s", "queue_s")
-#: Fidelity figures that cannot be negative (absolute errors, their ratio): their intervals are
-#: bootstrap percentiles, as are those of every time and count (``stats``); the values
-#: themselves (an expectation value may be negative) get Student's t. The error reduction of
-#: more than one trial is not the mean of the trials' own: see ``error_reduction``.
-NONNEGATIVE_FIDELITY = frozenset({"error_unmitigated", "error_mitigated", "error_reduction"})
+#: A fidelity figure's interval keeps to its range (``ranges.figure_bounds``: a value within the
+#: observable's recorded range, errors and their ratio not negative), as every time's and count's
+#: does (``stats``). The error reduction of more than one trial is not the mean of the trials'
+#: own: see ``error_reduction``.
 REDUCTION = "error_reduction"
 #: Over the whole run: what the steps spent on the device and waiting for it, and what ran.
 TOTAL_FIGURES = ("qpu_s", "queue_s", "circuits", "shots")
@@ -127,6 +128,7 @@ def trial_summaries(reports: list[dict[str, Any]]) -> dict[str, Any]:
     """``Summary`` objects (None where no trial has the figure) of the figures that vary."""
     stages = sorted({stage for report in reports for stage in report["stages"]})
     pairs = error_pairs(r["fidelity"] for r in reports)
+    value_range = common_range(r["fidelity"] for r in reports)
     return {
         "wall_s": summarize_known((work_wall(r) for r in reports), nonnegative=True),
         "fidelity": {
@@ -134,7 +136,8 @@ def trial_summaries(reports: list[dict[str, Any]]) -> dict[str, Any]:
                 error_reduction(pairs)
                 if figure == REDUCTION
                 else summarize_known(
-                    (r["fidelity"].get(figure) for r in reports), figure in NONNEGATIVE_FIDELITY
+                    (r["fidelity"].get(figure) for r in reports),
+                    bounds=figure_bounds(figure, value_range),
                 )
             )
             for figure in FIDELITY_FIGURES
@@ -258,10 +261,20 @@ def method_words(method: str | None) -> str:
         STUDENT_T: "Student t",
         BOOTSTRAP: "expanded bootstrap percentile",
         SHOT_NOISE: "shot noise",
+        SHOT_NOISE_LOG: "shot noise, log scale",
         WELCH: "Welch",
         PAIRED_T: "paired t",
         RATIO_OF_MEANS: "ratio of mean errors, bootstrap over trials",
     }.get(method or "", "-")
+
+
+def _within(summary: dict[str, Any]) -> str:
+    """The range a figure's interval keeps to, where both its ends are known (a value of the
+    observable: ", within [0, 1]"); nothing otherwise."""
+    bounds = summary.get("range")
+    if summary["ci95"] is None or not bounds or None in bounds:
+        return ""
+    return f", within [{bounds[0]:.4g}, {bounds[1]:.4g}]"
 
 
 #: How the tables name the interval of a time, a count or an error.
@@ -330,7 +343,7 @@ def trials_tables(report: dict[str, Any]) -> list[tuple[str, list[str], list[lis
                 f"{s['mean']:.4g}",
                 "-" if s["sd"] is None else f"{s['sd']:.4g}",
                 _interval(s),
-                method_words(s.get("method")),
+                method_words(s.get("method")) + _within(s),
             ]
             for name, s in figures
         ]

@@ -40,6 +40,8 @@ class PipelineData(TypedDict, total=False):
     ideal_value: float | None  #: the observable's exact value on an ideal machine
     ideal_method: str  #: how the ideal value was found (``statevector``, ``stabilizer``, ...)
     observable_label: str  #: how the report names the observable
+    #: [low, high]: the values the observable can take (intervals of its figures keep to them)
+    observable_range: list[float]
     # stage "transpile"
     compiled: Any  #: the circuit compiled for the backend
     compile: Callable[[Sequence[Any]], list[Any]]  #: compiles more circuits the same way

@@ -328,6 +328,8 @@ def reanalyze(
     else:
         result["ideal_method"] = "unknown"
     result["observable_label"] = plan.observable.label
+    if hasattr(plan.observable, "value_range"):
+        result["observable_range"] = list(plan.observable.value_range())
     result["reanalysis"] = plan.settings()
     if not all(math.isfinite(v) for v in (result["value"],)):
         raise ValueError("the re-analysis gave no finite value with these options.")

@@ -37,6 +37,9 @@ def fidelity_figures(data: Mapping[str, Any]) -> dict[str, Any]:
         figures["fidelity.observable"] = data["observable_label"]
         if isinstance(data.get("observable_choice"), str):
             figures["fidelity.observable_choice"] = data["observable_choice"]
+    bounds = data.get("observable_range")  # the observable's value range: intervals keep to it
+    if isinstance(bounds, (list, tuple)) and len(bounds) == 2 and all(map(_number, bounds)):
+        figures["fidelity.value_range"] = [float(bounds[0]), float(bounds[1])]
     if isinstance(data.get("ideal_method"), str):  # how the ideal value was found, or "unknown"
         figures["fidelity.ideal_method"] = data["ideal_method"]
     ideal = values.get("ideal")

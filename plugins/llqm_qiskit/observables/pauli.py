@@ -295,6 +295,12 @@ class PauliSum:
     def expectation(self, counts: Sequence[Mapping[str, int]]) -> float:
         return self.estimate(counts)[0]
 
+    def value_range(self) -> tuple[float, float]:
+        """Bounds on the sum's value: each group's exact range, added up (each term of a real
+        Pauli sum lies within ± its coefficient)."""
+        ranges = [part.value_range() for part in self.parts if part is not None]
+        return sum(low for low, _ in ranges), sum(high for _, high in ranges)
+
     def spec(self) -> dict[str, Any]:
         """The sum and the bases it was measured in, as JSON data (``observables.specs``)."""
         return {

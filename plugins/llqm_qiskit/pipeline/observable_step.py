@@ -136,6 +136,7 @@ def observable(
             "ideal_value": measured.ideal,
             "ideal_method": how.method if how is not None else "exact outcomes",
             "observable_label": measured.label,
+            "observable_range": list(measured.value_range()),
         }
         metrics: dict[str, Any] = {"observable.kind": found.kind or kind}
         if kind == "default":
@@ -312,6 +313,7 @@ def _pauli_step(operator: SparsePauliOp, max_bond: int) -> StepSpec:
             "ideal_value": measured.ideal,
             "ideal_method": ideal.method,
             "observable_label": measured.label,
+            "observable_range": list(measured.value_range()),
         }
 
     def inspect(context: dict[str, Any]) -> list[str]:
