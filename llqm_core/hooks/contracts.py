@@ -183,16 +183,32 @@ class PredictContext(TypedDict):
     shape: dict[str, Any]  #: the run's shape (``llqm_core.pipeline.shapes``): runs comparable to it
 
 
+@runtime_checkable
+class ValueCodec(Protocol):
+    """How a value a policy keeps in the store for later runs is written and read back (the
+    plugin that knows the value provides it: the Qiskit plugin's writes a compiled circuit as
+    compressed QPY). ``version`` names the format and the library that made the value: a value
+    kept under another version is not read back."""
+
+    version: str
+
+    def dump(self, value: Any) -> bytes: ...
+
+    def load(self, data: bytes) -> Any: ...
+
+
 class TranspileCacheContext(TypedDict):
     """``transpile.cache``: a policy that acts rather than chooses. The transpile stage calls its
-    ``compile(circuits, context, snapshot, transpile)`` instead of ``decide``; it returns the
-    compiled circuits and the decision (hits and misses), which it records itself, its look-up
-    being the task ``policy.transpile_cache``."""
+    ``compile(circuits, context, snapshot, transpile, codec)`` instead of ``decide``; it returns
+    the compiled circuits and the decision (hits and misses), which it records itself, its
+    look-up being the task ``policy.transpile_cache``. With a ``codec`` the compiled circuits
+    are also kept in the run's store, and a later run (another process) reads them back."""
 
     circuits: list[Any]  #: the circuits to compile
     context: tuple  #: what else decides the result: device name, level, seed, layout
     snapshot: HardwareSnapshot  #: the calibration now (entries made on a drifted one go)
     transpile: Callable[[list[Any]], list[Any]]  #: compiles the circuits it does not hold
+    codec: ValueCodec | None  #: writes a compiled circuit for the store; None: this process only
 
 
 @runtime_checkable

@@ -319,3 +319,23 @@ class KeptResult:
 #: A kept result's payload made at the store writer's next commit, off the job's thread: its
 #: compressed data and raw size, or None when there is nothing to keep after all.
 LaterPayload = Callable[[], tuple[bytes, int] | None]
+
+
+@dataclass
+class CachedValue:
+    """Something a plugin computed once and reuses in later runs, kept in the store by
+    ``namespace`` and ``key`` (``ProfileStore.cached``).
+
+    ``data`` is opaque to the core, as a kept result's is: the plugin that wrote it reads it back.
+    ``seconds`` is what computing it took, in the run and task named, so a later run that reuses
+    it can say what it saved."""
+
+    namespace: str
+    key: str
+    data: bytes
+    seconds: float | None = None
+    run_id: str | None = None
+    task_id: str | None = None
+    made_at: float = field(default_factory=time.time)
+    used_at: float | None = None  #: when a run last reused it (None: never, as read back)
+    uses: int = 0  #: how many look-ups it answered

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..model.errors import LLQMWarning, StoreError
 from ..model.records import (
+    CachedValue,
     HardwareSnapshot,
     KeptResult,
     LaterPayload,
@@ -27,6 +28,7 @@ from ..model.records import (
     RunRecord,
     TaskRow,
 )
+from . import cached
 from .backend import StoreBackend
 from .forking import hold_across_forks
 from .journal import TaskJournal, decode_frame, encode_row, read_journals
@@ -89,6 +91,10 @@ class StoreWriter:
         self._journal: TaskJournal | None = None
         # Kept device results (``save_result``) waiting for the writer's next commit.
         self._results: list[tuple] = []
+        # Cache entries (``keep_cached``), look-ups that used one, and each namespace's bound.
+        self._cached: list[tuple] = []
+        self._used: list[tuple] = []
+        self._bounds: dict[str, int] = {}
         self._wake = threading.Event()  # rows are queued: commit them within DRAIN_INTERVAL_S
         self._woken = False  # set with ``_wake`` by a task, reset by the writer thread
         self._hurry = threading.Event()  # commit now: many rows queued, or the store is closing
@@ -229,6 +235,23 @@ class StoreWriter:
         if queued >= MAX_QUEUED_ROWS and not self._hurry.is_set():
             self._hurry.set()
 
+    def keep_cached(self, value: CachedValue, max_bytes: int) -> None:
+        """Queue a cache entry for the writer's next commit, after which its namespace is cut
+        to ``max_bytes`` (``store.cached``)."""
+        with self._queue_lock:
+            self._cached.append(cached.keep_row(value))
+            self._bounds[value.namespace] = max_bytes
+        if not self._woken:
+            self._wake_thread()
+
+    def use_cached(self, namespace: str, keys: list[str], at: float) -> None:
+        """Queue the marks that a look-up used these entries at ``at`` (least recently used
+        ones leave first)."""
+        with self._queue_lock:
+            self._used.extend((at, namespace, key) for key in keys)
+        if not self._woken:
+            self._wake_thread()
+
     def close(self) -> None:
         """Commit what is queued, fold the WAL into the database file and close it, so that the
         store is one self-contained file again (a copy of it alone holds every run)."""
@@ -335,8 +358,17 @@ class StoreWriter:
         and the GIL it holds, a transaction per job). Hold ``_lock``."""
         with self._queue_lock:
             results, self._results = self._results, []
+            kept, self._cached = self._cached, []
+            used, self._used = self._used, []
+            bounds, self._bounds = self._bounds, {}
         if rows := [row for row in map(_stored, results) if row is not None]:
             self.backend.execute_many(self._conn, _INSERT_RESULT, rows)
+        if kept:
+            self.backend.execute_many(self._conn, cached.KEEP, kept)
+        if used:
+            self.backend.execute_many(self._conn, cached.USE, used)
+        for namespace, bound in bounds.items():
+            self.backend.execute(self._conn, cached.TRIM, (namespace, namespace, bound))
 
     def fold_dead_journals(self) -> None:
         """Commit the journals that processes now gone left behind (a kill, a crash), and delete them."""
