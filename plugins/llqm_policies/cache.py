@@ -212,28 +212,35 @@ class TranspileCache:
     def _keep_stored(
         self, made: dict[str, Entry], snapshot: HardwareSnapshot, codec: ValueCodec | None
     ) -> None:
-        """Keep the circuits just transpiled in the run's store, for later runs."""
+        """Keep the circuits just transpiled in the run's store, for later runs: writing them
+        (QPY: about a third of a transpile's time) is a ``policy.transpile_cache`` task too, so
+        what the cache costs shows beside what it saves."""
         store = history_store()
         if codec is None or store is None or not self.max_stored_bytes:
             return
-        task = current_task()
-        for key, entry in made.items():
-            try:
-                data = codec.dump(entry.compiled)
-            except Exception:  # a circuit the codec cannot write stays in this process only
-                continue
-            value = CachedValue(
-                NAMESPACE,
-                stored_key(key, snapshot, codec),
-                data,
-                seconds=entry.seconds,
-                run_id=entry.made_by,
-                task_id=task.id if task is not None else None,
-            )
-            try:
-                store.keep_cached(value, self.max_stored_bytes)
-            except StoreError:  # a store opened for reading keeps nothing
-                return
+        maker = current_task()  # the task that transpiled them
+        with policy_task(NAME) as handle:
+            kept_bytes = 0
+            for key, entry in made.items():
+                try:
+                    data = codec.dump(entry.compiled)
+                except Exception:  # a circuit the codec cannot write stays in this process only
+                    continue
+                value = CachedValue(
+                    NAMESPACE,
+                    stored_key(key, snapshot, codec),
+                    data,
+                    seconds=entry.seconds,
+                    run_id=entry.made_by,
+                    task_id=maker.id if maker is not None else None,
+                )
+                try:
+                    if store.keep_cached(value, self.max_stored_bytes):
+                        kept_bytes += len(data)
+                except StoreError:  # a store opened for reading keeps nothing
+                    break
+            if handle is not None:
+                handle.annotate({"cache.transpile.kept_bytes": kept_bytes})
 
     def _decision(
         self,

@@ -14,9 +14,10 @@ import zlib
 import qiskit
 from qiskit import QuantumCircuit, qpy
 
-#: Compression level of the payload: a compiled circuit's QPY shrinks ~6x, in under a ms for
-#: small circuits.
-_LEVEL = 6
+#: Compression level of the payload: zlib's fastest, for the run that keeps it (a 100-qubit
+#: circuit of 16,000 operations: 0.9 MB of QPY in 80-100 ms, compressed to 66 kB in 4 ms; level 6
+#: made 45 kB in 27 ms).
+_LEVEL = 1
 
 
 class CompiledCircuitCodec:
