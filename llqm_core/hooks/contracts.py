@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypedDict, runtime_checkable
 
 from ..model.hardware import HardwareChange
-from ..model.records import HardwareSnapshot, PolicyDecision
+from ..model.records import HardwareSnapshot, PolicyDecision, ValueCodec
 from ..model.warmup import Warmup
 
 
@@ -181,20 +181,6 @@ class PredictContext(TypedDict):
 
     features: dict[str, Any]  #: ``circuit.*`` metrics and the shots
     shape: dict[str, Any]  #: the run's shape (``llqm_core.pipeline.shapes``): runs comparable to it
-
-
-@runtime_checkable
-class ValueCodec(Protocol):
-    """How a value a policy keeps in the store for later runs is written and read back (the
-    plugin that knows the value provides it: the Qiskit plugin's writes a compiled circuit as
-    compressed QPY). ``version`` names the format and the library that made the value: a value
-    kept under another version is not read back."""
-
-    version: str
-
-    def dump(self, value: Any) -> bytes: ...
-
-    def load(self, data: bytes) -> Any: ...
 
 
 class TranspileCacheContext(TypedDict):

@@ -14,7 +14,7 @@ import operator
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 
 class RunStatus(str, enum.Enum):
@@ -339,3 +339,17 @@ class CachedValue:
     made_at: float = field(default_factory=time.time)
     used_at: float | None = None  #: when a run last reused it (None: never, as read back)
     uses: int = 0  #: how many look-ups it answered
+
+
+@runtime_checkable
+class ValueCodec(Protocol):
+    """How a value a plugin keeps in the store for later runs (``CachedValue``) is written and
+    read back, provided by the plugin that knows the value (the Qiskit plugin's writes a
+    compiled circuit as compressed QPY). ``version`` names the format and the library that made
+    the value: a value kept under another version is not read back."""
+
+    version: str
+
+    def dump(self, value: Any) -> bytes: ...
+
+    def load(self, data: bytes) -> Any: ...
