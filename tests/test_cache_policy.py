@@ -4,10 +4,11 @@ back while the calibration is the same."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pytest
-from conftest import plain_sql
+from conftest import plain_sql, run_cli
 from llqm_policies.cache import clear
 from llqm_qiskit import profiled_transpile
 from llqm_qiskit.backends.aer import AerBackend
@@ -242,3 +243,31 @@ def test_with_stored_mb_0_nothing_is_kept_in_the_store(store_path, backend):
     with llqm.run("cached", store=llqm.ProfileStore(store_path)):
         compile_with(cache, [ghz(3)], backend, backend.snapshot(), COMPILED_CIRCUITS)
     assert plain_sql(str(store_path), "SELECT key FROM cache_entries") == []
+
+
+@pytest.mark.slow
+def test_a_second_llqm_run_process_reports_the_hits_and_the_seconds_saved(tmp_path):
+    """The command as users run it, twice, each in a process of its own."""
+    pipeline, store = tmp_path / "cached.toml", str(tmp_path / "store.sqlite")
+    pipeline.write_text(
+        'name = "ghz-4 zne, cached"\n[circuit]\nkind = "ghz"\nqubits = 4\n'
+        '[backend]\nname = "aer"\ndevice = "fake_fez"\n'
+        "[transpile]\noptimization_level = 0\nseed = 7\n"
+        '[mitigation]\ntechnique = "zne"\n[mitigation.zne]\nscale_factors = [1, 3]\n'
+        'folding = "global"\nfactory = "linear"\n'
+        "[execution]\nshots = 500\nseed = 1\n"
+        '[policies]\nnames = ["transpile_cache"]\n'
+    )
+    reports = []
+    for _ in range(2):
+        done = run_cli("run", "--store", store, str(pipeline), "--json", timeout=300)
+        assert done.returncode == 0, done.stderr
+        reports.append(json.loads(done.stdout))
+    first, second = (report["cache"]["lookups"]["transpile"] for report in reports)
+    assert (first["hits"], first["misses"]) == (0, 3)
+    assert (second["hits"], second["stored_hits"], second["misses"]) == (3, 3, 0)
+    assert second["saved_s"] > 0
+    assert reports[1]["fidelity"]["mitigated"] == reports[0]["fidelity"]["mitigated"]
+    shown = run_cli("--store", store, "report")
+    assert shown.returncode == 0, shown.stderr
+    assert "transpile: 3 hits (3 from the store), 0 misses" in " ".join(shown.stdout.split())
