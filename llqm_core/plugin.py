@@ -51,6 +51,7 @@ from .hooks.contracts import (
     StepSpec,
     TranspileCacheContext,
     TranspileParallelContext,
+    ValueCodec,
 )
 from .hooks.hookspecs import hookimpl
 from .hooks.plugins import configure_plugins, loaded_plugins
@@ -113,6 +114,7 @@ __all__ = [
     "StepSpec",
     "TranspileCacheContext",
     "TranspileParallelContext",
+    "ValueCodec",
     "Warmup",
     "configure_plugins",
     "create",

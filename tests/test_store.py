@@ -21,7 +21,7 @@ from conftest import ROOT, plain_sql, run_python
 
 import llqm_core as llqm
 from llqm_core.analysis.report import build_report
-from llqm_core.model.records import PROFILE_VALUE_NAMES
+from llqm_core.model.records import PROFILE_VALUE_NAMES, CachedValue
 from llqm_core.store import writer
 from llqm_core.store.journal import journal_pattern
 from llqm_core.store.postgres_backend import postgres_ddl
@@ -293,6 +293,50 @@ def test_a_store_of_the_first_release_is_upgraded_and_keeps_its_runs(store_locat
             pass
     assert [t.profile.thread for t in reader.tasks(run.id)] != [None]
     assert [r.name for r in reader.runs()] == ["after", "before the upgrade"]
+
+
+def test_a_store_of_the_previous_schema_is_upgraded_and_then_keeps_cached_values(store_location):
+    """A store the last release wrote (schema 7, before ``cache_entries``) opens, keeps its runs
+    and takes cache entries, which a later reader reads back."""
+    as_made = postgres_ddl if store_location.startswith("postgres") else str
+    for migration in MIGRATIONS[:-1]:
+        for statement in migration.split(";"):
+            if statement.strip():
+                plain_sql(store_location, as_made(statement))
+    set_schema_version(store_location, SCHEMA_VERSION - 1)
+    plain_sql(
+        store_location,
+        "INSERT INTO runs (id, name, status, start_ns, trace_id, span_id) VALUES "
+        f"('0123abcd', 'before the upgrade', 'completed', 1, '{'0' * 32}', '{'1' * 16}')",
+    )
+    store = llqm.ProfileStore(store_location)
+    assert schema_version(store_location) == SCHEMA_VERSION
+    assert store.run().name == "before the upgrade"
+    assert store.keep_cached(CachedValue("test", "key", b"\x00\xffpayload", seconds=1.5), 1000)
+    store.close()
+    (found,) = (
+        llqm.ProfileStore(store_location, readonly=True).cached("test", ["key", "other"]).values()
+    )
+    assert (found.key, found.data, found.seconds, found.uses) == ("key", b"\x00\xffpayload", 1.5, 0)
+
+
+def test_cached_values_are_bounded_per_namespace_and_the_least_recently_used_go_first(
+    store_location,
+):
+    store = llqm.ProfileStore(store_location)
+    for made_at, key in enumerate("abc", start=1):  # made long ago, a first
+        store.keep_cached(CachedValue("bounded", key, bytes(100), made_at=made_at), 1000)
+    store.keep_cached(CachedValue("other", "x", bytes(100), made_at=0), 1000)
+    assert not store.keep_cached(CachedValue("bounded", "huge", bytes(300)), 250)  # over the bound
+    store.close()
+    store = llqm.ProfileStore(store_location)
+    assert set(store.cached("bounded", ["a"])) == {"a"}  # used now: the latest used
+    store.keep_cached(CachedValue("bounded", "d", bytes(100)), 250)  # made now: room for 2
+    store.close()
+    reader = llqm.ProfileStore(store_location, readonly=True)
+    assert set(reader.cached("bounded", ["a", "b", "c", "d", "huge"])) == {"a", "d"}
+    assert reader.cached("bounded", ["a"])["a"].uses == 1
+    assert set(reader.cached("other", ["x"])) == {"x"}  # another namespace keeps its own
 
 
 def test_a_tasks_profile_is_kept_as_columns_that_plain_sql_reads_by_name(store_location):

@@ -197,17 +197,29 @@ def detail_sentence(report: dict[str, Any]) -> str | None:
 
 
 def cache_sentence(report: dict[str, Any]) -> str | None:
-    """What the engine's cache saved, in one sentence; None when it served no task."""
+    """What the engine's cache and plugins' caches saved, in one sentence; None when none
+    served the run."""
     cache = report.get("cache")
     if not cache:
         return None
-    unknown = cache["cached_tasks"] - cache["with_known_source"]
-    return (
-        f"Cache: {cache['cached_tasks']} tasks served from the engine's cache, saving "
-        f"{format_seconds(cache['saved_wall_s'])} of wall time and {format_seconds(cache['saved_cpu_s'])} "
-        "of CPU (what computing their results took)"
-        + (f"; {unknown} of them computed outside this store" if unknown else "")
-    )
+    parts = []
+    if cache["cached_tasks"]:
+        unknown = cache["cached_tasks"] - cache["with_known_source"]
+        parts.append(
+            f"{cache['cached_tasks']} tasks served from the engine's cache, saving "
+            f"{format_seconds(cache['saved_wall_s'])} of wall time and "
+            f"{format_seconds(cache['saved_cpu_s'])} of CPU (what computing their results took)"
+            + (f"; {unknown} of them computed outside this store" if unknown else "")
+        )
+    for name, found in sorted(cache.get("lookups", {}).items()):
+        hits, misses = int(found["hits"]), int(found["misses"])
+        parts.append(
+            f"{name}: {hits} hit{'' if hits == 1 else 's'} ({int(found['stored_hits'])} from "
+            f"the store), {misses} miss{'' if misses == 1 else 'es'}, "
+            f"{format_seconds(found['saved_s'])} of {name} time saved (what the reused ones "
+            "took when first made, warm-up left out)"
+        )
+    return "Cache: " + "; ".join(parts)
 
 
 def format_with_error(value: float, error: float) -> str:

@@ -27,6 +27,20 @@ TRANSPILE = "transpile"
 CACHE_KEY = "cache.key"
 CACHE_SAVED_WALL = "cache.saved_wall_s"
 CACHE_SAVED_CPU = "cache.saved_cpu_s"
+#: What a task that looked values up in a plugin's cache found (``cache.<name>.<figure>``, as
+#: ``lookup_metrics`` writes them): values reused (``stored_hits`` of them read from the store,
+#: made by an earlier run), values computed, and what computing the reused ones took.
+LOOKUP_FIGURES = ("hits", "misses", "stored_hits", "saved_s")
+
+
+def lookup_metrics(
+    cache: str, *, hits: int, misses: int, stored_hits: int, saved_s: float
+) -> dict[str, Any]:
+    """The metrics a cache look-up annotates its task with, which the report's ``cache`` adds up."""
+    figures = {"hits": hits, "misses": misses, "stored_hits": stored_hits, "saved_s": saved_s}
+    return {f"cache.{cache}.{figure}": value for figure, value in figures.items()}
+
+
 #: The figures a pipeline's postprocess step records, in the order reports show them. A run's
 #: ``error_reduction`` is its own ratio of the errors (none where its mitigated error is 0:
 #: ``error_reduction_note`` says why); a set of trials' is the ratio of their mean errors
@@ -274,18 +288,32 @@ def fidelity(tasks: list[TaskRecord]) -> dict[str, Any]:
 
 
 def cache_savings(tasks: list[TaskRecord]) -> dict[str, Any] | None:
-    """What the engine's cache saved the run: how many tasks it served, and the wall and CPU
-    seconds their results took when they were computed (where the computing task is known)."""
+    """What caches saved the run; None when none served it. The engine's: how many tasks it
+    served, and the wall and CPU seconds their results took when they were computed (where the
+    computing task is known); plugins' caches (``lookups``, by name): ``LOOKUP_FIGURES`` summed
+    over the tasks that looked up."""
     cached = [t for t in tasks if t.status is TaskStatus.CACHED]
-    if not cached:
+    lookups: dict[str, dict[str, Any]] = {}
+    for t in tasks:
+        for key, value in t.metrics.items():
+            if not key.startswith("cache.") or key.count(".") != 2:
+                continue
+            _, cache, figure = key.split(".")
+            if figure in LOOKUP_FIGURES and isinstance(value, int | float):
+                entry = lookups.setdefault(cache, dict.fromkeys(LOOKUP_FIGURES, 0))
+                entry[figure] += value
+    if not cached and not lookups:
         return None
     known = [t for t in cached if CACHE_SAVED_WALL in t.metrics]
-    return {
+    savings: dict[str, Any] = {
         "cached_tasks": len(cached),
         "with_known_source": len(known),
         "saved_wall_s": sum(float(t.metrics[CACHE_SAVED_WALL]) for t in known),
         "saved_cpu_s": sum(float(t.metrics.get(CACHE_SAVED_CPU, 0.0)) for t in known),
     }
+    if lookups:
+        savings["lookups"] = lookups
+    return savings
 
 
 def concurrency(

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypedDict, runtime_checkable
 
 from ..model.hardware import HardwareChange
-from ..model.records import HardwareSnapshot, PolicyDecision
+from ..model.records import HardwareSnapshot, PolicyDecision, ValueCodec
 from ..model.warmup import Warmup
 
 
@@ -187,14 +187,16 @@ class PredictContext(TypedDict):
 
 class TranspileCacheContext(TypedDict):
     """``transpile.cache``: a policy that acts rather than chooses. The transpile stage calls its
-    ``compile(circuits, context, snapshot, transpile)`` instead of ``decide``; it returns the
-    compiled circuits and the decision (hits and misses), which it records itself, its look-up
-    being the task ``policy.transpile_cache``."""
+    ``compile(circuits, context, snapshot, transpile, codec)`` instead of ``decide``; it returns
+    the compiled circuits and the decision (hits and misses), which it records itself, its
+    look-up being the task ``policy.transpile_cache``. With a ``codec`` the compiled circuits
+    are also kept in the run's store, and a later run (another process) reads them back."""
 
     circuits: list[Any]  #: the circuits to compile
     context: tuple  #: what else decides the result: device name, level, seed, layout
     snapshot: HardwareSnapshot  #: the calibration now (entries made on a drifted one go)
     transpile: Callable[[list[Any]], list[Any]]  #: compiles the circuits it does not hold
+    codec: ValueCodec | None  #: writes a compiled circuit for the store; None: this process only
 
 
 @runtime_checkable

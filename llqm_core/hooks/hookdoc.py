@@ -102,6 +102,7 @@ _PROTOCOLS = (
     "Backend",
     "MonitoredBackend",
     "MovingCalibration",
+    "ValueCodec",
 )
 
 

@@ -14,7 +14,7 @@ import operator
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 
 class RunStatus(str, enum.Enum):
@@ -320,3 +320,37 @@ class KeptResult:
 #: A kept result's payload made at the store writer's next commit, off the job's thread: its
 #: compressed data and raw size, or None when there is nothing to keep after all.
 LaterPayload = Callable[[], tuple[bytes, int] | None]
+
+
+@dataclass
+class CachedValue:
+    """Something a plugin computed once and reuses in later runs, kept in the store by
+    ``namespace`` and ``key`` (``ProfileStore.cached``).
+
+    ``data`` is opaque to the core, as a kept result's is: the plugin that wrote it reads it back.
+    ``seconds`` is what computing it took, in the run and task named, so a later run that reuses
+    it can say what it saved."""
+
+    namespace: str
+    key: str
+    data: bytes
+    seconds: float | None = None
+    run_id: str | None = None
+    task_id: str | None = None
+    made_at: float = field(default_factory=time.time)
+    used_at: float | None = None  #: when a run last reused it (None: never, as read back)
+    uses: int = 0  #: how many look-ups it answered
+
+
+@runtime_checkable
+class ValueCodec(Protocol):
+    """How a value a plugin keeps in the store for later runs (``CachedValue``) is written and
+    read back, provided by the plugin that knows the value (the Qiskit plugin's writes a
+    compiled circuit as compressed QPY). ``version`` names the format and the library that made
+    the value: a value kept under another version is not read back."""
+
+    version: str
+
+    def dump(self, value: Any) -> bytes: ...
+
+    def load(self, data: bytes) -> Any: ...

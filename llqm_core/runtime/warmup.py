@@ -9,7 +9,7 @@ import importlib.abc
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -88,6 +88,14 @@ def _keep(
         activate=False,
     )
     finish_task(handle, timed=(start_ns, end_ns, profile))
+
+
+def work_stopwatch() -> Callable[[], float]:
+    """A stopwatch started now: each call reads the wall seconds since, less the warm-up this
+    thread paid in between, i.e. the work's own time as a task's ``wall_s`` counts it (what a
+    cache keeps as the time reusing the result saves: a later run pays no warm-up either)."""
+    started, paid_before = time.perf_counter(), warmup_spent.wall
+    return lambda: max(0.0, time.perf_counter() - started - (warmup_spent.wall - paid_before))
 
 
 def paid(cost: Warmup) -> bool:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 #: Raised whenever what a report holds, or how it is computed, changes (the stamp holds llqm's
 #: version and a digest of its analysis code too): a report kept by another analysis is not read.
-ANALYSIS_VERSION = 2
+ANALYSIS_VERSION = 3
 #: Set to 0 so that no command writes an analysis into the store.
 KEEP_ENV = "LLQM_KEEP_ANALYSES"
 

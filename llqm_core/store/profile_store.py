@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from ..model.errors import StoreError
 from ..model.records import (
+    CachedValue,
     HardwareSnapshot,
     KeptResult,
     LaterPayload,
@@ -145,6 +147,23 @@ class ProfileStore:
         """Keep what a device returned (``KeptResult``), committed by the writer's next commit
         (within seconds, and at the run's end); ``later`` makes its data then."""
         self._writing().save_result(result, later)
+
+    def keep_cached(self, value: CachedValue, max_bytes: int) -> bool:
+        """Keep a value a plugin computed for later runs (``store.cached``), committed by the
+        writer's next commit, after which ``value.namespace`` is cut to ``max_bytes`` (least
+        recently used entries first); False, and nothing kept, for a value larger than that."""
+        if len(value.data) > max_bytes:
+            return False
+        self._writing().keep_cached(value, max_bytes)
+        return True
+
+    def cached(self, namespace: str, keys: list[str]) -> dict[str, CachedValue]:
+        """The values kept in ``namespace`` under any of ``keys`` (``keep_cached``), by key; a
+        writable store marks them used now."""
+        found = self._reader.cached(namespace, keys)
+        if found and self._writer is not None:
+            self._writer.use_cached(namespace, list(found), time.time())
+        return found
 
     def save_hardware_change(
         self,

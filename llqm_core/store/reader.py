@@ -18,6 +18,7 @@ from typing import Any
 
 from ..model.errors import StoreError
 from ..model.records import (
+    CachedValue,
     HardwareSnapshot,
     KeptResult,
     PolicyDecision,
@@ -25,7 +26,7 @@ from ..model.records import (
     TaskRecord,
     TaskStatus,
 )
-from . import aggregates
+from . import aggregates, cached
 from .backend import Row, StoreBackend
 from .forking import hold_across_forks
 from .journal import read_journals
@@ -355,6 +356,14 @@ class StoreReader:
             where, params = where + " AND kind = ?", (run_id, kind)  # type: ignore[assignment]
         rows = self._query(f"SELECT {columns} FROM results WHERE {where} ORDER BY id", params)
         return [result_record(row) for row in rows]
+
+    def cached(self, namespace: str, keys: list[str]) -> dict[str, CachedValue]:
+        """The entries of ``namespace`` kept under any of ``keys``, by key."""
+        found: dict[str, CachedValue] = {}
+        for chunk in cached.key_chunks(keys):
+            for row in self._query(cached.look_up_sql(len(chunk)), (namespace, *chunk)):
+                found[row["key"]] = cached.cached_value(row)
+        return found
 
     def policy_history(self, policy: str, limit: int = 100) -> list[PolicyDecision]:
         """A policy's latest decisions over all runs, newest first: what a policy learns from."""

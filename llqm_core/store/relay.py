@@ -13,6 +13,7 @@ from typing import Any
 
 from ..model.errors import StoreError
 from ..model.records import (
+    CachedValue,
     HardwareSnapshot,
     KeptResult,
     LaterPayload,
@@ -119,6 +120,13 @@ class RelayStore(ProfileStore):
                 return
             result.data, result.raw_bytes = made
         self._relay("save_result", result)
+
+    def keep_cached(self, value: CachedValue, max_bytes: int) -> bool:
+        """Not relayed: a worker's cache entries stay in its process."""
+        return False
+
+    def cached(self, namespace: str, keys: list[str]) -> dict[str, CachedValue]:
+        return {}
 
     def close(self) -> None:
         """Nothing is held here: every record left when it was handed over."""

@@ -95,6 +95,19 @@ MIGRATIONS: list[str] = [
         run_id TEXT PRIMARY KEY, stamp TEXT NOT NULL, report TEXT NOT NULL, saved_at REAL NOT NULL
     );
     """,
+    # 8: what a policy computed once and reuses in later runs (a transpiled circuit): an opaque
+    # payload per (``namespace``, ``key``) that the plugin which wrote it reads back, with what
+    # computing it took (``seconds``, in the run and task that did) and when it was last used
+    # (least recently used ones go first when a namespace outgrows its bound: ``store.cached``)
+    """
+    CREATE TABLE cache_entries (
+        namespace TEXT NOT NULL, key TEXT NOT NULL, data BLOB NOT NULL,
+        stored_bytes INTEGER NOT NULL, seconds REAL, run_id TEXT, task_id TEXT,
+        made_at REAL NOT NULL, used_at REAL NOT NULL, uses INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (namespace, key)
+    );
+    CREATE INDEX cache_entries_by_use ON cache_entries(namespace, used_at);
+    """,
 ]
 SCHEMA_VERSION = FIRST_VERSION + len(MIGRATIONS) - 1
 #: A task's row, in the order the journal keeps it and the INSERT names it. (``profile`` is a

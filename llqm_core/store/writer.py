@@ -16,10 +16,12 @@ import threading
 import time
 import warnings
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from ..model.errors import LLQMWarning, StoreError
 from ..model.records import (
+    CachedValue,
     HardwareSnapshot,
     KeptResult,
     LaterPayload,
@@ -31,6 +33,7 @@ from .backend import StoreBackend
 from .forking import hold_across_forks
 from .journal import TaskJournal, decode_frame, encode_row, read_journals
 from .journal import json_text as _dumps  # the one compact encoder of the store's text
+from .queued import QueuedRows
 from .schema import TASK_COLUMNS, older_row, stored_row
 from .task_rows import finished_row, running_row
 
@@ -42,12 +45,6 @@ DRAIN_INTERVAL_S = 2.0
 FINISHED_ROWS_WAIT_S = 10.0
 #: More finished rows than this are committed at once: bounded memory and commit size.
 MAX_QUEUED_ROWS = 1000
-
-
-_INSERT_RESULT = (
-    "INSERT INTO results (run_id, task_id, kind, meta, data, raw_bytes, kept_at)"
-    " VALUES (?,?,?,?,?,?,?)"
-)
 
 
 class WriterState(enum.Enum):
@@ -88,7 +85,7 @@ class StoreWriter:
         self._finished: list[bytes | list] = []
         self._journal: TaskJournal | None = None
         # Kept device results (``save_result``) waiting for the writer's next commit.
-        self._results: list[tuple] = []
+        self._queued = QueuedRows()
         self._wake = threading.Event()  # rows are queued: commit them within DRAIN_INTERVAL_S
         self._woken = False  # set with ``_wake`` by a task, reset by the writer thread
         self._hurry = threading.Event()  # commit now: many rows queued, or the store is closing
@@ -219,14 +216,23 @@ class StoreWriter:
         """Queue a kept result for the writer's next commit (within ``DRAIN_INTERVAL_S``, and at
         the run's end): a transaction per job on the job's own thread cost more than its task.
         ``later`` makes its data and raw size then, on the writer's thread (None: nothing kept)."""
-        data = result.data if later is None else later  # meta as JSON at the commit, too
-        row = (result.run_id, result.task_id, result.kind, result.meta, data)
+        self._queue(lambda queued: queued.result(result, later))
+
+    def keep_cached(self, value: CachedValue, max_bytes: int) -> None:
+        """Queue a cache entry; its namespace is then cut to ``max_bytes`` (``store.cached``)."""
+        self._queue(lambda queued: queued.keep_cached(value, max_bytes))
+
+    def use_cached(self, namespace: str, keys: list[str], at: float) -> None:
+        """Queue the marks that a look-up used these cache entries at ``at``."""
+        self._queue(lambda queued: queued.use_cached(namespace, keys, at))
+
+    def _queue(self, add: Callable[[QueuedRows], int]) -> None:
+        """Queue rows for the writer's next commit (``queued``); many results hurry it."""
         with self._queue_lock:
-            self._results.append((*row, result.raw_bytes, result.kept_at))
-            queued = len(self._results)
+            waiting = add(self._queued)
         if not self._woken:
             self._wake_thread()
-        if queued >= MAX_QUEUED_ROWS and not self._hurry.is_set():
+        if waiting >= MAX_QUEUED_ROWS and not self._hurry.is_set():
             self._hurry.set()
 
     def close(self) -> None:
@@ -331,12 +337,10 @@ class StoreWriter:
         self._commit_results()
 
     def _commit_results(self) -> None:
-        """Insert the queued kept results in one transaction (a commit each cost the writer,
-        and the GIL it holds, a transaction per job). Hold ``_lock``."""
+        """Commit the queued kept results and cache entries (``queued``). Hold ``_lock``."""
         with self._queue_lock:
-            results, self._results = self._results, []
-        if rows := [row for row in map(_stored, results) if row is not None]:
-            self.backend.execute_many(self._conn, _INSERT_RESULT, rows)
+            queued, self._queued = self._queued, QueuedRows()
+        queued.commit(self.backend, self._conn)
 
     def fold_dead_journals(self) -> None:
         """Commit the journals that processes now gone left behind (a kill, a crash), and delete them."""
@@ -422,18 +426,6 @@ class StoreWriter:
             if checkpoints is not None:
                 with self._checkpoint_lock:
                     checkpoints.close()
-
-
-def _stored(row: tuple) -> tuple | None:
-    """A queued result as the store keeps it: its meta as JSON, its payload made now where
-    ``save_result`` was given one to make later (None: nothing to keep after all)."""
-    data, raw = row[4], row[5]
-    if callable(data):
-        made = data()
-        if made is None:
-            return None
-        data, raw = made
-    return (*row[:3], _dumps(row[3]), data, raw, row[6])
 
 
 _writers: weakref.WeakSet[StoreWriter] = weakref.WeakSet()

@@ -40,7 +40,10 @@ def llqm_register_policies(register: Callable[..., None]) -> None:
     register(
         CACHE,
         TranspileCache,
-        description="transpile.cache: transpile each distinct circuit once while its calibration holds",
+        description=(
+            "transpile.cache: transpile each distinct circuit once while its calibration holds, "
+            "kept in the store for later runs"
+        ),
     )
     register(
         BUDGET,

@@ -54,6 +54,7 @@ from ..transpile.profiled import (
     preset_pass_manager,
     profiled_transpile,
 )
+from ..transpile.stored import COMPILED_CIRCUITS
 
 LAYOUT_METHODS = ("default", "dense", "sabre", "trivial")
 
@@ -363,7 +364,12 @@ def transpile(
                 tuple(chosen) if chosen else None,
                 method,
             )
-            (compiled,), _ = cache.compile([circuit], own_context, in_force, transpile_own)
+            (compiled,), looked_up = cache.compile(
+                [circuit], own_context, in_force, transpile_own, COMPILED_CIRCUITS
+            )
+            step_task = current_task()
+            if step_task is not None and not looked_up.choice["transpiled"]:
+                step_task.annotate({"transpile.circuits": 0})  # served: this step compiled none
         transpile_s = time.perf_counter() - started
         placed = (
             compiled.layout.initial_index_layout(filter_ancillas=True)
@@ -412,14 +418,18 @@ def transpile(
             cache = policy_for(data, TRANSPILE_CACHE)
             if cache is None:
                 return run(list(circuits))
-            context = (
+            context = (  # the seed they are compiled with: the step's circuit's without a file's
                 data["backend"].device_name,
                 optimization_level,
-                seed,
+                drawn,
                 tuple(layout) if layout else None,
             )
             results, _ = cache.compile(
-                list(circuits), context, calibration_in_force(data["backend"]), run
+                list(circuits),
+                context,
+                calibration_in_force(data["backend"]),
+                run,
+                COMPILED_CIRCUITS,
             )
             return results
 
