@@ -144,3 +144,14 @@ def test_the_example_sweeps_technique_scale_factors_and_layout(tmp_path, capsys)
     )
     assert len(llqm.ProfileStore(store, readonly=True).runs()) == 16
     assert Path(plot).stat().st_size > 0
+
+
+def test_a_sweep_points_wall_leaves_out_the_warm_up_its_run_paid():
+    """The first point of a sweep pays the process's first imports (Mitiq's: over a second): its
+    wall column is the run's wall without them, as every other point's is."""
+    from llqm_core.pipeline.sweep import point_summary
+
+    report = {"run": {"id": "r", "wall_s": 1.46, "work_wall_s": 0.20}, "fidelity": {}, "costs": []}
+    assert point_summary({"mitigation.technique": "zne"}, report)["wall_s"] == 0.20
+    report["run"]["work_wall_s"] = None  # a run still running has none: its wall as it is
+    assert point_summary({}, report)["wall_s"] == 1.46

@@ -20,7 +20,7 @@ from ..model.errors import UserError
 COSTS = {
     "qpu": ("qpu_s", "QPU seconds (all jobs)"),
     "shots": ("shots", "shots spent (all circuits)"),
-    "wall": ("wall_s", "wall seconds (the whole run)"),
+    "wall": ("wall_s", "wall seconds (the whole run, warm-up left out)"),
 }
 ERROR = "error_mitigated"
 
