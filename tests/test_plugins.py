@@ -108,6 +108,36 @@ def test_a_broken_plugin_is_reported_by_name_and_the_others_still_load(
     assert info["qiskit"].status == "loaded" and info["exporters"].status == "loaded", loaded.info
 
 
+def test_a_misspelled_hook_is_named_with_the_hook_it_meant_and_the_plugin_is_broken(
+    tmp_path, monkeypatch, fresh_plugins
+):
+    """A hook no spec declares would never be called: the plugin is named, with the closest
+    hook, and listed as broken (pluggy's ``check_pending`` would have named it)."""
+    install_distribution(
+        tmp_path,
+        "llqm-misspelled",
+        {"misspelled": "llqm_misspelled_demo"},
+        {
+            "llqm_misspelled_demo": "from llqm_core.plugin import hookimpl\n"
+            "@hookimpl\n"
+            "def llqm_register_stage(register):\n"
+            "    register('never', lambda: None)\n"
+        },
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.warns(
+        UserWarning,
+        match=r"llqm plugin 'misspelled' .* implements 'llqm_register_stage', which is no llqm "
+        r"hook; did you mean 'llqm_register_stages'\?",
+    ):
+        loaded = loaded_plugins()
+    info = {i.name: i for i in loaded.info}
+    assert info["misspelled"].status == "broken"
+    assert "llqm_register_stages" in info["misspelled"].error
+    assert info["qiskit"].status == "loaded"
+    assert not loaded.manager.get_plugin("misspelled")
+
+
 def test_an_observer_hook_that_raises_is_named_and_does_not_stop_the_pipeline(
     store_path, fresh_plugins
 ):

@@ -8,6 +8,7 @@ reported by name and skipped; the others still load.
 
 from __future__ import annotations
 
+import difflib
 import os
 import threading
 import warnings
@@ -82,6 +83,7 @@ class PluginSet:
         try:
             plugin = ep.load()
             self.manager.register(plugin, name=ep.name)
+            self._refuse_unknown_hooks(plugin, ep.name)
         except Exception as exc:  # a broken third-party plugin must not take LLQM down
             error = f"{type(exc).__name__}: {exc}"
             self.info.append(self._describe(ep, "broken", error))
@@ -93,9 +95,29 @@ class PluginSet:
             return
         self.info.append(self._describe(ep, "loaded"))
 
+    def _refuse_unknown_hooks(self, plugin: Any, name: str) -> None:
+        """A hook implementation no spec declares (``llqm_register_stage`` for
+        ``llqm_register_stages``) would never be called: the plugin is unregistered and named,
+        with the spec it most likely meant, as pluggy's ``check_pending`` would name it."""
+        unknown = sorted(
+            caller.name
+            for caller in self.manager.get_hookcallers(plugin) or ()
+            if not caller.has_spec()
+        )
+        if not unknown:
+            return
+        self.manager.unregister(plugin)
+        specs = [n for n in dir(hookspecs) if n.startswith(f"{hookspecs.PROJECT}_")]
+        closest = difflib.get_close_matches(unknown[0], specs, n=1)
+        hint = (
+            f"; did you mean {closest[0]!r}?" if closest else f"; the hooks are {', '.join(specs)}."
+        )
+        raise PluginError(f"plugin {name!r} implements {unknown[0]!r}, which is no llqm hook{hint}")
+
     def register(self, plugin: Any, name: str) -> None:
         """Register an object that is not installed as a package (tests, notebooks)."""
         self.manager.register(plugin, name=name)
+        self._refuse_unknown_hooks(plugin, name)
         self._implementations.clear()
         self._note_task_observers()
         self.info.append(PluginInfo(name=name, package=None, module=repr(plugin), status="loaded"))
