@@ -100,38 +100,45 @@ def _hash_for(seconds: float) -> float:
     return time.thread_time() - cpu
 
 
+def _side_by_side(name: str, **bodies) -> dict[str, llqm.Profile]:
+    """Run each body as a task of its name, each in its own thread, all starting together (the
+    sampler ticking every 20 ms); the tasks' profiles by name. A body takes its task's handle."""
+    set_sample_interval(0.02)
+    try:
+        with llqm.run(name) as run:
+            together = threading.Barrier(len(bodies))
+
+            def task(task_name: str, body) -> None:
+                with llqm.run_context(run), llqm.task(task_name) as handle:
+                    together.wait()
+                    body(handle)
+
+            threads = [threading.Thread(target=task, args=item) for item in bodies.items()]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+    finally:
+        set_sample_interval(0.2)
+    return {t.name: t.profile for t in llqm.ProfileStore().tasks(run.id)}
+
+
+def _in_a_thread(work) -> None:
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join()
+
+
 def test_cpu_no_task_spent_goes_to_the_task_that_waited_on_it(store_path):
     """Two tasks at once: one computes in its own thread, the other waits on a thread that is no
     task's. The waiting task is charged that thread's CPU; nothing is lost or charged twice.
     Both compute without the GIL, so that neither starves the other."""
-    set_sample_interval(0.02)
     spent: dict[str, float] = {}
-    try:
-        with llqm.run("beside") as run:
-            both = threading.Barrier(2)
-
-            def computing() -> None:
-                with llqm.run_context(run), llqm.task("computes"):
-                    both.wait()
-                    spent["computes"] = _hash_for(0.6)
-
-            def waiting() -> None:
-                with llqm.run_context(run), llqm.task("waits"):
-                    both.wait()
-                    helper = threading.Thread(
-                        target=lambda: spent.update(helper=_hash_for(0.6)), name="no task's"
-                    )
-                    helper.start()
-                    helper.join()
-
-            threads = [threading.Thread(target=computing), threading.Thread(target=waiting)]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-    finally:
-        set_sample_interval(0.2)
-    tasks = {t.name: t.profile for t in llqm.ProfileStore(store_path).tasks(run.id)}
+    tasks = _side_by_side(
+        "beside",
+        computes=lambda _: spent.update(computes=_hash_for(0.6)),
+        waits=lambda _: _in_a_thread(lambda: spent.update(helper=_hash_for(0.6))),
+    )
     computes, waits = tasks["computes"], tasks["waits"]
     assert computes.cpu_scope == waits.cpu_scope == "shared"
     waited_share = waits.cpu_s - waits.thread_cpu_s
@@ -146,37 +153,16 @@ def test_cpu_no_task_spent_goes_to_the_task_that_waited_on_it(store_path):
 def test_a_pool_thread_lent_to_a_task_is_charged_to_it_and_not_shared(store_path):
     """``TaskHandle.worker``: a pool thread's work for a task beside another task is that
     task's, and the other task gets none of it."""
-    set_sample_interval(0.02)
     spent: dict[str, float] = {}
-    try:
-        with llqm.run("lent") as run:
-            both = threading.Barrier(2)
 
-            def other() -> None:
-                with llqm.run_context(run), llqm.task("other"):
-                    both.wait()
-                    time.sleep(0.6)
+    def lends_a_thread(handle) -> None:
+        def work() -> None:
+            with handle.worker():
+                spent["worker"] = _hash_for(0.5)
 
-            def owner() -> None:
-                with llqm.run_context(run), llqm.task("owner") as handle:
-                    both.wait()
+        _in_a_thread(work)
 
-                    def work() -> None:
-                        with handle.worker():
-                            spent["worker"] = _hash_for(0.5)
-
-                    pool = threading.Thread(target=work)
-                    pool.start()
-                    pool.join()
-
-            threads = [threading.Thread(target=other), threading.Thread(target=owner)]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-    finally:
-        set_sample_interval(0.2)
-    tasks = {t.name: t.profile for t in llqm.ProfileStore(store_path).tasks(run.id)}
+    tasks = _side_by_side("lent", other=lambda _: time.sleep(0.6), owner=lends_a_thread)
     assert tasks["owner"].cpu_s >= spent["worker"]
     assert tasks["other"].cpu_s <= 0.25 * spent["worker"]
 
