@@ -72,8 +72,8 @@ def notebook_timeline(folder: Path) -> None:
     from nbclient import NotebookClient
 
     import llqm_core as llqm
-    from llqm_core.analysis.plots import timeline_png
     from llqm_core.analysis.report import build_report
+    from llqm_core.analysis.timeline_figure import timeline_png
 
     store = folder / "notebook.sqlite"
     os.environ["LLQM_STORE"] = str(store)

@@ -106,8 +106,8 @@ def test_the_timelines_busy_cores_never_exceed_the_machines_cpus(store_path, fin
     2-core machine); the busy-cores line is bounded by the CPUs the run's machine has."""
     import os
 
-    from llqm_core.analysis.plots import busy_cores_series
     from llqm_core.analysis.report import build_report
+    from llqm_core.analysis.timeline_figure import busy_cores_series
 
     report = build_report(llqm.ProfileStore(store_path), finished_run.id)
     assert report["run"]["cpus"] == os.cpu_count()
@@ -124,8 +124,8 @@ def test_the_html_timeline_draws_its_busy_cores(store_path, finished_run, monkey
     """The page's timeline is given each task's own CPU seconds, which its busy-cores line reads:
     drawn from tasks without them the line had no point at all."""
     from llqm_core.analysis import html_report as page_module
-    from llqm_core.analysis.plots import busy_cores_series
     from llqm_core.analysis.report import analyse_run
+    from llqm_core.analysis.timeline_figure import busy_cores_series
 
     drawn = []
     monkeypatch.setattr(page_module, "timeline_svg", lambda report: drawn.append(report) or "")
@@ -146,7 +146,7 @@ def test_the_timeline_draws_a_tasks_peak_memory_over_its_whole_interval():
     wall time, which leaves warm-up out), never a point in its middle."""
     from datetime import UTC, datetime
 
-    from llqm_core.analysis.plots import memory_marks
+    from llqm_core.analysis.timeline_figure import memory_marks
 
     def at(seconds: float) -> str:
         return datetime.fromtimestamp(1_000 + seconds, UTC).isoformat()

@@ -116,7 +116,7 @@ def test_no_two_segments_in_a_lane_overlap(tasks):
 def test_the_busy_cores_curve_averaged_over_bins_keeps_its_cpu_seconds(points, bins):
     """A curve of thousands of steps is drawn as its mean over bins: the area under it (the CPU
     seconds) is the same, and no bin reads more than the highest step."""
-    from llqm_core.analysis.plots import binned_mean
+    from llqm_core.analysis.timeline_figure import binned_mean
 
     steps = sorted(points)
     values = [(i * 7 % 5) / 2 for i in range(len(steps))]

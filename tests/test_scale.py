@@ -14,8 +14,8 @@ import sys
 from collections.abc import Callable
 
 import llqm_core as llqm
-from llqm_core.analysis.plots import busy_cores_series
 from llqm_core.analysis.report import analyse_run, task_entry, write_report_json
+from llqm_core.analysis.timeline_figure import busy_cores_series
 from llqm_core.model import visible
 from llqm_core.model.visible import MERGED_TASKS, visible_tasks
 from llqm_core.telemetry.chrome_trace import chrome_trace

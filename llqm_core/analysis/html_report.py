@@ -3,7 +3,7 @@
 Pictures are PNGs embedded as data URIs, the timeline inline SVG, and the styles are inline, so
 the file can be mailed or archived alone. A few lines of script count the pictures the browser
 actually decoded (``<body data-figures="N">``) and write on each of the timeline's segments
-(``plots.SEGMENT_ID``) the width in pixels the browser drew it at (``data-drawn-width``), which
+(``timeline_figure.SEGMENT_ID``) the width in pixels the browser drew it at (``data-drawn-width``), which
 is what the tests check in a real browser.
 """
 
@@ -20,7 +20,7 @@ from ..model.units import format_bytes, format_seconds, iso_time
 from ..model.visible import MERGED_BUSY, MERGED_TASKS, visible_tasks
 from .iterations import ITERATION_COLUMNS, iteration_rows
 from .kept import kept_sentence
-from .plots import iterations_png, stages_png, timeline_png, timeline_svg
+from .plots import iterations_png, stages_png
 from .report import task_entry
 from .report_words import (
     COST_COLUMNS,
@@ -40,6 +40,7 @@ from .report_words import (
     warmup_sentence,
 )
 from .summary import FIDELITY_FIGURES, exclusive_times
+from .timeline_figure import timeline_png, timeline_svg
 from .trial_report import trials_closing, trials_heading, trials_tables
 
 MAX_TASK_ROWS = 500
@@ -77,7 +78,7 @@ def _image(png: bytes, alt: str) -> str:
 
 
 def timeline_part(report: dict[str, Any]) -> str:
-    """The run's timeline (``plots.timeline_figure``): inline SVG whose segments carry their
+    """The run's timeline (``timeline_figure.timeline_figure``): inline SVG whose segments carry their
     tasks' ids, or a PNG where it has too many segments to mark each."""
     svg = timeline_svg(report)
     if svg is None:
@@ -104,7 +105,7 @@ def drawn_entries(
     tasks: list[TaskRecord], own: dict[str, tuple[float, float]]
 ) -> list[dict[str, Any]]:
     """The timeline's tasks as entries with their own seconds, which its busy-cores line reads
-    (``plots.busy_cores_series``): a merged bar's are its tasks' (innermost: all their own)."""
+    (``timeline_figure.busy_cores_series``): a merged bar's are its tasks' (innermost: all their own)."""
     entries = []
     for task in tasks:
         times = own.get(task.id)

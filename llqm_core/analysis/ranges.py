@@ -2,14 +2,10 @@
 of it never leaves that range.
 
 The core does not know what an observable is: the plugin that measured it records its value's
-range as ``fidelity.value_range`` ([low, high]: [0, 1] for a probability, [-1, 1] for a parity,
-minus to plus the sum of the coefficients' magnitudes for a Pauli sum). The ideal, unmitigated
-and mitigated values' intervals lie in [low, high]: the observable's value cannot leave it, though
-one mitigated estimate can (an extrapolation past it). Absolute errors and the error reduction,
-a ratio of errors, are not negative; an error is not bounded by the range's width, since a
-mitigated estimate beyond the range is further off than that. A run that recorded no
-range (one stored before, or a plugin that does not know it) has its values summarised as signed
-figures of no known range (Student's t) and its errors as figures that cannot be negative.
+range as ``fidelity.value_range`` ([low, high]). The ideal, unmitigated and mitigated values'
+intervals lie in it; errors and the error reduction are not negative (an error is not bounded
+by the range's width: an extrapolation can leave the range). A run with no recorded range has
+its values summarised as signed figures (Student's t). More in docs/figures.md.
 """
 
 from __future__ import annotations

@@ -1,19 +1,11 @@
 """The CPU of threads that run no task, shared among the tasks that ran beside each other.
 
-A task alone in its process is charged the process's CPU over its interval (``runtime.measure``):
-whatever thread did the work (Aer's OpenMP threads, a job's pool thread, BLAS), it did it while
-that task ran. Tasks in several threads at once are each charged their own thread's CPU, and
-this ledger shares out the rest. A thread lent to a task (``TaskHandle.worker``: a job's pool
-thread) is credited to the task's thread whole, so the task and its parents in that thread all
-count it. At each of the sampler's ticks, the process's CPU since the last tick less the CPU of
-the threads that run tasks and of the lent threads is split among the task threads in
-proportion to the time each spent waiting in that tick, neither on a CPU nor ready for one (a
-thread that waits is waiting on work done elsewhere; one the machine's load kept off a CPU is
-not), or evenly when none waited. A task reads its thread's running total at its start and end
-(docs/figures.md, "CPU of threads no task owns").
-
-Per-thread CPU comes from ``/proc/self/task/TID/schedstat`` (the same nanoseconds as the
-thread's and the process's CPU clocks); where that file is missing the ledger shares nothing.
+A task alone in its process is charged the process's CPU (``runtime.measure``). Beside tasks of
+other threads, a task is charged its own thread's CPU, that of threads lent to it
+(``TaskHandle.worker``, credited to its thread whole), and a share of the rest, split at each
+sampler tick among the task threads by how long each waited, neither on a CPU nor ready for one
+(docs/figures.md, "CPU of threads no task owns"). Per-thread CPU comes from
+``/proc/self/task/TID/schedstat``; where it is missing the ledger shares nothing.
 """
 
 from __future__ import annotations
