@@ -111,6 +111,33 @@ def test_readout_mitigation_turned_off_gives_the_uncorrected_value_and_a_bootstr
         reanalyze(store, run_id, {"observable": "parity:0,9"})
 
 
+def test_settings_are_named_by_their_path_in_the_pipeline_file_as_sweep_names_them(store_path):
+    """`llqm reanalyze --set` takes what `llqm sweep --grid` takes: the file's dotted path, with
+    the short form an alias; `mitigation.technique` may add or drop readout mitigation only."""
+    run_id, _ = run_case("rem+zne", store_path)
+    store = llqm.ProfileStore(store_path)
+    _, _, short = reanalyze(store, run_id, {"zne.factory": "linear", "zne.scale_factors": "1,3"})
+    _, _, full = reanalyze(
+        store,
+        run_id,
+        {"mitigation.zne.factory": "linear", "mitigation.zne.scale_factors": "1,3"},
+    )
+    assert full["mitigated"] == short["mitigated"]
+    _, _, rem_off = reanalyze(store, run_id, {"rem": "off"})
+    _, _, zne_only = reanalyze(store, run_id, {"mitigation.technique": "zne"})
+    assert zne_only["mitigated"] == rem_off["mitigated"]
+    with pytest.raises(UserError, match="technique was 'rem\\+zne', and another needs new jobs"):
+        reanalyze(store, run_id, {"mitigation.technique": "rem+pec"})
+    with pytest.raises(UserError, match="more shots need new jobs"):
+        reanalyze(store, run_id, {"execution.shots": "8000"})
+    with pytest.raises(UserError, match="another circuit needs new jobs"):
+        reanalyze(store, run_id, {"circuit.qubits": "5"})
+    with pytest.raises(UserError, match="mitigation.zne.factory and zne.factory name the same"):
+        reanalyze(store, run_id, {"mitigation.zne.factory": "linear", "zne.factory": "exp"})
+    with pytest.raises(UserError, match="unknown reanalysis setting 'mitigation.zne.fold'.*"):
+        reanalyze(store, run_id, {"mitigation.zne.fold": "x"})
+
+
 def test_pec_reanalysed_on_fewer_samples_combines_those_samples(store_path):
     run_id, data = run_case("pec", store_path)
     store = llqm.ProfileStore(store_path)

@@ -17,7 +17,7 @@ from ..analysis.console import plain_console
 from ..hooks.plugins import configure_plugins
 from ..model.errors import LLQMWarning, UserError
 from ..pipeline.file import PipelineFailed
-from . import export, hardware, plugins, profile, reanalyze, run, runs, store, watch
+from . import examples, export, hardware, plugins, profile, reanalyze, run, runs, store, watch
 from .options import Parser, common_options
 
 __all__ = ["EXIT_RUN_FAILED", "EXIT_USER_ERROR", "build_parser", "main"]
@@ -26,7 +26,7 @@ EXIT_USER_ERROR = 2
 EXIT_RUN_FAILED = 1
 
 #: The command groups, in the order ``llqm --help`` lists their commands.
-GROUPS = (run, runs, watch, export, hardware, plugins, profile, store, reanalyze)
+GROUPS = (run, runs, watch, export, hardware, plugins, profile, store, reanalyze, examples)
 
 
 def build_parser() -> Parser:

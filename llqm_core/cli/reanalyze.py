@@ -34,6 +34,14 @@ from .options import Commands
 
 STAGE = "analysis.reanalyze"
 
+#: What ``--set`` takes, by the pipeline file's dotted path (docs/cli.md).
+SETTINGS = (
+    "mitigation.technique (adding or dropping rem+), mitigation.zne.factory, "
+    "mitigation.zne.scale_factors, mitigation.zne.order, mitigation.zne.asymptote, "
+    "mitigation.pec.samples (each also without mitigation.), observable, rem, bootstrap, "
+    "bootstrap.seed"
+)
+
 
 def parse_settings(settings: list[str]) -> dict[str, str]:
     """``KEY=VALUE`` strings as a dict, or one sentence on the first malformed one."""
@@ -41,7 +49,9 @@ def parse_settings(settings: list[str]) -> dict[str, str]:
     for setting in settings:
         key, equals, value = setting.partition("=")
         if not equals or not key.strip() or not value.strip():
-            raise UserError(f"--set takes KEY=VALUE (such as zne.factory=linear), not {setting!r}.")
+            raise UserError(
+                f"--set takes KEY=VALUE (such as mitigation.zne.factory=linear), not {setting!r}."
+            )
         found[key.strip()] = value.strip()
     return found
 
@@ -148,9 +158,7 @@ def reanalyze(
         raise UserError(f"no plugin re-analyses results of kind {record.kind!r}.")
     if options:
         raise UserError(
-            f"unknown reanalysis setting {next(iter(options))!r}; the settings are observable, "
-            "rem, zne.factory, zne.scale_factors, zne.order, zne.asymptote, pec.samples, "
-            "bootstrap, bootstrap.seed."
+            f"unknown reanalysis setting {next(iter(options))!r}; the settings are {SETTINGS}."
         )
     figures: dict[str, Any] = {}
     for _, found in plugins.call_each("llqm_postprocess", data=values):
@@ -182,7 +190,8 @@ def add_commands(commands: Commands, common: argparse.ArgumentParser) -> None:
         "reanalyze",
         parents=[common],
         help="compute a run's values again from its kept results, with no new job "
-        "(--set zne.factory=linear, rem=off, observable=..., bootstrap=200; docs/results.md)",
+        "(--set mitigation.zne.factory=linear, mitigation.technique=zne, observable=..., "
+        "bootstrap=200; docs/results.md)",
     )
     command.add_argument(
         "run_id",
@@ -197,7 +206,8 @@ def add_commands(commands: Commands, common: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="an analysis option to change (repeat for more)",
+        help="a setting to change, by its dotted path in the pipeline file "
+        "(mitigation.zne.factory=linear; repeat for more; docs/cli.md lists them)",
     )
     command.add_argument("--json", action="store_true", help="print both runs' figures as JSON")
     command.set_defaults(handler=cmd_reanalyze)

@@ -30,6 +30,7 @@ from ..pipeline.sweep import parse_grid
 from ..pipeline.trials import run_trials
 from ..store.profile_store import ProfileStore
 from ..sweeps import plan_sweep, run_plan
+from .examples import add_pipeline_argument, pipeline_file
 from .options import Commands, add_outputs, positive_int, print_json, progress_bar
 
 
@@ -38,7 +39,7 @@ def add_commands(commands: Commands, common: argparse.ArgumentParser) -> None:
     run = commands.add_parser(
         "run", parents=[common], help="run a pipeline file (TOML) and report its profile"
     )
-    run.add_argument("pipeline", help="the pipeline file; see docs/pipelines.md for its format")
+    add_pipeline_argument(run, "the pipeline file; see docs/pipelines.md for its format")
     add_outputs(run, json="print the run's report as JSON instead of tables")
     run.add_argument(
         "--check",
@@ -62,7 +63,7 @@ def add_commands(commands: Commands, common: argparse.ArgumentParser) -> None:
         parents=[common],
         help="each stage's time and memory for a pipeline file, predicted from stored profiles",
     )
-    predict.add_argument("pipeline", help="the pipeline file")
+    add_pipeline_argument(predict, "the pipeline file")
     predict.add_argument(
         "--model",
         default="cost_model",
@@ -74,7 +75,7 @@ def add_commands(commands: Commands, common: argparse.ArgumentParser) -> None:
     sweep = commands.add_parser(
         "sweep", parents=[common], help="run a pipeline file over a grid of values"
     )
-    sweep.add_argument("pipeline", help="the pipeline file")
+    add_pipeline_argument(sweep, "the pipeline file")
     sweep.add_argument(
         "--grid",
         action="append",
@@ -111,6 +112,7 @@ def add_commands(commands: Commands, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_run(args: argparse.Namespace, console: Console) -> None:
+    args.pipeline = pipeline_file(args)
     pipeline = load_pipeline(args.pipeline, store=getattr(args, "store", None), force=args.force)
     if args.check:
         console.print(
@@ -148,6 +150,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> None:
 
 
 def cmd_predict(args: argparse.Namespace, console: Console) -> None:
+    args.pipeline = pipeline_file(args)
     # A prediction of a run that will not fit is still a prediction.
     pipeline = load_pipeline(args.pipeline, force=True)
     data = pipeline.initial_data()
@@ -193,6 +196,7 @@ def cmd_predict(args: argparse.Namespace, console: Console) -> None:
 
 
 def cmd_sweep(args: argparse.Namespace, console: Console) -> None:
+    args.pipeline = pipeline_file(args)
     if not args.grid:
         raise UserError(
             "llqm sweep needs at least one --grid KEY=V1,V2,... (for example --grid circuit.qubits=4,8)."

@@ -37,6 +37,54 @@ NEEDS_NEW_JOBS = {
 }
 
 
+#: The pipeline file's section whose settings a re-analysis takes by their path in the file
+#: (``mitigation.zne.factory``), as ``llqm sweep --grid`` does; the short form (``zne.factory``)
+#: is an alias.
+SECTION = "mitigation"
+#: Sections of the pipeline file whose every setting changes what ran: new jobs.
+RUN_SECTIONS = ("circuit", "backend", "transpile")
+
+
+def _file_technique(record: dict[str, Any]) -> str:
+    """The run's ``mitigation.technique`` as its pipeline file wrote it (``rem+zne``)."""
+    technique = record["technique"]
+    if record["rem"] is None or technique == "rem":
+        return technique
+    return f"rem+{technique}"
+
+
+def _short(key: str) -> str:
+    """A setting's key without the file's section: ``mitigation.zne.factory`` is ``zne.factory``."""
+    return key.removeprefix(f"{SECTION}.")
+
+
+def check_file_paths(record: dict[str, Any], options: dict[str, str]) -> None:
+    """Refuse what ``options`` name by their pipeline-file path that a re-analysis cannot take,
+    and turn ``mitigation.technique`` into ``rem``: it may only add or drop readout mitigation
+    (``rem+zne`` to ``zne`` is ``rem=off``)."""
+    for key in list(options):
+        if key.startswith(f"{SECTION}.") and _short(key) in options:
+            raise ValueError(f"{key} and {_short(key)} name the same setting; give one of them.")
+        if key.split(".")[0] in RUN_SECTIONS:
+            raise ValueError(
+                f"{key}: another {key.split('.')[0]} needs new jobs; a re-analysis runs no job."
+            )
+    wanted = _take(options, "technique")
+    if wanted is None:
+        return
+    parts = {p.strip() for p in wanted.split("+")}
+    rest = parts - {"rem", "none"}
+    ran = record["technique"] if record["technique"] != "rem" else "none"
+    if rest != ({ran} if ran != "none" else set()):
+        allowed = (ran, f"rem+{ran}") if ran != "none" else ("none", "rem")
+        raise ValueError(
+            f"{SECTION}.technique = {wanted!r}: this run's technique was "
+            f"{_file_technique(record)!r}, and another needs new jobs; a re-analysis can only "
+            f"turn readout mitigation on or off ({' or '.join(allowed)})."
+        )
+    options.setdefault("rem", "on" if "rem" in parts else "off")
+
+
 def rem_record(readout_map: Mapping[int, int]) -> dict[str, Any]:
     """What readout mitigation leaves for the record; its counts are named once they are in."""
     return {"readout_map": {str(b): q for b, q in readout_map.items()}, "counts": None}
@@ -97,7 +145,11 @@ def _resolve(refs: Sequence[Sequence[Any]], decode: Callable[[str], Any]) -> lis
 
 
 def _take(options: dict[str, str], key: str) -> str | None:
-    return options.pop(key, None)
+    """The setting ``key``'s value, removed from ``options``: a setting of the file's section
+    (``zne.factory``) given by its short form or its path in the file."""
+    in_file = key == "technique" or key.startswith(("zne.", "pec."))
+    found = options.pop(f"{SECTION}.{key}", None) if in_file else None
+    return options.pop(key, None) if found is None else found
 
 
 def _number(text: str, key: str) -> float:
@@ -131,9 +183,10 @@ class _Plan:
     def __init__(self, record: dict[str, Any], options: dict[str, str]) -> None:
         self.record = record
         technique = record["technique"]
+        check_file_paths(record, options)
         for key in list(options):
             base = key.split(".")[-1]
-            if base in NEEDS_NEW_JOBS and key not in ("pec.samples",):
+            if base in NEEDS_NEW_JOBS and _short(key) != "pec.samples":
                 raise ValueError(f"{key}: {NEEDS_NEW_JOBS[base]}; a re-analysis runs no job.")
         text = _take(options, "observable")
         plugins = loaded_plugins()
@@ -162,8 +215,8 @@ class _Plan:
             )
         self.zne: dict[str, Any] = {}
         self.pec_samples: int | None = None
-        zne_keys = [k for k in options if k.startswith("zne.")]
-        pec_keys = [k for k in options if k.startswith("pec.")]
+        zne_keys = [k for k in options if _short(k).startswith("zne.")]
+        pec_keys = [k for k in options if _short(k).startswith("pec.")]
         if zne_keys and technique != "zne":
             raise ValueError(f"{zne_keys[0]} belongs to ZNE; this run's technique was {technique}.")
         if pec_keys and technique != "pec":
