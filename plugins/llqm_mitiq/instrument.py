@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import importlib
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -295,8 +296,14 @@ def _wrap_mitigate_measurements(original: Callable[..., Any]) -> Callable[..., A
     return mitigate_measurements
 
 
+#: Mitiq's techniques whose ``execute_with_<name>`` (and so ``mitigate_executor`` and the
+#: decorator, which call it) is a ``mitigate.<name>`` task.
+TECHNIQUES = ("zne", "pec", "rem", "cdr", "ddd", "lre")
+
+
 class MitiqInstrumentor(Instrumentor):
-    """Mitiq's ZNE, PEC and REM entry points, its ``Executor`` and its factories, profiled."""
+    """Mitiq's techniques' entry points (ZNE, PEC, REM, CDR, DDD, LRE), its ``Executor`` and its
+    factories, profiled."""
 
     name = "mitiq"
     library = "mitiq"
@@ -313,11 +320,12 @@ class MitiqInstrumentor(Instrumentor):
         import mitiq.zne.inference
         import mitiq.zne.zne
 
-        for technique, package, module in (
-            ("zne", mitiq.zne, mitiq.zne.zne),
-            ("pec", mitiq.pec, mitiq.pec.pec),
-            ("rem", mitiq.rem, mitiq.rem.rem),
-        ):
+        for technique in TECHNIQUES:
+            try:  # a technique this Mitiq does not have (LRE before 0.40) is not patched
+                package = importlib.import_module(f"mitiq.{technique}")
+                module = importlib.import_module(f"mitiq.{technique}.{technique}")
+            except ImportError:
+                continue
             wrap = _wrap_technique(technique)
             attribute = f"execute_with_{technique}"
             self.patch(module, attribute, wrap)

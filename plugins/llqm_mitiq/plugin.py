@@ -74,7 +74,10 @@ def llqm_register_instrumentors(register: Callable[..., None]) -> None:
     register(
         MitiqInstrumentor.name,
         MitiqInstrumentor,
-        description="execute_with_zne / pec / rem, their executors and decorators as mitigate.* tasks",
+        description=(
+            "execute_with_zne / pec / rem / cdr / ddd / lre, their executors and decorators "
+            "as mitigate.* tasks"
+        ),
     )
 
 

@@ -74,6 +74,7 @@ class Ran:
 
 def run(command: list[str], cwd: Path) -> Ran:
     env = dict(os.environ, PYTHONHASHSEED="0")
+    env.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")  # a busy machine
     done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
     return Ran(done.returncode, done.stdout, done.stderr)
 
