@@ -15,15 +15,15 @@ from typing import Any
 
 
 def number(value: Any) -> float | complex | None:
-    """``value`` as a Python float, or a complex where its imaginary part is not zero; None
-    for anything that is not one number (a flag, a text, an array of several)."""
+    """``value`` as a Python float, or a complex where it is one (Mitiq's values of an
+    ``Observable`` are, even with no imaginary part); None for anything that is not one number
+    (a flag, a text, an array of several)."""
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, numbers.Real):
         return float(value)
     if isinstance(value, numbers.Complex):
-        exact = complex(value)
-        return exact.real if exact.imag == 0 else exact
+        return complex(value)
     if getattr(value, "size", None) == 1 and callable(getattr(value, "item", None)):
         return number(value.item())  # a NumPy array of one element
     return None
@@ -31,7 +31,7 @@ def number(value: Any) -> float | complex | None:
 
 def value_metrics(key: str, value: Any) -> dict[str, Any]:
     """Metrics for one value: ``key`` its real part, ``key.imag`` its imaginary part where it
-    has one; for a value that is not a number, ``key.kind`` names its type."""
+    is complex; for a value that is not a number, ``key.kind`` names its type."""
     found = number(value)
     if found is None:
         return {f"{key}.kind": type(value).__name__}
@@ -42,7 +42,7 @@ def value_metrics(key: str, value: Any) -> dict[str, Any]:
 
 def values_metrics(key: str, values: Any) -> dict[str, Any]:
     """Metrics for a sequence of values (a factory's expectation values, a batch's results):
-    ``key`` the real parts, ``key.imag`` the imaginary parts where any is not zero; where one
+    ``key`` the real parts, ``key.imag`` the imaginary parts where any is complex; where one
     is not a number, ``key.kind`` names the first such type and the numbers are left out."""
     try:
         items = list(values)

@@ -210,6 +210,23 @@ def _extrapolation(factory: Any, value: Any) -> dict[str, Any]:
     return metrics
 
 
+def _executor_results(results: list[Any]) -> dict[str, Any]:
+    """What an executor returned (Mitiq keeps it on the ``Executor``), as it is: its values (real
+    and imaginary parts of complex ones, NumPy's scalars read as numbers) or, for
+    ``MeasurementResult``s, their shots and qubits; a density matrix or anything else is named
+    by its type."""
+    shots = [getattr(r, "shots", None) for r in results]
+    if results and all(isinstance(s, int) for s in shots):  # MeasurementResults
+        return {
+            "execute.results": len(results),
+            "result.shots": sum(shots),
+            "result.qubits": max(int(getattr(r, "nqubits", 0) or 0) for r in results),
+        }
+    if results and all(number(r) is not None for r in results):
+        return {"execute.results": len(results)} | values_metrics("execute.values", results)
+    return {"execute.results": len(results), "execute.values.kind": type(results[0]).__name__}
+
+
 def _two_qubit_gates(circuit: Any) -> int | None:
     count = getattr(circuit, "num_nonlocal_gates", None)
     return count() if callable(count) else None
@@ -231,7 +248,10 @@ def _wrap_call_executor(original: Callable[..., Any]) -> Callable[..., Any]:
                         "execute.circuits": len(batch),
                     }
                 )
+            held = len(getattr(self, "_quantum_results", ()))
             result = original(self, to_run, **kwargs)
+            with recording("what a Mitiq executor returned", handle):  # what this call added
+                handle.annotate(_executor_results(self._quantum_results[held:]))
             ran = handle.metrics.get("execute.two_qubit_gates")
         technique = _technique.get()
         if technique is not None:
