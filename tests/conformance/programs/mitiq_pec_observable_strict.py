@@ -2,6 +2,7 @@
 into errors as test suites do (``warnings.simplefilter("error")``).
 
 llqm-expect: mitigate.pec mitigate.pec.sample mitigate.pec.combine execute
+llqm-slow
 """
 
 import warnings

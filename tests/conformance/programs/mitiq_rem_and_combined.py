@@ -3,6 +3,7 @@ executor returning ``MeasurementResult``), then REM and ZNE combined: the REM-mi
 executor handed to ZNE.
 
 llqm-expect: mitigate.rem mitigate.rem.correct mitigate.zne execute
+llqm-slow
 """
 
 import cirq

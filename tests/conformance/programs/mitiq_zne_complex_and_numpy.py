@@ -3,6 +3,7 @@
 ``Observable`` (Mitiq's ``-> np.ndarray`` executors).
 
 llqm-expect: mitigate.zne mitigate.zne.fold mitigate.zne.extrapolate execute
+llqm-slow
 """
 
 import cirq

@@ -3,6 +3,7 @@ it: several observables broadcast against an array of parameter values in one pu
 second pub with a single observable.
 
 llqm-expect: transpile execute
+llqm-slow
 """
 
 import numpy as np

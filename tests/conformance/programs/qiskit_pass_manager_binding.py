@@ -3,6 +3,7 @@ write them: ``PassManager([...])`` run on a parametrised circuit, ``assign_param
 each value, ``backend.run`` on Aer with a seed, and the statevector primitives.
 
 llqm-expect: transpile execute
+llqm-slow
 """
 
 from qiskit import QuantumCircuit, transpile
