@@ -17,7 +17,11 @@ from typing import Any
 def number(value: Any) -> float | complex | None:
     """``value`` as a Python float, or a complex where it is one (Mitiq's values of an
     ``Observable`` are, even with no imaginary part); None for anything that is not one number
-    (a flag, a text, an array of several)."""
+    (a flag, a text, an array of several).
+
+    Args:
+        value: what a library handed over (a float, a complex, a NumPy scalar or array, ...).
+    """
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, numbers.Real):
@@ -31,7 +35,12 @@ def number(value: Any) -> float | complex | None:
 
 def value_metrics(key: str, value: Any) -> dict[str, Any]:
     """Metrics for one value: ``key`` its real part, ``key.imag`` its imaginary part where it
-    is complex; for a value that is not a number, ``key.kind`` names its type."""
+    is complex; for a value that is not a number, ``key.kind`` names its type.
+
+    Args:
+        key: the metric's name, such as ``zne.mitigated``.
+        value: the value to describe.
+    """
     found = number(value)
     if found is None:
         return {f"{key}.kind": type(value).__name__}
@@ -43,7 +52,12 @@ def value_metrics(key: str, value: Any) -> dict[str, Any]:
 def values_metrics(key: str, values: Any) -> dict[str, Any]:
     """Metrics for a sequence of values (a factory's expectation values, a batch's results):
     ``key`` the real parts, ``key.imag`` the imaginary parts where any is complex; where one
-    is not a number, ``key.kind`` names the first such type and the numbers are left out."""
+    is not a number, ``key.kind`` names the first such type and the numbers are left out.
+
+    Args:
+        key: the metric's name, such as ``zne.values``.
+        values: the values to describe, in order.
+    """
     try:
         items = list(values)
     except TypeError:

@@ -59,7 +59,12 @@ def recording(what: str, task: Any = None) -> Iterator[None]:
     options), never around the call itself: an error in LLQM's own bookkeeping is caught, told
     once per kind (``warn``), noted on ``task`` (``pipeline.warnings``), and the program goes on
     with the call's result or exception untouched. The one place instrumentors are defensive,
-    so that an instrumentor never raises into the program it watches."""
+    so that an instrumentor never raises into the program it watches.
+
+    Args:
+        what: what is being recorded, for the warning (``"a Qiskit job's result"``).
+        task: the task it is recorded for, which notes the failure; None for none yet.
+    """
     try:
         yield
     except Exception as exc:
