@@ -34,5 +34,7 @@ print(f"unmitigated: {obs.expectation(circuit, noisy_readout).real:.3f}")
 value = rem.execute_with_rem(circuit, noisy_readout, obs, inverse_confusion_matrix=inverse)
 print(f"REM: {value.real:.3f}")
 readout_mitigated = rem.mitigate_executor(noisy_readout, inverse_confusion_matrix=inverse)
-combined = zne.execute_with_zne(circuit, readout_mitigated, observable=obs)
+combined = zne.execute_with_zne(
+    circuit, readout_mitigated, observable=obs, scale_noise=zne.scaling.fold_global
+)
 print(f"REM+ZNE: {combined.real:.3f}")

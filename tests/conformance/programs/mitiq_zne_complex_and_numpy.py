@@ -9,6 +9,7 @@ llqm-slow
 import cirq
 import numpy as np
 from mitiq import Observable, PauliString, zne
+from mitiq.zne.scaling import fold_global
 
 qubits = cirq.LineQubit.range(2)
 circuit = cirq.Circuit(
@@ -34,6 +35,7 @@ def matrix_execute(circuit: cirq.Circuit) -> np.ndarray:
     return density_matrix(circuit)
 
 
-print(f"complex: {zne.execute_with_zne(circuit, complex_execute):.4f}")
-print(f"numpy: {zne.execute_with_zne(circuit, numpy_execute):.4f}")
-print(f"density matrix: {zne.execute_with_zne(circuit, matrix_execute, observable=obs):.4f}")
+print(f"complex: {zne.execute_with_zne(circuit, complex_execute, scale_noise=fold_global):.4f}")
+print(f"numpy: {zne.execute_with_zne(circuit, numpy_execute, scale_noise=fold_global):.4f}")
+from_matrix = zne.execute_with_zne(circuit, matrix_execute, observable=obs, scale_noise=fold_global)
+print(f"density matrix: {from_matrix:.4f}")

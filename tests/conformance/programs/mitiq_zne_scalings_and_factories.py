@@ -35,7 +35,13 @@ def execute(circuit: cirq.Circuit, noise_level: float = 0.02) -> float:
 
 
 print(f"unmitigated: {execute(circuit):.4f}")
-for scale in (fold_global, fold_gates_at_random, fold_all, insert_id_layers):
+
+
+def fold_gates_at_random_seeded(circuit: cirq.Circuit, scale_factor: float) -> cirq.Circuit:
+    return fold_gates_at_random(circuit, scale_factor, seed=1)
+
+
+for scale in (fold_global, fold_gates_at_random_seeded, fold_all, insert_id_layers):
     value = zne.execute_with_zne(
         circuit, execute, factory=RichardsonFactory([1.0, 3.0, 5.0]), scale_noise=scale
     )

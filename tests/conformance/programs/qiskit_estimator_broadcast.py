@@ -28,7 +28,7 @@ observables = [
     [SparsePauliOp.from_list([("IY", 0.5), ("ZI", 1.0)]).apply_layout(isa.layout)],
 ]  # shape (3, 1), broadcast against the parameter values' (4,) to (3, 4)
 values = np.linspace(0, np.pi, 4)
-estimator = EstimatorV2(options={"run_options": {"seed": 7}, "default_precision": 0.02})
+estimator = EstimatorV2(options={"run_options": {"seed_simulator": 7}, "default_precision": 0.02})
 result = estimator.run([(isa, observables, values), (isa, observables[0][0], [0.3])]).result()
 print("shape:", result[0].data.evs.shape)
 print("evs:", np.round(result[0].data.evs, 2).tolist())
