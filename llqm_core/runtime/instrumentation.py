@@ -25,6 +25,7 @@ from ..hooks.plugins import loaded_plugins
 from ..model.errors import UserError, warn
 from .active_run import ActiveRun, _current_run
 from .post_import import PostImportHook, remove, when_imported
+from .warmup import warming_up
 
 _MISSING = object()
 _warned: set[tuple[str, str]] = set()
@@ -93,8 +94,10 @@ def could_not_record(what: str, exc: BaseException, task: Any = None) -> None:
 
 def instrumented_run() -> ActiveRun | None:
     """The run an instrumented call records into: the current one, unless instrumentation is off
-    in this context (``suppressed()``). One call where every instrumented call made two."""
-    return None if _suppressed.get() else _current_run.get()
+    in this context (``suppressed()``) or the call is made by a library while it is being
+    imported (``warmup.warming_up``: Qiskit's runtime transpiles a circuit of its own then,
+    which is warm-up, not the program's call). One call where every instrumented call made two."""
+    return None if _suppressed.get() or warming_up() else _current_run.get()
 
 
 @functools.cache  # reading a distribution's metadata scans sys.path: once per library
