@@ -57,11 +57,18 @@ from .hooks.hookspecs import hookimpl
 from .hooks.plugins import configure_plugins, loaded_plugins
 from .hooks.private_parts import find_part, missing_parts
 from .model.hardware import HardwareChange
+from .model.values import number, value_metrics, values_metrics
 from .model.warmup import Warmup
 from .pipeline.policies import decide, history_store, kept_default, policy_for, recent_tasks
 from .pipeline.registries import create, lookup, registered, run_stage, run_step
 from .runtime.gpu import gpu_probe
-from .runtime.instrumentation import Instrumentor, instrumented_run, is_suppressed, suppressed
+from .runtime.instrumentation import (
+    Instrumentor,
+    instrumented_run,
+    is_suppressed,
+    recording,
+    suppressed,
+)
 from .runtime.sampler import set_sample_interval
 from .runtime.tasks import finish_task, record_cached_task, record_past_task, start_task
 
@@ -130,8 +137,10 @@ __all__ = [
     "loaded_plugins",
     "lookup",
     "missing_parts",
+    "number",
     "policy_for",
     "recent_tasks",
+    "recording",
     "record_cached_task",
     "record_past_task",
     "registered",
@@ -140,4 +149,6 @@ __all__ = [
     "set_sample_interval",
     "start_task",
     "suppressed",
+    "value_metrics",
+    "values_metrics",
 ]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from typing import Any, ParamSpec, TypeVar, overload
@@ -13,7 +12,7 @@ from prefect.context import FlowRunContext
 
 import llqm_core
 from llqm_core.analysis.report import build_report
-from llqm_core.model.errors import LLQMWarning
+from llqm_core.model.errors import warn
 from llqm_core.runtime.active_run import StoreArg
 from llqm_core.runtime.instrumentation import switched_on
 from llqm_core.telemetry.tracing import telemetry
@@ -180,11 +179,7 @@ def _publish(active: llqm_core.ActiveRun, store: llqm_core.ProfileStore) -> None
             _sync=True,  # type: ignore[call-arg]  # also from an async flow: the artifact is written before the flow run ends
         )
     except Exception as exc:  # the profile is in the store; the UI copy is a convenience
-        warnings.warn(
-            f"could not publish the LLQM profile as a Prefect artifact: {exc}",
-            category=LLQMWarning,
-            stacklevel=2,
-        )
+        warn(f"could not publish the LLQM profile as a Prefect artifact: {exc}")
 
 
 @contextmanager

@@ -26,7 +26,7 @@ import llqm_core
 import llqm_core.plugin
 from llqm_core.analysis.summary import CACHE_KEY
 from llqm_core.model.records import TaskRecord
-from llqm_core.plugin import Instrumentor
+from llqm_core.plugin import Instrumentor, recording
 from llqm_core.store.relay import RelayStore
 from llqm_core.telemetry.tracing import telemetry
 
@@ -132,6 +132,14 @@ def _start(
     handle = llqm_core.plugin.start_task(
         context.task.name, stage, upstream + active.producers(parameters.values()), run=active
     )
+    with recording("a Prefect task run", handle):
+        _describe_task_run(handle, task_run, relayed, binding)
+    return handle
+
+
+def _describe_task_run(
+    handle: llqm_core.TaskHandle, task_run: Any, relayed: dict[str, Any], binding: FlowBinding
+) -> None:
     handle.annotate(
         {
             workers.TASK_RUN_ID: str(task_run.id),
@@ -145,7 +153,6 @@ def _start(
         handle.annotate({CACHE_KEY: key})
     with binding.lock:
         binding.llqm_ids[str(task_run.id)] = handle.id
-    return handle
 
 
 def _cache_key() -> str | None:
@@ -214,7 +221,8 @@ def _profiled_call(original: Callable[..., Any]) -> Callable[..., Any]:
             return _async_call(original, fn, parameters, context, active)
         with _start(context, active, parameters) as handle:
             result = original(fn, parameters)
-            handle.record_output(result, describe=handle.run.full_detail)
+            with recording("a Prefect task's result", handle):
+                handle.record_output(result, describe=handle.run.full_detail)
         return result
 
     call_with_parameters.__wrapped__ = original  # type: ignore[attr-defined]
@@ -225,7 +233,8 @@ def _profiled_call(original: Callable[..., Any]) -> Callable[..., Any]:
 async def _async_call(original, fn, parameters, context, active) -> Any:
     with _start(context, active, parameters) as handle:
         result = await original(fn, parameters)
-        handle.record_output(result, describe=handle.run.full_detail)
+        with recording("a Prefect task's result", handle):
+            handle.record_output(result, describe=handle.run.full_detail)
     return result
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import socket
 import threading
-import warnings
 from contextlib import nullcontext
 from typing import Any
 
@@ -17,7 +16,7 @@ from opentelemetry import trace
 from prefect.context import FlowRunContext
 
 import llqm_core
-from llqm_core.model.errors import LLQMWarning
+from llqm_core.model.errors import warn
 from llqm_core.telemetry.tracing import telemetry
 
 _ORIGINAL_RUN_IN_SUBPROCESS = getattr(
@@ -144,11 +143,10 @@ def _join(flow_run_id: str, store: Any) -> llqm_core.ActiveRun | None:
         return llqm_core.ActiveRun.attach(run, opened)
     if (flow_run_id, store) not in _missing:
         _missing.add((flow_run_id, store))
-        warnings.warn(
+        warn(
             f"the LLQM run of Prefect flow run {flow_run_id} is not in the store {opened.name} on "
             f"{socket.gethostname()}, so its tasks that run here are not profiled.",
-            category=LLQMWarning,
-            stacklevel=3,
+            stacklevel=2,
         )
     return None
 

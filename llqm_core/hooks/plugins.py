@@ -18,7 +18,7 @@ from typing import Any
 
 import pluggy
 
-from ..model.errors import LLQMWarning, PluginError
+from ..model.errors import LLQMWarning, PluginError, warn
 from . import hookspecs
 
 ENTRY_POINT_GROUP = "llqm"
@@ -200,11 +200,7 @@ class PluginSet:
 
 def _warn_raised(plugin: str, hook_name: str, exc: Exception) -> None:
     """One warning naming the plugin whose hook raised: the caller goes on without its answer."""
-    warnings.warn(
-        f"llqm plugin {plugin!r} raised in {hook_name}: {type(exc).__name__}: {exc}",
-        category=LLQMWarning,
-        stacklevel=4,
-    )
+    warn(f"llqm plugin {plugin!r} raised in {hook_name}: {type(exc).__name__}: {exc}", stacklevel=3)
 
 
 _current: PluginSet | None = None

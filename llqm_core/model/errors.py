@@ -5,10 +5,21 @@ the CLI prints it and exits 2 without a traceback. Anything else is a bug.
 
 LLQM's own warnings (a step that did not do what its options promise, a profile that could
 not be kept) are ``LLQMWarning``s, issued through ``warn``: the CLI prints each as one line,
-``llqm: warning: ...``, where Python would print the file and line that raised it.
+``llqm: warning: ...``, where Python would print the file and line that raised it. While a
+profiled program runs (``program_owns_warnings``) the ``warnings`` machinery is the program's:
+LLQM's warnings then go straight to standard error, once each, so that a program's
+``simplefilter("error")`` cannot turn one into an exception in its own code.
 """
 
+import sys
+import threading
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+#: The warnings filters as the interpreter set them up, before LLQM's imports added their own
+#: (this module is among the first LLQM imports): a profiled program starts with these.
+STARTUP_WARNING_FILTERS = list(warnings.filters)
 
 
 class UserError(Exception):
@@ -32,6 +43,33 @@ class LLQMWarning(UserWarning):
     """Something LLQM did or measured is not what the user would expect; the run goes on."""
 
 
+_programs = 0
+_told: set[str] = set()
+_lock = threading.Lock()
+
+
+@contextmanager
+def program_owns_warnings() -> Iterator[None]:
+    """While a profiled program runs, ``warn`` writes LLQM's warnings itself instead of handing
+    them to the program's ``warnings`` filters."""
+    global _programs
+    with _lock:
+        _programs += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _programs -= 1
+
+
 def warn(message: str, stacklevel: int = 2) -> None:
-    """Issue ``message`` as an ``LLQMWarning`` (``stacklevel`` counted from the caller)."""
+    """Issue ``message`` as an ``LLQMWarning`` (``stacklevel`` counted from the caller); while a
+    profiled program runs, written to standard error once instead (``program_owns_warnings``)."""
+    if _programs:
+        with _lock:
+            if message in _told:
+                return
+            _told.add(message)
+        print(f"llqm: warning: {message}", file=sys.stderr, flush=True)
+        return
     warnings.warn(message, LLQMWarning, stacklevel=stacklevel + 1)

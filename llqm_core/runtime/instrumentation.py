@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextvars
 import functools
 import threading
-import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, version
@@ -23,9 +22,10 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from ..hooks.plugins import loaded_plugins
-from ..model.errors import UserError
+from ..model.errors import UserError, warn
 from .active_run import ActiveRun, _current_run
 from .post_import import PostImportHook, remove, when_imported
+from .warmup import warming_up
 
 _MISSING = object()
 _warned: set[tuple[str, str]] = set()
@@ -50,10 +50,54 @@ def is_suppressed() -> bool:
     return _suppressed.get()
 
 
+_told_kinds: set[tuple[str, str]] = set()
+_told_lock = threading.Lock()
+
+
+@contextmanager
+def recording(what: str, task: Any = None) -> Iterator[None]:
+    """Around what an instrumentor reads and records of a call (its values, circuits, results,
+    options), never around the call itself: an error in LLQM's own bookkeeping is caught, told
+    once per kind (``warn``), noted on ``task`` (``pipeline.warnings``), and the program goes on
+    with the call's result or exception untouched. The one place instrumentors are defensive,
+    so that an instrumentor never raises into the program it watches.
+
+    Args:
+        what: what is being recorded, for the warning (``"a Qiskit job's result"``).
+        task: the task it is recorded for, which notes the failure; None for none yet.
+    """
+    try:
+        yield
+    except Exception as exc:
+        could_not_record(what, exc, task)
+
+
+def could_not_record(what: str, exc: BaseException, task: Any = None) -> None:
+    """Tell that LLQM could not record ``what`` (``recording``): once per kind of failure, and on
+    the task it was recording for."""
+    message = (
+        f"llqm could not record {what} ({type(exc).__name__}: {exc}); the program's call "
+        "went on unchanged"
+    )
+    try:
+        if task is not None:
+            task.metrics.setdefault("pipeline.warnings", []).append(message)
+        with _told_lock:
+            kind = (what, type(exc).__name__)
+            first = kind not in _told_kinds
+            _told_kinds.add(kind)
+        if first:
+            warn(message)
+    except Exception:  # telling must not raise either
+        pass
+
+
 def instrumented_run() -> ActiveRun | None:
     """The run an instrumented call records into: the current one, unless instrumentation is off
-    in this context (``suppressed()``). One call where every instrumented call made two."""
-    return None if _suppressed.get() else _current_run.get()
+    in this context (``suppressed()``) or the call is made by a library while it is being
+    imported (``warmup.warming_up``: Qiskit's runtime transpiles a circuit of its own then,
+    which is warm-up, not the program's call). One call where every instrumented call made two."""
+    return None if _suppressed.get() or warming_up() else _current_run.get()
 
 
 @functools.cache  # reading a distribution's metadata scans sys.path: once per library
@@ -94,7 +138,7 @@ class Instrumentor:
             return True
         if (self.name, installed) not in _warned:
             _warned.add((self.name, installed))
-            warnings.warn(
+            warn(
                 f"llqm instrumentor {self.name!r} supports {self.library} {self.supported}, not the "
                 f"installed {installed}; {self.library} calls are not profiled.",
                 stacklevel=3,

@@ -10,18 +10,22 @@ More in docs/modules.md (``llqm_core.runtime.programs``).
 
 from __future__ import annotations
 
+import builtins
+import importlib.machinery
 import importlib.util
 import os
 import runpy
 import sys
 import traceback
+import types
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..model.errors import Ending, UserError
+from ..model.errors import STARTUP_WARNING_FILTERS, Ending, UserError, program_owns_warnings
 from ..telemetry.tracing import SERVICE_NAME_ENV
 from .api import ActiveRun, StoreArg, run_context
 from .instrumentation import instrument_all, switched_on
@@ -133,7 +137,7 @@ def _print_traceback(exc: BaseException) -> None:
     """The traceback Python would print, without the frames of LLQM and runpy above the program."""
     tb = exc.__traceback__
     while tb is not None and (
-        tb.tb_frame.f_code.co_filename in (__file__, runpy.__file__)
+        tb.tb_frame.f_code.co_filename in (__file__, runpy.__file__, "<string>")
         or tb.tb_frame.f_code.co_filename.startswith("<frozen runpy")
     ):
         tb = tb.tb_next
@@ -141,18 +145,24 @@ def _print_traceback(exc: BaseException) -> None:
 
 
 def execute(program: Program) -> tuple[int, BaseException | None]:
-    """Run the program here as ``__main__``; its exit status and what made it fail, if anything."""
+    """Run the program here as ``__main__``; its exit status and what made it fail, if anything.
+
+    Its world is the one ``python script.py`` gives it (``program_world``): its arguments, its
+    ``sys.path[0]``, the warnings filters the interpreter started with, and afterwards LLQM's
+    own again, whatever the program changed."""
     saved_argv, saved_path = sys.argv[:], sys.path[:]
     try:
-        if program.module is not None:
-            sys.argv = [program.module, *program.args]
-            sys.path.insert(0, os.getcwd())
-            runpy.run_module(program.module, run_name="__main__", alter_sys=True)
-        else:
-            script = str(program.script)
-            sys.argv = [script, *program.args]
-            sys.path.insert(0, str(Path(script).resolve().parent))
-            runpy.run_path(script, run_name="__main__")
+        with warnings.catch_warnings():
+            warnings.filters[:] = STARTUP_WARNING_FILTERS  # type: ignore[index]
+            warnings._filters_mutated()  # type: ignore[attr-defined]  # as resetwarnings does
+            with program_owns_warnings():
+                if program.module is not None:
+                    sys.argv = [program.module, *program.args]
+                    _first_on_path(os.getcwd())
+                    runpy.run_module(program.module, run_name="__main__", alter_sys=True)
+                else:
+                    sys.argv = [str(program.script), *program.args]
+                    run_script(str(program.script))
         return 0, None
     except SystemExit as exc:
         status = _exit_status(exc.code)
@@ -165,6 +175,43 @@ def execute(program: Program) -> tuple[int, BaseException | None]:
         return 1, exc
     finally:
         sys.argv[:], sys.path[:] = saved_argv, saved_path
+
+
+def _first_on_path(folder: str) -> None:
+    """``folder`` first on ``sys.path``, as Python puts a script's folder there: in place of the
+    ``llqm`` launcher's own folder where LLQM runs as that command, else in front."""
+    launcher = os.path.dirname(os.path.realpath(sys.argv[0])) if sys.argv and sys.argv[0] else None
+    if sys.path and launcher is not None and sys.path[0] == launcher:
+        sys.path[0] = folder
+    else:
+        sys.path.insert(0, folder)
+
+
+def run_script(script: str) -> None:
+    """Execute ``script`` as Python executes ``python script.py``: in a fresh ``__main__`` whose
+    globals are the interpreter's (``__file__`` absolute, ``__spec__`` None, a source loader),
+    with its folder (symbolic links resolved) first on ``sys.path``."""
+    path = os.path.abspath(script)
+    _first_on_path(os.path.dirname(os.path.realpath(path)))
+    with open(path, "rb") as source:  # bytes: compile reads the file's encoding declaration
+        code = compile(source.read(), path, "exec", dont_inherit=True)
+    main = types.ModuleType("__main__")
+    main.__dict__.update(
+        __file__=path,
+        __cached__=None,
+        __loader__=importlib.machinery.SourceFileLoader("__main__", path),
+        __package__=None,
+        __spec__=None,
+        __annotations__={},
+        __builtins__=builtins,
+    )
+    saved = sys.modules.get("__main__")
+    sys.modules["__main__"] = main  # pickling what the program defines finds it there
+    try:
+        exec(code, main.__dict__)
+    finally:
+        if saved is not None:
+            sys.modules["__main__"] = saved
 
 
 def profile_program(

@@ -42,6 +42,12 @@ _first_calls: set[Any] = set()
 _first_calls_lock = threading.Lock()
 
 
+def warming_up() -> bool:
+    """Whether a warm-up (a watched package's first import, a first call) is being timed in this
+    thread: what a library does while it is imported is its warm-up, not the program's calls."""
+    return getattr(_inside, "busy", False)
+
+
 def watch_imports(*packages: str) -> None:
     """Time the first imports of ``packages`` (top-level names) inside a run as warm-up."""
     WATCHED_PACKAGES.update(packages)

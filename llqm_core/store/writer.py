@@ -14,12 +14,11 @@ import enum
 import functools
 import threading
 import time
-import warnings
 import weakref
 from collections.abc import Callable
 from typing import Any
 
-from ..model.errors import LLQMWarning, StoreError
+from ..model.errors import StoreError, warn
 from ..model.records import (
     CachedValue,
     HardwareSnapshot,
@@ -276,11 +275,10 @@ class StoreWriter:
                 self.backend.rollback(self._conn)
             except self.backend.errors:
                 pass  # the connection is gone: there is nothing to undo
-            warnings.warn(
+            warn(
                 f"profiles are no longer being kept in {self.backend.name}: "
                 f"{self.backend.describe_error(exc)}",
-                category=LLQMWarning,
-                stacklevel=5,
+                stacklevel=4,
             )
 
     def _take_queued(
@@ -358,11 +356,10 @@ class StoreWriter:
     def _journal_broken(self, exc: OSError) -> None:
         if not self._journal_warned:
             self._journal_warned = True
-            warnings.warn(
+            warn(
                 f"the journal of {self.backend.name} cannot be written ({exc.strerror}); each task "
                 "is committed to the store as it ends instead, which is slower.",
-                category=LLQMWarning,
-                stacklevel=4,
+                stacklevel=3,
             )
 
     # -- the writer thread --------------------------------------------------------------

@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-import warnings
 import weakref
 from typing import Any
 
@@ -16,7 +15,7 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace.id_generator import IdGenerator
 from opentelemetry.trace import Link, NonRecordingSpan, SpanContext, Status, StatusCode, TraceFlags
 
-from ..model.errors import LLQMWarning
+from ..model.errors import warn
 from ..model.records import TaskRecord, TaskRow
 from .attributes import LINK_KIND, task_attributes
 
@@ -121,11 +120,7 @@ class TaskSpans:
                 except Exception as exc:  # a span processor's bug must not stop the spans after it
                     if not self._warned:
                         self._warned = True
-                        warnings.warn(
-                            f"building a task's span failed and it is dropped: {exc!r}",
-                            category=LLQMWarning,
-                            stacklevel=2,
-                        )
+                        warn(f"building a task's span failed and it is dropped: {exc!r}")
 
     def _loop(self) -> None:
         while True:

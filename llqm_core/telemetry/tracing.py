@@ -16,7 +16,6 @@ import os
 import sys
 import threading
 import time
-import warnings
 from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -35,7 +34,7 @@ from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
 from ..hooks.plugins import loaded_plugins
-from ..model.errors import LLQMWarning, UserError
+from ..model.errors import UserError, warn
 from ..model.settings import seconds_from_env
 from .task_spans import PresetSpanIds, TaskSpans
 
@@ -158,9 +157,7 @@ class ExporterHub(SpanProcessor):
             try:
                 watcher(span)
             except Exception as exc:  # a watcher never costs the span its export
-                warnings.warn(
-                    f"{watcher.__qualname__} failed on span {span.name!r}: {exc}", stacklevel=2
-                )
+                warn(f"{watcher.__qualname__} failed on span {span.name!r}: {exc}")
         for name, processor in self._processors:
             key = id(processor)
             if key in self._counted:
@@ -170,11 +167,7 @@ class ExporterHub(SpanProcessor):
             except Exception as exc:
                 if name not in self._warned:
                     self._warned.add(name)
-                    warnings.warn(
-                        f"span exporter {name!r} failed and its spans are dropped: {exc}",
-                        category=LLQMWarning,
-                        stacklevel=2,
-                    )
+                    warn(f"span exporter {name!r} failed and its spans are dropped: {exc}")
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         deadline = time.monotonic() + timeout_millis / 1000

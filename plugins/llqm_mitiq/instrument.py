@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import importlib
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,9 +15,14 @@ from typing import Any
 
 import llqm_core
 import llqm_core.plugin
-from llqm_core.runtime.instrumentation import Instrumentor, suppressed
-
-from .zne import gate_count_shortfalls
+from llqm_core.plugin import (
+    Instrumentor,
+    number,
+    recording,
+    suppressed,
+    value_metrics,
+    values_metrics,
+)
 
 
 def _module_attribute(module: Any, attribute: str, _original: Any) -> Any:
@@ -78,6 +84,8 @@ def _per_scale(scales: list[float], counts: list[int]) -> list[float] | None:
 def _fold_check(technique: _Technique) -> list[str]:
     """``gate_count_shortfalls`` for the circuits run at each scale factor, told apart by what
     the executor was handed (Mitiq's folds) and what reached the backend."""
+    from .zne import gate_count_shortfalls  # imported with Mitiq, not before the program runs
+
     scales = technique.scales
     if not scales:
         return []
@@ -121,10 +129,12 @@ def _wrap_technique(name: str) -> Callable[[Callable[..., Any]], Callable[..., A
                 finally:
                     _technique.reset(token)
                 if technique.combine is not None:
-                    estimate = value[0] if isinstance(value, tuple) else value
-                    technique.combine.annotate({"pec.value": float(estimate)})
+                    with recording("PEC's combined value", technique.combine):
+                        estimate = value[0] if isinstance(value, tuple) else value
+                        technique.combine.annotate(value_metrics("pec.value", estimate))
                     technique.combine.finish()
-                _summarise(technique, value)
+                with recording(f"what {name} returned", handle):
+                    _summarise(technique, value)
             return value
 
         return execute_with
@@ -135,8 +145,8 @@ def _wrap_technique(name: str) -> Callable[[Callable[..., Any]], Callable[..., A
 def _summarise(technique: _Technique, value: Any) -> None:
     metrics: dict[str, Any] = {f"{technique.name}.executed_circuits": len(technique.ran)}
     estimate = value[0] if isinstance(value, tuple) else value
-    if isinstance(estimate, (int, float)) and not isinstance(estimate, bool):
-        metrics["fidelity.mitigated"] = float(estimate)
+    if number(estimate) is not None:
+        metrics |= value_metrics("fidelity.mitigated", estimate)
     if technique.name == "zne":
         problems = _fold_check(technique)
         metrics |= technique.values | {"zne.fold_check_failed": bool(problems)}
@@ -151,14 +161,14 @@ def _folding(scale_noise: Callable[..., Any], technique: _Technique) -> Callable
         with llqm_core.task(f"fold x{scale_factor:g}", stage="mitigate.zne.fold") as handle:
             with suppressed():  # Mitiq's own circuit conversions are part of folding
                 folded = scale_noise(circuit, scale_factor, *args, **kwargs)
-            handle.annotate(
-                {
-                    "zne.scale_factor": float(scale_factor),
-                    "zne.folding": getattr(scale_noise, "__name__", "custom"),
-                }
-            )
-            handle.record_output(folded, describe=handle.run.full_detail)
-        technique.scales.append(float(scale_factor))
+            with recording("a folded circuit", handle):
+                handle.annotate(
+                    value_metrics("zne.scale_factor", scale_factor)
+                    | {"zne.folding": getattr(scale_noise, "__name__", "custom")}
+                )
+                handle.record_output(folded, describe=handle.run.full_detail)
+        scale = number(scale_factor)
+        technique.scales.append(scale.real if scale is not None else float("nan"))
         return folded
 
     return fold
@@ -173,23 +183,48 @@ def _wrap_reduce(original: Callable[..., Any]) -> Callable[..., Any]:
         try:
             with llqm_core.task("extrapolate", stage="mitigate.zne.extrapolate") as handle:
                 value = original(self)
-                scales = [float(s) for s in self.get_scale_factors()]
-                values = [float(v) for v in self.get_expectation_values()]
-                metrics = {
-                    "zne.factory": type(self).__name__,
-                    "zne.scale_factors": scales,
-                    "zne.values": values,
-                    "zne.mitigated": float(value),
-                }
-                if scales:
-                    metrics["fidelity.unmitigated"] = values[scales.index(min(scales))]
-                handle.annotate(metrics)
-                technique.values = metrics
+                with recording("a ZNE factory's extrapolation", handle):
+                    metrics = _extrapolation(self, value)
+                    handle.annotate(metrics)
+                    technique.values = metrics
         finally:
             _reducing.reset(token)
         return value
 
     return reduce
+
+
+def _extrapolation(factory: Any, value: Any) -> dict[str, Any]:
+    """What a factory extrapolated from, and to: real parts, and imaginary parts where Mitiq's
+    values are complex (an ``Observable``'s)."""
+    scales = values_metrics("zne.scale_factors", factory.get_scale_factors())
+    values = values_metrics("zne.values", factory.get_expectation_values())
+    metrics = {"zne.factory": type(factory).__name__} | scales | values
+    metrics |= value_metrics("zne.mitigated", value)
+    factors, reals = scales.get("zne.scale_factors"), values.get("zne.values")
+    if factors and reals and len(factors) == len(reals):
+        lowest = factors.index(min(factors))
+        metrics["fidelity.unmitigated"] = reals[lowest]
+        if "zne.values.imag" in values:
+            metrics["fidelity.unmitigated.imag"] = values["zne.values.imag"][lowest]
+    return metrics
+
+
+def _executor_results(results: list[Any]) -> dict[str, Any]:
+    """What an executor returned (Mitiq keeps it on the ``Executor``), as it is: its values (real
+    and imaginary parts of complex ones, NumPy's scalars read as numbers) or, for
+    ``MeasurementResult``s, their shots and qubits; a density matrix or anything else is named
+    by its type."""
+    shots = [getattr(r, "shots", None) for r in results]
+    if results and all(isinstance(s, int) for s in shots):  # MeasurementResults
+        return {
+            "execute.results": len(results),
+            "result.shots": sum(shots),
+            "result.qubits": max(int(getattr(r, "nqubits", 0) or 0) for r in results),
+        }
+    if results and all(number(r) is not None for r in results):
+        return {"execute.results": len(results)} | values_metrics("execute.values", results)
+    return {"execute.results": len(results), "execute.values.kind": type(results[0]).__name__}
 
 
 def _two_qubit_gates(circuit: Any) -> int | None:
@@ -202,23 +237,29 @@ def _wrap_call_executor(original: Callable[..., Any]) -> Callable[..., Any]:
         active = llqm_core.current_run()
         if active is None:
             return original(self, to_run, **kwargs)
-        batch = list(to_run) if self.can_batch else [to_run]
         with llqm_core.task("execute", stage="execute") as handle:
-            handle.add_dependency(*active.producers(batch))
-            handle.annotate(
-                {
-                    "execute.executor": getattr(self._executor, "__name__", "executor"),
-                    "execute.circuits": len(batch),
-                }
-            )
+            batch: list[Any] = []
+            with recording("the circuits handed to a Mitiq executor", handle):
+                batch = list(to_run) if self.can_batch else [to_run]
+                handle.add_dependency(*active.producers(batch))
+                handle.annotate(
+                    {
+                        "execute.executor": getattr(self._executor, "__name__", "executor"),
+                        "execute.circuits": len(batch),
+                    }
+                )
+            held = len(getattr(self, "_quantum_results", ()))
             result = original(self, to_run, **kwargs)
+            with recording("what a Mitiq executor returned", handle):  # what this call added
+                handle.annotate(_executor_results(self._quantum_results[held:]))
             ran = handle.metrics.get("execute.two_qubit_gates")
         technique = _technique.get()
         if technique is not None:
-            counts = [_two_qubit_gates(c) for c in batch]
-            handed = [c for c in counts if c is not None] if None not in counts else []
-            technique.handed.extend(handed)
-            technique.ran.extend(handed if ran is None else ran)  # no backend seen: as handed
+            with recording("the circuits a Mitiq executor ran", handle):
+                counts = [_two_qubit_gates(c) for c in batch]
+                handed = [c for c in counts if c is not None] if None not in counts else []
+                technique.handed.extend(handed)
+                technique.ran.extend(handed if ran is None else ran)  # no backend seen: as handed
         return result
 
     return _call_executor
@@ -230,9 +271,10 @@ def _wrap_evaluate(original: Callable[..., Any]) -> Callable[..., Any]:
         technique = _in("pec")
         if technique is not None and technique.combine is None:
             # what execute_with_pec does after its executor returns is the combination
-            technique.combine = llqm_core.plugin.start_task(
-                "combine", "mitigate.pec.combine", [], parent=technique.handle, activate=False
-            )
+            with recording("PEC's combination", technique.handle):
+                technique.combine = llqm_core.plugin.start_task(
+                    "combine", "mitigate.pec.combine", [], parent=technique.handle, activate=False
+                )
         return results
 
     return evaluate
@@ -244,16 +286,18 @@ def _wrap_sample_circuit(original: Callable[..., Any]) -> Callable[..., Any]:
             return original(*args, **kwargs)
         with llqm_core.task("sample", stage="mitigate.pec.sample") as handle:
             with suppressed():
-                circuits, signs, norm = original(*args, **kwargs)
-            handle.annotate(
-                {
-                    "pec.samples": len(circuits),
-                    "pec.gamma": float(norm),
-                    "pec.negative_samples": sum(1 for sign in signs if sign < 0),
-                }
-            )
-            handle.record_output(circuits, describe=handle.run.full_detail)
-        return circuits, signs, norm
+                sampled = original(*args, **kwargs)
+            with recording("PEC's sampled circuits", handle):
+                circuits, signs, norm = sampled
+                handle.annotate(
+                    {
+                        "pec.samples": len(circuits),
+                        "pec.negative_samples": sum(1 for sign in signs if sign < 0),
+                    }
+                    | value_metrics("pec.gamma", norm)
+                )
+                handle.record_output(circuits, describe=handle.run.full_detail)
+        return sampled
 
     return sample_circuit
 
@@ -264,14 +308,22 @@ def _wrap_mitigate_measurements(original: Callable[..., Any]) -> Callable[..., A
             return original(*args, **kwargs)
         with llqm_core.task("correct", stage="mitigate.rem.correct") as handle:
             corrected = original(*args, **kwargs)
-            handle.annotate({"rem.shots": int(getattr(corrected, "shots", 0) or 0)})
+            with recording("REM's corrected measurements", handle):
+                shots = number(getattr(corrected, "shots", 0) or 0)
+                handle.annotate({"rem.shots": int(shots.real) if shots is not None else 0})
         return corrected
 
     return mitigate_measurements
 
 
+#: Mitiq's techniques whose ``execute_with_<name>`` (and so ``mitigate_executor`` and the
+#: decorator, which call it) is a ``mitigate.<name>`` task.
+TECHNIQUES = ("zne", "pec", "rem", "cdr", "ddd", "lre")
+
+
 class MitiqInstrumentor(Instrumentor):
-    """Mitiq's ZNE, PEC and REM entry points, its ``Executor`` and its factories, profiled."""
+    """Mitiq's techniques' entry points (ZNE, PEC, REM, CDR, DDD, LRE), its ``Executor`` and its
+    factories, profiled."""
 
     name = "mitiq"
     library = "mitiq"
@@ -288,11 +340,12 @@ class MitiqInstrumentor(Instrumentor):
         import mitiq.zne.inference
         import mitiq.zne.zne
 
-        for technique, package, module in (
-            ("zne", mitiq.zne, mitiq.zne.zne),
-            ("pec", mitiq.pec, mitiq.pec.pec),
-            ("rem", mitiq.rem, mitiq.rem.rem),
-        ):
+        for technique in TECHNIQUES:
+            try:  # a technique this Mitiq does not have (LRE before 0.40) is not patched
+                package = importlib.import_module(f"mitiq.{technique}")
+                module = importlib.import_module(f"mitiq.{technique}.{technique}")
+            except ImportError:
+                continue
             wrap = _wrap_technique(technique)
             attribute = f"execute_with_{technique}"
             self.patch(module, attribute, wrap)

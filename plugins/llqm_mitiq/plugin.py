@@ -1,24 +1,26 @@
-"""The ``mitiq`` entry point of the ``llqm`` group: mitigation techniques as pipeline stages."""
+"""The ``mitiq`` entry point of the ``llqm`` group: mitigation techniques as pipeline stages.
+
+Each hook imports what it needs when it is called: LLQM loads every plugin when it starts, and
+``llqm profile`` must not import Mitiq, Qiskit or NumPy for a program that does not."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from llqm_core.hooks.contracts import PipelineData
 from llqm_core.plugin import hookimpl
 
-from . import analysis
-from .figures import fidelity_figures
-from .pec import pec
-from .rem import rem
-from .sections import SECTION
-from .unmitigated import unmitigated
-from .zne import zne
+if TYPE_CHECKING:
+    from llqm_core.hooks.contracts import PipelineData
 
 
 @hookimpl
 def llqm_register_stages(register: Callable[..., None]) -> None:
+    from .pec import pec
+    from .rem import rem
+    from .unmitigated import unmitigated
+    from .zne import zne
+
     register(
         "mitigate.none",
         unmitigated,
@@ -49,6 +51,8 @@ def llqm_register_stages(register: Callable[..., None]) -> None:
 
 @hookimpl
 def llqm_register_sections(register: Callable[..., None]) -> None:
+    from .sections import SECTION
+
     register(
         "mitigation",
         SECTION,
@@ -58,6 +62,8 @@ def llqm_register_sections(register: Callable[..., None]) -> None:
 
 @hookimpl
 def llqm_postprocess(data: PipelineData) -> dict[str, Any]:
+    from .figures import fidelity_figures
+
     return fidelity_figures(data)
 
 
@@ -68,7 +74,10 @@ def llqm_register_instrumentors(register: Callable[..., None]) -> None:
     register(
         MitiqInstrumentor.name,
         MitiqInstrumentor,
-        description="execute_with_zne / pec / rem, their executors and decorators as mitigate.* tasks",
+        description=(
+            "execute_with_zne / pec / rem / cdr / ddd / lre, their executors and decorators "
+            "as mitigate.* tasks"
+        ),
     )
 
 
@@ -77,6 +86,8 @@ def llqm_reanalyze(
     record: dict[str, Any], options: dict[str, str], decode: Callable[[str], Any]
 ) -> dict[str, Any] | None:
     """A technique's values again from its kept record (``analysis``)."""
+    from . import analysis
+
     if record.get("kind") != analysis.KIND:
         return None
     return analysis.reanalyze(analysis.load(record["data"]), options, decode)

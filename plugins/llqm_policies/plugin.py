@@ -1,4 +1,7 @@
-"""The ``policies`` entry point of the ``llqm`` group: the built-in optimisation policies."""
+"""The ``policies`` entry point of the ``llqm`` group: the built-in optimisation policies.
+
+Imports its policies only when asked for them: LLQM loads every plugin when it starts, and
+``llqm profile`` must not import Qiskit or NumPy for a program that does not."""
 
 from __future__ import annotations
 
@@ -6,24 +9,24 @@ from collections.abc import Callable
 
 from llqm_core.plugin import hookimpl
 
-from .batching import NAME as BATCHING
-from .batching import JobBatching
-from .budget import NAME as BUDGET
-from .budget import BudgetedMitigation
-from .cache import NAME as CACHE
-from .cache import TranspileCache
-from .cost_model import NAME as PREDICT
-from .cost_model import CostModel
-from .folding import NAME as FOLDING
-from .folding import FoldAfterTranspile
-from .layout import NAME as LAYOUT
-from .layout import HardwareAwareLayout
-from .parallel import NAME as PARALLEL
-from .parallel import ParallelTranspile
-
 
 @hookimpl
 def llqm_register_policies(register: Callable[..., None]) -> None:
+    from .batching import NAME as BATCHING
+    from .batching import JobBatching
+    from .budget import NAME as BUDGET
+    from .budget import BudgetedMitigation
+    from .cache import NAME as CACHE
+    from .cache import TranspileCache
+    from .cost_model import NAME as PREDICT
+    from .cost_model import CostModel
+    from .folding import NAME as FOLDING
+    from .folding import FoldAfterTranspile
+    from .layout import NAME as LAYOUT
+    from .layout import HardwareAwareLayout
+    from .parallel import NAME as PARALLEL
+    from .parallel import ParallelTranspile
+
     register(
         LAYOUT,
         HardwareAwareLayout,

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from qiskit import QuantumCircuit
 from qiskit.circuit.library import get_standard_gate_name_mapping
 from qiskit.converters import circuit_to_dag
 from qiskit.dagcircuit import DAGCircuit
 from qiskit.primitives import PrimitiveResult
 from qiskit.result import Counts, Result
+
+from llqm_core.plugin import value_metrics
 
 #: Above this many instructions the depth is taken on a DAG (Rust) instead of walking the circuit in Python.
 DAG_DEPTH_THRESHOLD = 20_000
@@ -161,5 +164,34 @@ def describe(value: Any) -> dict[str, Any] | None:
             "result.success": bool(value.success),
         } | result_report(value)
     if isinstance(value, PrimitiveResult):
-        return {"result.pubs": len(value)}
+        return primitive_metrics(value)
     return None
+
+
+def primitive_metrics(result: PrimitiveResult) -> dict[str, Any]:
+    """What a primitive's result holds, whatever its pubs' shapes: the shape of each pub's data
+    (``2x3`` for three parameter sets broadcast against two observables, ``scalar`` for one),
+    how many expectation values in all (and the value itself where there is one), and the
+    classical registers a Sampler's pubs measured, with their bits. Nothing is converted that
+    could fail: a field of a kind not known here is left out."""
+    shapes: list[str] = []
+    registers: dict[str, int] = {}
+    values: list[Any] = []
+    for pub in result:
+        data = pub.data
+        shapes.append("x".join(str(n) for n in getattr(data, "shape", ())) or "scalar")
+        keys = data.keys() if callable(getattr(data, "keys", None)) else ()
+        for name in keys:
+            field = data[name]
+            if name == "evs":
+                values.extend(np.asarray(field).ravel().tolist())
+            elif isinstance(getattr(field, "num_bits", None), int):
+                registers[str(name)] = field.num_bits
+    metrics: dict[str, Any] = {"result.pubs": len(result), "result.pub_shapes": shapes}
+    if values:
+        metrics["result.expectation_values"] = len(values)
+        if len(values) == 1:
+            metrics |= value_metrics("result.expectation_value", values[0])
+    if registers:
+        metrics["result.registers"] = [f"{name}[{bits}]" for name, bits in registers.items()]
+    return metrics

@@ -1,31 +1,34 @@
-"""The ``qiskit`` entry point of the ``llqm`` group: the hooks this plugin implements."""
+"""The ``qiskit`` entry point of the ``llqm`` group: the hooks this plugin implements.
+
+Each hook imports what it needs when it is called: LLQM loads every plugin when it starts, and
+``llqm profile`` must not import Qiskit or NumPy for a program that does not."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
 from llqm_core.plugin import hookimpl
 
-from .backends.aer import AerBackend
-from .backends.ibm import IBMRuntimeBackend
-from .backends.modelled import ModelledQPU
-from .devices.catalog import fake_device, fake_device_names
-from .devices.snapshot import hardware_snapshot
-from .metrics import describe
-from .pipeline.observable_step import observable
-from .pipeline.sections import SECTIONS
-from .pipeline.steps import generate, transpile
-
 
 @hookimpl
 def llqm_describe_value(value: Any) -> dict[str, Any] | None:
-    """Circuits, lists of circuits, counts and results get ``circuit.*`` / ``result.*`` metrics."""
+    """Circuits, lists of circuits, counts and results get ``circuit.*`` / ``result.*`` metrics
+    (a value of a program that never imported Qiskit is none of those)."""
+    if "qiskit" not in sys.modules:
+        return None
+    from .metrics import describe
+
     return describe(value)
 
 
 @hookimpl
 def llqm_register_backends(register: Callable[..., None]) -> None:
+    from .backends.aer import AerBackend
+    from .backends.ibm import IBMRuntimeBackend
+    from .backends.modelled import ModelledQPU
+
     register(
         AerBackend.kind,
         AerBackend,
@@ -50,6 +53,9 @@ def llqm_register_backends(register: Callable[..., None]) -> None:
 @hookimpl
 def llqm_device_snapshot(device: str) -> Any:
     """The calibration of a fake device of qiskit-ibm-runtime, read from its target."""
+    from .devices.catalog import fake_device, fake_device_names
+    from .devices.snapshot import hardware_snapshot
+
     if device not in fake_device_names():
         return None
     return hardware_snapshot(fake_device(device))
@@ -57,6 +63,9 @@ def llqm_device_snapshot(device: str) -> Any:
 
 @hookimpl
 def llqm_register_stages(register: Callable[..., None]) -> None:
+    from .pipeline.observable_step import observable
+    from .pipeline.steps import generate, transpile
+
     register(
         "generate",
         generate,
@@ -74,6 +83,8 @@ def llqm_register_stages(register: Callable[..., None]) -> None:
 
 @hookimpl
 def llqm_register_sections(register: Callable[..., None]) -> None:
+    from .pipeline.sections import SECTIONS
+
     for name, (section, description) in SECTIONS.items():
         register(name, section, description=description)
 

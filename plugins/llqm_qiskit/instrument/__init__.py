@@ -1,5 +1,8 @@
 """``QiskitInstrumentor``: unmodified Qiskit code profiled as LLQM ``transpile`` and ``execute`` tasks.
 
+Switching it on imports nothing of Qiskit: it patches Qiskit once the program imports it
+(``on_import``), so a program that never does runs with no Qiskit (nor NumPy) imported for it.
+
 More in docs/modules.md (``llqm_qiskit.instrument``).
 """
 
@@ -8,41 +11,21 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
-
-from qiskit import QuantumCircuit
-from qiskit.result import Result
-from qiskit.transpiler import PassManager, StagedPassManager
+from typing import TYPE_CHECKING, Any
 
 import llqm_core
 import llqm_core.plugin
-from llqm_core.runtime.instrumentation import Instrumentor
+from llqm_core.plugin import Instrumentor, recording
 
-from ..backends import kept_counts
-from ..devices.snapshot import backend_name
-from ..metrics import result_report
-from .calls import busy, profiling
-from .jobs import (
-    PendingJobs,
-    failing_ends,
-    job_usage,
-    primitive_backend,
-    pub_circuits,
-    result_shots,
-    snapshot_of,
-    submitting,
-    wrap_pool_submit,
-)
-from .loops import estimator_call, estimator_value
-from .transpiles import (
-    SETUP,
-    wrap_pass_manager_run,
-    wrap_preset,
-    wrap_run_in_worker,
-    wrap_transpile,
-)
+if TYPE_CHECKING:
+    from qiskit import QuantumCircuit
+
+    from .jobs import PendingJobs
 
 __all__ = ["BACKENDS", "PRIMITIVES", "SETUP", "QiskitInstrumentor"]
+
+#: ``transpile.setup_s``: seconds from a ``transpile`` task's start to its pass manager's run.
+SETUP = "transpile.setup_s"
 
 #: Where Qiskit-family classes with a ``run`` to profile live: (module, class, kind).
 BACKENDS = (
@@ -70,8 +53,23 @@ class QiskitInstrumentor(Instrumentor):
     supported = ">=2.0,<3"
 
     def _instrument(self) -> None:
-        self.jobs = PendingJobs()
+        self.jobs: PendingJobs | None = None
         self.job_types: set[type] = set()  # whose class's ``result`` is patched already
+        self.on_import("qiskit", self._patch_qiskit)
+
+    def _patch_qiskit(self, _qiskit: Any) -> None:
+        """Patch Qiskit's entry points, once the program has imported it (or at once if it had)."""
+        from qiskit.transpiler import PassManager, StagedPassManager
+
+        from .jobs import PendingJobs, wrap_pool_submit
+        from .transpiles import (
+            wrap_pass_manager_run,
+            wrap_preset,
+            wrap_run_in_worker,
+            wrap_transpile,
+        )
+
+        self.jobs = PendingJobs()
         for owner in (PassManager, StagedPassManager):
             self.patch(owner, "run", wrap_pass_manager_run)
         import qiskit
@@ -91,7 +89,8 @@ class QiskitInstrumentor(Instrumentor):
             self.on_import(module, functools.partial(self._patch_run, cls=cls, primitive=primitive))
 
     def _uninstrument(self) -> None:
-        self.jobs.finish_all()
+        if self.jobs is not None:
+            self.jobs.finish_all()
 
     def _patch_run(self, module: Any, cls: str, primitive: bool) -> None:
         owner = getattr(module, cls, None)
@@ -99,23 +98,33 @@ class QiskitInstrumentor(Instrumentor):
             self.patch(owner, "run", lambda original: self._wrap_submit(original, primitive))
 
     def _wrap_submit(self, original: Callable[..., Any], primitive: bool) -> Callable[..., Any]:
+        from .calls import busy, profiling
+        from .jobs import failing_ends, primitive_backend, pub_circuits, submitting
+        from .loops import estimator_call
+
         instrumentor = self
 
         def run(self: Any, *args: Any, **kwargs: Any) -> Any:
             active = profiling()
             if active is None:
                 return original(self, *args, **kwargs)
-            given = args[0] if args else kwargs.get("pubs", kwargs.get("run_input", ()))
-            circuits = pub_circuits(given)
-            backend = primitive_backend(self) if primitive else self
-            handle, owned = instrumentor._execute_task(active, self, backend, circuits, kwargs)
+            started = None
+            with recording("a Qiskit run call's circuits and options"):
+                given = args[0] if args else kwargs.get("pubs", kwargs.get("run_input", ()))
+                circuits = pub_circuits(given)
+                backend = primitive_backend(self) if primitive else self
+                started = instrumentor._execute_task(active, self, backend, circuits, kwargs)
+            if started is None:  # nothing recorded: the call runs as it would without LLQM
+                return original(self, *args, **kwargs)
+            handle, owned = started
             token, charged = busy.set(True), submitting.set(handle)
             try:
                 job = failing_ends(handle, owned, original, self, *args, **kwargs)
             finally:
                 submitting.reset(charged)
                 busy.reset(token)
-            instrumentor._watch(job, handle, owned, estimator_call(self, given, circuits))
+            with recording("a Qiskit job", handle):
+                instrumentor._watch(job, handle, owned, estimator_call(self, given, circuits))
             return job
 
         return run
@@ -142,6 +151,22 @@ class QiskitInstrumentor(Instrumentor):
             assert enclosing is not None  # not owned: an execute task of this run is current
             handle = enclosing
             handle.add_dependency(*active.producers(circuits))
+        with recording("a Qiskit run call's circuits and backend", handle):
+            self._describe_call(handle, owned, caller, backend, circuits, kwargs)
+        return handle, owned
+
+    def _describe_call(
+        self,
+        handle: llqm_core.TaskHandle,
+        owned: bool,
+        caller: Any,
+        backend: Any,
+        circuits: list[QuantumCircuit],
+        kwargs: dict[str, Any],
+    ) -> None:
+        from ..devices.snapshot import backend_name
+        from .jobs import snapshot_of
+
         snapshot = snapshot_of(backend)
         if snapshot is not None:
             handle.use_hardware(snapshot)
@@ -157,12 +182,12 @@ class QiskitInstrumentor(Instrumentor):
         if isinstance(kwargs.get("shots"), int):
             metrics["execute.shots"] = kwargs["shots"]
         handle.annotate(metrics)
-        if circuits and active.full_detail:
+        if circuits and handle.run.full_detail:
             handle.describe(circuits if len(circuits) > 1 else circuits[0])
-        return handle, owned
 
     def _watch(self, job: Any, handle: llqm_core.TaskHandle, owned: bool, loop: Any = None) -> None:
         """End the task when the job's result is read: patch its class's ``result`` once."""
+        assert self.jobs is not None  # made when Qiskit was patched, before any job
         self.jobs.add(job, handle, owned, loop)
         if type(job) in self.job_types:
             return
@@ -172,7 +197,15 @@ class QiskitInstrumentor(Instrumentor):
             self.patch(owner, "result", self._wrap_result)
 
     def _wrap_result(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        from qiskit.result import Result
+
+        from ..backends import kept_counts
+        from ..metrics import result_report
+        from .jobs import failing_ends, job_usage, result_shots
+        from .loops import estimator_value
+
         jobs = self.jobs
+        assert jobs is not None
 
         def result(job: Any, *args: Any, **kwargs: Any) -> Any:
             pending = jobs.pop(job)
@@ -180,25 +213,27 @@ class QiskitInstrumentor(Instrumentor):
                 return original(job, *args, **kwargs)
             handle, owned, loop = pending
             value = failing_ends(handle, owned, original, job, *args, **kwargs)
-            qpu_s, queue_s, details = job_usage(job, value)
-            if qpu_s is not None or queue_s is not None:  # a simulator's job reports none
-                handle.record_usage(qpu_s=qpu_s, queue_s=queue_s)
-            shots = result_shots(value)
-            if shots:
-                details["result.shots"] = shots
-            if details:  # a simulator's job reports none
-                handle.annotate(details)
-            if handle.run.full_detail:
-                handle.describe(value)
-            elif isinstance(value, Result):  # its own report, without describing it
-                handle.annotate_numbers(result_report(value))
-            handle.run.note_output(value, handle.id)
-            kept_counts.keep_job_result(handle, value)  # where the run keeps results
+            with recording("a Qiskit job's result", handle):
+                qpu_s, queue_s, details = job_usage(job, value)
+                if qpu_s is not None or queue_s is not None:  # a simulator's job reports none
+                    handle.record_usage(qpu_s=qpu_s, queue_s=queue_s)
+                shots = result_shots(value)
+                if shots:
+                    details["result.shots"] = shots
+                if details:  # a simulator's job reports none
+                    handle.annotate(details)
+                if handle.run.full_detail:
+                    handle.describe(value)
+                elif isinstance(value, Result):  # its own report, without describing it
+                    handle.annotate_numbers(result_report(value))
+                handle.run.note_output(value, handle.id)
+                kept_counts.keep_job_result(handle, value)  # where the run keeps results
             if owned:
                 handle.finish()
             if loop is not None:  # an Estimator's result: an iteration, if it runs in a loop
-                objective, error = estimator_value(value)
-                handle.run.mark_iteration(objective, error, loop[1], source=loop[0])
+                with recording("an Estimator's value as an iteration", handle):
+                    objective, error = estimator_value(value)
+                    handle.run.mark_iteration(objective, error, loop[1], source=loop[0])
             return value
 
         return result

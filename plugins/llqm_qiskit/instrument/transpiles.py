@@ -15,18 +15,15 @@ from qiskit.utils import should_run_in_parallel
 
 import llqm_core
 import llqm_core.plugin
-from llqm_core.runtime.instrumentation import instrumented_run
+from llqm_core.plugin import instrumented_run, recording
 from llqm_core.runtime.warmup import first_call
 
 from ..devices.snapshot import backend_name
 from ..transpile.profiled import PRESET_PASS_MANAGER, PRESET_PASS_MANAGER_NAME
 from ..transpile.stage_markers import StageMarker, with_markers
 from ..transpile.stage_profiler import STAGE, StageProfiler, pass_metrics, starts_small
+from . import SETUP
 from .calls import busy, profiling
-
-#: Seconds from the start of the ``transpile`` task to its pass manager's run: for
-#: ``qiskit.transpile``, building the preset pass manager.
-SETUP = "transpile.setup_s"
 
 
 def _user_callback(callback: Callable[..., Any] | None) -> Callable[..., Any] | None:
@@ -67,9 +64,9 @@ def _run_profiled(
     staged = isinstance(pass_manager, StagedPassManager)
     followed = staged and starts_small(circuit) and profiler.follow(pass_manager)
     if followed:
-        ours: Callable[..., None] = profiler.on_followed_pass
+        ours: Callable[..., None] = _recorded(profiler.on_followed_pass, parent)
     else:
-        ours = profiler.on_pass
+        ours = _recorded(profiler.on_pass, parent)
     user = _user_callback(callback)
     on_pass = ours
     if user is not None:
@@ -79,7 +76,7 @@ def _run_profiled(
             user(**kwargs)
 
     elif followed and here:  # one call after each pass, in the base pass manager's style
-        run, on_pass = run_followed, profiler.on_followed_task
+        run, on_pass = run_followed, _recorded(profiler.on_followed_task, parent)
 
     marked = with_markers(pass_manager) if staged and not followed else None
     if not staged:
@@ -99,17 +96,30 @@ def _run_profiled(
         elif staged:
             profiler.close(None, exc)
         raise
-    if followed:
-        profiler.finish_followed()
-    elif marked is not None:
-        profiler.close(None)
+    if marked is not None:
         pass_manager.property_set = marked.property_set
-    if not staged:
-        parent.annotate_numbers(pass_metrics(profiler.passes))
-        profiler.current = None
-    elif isinstance(out, QuantumCircuit):  # described from the DAG it was made from, no walk
-        parent.run.remember_description(out, profiler.final())
+    with recording("a transpile's stages and passes", parent):
+        if followed:
+            profiler.finish_followed()
+        elif marked is not None:
+            profiler.close(None)
+        if not staged:
+            parent.annotate_numbers(pass_metrics(profiler.passes))
+            profiler.current = None
+        elif isinstance(out, QuantumCircuit):  # described from the DAG it was made from
+            parent.run.remember_description(out, profiler.final())
     return out
+
+
+def _recorded(on_pass: Callable[..., None], task: llqm_core.TaskHandle) -> Callable[..., None]:
+    """LLQM's pass callback, which Qiskit calls inside the program's transpile: what fails in
+    it is LLQM's (``recording``), never the transpile's."""
+
+    def call(*args: Any, **kwargs: Any) -> None:
+        with recording("a transpiler pass", task):
+            on_pass(*args, **kwargs)
+
+    return call
 
 
 def _transpile_task(
@@ -129,16 +139,17 @@ def _new_transpile_task(
     run: llqm_core.ActiveRun, circuits: list[Any], options: dict[str, Any]
 ) -> llqm_core.TaskHandle:
     handle = llqm_core.plugin.start_task(STAGE, STAGE, run.producers(circuits), run=run)
-    size = sum(len(c.data) for c in circuits)
-    handle.annotate_numbers(  # how many circuits: the report's cost per step counts them
-        {
-            "transpile.instrumented": True,
-            "transpile.input_size": size,
-            "transpile.circuits": len(circuits),
-        }
-    )
-    if options:  # ``transpile()``'s, with the backend's name: checked and redacted
-        handle.annotate(options)
+    with recording("a transpile's circuits and options", handle):
+        size = sum(len(c.data) for c in circuits)
+        handle.annotate_numbers(  # how many circuits: the report's cost per step counts them
+            {
+                "transpile.instrumented": True,
+                "transpile.input_size": size,
+                "transpile.circuits": len(circuits),
+            }
+        )
+        if options:  # ``transpile()``'s, with the backend's name: checked and redacted
+            handle.annotate(options)
     return handle
 
 
@@ -199,10 +210,12 @@ def wrap_pass_manager_run(original: Callable[..., Any]) -> Callable[..., Any]:
         try:
             with _transpile_task(active, batch) as handle:
                 if handle is enclosing and SETUP not in handle.metrics:
-                    handle.annotate_numbers({SETUP: handle.elapsed_s()})
+                    with recording("a transpile's set-up time", handle):
+                        handle.annotate_numbers({SETUP: handle.elapsed_s()})
                 parallel = len(batch) > 1 and should_run_in_parallel(num_processes)
                 if parallel:
-                    handle.annotate({"transpile.parallel": True})
+                    with recording("a parallel transpile", handle):
+                        handle.annotate({"transpile.parallel": True})
                 if parallel or not active.full_detail:  # at calls: no stages or passes either
                     out = original(self, circuits, output_name, callback, num_processes, **kwargs)
                 else:
@@ -232,10 +245,11 @@ def wrap_pass_manager_run(original: Callable[..., Any]) -> Callable[..., Any]:
                             )
                             for one in batch
                         ]
-                if active.full_detail:  # described once, as a backend will be given it: the
-                    # execute task reuses the description
-                    handle.describe(out[0] if isinstance(out, list) and len(out) == 1 else out)
-                active.note_output(out, handle.id)
+                with recording("a transpiled circuit", handle):
+                    if active.full_detail:  # described once, as a backend will be given it:
+                        # the execute task reuses the description
+                        handle.describe(out[0] if isinstance(out, list) and len(out) == 1 else out)
+                    active.note_output(out, handle.id)
             return out
         finally:
             busy.reset(token)
@@ -281,7 +295,8 @@ def wrap_run_in_worker(original: Callable[..., Any]) -> Callable[..., Any]:
                 out = _run_profiled(pass_manager, program, handle, run, run, user if sent else None)
             else:  # the call's task and times alone
                 out = original(program, pass_manager_bin, **kwargs)
-            handle.record_output(out, describe=active.full_detail)
+            with recording("a transpiled circuit", handle):
+                handle.record_output(out, describe=active.full_detail)
         return out
 
     return run_workflow_in_new_process
@@ -296,14 +311,16 @@ def wrap_transpile(original: Callable[..., Any]) -> Callable[..., Any]:
         batch = _circuit_batch(circuits)
         if active is None or batch is None:
             return original(circuits, backend, *args, **kwargs)
-        seed = kwargs.get("seed_transpiler")
-        level = kwargs.get("optimization_level")
-        options = {
-            "transpile.optimization_level": -1 if level is None else level,
-            "transpile.seed": -1 if seed is None else seed,
-            "transpile.layout_method": kwargs.get("layout_method") or "default",
-            "transpile.backend": backend_name(backend) if backend is not None else "none",
-        }
+        options: dict[str, Any] = {}
+        with recording("transpile()'s options"):
+            seed = kwargs.get("seed_transpiler")
+            level = kwargs.get("optimization_level")
+            options = {
+                "transpile.optimization_level": -1 if level is None else level,
+                "transpile.seed": -1 if seed is None else seed,
+                "transpile.layout_method": kwargs.get("layout_method") or "default",
+                "transpile.backend": backend_name(backend) if backend is not None else "none",
+            }
         with _transpile_task(active, batch, options):
             return original(circuits, backend, *args, **kwargs)
 
