@@ -402,6 +402,7 @@ class AerBackend(QuantumBackend):
         if self.qpu_model is not None:
             outcome.qpu_s = self.qpu_model.job_seconds(circuits, shots, snapshot)[0]
             outcome.metrics["qpu.modelled"] = True
+            outcome.metrics["qpu.model.feed_forward_s"] = self.qpu_model.feed_forward_s
         return outcome
 
     def simulate(
