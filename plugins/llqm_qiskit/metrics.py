@@ -6,7 +6,7 @@ from typing import Any
 
 from qiskit import QuantumCircuit
 from qiskit.circuit.library import get_standard_gate_name_mapping
-from qiskit.converters import circuit_to_dag
+from qiskit.converters import circuit_to_dag, dag_to_circuit
 from qiskit.dagcircuit import DAGCircuit
 from qiskit.primitives import PrimitiveResult
 from qiskit.result import Counts, Result
@@ -99,6 +99,9 @@ def dag_metrics(
             "circuit.clbits": dag.num_clbits(),
             "circuit.measurements": int(ops.get("measure", 0)),
         }
+        if set(ops) & DYNAMIC_OPS:  # a dynamic circuit's counts need a walk: only then
+            found = measurement_shape(dag_to_circuit(dag, copy_operations=False))
+            metrics |= found.metrics()
         for name, n in ops.items():
             key = _OP_KEYS.get(name)
             if key is None:
