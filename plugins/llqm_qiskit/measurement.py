@@ -1,17 +1,11 @@
 """What a user's circuit measures, and the circuit an observable needs from it.
 
-Benchmark suites and users' own OpenQASM files often leave measurement to the executor. An
-observable read from outcomes (``ideal_outcomes``, ``parity``, ``neighbour_parities``) gets a
-circuit that measures nothing measured on every qubit, with a warning; a Pauli sum measures in
-its own bases, so it gets the circuit without its final measurements.
-
-A dynamic circuit (measurements in the middle, resets, classical control: ``if_else``,
-``switch_case``, ``for_loop``, OpenQASM 2's ``if (c == n)``) runs as written on a device whose
-target declares its operations; an outcome observable reads its *final* bits (``final_readout``:
-the last measurement of a bit, with nothing after it on its qubit and no conditional reading
-it) or a classical register the file names. A Pauli sum cannot follow such a circuit: its basis
-changes would come after measurements that others depend on, so it is refused when the file is
-checked.
+An outcome observable (``ideal_outcomes``, ``parity``, ``neighbour_parities``) of a circuit that
+measures nothing gets it measured on every qubit, with a warning; a Pauli sum measures in its
+own bases, so it gets the circuit without its final measurements. A dynamic circuit (measurements
+in the middle, resets, ``if_else``, ``switch_case``, ``for_loop``) runs as written: an outcome
+observable reads its final bits (``final_readout``) or a register the file names, and a Pauli
+sum, whose basis changes would follow what it did with its bits, is refused.
 """
 
 from __future__ import annotations
@@ -110,6 +104,28 @@ def final_readout(circuit: QuantumCircuit) -> dict[int, int]:
             continue
         readout = {b: q for b, q in readout.items() if q not in qubits and b not in clbits}
     return readout
+
+
+def outcome_readout(circuit: QuantumCircuit, register: str | None = None) -> dict[int, int]:
+    """The bits an outcome observable reads, each with the qubit it measures: those of the
+    classical ``register`` named in the file, else the circuit's final measurements (all its
+    measured bits, but in a dynamic circuit the syndromes and feed-forward bits)."""
+    if register is None:
+        return final_readout(circuit)
+    named = {r.name: r for r in circuit.cregs}
+    if register not in named:
+        raise ValueError(
+            f"circuit {circuit.name!r} has no classical register {register!r}; its registers: "
+            f"{', '.join(named) or 'none'}."
+        )
+    bits = {circuit.find_bit(b).index for b in named[register]}
+    found = {b: q for b, q in readout_map(circuit).items() if b in bits}
+    if not found:
+        raise ValueError(
+            f"classical register {register!r} of circuit {circuit.name!r} is never measured "
+            "into; name a register its measurements write."
+        )
+    return found
 
 
 def _refuse_for_pauli_sum(circuit: QuantumCircuit) -> None:

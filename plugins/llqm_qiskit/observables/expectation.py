@@ -18,7 +18,7 @@ from qiskit_aer import AerSimulator
 
 from ..backends import stim_engine
 from ..backends.mps import MAX_BOND
-from ..measurement import final_readout, readout_map
+from ..measurement import outcome_readout, readout_map
 from ..measurement import shape as measurement_shape
 from . import sampled
 from .ideal import Ideal, for_simulator, ideal_values, statevector_probabilities, unitary
@@ -271,28 +271,6 @@ def _unitary_part(
     return circuit.remove_final_measurements(inplace=False), outcome_readout(circuit, register)
 
 
-def outcome_readout(circuit: QuantumCircuit, register: str | None = None) -> dict[int, int]:
-    """The bits an outcome observable reads, each with the qubit it measures: those of the
-    classical ``register`` named in the file, else the circuit's final measurements (all its
-    measured bits, but in a dynamic circuit the syndromes and feed-forward bits)."""
-    if register is None:
-        return final_readout(circuit)
-    named = {r.name: r for r in circuit.cregs}
-    if register not in named:
-        raise ValueError(
-            f"circuit {circuit.name!r} has no classical register {register!r}; its registers: "
-            f"{', '.join(named) or 'none'}."
-        )
-    bits = {circuit.find_bit(b).index for b in named[register]}
-    found = {b: q for b, q in readout_map(circuit).items() if b in bits}
-    if not found:
-        raise ValueError(
-            f"classical register {register!r} of circuit {circuit.name!r} is never measured "
-            "into; name a register its measurements write."
-        )
-    return found
-
-
 def measured_bits(circuit: QuantumCircuit, register: str | None = None) -> list[int]:
     """The classical bits an outcome observable of ``circuit`` reads, in order."""
     return sorted(outcome_readout(circuit, register))
@@ -301,9 +279,7 @@ def measured_bits(circuit: QuantumCircuit, register: str | None = None) -> list[
 def dynamic(circuit: QuantumCircuit) -> bool:
     """Whether the circuit measures in the middle, resets or branches: its ideal value is then
     sampled (``sampled``)."""
-    return measurement_shape(circuit).dynamic or not unitary(
-        circuit.remove_final_measurements(inplace=False)
-    )
+    return measurement_shape(circuit).dynamic
 
 
 def _noiseless_support(
