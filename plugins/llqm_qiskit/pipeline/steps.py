@@ -184,6 +184,7 @@ def _known_estimate(plan: dict[str, Any], circuit: QuantumCircuit) -> Estimate:
         plan, circuit.num_qubits, len(circuit.data), clifford, bond, len(pairs), far
     )
     plan["circuit"] = circuit  # for the transpile step's estimate to compile as the run will
+    plan["dynamic"] = measurement_shape(circuit).dynamic  # a trajectory per shot
     plan["spelled_out_gates"] = spelled_out_gates(circuit)
     return found
 
