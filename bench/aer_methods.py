@@ -31,7 +31,7 @@ import os
 import time
 from pathlib import Path
 
-from llqm_qiskit.backends.aer import AerBackend, active_qubits
+from llqm_qiskit.backends.aer import SHOT_BRANCHING, AerBackend, active_qubits
 from llqm_qiskit.backends.mps import trial_bond
 from llqm_qiskit.circuits import load_qasm
 from llqm_qiskit.costs import simulation_estimate
@@ -39,9 +39,10 @@ from llqm_qiskit.devices.noise import PauliNoise
 from llqm_qiskit.pipeline.steps import compiled_as_run
 from qiskit_aer import AerSimulator
 
-#: Aer's shot branching: the shots share one state until a measurement or noise draw splits them.
+#: Aer's shot branching: the shots share one state until a measurement or noise draw splits them
+#: (with sampling too: the execute step's choice for a dynamic circuit, ``SHOT_BRANCHING``).
 BRANCHING = {"shot_branching_enable": True}
-BRANCH_SAMPLING = {"shot_branching_enable": True, "shot_branching_sampling_enable": True}
+BRANCH_SAMPLING = SHOT_BRANCHING
 
 
 def as_run_with_noise(path: Path, backend: AerBackend, noise: PauliNoise):

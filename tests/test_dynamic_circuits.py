@@ -140,6 +140,10 @@ def test_teleportation_returns_the_state_it_sent_under_each_technique(store_path
     (generate,) = _metrics(tasks, "generate")
     assert generate["circuit.mid_circuit_measurements"] == 2
     assert generate["circuit.conditionals"] == 2 and generate["circuit.resets"] == 0
+    if technique == "none":  # trajectories on a statevector, sharing a state until they split
+        (simulate,) = _metrics(tasks, "execute.simulate")
+        assert simulate["execute.method"] == "statevector"
+        assert simulate["execute.shot_branching"] is True
     if technique == "rem":  # the bit it corrects, and the fed-forward ones it cannot
         (calibrate,) = _metrics(tasks, "mitigate.rem.calibrate")
         assert calibrate["rem.corrected_bits"] == [2]
