@@ -151,7 +151,11 @@ def test_classical_control_is_checked_and_run_on_a_device_that_declares_it(tmp_p
         '[mitigation]\ntechnique = "rem"\n[execution]\nshots = 300\nseed = 1\n'
     )
     assert main(["--store", str(store), "run", "--check", str(path)]) == 0
-    assert "ideal value: sampled (noiseless Aer" in capsys.readouterr().out
+    checked = capsys.readouterr().out
+    assert "ideal value: sampled (noiseless Aer" in checked
+    assert (
+        "execution: statevector (a trajectory per shot" in checked and "shot branching" in checked
+    )
     assert main(["--store", str(store), "run", str(path)]) == 0
 
 
