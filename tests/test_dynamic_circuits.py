@@ -135,7 +135,7 @@ def _metrics(tasks, stage):
 def test_teleportation_returns_the_state_it_sent_under_each_technique(store_path, technique):
     data, tasks = _run(teleportation(), store_path, technique, {"register": "out"})
     assert data["observable_label"] == "P(0xx)"  # out (bit 2) reads 0
-    assert data["ideal_method"] == "sampled" and data["ideal_value"] == 1.0
+    assert data["ideal_method"] == "enumerated" and data["ideal_value"] == 1.0
     assert 0.8 < data["value"] <= 1.05 and 0.8 < data["unmitigated"] <= 1.0
     (generate,) = _metrics(tasks, "generate")
     assert generate["circuit.mid_circuit_measurements"] == 2
@@ -161,7 +161,7 @@ def test_teleportation_returns_the_state_it_sent_under_each_technique(store_path
 def test_a_repetition_cycle_with_reset_and_switch_corrects_its_error(store_path):
     data, tasks = _run(repetition_cycle(), store_path, "rem", {"register": "out"})
     assert data["observable_label"] == "P(000xx)"  # the flipped qubit was corrected
-    assert data["ideal_method"] == "sampled" and data["ideal_value"] == 1.0
+    assert data["ideal_method"] == "enumerated" and data["ideal_value"] == 1.0
     assert data["value"] > 0.7  # without the switch it would read 0
     (generate,) = _metrics(tasks, "generate")
     assert generate["circuit.resets"] == 2 and generate["circuit.conditionals"] == 1
@@ -184,7 +184,7 @@ def test_a_for_loop_and_a_nested_if_run_and_the_default_reads_the_final_bits(sto
     assert data["ideal_value"] == 1.0 and data["value"] > 0.8
 
 
-def test_a_sampled_ideal_value_agrees_with_the_exact_one_within_its_stated_error(store_path):
+def _copy() -> QuantumCircuit:
     """ry(t), measured, copied by a conditional X: the copy's <Z> is cos(t) exactly."""
     qc = QuantumCircuit(2, 2, name="copy")
     qc.ry(1.1, 0)
@@ -192,10 +192,35 @@ def test_a_sampled_ideal_value_agrees_with_the_exact_one_within_its_stated_error
     with qc.if_test((qc.clbits[0], 1)):
         qc.x(1)
     qc.measure(1, 1)
-    data, tasks = _run(qc, store_path, observable={"kind": "parity", "bits": [1]})
+    return qc
+
+
+def test_an_enumerated_ideal_value_is_exact(store_path):
+    data, tasks = _run(_copy(), store_path, observable={"kind": "parity", "bits": [1]})
+    (observed,) = _metrics(tasks, "observable")
+    assert observed["ideal.method"] == "enumerated" and "ideal.stderr" not in observed
+    assert data["ideal_value"] == pytest.approx(math.cos(1.1), abs=1e-9)
+
+
+def test_a_sampled_ideal_value_agrees_with_the_exact_one_within_its_stated_error(
+    store_path, monkeypatch
+):
+    monkeypatch.setattr("llqm_qiskit.observables.branches.MAX_QUBITS", 1)  # 2 qubits: sampled
+    data, tasks = _run(_copy(), store_path, observable={"kind": "parity", "bits": [1]})
     (observed,) = _metrics(tasks, "observable")
     assert observed["ideal.method"] == "sampled" and observed["ideal.stderr"] <= 0.01
+    assert "its branches were not enumerated: 2 qubits, over 1" in observed["ideal.reason"]
     assert abs(data["ideal_value"] - math.cos(1.1)) < 3 * observed["ideal.stderr"]
+
+
+def test_the_branches_give_each_patterns_exact_outcomes():
+    from llqm_qiskit.observables.branches import distribution
+
+    assert distribution(repetition_cycle()) == pytest.approx({"00011": 1.0})  # out 000, s 11
+    assert distribution(iterative_phase_estimation()) == pytest.approx({"01": 1.0})
+    assert distribution(looped_and_nested()) == pytest.approx({"111": 1.0})
+    teleported = distribution(teleportation())  # out 0, the two feed-forward bits uniform
+    assert teleported == pytest.approx({f"0{z}{x}": 0.25 for z in "01" for x in "01"})
 
 
 # ---- 2. what cannot run is refused in one sentence -------------------------------------------

@@ -152,7 +152,7 @@ def test_classical_control_is_checked_and_run_on_a_device_that_declares_it(tmp_p
     )
     assert main(["--store", str(store), "run", "--check", str(path)]) == 0
     checked = capsys.readouterr().out
-    assert "ideal value: sampled (noiseless Aer" in checked
+    assert "ideal value: enumerated (exact, by enumerating the branches" in checked
     assert (
         "execution: statevector (a trajectory per shot" in checked and "shot branching" in checked
     )

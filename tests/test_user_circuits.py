@@ -238,20 +238,20 @@ def test_a_mid_circuit_measurement_runs_for_outcomes_and_is_refused_for_a_pauli_
         parse_pipeline(pipeline("midcircuit_3.qasm", {"kind": "parity", "bits": [1, 2]})),
         store=store_path,
     )
-    # q1 and q2 stay correlated: the ideal parity is 1, from noiseless shots (a dynamic circuit)
-    assert data["ideal_method"] == "sampled" and data["ideal_value"] == pytest.approx(1.0)
+    # q1 and q2 stay correlated: the ideal parity is 1, exact from the circuit's two branches
+    assert data["ideal_method"] == "enumerated" and data["ideal_value"] == pytest.approx(1.0)
     assert data["fidelity"]["fidelity.unmitigated"] > 0.5
     with pytest.raises(UserError, match="measures in the middle"):
         parse_pipeline(pipeline("midcircuit_3.qasm", {"kind": "pauli", "terms": [["ZZI", 1.0]]}))
 
 
-def test_classical_control_runs_and_its_ideal_value_is_sampled(store_path):
+def test_classical_control_runs_and_its_ideal_value_is_enumerated(store_path):
     """``if(c==1) x q[1]`` copies the random bit c[0] into c[1]: the parity of both is 1."""
     _, data = run_pipeline(
         parse_pipeline(pipeline("classical_control_2.qasm", {"kind": "parity", "bits": [0, 1]})),
         store=store_path,
     )
-    assert data["ideal_method"] == "sampled" and data["ideal_value"] == pytest.approx(1.0)
+    assert data["ideal_method"] == "enumerated" and data["ideal_value"] == pytest.approx(1.0)
     assert 0.8 < data["value"] <= 1.0
     with pytest.raises(UserError, match="Pauli-sum observable cannot be measured after it"):
         parse_pipeline(
@@ -417,7 +417,9 @@ def test_mps_ideal_values_match_the_statevector_and_report_truncation():
 
 
 def test_an_unknown_ideal_value_leaves_the_values_without_errors(store_path, monkeypatch):
-    # noiseless shots of the dynamic circuit would take longer than the limit: none are run
+    # its branches are not enumerated (a state of over 0 qubits), and noiseless shots of it
+    # would take longer than the limit: none are run
+    monkeypatch.setattr("llqm_qiskit.observables.branches.MAX_QUBITS", 0)
     monkeypatch.setattr("llqm_qiskit.observables.ideal.IDEAL_MAX_S", 1e-6)
     _, data = run_pipeline(
         parse_pipeline(pipeline("midcircuit_3.qasm", {"kind": "parity", "bits": [2]})),

@@ -42,27 +42,9 @@ METHODS = (
     "statevector",
     "matrix_product_state",
 )
-_CLIFFORD = {
-    "cx",
-    "cz",
-    "cy",
-    "ecr",
-    "swap",
-    "h",
-    "s",
-    "sdg",
-    "x",
-    "y",
-    "z",
-    "sx",
-    "sxdg",
-    "id",
-    "measure",
-    "barrier",
-    "reset",
-    "delay",
-    "quantum_channel",
-}
+_CLIFFORD = set(
+    "cx cz cy ecr swap h s sdg x y z sx sxdg id measure barrier reset delay quantum_channel".split()
+)
 _PHASES = {"rz", "p", "u1"}
 
 

@@ -390,7 +390,7 @@ def ideal_outcomes(circuit: QuantumCircuit, register: str | None = None) -> Diag
         )
     if dynamic(circuit):
         method = choose_ideal(body)
-        if method.method != "sampled":
+        if method.method not in ("sampled", "enumerated"):
             raise ValueError(
                 f"the ideal outcomes of circuit {circuit.name!r} cannot be found: {method.reason}; "
                 'use kind = "parity" or "neighbour_parities", which run without an ideal value.'
@@ -421,7 +421,7 @@ def ideal_outcomes(circuit: QuantumCircuit, register: str | None = None) -> Diag
     observable = outcomes(keys)
     observable.ideal = probability
     if dynamic(circuit):
-        observable.ideal_how = Ideal([probability], "sampled", sampled.reason(circuit))
+        observable.ideal_how = Ideal([probability], *sampled.method(circuit))
     return observable
 
 
@@ -463,10 +463,14 @@ def parity_ideals(circuit: QuantumCircuit, groups: Sequence[Sequence[int]]) -> I
         for bits in groups:
             _measured(circuit, bits, readout)
         method = choose_ideal(body)
-        if method.method != "sampled":
+        if method.method not in ("sampled", "enumerated"):
             return Ideal([None] * len(groups), method.method, method.reason)
-        values, error = sampled.sampled_values(circuit, [parity(bits).estimate for bits in groups])
-        return Ideal(values, "sampled", sampled.reason(circuit), standard_error=error)
+        how, why = sampled.method(circuit)
+        parities = [parity(bits) for bits in groups]
+        values, error = sampled.ideal_values(
+            circuit, [p.expectation for p in parities], [p.estimate for p in parities]
+        )
+        return Ideal(values, how, why, standard_error=error if how == "sampled" else None)
     operators = []
     for bits in groups:
         _measured(circuit, bits, readout)

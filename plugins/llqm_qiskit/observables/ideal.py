@@ -70,6 +70,8 @@ def choose(circuit: QuantumCircuit, max_bond: int = MAX_BOND) -> IdealMethod:
     width = circuit.num_qubits
     gates = max(len(circuit.data), 1)
     if not unitary(circuit):  # a value read off measured bits: from noiseless shots
+        if sampled.method(circuit)[0] == "enumerated":
+            return IdealMethod(*sampled.method(circuit))
         seconds = sampled.IDEAL_SHOTS * gates * 2.0**width * STATEVECTOR_S_PER_GATE_AMPLITUDE
         if seconds > IDEAL_MAX_S:
             return IdealMethod(
@@ -78,7 +80,7 @@ def choose(circuit: QuantumCircuit, max_bond: int = MAX_BOND) -> IdealMethod:
                 f"{sampled.IDEAL_SHOTS:,} noiseless shots of its {width} qubits would take about "
                 f"{seconds:,.0f} s, over {IDEAL_MAX_S:g} s",
             )
-        return IdealMethod("sampled", sampled.reason(circuit))
+        return IdealMethod(*sampled.method(circuit))
     if is_clifford(circuit):
         return IdealMethod("stabilizer", f"a Clifford circuit of {width} qubits")
     memory = AMPLITUDE_BYTES * 2.0**width
@@ -129,7 +131,7 @@ def ideal_values(
         return Ideal(list(values), chosen.method, chosen.reason)
     if chosen.method == "matrix_product_state":
         return _mps_values(circuit, operators, max_bond, chosen)
-    if chosen.method == "sampled":  # only bits are sampled (``expectation.parity_ideals``)
+    if chosen.method in ("sampled", "enumerated"):  # bits only: ``expectation.parity_ideals``
         return Ideal([None] * len(operators), "unknown", "operators on a dynamic circuit's state")
     return Ideal([None] * len(operators), chosen.method, chosen.reason)
 

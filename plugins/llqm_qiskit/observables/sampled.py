@@ -1,24 +1,57 @@
-"""The ideal value of a dynamic circuit, from noiseless shots.
+"""The ideal value of a dynamic circuit: exact from its branches, else from noiseless shots.
 
 A circuit that measures in the middle, resets or branches on what it measured has no one ideal
-state: its outcome is a mixture over the branches its measurements take. Aer runs it without
-noise shot by shot, and the mean over ``IDEAL_SHOTS`` of them is the ideal value to within a
-standard error the check states (at most ``1 / sqrt(IDEAL_SHOTS)`` for a value one shot gives
-between -1 and 1). The shots are seeded, so a check and its run find the same value.
+state: its outcome is a mixture over the branches its measurements take. Where they are few and
+the state small, ``branches`` enumerates them and the value is exact (``enumerated``); else Aer
+runs it without noise, and the mean over ``IDEAL_SHOTS`` seeded shots is the ideal value to
+within a standard error the check states (``sampled``: at most ``1 / sqrt(IDEAL_SHOTS)`` for a
+value one shot gives between -1 and 1).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from qiskit import QuantumCircuit
 from qiskit_aer import AerSimulator
+
+from . import branches
 
 #: Noiseless shots of a dynamic circuit for its ideal value: a standard error of at most 0.01.
 IDEAL_SHOTS = 10_000
 _SEED = 1
 _seen: list[tuple[QuantumCircuit, dict[str, int]]] = []  # the last circuit's counts
+
+
+_enumerated: list[tuple[QuantumCircuit, dict[str, float] | str]] = []  # or why not
+
+
+def exact(circuit: QuantumCircuit) -> dict[str, float] | str:
+    """The circuit's exact outcome probabilities (``branches.distribution``), or why they cannot
+    be enumerated here (computed once per circuit)."""
+    for seen, known in _enumerated:
+        if seen is circuit:
+            return known
+    found: dict[str, float] | str
+    try:
+        found = branches.distribution(circuit)
+    except branches.Unenumerable as exc:
+        found = str(exc)
+    _enumerated[:] = [(circuit, found)]
+    return found
+
+
+def method(circuit: QuantumCircuit) -> tuple[str, str]:
+    """``enumerated`` or ``sampled``, and what ``--check`` says of it."""
+    found = exact(circuit)
+    if isinstance(found, dict):
+        return "enumerated", (
+            f"exact, by enumerating the branches of circuit {circuit.name!r}, which measures, "
+            "resets or branches mid-circuit"
+        )
+    return "sampled", f"{reason(circuit)} (its branches were not enumerated: {found})"
 
 
 def reason(circuit: QuantumCircuit) -> str:
@@ -47,21 +80,33 @@ def noiseless_counts(circuit: QuantumCircuit) -> dict[str, int]:
     return counts
 
 
-def sampled_values(
+def ideal_values(
     circuit: QuantumCircuit,
+    expectations: Sequence[Callable[[Any], float]],
     estimators: Sequence[Callable[[list[dict[str, int]]], tuple[float, float]]],
 ) -> tuple[list[float], float]:
-    """Each estimator's value (``DiagonalObservable.estimate``) on the noiseless shots, and the
-    largest of their standard errors."""
+    """Each observable's ideal value, exact (``expectations`` on the enumerated probabilities,
+    standard error 0) or from the noiseless shots (``estimators``, ``DiagonalObservable.
+    estimate``, and the largest of their standard errors)."""
+    found = exact(circuit)
+    if isinstance(found, dict):
+        return [expectation(found) for expectation in expectations], 0.0
     counts = noiseless_counts(circuit)
-    found = [estimate([counts]) for estimate in estimators]
-    return [value for value, _ in found], max((error for _, error in found), default=0.0)
+    sampled = [estimate([counts]) for estimate in estimators]
+    return [value for value, _ in sampled], max((error for _, error in sampled), default=0.0)
 
 
 def support(circuit: QuantumCircuit, bits: Sequence[int]) -> list[str]:
-    """The outcomes of ``bits`` (bit ``bits[0]`` first) the noiseless shots gave."""
+    """The outcomes of ``bits`` (bit ``bits[0]`` first) a noiseless run gives (those of
+    probability over 1e-12 where enumerated, else those its shots gave)."""
+    found = exact(circuit)
+    keys = (
+        [k for k, p in found.items() if p > 1e-12]
+        if isinstance(found, dict)
+        else list(noiseless_counts(circuit))
+    )
     seen = set()
-    for key in noiseless_counts(circuit):
+    for key in keys:
         ordered = key.replace(" ", "")[::-1]
         seen.add("".join(ordered[b] for b in bits))
     return sorted(seen)

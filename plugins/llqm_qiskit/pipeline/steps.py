@@ -249,9 +249,8 @@ def runnable(circuit: QuantumCircuit, bind: str) -> None:
 
 
 def on_device(circuit: QuantumCircuit, backend: Any) -> None:
-    """Refuse, in one sentence naming devices that have them, the operations no gate
-    translation supplies (a reset, classical control) that the run's device's target does not
-    declare: Aer would simulate them, but the noise is the device's and so is the promise."""
+    """Refuse, in one sentence naming devices that have them, the operations no gate translation
+    supplies (a reset, classical control) that the run's device's target does not declare."""
     device = getattr(backend, "device", None)
     if device is not None and getattr(device, "target", None) is not None:
         name = getattr(backend, "device_name", None) or device.name
