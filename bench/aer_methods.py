@@ -13,6 +13,13 @@ the machine (a density matrix beyond ``--max-dm`` qubits) is left out::
     python bench/aer_methods.py tests/data/corpus/qft_12_m_q3.qasm --shots 200 \
         --methods matrix_product_state,statevector
 
+``--branching`` times the statevector twice more, with Aer's shot branching
+(``shot_branching_enable``, and with ``shot_branching_sampling_enable``) beside it: what a
+dynamic circuit's trajectories (one per shot) or a noisy one's might save::
+
+    python bench/aer_methods.py tests/data/corpus/repcode_5_m_q2.qasm --methods statevector \
+        --branching --shots 2000
+
 Timings on a shared machine: the CPU column moves less with the load than the wall column;
 two threads on a machine whose other core is busy pay at every gate (docs/pipelines.md).
 """
@@ -24,13 +31,18 @@ import os
 import time
 from pathlib import Path
 
-from llqm_qiskit.backends.aer import AerBackend, active_qubits
+from llqm_qiskit.backends.aer import SHOT_BRANCHING, AerBackend, active_qubits
 from llqm_qiskit.backends.mps import trial_bond
 from llqm_qiskit.circuits import load_qasm
 from llqm_qiskit.costs import simulation_estimate
 from llqm_qiskit.devices.noise import PauliNoise
 from llqm_qiskit.pipeline.steps import compiled_as_run
 from qiskit_aer import AerSimulator
+
+#: Aer's shot branching: the shots share one state until a measurement or noise draw splits them
+#: (with sampling too: the execute step's choice for a dynamic circuit, ``SHOT_BRANCHING``).
+BRANCHING = {"shot_branching_enable": True}
+BRANCH_SAMPLING = SHOT_BRANCHING
 
 
 def as_run_with_noise(path: Path, backend: AerBackend, noise: PauliNoise):
@@ -51,6 +63,7 @@ def main() -> None:
     parser.add_argument("--methods", default="density_matrix,statevector,matrix_product_state")
     parser.add_argument("--threads", default="1", help="comma-separated; 0: Aer's own choice")
     parser.add_argument("--max-dm", type=int, default=12, help="widest density matrix run")
+    parser.add_argument("--branching", action="store_true", help="statevector with shot branching")
     args = parser.parse_args()
     backend = AerBackend(device=args.device)
     noise = PauliNoise(backend.snapshot())
@@ -69,16 +82,20 @@ def main() -> None:
             model = simulation_estimate(
                 method, width, len(compiled.data), args.shots, 1, True, bond, bond_known=True
             )
+            variants = [("", {})]
+            if args.branching and method == "statevector":
+                variants += [(" +branching", BRANCHING), (" +branch-sampling", BRANCH_SAMPLING)]
             for threads in (int(t) for t in args.threads.split(",")):
-                simulator = AerSimulator(method=method, max_parallel_threads=threads)
-                wall, cpu = time.perf_counter(), time.process_time()
-                simulator.run(noisy, shots=args.shots, seed_simulator=1).result()
-                wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-                print(
-                    f"  {method:22s} threads {threads or 'all':>3}  cpu {cpu:8.3f} s  "
-                    f"wall {wall:8.3f} s  model {model.wall_s:8.3f} s",
-                    flush=True,
-                )
+                for label, options in variants:
+                    simulator = AerSimulator(method=method, max_parallel_threads=threads, **options)
+                    wall, cpu = time.perf_counter(), time.process_time()
+                    simulator.run(noisy, shots=args.shots, seed_simulator=1).result()
+                    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+                    print(
+                        f"  {method + label:38s} threads {threads or 'all':>3}  cpu {cpu:8.3f} s"
+                        f"  wall {wall:8.3f} s  model {model.wall_s:8.3f} s",
+                        flush=True,
+                    )
 
 
 if __name__ == "__main__":

@@ -30,12 +30,14 @@ from llqm_core.pipeline import parse_pipeline, run_pipeline
 from llqm_core.store.profile_store import ProfileStore
 
 #: A cheap, varied subset for the default run: Clifford and not, OpenQASM 2 and 3, with and
-#: without measurements, few ideal outcomes and many.
+#: without measurements, few ideal outcomes and many, dynamic circuits.
 QUICK = [
     ("ghz_8_m_q2.qasm", "rem"),
     ("qpe_5_q3.qasm", "zne"),
     ("bv_40_m_q2.qasm", "zne"),
     ("hiddenshift_6_q2.qasm", "pec"),
+    ("teleport_3_m_q3.qasm", "none"),  # dynamic: mid-circuit measurement and feed-forward
+    ("ipe_2_m_q3.qasm", "rem"),  # dynamic: a reset and a conditional phase
 ]
 
 

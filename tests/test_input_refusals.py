@@ -122,22 +122,41 @@ def test_a_python_circuit_with_unbound_parameters_is_refused_before_it_is_estima
         estimate(ansatz, "ZZZ", store=False)
 
 
-# ---- 5. classical control is refused before the check compiles the circuit ----
+# ---- 5. classical control runs where the device declares it, and is refused where not ----
+
+CIF = (
+    'OPENQASM 2.0;\ninclude "qelib1.inc";\nqreg q[2];\ncreg c[2];\nh q[0];\n'
+    "measure q[0] -> c[0];\nif(c==1) x q[1];\nmeasure q[1] -> c[1];\n"
+)
 
 
-@pytest.mark.parametrize("device", ["fake_lima", "fake_fez"])  # fake_lima cannot compile if_else
-def test_classical_control_is_refused_first_on_every_device_and_command(tmp_path, capsys, device):
-    (tmp_path / "cif.qasm").write_text(
-        'OPENQASM 2.0;\ninclude "qelib1.inc";\nqreg q[2];\ncreg c[2];\nh q[0];\n'
-        "measure q[0] -> c[0];\nif(c==1) x q[1];\nmeasure q[1] -> c[1];\n"
-    )
+def test_classical_control_is_refused_on_a_device_whose_target_lacks_it(tmp_path, capsys):
+    (tmp_path / "cif.qasm").write_text(CIF)
     toml = (
-        f'[circuit]\nqasm = "cif.qasm"\n[backend]\ndevice = "{device}"\n'
+        '[circuit]\nqasm = "cif.qasm"\n[backend]\ndevice = "fake_lima"\n'
         '[mitigation]\ntechnique = "rem+zne"\n[execution]\nshots = 500\nseed = 1\n'
     )
     for command in ("check", "run", "predict"):
         err = refused(tmp_path, capsys, toml, command)
-        assert "circuit 'cif' uses classical control" in err and "deferred measurement" in err
+        assert "circuit 'cif' uses if_else, which device fake_lima does not support" in err
+        assert "run it on a device that declares it ([backend] device = one of fake_manila" in err
+
+
+def test_classical_control_is_checked_and_run_on_a_device_that_declares_it(tmp_path, capsys):
+    (tmp_path / "cif.qasm").write_text(CIF)
+    path, store = tmp_path / "p.toml", tmp_path / "s.sqlite"
+    path.write_text(
+        '[circuit]\nqasm = "cif.qasm"\n[backend]\ndevice = "fake_manila"\n'
+        '[observable]\nkind = "parity"\nbits = [0, 1]\n'
+        '[mitigation]\ntechnique = "rem"\n[execution]\nshots = 300\nseed = 1\n'
+    )
+    assert main(["--store", str(store), "run", "--check", str(path)]) == 0
+    checked = capsys.readouterr().out
+    assert "ideal value: enumerated (exact, by enumerating the branches" in checked
+    assert (
+        "execution: statevector (a trajectory per shot" in checked and "shot branching" in checked
+    )
+    assert main(["--store", str(store), "run", str(path)]) == 0
 
 
 # ---- 6. keys that would be ignored ----

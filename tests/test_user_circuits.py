@@ -238,21 +238,25 @@ def test_a_mid_circuit_measurement_runs_for_outcomes_and_is_refused_for_a_pauli_
         parse_pipeline(pipeline("midcircuit_3.qasm", {"kind": "parity", "bits": [1, 2]})),
         store=store_path,
     )
-    assert data["ideal_method"] == "unknown" and data["ideal_value"] is None
-    assert data["fidelity"]["fidelity.unmitigated"] > 0.5  # q1 and q2 stay correlated
+    # q1 and q2 stay correlated: the ideal parity is 1, exact from the circuit's two branches
+    assert data["ideal_method"] == "enumerated" and data["ideal_value"] == pytest.approx(1.0)
+    assert data["fidelity"]["fidelity.unmitigated"] > 0.5
     with pytest.raises(UserError, match="measures in the middle"):
         parse_pipeline(pipeline("midcircuit_3.qasm", {"kind": "pauli", "terms": [["ZZI", 1.0]]}))
 
 
-def test_classical_control_is_refused_when_the_file_is_checked(store_path, capsys):
-    with pytest.raises(
-        UserError,
-        match=r"classical control .*; run it with each conditioned gate "
-        r"controlled by the measured qubit .*\(deferred measurement\)",
-    ):
-        parse_pipeline(pipeline("classical_control_2.qasm", {"kind": "parity", "bits": [1]}))
-    with pytest.raises(UserError, match="ideal outcomes of circuit 'midcircuit_3' cannot be found"):
-        parse_pipeline(pipeline("midcircuit_3.qasm", {"kind": "ideal_outcomes"}))
+def test_classical_control_runs_and_its_ideal_value_is_enumerated(store_path):
+    """``if(c==1) x q[1]`` copies the random bit c[0] into c[1]: the parity of both is 1."""
+    _, data = run_pipeline(
+        parse_pipeline(pipeline("classical_control_2.qasm", {"kind": "parity", "bits": [0, 1]})),
+        store=store_path,
+    )
+    assert data["ideal_method"] == "enumerated" and data["ideal_value"] == pytest.approx(1.0)
+    assert 0.8 < data["value"] <= 1.0
+    with pytest.raises(UserError, match="Pauli-sum observable cannot be measured after it"):
+        parse_pipeline(
+            pipeline("classical_control_2.qasm", {"kind": "pauli", "terms": [["ZZ", 1]]})
+        )
 
 
 def test_an_observable_wider_than_the_circuit_is_refused_at_check_time():
@@ -412,7 +416,11 @@ def test_mps_ideal_values_match_the_statevector_and_report_truncation():
     assert bond_estimate(circuit) <= 16
 
 
-def test_an_unknown_ideal_value_leaves_the_values_without_errors(store_path):
+def test_an_unknown_ideal_value_leaves_the_values_without_errors(store_path, monkeypatch):
+    # its branches are not enumerated (a state of over 0 qubits), and noiseless shots of it
+    # would take longer than the limit: none are run
+    monkeypatch.setattr("llqm_qiskit.observables.branches.MAX_QUBITS", 0)
+    monkeypatch.setattr("llqm_qiskit.observables.ideal.IDEAL_MAX_S", 1e-6)
     _, data = run_pipeline(
         parse_pipeline(pipeline("midcircuit_3.qasm", {"kind": "parity", "bits": [2]})),
         store=store_path,

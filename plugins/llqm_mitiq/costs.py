@@ -66,6 +66,7 @@ def execute(
             backend.estimate,
             two_qubit_gates=two_qubit_gates,
             model_scale=plan.get("model_scale", 1.0) if measured else 1.0,
+            dynamic=plan.get("dynamic", False) if measured else False,
         ),
     )
 

@@ -143,18 +143,38 @@ _NOT_CHANNELS = {"measure", "barrier", "delay"}
 
 def mid_circuit_measurements(circuit: Any) -> int:
     """The measurements of ``circuit`` that another operation on their qubit follows (a
-    barrier aside): what Mitiq's foldings and its Qiskit conversion take only at the end."""
+    barrier aside) or a conditional reads (a control-flow operation on their bit): what Mitiq's
+    foldings and its Qiskit conversion take only at the end."""
     count = 0
-    measured: set[Any] = set()
+    measured: dict[Any, Any] = {}  # qubit -> the bit its last measurement wrote
     for instruction in circuit.data:
         qubits = set(instruction.qubits)
         name = instruction.operation.name
         if name == "barrier":
             continue
-        count += len(qubits & measured)
-        measured -= qubits
+        read = set(instruction.clbits) if getattr(instruction.operation, "blocks", ()) else set()
+        for qubit, bit in list(measured.items()):
+            if qubit in qubits or bit in read:
+                count += 1
+                del measured[qubit]
         if name == "measure":
-            measured |= qubits
+            measured[instruction.qubits[0]] = instruction.clbits[0]
+    return count
+
+
+def fed_forward_measurements(circuit: Any) -> int:
+    """The measurements of ``circuit`` whose bit a later conditional reads before anything
+    writes it again: the device branched on what they read, so no correction of the counts
+    can undo a readout error of theirs."""
+    count = 0
+    pending: set[Any] = set()  # bits a measurement wrote that nothing has read or rewritten
+    for instruction in circuit.data:
+        if getattr(instruction.operation, "blocks", ()):
+            read = pending & set(instruction.clbits)
+            count += len(read)
+            pending -= set(instruction.clbits)
+        elif instruction.operation.name == "measure":
+            pending.add(instruction.clbits[0])
     return count
 
 
@@ -179,5 +199,8 @@ def non_unitary_said(circuit: Any, measurements: bool = True, others: bool = Tru
     if measurements and (mid := mid_circuit_measurements(circuit)):
         parts.append(f"{mid} mid-circuit measurement{'s' if mid > 1 else ''}")
     if others:
-        parts += [f"{n} {name}{'s' if n > 1 else ''}" for name, n in channels(circuit).items()]
+        parts += [  # "2 resets", "2 if_else" (an operation's name, not a word)
+            f"{n} {name}{'s' if n > 1 and '_' not in name else ''}"
+            for name, n in channels(circuit).items()
+        ]
     return " and ".join(parts) or None

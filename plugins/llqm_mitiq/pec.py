@@ -31,6 +31,7 @@ from .execution import (
     execute,
     last_only,
     mid_circuit_measurements,
+    non_unitary_said,
     on_two_qubits,
     raw_estimate,
     sum_readouts,
@@ -197,15 +198,15 @@ def placement_problems(base: QuantumCircuit, compiled: Sequence[QuantumCircuit])
 
 def unsampleable(circuit: QuantumCircuit) -> str | None:
     """Why PEC cannot sample ``circuit`` on its logical qubits, in one sentence, or None where it
-    can: Mitiq's Qiskit conversion puts back only the measurements at a circuit's end."""
-    mid = mid_circuit_measurements(circuit)
-    if not mid:
+    can: Mitiq's Qiskit conversion puts back only the measurements at a circuit's end, and takes
+    no classical control."""
+    if not mid_circuit_measurements(circuit) and not circuit.has_control_flow_op():
         return None
     return (
         f'PEC with sample = "logical" samples through Mitiq\'s conversion, which keeps only the '
-        f"measurements at a circuit's end, and circuit {circuit.name!r} has {mid} mid-circuit "
-        f'measurement{"s" if mid > 1 else ""}; use sample = "compiled", which puts its Paulis '
-        "into the compiled circuit."
+        f"measurements at a circuit's end and takes no classical control, and circuit "
+        f'{circuit.name!r} has {non_unitary_said(circuit)}; use sample = "compiled", which puts '
+        "its Paulis into the compiled circuit (around the gates outside conditionals)."
     )
 
 

@@ -19,7 +19,7 @@ from llqm_core.runtime.kept import references
 
 from . import analysis
 from .costs import rem_estimate
-from .execution import Readout, execute, measured
+from .execution import Readout, execute, fed_forward_measurements, measured
 from .native import X_WAYS, measurable_qubits, target_of, ways_said, without, x_gates
 from .shared_job import SharedJob
 
@@ -188,6 +188,20 @@ def _checked_compile(
     return compile_checked
 
 
+def corrected_measurements(
+    compiled: Any, bits: Sequence[int], readout: Mapping[int, int]
+) -> dict[str, Any]:
+    """Which measurements the correction applies to, as the calibrate task's metrics: each bit
+    the observable reads, at its last measurement (``rem.corrected_bits`` and the qubits they
+    read), and the count of those a conditional read, which it cannot correct."""
+    corrected = sorted(b for b in bits if b in readout)
+    return {
+        "rem.corrected_bits": corrected,
+        "rem.corrected_qubits": [readout[b] for b in corrected],
+        "rem.uncorrected_fed_forward": fed_forward_measurements(compiled),
+    }
+
+
 def _calibration_metrics(
     readout: Mapping[int, int],
     e0: np.ndarray,
@@ -255,6 +269,7 @@ def rem(*, calibration_shots: int | None = None, inner: bool = False) -> StepSpe
                 measured(data, [compiled])[0][0], readout, backend.device
             )
             record = added["rem_record"] = analysis.rem_record(readout)
+            calibrate.annotate(corrected_measurements(compiled, observable.bits(), readout))
 
             def fit(counts: list[Mapping[str, int]], task: Any) -> None:
                 record["counts"] = references(counts)
@@ -353,13 +368,23 @@ def rem(*, calibration_shots: int | None = None, inner: bool = False) -> StepSpe
 
     def inspect(context: dict[str, Any]) -> list[str]:
         """Refuse a device on which the calibration cannot prepare ``|1>`` natively on every
-        qubit it can measure (whichever the layout picks)."""
+        qubit it can measure (whichever the layout picks); say which measurements of a dynamic
+        circuit it leaves uncorrected."""
         device = getattr(context["backend"], "device", None)
         target = target_of(device)
         missing = without(X_WAYS, target, measurable_qubits(target))
         if missing:
             raise ValueError(no_flip(device, missing))
-        return []
+        circuit = context.get("circuit")
+        fed = 0 if circuit is None else fed_forward_measurements(circuit)
+        if not fed:
+            return []
+        return [
+            f"readout mitigation: corrects each bit the observable reads at its last measurement; "
+            f"the {fed} measurement{'s' if fed > 1 else ''} that conditionals read "
+            f"{'are' if fed > 1 else 'is'} not corrected (the device branched on what "
+            f"{'they' if fed > 1 else 'it'} read)"
+        ]
 
     return StepSpec(
         step,

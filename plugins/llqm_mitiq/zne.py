@@ -250,6 +250,37 @@ def fold_gates(compiled: Any, scale: float, gates: set[str], seed: int | None = 
     return folded
 
 
+#: Operations that end a unitary segment: folding never repeats or inverts them.
+SEGMENT_ENDS = {"measure", "reset", "if_else", "switch_case", "for_loop", "while_loop", "box"}
+
+
+def segment_counts(circuit: Any, gates: set[str]) -> list[int]:
+    """The number of ``gates`` in each unitary segment of ``circuit``: the stretches between
+    its measurements, resets and conditionals (one segment for a circuit that has none)."""
+    counts = [0]
+    for instruction in circuit.data:
+        name = instruction.operation.name
+        if name in SEGMENT_ENDS:
+            counts.append(0)
+        elif name in gates:
+            counts[-1] += 1
+    return counts
+
+
+def kept_in_place(compiled: Any, folded: Any) -> bool:
+    """Whether ``folded`` has exactly the measurements, resets and conditionals of
+    ``compiled``, in the same order on the same bits: folding repeated none of them."""
+
+    def ends(circuit: Any) -> list[tuple[Any, ...]]:
+        return [
+            (i.operation.name, tuple(i.qubits), tuple(i.clbits))
+            for i in circuit.data
+            if i.operation.name in SEGMENT_ENDS
+        ]
+
+    return ends(compiled) == ends(folded)
+
+
 def unfoldable(circuit: Any, folding: str, nothing_to_fold: bool = False) -> str | None:
     """Why Mitiq's ``folding`` cannot fold ``circuit``, in one sentence, or None where it can:
     its foldings take only circuits whose measurements all come at the end, and (but for
@@ -296,11 +327,20 @@ def _fold_after_transpile(
         ) as handle:
             handle.add_dependency(*handle.run.producers([data["compiled"]]))
             circuit = fold_gates(data["compiled"], scale, gates, seed)
+            before = segment_counts(data["compiled"], gates)
+            after = segment_counts(circuit, gates)
+            if not kept_in_place(data["compiled"], circuit):  # fold_gates folds gates only
+                raise RuntimeError(f"folding x{scale:g} moved a measurement, reset or conditional")
             handle.annotate(
                 {
                     "zne.scale_factor": scale,
                     "zne.folding": "after_transpile",
                     "zne.folded_gates": sorted(gates),
+                    "zne.segments": len(before),
+                    # the gates each unitary segment gained: measurements, resets and
+                    # conditionals end the segments and are never folded
+                    "zne.folded_per_segment": [a - b for a, b in zip(after, before)],
+                    "zne.gates_per_segment": after,
                 }
             )
             handle.record_output(circuit)

@@ -7,16 +7,23 @@ from typing import Any
 import numpy as np
 from qiskit import QuantumCircuit
 from qiskit.circuit.library import get_standard_gate_name_mapping
-from qiskit.converters import circuit_to_dag
+from qiskit.converters import circuit_to_dag, dag_to_circuit
 from qiskit.dagcircuit import DAGCircuit
 from qiskit.primitives import PrimitiveResult
 from qiskit.result import Counts, Result
 
 from llqm_core.plugin import value_metrics
 
+from .measurement import CONTROL_FLOW
+from .measurement import shape as measurement_shape
+
 #: Above this many instructions the depth is taken on a DAG (Rust) instead of walking the circuit in Python.
 DAG_DEPTH_THRESHOLD = 20_000
 STANDARD_GATES = get_standard_gate_name_mapping()
+#: Operations that make a circuit dynamic where they appear.
+DYNAMIC_OPS = CONTROL_FLOW | {"reset"}
+#: A dynamic circuit's counts, summed over the circuits of a job.
+DYNAMIC_COUNTS = ("circuit.mid_circuit_measurements", "circuit.resets", "circuit.conditionals")
 
 
 def _depth(circuit: QuantumCircuit) -> int:
@@ -49,6 +56,12 @@ def circuit_metrics(circuit: QuantumCircuit, *, depth: bool = True) -> dict[str,
         metrics["circuit.depth"] = _depth(circuit)
     for name, count in ops.items():
         metrics[f"circuit.ops.{name}"] = int(count)
+    # a dynamic circuit's mid-circuit measurements, resets and conditionals: a walk over the
+    # circuit, so only where it has resets or control flow, or is small enough to walk quickly
+    if set(ops) & DYNAMIC_OPS or (ops.get("measure") and len(circuit.data) <= DAG_DEPTH_THRESHOLD):
+        found = measurement_shape(circuit)
+        if found.dynamic:
+            metrics |= found.metrics()
     return metrics
 
 
@@ -89,6 +102,9 @@ def dag_metrics(
             "circuit.clbits": dag.num_clbits(),
             "circuit.measurements": int(ops.get("measure", 0)),
         }
+        if set(ops) & DYNAMIC_OPS:  # a dynamic circuit's counts need a walk: only then
+            found = measurement_shape(dag_to_circuit(dag, copy_operations=False))
+            metrics |= found.metrics()
         for name, n in ops.items():
             key = _OP_KEYS.get(name)
             if key is None:
@@ -125,6 +141,9 @@ def combined(each: list[dict[str, Any]]) -> dict[str, Any]:
     }
     if all("circuit.depth" in m for m in each):
         metrics["circuit.depth"] = max(m["circuit.depth"] for m in each)
+    for name in DYNAMIC_COUNTS:
+        if any(name in m for m in each):
+            metrics[name] = sum(m.get(name, 0) for m in each)
     return metrics
 
 

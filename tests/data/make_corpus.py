@@ -10,6 +10,10 @@ seeded, so running the script again writes the same files::
     python tests/data/make_corpus.py          # writes tests/data/corpus/*.qasm
 
 The files are in the repository; the script is how they were made and how to make more.
+Three dynamic circuits were written by hand beside them and are not written by the script:
+``teleport_3_m_q3.qasm`` (OpenQASM 3 ``if (m[1]) { ... }``), ``repcode_5_m_q2.qasm``
+(OpenQASM 2 ``if(s0==1)`` and resets) and ``ipe_2_m_q3.qasm`` (a reset and a conditional
+phase).
 """
 
 from __future__ import annotations

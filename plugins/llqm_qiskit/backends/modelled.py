@@ -144,6 +144,7 @@ class ModelledQPU(AerBackend):
             "qpu.model.rep_delay_s": self.usage.rep_delay_s,
             "qpu.model.circuit_duration_s": max(durations),
             "qpu.model.unknown_durations": unknown,
+            "qpu.model.feed_forward_s": self.usage.feed_forward_s,
             "qpu.model.time_scale": self.time_scale,
         }
         return JobOutcome(

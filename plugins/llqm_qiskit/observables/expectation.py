@@ -18,7 +18,9 @@ from qiskit_aer import AerSimulator
 
 from ..backends import stim_engine
 from ..backends.mps import MAX_BOND
-from ..measurement import readout_map
+from ..measurement import outcome_readout, readout_map
+from ..measurement import shape as measurement_shape
+from . import sampled
 from .ideal import Ideal, for_simulator, ideal_values, statevector_probabilities, unitary
 from .ideal import choose as choose_ideal
 
@@ -246,9 +248,10 @@ def parity(bits: Sequence[int]) -> DiagonalObservable:
 
 
 def outcomes(bitstrings: Sequence[str]) -> DiagonalObservable:
-    """The probability of reading any of ``bitstrings`` (Qiskit's order: bit 0 last)."""
+    """The probability of reading any of ``bitstrings`` (Qiskit's order: bit 0 last; an ``x``
+    marks a bit not read, as a dynamic circuit's feed-forward bits)."""
     terms = [
-        Term(1.0, tuple((i, _PROJECT[c]) for i, c in enumerate(_bits_of(s))))
+        Term(1.0, tuple((i, _PROJECT[c]) for i, c in enumerate(_bits_of(s)) if c != "x"))
         for s in sorted(set(bitstrings))
     ]
     return DiagonalObservable(
@@ -260,14 +263,23 @@ def outcomes(bitstrings: Sequence[str]) -> DiagonalObservable:
     )
 
 
-def _unitary_part(circuit: QuantumCircuit) -> tuple[QuantumCircuit, dict[int, int]]:
-    """The circuit without its final measurements, and which qubit each classical bit reads."""
-    return circuit.remove_final_measurements(inplace=False), readout_map(circuit)
+def _unitary_part(
+    circuit: QuantumCircuit, register: str | None = None
+) -> tuple[QuantumCircuit, dict[int, int]]:
+    """The circuit without its final measurements, and which qubit each classical bit an
+    outcome observable reads holds (``outcome_readout``)."""
+    return circuit.remove_final_measurements(inplace=False), outcome_readout(circuit, register)
 
 
-def measured_bits(circuit: QuantumCircuit) -> list[int]:
-    """The classical bits ``circuit`` measures into, in order."""
-    return sorted(_unitary_part(circuit)[1])
+def measured_bits(circuit: QuantumCircuit, register: str | None = None) -> list[int]:
+    """The classical bits an outcome observable of ``circuit`` reads, in order."""
+    return sorted(outcome_readout(circuit, register))
+
+
+def dynamic(circuit: QuantumCircuit) -> bool:
+    """Whether the circuit measures in the middle, resets or branches: its ideal value is then
+    sampled (``sampled``)."""
+    return measurement_shape(circuit).dynamic
 
 
 def _noiseless_support(
@@ -368,14 +380,29 @@ class MostOutcomes(ValueError):
     outcomes, scores over half on them, and a run of any noise close to their ideal 1."""
 
 
-def ideal_outcomes(circuit: QuantumCircuit) -> DiagonalObservable:
-    """The outcomes of a noiseless run of ``circuit`` (a Clifford or a small one), as an observable."""
-    body, readout = _unitary_part(circuit)
+def ideal_outcomes(circuit: QuantumCircuit, register: str | None = None) -> DiagonalObservable:
+    """The outcomes of a noiseless run of ``circuit`` (a Clifford or a small one; a dynamic one:
+    those its noiseless shots give), as an observable."""
+    body, readout = _unitary_part(circuit, register)
     if not readout:
         raise ValueError(
             f"circuit {circuit.name!r} measures nothing, so it has no outcomes to score."
         )
-    support, probability = _noiseless_support(body, readout, circuit.name)
+    if dynamic(circuit):
+        method = choose_ideal(body)
+        if method.method not in ("sampled", "enumerated"):
+            raise ValueError(
+                f"the ideal outcomes of circuit {circuit.name!r} cannot be found: {method.reason}; "
+                'use kind = "parity" or "neighbour_parities", which run without an ideal value.'
+            )
+        support, probability = sampled.support(circuit, sorted(readout)), 1.0
+        if len(support) > MAX_IDEAL_OUTCOMES:
+            raise ValueError(
+                f"circuit {circuit.name!r} has over {MAX_IDEAL_OUTCOMES} ideal outcomes; score it "
+                "with a parity observable instead."
+            )
+    else:
+        support, probability = _noiseless_support(body, readout, circuit.name)
     width, measured = circuit.num_clbits, sorted(readout)
     possible = 2 ** len(measured)
     if 2 * len(support) > possible:
@@ -387,19 +414,21 @@ def ideal_outcomes(circuit: QuantumCircuit) -> DiagonalObservable:
         )
     keys = []
     for outcome in support:
-        bits = ["0"] * width
+        bits = ["0" if len(measured) == width else "x"] * width
         for position, clbit in enumerate(measured):
             bits[clbit] = outcome[position]
         keys.append("".join(bits)[::-1])
     observable = outcomes(keys)
     observable.ideal = probability
+    if dynamic(circuit):
+        observable.ideal_how = Ideal([probability], *sampled.method(circuit))
     return observable
 
 
-def neighbour_parities(circuit: QuantumCircuit) -> DiagonalObservable:
+def neighbour_parities(circuit: QuantumCircuit, register: str | None = None) -> DiagonalObservable:
     """The mean of ``Z_b Z_b'`` over consecutive measured bits ``b < b'`` of ``circuit``, with its
     ideal value."""
-    _, readout = _unitary_part(circuit)
+    _, readout = _unitary_part(circuit, register)
     measured = sorted(readout)
     if len(measured) < 2:
         raise ValueError(
@@ -429,16 +458,32 @@ def ideal_parities(circuit: QuantumCircuit, groups: Sequence[Sequence[int]]) -> 
 
 def parity_ideals(circuit: QuantumCircuit, groups: Sequence[Sequence[int]]) -> Ideal:
     """The ideal values of the parities of each group of bits, with the method that gave them."""
-    body, readout = _unitary_part(circuit)
+    body, readout = circuit.remove_final_measurements(inplace=False), readout_map(circuit)
+    if dynamic(circuit):
+        for bits in groups:
+            _measured(circuit, bits, readout)
+        method = choose_ideal(body)
+        if method.method not in ("sampled", "enumerated"):
+            return Ideal([None] * len(groups), method.method, method.reason)
+        how, why = sampled.method(circuit)
+        parities = [parity(bits) for bits in groups]
+        values, error = sampled.ideal_values(
+            circuit, [p.expectation for p in parities], [p.estimate for p in parities]
+        )
+        return Ideal(values, how, why, standard_error=error if how == "sampled" else None)
     operators = []
     for bits in groups:
-        missing = [b for b in bits if b not in readout]
-        if missing:
-            raise ValueError(
-                f"bit {missing[0]} of the parity is not measured by circuit {circuit.name!r}."
-            )
+        _measured(circuit, bits, readout)
         label = ["I"] * body.num_qubits
         for b in bits:
             label[readout[b]] = "Z"
         operators.append(SparsePauliOp(Pauli("".join(label)[::-1])))
     return ideal_values(body, operators)
+
+
+def _measured(circuit: QuantumCircuit, bits: Sequence[int], readout: dict[int, int]) -> None:
+    missing = [b for b in bits if b not in readout]
+    if missing:
+        raise ValueError(
+            f"bit {missing[0]} of the parity is not measured by circuit {circuit.name!r}."
+        )

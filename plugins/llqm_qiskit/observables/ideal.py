@@ -19,6 +19,8 @@ from llqm_core.pipeline.fit import memory_limit
 from ..backends.aer import is_clifford
 from ..backends.mps import MAX_BOND, for_simulator, mps_log, trial_bond
 from ..costs import AMPLITUDE_BYTES, MPS_S_PER_GATE_CHI3, STATEVECTOR_S_PER_GATE_AMPLITUDE
+from ..measurement import CONTROL_FLOW
+from . import sampled
 
 #: Longest an ideal value may take to compute before it is left unknown.
 IDEAL_MAX_S = 300.0
@@ -43,9 +45,12 @@ class Ideal:
     reason: str
     truncation_error: float | None = None
     bond_dimension: int | None = None
+    standard_error: float | None = None  # of a sampled ideal value (a dynamic circuit's)
 
     def metrics(self) -> dict[str, Any]:
         found: dict[str, Any] = {"ideal.method": self.method, "ideal.reason": self.reason}
+        if self.standard_error is not None:
+            found["ideal.stderr"] = self.standard_error
         if self.truncation_error is not None:
             found["ideal.truncation_error"] = self.truncation_error
         if self.bond_dimension is not None:
@@ -56,24 +61,28 @@ class Ideal:
 def unitary(circuit: QuantumCircuit) -> bool:
     """Whether the circuit (its final measurements removed) is a unitary an ideal state has."""
     return not any(
-        i.operation.name in _NOT_UNITARY
-        or getattr(i.operation, "condition", None) is not None
-        or i.operation.name in ("if_else", "while_loop", "for_loop", "switch_case")
-        for i in circuit.data
+        i.operation.name in _NOT_UNITARY or i.operation.name in CONTROL_FLOW for i in circuit.data
     )
 
 
 def choose(circuit: QuantumCircuit, max_bond: int = MAX_BOND) -> IdealMethod:
     """The method ``ideal_values`` will use for ``circuit`` (final measurements removed)."""
     width = circuit.num_qubits
-    if not unitary(circuit):
-        return IdealMethod(
-            "unknown",
-            "the circuit measures, resets or branches mid-circuit, so it has no one ideal state",
-        )
+    gates = max(len(circuit.data), 1)
+    if not unitary(circuit):  # a value read off measured bits: from noiseless shots
+        if sampled.method(circuit)[0] == "enumerated":
+            return IdealMethod(*sampled.method(circuit))
+        seconds = sampled.IDEAL_SHOTS * gates * 2.0**width * STATEVECTOR_S_PER_GATE_AMPLITUDE
+        if seconds > IDEAL_MAX_S:
+            return IdealMethod(
+                "unknown",
+                f"circuit {circuit.name!r} measures, resets or branches mid-circuit, and "
+                f"{sampled.IDEAL_SHOTS:,} noiseless shots of its {width} qubits would take about "
+                f"{seconds:,.0f} s, over {IDEAL_MAX_S:g} s",
+            )
+        return IdealMethod(*sampled.method(circuit))
     if is_clifford(circuit):
         return IdealMethod("stabilizer", f"a Clifford circuit of {width} qubits")
-    gates = max(len(circuit.data), 1)
     memory = AMPLITUDE_BYTES * 2.0**width
     seconds = gates * 2.0**width * STATEVECTOR_S_PER_GATE_AMPLITUDE
     if memory <= MEMORY_SHARE * memory_limit() and seconds <= IDEAL_MAX_S:
@@ -122,6 +131,8 @@ def ideal_values(
         return Ideal(list(values), chosen.method, chosen.reason)
     if chosen.method == "matrix_product_state":
         return _mps_values(circuit, operators, max_bond, chosen)
+    if chosen.method in ("sampled", "enumerated"):  # bits only: ``expectation.parity_ideals``
+        return Ideal([None] * len(operators), "unknown", "operators on a dynamic circuit's state")
     return Ideal([None] * len(operators), chosen.method, chosen.reason)
 
 

@@ -51,11 +51,14 @@ def observable(
     file: str | None = None,
     operator: Any = None,
     max_bond: int = MAX_BOND,
+    register: str | None = None,
 ) -> StepSpec:
     """What the run measures (``default``: see ``default_observable``; ``ideal_outcomes``,
     ``neighbour_parities``, ``parity`` of ``bits``, or ``pauli``: a Pauli sum from ``terms``,
     ``sparse_terms`` or ``file``; from Python, ``operator`` = a ``SparsePauliOp``) and its exact
-    ideal value where one can be computed (an MPS up to bond dimension ``max_bond``).
+    ideal value where one can be computed (an MPS up to bond dimension ``max_bond``; a dynamic
+    circuit's from noiseless shots). An outcome observable reads the circuit's final
+    measurements, or the bits of the classical ``register`` named.
 
     What the check computes to know the observable (the ideal outcomes of the circuit) is kept
     for the run of the same circuit, so it is computed once."""
@@ -64,6 +67,11 @@ def observable(
             f"unknown observable kind {kind!r}; choose one of: {', '.join(OBSERVABLES)}."
         )
     whole("max_bond", max_bond, 1)
+    if register is not None and (not isinstance(register, str) or kind in ("parity", "pauli")):
+        raise ValueError(
+            f"register names the classical register an outcome observable reads (default, "
+            f"ideal_outcomes, neighbour_parities), as a string; not {register!r} with kind {kind}."
+        )
     if kind != "parity" and bits is not None:
         raise ValueError(f"bits belongs to the parity observable; {kind} takes no bits.")
     given = [
@@ -105,9 +113,10 @@ def observable(
                 return found
         measured, warning = for_outcomes(circuit)
         if kind == "default":
-            found = default_observable(measured, max_bond)
+            found = default_observable(measured, max_bond, register)
         elif kind == "ideal_outcomes":
-            found = Chosen(measured, ideal_outcomes(measured), None, None)
+            named = ideal_outcomes(measured, register)
+            found = Chosen(measured, named, named.ideal_how, None)
         else:
             found = Chosen(measured, None, None, None)
         found.warning = warning
@@ -119,7 +128,7 @@ def observable(
             return found.observable, found.how
         if found.kind == "neighbour_parities" or kind == "neighbour_parities":
             if found.parities is None:  # the check's, where it computed them
-                found.parities = neighbour_parities(found.circuit)
+                found.parities = neighbour_parities(found.circuit, register)
             return found.parities, found.parities.ideal_how
         bits_read = found.bits if found.bits is not None else parity_bits
         how = parity_ideals(found.circuit, [bits_read])
@@ -224,13 +233,15 @@ class Chosen:
     parities: Any = None  # the neighbour parities with their ideal value, once computed
 
 
-def default_observable(circuit: QuantumCircuit, max_bond: int = MAX_BOND) -> Chosen:
+def default_observable(
+    circuit: QuantumCircuit, max_bond: int = MAX_BOND, register: str | None = None
+) -> Chosen:
     """What a file that names no observable measures (docs/pipelines.md, "The default
     observable"): the probability of the circuit's ideal outcomes where they are few
     (``MAX_IDEAL_OUTCOMES``) and can be found; otherwise the mean ``Z Z`` of neighbouring
     measured bits (one bit: its ``Z``), whose ideal value is computed where a method can."""
     try:
-        found = ideal_outcomes(circuit)
+        found = ideal_outcomes(circuit, register)
     except MostOutcomes:
         why = "most"
     except ValueError as exc:
@@ -240,12 +251,12 @@ def default_observable(circuit: QuantumCircuit, max_bond: int = MAX_BOND) -> Cho
         return Chosen(
             circuit,
             found,
-            None,
+            found.ideal_how,
             f"the default: the probability of the circuit's {count} ideal outcome"
             f"{'s' if count > 1 else ''}",
             "ideal_outcomes",
         )
-    measured = measured_bits(circuit)
+    measured = measured_bits(circuit, register)
     many = "too many" in why or "over" in why
     because = (
         "its ideal outcomes are most of those its measured bits can show (a run of pure noise "

@@ -45,8 +45,8 @@ from ..costs import (
     spelled_out_gates,
     transpile_estimate,
 )
+from ..devices.capabilities import refuse_unsupported
 from ..devices.catalog import DEFAULT_DEVICE, fake_device
-from ..measurement import refuse_classical_control
 from ..measurement import shape as measurement_shape
 from ..transpile.profiled import (
     OPTIMIZATION_LEVELS,
@@ -157,19 +157,15 @@ def _generated(circuit: QuantumCircuit) -> dict[str, Any]:
     """The generate step's output; its task says whether the circuit measures anything, since
     an outcome observable will then measure every qubit."""
     found = measurement_shape(circuit)
-    record_metrics(
-        {
-            "circuit.measurements": found.measurements,
-            "circuit.mid_circuit_measurements": found.mid_circuit,
-            "circuit.measures_nothing": not found.measurements,
-        }
-    )
+    record_metrics({**found.metrics(), "circuit.measures_nothing": not found.measurements})
     return {"circuit": circuit}
 
 
 def _given(circuit: QuantumCircuit) -> StepSpec:
     """A circuit handed in from Python (``llqm_qiskit.estimate``)."""
-    step = _with_width_check(lambda data: _generated(circuit), circuit.num_qubits, "circuit")
+    step = _with_width_check(
+        lambda data: _generated(circuit), circuit.num_qubits, "circuit", circuit=circuit
+    )
     step.estimate = lambda plan: _known_estimate(plan, circuit)
     step.inspect = lambda context: context.update(circuit=circuit)
     return step
@@ -189,6 +185,7 @@ def _known_estimate(plan: dict[str, Any], circuit: QuantumCircuit) -> Estimate:
         plan, circuit.num_qubits, len(circuit.data), clifford, bond, len(pairs), far
     )
     plan["circuit"] = circuit  # for the transpile step's estimate to compile as the run will
+    plan["dynamic"] = measurement_shape(circuit).dynamic  # a trajectory per shot
     plan["spelled_out_gates"] = spelled_out_gates(circuit)
     return found
 
@@ -208,11 +205,14 @@ def _from_qasm(path: Path) -> StepSpec:
                 "where its parameter is used and remove its input declaration (from Qiskit, "
                 "export circuit.assign_parameters(values))",
             )
+            for backend in backends:  # the run's, seen by the preflight
+                on_device(circuit, backend)
             loaded.append(circuit)
         return loaded[0]
 
+    backends: list[Any] = []
     step = _with_width_check(
-        lambda data: _generated(load()), header.qubits, f"QASM file {path.name}"
+        lambda data: _generated(load()), header.qubits, f"QASM file {path.name}", backends
     )
 
     def estimate(plan: dict[str, Any]) -> Estimate:
@@ -230,8 +230,8 @@ def _from_qasm(path: Path) -> StepSpec:
 def runnable(circuit: QuantumCircuit, bind: str) -> None:
     """Refuse, in one sentence, a circuit of the user's own that no run of it could execute, as
     soon as it is known (before a check's estimate compiles or simulates it): one without
-    qubits, one with parameters left unbound (``bind`` says how to bind them), one with
-    classical control."""
+    qubits, one with parameters left unbound (``bind`` says how to bind them). A dynamic
+    circuit runs: ``on_device`` refuses what the run's device cannot carry out."""
     if circuit.num_qubits == 0:
         raise ValueError(
             f"circuit {circuit.name!r} has no qubits, so there is nothing to run or measure; "
@@ -247,7 +247,15 @@ def runnable(circuit: QuantumCircuit, bind: str) -> None:
             f"circuit {circuit.name!r} has {len(names)} unbound parameter"
             f"{'s' if len(names) > 1 else ''} ({shown}), which a run cannot execute; {bind}."
         )
-    refuse_classical_control(circuit)
+
+
+def on_device(circuit: QuantumCircuit, backend: Any) -> None:
+    """Refuse, in one sentence naming devices that have them, the operations no gate translation
+    supplies (a reset, classical control) that the run's device's target does not declare."""
+    device = getattr(backend, "device", None)
+    if device is not None and getattr(device, "target", None) is not None:
+        name = getattr(backend, "device_name", None) or device.name
+        refuse_unsupported(circuit, device.target, name)
 
 
 def _wide_enough(qubits: int) -> str:
@@ -259,12 +267,23 @@ def _wide_enough(qubits: int) -> str:
     return f"run it on a device of {qubits:,} qubits or more, or with fewer qubits"
 
 
-def _with_width_check(step: StepFunction, qubits: int, what: str) -> StepSpec:
+def _with_width_check(
+    step: StepFunction,
+    qubits: int,
+    what: str,
+    backends: list[Any] | None = None,
+    circuit: QuantumCircuit | None = None,
+) -> StepSpec:
     """Give the step a ``preflight`` that refuses a circuit wider than the run's backend before
-    anything runs."""
+    anything runs, or one whose operations its device cannot carry out (``circuit``, where it
+    is known now); the backend is kept in ``backends`` for a file parsed later."""
 
     def preflight(context: PipelineData) -> None:
         backend = context["backend"]
+        if backends is not None:
+            backends[:] = [backend]
+        if circuit is not None:
+            on_device(circuit, backend)
         if qubits > backend.num_qubits:
             raise ValueError(
                 f"the {what} has {qubits:,} qubits, more than the {backend.num_qubits} of backend "

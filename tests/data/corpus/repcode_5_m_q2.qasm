@@ -1,0 +1,30 @@
+// a bit-flip repetition code: 3 data qubits, 2 syndrome qubits measured and reset each cycle,
+// the error of the first cycle corrected by feed-forward (OpenQASM 2's if on a register)
+OPENQASM 2.0;
+include "qelib1.inc";
+qreg d[3];
+qreg a[2];
+creg s0[2];
+creg s1[2];
+creg out[3];
+x d[0];
+cx d[0],a[0];
+cx d[1],a[0];
+cx d[1],a[1];
+cx d[2],a[1];
+measure a[0] -> s0[0];
+measure a[1] -> s0[1];
+reset a[0];
+reset a[1];
+if(s0==1) x d[0];
+if(s0==3) x d[1];
+if(s0==2) x d[2];
+cx d[0],a[0];
+cx d[1],a[0];
+cx d[1],a[1];
+cx d[2],a[1];
+measure a[0] -> s1[0];
+measure a[1] -> s1[1];
+measure d[0] -> out[0];
+measure d[1] -> out[1];
+measure d[2] -> out[2];
