@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import sys
 import warnings
 from collections.abc import Callable, Mapping
@@ -99,7 +100,9 @@ def forward_names(package: str, module: str) -> Callable[[str], Any]:
     """
 
     def __getattr__(name: str) -> Any:
-        if name.startswith("__"):
+        # a submodule not imported yet is the import system's to find (``from . import name``
+        # asks the package first), never an old name: forwarding it could import in a circle
+        if name.startswith("__") or importlib.util.find_spec(f"{package}.{name}") is not None:
             raise AttributeError(name)
         return forward_name(package, name, module)
 
