@@ -236,6 +236,15 @@ class ChoosingSection(Protocol):
 
 
 @runtime_checkable
+class ForeseeingSection(Protocol):
+    """A choosing section that says, when the file is checked, what its policies would choose
+    in place of its ``table`` (``llqm run --check``): sentences, none where they keep it.
+    ``store`` is the profile store the run would learn from (None: none yet)."""
+
+    def foresee(self, data: PipelineData, table: dict[str, Any], store: Any, /) -> list[str]: ...
+
+
+@runtime_checkable
 class ShapedSection(Protocol):
     """A section with its part of a run's shape (``llqm_core.pipeline.shapes``)."""
 
@@ -263,6 +272,17 @@ class DecidingPolicy(Protocol):
     decides: str
 
     def decide(self, **context: Any) -> PolicyDecision: ...
+
+
+@runtime_checkable
+class PreviewingPolicy(Protocol):
+    """A deciding policy that can say, when the file is checked, what it would decide:
+    ``preview(**context)`` takes ``decide``'s context and returns the same decision, but keeps
+    nothing (no decision recorded, no layout remembered, no warning raised)."""
+
+    decides: str
+
+    def preview(self, **context: Any) -> PolicyDecision: ...
 
 
 @runtime_checkable
