@@ -308,8 +308,9 @@ class ReactivePolicy(Protocol):
 
 @runtime_checkable
 class Forecaster(Protocol):
-    """A policy that predicts each stage's costs for ``llqm predict``, from stored runs of the
-    same shape (``cost_model``)."""
+    """A policy that predicts each stage's costs from stored runs of the same shape
+    (``cost_model``, whose ``predict`` decision the report sets beside the measurement);
+    ``llqm predict`` prints the check's estimate instead (``CostModel``)."""
 
     def forecast(self, features: dict[str, Any], store: Any, shape: dict[str, Any], /) -> Any: ...
 
