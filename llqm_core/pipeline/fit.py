@@ -33,8 +33,8 @@ _UNITS |= {"kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
 
 #: How far a modelled figure may lie from the measurement, as a factor either way, from
 #: ``bench/predict.py --every`` on every example and corpus file that runs in under 2 minutes,
-#: without history (docs/benchmarks.md, "One estimator"): wall 0.45-1.47x of the runs at load
-#: 7-12 (x3, the target, kept: the load moves it most), peak memory 0.78-0.99x.
+#: without history (docs/benchmarks.md, "One estimator"): wall 0.44-1.64x of 41 runs at load
+#: 4.7-12.6 (x3, the target, kept: the load moves it most), peak memory 0.78-0.99x.
 MODELLED_WALL_ERROR = 3.0
 MODELLED_PEAK_ERROR = 1.5
 #: The least a figure from history can be off: two runs of one file on the 2-core VM differ by
