@@ -38,7 +38,7 @@ _UNITS |= {"kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
 MODELLED_WALL_ERROR = 3.0
 MODELLED_PEAK_ERROR = 1.5
 #: The least a figure from history can be off: two runs of one file on the 2-core VM differ by
-#: up to 25% (docs/performance.md); the runs' own spread around the fit widens it.
+#: up to 25% (the same script's loop times, measured on it); the runs' own spread widens it.
 HISTORY_ERROR_FLOOR = 1.25
 
 
