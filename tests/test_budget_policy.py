@@ -82,9 +82,19 @@ def test_on_the_prefect_engine_the_chosen_technique_runs_as_its_own_task(prefect
     )  # the flow ran the choice, not the file's
 
 
+def replacing(pipeline) -> list[str]:
+    """The check's notes that say the budget policy will replace the file's mitigation."""
+    return [n for n in pipeline.notes if n.startswith("policy budgeted_mitigation will replace")]
+
+
 def test_a_tight_budget_rules_out_the_costly_techniques(history):
     policies = {"names": ["budgeted_mitigation"], "budgeted_mitigation": {"budget_shots": 1500}}
-    run_id, _ = run_pipeline(parse_pipeline(config(ZNE, policies)), store=history)
+    pipeline = parse_pipeline(config(ZNE, policies), store=str(history))
+    (said,) = replacing(pipeline)  # llqm run --check says so before anything runs
+    assert said.startswith(
+        "policy budgeted_mitigation will replace [mitigation] technique = 'zne' with 'none'"
+    )
+    run_id, _ = run_pipeline(pipeline, store=history)
     decision, _ = llqm.ProfileStore(history).decisions(run_id)
     assert (
         decision.choice["technique"] == "none"
@@ -105,10 +115,15 @@ def test_a_budget_the_run_itself_cannot_fit_is_refused_when_the_file_is_checked(
 
 
 def test_with_nothing_affordable_known_an_over_budget_mitigation_is_not_run(store_path):
-    """ZNE's three scale factors at 1,000 shots plan 3,000 shots: over 2,500, with no history."""
-    run_id, data = run_pipeline(
-        parse_pipeline(config(ZNE, budgeted({"budget_shots": 2500}))), store=store_path
-    )
+    """ZNE's three scale factors at 1,000 shots plan 3,000 shots: over 2,500, with no history;
+    the check says so, and says nothing of a file whose mitigation fits."""
+    pipeline = parse_pipeline(config(ZNE, budgeted({"budget_shots": 2500})), store=str(store_path))
+    (said,) = replacing(pipeline)
+    assert "with 'none'" in said and "500 over budget_shots = 2,500" in said
+    assert not store_path.exists()  # the check stored nothing
+    fits = parse_pipeline(config(ZNE, budgeted({"budget_shots": 3000})), store=str(store_path))
+    assert not replacing(fits)
+    run_id, data = run_pipeline(pipeline, store=store_path)
     store = llqm.ProfileStore(store_path)
     chosen, review = store.decisions(run_id)
     assert chosen.choice["technique"] == "none"

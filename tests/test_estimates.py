@@ -57,7 +57,8 @@ def test_every_step_the_run_executes_has_an_estimate(config, store_path):
 def test_mitiq_and_the_first_pass_manager_are_warm_ups_of_the_steps_that_need_them(store_path):
     config = {"circuit": {"kind": "ghz", "qubits": 4}, "mitigation": {"technique": "zne"}}
     steps = {s.step: s for s in parse_pipeline(config, store=str(store_path)).fit.steps}
-    assert Warmup("import", "mitiq", mitigation.MITIQ_IMPORT_S) in steps["mitigate.zne"].warmups
+    mitiq = Warmup("import", "mitiq", mitigation.MITIQ_IMPORT_S, mitigation.MITIQ_IMPORT_BYTES)
+    assert mitiq in steps["mitigate.zne"].warmups
     assert any(w.key == PRESET_PASS_MANAGER for w in steps["transpile"].warmups)
 
 

@@ -31,10 +31,14 @@ def snapshot():
 
 
 def test_the_chosen_layout_avoids_broken_couplers_and_needs_no_swaps(store_path, snapshot):
-    run_id, data = run_pipeline(parse_pipeline(PIPELINE), store=store_path)
+    pipeline = parse_pipeline(PIPELINE, store=str(store_path))
+    (said,) = [n for n in pipeline.notes if n.startswith("policy hardware_layout will place")]
+    run_id, data = run_pipeline(pipeline, store=store_path)
     store = llqm.ProfileStore(store_path)
     (decision,) = store.decisions(run_id)
     layout = decision.choice["initial_layout"]
+    # llqm run --check said where the run would put the circuit
+    assert f"physical qubits [{', '.join(map(str, layout[:8]))}, ...]" in said
     broken = set(faulty_couplers(snapshot))
     assert (
         len(set(layout)) == 12 and not {tuple(sorted(p)) for p in zip(layout, layout[1:])} & broken
@@ -129,3 +133,44 @@ def test_the_layout_search_stops_at_its_time_budget_and_says_so(store_path, snap
 def test_bad_policy_options_get_one_sentence(options, message):
     with pytest.raises(UserError, match=message):
         registries.create("policy", "hardware_layout", **options)
+
+
+def out_of_service(snapshot, pairs: set[tuple[int, int]]):
+    """``snapshot`` with the two-qubit gates of ``pairs`` marked out of service (error 1)."""
+    return replace(
+        snapshot,
+        gates=[
+            replace(g, error=1.0) if len(g.qubits) == 2 and tuple(sorted(g.qubits)) in pairs else g
+            for g in snapshot.gates
+        ],
+    )
+
+
+def test_the_check_warns_when_the_calibration_has_the_circuits_couplers_out_of_service(
+    snapshot, monkeypatch
+):
+    """A calibration in force with one of the four couplers a GHZ-5 compiles onto out of
+    service (25%, over the 10% the check allows) gets a warning naming it; the same file on
+    the device's own calibration gets none, and with ``hardware_layout`` the check says where
+    the policy moves the circuit, clear of it."""
+    from llqm_qiskit.devices.catalog import fake_device
+    from llqm_qiskit.pipeline.placement_check import couplers
+    from llqm_qiskit.pipeline.steps import compiled_as_run
+
+    plain = {key: value for key, value in PIPELINE.items() if key != "policies"}
+    plain = plain | {"circuit": {"kind": "ghz", "qubits": 5}}
+    used = couplers(compiled_as_run(ghz(5), fake_device("fake_fez"), seed=7))
+    assert len(used) == 4 and not used & set(faulty_couplers(snapshot))
+
+    def warnings(config: dict) -> list[str]:
+        return [n for n in parse_pipeline(config).notes if n.startswith("warning:")]
+
+    assert not warnings(plain)
+    broken = min(used)
+    monkeypatch.setattr(AerBackend, "snapshot", lambda self: out_of_service(snapshot, {broken}))
+    (said,) = warnings(plain)
+    assert said.startswith("warning: 1 of the 4 couplers the circuit would use (25%) are out of")
+    assert f"{broken[0]}-{broken[1]}" in said and 'add "hardware_layout"' in said
+    placed = parse_pipeline(plain | {"policies": PIPELINE["policies"]}).notes
+    assert any(n.startswith("policy hardware_layout will place") for n in placed)
+    assert not [n for n in placed if n.startswith("warning:")]

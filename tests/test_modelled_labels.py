@@ -1,6 +1,6 @@
 """Every modelled number says so wherever it is shown: a modelled QPU's QPU and queue seconds
-carry "modelled" in the stage and cost tables, the HTML page, ``llqm predict``, ``llqm
-compare`` and the sweep table, ``modelled: true`` in JSON and ``llqm.*.modelled`` on the span;
+carry "modelled" in the stage and cost tables, the HTML page, ``llqm compare`` and the sweep
+table, ``modelled: true`` in JSON and ``llqm.*.modelled`` on the span;
 and a prediction of a modelled figure is shown but never scored as accuracy (issue 32)."""
 
 from __future__ import annotations
@@ -91,18 +91,8 @@ def test_a_prediction_of_a_modelled_figure_is_not_scored(modelled_runs, capsys):
     assert text.count("not scored (modelled)") == 2
 
 
-def test_predict_and_compare_say_modelled(modelled_runs, capsys, tmp_path):
+def test_compare_says_modelled(modelled_runs, capsys):
     store, run_id = modelled_runs
-    pipeline = tmp_path / "modelled.toml"
-    pipeline.write_text(
-        '[circuit]\nkind = "ghz"\nqubits = 4\n[backend]\nname = "modelled_qpu"\n'
-        'device = "fake_fez"\ntime_scale = 0.0\n[transpile]\noptimization_level = 1\nseed = 7\n'
-        "[execution]\nshots = 100\nseed = 1\n"
-    )
-    predicted = json.loads(cli(capsys, "--store", str(store), "predict", str(pipeline), "--json"))
-    assert predicted["stages"]["execute"]["modelled"] is True
-    text = cli(capsys, "--store", str(store), "predict", str(pipeline))
-    assert modelled_row(text, "│ execute ")
     runs = [r.id for r in llqm.ProfileStore(store).runs(limit=4)]
     compared = json.loads(cli(capsys, "--store", str(store), "compare", runs[1], runs[0], "--json"))
     assert compared["stages"]["execute"]["qpu_s"]["modelled"] is True

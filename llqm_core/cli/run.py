@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import cast
 
 from rich.console import Console
 from rich.table import Table
@@ -18,14 +17,11 @@ from ..analysis.trial_report import (
     render_trials,
     trials_report,
 )
-from ..hooks.contracts import Forecaster, PipelineData
 from ..model.errors import UserError
 from ..model.modelled import with_word
 from ..model.units import format_bytes, format_seconds
-from ..pipeline import registries
-from ..pipeline.file import load_pipeline
-from ..pipeline.sections import features
-from ..pipeline.shapes import describe, pipeline_shape
+from ..pipeline.file import Pipeline, load_pipeline
+from ..pipeline.fit import error_text
 from ..pipeline.sweep import parse_grid
 from ..pipeline.trials import run_trials
 from ..store.profile_store import ProfileStore
@@ -40,7 +36,9 @@ def add_commands(commands: Commands, common: argparse.ArgumentParser) -> None:
         "run", parents=[common], help="run a pipeline file (TOML) and report its profile"
     )
     add_pipeline_argument(run, "the pipeline file; see docs/pipelines.md for its format")
-    add_outputs(run, json="print the run's report as JSON instead of tables")
+    add_outputs(
+        run, json="print the run's report as JSON instead of tables (with --check: the estimate)"
+    )
     run.add_argument(
         "--check",
         action="store_true",
@@ -61,14 +59,10 @@ def add_commands(commands: Commands, common: argparse.ArgumentParser) -> None:
     predict = commands.add_parser(
         "predict",
         parents=[common],
-        help="each stage's time and memory for a pipeline file, predicted from stored profiles",
+        help="each step's time and memory for a pipeline file, with their expected errors: "
+        "the estimate llqm run --check makes (models, and stored runs that cover the file)",
     )
     add_pipeline_argument(predict, "the pipeline file")
-    predict.add_argument(
-        "--model",
-        default="cost_model",
-        help="the registered policy that predicts (default cost_model)",
-    )
     add_outputs(predict, json="print the predictions as JSON")
     predict.set_defaults(handler=cmd_predict)
 
@@ -115,6 +109,9 @@ def cmd_run(args: argparse.Namespace, console: Console) -> None:
     args.pipeline = pipeline_file(args)
     pipeline = load_pipeline(args.pipeline, store=getattr(args, "store", None), force=args.force)
     if args.check:
+        if args.json:
+            print_json(estimate_json(pipeline))
+            return
         console.print(
             f"{args.pipeline}: ok ({len(pipeline.steps)} steps: {', '.join(s.name for s in pipeline.steps)}; "
             f"{pipeline.fit.summary() if pipeline.fit else 'not estimated'}"
@@ -128,6 +125,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> None:
         )
         for note in pipeline.notes:
             console.print(f"  {note}")
+        render_estimate(pipeline, args.pipeline, console)
         return
     store = getattr(args, "store", None) or pipeline.store
     with progress_bar(args.json) as progress:
@@ -150,49 +148,55 @@ def cmd_run(args: argparse.Namespace, console: Console) -> None:
 
 
 def cmd_predict(args: argparse.Namespace, console: Console) -> None:
+    """The check's estimate (``llqm_core.pipeline.fit``) of every step, printed alone: a
+    prediction of a run that will not fit is still a prediction."""
     args.pipeline = pipeline_file(args)
-    # A prediction of a run that will not fit is still a prediction.
-    pipeline = load_pipeline(args.pipeline, force=True)
-    data = pipeline.initial_data()
-    for step in pipeline.steps_to_choice():  # the circuit only: nothing executes or is recorded
-        data = cast(PipelineData, {**data, **(step.run(data) or {})})
-    model = registries.create("policy", args.model)
-    if not isinstance(model, Forecaster):
-        raise UserError(
-            f"policy {args.model!r} does not predict costs; use a cost model such as cost_model."
-        )
-    store = getattr(args, "store", None) or pipeline.store
-    shape = pipeline_shape(pipeline.config, [s.name for s in pipeline.steps])
-    known = features(data)
-    found = model.forecast(known, ProfileStore(store, readonly=True), shape)
-    if not found["runs_stored"]:
-        raise UserError(
-            "the store holds no completed pipeline runs to learn from; run some pipelines first (llqm run)."
-        )
+    pipeline = load_pipeline(args.pipeline, store=getattr(args, "store", None), force=True)
     if args.json:
-        print_json({"features": known} | found)
+        print_json(estimate_json(pipeline))
         return
-    if not found["runs_used"]:
-        console.print(f"{found['note']}: nothing to predict {args.pipeline} from.")
+    render_estimate(pipeline, args.pipeline, console)
+
+
+def estimate_json(pipeline: Pipeline) -> dict[str, object]:
+    """What ``llqm predict --json`` and ``llqm run --check --json`` print: the fit's figures,
+    each with its expected error, and the check's notes."""
+    figures = pipeline.fit.figures() if pipeline.fit else {"steps": []}
+    return figures | {"trials": pipeline.repeat, "notes": pipeline.notes}
+
+
+def render_estimate(pipeline: Pipeline, source: str, console: Console) -> None:
+    """Each step's estimated wall time and peak memory with its expected error and what the
+    figures come from, then the whole run's: the table ``llqm predict`` and ``llqm run
+    --check`` print alike."""
+    fit = pipeline.fit
+    if fit is None:
         return
-    console.print(
-        f"Predicted from {found['runs_used']} earlier runs of the same shape ({describe(shape)})."
+    table = Table(
+        title=f"Estimated for {source} (error: a factor either way)", title_justify="left"
     )
-    table = Table(title=f"Predicted for {args.pipeline}", title_justify="left")
-    for column in ("stage", "runs", "wall", "cpu", "QPU", "queue", "peak RSS"):
-        table.add_column(column, justify="left" if column == "stage" else "right")
-    for stage, guess in sorted(found["stages"].items(), key=lambda item: -item[1]["wall_s"]):
+    for column in ("step", "wall", "error", "peak memory", "error", "from"):
+        table.add_column(column, justify="left" if column in ("step", "from") else "right")
+    for step in fit.steps:
         table.add_row(
-            stage,
-            str(guess["runs"]),
-            format_seconds(guess["wall_s"]),
-            format_seconds(guess["cpu_s"]),
-            with_word(format_seconds(guess["qpu_s"] or None), guess.get("qpu_modelled", False)),
-            with_word(format_seconds(guess["queue_s"] or None), guess.get("queue_modelled", False)),
-            format_bytes(int(guess["peak_rss_bytes"])),
+            step.step,
+            format_seconds(step.wall_s),
+            error_text(step.wall_error),
+            format_bytes(int(step.peak_bytes)),
+            error_text(step.peak_error),
+            step.basis,
         )
+    peak = fit.peak
+    table.add_row(
+        "whole run",
+        format_seconds(fit.wall_s),
+        error_text(fit.wall_error),
+        format_bytes(int(peak.peak_bytes)) if peak else "-",
+        error_text(fit.peak_error),
+        f"x{fit.slowdown:.1f} for the machine's load" if fit.slowdown > 1.05 else "",
+        end_section=True,
+    )
     console.print(table)
-    console.print(f"How close: {found['closeness']}.")
 
 
 def cmd_sweep(args: argparse.Namespace, console: Console) -> None:

@@ -240,6 +240,15 @@ class ChoosingSection(Protocol):
 
 
 @runtime_checkable
+class ForeseeingSection(Protocol):
+    """A choosing section that says, when the file is checked, what its policies would choose
+    in place of its ``table`` (``llqm run --check``): sentences, none where they keep it.
+    ``store`` is the profile store the run would learn from (None: none yet)."""
+
+    def foresee(self, data: PipelineData, table: dict[str, Any], store: Any, /) -> list[str]: ...
+
+
+@runtime_checkable
 class ShapedSection(Protocol):
     """A section with its part of a run's shape (``llqm_core.pipeline.shapes``)."""
 
@@ -270,6 +279,17 @@ class DecidingPolicy(Protocol):
 
 
 @runtime_checkable
+class PreviewingPolicy(Protocol):
+    """A deciding policy that can say, when the file is checked, what it would decide:
+    ``preview(**context)`` takes ``decide``'s context and returns the same decision, but keeps
+    nothing (no decision recorded, no layout remembered, no warning raised)."""
+
+    decides: str
+
+    def preview(self, **context: Any) -> PolicyDecision: ...
+
+
+@runtime_checkable
 class PreflightPolicy(Protocol):
     """A policy that refuses a file it cannot serve when the file is checked (``ValueError``)."""
 
@@ -292,8 +312,9 @@ class ReactivePolicy(Protocol):
 
 @runtime_checkable
 class Forecaster(Protocol):
-    """A policy that predicts each stage's costs for ``llqm predict``, from stored runs of the
-    same shape (``cost_model``)."""
+    """A policy that predicts each stage's costs from stored runs of the same shape
+    (``cost_model``, whose ``predict`` decision the report sets beside the measurement);
+    ``llqm predict`` prints the check's estimate instead (``CostModel``)."""
 
     def forecast(self, features: dict[str, Any], store: Any, shape: dict[str, Any], /) -> Any: ...
 

@@ -31,8 +31,11 @@ class Warmup:
     """A one-time cost a step's estimate expects (``llqm_core.pipeline.fit``): importing the
     module ``key`` (``kind`` "import") or the first call of ``key`` (``kind`` "first_call",
     as ``runtime.warmup.first_call`` marks it). The process pays it once: the fit charges it to
-    the first step that needs it, and not at all once paid (by the check itself, say)."""
+    the first step that needs it, and not at all once paid (by the check itself, say); its
+    ``memory_bytes`` stay on that step's peak and every later one's."""
 
     kind: str
     key: str
     seconds: float
+    #: what it leaves resident for the rest of the process (an import's modules)
+    memory_bytes: float = 0.0

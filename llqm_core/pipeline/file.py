@@ -18,6 +18,7 @@ from ..model.detail import FULL
 from ..model.errors import UserError, warn
 from ..runtime.api import annotate, run
 from ..runtime.kept import cap_bytes
+from ..store.profile_store import ProfileStore, store_exists
 from . import registries, sections
 from .fit import Fit, check_fit, run_overhead
 from .paths import relative_to
@@ -236,17 +237,19 @@ def parse_pipeline(
             loaded = True
     if loaded:  # estimated again from what was parsed (a QASM file's gates, whether Clifford)
         pipeline.fit = check_fit(pipeline, store or store_option, force, max_minutes)
-    pipeline.notes = inspect_steps(pipeline)
+    pipeline.notes = inspect_steps(pipeline, store or store_option)
     if pipeline.fit is not None:  # the warm-ups the inspections paid are not the run's
         pipeline.fit = pipeline.fit.settled()
     return pipeline
 
 
-def inspect_steps(pipeline: Pipeline) -> list[str]:
+def inspect_steps(pipeline: Pipeline, store: str | None = None) -> list[str]:
     """Each step's ``inspect(context)`` in order, on what the earlier ones built (the parsed
     circuit): what would fail mid-run (an observable the circuit cannot give, a circuit no
     simulation method can run) is refused now, before a run is recorded; the notes say what
-    the run will do (how the ideal value is found, the simulation method)."""
+    the run will do (how the ideal value is found, the simulation method, where a layout
+    policy puts the circuit) and, last, what the policies would choose in place of the file's
+    tables (a budget's mitigation), from the runs in ``store``."""
     context: dict[str, Any] = dict(pipeline.initial_data())  # what the inspections add up
     notes: list[str] = []
     for step in pipeline.steps:
@@ -257,7 +260,8 @@ def inspect_steps(pipeline: Pipeline) -> list[str]:
             notes += inspect(context) or []
         except ValueError as exc:
             raise UserError(f"in [{step.section}]: {exc}") from None
-    return notes
+    history = ProfileStore(store, readonly=True) if store_exists(store) else None
+    return notes + sections.foreseen(pipeline.config, context, history)
 
 
 def read_pipeline_file(path: str | Path) -> dict[str, Any]:

@@ -31,6 +31,16 @@ HISTORY_MODEL = "cost_model"
 _UNITS = {"": 1, "b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12}
 _UNITS |= {"kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
 
+#: How far a modelled figure may lie from the measurement, as a factor either way, from
+#: ``bench/predict.py --every`` on every example and corpus file that runs in under 2 minutes,
+#: without history (docs/benchmarks.md, "One estimator"): wall 0.44-1.64x of 41 runs at load
+#: 4.7-12.6 (x3, the target, kept: the load moves it most), peak memory 0.78-0.99x.
+MODELLED_WALL_ERROR = 3.0
+MODELLED_PEAK_ERROR = 1.5
+#: The least a figure from history can be off: two runs of one file on the 2-core VM differ by
+#: up to 25% (the same script's loop times, measured on it); the runs' own spread widens it.
+HISTORY_ERROR_FLOOR = 1.25
+
 
 @dataclass(frozen=True)
 class StepEstimate:
@@ -40,6 +50,25 @@ class StepEstimate:
     basis: str
     warmup_s: float = 0.0  # the part of wall_s that is warm-up, paid once per process
     warmups: tuple[Warmup, ...] = ()  # the one-time costs it needs, paid already or not
+    warmup_bytes: float = 0.0  # the part of peak_bytes that warm-ups not paid yet leave resident
+    #: a peak measured by earlier runs, which holds what their warm-ups left resident already
+    peak_measured: bool = False
+    #: the expected error of ``wall_s`` and ``peak_bytes``: a factor either way (x2: from half
+    #: to twice the figure), from the model's measured spread or the history's
+    wall_error: float = MODELLED_WALL_ERROR
+    peak_error: float = MODELLED_PEAK_ERROR
+
+    def figures(self) -> dict[str, Any]:
+        """The step's figures as ``llqm predict --json`` and ``llqm run --check --json`` give them."""
+        return {
+            "step": self.step,
+            "wall_s": self.wall_s,
+            "wall_error": self.wall_error,
+            "warmup_s": self.warmup_s,
+            "peak_bytes": self.peak_bytes,
+            "peak_error": self.peak_error,
+            "basis": self.basis,
+        }
 
 
 @dataclass(frozen=True)
@@ -60,21 +89,78 @@ class Fit:
     def settled(self) -> Fit:
         """The fit with the warm-ups charged again: those the check itself has paid since it
         estimated (a pass manager built to inspect the circuit) are no longer the run's."""
-        steps = [replace(s, wall_s=s.wall_s - s.warmup_s, warmup_s=0.0) for s in self.steps]
+        steps = [
+            replace(
+                s,
+                wall_s=s.wall_s - s.warmup_s,
+                warmup_s=0.0,
+                peak_bytes=s.peak_bytes - s.warmup_bytes,
+                warmup_bytes=0.0,
+            )
+            for s in self.steps
+        ]
         return replace(self, steps=_charge_warmups(steps, self.slowdown))
 
     @property
     def peak(self) -> StepEstimate | None:
         return max(self.steps, key=lambda s: s.peak_bytes, default=None)
 
+    @property
+    def wall_error(self) -> float:
+        """The whole run's expected error, a factor either way, from its steps': a sum of
+        figures each within its factor lies within these bounds (a small step's wide error
+        moves the sum little)."""
+        total = self.wall_s
+        if total <= 0:
+            return max((s.wall_error for s in self.steps), default=1.0)
+        high = sum(s.wall_s * s.wall_error for s in self.steps) / total
+        low = total / sum(s.wall_s / s.wall_error for s in self.steps)
+        widest = max(s.wall_error for s in self.steps)  # never above it, rounding aside
+        return min(max(high, low), widest)
+
+    @property
+    def peak_error(self) -> float:
+        """The peak's expected error: the peak step's, or more where another step's figure
+        could, within its own error, rise above it."""
+        peak = self.peak
+        if peak is None or peak.peak_bytes <= 0:
+            return 1.0
+        above = max(s.peak_bytes * s.peak_error for s in self.steps) / peak.peak_bytes
+        return max(peak.peak_error, above)
+
+    def figures(self) -> dict[str, Any]:
+        """The whole estimate as data: what ``llqm predict --json`` and ``llqm run --check
+        --json`` print, the same for one file and store."""
+        peak = self.peak
+        return {
+            "wall_s": self.wall_s,
+            "wall_error": self.wall_error,
+            "peak_bytes": peak.peak_bytes if peak else None,
+            "peak_error": self.peak_error,
+            "peak_step": peak.step if peak else None,
+            "memory_limit_bytes": self.memory_limit_bytes,
+            "max_s": self.max_s,
+            "slowdown": self.slowdown,
+            "steps": [s.figures() for s in self.steps],
+        }
+
     def summary(self) -> str:
         peak = self.peak
-        memory = format_bytes(int(peak.peak_bytes)) if peak else "-"
+        memory = (
+            f"{format_bytes(int(peak.peak_bytes))} (within {error_text(self.peak_error)})"
+            if peak
+            else "-"
+        )
         busy = f", x{self.slowdown:.1f} for the machine's load" if self.slowdown > 1.05 else ""
         return (
-            f"estimated {format_seconds(self.wall_s)}{busy} and {memory} at the peak, "
-            f"of {format_bytes(int(self.memory_limit_bytes))} available"
+            f"estimated {format_seconds(self.wall_s)} (within {error_text(self.wall_error)}){busy} "
+            f"and {memory} at the peak, of {format_bytes(int(self.memory_limit_bytes))} available"
         )
+
+
+def error_text(factor: float) -> str:
+    """An expected error in words: ``x1.5`` (from the figure over 1.5 to 1.5 times it)."""
+    return f"x{factor:.2g}"
 
 
 #: What a run costs outside its steps' own work, whatever they are: the run opened and closed in
@@ -124,16 +210,27 @@ def machine_slowdown() -> float:
 
 
 def _charge_warmups(steps: list[StepEstimate], slowdown: float) -> list[StepEstimate]:
-    """Each warm-up not paid yet goes to the first step that needs it, once."""
+    """Each warm-up not paid yet goes to the first step that needs it, once; what it leaves
+    resident (an import's modules) stays on that step's peak and every later one's."""
     seen: set[tuple[str, str]] = set()
     charged = []
+    held = 0.0
     for step in steps:
         due = 0.0
         for cost in step.warmups:
             if (cost.kind, cost.key) not in seen and not paid(cost):
                 due += cost.seconds * slowdown
+                held += cost.memory_bytes
             seen.add((cost.kind, cost.key))
-        charged.append(replace(step, wall_s=step.wall_s + due, warmup_s=due))
+        charged.append(
+            replace(
+                step,
+                wall_s=step.wall_s + due,
+                warmup_s=due,
+                peak_bytes=step.peak_bytes + (0.0 if step.peak_measured else held),
+                warmup_bytes=0.0 if step.peak_measured else held,
+            )
+        )
     return charged
 
 
@@ -199,17 +296,40 @@ def _combined(
     slowdown: float = 1.0,
 ) -> list[StepEstimate]:
     """The models' figures (times the machine's load), a step's time from the history where it
-    has one (measured as it was, warm-ups left out), and the warm-ups still to pay."""
+    has one (measured as it was, warm-ups left out) and its peak where the history's is higher,
+    each with its expected error, and the warm-ups still to pay."""
     base = current_rss()
     steps = []
     for name, found in modelled:
         wall, peak, basis = found.wall_s * slowdown, base + found.memory_bytes, found.basis
+        wall_error, peak_error, measured = MODELLED_WALL_ERROR, MODELLED_PEAK_ERROR, False
         known = history.get(name)
         if known is not None:
-            wall, peak = known["wall_s"], max(peak, known["peak_rss_bytes"])
-            basis = f"{basis}; time from {runs} earlier runs"
-        steps.append(StepEstimate(name, wall, peak, basis, warmups=found.warmups))
+            wall, basis = known["wall_s"], f"{basis}; time from {runs} earlier runs"
+            wall_error = _history_error(known.get("wall_s_error"), wall_error)
+            measured = known["peak_rss_bytes"] > peak
+            if measured:
+                peak = known["peak_rss_bytes"]
+                peak_error = _history_error(known.get("peak_rss_bytes_error"), peak_error)
+        steps.append(
+            StepEstimate(
+                name,
+                wall,
+                peak,
+                basis,
+                warmups=found.warmups,
+                wall_error=wall_error,
+                peak_error=peak_error,
+                peak_measured=measured,
+            )
+        )
     return _charge_warmups(steps, slowdown)
+
+
+def _history_error(spread: float | None, modelled: float) -> float:
+    """A figure from history is off by its runs' spread around the fit, at least the floor; with
+    too few runs to show a spread, by the model's error."""
+    return modelled if spread is None else max(HISTORY_ERROR_FLOOR, spread)
 
 
 def estimate(pipeline: Any, store: str | None = None) -> list[StepEstimate]:

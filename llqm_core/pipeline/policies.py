@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from typing import Any
 
-from ..hooks.contracts import DecidingPolicy, NamedPolicy, Policy
+from ..hooks.contracts import DecidingPolicy, NamedPolicy, Policy, PreviewingPolicy
 from ..model.records import PolicyDecision, TaskRecord
 from ..runtime.api import current_run, current_task, task
 from ..store.profile_store import ProfileStore
@@ -131,6 +131,26 @@ def decide(data: Mapping[str, Any], point: str, **context: Any) -> PolicyDecisio
         if not isinstance(policy, DecidingPolicy) or policy.decides != point:
             continue
         decision = consult(policy, **context)
+        if changes_something(decision):
+            return decision
+    return None
+
+
+def foresee(data: Mapping[str, Any], point: str, **context: Any) -> PolicyDecision | None:
+    """What ``decide`` would answer now, kept nowhere: the first decision that changes
+    something among the policies serving ``point`` that can preview theirs
+    (``PreviewingPolicy``), for ``llqm run --check`` to say what a policy will change of what
+    the file asked. A policy that cannot preview is not asked.
+
+    Args:
+        data: the run's data (the check's context): its ``policies`` are asked.
+        point: the decision point.
+        **context: the point's context, as its policies' ``decide`` takes it.
+    """
+    for policy in data.get("policies", []):
+        if not isinstance(policy, PreviewingPolicy) or policy.decides != point:
+            continue
+        decision = policy.preview(**context)
         if changes_something(decision):
             return decision
     return None

@@ -12,12 +12,13 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from ..hooks.contracts import (
     ChoicePoint,
     ChoosingSection,
     FeaturesSection,
+    ForeseeingSection,
     PipelineData,
     PlanFeaturesSection,
     Section,
@@ -174,6 +175,17 @@ def chosen(
             )
         steps = steps[:first] + rebuilt + [s for s in steps[first:] if s.group != name]
     return steps
+
+
+def foreseen(config: dict[str, Any], data: dict[str, Any], store: Any) -> list[str]:
+    """What the policies would choose in place of each choosing section's table, in sentences
+    (``llqm run --check``): the sections that can say (``ForeseeingSection``), on the check's
+    ``data`` and the ``store`` the run would learn from."""
+    found: list[str] = []
+    for name, section in declared():
+        if isinstance(section, ForeseeingSection):
+            found += section.foresee(cast(PipelineData, data), table(config, name), store)
+    return found
 
 
 def _order(name: str) -> float:

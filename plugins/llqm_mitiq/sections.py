@@ -13,10 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from llqm_core.hooks.contracts import MITIGATION, SectionPlan, StageUse
+from llqm_core.hooks.contracts import MITIGATION, PipelineData, SectionPlan, StageUse
 from llqm_core.model.errors import UserError
 from llqm_core.pipeline import registries
-from llqm_core.pipeline.policies import decide
+from llqm_core.pipeline.policies import decide, foresee
+from llqm_core.pipeline.sections import features
 
 PREFIX = "mitigate."
 NO_MITIGATION = "none"
@@ -101,6 +102,29 @@ class MitigationSection:
         if decision is None:
             return None
         return {"technique": decision.choice["technique"], **decision.choice.get("options", {})}
+
+    def foresee(self, data: PipelineData, table: dict[str, Any], store: Any) -> list[str]:
+        """What a ``mitigation`` policy (a budget) would run in place of the file's technique,
+        said when the file is checked."""
+        asked = table or {"technique": NO_MITIGATION}
+        decision = foresee(
+            data,
+            MITIGATION,
+            features=features(data),
+            shots=data["shots"],
+            measurement_bases=data.get("measurement_bases", 1),
+            mitigation=asked,
+            store=store,
+        )
+        if decision is None:
+            return []
+        chosen = decision.choice["technique"]
+        return [
+            f"policy {decision.policy} will replace [mitigation] technique = "
+            f"{asked.get('technique', NO_MITIGATION)!r} with {chosen!r}"
+            f"{' ' + str(decision.choice['options']) if decision.choice.get('options') else ''}"
+            f": {decision.rationale}"
+        ]
 
     def shape(self, table: dict[str, Any], stages: list[str]) -> dict[str, Any]:
         """The techniques the run has, in order (``rem+zne``), as run rather than as the file

@@ -140,7 +140,14 @@ class BudgetedMitigation:
             parts.append(f"budget_qpu_s = {self.budget_qpu_s:g}")
         return " and ".join(parts)
 
-    def decide(
+    def decide(self, **context: Any) -> PolicyDecision:
+        """``preview``'s decision, and the warning of a run it lets go over budget."""
+        decision = self.preview(**context)
+        if "overspend_warning" in decision.inputs:
+            warn(decision.inputs["overspend_warning"])
+        return decision
+
+    def preview(
         self,
         *,
         features: dict[str, Any],
@@ -216,9 +223,11 @@ class BudgetedMitigation:
         )
         if self.on_overspend == "warn":
             message = f'budgeted_mitigation: {over}; it runs anyway (on_overspend = "warn")'
-            warn(message)
             return kept_default(
-                NAME, f'{seen}; {over}; it runs anyway (on_overspend = "warn")', **inputs
+                NAME,
+                f'{seen}; {over}; it runs anyway (on_overspend = "warn")',
+                **inputs,
+                overspend_warning=message,
             )
         return PolicyDecision(
             policy=NAME,

@@ -75,6 +75,16 @@ class _StageModel:
                 if keep.sum() < min_runs:
                     break
 
+    def spread(self, rows: list[list[float]], values: list[float]) -> float | None:
+        """How far the runs learnt from lie from the model, as a factor either way (the widest
+        of them); None with fewer than two runs, which show no spread."""
+        if len(values) < 2:
+            return None
+        return max(
+            math.exp(abs(math.log((value + 1e-6) / (self.predict(row) + 1e-6))))
+            for row, value in zip(rows, values)
+        )
+
     def predict(self, row: list[float]) -> float:
         if self.coefficients is None:
             return self.median
@@ -149,7 +159,8 @@ class CostModel:
         exclude: Collection[str] = frozenset(),
     ) -> dict[str, Any]:
         """Per stage, the predicted ``wall_s``, ``cpu_s``, ``peak_rss_bytes``, ``qpu_s``,
-        ``queue_s`` and the ``runs`` it rests on, from the runs of ``shape``; with how many runs
+        ``queue_s``, each fitted figure's ``<name>_error`` (its runs' spread, ``_StageModel.spread``) and the
+        ``runs`` it rests on, from the runs of ``shape``; with how many runs
         were used (``runs_used``), how many completed pipeline runs the store holds
         (``runs_stored``), the ``closest`` run and whether this one is ``outside`` the range of
         gates learnt from, in words as ``closeness``. ``note`` says "no comparable history: ..."
@@ -198,10 +209,12 @@ class CostModel:
         row = _row(features)
         for stage, rows in sorted(samples.items()):
             x = [r for r, _ in rows]
-            guess = {
-                field: _StageModel(x, [v[field] for _, v in rows], self.min_runs).predict(row)
-                for field in FITTED
-            }
+            guess: dict[str, Any] = {}
+            for field in FITTED:
+                values = [v[field] for _, v in rows]
+                model = _StageModel(x, values, self.min_runs)
+                guess[field] = model.predict(row)
+                guess[f"{field}_error"] = model.spread(x, values)
             guess["queue_s"] = float(np.mean([v["queue_s"] for _, v in rows]))
             # learnt from a model's seconds: the prediction is modelled too, and says so
             answer["stages"][stage] = guess | {"runs": len(rows)} | modelled_flags(modelled[stage])

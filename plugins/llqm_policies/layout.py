@@ -159,10 +159,16 @@ class HardwareAwareLayout:
     def decide(
         self, *, circuit: QuantumCircuit, snapshot: HardwareSnapshot, **_: Any
     ) -> PolicyDecision | None:
-        key = self._key(circuit)
-        decision = self._still_good(key, snapshot) or self._place(circuit, snapshot, key)
+        decision = self.preview(circuit=circuit, snapshot=snapshot)
         self._remember(circuit, snapshot, decision)
         return decision
+
+    def preview(
+        self, *, circuit: QuantumCircuit, snapshot: HardwareSnapshot, **_: Any
+    ) -> PolicyDecision:
+        """The layout ``decide`` would choose now, remembered nowhere (``llqm run --check``)."""
+        key = self._key(circuit)
+        return self._still_good(key, snapshot) or self._place(circuit, snapshot, key)
 
     def layout_for(self, circuit: QuantumCircuit) -> list[int] | None:
         """The layout in force for ``circuit``'s structure: the latest chosen, a re-placement

@@ -55,6 +55,7 @@ from ..transpile.profiled import (
     profiled_transpile,
 )
 from ..transpile.stored import COMPILED_CIRCUITS
+from .placement_check import placement_notes
 
 LAYOUT_METHODS = ("default", "dense", "sabre", "trivial")
 
@@ -498,13 +499,19 @@ def transpile(
         """How the backend will run the circuit, or one sentence on why it cannot: planned on
         the circuit compiled as the run compiles it (a non-Clifford one; a Clifford circuit's
         method does not depend on its layout), since the physical order of its qubits decides
-        the bond dimension a matrix product state needs and routing may add qubits."""
+        the bond dimension a matrix product state needs and routing may add qubits; then where
+        the circuit will sit (``placement_check``): a layout policy's move, and the couplers it
+        would use that the calibration in force has out of service."""
         circuit, backend = context.get("circuit"), context["backend"]
-        plan = getattr(backend, "plan_method", None)
-        if circuit is None or plan is None:
+        device = getattr(backend, "device", None)
+        if circuit is None or device is None:
             return []
-        if not is_clifford(circuit):
-            circuit = as_run(circuit, backend.device)
-        return [f"execution: {plan(circuit, context['shots'])}"]
+        clifford = is_clifford(circuit)
+        placed = placement_notes(circuit, context, lambda c: as_run(c, device), not clifford)
+        plan = getattr(backend, "plan_method", None)
+        if plan is None:
+            return placed
+        planned = circuit if clifford else as_run(circuit, device)
+        return [f"execution: {plan(planned, context['shots'])}", *placed]
 
     return StepSpec(step, estimate=estimate, inspect=inspect)
