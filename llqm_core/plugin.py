@@ -36,13 +36,6 @@ from .hooks.contracts import (
     PreflightPolicy,
     PreviewingPolicy,
     ReactivePolicy,
-    RegisterBackend,
-    RegisterEngine,
-    RegisterExporter,
-    RegisterInstrumentor,
-    RegisterPolicy,
-    RegisterSection,
-    RegisterStage,
     ReviewingPolicy,
     Section,
     SectionPlan,
@@ -58,6 +51,15 @@ from .hooks.contracts import (
 from .hooks.hookspecs import hookimpl
 from .hooks.plugins import configure_plugins, loaded_plugins
 from .hooks.private_parts import find_part, missing_parts
+from .hooks.registers import (
+    RegisterBackend,
+    RegisterEngine,
+    RegisterExporter,
+    RegisterInstrumentor,
+    RegisterPolicy,
+    RegisterSection,
+    RegisterStage,
+)
 from .model.hardware import HardwareChange
 from .model.values import number, value_metrics, values_metrics
 from .model.warmup import Warmup

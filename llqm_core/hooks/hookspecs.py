@@ -18,8 +18,8 @@ import pluggy
 
 from ..model.hardware import HardwareChange
 from ..model.records import HardwareSnapshot, RunRecord, TaskRecord
-from .contracts import (
-    PipelineData,
+from .contracts import PipelineData
+from .registers import (
     RegisterBackend,
     RegisterEngine,
     RegisterExporter,

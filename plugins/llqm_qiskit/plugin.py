@@ -63,8 +63,9 @@ def llqm_device_snapshot(device: str) -> Any:
 
 @hookimpl
 def llqm_register_stages(register: Callable[..., None]) -> None:
+    from .pipeline.generate_step import generate
     from .pipeline.observable_step import observable
-    from .pipeline.steps import generate, transpile
+    from .pipeline.steps import transpile
 
     register(
         "generate",

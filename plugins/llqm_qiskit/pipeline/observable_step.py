@@ -33,7 +33,7 @@ from ..observables.expectation import (
 from ..observables.ideal import MAX_BOND, Ideal, IdealMethod, ideal_values
 from ..observables.ideal import choose as choose_ideal
 from ..observables.pauli import PauliSum, described_operator
-from .steps import record_metrics
+from .generate_step import record_metrics
 
 #: Up to this width the check computes a default observable's ideal value by statevector (a
 #: fraction of a second) to say whether it is within the shot noise of 0.
