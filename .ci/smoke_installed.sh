@@ -27,6 +27,11 @@ step "installing $(basename "$wheel") with every extra into a fresh environment"
 "$python" -m venv "$work/venv"
 bin="$work/venv/bin"
 "$bin/pip" install -q "$wheel[all]"
+if [ ! -x "$bin/llqm" ]; then  # seen once, not reproduced: say so, and install the wheel again
+    echo "smoke: the install left no $bin/llqm; installing the wheel once more" >&2
+    "$bin/pip" install -q --force-reinstall --no-deps "$wheel"
+fi
+[ -x "$bin/llqm" ] || { echo "smoke: FAILED: installing the wheel gives no llqm command" >&2; exit 1; }
 du -sh "$("$bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" >&2
 
 mkdir "$work/elsewhere"

@@ -3,12 +3,10 @@
 A ``UserError`` carries one sentence that names what is wrong and what is allowed;
 the CLI prints it and exits 2 without a traceback. Anything else is a bug.
 
-LLQM's own warnings (a step that did not do what its options promise, a profile that could
-not be kept) are ``LLQMWarning``s, issued through ``warn``: the CLI prints each as one line,
-``llqm: warning: ...``, where Python would print the file and line that raised it. While a
-profiled program runs (``program_owns_warnings``) the ``warnings`` machinery is the program's:
-LLQM's warnings then go straight to standard error, once each, so that a program's
-``simplefilter("error")`` cannot turn one into an exception in its own code.
+LLQM's own warnings are ``LLQMWarning``s, issued through ``warn``: the CLI prints each as one
+line, ``llqm: warning: ...``. While a profiled program runs (``program_owns_warnings``) they go
+straight to standard error, once each, so that the program's ``simplefilter("error")`` cannot
+turn one into an exception in its own code.
 """
 
 import sys
