@@ -24,6 +24,7 @@ from .report_words import (
     bottleneck_sentence,
     cache_sentence,
     choice_text,
+    cut_short_sentence,
     detail_sentence,
     fidelity_text,
     format_number,
@@ -80,7 +81,7 @@ def _render_tasks(report: dict[str, Any], console: Console, every: bool) -> None
         metrics = ", ".join(f"{k}={v}" for k, v in list(task["metrics"].items())[:4])
         if len(task["metrics"]) > 4:
             metrics += ", ..."
-        style = "red" if task["status"] in ("failed", "interrupted") else None
+        style = "red" if task["status"] in ("failed", "interrupted", "running at exit") else None
         table.add_row(
             "  " * depths[task["id"]] * every + task["name"],
             task["stage"],
@@ -110,6 +111,9 @@ def render_report(report: dict[str, Any], console: Console, tasks: bool = False)
     )
     if run.get("error"):
         console.print(styled(("error:", "red"), f" {run['error']}"))
+    cut = cut_short_sentence(report)
+    if cut:
+        console.print(styled((cut, "red")), highlight=False, soft_wrap=True)
     derived = derived_sentence(report)
     if derived:
         console.print(derived, highlight=False, soft_wrap=True)

@@ -185,6 +185,37 @@ def warmup_sentence(report: dict[str, Any]) -> str | None:
     )
 
 
+def cut_short_sentence(report: dict[str, Any]) -> str | None:
+    """That the run did not end, and what it was doing when its process died (``cut_short``);
+    None for a run that ended."""
+    cut = report.get("cut_short")
+    if not cut:
+        return None
+    running = cut["running_at_exit"]
+    if not running:
+        return (
+            "The run did not end: its process died (last seen "
+            f"{cut['last_seen']}) while no task was running"
+        )
+    shown = [
+        f"{entry['name']} ({entry['stage']}): "
+        + (
+            f"ran {format_seconds(entry['ran_s'])}, RSS {format_bytes(entry['last_rss_bytes'])} "
+            "at its last reading"
+            if entry["ran_s"] is not None
+            else "started, no reading before the end"
+        )
+        for entry in running[:3]
+    ]
+    more = len(running) - 3
+    return (
+        f"The run did not end: its process died while {len(running)} "
+        f"task{'' if len(running) == 1 else 's'} ran (running at exit; their figures, the "
+        f"bottleneck and the critical path go up to their last readings): {'; '.join(shown)}"
+        + (f"; {more} more" if more > 0 else "")
+    )
+
+
 def detail_sentence(report: dict[str, Any]) -> str | None:
     """What a run that recorded its instrumented calls alone lacks; None for a full one."""
     if (report["run"].get("config") or {}).get(CONFIG_KEY) != CALLS:

@@ -145,6 +145,43 @@ class Measurement(Watch):
             elapsed -= warmup_spent.wall - self._start_warmup[0]
         return max(elapsed, 0.0)
 
+    def so_far(self, rss: int) -> tuple:
+        """The task's readings so far, taken by the sampler's thread while it runs, as its
+        profile's values (``PROFILE_VALUE_NAMES``): wall and CPU since its start (the process's
+        CPU while it ran alone, else its thread's at the sampler's last tick and its share of
+        the rest), ``rss`` as its end and the highest reading as its peak. What a kill leaves of
+        the task (``store.in_flight``): its ``readings`` say "last reading"."""
+        sampler = self._sampler
+        wall = _perf_counter() - self._start_wall
+        process_cpu = _process_time() - self._start_process_cpu
+        thread_cpu = sampler.shares.thread_cpu(self.thread)
+        thread_cpu = 0.0 if thread_cpu is None else max(thread_cpu - self._start_thread_cpu, 0.0)
+        if self.concurrent:
+            scope = "shared"
+            shared = sampler.shares.totals.get(self.thread, 0.0) - self._start_share
+            cpu = min(thread_cpu + max(shared, 0.0), wall * _CPUS)
+        else:
+            scope, cpu = "process", min(process_cpu, wall * _CPUS)
+        return (
+            wall,
+            cpu,
+            scope,
+            thread_cpu,
+            process_cpu,
+            0.0,
+            self.start_rss,
+            rss,
+            max(self.max_rss, rss),
+            rss - self.start_rss,
+            self.samples,
+            None,
+            None,
+            sampler.pid,
+            HOST,
+            self.thread,
+            "last reading",
+        ) + (self._gpu_values() if sampler.gpu.available else sampler.gpu.unavailable_values)
+
     def stop(self, qpu_s: float | None = None, queue_s: float | None = None) -> Profile:
         """The task's profile, with the QPU and queue seconds that backends reported for it."""
         return Profile.from_values(self.stop_values(qpu_s, queue_s))

@@ -1,0 +1,185 @@
+"""A run that dies says what it was doing: the tasks running when its process was killed keep
+their start, how long they had run and their memory at the sampler's last reading."""
+
+from __future__ import annotations
+
+import glob
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from conftest import ROOT
+
+import llqm_core as llqm
+from llqm_core.analysis.report import build_report
+from llqm_core.store.in_flight import SLOT_SIZE, InFlightFile, in_flight_pattern, read_in_flight
+from llqm_core.store.journal import Owner
+from llqm_core.store.profile_store import store_backend
+from llqm_core.store.schema import TASK_COLUMNS
+
+#: A pipeline whose second task grows by 40 MB a step until it is killed; it says each step.
+GROWING = """
+import time
+import numpy as np
+import llqm_core as llqm
+
+with llqm.run("doomed", store={store!r}):
+    with llqm.task("prepare", stage="prepare"):
+        time.sleep(0.1)
+    with llqm.task("outer", stage="execute"):
+        with llqm.task("simulate", stage="execute.simulate"):
+            blocks = []
+            while True:
+                blocks.append(np.ones(5_000_000))
+                time.sleep(0.1)
+                print("step", len(blocks), flush=True)
+"""
+
+
+def start_pipeline(code: str, **env: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "LLQM_SAMPLE_INTERVAL": "0.05", **env},
+    )
+
+
+def wait_for_line(process: subprocess.Popen, wanted: str) -> None:
+    assert process.stdout is not None
+    for line in process.stdout:
+        if line.strip() == wanted:
+            return
+    raise AssertionError(f"the pipeline ended before {wanted!r}: {process.stderr.read()}")
+
+
+def in_flight_files(location: str) -> list[str]:
+    return glob.glob(in_flight_pattern(store_backend(location).journal_base))
+
+
+def test_a_task_running_at_a_kill_keeps_its_start_time_run_and_last_rss(store_location):
+    process = start_pipeline(GROWING.format(store=store_location))
+    wait_for_line(process, "step 6")
+    process.send_signal(signal.SIGKILL)
+    assert process.wait(timeout=30) == -signal.SIGKILL
+
+    reading = llqm.ProfileStore(store_location, readonly=True)
+    run = reading.run()
+    assert run.status is llqm.RunStatus.INTERRUPTED
+    tasks = {task.name: task for task in reading.tasks(run.id)}
+    assert tasks["prepare"].status is llqm.TaskStatus.COMPLETED
+    for name in ("outer", "simulate"):  # the task and its parent, both running
+        task = tasks[name]
+        assert task.status is llqm.TaskStatus.RUNNING_AT_EXIT
+        assert task.profile.readings == "last reading"
+        assert task.end_ns is not None and task.end_ns > task.start_ns
+        assert task.profile.wall_s >= 0.5  # six steps of 0.1 s slept
+    simulate = tasks["simulate"].profile
+    assert simulate.end_rss_bytes - simulate.start_rss_bytes >= 5 * 40_000_000 * 0.9
+    assert simulate.peak_rss_bytes >= simulate.end_rss_bytes
+    assert tasks["simulate"].parent_id == tasks["outer"].id
+
+    report = build_report(reading, run.id)
+    cut = report["cut_short"]["running_at_exit"]
+    assert {entry["name"] for entry in cut} == {"outer", "simulate"}
+    assert all(entry["ran_s"] >= 0.5 and entry["last_rss_bytes"] > 0 for entry in cut)
+    assert report["bottleneck"]["stage"] == "execute.simulate"
+    assert tasks["simulate"].id in report["critical_path"]
+    reading.close()
+
+    # The next writer keeps the readings in the database and removes the record beside it.
+    assert in_flight_files(store_location)
+    writing = llqm.ProfileStore(store_location)
+    assert not in_flight_files(store_location)
+    again = {task.name: task for task in writing.tasks(run.id)}
+    assert again["simulate"].status is llqm.TaskStatus.RUNNING_AT_EXIT
+    assert again["simulate"].profile.wall_s == pytest.approx(simulate.wall_s)
+    writing.close()
+
+
+def test_the_cli_report_says_the_run_did_not_end_and_names_the_task(tmp_path):
+    store = str(tmp_path / "store.sqlite")
+    process = start_pipeline(GROWING.format(store=store))
+    wait_for_line(process, "step 3")
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=30)
+    shown = subprocess.run(
+        [sys.executable, "-m", "llqm_core.cli", "report", "--store", store],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "COLUMNS": "200"},
+        timeout=120,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "The run did not end" in shown.stdout
+    assert "simulate (execute.simulate): ran" in shown.stdout
+    assert "running at exit" in shown.stdout
+
+
+def test_a_finished_task_is_never_shown_as_running_at_exit(tmp_path):
+    """The sampler's last record may name a task that ended after it: its finished row wins."""
+    store = str(tmp_path / "store.sqlite")
+    code = f"""
+    import os, signal, time
+    import llqm_core as llqm
+    from llqm_core.runtime.sampler import shared_sampler
+    with llqm.run("doomed", store={store!r}):
+        with llqm.task("long", stage="work"):
+            time.sleep(0.5)
+            shared_sampler().interval_s = 60  # after its next tick, no more: the record names it
+            time.sleep(0.3)
+        time.sleep(0.3)
+        os.kill(os.getpid(), signal.SIGKILL)
+    """
+    process = start_pipeline(code, LLQM_SAMPLE_INTERVAL="0.05")
+    assert process.wait(timeout=60) == -signal.SIGKILL
+    rows = [row for record in read_in_flight(tmp_path / "store.sqlite", len(TASK_COLUMNS))
+            for row in record.rows]  # fmt: skip
+    assert [row[2] for row in rows] == ["long"]
+    reading = llqm.ProfileStore(store, readonly=True)
+    (task,) = reading.tasks(reading.run().id)
+    assert task.status is llqm.TaskStatus.COMPLETED and task.profile.wall_s >= 0.8
+    reading.close()
+    writing = llqm.ProfileStore(store)  # commits the journal, then what the record still holds
+    (task,) = writing.tasks(writing.run().id)
+    assert task.status is llqm.TaskStatus.COMPLETED and task.profile.wall_s >= 0.8
+    writing.close()
+
+
+def row(task_id: str, start_ns: int) -> list:
+    return [task_id, "run", "name", "stage", "running", None, [], start_ns, start_ns + 1]
+
+
+def test_a_write_cut_short_leaves_the_previous_record_readable(tmp_path, monkeypatch):
+    monkeypatch.setattr(Owner, "is_gone", lambda owner: True)  # read as a dead process's
+    base = tmp_path / "store.sqlite"
+    record = InFlightFile(base)
+    record.write([row("a", 1)])
+    record.write([row("b", 2)])
+    (found,) = read_in_flight(base, 9)
+    assert [r[0] for r in found.rows] == ["b"]
+    with open(record.path, "r+b") as file:  # the last write's payload half copied
+        data = file.read()
+        at = data.rindex(b"b")
+        file.seek(at)
+        file.write(b"\xff")
+    (found,) = read_in_flight(base, 9)
+    assert [r[0] for r in found.rows] == ["a"]
+
+
+def test_more_running_tasks_than_a_slot_holds_keep_the_earliest_started(tmp_path, monkeypatch):
+    monkeypatch.setattr(Owner, "is_gone", lambda owner: True)
+    base = tmp_path / "store.sqlite"
+    record = InFlightFile(base)
+    many = [row(f"task-{i:05d}" + "x" * 200, 10_000 - i) for i in range(2000)]
+    record.write(many)
+    (found,) = read_in_flight(base, 9)
+    kept = [r[7] for r in found.rows]
+    assert 0 < len(kept) < 2000 and len(found.rows) * 200 < SLOT_SIZE
+    assert max(kept) < min(r[7] for r in many if r[7] not in kept)
