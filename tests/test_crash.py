@@ -183,3 +183,88 @@ def test_more_running_tasks_than_a_slot_holds_keep_the_earliest_started(tmp_path
     kept = [r[7] for r in found.rows]
     assert 0 < len(kept) < 2000 and len(found.rows) * 200 < SLOT_SIZE
     assert max(kept) < min(r[7] for r in many if r[7] not in kept)
+
+
+#: A small pipeline of nested tasks in two threads; it prints each task's name once the task
+#: has ended (after its row is kept), so a kill at any moment can be checked against the store.
+CHAOS = """
+import contextvars, threading, time
+import numpy as np
+import llqm_core as llqm
+
+def work(name, stage, seconds, grow=0):
+    with llqm.task(name, stage=stage):
+        kept = np.ones(grow) if grow else None
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            sum(range(2000))
+    print("ended", name, flush=True)
+
+def branch(prefix):
+    for i in range(4):
+        work(f"{{prefix}}-{{i}}", "execute.simulate", 0.1, grow=200_000)
+
+with llqm.run("chaos-{index}", store={store!r}):
+    work("generate", "generate", 0.05)
+    with llqm.task("mitigate", stage="mitigate"):
+        threads = [
+            threading.Thread(target=contextvars.copy_context().run, args=(branch, p))
+            for p in ("a", "b")
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    print("ended", "mitigate", flush=True)
+    work("postprocess", "postprocess", 0.05)
+print("run ended", flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_twenty_runs_killed_at_random_moments_leave_every_finished_task_and_a_sound_store(
+    tmp_path, capsys
+):
+    import random
+    import sqlite3
+    import time
+
+    from llqm_core.cli import main
+
+    seed = random.randrange(1 << 30)
+    draw = random.Random(seed)
+    store = str(tmp_path / "chaos.sqlite")
+    ended: dict[str, set[str]] = {}
+    for index in range(20):
+        how = draw.choice((signal.SIGKILL, signal.SIGTERM, signal.SIGINT))
+        process = start_pipeline(CHAOS.format(index=index, store=store))
+        assert process.stdout is not None
+        lines: list[str] = []
+        # from the first task's end on: within the run, or (rarely) after it ended
+        wait_for_line(process, "ended generate")
+        lines.append("ended generate")
+        time.sleep(draw.uniform(0.0, 0.8))
+        process.send_signal(how)
+        out, err = process.communicate(timeout=60)
+        lines += out.splitlines()
+        ended[f"chaos-{index}"] = {line.split()[1] for line in lines if line.startswith("ended")}
+        assert "Traceback" not in err or how == signal.SIGINT, (seed, err)
+
+    reading = llqm.ProfileStore(store, readonly=True)
+    runs = {run.name: run for run in reading.runs()}
+    assert set(runs) == set(ended), seed
+    for name, run in runs.items():
+        assert run.status in (llqm.RunStatus.INTERRUPTED, llqm.RunStatus.COMPLETED), (seed, name)
+        tasks = {task.name: task for task in reading.tasks(run.id)}
+        for task_name in ended[name]:  # every task seen to end is kept, whole
+            assert tasks[task_name].status is llqm.TaskStatus.COMPLETED, (seed, name, task_name)
+            assert tasks[task_name].profile.wall_s > 0, (seed, name, task_name)
+        assert all(task.status is not llqm.TaskStatus.RUNNING for task in tasks.values())
+        capsys.readouterr()
+        assert main(["report", "--store", store, run.id]) == 0, (seed, name)
+        assert run.name in capsys.readouterr().out
+    reading.close()
+    llqm.ProfileStore(store).close()  # the next writer folds what the dead ones left
+    assert not glob.glob(store + "-journal-*") and not glob.glob(store + "-inflight-*")
+    with sqlite3.connect(store) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
