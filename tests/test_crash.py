@@ -4,6 +4,7 @@ their start, how long they had run and their memory at the sampler's last readin
 from __future__ import annotations
 
 import glob
+import json
 import os
 import signal
 import subprocess
@@ -268,3 +269,67 @@ def test_twenty_runs_killed_at_random_moments_leave_every_finished_task_and_a_so
     assert not glob.glob(store + "-journal-*") and not glob.glob(store + "-inflight-*")
     with sqlite3.connect(store) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_a_task_that_exceeds_the_memory_limit_is_named_with_its_rss_curve(tmp_path):
+    """Under ``ulimit -v`` (RLIMIT_AS) the OS refuses the allocation: the task fails with a
+    MemoryError that names the limit, and keeps the RSS it grew through."""
+    store = str(tmp_path / "store.sqlite")
+    code = f"""
+    import resource, time
+    import numpy as np
+    import psutil
+    import llqm_core as llqm
+
+    with llqm.run("bounded", store={store!r}):
+        with llqm.task("prepare", stage="prepare"):
+            time.sleep(0.05)
+        # 400 MB more address space than the process has now: the task below exceeds it
+        limit = psutil.Process().memory_info().vms + 400_000_000
+        resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
+        with llqm.task("simulate", stage="execute.simulate"):
+            blocks = []
+            while True:
+                blocks.append(np.ones(5_000_000))  # 40 MB a step
+                time.sleep(0.05)
+    """
+    process = start_pipeline(code)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 1 and "MemoryError" in err
+    reading = llqm.ProfileStore(store, readonly=True)
+    run = reading.run()
+    assert run.status is llqm.RunStatus.FAILED and "MemoryError" in run.error
+    assert "process.memory.rlimit_as_bytes" not in run.resource  # set after the run began
+    tasks = {task.name: task for task in reading.tasks(run.id)}
+    simulate = tasks["simulate"]
+    assert simulate.status is llqm.TaskStatus.FAILED
+    assert "RLIMIT_AS" in simulate.metrics["memory.out_of_memory"]
+    curve = simulate.metrics["memory.rss_curve"]
+    assert len(curve) >= 3 and curve[-1][1] - curve[0][1] >= 200_000_000
+    assert [point[0] for point in curve] == sorted(point[0] for point in curve)
+    report = build_report(reading, run.id)
+    assert report["out_of_memory"]["task"] == "simulate"
+    assert "RLIMIT_AS" in report["out_of_memory"]["limits"]
+    reading.close()
+
+
+def test_a_run_killed_by_the_oom_killer_says_so_where_its_cgroup_counts_the_kill(tmp_path):
+    """A cgroup v2 ``memory.events`` that counts one more ``oom_kill`` than at the run's start
+    names the OOM killer as what ended the run (the kernel's file, written here as it writes it)."""
+    from llqm_core.model.memory_limits import CGROUP, CGROUP_MAX, CGROUP_OOM_KILLS
+    from llqm_core.model.records import RunRecord
+    from llqm_core.store.row_records import run_record
+
+    cgroup = tmp_path / "cgroup"
+    cgroup.mkdir()
+    events = "low 0\nhigh 0\nmax 12\noom 1\noom_kill {}\noom_group_kill 0\n"
+    (cgroup / "memory.events").write_text(events.format(0))
+    resource = {CGROUP: str(cgroup), CGROUP_MAX: 512 << 20, CGROUP_OOM_KILLS: 0}
+    dead = RunRecord("r", "oom", llqm.RunStatus.RUNNING, 1, None, "t", "s", None, None, True,
+                     {}, resource, 2**22 + 7, __import__("socket").gethostname(), 1.0, 2)  # fmt: skip
+    row = {**dead.__dict__, "status": "running", "config": "{}", "resource": json.dumps(resource)}
+    assert run_record(row).error is None  # no kill counted since the start
+    (cgroup / "memory.events").write_text(events.format(1))
+    read = run_record(row)
+    assert read.status is llqm.RunStatus.INTERRUPTED
+    assert "OOM killer" in read.error and str(cgroup) in read.error

@@ -16,7 +16,7 @@ from ..model.units import format_bytes, format_seconds, iso_time  # noqa: F401  
 from ..model.warmup import is_warmup
 from ..store.profile_store import ProfileStore
 from ..store.reader import collector_paused
-from .cut_short import cut_short_summary
+from .cut_short import cut_short_summary, out_of_memory_summary
 from .iterations import iterations
 from .kept import kept_summary
 from .listing import KEPT_BIGGEST, biggest_tasks, listed_tasks
@@ -222,6 +222,8 @@ def analyse_run(
             "task_count": len(tasks),
             # the tasks its process was running when it died, for a run that did not end
             "cut_short": cut_short_summary(run, tasks),
+            # the task whose allocation the OS refused (a MemoryError), with its RSS curve
+            "out_of_memory": out_of_memory_summary(tasks),
             "stages": stages,
             "critical_path": [t.id for t in path],
             "critical_path_guessed": [t.id for t in path if t.id in guessed],

@@ -30,6 +30,7 @@ from .report_words import (
     format_number,
     format_qpu,
     no_task_sentence,
+    out_of_memory_sentence,
     single_trial_sentence,
     stage_rows,
     stages_caption,
@@ -111,9 +112,9 @@ def render_report(report: dict[str, Any], console: Console, tasks: bool = False)
     )
     if run.get("error"):
         console.print(styled(("error:", "red"), f" {run['error']}"))
-    cut = cut_short_sentence(report)
-    if cut:
-        console.print(styled((cut, "red")), highlight=False, soft_wrap=True)
+    for sentence in (cut_short_sentence(report), out_of_memory_sentence(report)):
+        if sentence:
+            console.print(styled((sentence, "red")), highlight=False, soft_wrap=True)
     derived = derived_sentence(report)
     if derived:
         console.print(derived, highlight=False, soft_wrap=True)

@@ -137,13 +137,14 @@ class LiveTask(Measurement):
     def as_record(self) -> TaskRecord:
         return self.record
 
-    def in_flight_row(self, rss: int) -> list:
+    def in_flight_row(self, rss: int, more: dict[str, Any]) -> list:
         """The task as its row stands while it runs, for the sampler to record beside the store
-        (``store.in_flight``): status running, ended at this reading, its readings so far."""
+        (``store.in_flight``): status running, ended at this reading, its readings so far, its
+        metrics and ``more`` (its RSS curve, ``runtime.flight``)."""
         try:
-            metrics = dict(self.metrics)
+            metrics = {**self.metrics, **more}
         except RuntimeError:  # its thread added a metric meanwhile: the next tick has them
-            metrics = {}
+            metrics = dict(more)
         return [
             self.id,
             self.run_id,

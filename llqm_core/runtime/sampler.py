@@ -12,7 +12,9 @@ from __future__ import annotations
 import os
 import threading
 import time
+from typing import Any
 
+from ..model.memory_limits import OUT_OF_MEMORY, RSS_CURVE, limit_text
 from ..model.settings import seconds_from_env, seconds_in_range
 from .cpu_shares import CpuShares
 from .flight import FlightRecorder
@@ -182,6 +184,17 @@ class ResourceSampler:
             self.flight.record(watches, rss)
         except Exception:  # noqa: BLE001 - the sampler must outlive any store's trouble
             pass
+
+
+def out_of_memory_metrics(task_id: str, start_ns: int) -> dict[str, Any]:
+    """What a task that ran out of memory (a ``MemoryError``: an allocation the OS refused) keeps
+    of it: the limits in force (``memory.out_of_memory``) and its RSS curve up to the end."""
+    curve = shared_sampler().flight.curve(task_id)
+    try:
+        curve.append([round((time.time_ns() - start_ns) / 1e9, 3), read_usage().rss])
+    except OSError:
+        pass
+    return {OUT_OF_MEMORY: limit_text(), RSS_CURVE: curve}
 
 
 #: This process's sampler (a forked child starts its own: threads do not survive a fork).

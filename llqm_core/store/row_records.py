@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 
+from ..model.memory_limits import oom_killed_sentence
 from ..model.records import (
     NOT_MEASURED_GPU,
     PROFILE_VALUE_NAMES,
@@ -53,6 +54,7 @@ def run_record(row: Row) -> RunRecord:
         and Owner(run.host, run.pid, run.process_started).is_gone()
     ):
         run.status = RunStatus.INTERRUPTED
+        run.error = run.error or oom_killed_sentence(run.resource)
     return run
 
 
