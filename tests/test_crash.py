@@ -333,3 +333,53 @@ def test_a_run_killed_by_the_oom_killer_says_so_where_its_cgroup_counts_the_kill
     read = run_record(row)
     assert read.status is llqm.RunStatus.INTERRUPTED
     assert "OOM killer" in read.error and str(cgroup) in read.error
+
+
+def test_a_full_disk_gets_one_sentence_and_leaves_the_program_unchanged(tmp_path):
+    """``llqm profile`` of a program under a file-size limit (``ulimit -f``) that the store's
+    files reach: the program's output, files and exit status are its own; one warning names
+    the store and where its rows wait; the next writer with room commits them."""
+    import resource
+
+    store = tmp_path / "store.sqlite"
+    program = tmp_path / "program.py"
+    program.write_text(
+        textwrap.dedent(
+            f"""
+            import sys
+            import llqm_core as llqm
+            with open({str(tmp_path / "own.txt")!r}, "w") as own:
+                for i in range(3000):
+                    with llqm.task(f"t{{i}}", stage="work") as task:
+                        task.annotate(payload="x" * 2000)
+                    if i % 1000 == 0:
+                        own.write(f"{{i}}\\n")
+            print("program done")
+            sys.exit(3)
+            """
+        )
+    )
+
+    def limit_file_size() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1_100_000, 1_100_000))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "llqm_core.cli", "profile", "--store", str(store), str(program)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+        preexec_fn=limit_file_size,
+    )
+    assert done.returncode == 3 and done.stdout == "program done\n"
+    assert (tmp_path / "own.txt").read_text() == "0\n1000\n2000\n"
+    warned = [line for line in done.stderr.splitlines() if line.startswith("llqm: warning")]
+    assert len(warned) == 1 and "Traceback" not in done.stderr, done.stderr
+    (sentence,) = warned
+    assert f"profiles are no longer being kept in {store}: its disk is full" in sentence
+    assert "ulimit -f" in sentence and "-journal-" in sentence
+    writing = llqm.ProfileStore(store)  # no limit here: the journal's rows are committed
+    run = writing.run()
+    assert run.status is llqm.RunStatus.INTERRUPTED and writing.count_tasks(run.id) > 100
+    assert not glob.glob(str(store) + "-journal-*")
+    writing.close()

@@ -30,6 +30,7 @@ from ..model.records import (
     TaskRow,
 )
 from .backend import StoreBackend
+from .disk_full import full_sentence, is_full_os_error, no_room_at
 from .forking import hold_across_forks
 from .in_flight import InFlightFile, read_in_flight
 from .journal import TaskJournal, decode_frame, encode_row, read_journals
@@ -304,12 +305,27 @@ class StoreWriter:
                 self.backend.rollback(self._conn)
             except self.backend.errors:
                 pass  # the connection is gone: there is nothing to undo
+            full = self.backend.full_disk(exc)
+            if full is not None:
+                self._warn_full(full, journal_works=not self._journal_warned)
+                return
             warnings.warn(
                 f"profiles are no longer being kept in {self.backend.name}: "
                 f"{self.backend.describe_error(exc)}",
                 category=LLQMWarning,
                 stacklevel=5,
             )
+
+    def _warn_full(self, why: str, journal_works: bool) -> None:
+        """The one sentence a full disk gets (``disk_full``); the store takes nothing more."""
+        self.state = WriterState.FAILED if self.state is WriterState.WRITING else self.state
+        self._journal_warned = True  # no second warning when the journal fills too
+        journal = self._journal.path if self._journal is not None else None
+        warnings.warn(
+            full_sentence(self.backend.name, why, journal, journal_works),
+            category=LLQMWarning,
+            stacklevel=6,
+        )
 
     def _take_queued(
         self, started_by_ns: int | None, take_finished: bool
@@ -408,6 +424,12 @@ class StoreWriter:
         return [row for row in rows if row[0] not in ended]
 
     def _journal_broken(self, exc: OSError) -> None:
+        if self._journal_warned:
+            return
+        if is_full_os_error(exc):  # committing each task instead would fill the same disk
+            why = no_room_at(self.backend.journal_base) or exc.strerror or "no room"
+            self._warn_full(why, journal_works=False)
+            return
         if not self._journal_warned:
             self._journal_warned = True
             warnings.warn(
