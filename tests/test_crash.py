@@ -153,8 +153,13 @@ def test_a_finished_task_is_never_shown_as_running_at_exit(tmp_path):
     writing.close()
 
 
-def row(task_id: str, start_ns: int) -> list:
-    return [task_id, "run", "name", "stage", "running", None, [], start_ns, start_ns + 1]
+def row(task_id: str, start_ns: int, metrics: dict | None = None) -> list:
+    """A running task's row as the in-flight record keeps it (its first columns and a reading)."""
+    return [task_id, "run", "name", "stage", "running", None, [], start_ns, start_ns + 1,
+            None, None, None, None, None, metrics or {}, None, 1.5]  # fmt: skip
+
+
+WIDTH = len(row("", 0))
 
 
 def test_a_write_cut_short_leaves_the_previous_record_readable(tmp_path, monkeypatch):
@@ -163,14 +168,14 @@ def test_a_write_cut_short_leaves_the_previous_record_readable(tmp_path, monkeyp
     record = InFlightFile(base)
     record.write([row("a", 1)])
     record.write([row("b", 2)])
-    (found,) = read_in_flight(base, 9)
+    (found,) = read_in_flight(base, WIDTH)
     assert [r[0] for r in found.rows] == ["b"]
     with open(record.path, "r+b") as file:  # the last write's payload half copied
         data = file.read()
         at = data.rindex(b"b")
         file.seek(at)
         file.write(b"\xff")
-    (found,) = read_in_flight(base, 9)
+    (found,) = read_in_flight(base, WIDTH)
     assert [r[0] for r in found.rows] == ["a"]
 
 
@@ -180,7 +185,7 @@ def test_more_running_tasks_than_a_slot_holds_keep_the_earliest_started(tmp_path
     record = InFlightFile(base)
     many = [row(f"task-{i:05d}" + "x" * 200, 10_000 - i) for i in range(2000)]
     record.write(many)
-    (found,) = read_in_flight(base, 9)
+    (found,) = read_in_flight(base, WIDTH)
     kept = [r[7] for r in found.rows]
     assert 0 < len(kept) < 2000 and len(found.rows) * 200 < SLOT_SIZE
     assert max(kept) < min(r[7] for r in many if r[7] not in kept)
@@ -383,3 +388,12 @@ def test_a_full_disk_gets_one_sentence_and_leaves_the_program_unchanged(tmp_path
     assert run.status is llqm.RunStatus.INTERRUPTED and writing.count_tasks(run.id) > 100
     assert not glob.glob(str(store) + "-journal-*")
     writing.close()
+
+
+def test_a_running_task_with_metrics_larger_than_a_slot_keeps_its_readings(tmp_path, monkeypatch):
+    monkeypatch.setattr(Owner, "is_gone", lambda owner: True)
+    base = tmp_path / "store.sqlite"
+    record = InFlightFile(base)
+    record.write([row("big", 5, {"payload": "x" * SLOT_SIZE})])
+    (found,) = read_in_flight(base, WIDTH)
+    assert [(r[0], r[14], r[-1]) for r in found.rows] == [("big", {}, 1.5)]

@@ -25,10 +25,11 @@ from pathlib import Path
 from .journal import MARSHAL_VERSION, Owner, json_text, owner_from_header
 
 SUFFIX = ".inflight"
-#: Each of the file's two slots holds this many bytes of rows: some 400 running tasks; where more
-#: run at once, the longest-running ones are kept.
+#: Each of the file's two slots holds this many bytes of rows: some 400 running tasks; where they
+#: do not fit, their metrics are left out, then the longest-running ones are kept.
 SLOT_SIZE = 1 << 16
 _SLOT_HEAD = struct.Struct("<QIIc")  # sequence number, payload length, CRC-32, kind (M or J)
+_METRICS = 14  # a row's metrics (``TASK_COLUMNS``), left out where the rows do not fit
 
 
 def in_flight_pattern(store_path: Path) -> str:
@@ -60,6 +61,9 @@ class InFlightFile:
         """Replace the file's rows with ``rows`` (the tasks running now; [] when none does).
         Raises OSError when the file cannot take them (a full disk)."""
         kind, payload = _payload(rows)
+        if len(payload) > SLOT_SIZE - _SLOT_HEAD.size:  # large metrics: the readings matter more
+            rows = [[*row[:_METRICS], {}, *row[_METRICS + 1 :]] for row in rows]
+            kind, payload = _payload(rows)
         while len(payload) > SLOT_SIZE - _SLOT_HEAD.size and rows:
             rows = sorted(rows, key=lambda row: row[7])[: len(rows) // 2]  # the earliest starts
             kind, payload = _payload(rows)
