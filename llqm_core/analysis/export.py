@@ -56,7 +56,7 @@ TASK_COLUMNS = _columns(
     ("task_id", "str", "the task's id, also its span's id"),
     ("name", "str", "the task's name"),
     ("stage", "str", "its stage (dotted: transpile.routing, mitigate.zne.fold, ...)"),
-    ("status", "str", "running, completed, failed, cached or interrupted"),
+    ("status", "str", "running, completed, failed, cached, interrupted or running at exit"),
     ("parent_id", "str", "the enclosing task's id (empty for a top-level task)"),
     ("depends_on", "list", "the ids of the tasks whose outputs it consumed"),
     ("start", "str", "start time, ISO 8601 UTC"),

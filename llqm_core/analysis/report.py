@@ -16,6 +16,7 @@ from ..model.units import format_bytes, format_seconds, iso_time  # noqa: F401  
 from ..model.warmup import is_warmup
 from ..store.profile_store import ProfileStore
 from ..store.reader import collector_paused
+from .cut_short import cut_short_summary, out_of_memory_summary
 from .iterations import iterations
 from .kept import kept_summary
 from .listing import KEPT_BIGGEST, biggest_tasks, listed_tasks
@@ -28,6 +29,7 @@ from .report_words import (  # noqa: F401
     bottleneck_sentence,
     cache_sentence,
     choice_text,
+    cut_short_sentence,
     detail_sentence,
     fidelity_text,
     format_number,
@@ -218,6 +220,10 @@ def analyse_run(
             },
             "tasks": [task_entry(t, own.get(t.id)) for t in listed],
             "task_count": len(tasks),
+            # the tasks its process was running when it died, for a run that did not end
+            "cut_short": cut_short_summary(run, tasks),
+            # the task whose allocation the OS refused (a MemoryError), with its RSS curve
+            "out_of_memory": out_of_memory_summary(tasks),
             "stages": stages,
             "critical_path": [t.id for t in path],
             "critical_path_guessed": [t.id for t in path if t.id in guessed],

@@ -24,11 +24,13 @@ from .report_words import (
     bottleneck_sentence,
     cache_sentence,
     choice_text,
+    cut_short_sentence,
     detail_sentence,
     fidelity_text,
     format_number,
     format_qpu,
     no_task_sentence,
+    out_of_memory_sentence,
     single_trial_sentence,
     stage_rows,
     stages_caption,
@@ -80,7 +82,7 @@ def _render_tasks(report: dict[str, Any], console: Console, every: bool) -> None
         metrics = ", ".join(f"{k}={v}" for k, v in list(task["metrics"].items())[:4])
         if len(task["metrics"]) > 4:
             metrics += ", ..."
-        style = "red" if task["status"] in ("failed", "interrupted") else None
+        style = "red" if task["status"] in ("failed", "interrupted", "running at exit") else None
         table.add_row(
             "  " * depths[task["id"]] * every + task["name"],
             task["stage"],
@@ -110,6 +112,9 @@ def render_report(report: dict[str, Any], console: Console, tasks: bool = False)
     )
     if run.get("error"):
         console.print(styled(("error:", "red"), f" {run['error']}"))
+    for sentence in (cut_short_sentence(report), out_of_memory_sentence(report)):
+        if sentence:
+            console.print(styled((sentence, "red")), highlight=False, soft_wrap=True)
     derived = derived_sentence(report)
     if derived:
         console.print(derived, highlight=False, soft_wrap=True)

@@ -185,6 +185,70 @@ def warmup_sentence(report: dict[str, Any]) -> str | None:
     )
 
 
+def cut_short_sentence(report: dict[str, Any]) -> str | None:
+    """That the run did not end, and what it was doing when its process died (``cut_short``);
+    None for a run that ended."""
+    cut = report.get("cut_short")
+    if not cut:
+        return None
+    running = cut["running_at_exit"]
+    if not running:
+        return (
+            "The run did not end: its process died (last seen "
+            f"{cut['last_seen']}) while no task was running"
+        )
+    shown = [
+        f"{entry['name']} ({entry['stage']}): "
+        + (
+            f"ran {format_seconds(entry['ran_s'])}, RSS {format_bytes(entry['last_rss_bytes'])} "
+            "at its last reading"
+            if entry["ran_s"] is not None
+            else "started, no reading before the end"
+        )
+        for entry in running[:3]
+    ]
+    more = len(running) - 3
+    return (
+        f"The run did not end: its process died while {len(running)} "
+        f"task{'' if len(running) == 1 else 's'} ran (running at exit; their figures, the "
+        f"bottleneck and the critical path go up to their last readings): {'; '.join(shown)}"
+        + (f"; {more} more" if more > 0 else "")
+        + _memory_words(cut)
+    )
+
+
+def _memory_words(cut: dict[str, Any]) -> str:
+    """Why the process died where the OS told, else whether its memory was near a limit."""
+    memory = cut.get("memory")
+    if cut.get("cause"):
+        growing = f"; {memory['growing_task']} was growing" if memory else ""
+        return f". {cut['cause'][0].upper()}{cut['cause'][1:]}{growing}"
+    if memory and memory["near_limit"]:
+        return (
+            f". Likely out of memory: the last RSS reading, {format_bytes(memory['last_rss_bytes'])},"
+            f" was near the limit ({memory['limits']}); {memory['growing_task']} was growing"
+        )
+    return ""
+
+
+def out_of_memory_sentence(report: dict[str, Any]) -> str | None:
+    """The task whose allocation the OS refused, and the limits in force; None if none was."""
+    oom = report.get("out_of_memory")
+    if not oom:
+        return None
+    curve = oom.get("rss_curve") or []
+    course = (
+        f", its RSS {format_bytes(curve[0][1])} at {format_seconds(curve[0][0])} to "
+        f"{format_bytes(curve[-1][1])} at {format_seconds(curve[-1][0])}"
+        if len(curve) > 1
+        else ""
+    )
+    return (
+        f"Out of memory: {oom['task']} ({oom['stage']}) was refused an allocation (MemoryError) "
+        f"under {oom['limits']}{course}"
+    )
+
+
 def detail_sentence(report: dict[str, Any]) -> str | None:
     """What a run that recorded its instrumented calls alone lacks; None for a full one."""
     if (report["run"].get("config") or {}).get(CONFIG_KEY) != CALLS:

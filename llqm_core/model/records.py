@@ -30,6 +30,9 @@ class TaskStatus(str, enum.Enum):
     FAILED = "failed"
     INTERRUPTED = "interrupted"
     CACHED = "cached"  # an engine served the result from its cache: the task did no work
+    #: its process died while it ran (a kill, the OOM killer): its figures are up to its last
+    #: reading (``store.in_flight``), or none where it died before the sampler's first one
+    RUNNING_AT_EXIT = "running at exit"
 
 
 RESOURCES = ("cpu", "gpu", "memory", "qpu", "queue")

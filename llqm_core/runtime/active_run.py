@@ -22,6 +22,7 @@ from ..model import display
 from ..model.detail import CONFIG_KEY, FULL, run_detail
 from ..model.errors import Ending
 from ..model.hardware import MONITOR_STAGE
+from ..model.memory_limits import memory_limits
 from ..model.records import (
     PolicyDecision,
     Profile,
@@ -196,7 +197,7 @@ class ActiveRun:
             parent_span_id=_hex(parent.span_id, 16) if parent.is_valid else None,
             span_owned=not adopted,
             config=self.config,
-            resource=redact(tel.resource_attributes),
+            resource=redact(tel.resource_attributes) | memory_limits(),
             pid=me.pid,
             host=me.host,
             process_started=me.process_started,

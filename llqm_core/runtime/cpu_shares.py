@@ -105,6 +105,12 @@ class CpuShares:
             self._settled += spent
             self.totals[owner] = self.totals.get(owner, 0.0) + spent
 
+    def thread_cpu(self, tid: int) -> float | None:
+        """Thread ``tid``'s CPU seconds at the last tick (or its first task's start): None for a
+        thread the ledger does not follow."""
+        last = self._last.get(tid)
+        return None if last is None else last[0]
+
     def _track(self, tid: int) -> None:
         self._last[tid] = (_thread_time(), None)  # the caller is thread ``tid``
         if self._last_process is None:

@@ -137,6 +137,34 @@ class LiveTask(Measurement):
     def as_record(self) -> TaskRecord:
         return self.record
 
+    def in_flight_row(self, rss: int, more: dict[str, Any]) -> list:
+        """The task as its row stands while it runs, for the sampler to record beside the store
+        (``store.in_flight``): status running, ended at this reading, its readings so far, its
+        metrics and ``more`` (its RSS curve, ``runtime.flight``)."""
+        try:
+            metrics = {**self.metrics, **more}
+        except RuntimeError:  # its thread added a metric meanwhile: the next tick has them
+            metrics = dict(more)
+        return [
+            self.id,
+            self.run_id,
+            self.name,
+            self.stage,
+            "running",
+            self.parent_id,
+            list(self.depends_on),
+            self.start_ns,
+            time.time_ns(),
+            self.trace_id,
+            self.span_id,
+            self.parent_span_id,
+            None,
+            None,
+            metrics,
+            self.hardware,
+            *self.so_far(rss),
+        ]
+
     def profile_values(self) -> tuple:
         """The ended task's profile as its row keeps it (``Profile.values``)."""
         assert self._values is not None, "a running task has no profile yet"

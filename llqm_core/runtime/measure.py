@@ -145,6 +145,27 @@ class Measurement(Watch):
             elapsed -= warmup_spent.wall - self._start_warmup[0]
         return max(elapsed, 0.0)
 
+    def so_far(self, rss: int) -> tuple:
+        """The task's readings so far, taken by the sampler's thread while it runs, as its
+        profile's values (``PROFILE_VALUE_NAMES``): wall and CPU since its start (the process's
+        CPU while it ran alone, else its thread's at the sampler's last tick and its share of
+        the rest), ``rss`` as its end and the highest reading as its peak. What a kill leaves of
+        the task (``store.in_flight``): its ``readings`` say "last reading"."""
+        sampler = self._sampler
+        wall = _perf_counter() - self._start_wall
+        process_cpu = _process_time() - self._start_process_cpu
+        thread_cpu = sampler.shares.thread_cpu(self.thread)
+        thread_cpu = 0.0 if thread_cpu is None else max(thread_cpu - self._start_thread_cpu, 0.0)
+        if self.concurrent:
+            scope = "shared"
+            shared = sampler.shares.totals.get(self.thread, 0.0) - self._start_share
+            cpu = min(thread_cpu + max(shared, 0.0), wall * _CPUS)
+        else:
+            scope, cpu = "process", min(process_cpu, wall * _CPUS)
+        peak = max(self.max_rss, rss)
+        measured = (wall, cpu, scope, thread_cpu, process_cpu, 0.0, rss, peak, rss - self.start_rss)
+        return self._as_profile_values(measured, self.samples, None, None, "last reading")
+
     def stop(self, qpu_s: float | None = None, queue_s: float | None = None) -> Profile:
         """The task's profile, with the QPU and queue seconds that backends reported for it."""
         return Profile.from_values(self.stop_values(qpu_s, queue_s))
@@ -202,7 +223,23 @@ class Measurement(Watch):
         else:  # alone: every thread of the process worked while it ran, for it
             scope = "process"
             cpu = min(max(process_cpu, thread_cpu), wall * _CPUS) + children_cpu
-        # in ``PROFILE_VALUE_NAMES`` order
+        measured = (wall, cpu, scope, thread_cpu, process_cpu, children_cpu, end_rss, peak, growth)
+        samples = self.samples if light else self.samples + 1
+        readings = ("light" if light else "full") + ("+hwm" if self._exact_peak else "")
+        return self._as_profile_values(measured, samples, qpu_s, queue_s, readings)
+
+    def _as_profile_values(
+        self,
+        measured: tuple[float, float, str, float, float, float, int, int, int],
+        samples: int,
+        qpu_s: float | None,
+        queue_s: float | None,
+        readings: str,
+    ) -> tuple:
+        """The profile's values in ``PROFILE_VALUE_NAMES`` order: ``measured`` is (wall, CPU,
+        its scope, thread CPU, process CPU, children's CPU, end RSS, peak, growth)."""
+        wall, cpu, scope, thread_cpu, process_cpu, children_cpu, end_rss, peak, growth = measured
+        sampler = self._sampler
         return (
             wall,
             cpu,
@@ -214,13 +251,13 @@ class Measurement(Watch):
             end_rss,
             peak,
             growth,
-            self.samples if light else self.samples + 1,
+            samples,
             qpu_s,
             queue_s,
             sampler.pid,
             HOST,
             self.thread,
-            ("light" if light else "full") + ("+hwm" if self._exact_peak else ""),
+            readings,
         ) + (self._gpu_values() if sampler.gpu.available else sampler.gpu.unavailable_values)
 
     def _gpu_values(self) -> tuple:

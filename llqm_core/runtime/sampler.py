@@ -12,9 +12,12 @@ from __future__ import annotations
 import os
 import threading
 import time
+from typing import Any
 
+from ..model.memory_limits import OUT_OF_MEMORY, RSS_CURVE, limit_text
 from ..model.settings import seconds_from_env, seconds_in_range
 from .cpu_shares import CpuShares
+from .flight import FlightRecorder
 from .gpu import gpu_probe
 from .memory import high_water_mark, read_usage, reset_high_water_mark
 from .per_process import PerProcess
@@ -84,6 +87,7 @@ class ResourceSampler:
         self._busy = threading.Event()
         self._ticking = False  # the event's state, read under the lock at every task's start
         self._thread: threading.Thread | None = None
+        self.flight = FlightRecorder()  # the running tasks' rows, beside their stores, each tick
 
     def watch(self, watch: Watch) -> None:
         """Fold readings into ``watch`` (made by the task's own thread, from its first reading) until
@@ -160,6 +164,8 @@ class ResourceSampler:
                         self._busy.clear()
                         idle_s = 0.0
             if not watches:
+                if idle_s <= self.interval_s:  # the first idle tick: no task runs now
+                    self._record_flight(watches, 0)
                 continue
             idle_s = 0.0
             try:
@@ -169,6 +175,26 @@ class ResourceSampler:
                 continue
             for watch in watches:
                 watch.fold(rss, gpu)
+            self._record_flight(watches, rss)
+
+    def _record_flight(self, watches: tuple[Watch, ...], rss: int) -> None:
+        """The running tasks' rows beside their stores (``runtime.flight``); a failure there
+        never stops the sampling."""
+        try:
+            self.flight.record(watches, rss)
+        except Exception:  # noqa: BLE001 - the sampler must outlive any store's trouble
+            pass
+
+
+def out_of_memory_metrics(task_id: str, start_ns: int) -> dict[str, Any]:
+    """What a task that ran out of memory (a ``MemoryError``: an allocation the OS refused) keeps
+    of it: the limits in force (``memory.out_of_memory``) and its RSS curve up to the end."""
+    curve = shared_sampler().flight.curve(task_id)
+    try:
+        curve.append([round((time.time_ns() - start_ns) / 1e9, 3), read_usage().rss])
+    except OSError:
+        pass
+    return {OUT_OF_MEMORY: limit_text(), RSS_CURVE: curve}
 
 
 #: This process's sampler (a forked child starts its own: threads do not survive a fork).

@@ -37,7 +37,7 @@ from .active_run import (
 )
 from .kept import LaterPayload
 from .live_task import LiveTask
-from .sampler import shared_sampler
+from .sampler import out_of_memory_metrics, shared_sampler
 from .thread_ids import native_thread_id
 
 _NUMBERS, _STRINGS = frozenset({int, float, bool}), frozenset({str})
@@ -355,6 +355,8 @@ def _finish(
     else:
         handle.status = _status_for(exc)
         handle.error_type, handle.error = _describe_error(exc)
+        if isinstance(exc, MemoryError):  # named with the limits in force and the RSS it reached
+            handle.metrics.update(out_of_memory_metrics(handle.id, handle.start_ns))
     if handle._tokens is not None:
         token_context, token_task, token_run = handle._tokens
         if token_run is not None:

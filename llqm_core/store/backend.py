@@ -116,3 +116,8 @@ class StoreBackend(ABC):
     def describe_error(self, exc: BaseException) -> str:
         """The driver's message for a user, without the store's secrets."""
         return str(exc)
+
+    def full_disk(self, exc: BaseException) -> str | None:
+        """Why the database refused a write for want of room (``store.disk_full``), in words;
+        None for any other failure."""
+        return None

@@ -136,6 +136,15 @@ class Owner:
         me = psutil.Process()
         return cls(socket.gethostname(), me.pid, me.create_time())
 
+    def header_line(self) -> bytes:
+        """The first line of a file this process writes beside a store (``owner_from_header``)."""
+        return (
+            json.dumps(
+                {"host": self.host, "pid": self.pid, "process_started": self.process_started}
+            )
+            + "\n"
+        ).encode()
+
     def is_gone(self) -> bool:
         """True when the process no longer exists on this host (a reused pid counts as gone);
         False while it runs, or when it ran on another host, where nothing can be told."""
@@ -165,13 +174,7 @@ class TaskJournal:
         self.path = store_path.with_name(
             f"{store_path.name}-journal-{uuid.uuid4().hex[:16]}{SUFFIX}"
         )
-        owner = Owner.this_process()
-        header = (
-            json.dumps(
-                {"host": owner.host, "pid": owner.pid, "process_started": owner.process_started}
-            )
-            + "\n"
-        ).encode()
+        header = Owner.this_process().header_line()
         self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
         self._end = 0  # where the next frame goes
         self._write(header)
@@ -352,11 +355,12 @@ def read_journals(
                 row = older(row) if older is not None else None
             if row is not None:
                 rows.append(row)
-        found.append(JournalFile(Path(name), _owner(data[:header_end]), rows))
+        found.append(JournalFile(Path(name), owner_from_header(data[:header_end]), rows))
     return found
 
 
-def _owner(line: bytes | bytearray) -> Owner | None:
+def owner_from_header(line: bytes | bytearray) -> Owner | None:
+    """The owner a file's first line names (``Owner.header_line``); None if it names none."""
     try:
         header = json.loads(line)
         return Owner(str(header["host"]), int(header["pid"]), header.get("process_started"))

@@ -101,6 +101,12 @@ class PostgresBackend(StoreBackend):
         text = " ".join(str(exc).split())  # libpq's messages span lines
         return f"PostgreSQL says: {redact_text(text)}"
 
+    def full_disk(self, exc: BaseException) -> str | None:
+        """The server's ``disk_full`` (SQLSTATE 53100): the database's disk, not this machine's."""
+        if getattr(exc, "sqlstate", None) == "53100":
+            return self.describe_error(exc)
+        return None
+
     # -- opening ------------------------------------------------------------------------
 
     def prepare(self, readonly: bool) -> None:

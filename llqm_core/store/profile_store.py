@@ -128,6 +128,12 @@ class ProfileStore:
         """Keep the ended task with its profile before the task returns."""
         self._writing().finish_task(task)
 
+    def record_in_flight(self, rows: list[list]) -> None:
+        """Replace this process's record of its running tasks (``in_flight``) with ``rows``:
+        what a kill leaves of them. The shared sampler calls it at each tick."""
+        if self._writer is not None:
+            self._writer.record_in_flight(rows)
+
     def save_snapshot(self, snapshot: HardwareSnapshot) -> str:
         """Commit a calibration snapshot at once, once: every later job on the same calibration
         names it by its fingerprint (a 156-qubit device's is ~8 ms of JSON and a commit)."""

@@ -29,6 +29,7 @@ from ..model.records import (
 from . import aggregates, cached
 from .backend import Row, StoreBackend
 from .forking import hold_across_forks
+from .in_flight import read_in_flight
 from .journal import read_journals
 from .row_records import (
     OUTLINE_COLUMNS,
@@ -43,7 +44,7 @@ from .row_records import (
 )
 from .schema import TASK_COLUMNS, older_row, stored_row
 
-_STAGE = TASK_COLUMNS.index("stage")
+_STAGE, _STATUS = TASK_COLUMNS.index("stage"), TASK_COLUMNS.index("status")
 
 
 class StoreReader:
@@ -118,7 +119,24 @@ class StoreReader:
     def _journaled(self, run_id: str) -> dict[str, list]:
         """The run's rows still in a journal (``TASK_COLUMNS``), by id. Read before the
         database: a row leaves a journal only once committed, so in this order none is missed."""
-        return {row[0]: stored_row(row) for row in self._journal_rows() if row[1] == run_id}
+        journaled = {row[0]: stored_row(row) for row in self._journal_rows() if row[1] == run_id}
+        cut_short = self._cut_short(run_id, journaled)
+        journaled.update(cut_short)
+        return journaled
+
+    def _cut_short(self, run_id: str, journaled: dict[str, list]) -> dict[str, list]:
+        """The run's tasks that a process now gone was running when it died, as its sampler
+        last recorded them (``in_flight``), where no finished row of theirs was kept since."""
+        rows = {
+            row[0]: row
+            for record in read_in_flight(self.backend.journal_base, len(TASK_COLUMNS))
+            for row in record.rows
+            if row[1] == run_id and row[0] not in journaled
+        }
+        if not rows:
+            return {}
+        ended = [i for i, row in self._rows_by_id(list(rows)).items() if row[_STATUS] != "running"]
+        return {i: stored_row(row) for i, row in rows.items() if i not in ended}
 
     def tasks(self, run_id: str) -> list[TaskRecord]:
         """The run's tasks in start order: those in the database and those still in a journal."""

@@ -105,6 +105,10 @@ class RelayStore(ProfileStore):
         """Send the ended task before it returns: the owner journals it on arrival."""
         self._relay("finish_task", task.as_record())
 
+    def record_in_flight(self, rows: list[list]) -> None:
+        """Not sent: a message per tick would cost the owner more than it keeps; a relayed task
+        that a kill cuts short shows as its running row, without readings (docs/reliability.md)."""
+
     def _store_snapshot(self, snapshot: HardwareSnapshot) -> None:
         """Sent once (``ProfileStore.save_snapshot``): later jobs name it by its fingerprint."""
         self._relay("save_snapshot", snapshot)

@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 
+from ..model.memory_limits import oom_killed_sentence
 from ..model.records import (
     NOT_MEASURED_GPU,
     PROFILE_VALUE_NAMES,
@@ -53,6 +54,7 @@ def run_record(row: Row) -> RunRecord:
         and Owner(run.host, run.pid, run.process_started).is_gone()
     ):
         run.status = RunStatus.INTERRUPTED
+        run.error = run.error or oom_killed_sentence(run.resource)
     return run
 
 
@@ -89,7 +91,7 @@ def task_from_row(row: tuple | list, run_status: RunStatus) -> TaskRecord:
      error, error_type, metrics, hardware) = row[:_PROFILE]  # fmt: skip
     state = _STATUSES[status]
     if state is TaskStatus.RUNNING and run_status is not RunStatus.RUNNING:
-        state = TaskStatus.INTERRUPTED  # its run ended without it: its process died
+        state = TaskStatus.RUNNING_AT_EXIT  # its run ended without it: its process died
     return TaskRecord(
         id_, run_id, name, stage, state, start, trace, span, parent, parent_span,
         _json_list(depends), end, error, error_type,
@@ -115,7 +117,7 @@ def outline_record(row: tuple, run_status: RunStatus) -> TaskRecord:
      cpu, start_rss, end_rss, peak, qpu, queue, pid, host, thread, gpu_mean) = row  # fmt: skip
     state = _STATUSES[status]
     if state is TaskStatus.RUNNING and run_status is not RunStatus.RUNNING:
-        state = TaskStatus.INTERRUPTED
+        state = TaskStatus.RUNNING_AT_EXIT
     profile = (
         Profile(
             wall,

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..model.errors import StoreError
 from .backend import ONE_TASK_ROW, TASK_INSERT, Row, StoreBackend
+from .disk_full import no_room_at
 from .schema import (
     BUSY_TIMEOUT_MS,
     SCHEMA_VERSION,
@@ -256,6 +257,18 @@ class SQLiteBackend(StoreBackend):
 
     def describe_error(self, exc: BaseException) -> str:
         return f"SQLite says: {exc}"
+
+    def full_disk(self, exc: BaseException) -> str | None:
+        """SQLite's ``SQLITE_FULL``, or a write error (``SQLITE_IOERR``: a file-size limit's
+        ``EFBIG`` reads so) where the store's file can take no more (``no_room_at``)."""
+        code = getattr(exc, "sqlite_errorcode", None)
+        if code is None:
+            return None
+        if code & 0xFF == sqlite3.SQLITE_FULL:
+            return f"SQLite says: {exc}"
+        if code & 0xFF == sqlite3.SQLITE_IOERR:
+            return no_room_at(self.path)
+        return None
 
     def rollback(self, conn: sqlite3.Connection) -> None:
         if conn.in_transaction:

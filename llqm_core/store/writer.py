@@ -29,7 +29,9 @@ from ..model.records import (
     TaskRow,
 )
 from .backend import StoreBackend
+from .disk_full import full_sentence, is_full_os_error, no_room_at
 from .forking import hold_across_forks
+from .in_flight import InFlightFile, read_in_flight
 from .journal import TaskJournal, decode_frame, encode_row, read_journals
 from .journal import json_text as _dumps  # the one compact encoder of the store's text
 from .queued import QueuedRows
@@ -83,6 +85,10 @@ class StoreWriter:
         # dead process's journal.
         self._finished: list[bytes | list] = []
         self._journal: TaskJournal | None = None
+        # The tasks running now, as the sampler last wrote them (``in_flight``); False once it
+        # failed (a full disk): the tasks' starts are still kept by the database's running rows.
+        self._in_flight: InFlightFile | None | bool = None
+        self._in_flight_lock = threading.Lock()
         # Kept device results (``save_result``) waiting for the writer's next commit.
         self._queued = QueuedRows()
         self._wake = threading.Event()  # rows are queued: commit them within DRAIN_INTERVAL_S
@@ -140,6 +146,28 @@ class StoreWriter:
             self._wake_thread()
         if queued >= MAX_QUEUED_ROWS and not self._hurry.is_set():
             self._hurry.set()
+
+    def record_in_flight(self, rows: list[list]) -> None:
+        """Replace the record of this process's running tasks with ``rows`` (their stored rows
+        so far, ``in_flight``): the sampler's thread calls it at each tick while tasks run."""
+        with self._in_flight_lock:
+            record = self._in_flight
+            if record is False or self.state is WriterState.CLOSED:
+                return
+            try:
+                if record is None or record is True:
+                    if not rows:
+                        return
+                    record = self._in_flight = InFlightFile(self.backend.journal_base)
+                record.write(rows)
+            except OSError:
+                self._in_flight = False  # the database's running rows still show the tasks
+
+    def _remove_in_flight(self) -> None:
+        with self._in_flight_lock:
+            if isinstance(self._in_flight, InFlightFile):
+                self._in_flight.remove()
+            self._in_flight = False
 
     def insert_run(self, run: RunRecord) -> None:
         self._write(
@@ -246,6 +274,7 @@ class StoreWriter:
         self._hurry.set()
         if self._thread is not None:
             self._thread.join(timeout=2.0)
+        self._remove_in_flight()
         with self._lock:
             if self._journal is not None and not self._journal.holds_rows:
                 self._journal.remove()  # one that still holds rows is left for the next writer
@@ -275,11 +304,22 @@ class StoreWriter:
                 self.backend.rollback(self._conn)
             except self.backend.errors:
                 pass  # the connection is gone: there is nothing to undo
+            full = self.backend.full_disk(exc)
+            if full is not None:
+                self._warn_full(full, journal_works=not self._journal_warned)
+                return
             warn(
                 f"profiles are no longer being kept in {self.backend.name}: "
                 f"{self.backend.describe_error(exc)}",
                 stacklevel=4,
             )
+
+    def _warn_full(self, why: str, journal_works: bool) -> None:
+        """The one sentence a full disk gets (``disk_full``); the store takes nothing more."""
+        self.state = WriterState.FAILED if self.state is WriterState.WRITING else self.state
+        self._journal_warned = True  # no second warning when the journal fills too
+        journal = self._journal.path if self._journal is not None else None
+        warn(full_sentence(self.backend.name, why, journal, journal_works), stacklevel=5)
 
     def _take_queued(
         self, started_by_ns: int | None, take_finished: bool
@@ -352,8 +392,38 @@ class StoreWriter:
             if self.state is not WriterState.WRITING:
                 return
             journal.path.unlink(missing_ok=True)
+        for record in read_in_flight(self.backend.journal_base, len(TASK_COLUMNS)):
+            with self._lock:
+                rows = self._still_running(record.rows)
+                with self._queue_lock:
+                    self._finished.extend(rows)
+                self._guarded(self._commit_all)
+            if self.state is not WriterState.WRITING:
+                return
+            record.path.unlink(missing_ok=True)
+
+    def _still_running(self, rows: list[list]) -> list[list]:
+        """The rows of a dead process's running tasks whose task the database holds as running,
+        or not at all: a task that ended just before the kill keeps its finished row."""
+        ended: set[str] = set()
+        for first in range(0, len(rows), 500):
+            ids = [row[0] for row in rows[first : first + 500]]
+            marks = ",".join("?" * len(ids))
+            found = self.backend.query_tuples(
+                self._conn,
+                f"SELECT id FROM tasks WHERE status <> 'running' AND id IN ({marks})",
+                ids,
+            )
+            ended.update(task_id for (task_id,) in found)
+        return [row for row in rows if row[0] not in ended]
 
     def _journal_broken(self, exc: OSError) -> None:
+        if self._journal_warned:
+            return
+        if is_full_os_error(exc):  # committing each task instead would fill the same disk
+            why = no_room_at(self.backend.journal_base) or exc.strerror or "no room"
+            self._warn_full(why, journal_works=False)
+            return
         if not self._journal_warned:
             self._journal_warned = True
             warn(

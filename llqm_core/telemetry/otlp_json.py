@@ -18,6 +18,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
+from ..model.memory_limits import telemetry_resource
 from ..model.records import RunRecord, RunStatus, TaskRecord, TaskStatus
 from .attributes import run_attributes, task_attributes
 from .task_spans import dependency_links
@@ -62,7 +63,7 @@ def run_spans(run: RunRecord, tasks: Sequence[TaskRecord]) -> list[ReadableSpan]
 
     A run whose span belongs to a workflow engine (Prefect's flow run span) contributes only
     its tasks' spans: the engine exported its own."""
-    resource = Resource(run.resource)
+    resource = Resource(telemetry_resource(run.resource))
     spans = []
     if run.end_ns is not None and run.span_owned:
         failed = run.status is RunStatus.FAILED

@@ -1,0 +1,127 @@
+"""The store's record of the tasks running now: what a kill leaves of the tasks it cut short.
+
+Finished tasks are journaled (``journal``); a running one is not, so a process killed mid-task
+would lose exactly the task that was running. The shared sampler therefore writes, at each of
+its ticks, the rows of the tasks running in this process (their ids, name, stage, start, thread,
+parent, and their readings so far: wall, CPU, RSS) into a small file beside the store. Each write
+replaces the last one; two slots, each with a sequence number and a checksum, make a write that
+a kill cuts short leave the previous one readable. A reader takes the file of a process that is
+gone (``Owner.is_gone``) as the tasks it was running at its death; the next writer of the store
+commits those rows and deletes the file (docs/reliability.md).
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import marshal
+import os
+import struct
+import uuid
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from .journal import MARSHAL_VERSION, Owner, json_text, owner_from_header
+
+SUFFIX = ".inflight"
+#: Each of the file's two slots holds this many bytes of rows: some 400 running tasks; where they
+#: do not fit, their metrics are left out, then the longest-running ones are kept.
+SLOT_SIZE = 1 << 16
+_SLOT_HEAD = struct.Struct("<QIIc")  # sequence number, payload length, CRC-32, kind (M or J)
+_METRICS = 14  # a row's metrics (``TASK_COLUMNS``), left out where the rows do not fit
+
+
+def in_flight_pattern(store_path: Path) -> str:
+    return str(store_path.with_name(glob.escape(store_path.name) + "-inflight-*" + SUFFIX))
+
+
+def _payload(rows: list[list]) -> tuple[bytes, bytes]:
+    try:
+        return b"M", marshal.dumps(rows, MARSHAL_VERSION)
+    except ValueError:  # a value of a subclass of a built-in type (a metric): JSON writes its base
+        return b"J", json_text(rows).encode()
+
+
+class InFlightFile:
+    """This process's record of its running tasks for one store, replaced at each write."""
+
+    def __init__(self, store_path: Path) -> None:
+        self.path = store_path.with_name(
+            f"{store_path.name}-inflight-{uuid.uuid4().hex[:16]}{SUFFIX}"
+        )
+        header = Owner.this_process().header_line()
+        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        self._header = len(header)
+        os.pwrite(self._fd, header, 0)
+        self._sequence = 0
+        self.empty = True  # the last write held no rows
+
+    def write(self, rows: list[list]) -> None:
+        """Replace the file's rows with ``rows`` (the tasks running now; [] when none does).
+        Raises OSError when the file cannot take them (a full disk)."""
+        kind, payload = _payload(rows)
+        if len(payload) > SLOT_SIZE - _SLOT_HEAD.size:  # large metrics: the readings matter more
+            rows = [[*row[:_METRICS], {}, *row[_METRICS + 1 :]] for row in rows]
+            kind, payload = _payload(rows)
+        while len(payload) > SLOT_SIZE - _SLOT_HEAD.size and rows:
+            rows = sorted(rows, key=lambda row: row[7])[: len(rows) // 2]  # the earliest starts
+            kind, payload = _payload(rows)
+        self._sequence += 1
+        head = _SLOT_HEAD.pack(self._sequence, len(payload), zlib.crc32(payload), kind)
+        os.pwrite(self._fd, head + payload, self._header + (self._sequence % 2) * SLOT_SIZE)
+        self.empty = not rows
+
+    def remove(self) -> None:
+        os.close(self._fd)
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:
+            pass
+
+
+@dataclass
+class InFlightRecord:
+    path: Path
+    owner: Owner | None
+    rows: list[list]
+
+
+def read_in_flight(store_path: Path, width: int) -> list[InFlightRecord]:
+    """The running tasks that processes now gone recorded last beside the store (their rows of
+    ``width`` values): what they were running when they died."""
+    found = []
+    for name in sorted(glob.glob(in_flight_pattern(store_path))):
+        try:
+            with open(name, "rb") as file:
+                data = file.read(2 * SLOT_SIZE + 4096)
+        except OSError:
+            continue  # removed by its owner meanwhile
+        end = data.find(b"\n")
+        if end < 0:
+            continue
+        owner = owner_from_header(data[:end])
+        if owner is None or not owner.is_gone():
+            continue
+        rows = [row for row in _latest_rows(data, end + 1) if len(row) == width]
+        found.append(InFlightRecord(Path(name), owner, rows))
+    return found
+
+
+def _latest_rows(data: bytes, first: int) -> list[list]:
+    """The rows of the slot written last whose payload is whole (its checksum holds)."""
+    best: tuple[int, list] | None = None
+    for slot in (first, first + SLOT_SIZE):
+        if slot + _SLOT_HEAD.size > len(data):
+            continue
+        sequence, size, crc, kind = _SLOT_HEAD.unpack_from(data, slot)
+        payload = data[slot + _SLOT_HEAD.size : slot + _SLOT_HEAD.size + size]
+        if sequence == 0 or len(payload) != size or zlib.crc32(payload) != crc:
+            continue
+        try:
+            rows = marshal.loads(payload) if kind == b"M" else json.loads(payload)
+        except (ValueError, EOFError, TypeError):
+            continue
+        if isinstance(rows, list) and (best is None or sequence > best[0]):
+            best = (sequence, rows)
+    return [row for row in best[1] if isinstance(row, list)] if best is not None else []
