@@ -17,6 +17,7 @@ import json
 import marshal
 import os
 import struct
+import threading
 import uuid
 import zlib
 from dataclasses import dataclass
@@ -78,6 +79,33 @@ class InFlightFile:
             os.unlink(self.path)
         except FileNotFoundError:
             pass
+
+
+class InFlightKeeper:
+    """A writer's in-flight file: made on the first rows, given up at the first error (the
+    database's running rows still show the tasks), removed when the writer closes."""
+
+    def __init__(self, store_path: Path) -> None:
+        self._store_path = store_path
+        self._file: InFlightFile | None | bool = None  # False: given up, or removed
+        self._lock = threading.Lock()
+
+    def record(self, rows: list[list]) -> None:
+        with self._lock:
+            if self._file is False or (self._file is None and not rows):
+                return
+            try:
+                if not isinstance(self._file, InFlightFile):
+                    self._file = InFlightFile(self._store_path)
+                self._file.write(rows)
+            except OSError:
+                self._file = False
+
+    def remove(self) -> None:
+        with self._lock:
+            if isinstance(self._file, InFlightFile):
+                self._file.remove()
+            self._file = False
 
 
 @dataclass

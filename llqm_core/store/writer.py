@@ -28,14 +28,15 @@ from ..model.records import (
     RunRecord,
     TaskRow,
 )
+from . import record_statements as rows
 from .backend import StoreBackend
 from .disk_full import full_sentence, is_full_os_error, no_room_at
 from .forking import hold_across_forks
-from .in_flight import InFlightFile, read_in_flight
-from .journal import TaskJournal, decode_frame, encode_row, read_journals
-from .journal import json_text as _dumps  # the one compact encoder of the store's text
+from .in_flight import InFlightKeeper
+from .journal import TaskJournal, decode_frame, encode_row
+from .leftovers import fold_dead, still_running
 from .queued import QueuedRows
-from .schema import TASK_COLUMNS, older_row, stored_row
+from .schema import stored_row
 from .task_rows import finished_row, running_row
 
 CHECKPOINT_INTERVAL_S = 2.0
@@ -87,8 +88,7 @@ class StoreWriter:
         self._journal: TaskJournal | None = None
         # The tasks running now, as the sampler last wrote them (``in_flight``); False once it
         # failed (a full disk): the tasks' starts are still kept by the database's running rows.
-        self._in_flight: InFlightFile | None | bool = None
-        self._in_flight_lock = threading.Lock()
+        self._in_flight = InFlightKeeper(self.backend.journal_base)
         # Kept device results (``save_result``) waiting for the writer's next commit.
         self._queued = QueuedRows()
         self._wake = threading.Event()  # rows are queued: commit them within DRAIN_INTERVAL_S
@@ -150,65 +150,18 @@ class StoreWriter:
     def record_in_flight(self, rows: list[list]) -> None:
         """Replace the record of this process's running tasks with ``rows`` (their stored rows
         so far, ``in_flight``): the sampler's thread calls it at each tick while tasks run."""
-        with self._in_flight_lock:
-            record = self._in_flight
-            if record is False or self.state is WriterState.CLOSED:
-                return
-            try:
-                if record is None or record is True:
-                    if not rows:
-                        return
-                    record = self._in_flight = InFlightFile(self.backend.journal_base)
-                record.write(rows)
-            except OSError:
-                self._in_flight = False  # the database's running rows still show the tasks
-
-    def _remove_in_flight(self) -> None:
-        with self._in_flight_lock:
-            if isinstance(self._in_flight, InFlightFile):
-                self._in_flight.remove()
-            self._in_flight = False
+        if self.state is not WriterState.CLOSED:
+            self._in_flight.record(rows)
 
     def insert_run(self, run: RunRecord) -> None:
-        self._write(
-            "INSERT INTO runs (id, name, status, start_ns, end_ns, trace_id, span_id,"
-            " parent_span_id, error, span_owned, config, resource, pid, host, process_started, cpus)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                run.id,
-                run.name,
-                run.status.value,
-                run.start_ns,
-                run.end_ns,
-                run.trace_id,
-                run.span_id,
-                run.parent_span_id,
-                run.error,
-                int(run.span_owned),
-                _dumps(run.config),
-                _dumps(run.resource),
-                run.pid,
-                run.host,
-                run.process_started,
-                run.cpus,
-            ),
-        )
+        self._write(*rows.run_insert(run))
 
     def finish_run(self, run: RunRecord) -> None:
-        self._write(
-            "UPDATE runs SET status = ?, end_ns = ?, error = ? WHERE id = ?",
-            (run.status.value, run.end_ns, run.error, run.id),
-        )
+        self._write(*rows.run_finish(run))
 
     def save_snapshot(self, snapshot: HardwareSnapshot) -> str:
-        fingerprint = snapshot.fingerprint
-        self._write(
-            self.backend.insert_ignoring_duplicates(
-                "hardware_snapshots", ("fingerprint", "backend", "taken_at", "data")
-            ),
-            (fingerprint, snapshot.backend, snapshot.taken_at, _dumps(snapshot.to_dict())),
-        )
-        return fingerprint
+        self._write(*rows.snapshot_insert(self.backend, snapshot))
+        return snapshot.fingerprint
 
     def save_hardware_change(
         self,
@@ -218,26 +171,10 @@ class StoreWriter:
         run_id: str | None,
         error: str | None = None,
     ) -> None:
-        self._write(
-            "INSERT INTO hardware_changes (backend, fingerprint, seen_at, run_id, error)"
-            " VALUES (?,?,?,?,?)",
-            (backend, fingerprint, seen_at, run_id, error),
-        )
+        self._write(*rows.hardware_change_insert(backend, fingerprint, seen_at, run_id, error))
 
     def save_decision(self, decision: PolicyDecision) -> None:
-        self._write(
-            "INSERT INTO decisions (run_id, task_id, policy, choice, inputs, rationale, made_at)"
-            " VALUES (?,?,?,?,?,?,?)",
-            (
-                decision.run_id,
-                decision.task_id,
-                decision.policy,
-                _dumps(decision.choice),
-                _dumps(decision.inputs),
-                decision.rationale,
-                decision.made_at,
-            ),
-        )
+        self._write(*rows.decision_insert(decision))
 
     def save_result(self, result: KeptResult, later: LaterPayload | None = None) -> None:
         """Queue a kept result for the writer's next commit (within ``DRAIN_INTERVAL_S``, and at
@@ -274,7 +211,7 @@ class StoreWriter:
         self._hurry.set()
         if self._thread is not None:
             self._thread.join(timeout=2.0)
-        self._remove_in_flight()
+        self._in_flight.remove()
         with self._lock:
             if self._journal is not None and not self._journal.holds_rows:
                 self._journal.remove()  # one that still holds rows is left for the next writer
@@ -381,41 +318,19 @@ class StoreWriter:
         queued.commit(self.backend, self._conn)
 
     def fold_dead_journals(self) -> None:
-        """Commit the journals that processes now gone left behind (a kill, a crash), and delete them."""
-        for journal in read_journals(self.backend.journal_base, len(TASK_COLUMNS), older_row):
-            if journal.owner is None or not journal.owner.is_gone():
-                continue
-            with self._lock:
-                with self._queue_lock:
-                    self._finished.extend(journal.rows)
-                self._guarded(self._commit_all)
-            if self.state is not WriterState.WRITING:
-                return
-            journal.path.unlink(missing_ok=True)
-        for record in read_in_flight(self.backend.journal_base, len(TASK_COLUMNS)):
-            with self._lock:
-                rows = self._still_running(record.rows)
-                with self._queue_lock:
-                    self._finished.extend(rows)
-                self._guarded(self._commit_all)
-            if self.state is not WriterState.WRITING:
-                return
-            record.path.unlink(missing_ok=True)
+        """Commit what processes now gone left behind (``leftovers``), and delete it."""
+        fold_dead(self, self.backend.journal_base)
 
-    def _still_running(self, rows: list[list]) -> list[list]:
-        """The rows of a dead process's running tasks whose task the database holds as running,
-        or not at all: a task that ended just before the kill keeps its finished row."""
-        ended: set[str] = set()
-        for first in range(0, len(rows), 500):
-            ids = [row[0] for row in rows[first : first + 500]]
-            marks = ",".join("?" * len(ids))
-            found = self.backend.query_tuples(
-                self._conn,
-                f"SELECT id FROM tasks WHERE status <> 'running' AND id IN ({marks})",
-                ids,
-            )
-            ended.update(task_id for (task_id,) in found)
-        return [row for row in rows if row[0] not in ended]
+    def commit_rows(self, rows: list[list], *, unless_ended: bool = False) -> bool:
+        """Commit another process's rows now (``unless_ended``: not those of tasks the database
+        holds as ended); whether the store still takes rows."""
+        with self._lock:
+            if unless_ended:
+                rows = still_running(self.backend, self._conn, rows)
+            with self._queue_lock:
+                self._finished.extend(rows)
+            self._guarded(self._commit_all)
+        return self.state is WriterState.WRITING
 
     def _journal_broken(self, exc: OSError) -> None:
         if self._journal_warned:

@@ -1,0 +1,45 @@
+"""What processes that are gone left beside the store: journals of finished tasks they had not
+committed, and their record of the tasks they were running (``in_flight``). The next writer
+commits both and deletes them; a task that ended just before the kill keeps its finished row.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .in_flight import read_in_flight
+from .journal import read_journals
+from .schema import TASK_COLUMNS, older_row
+
+if TYPE_CHECKING:
+    from .backend import StoreBackend
+    from .writer import StoreWriter
+
+
+def fold_dead(writer: StoreWriter, base: Path) -> None:
+    """Commit, through ``writer``, the journals and in-flight records of processes now gone."""
+    for journal in read_journals(base, len(TASK_COLUMNS), older_row):
+        if journal.owner is None or not journal.owner.is_gone():
+            continue
+        if not writer.commit_rows(journal.rows):
+            return
+        journal.path.unlink(missing_ok=True)
+    for record in read_in_flight(base, len(TASK_COLUMNS)):
+        if not writer.commit_rows(record.rows, unless_ended=True):
+            return
+        record.path.unlink(missing_ok=True)
+
+
+def still_running(backend: StoreBackend, conn: Any, rows: list[list]) -> list[list]:
+    """The rows of a dead process's running tasks whose task the database holds as running, or
+    not at all."""
+    ended: set[str] = set()
+    for first in range(0, len(rows), 500):
+        ids = [row[0] for row in rows[first : first + 500]]
+        marks = ",".join("?" * len(ids))
+        found = backend.query_tuples(
+            conn, f"SELECT id FROM tasks WHERE status <> 'running' AND id IN ({marks})", ids
+        )
+        ended.update(task_id for (task_id,) in found)
+    return [row for row in rows if row[0] not in ended]
