@@ -103,6 +103,13 @@ def named(gates: Sequence[Gate]) -> str:
     return " ".join(one(g) for g in gates)
 
 
+def lacking_said(device: Any, gates: str, qubits: Sequence[int]) -> str:
+    """``device 'NAME' has no native GATES on qubit 1, 2, ...`` of a refusal: the device and the
+    first five qubits that lack a gate, as both techniques' refusals name them."""
+    shown = ", ".join(str(q) for q in qubits[:5]) + (" ..." if len(qubits) > 5 else "")
+    return f"device {getattr(device, 'name', device)!r} has no native {gates} on qubit {shown}"
+
+
 def ways_said(ways: Sequence[tuple[Gate, ...]]) -> str:
     """Every way of ``ways`` named, for a refusal: ``x, sx sx, u3(pi, 0, pi) or u(pi, 0, pi)``."""
     said = [named(w) for w in ways]

@@ -14,7 +14,7 @@ from qiskit import QuantumCircuit
 from qiskit.circuit import CircuitInstruction
 from qiskit.circuit.library import get_standard_gate_name_mapping
 
-from .native import X_WAYS, Z_WAYS, target_of, ways_said, without, x_gates, z_gates
+from .native import X_WAYS, Z_WAYS, lacking_said, target_of, ways_said, without, x_gates, z_gates
 
 if TYPE_CHECKING:  # Mitiq and Cirq are imported where a gate is represented, not at load
     import cirq
@@ -168,9 +168,8 @@ def native_paulis(device: Any, qubits: list[int]) -> dict[int, dict[str, tuple]]
 def no_paulis(device: Any, qubits: list[int]) -> str:
     """Why compiled PEC cannot insert its Paulis on ``device``'s ``qubits``."""
     return (
-        f'PEC with sample = "compiled" inserts Paulis as native gates, and device '
-        f"{getattr(device, 'name', device)!r} has no native X or Z on qubit "
-        f"{', '.join(str(q) for q in qubits[:5])}{' ...' if len(qubits) > 5 else ''} "
+        'PEC with sample = "compiled" inserts Paulis as native gates, and '
+        f"{lacking_said(device, 'X or Z', qubits)} "
         f"(an X is one of {ways_said(X_WAYS)}; a Z one of {ways_said(Z_WAYS)}); "
         'use sample = "logical", which transpiles each sample.'
     )

@@ -20,7 +20,7 @@ from llqm_core.runtime.kept import references
 from . import analysis
 from .costs import rem_estimate
 from .execution import Readout, execute, fed_forward_measurements, measured
-from .native import X_WAYS, measurable_qubits, target_of, ways_said, without, x_gates
+from .native import X_WAYS, lacking_said, measurable_qubits, target_of, ways_said, without, x_gates
 from .shared_job import SharedJob
 
 MAX_SHOTS = 10_000_000
@@ -65,9 +65,8 @@ def _flip_gates(device: Any, qubits: Sequence[int]) -> dict[int, tuple[Any, ...]
 def no_flip(device: Any, qubits: Sequence[int]) -> str:
     """Why readout calibration cannot run on ``device``: ``qubits`` have no native X."""
     return (
-        f"readout mitigation prepares |1> on each measured qubit, and device "
-        f"{getattr(device, 'name', device)!r} has no native X on qubit "
-        f"{', '.join(str(q) for q in qubits[:5])}{' ...' if len(qubits) > 5 else ''} "
+        "readout mitigation prepares |1> on each measured qubit, and "
+        f"{lacking_said(device, 'X', qubits)} "
         f"(none of {ways_said(X_WAYS)}); use another technique or device."
     )
 
