@@ -76,10 +76,6 @@ class PeakSetting:
 exact_peaks = PeakSetting()
 
 
-#: The names of LLQM's own threads start so (the sampler, the store's writer, the span builder).
-LLQM_THREAD_PREFIX = "llqm-"
-
-
 class _WarmupSpent(threading.local):
     """Wall and thread CPU seconds of the warm-ups (``runtime.warmup``) run so far in this thread:
     a task reads them at its start and end, and leaves what grew in between out of its own time."""
