@@ -18,7 +18,7 @@ from outside_cpu import cpu_between, run_watched
 
 import llqm_core as llqm
 from llqm_core.plugin import set_sample_interval
-from llqm_core.runtime.memory import can_reset_high_water_mark
+from llqm_core.runtime.high_water import high_water
 
 linux_only = pytest.mark.skipif(
     not os.path.exists("/proc/self/stat"), reason="reads /proc as a sampler outside the process"
@@ -167,7 +167,7 @@ def test_a_pool_thread_lent_to_a_task_is_charged_to_it_and_not_shared(store_path
     assert tasks["other"].cpu_s <= 0.25 * spent["worker"]
 
 
-@pytest.mark.skipif(not can_reset_high_water_mark(), reason="the OS keeps no resettable peak")
+@pytest.mark.skipif(not high_water().available, reason="the OS keeps no resettable peak")
 def test_a_peak_shorter_than_the_sampler_interval_is_seen_and_the_next_task_grows_by_nothing(
     store_path,
 ):
@@ -196,7 +196,7 @@ def test_a_peak_shorter_than_the_sampler_interval_is_seen_and_the_next_task_grow
     assert after.peak_rss_bytes < holds.peak_rss_bytes  # the mark was reset at its start
 
 
-@pytest.mark.skipif(not can_reset_high_water_mark(), reason="the OS keeps no resettable peak")
+@pytest.mark.skipif(not high_water().available, reason="the OS keeps no resettable peak")
 def test_a_parent_keeps_the_peak_of_a_child_whose_start_reset_the_mark(store_path):
     size = 200 << 20
     with llqm.run("nested peak") as run:
@@ -240,3 +240,32 @@ def test_a_profiled_program_reads_its_own_high_water_mark_unchanged(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "True"
+
+
+@pytest.mark.skipif(not high_water().available, reason="the OS keeps no resettable peak")
+def test_a_program_started_by_a_bigger_one_reads_its_own_peaks(tmp_path):
+    """An ``exec`` from a larger process pins ``ru_maxrss`` at that process's peak (a pipeline
+    started from a big notebook kernel or test runner): its tasks' peaks are still their own."""
+    parent = 400 << 20
+    held = bytearray(parent)
+    held[::4096] = b"\1" * len(held[::4096])  # the parent's peak, which the child inherits
+    store = tmp_path / "s.sqlite"
+    child = (
+        "import llqm_core as llqm\n"
+        f"with llqm.run('spawned', store={str(store)!r}) as run:\n"
+        "    with llqm.task('holds'):\n"
+        "        held = bytearray(50 << 20); held[::4096] = b'\\1' * len(held[::4096]); del held\n"
+        "    with llqm.task('small'):\n"
+        "        pass\n"
+        "print(run.id)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", child], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+    del held
+    assert done.returncode == 0, done.stderr
+    tasks = {t.name: t.profile for t in llqm.ProfileStore(store).tasks(done.stdout.split()[-1])}
+    holds, small = tasks["holds"], tasks["small"]
+    assert holds.readings.endswith("+hwm")
+    assert 0.95 * (50 << 20) <= holds.peak_rss_bytes - holds.start_rss_bytes < 100 << 20
+    assert small.peak_rss_bytes < parent  # not the parent's peak

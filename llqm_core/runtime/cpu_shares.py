@@ -69,11 +69,16 @@ class CpuShares:
         self._last_tick: float | None = None
 
     def enter(self, tid: int) -> None:
-        """A task starts in ``tid`` (the calling thread)."""
+        """A task starts in ``tid`` (the calling thread). The ledger follows threads only once
+        tasks of two threads run: a task alone is charged the process's CPU and needs none."""
         count = self._tasks.get(tid, 0)
         self._tasks[tid] = count + 1
-        if count == 0:
+        if count > 0:
+            return
+        if self._last_process is not None:
             self._track(tid)
+        elif len(self._tasks) > 1:
+            self._start_following(tid)
 
     def leave(self, tid: int) -> None:
         """A task of ``tid`` (the calling thread) ends."""
@@ -106,15 +111,28 @@ class CpuShares:
             self.totals[owner] = self.totals.get(owner, 0.0) + spent
 
     def thread_cpu(self, tid: int) -> float | None:
-        """Thread ``tid``'s CPU seconds at the last tick (or its first task's start): None for a
-        thread the ledger does not follow."""
+        """Thread ``tid``'s CPU seconds at the last tick (or its first task's start), read now for
+        a thread the ledger does not follow; None where it cannot be read."""
         last = self._last.get(tid)
-        return None if last is None else last[0]
+        if last is not None:
+            return last[0]
+        read = self.clocks.read(tid) if self.clocks.available else None
+        return None if read is None else read[0]
 
     def _track(self, tid: int) -> None:
         self._last[tid] = (_thread_time(), None)  # the caller is thread ``tid``
-        if self._last_process is None:
-            self._last_process, self._last_tick = _process_time(), time.monotonic()
+
+    def _start_following(self, tid: int) -> None:
+        """Tasks of a second thread start: follow every task thread from now on (the others'
+        CPU from their ``schedstat``, read from this thread)."""
+        self._last_process, self._last_tick = _process_time(), time.monotonic()
+        self._settled = 0.0
+        for other in self._tasks:
+            if other != tid and other not in self._last:
+                read = self.clocks.read(other)
+                if read is not None:
+                    self._last[other] = (read[0], None)
+        self._track(tid)
 
     def _untrack(self, tid: int) -> None:
         last = self._last.pop(tid, None)
@@ -124,6 +142,7 @@ class CpuShares:
     def tick(self) -> None:
         """Share the unowned CPU since the last tick among the task threads."""
         if self._last_process is None or not self._tasks or not self.clocks.available:
+            self.clocks.keep_only((*self._tasks, *self._last))  # ``thread_cpu``'s reads
             return
         process, now = _process_time(), time.monotonic()
         elapsed = now - (self._last_tick or now)

@@ -13,13 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from ..model.records import Profile
-from .memory import (
-    can_reset_high_water_mark,
-    current_rss,
-    high_water_mark,
-    last_usage,
-    read_usage,
-)
+from .high_water import high_water
+from .memory import current_rss, last_usage, read_usage
 from .sampler import Watch, shared_sampler
 from .thread_ids import native_thread_id
 
@@ -117,12 +112,11 @@ class Measurement(Watch):
         bookkeeping is not measured."""
         self._sampler = sampler = shared_sampler()
         self._start = last_usage(sampler.interval_s * READING_AGE_INTERVALS)
-        if exact_peaks.on:  # the peak since this start, however short (``reset_peak``)
-            sampler.reset_peak()
-            self._exact_peak = can_reset_high_water_mark()
-        else:
-            self._exact_peak = False
-        self.start_rss = rss = current_rss()
+        rss = sampler.reset_peak() if exact_peaks.on else None  # the peak since this start
+        self._exact_peak = rss is not None
+        if rss is None:
+            rss = current_rss()
+        self.start_rss = rss
         Watch.__init__(self, _get_ident(), rss)
         sampler.watch(self)
         self._start_share = sampler.shares.totals.get(self.thread, 0.0)
@@ -205,9 +199,7 @@ class Measurement(Watch):
         sampler.unwatch(self)
         peak = max(self.max_rss, end_rss)  # the end reading is the task's last sample
         if self._exact_peak:  # the mark was reset at or after this task's start
-            mark = high_water_mark()
-            if mark is not None and mark > peak:
-                peak = mark
+            peak = max(peak, high_water().mark())
         elif not light and end.hwm is not None and start.hwm is not None and end.hwm > start.hwm:
             peak = max(peak, end.hwm)
         worked = sum(workers.values()) if workers else 0.0

@@ -17,8 +17,6 @@ from typing import NamedTuple
 
 import psutil
 
-from .per_process import PerProcess
-
 try:
     import resource
 except ImportError:  # Windows
@@ -70,40 +68,6 @@ def high_water_mark() -> int | None:
     if resource is None:
         return None
     return _getrusage(_RUSAGE_SELF).ru_maxrss * _MAXRSS_UNIT
-
-
-class _HighWaterReset:
-    """Resets the kernel's high-water mark to the current RSS (Linux: ``5`` written to
-    ``/proc/self/clear_refs``; ``getrusage``'s ``ru_maxrss`` follows it). ``available`` is False
-    where that cannot be done, once found out."""
-
-    def __init__(self) -> None:
-        self.fd: int | None = None
-        self.available = sys.platform.startswith("linux") and resource is not None
-
-    def reset(self) -> bool:
-        if not self.available:
-            return False
-        try:
-            if self.fd is None:
-                self.fd = os.open("/proc/self/clear_refs", os.O_WRONLY)
-            os.write(self.fd, b"5")
-            return True
-        except OSError:
-            self.available = False
-            return False
-
-
-_high_water = PerProcess(_HighWaterReset).get
-
-
-def reset_high_water_mark() -> bool:
-    """Reset this process's high-water mark to its current RSS; False where the OS does not let it."""
-    return _high_water().reset()
-
-
-def can_reset_high_water_mark() -> bool:
-    return _high_water().available
 
 
 class Reading(NamedTuple):

@@ -19,7 +19,8 @@ from ..model.settings import seconds_from_env, seconds_in_range
 from .cpu_shares import CpuShares
 from .flight import FlightRecorder
 from .gpu import gpu_probe
-from .memory import high_water_mark, read_usage, reset_high_water_mark
+from .high_water import high_water
+from .memory import read_usage
 from .per_process import PerProcess
 
 #: Each tick costs CPU (docs/performance.md); the kernel's high-water mark catches new highs anyway.
@@ -133,17 +134,21 @@ class ResourceSampler:
         with self._lock:
             self.shares.give_back(thread)
 
-    def reset_peak(self) -> None:
+    def reset_peak(self) -> int | None:
         """Fold the kernel's high-water mark into every running task, then reset it to the
         current RSS: a task starting now reads, at its end, the highest RSS since its own start,
-        however short the peak (``runtime.measure``)."""
+        however short the peak (``runtime.measure``). Returns the RSS the mark was reset to,
+        None where it cannot be (the caller reads the RSS then)."""
+        marks = high_water()
+        if not marks.available:
+            return None
         with self._lock:
-            mark = high_water_mark()
-            if mark is not None:
+            if self._watches:
+                mark = marks.mark()
                 for watch in self._watches:
                     if mark > watch.max_rss:
                         watch.max_rss = mark
-            reset_high_water_mark()
+            return marks.reset()
 
     def _loop(self) -> None:
         """Tick while tasks come and go; park only after ``IDLE_PARK_S`` without any, so short
