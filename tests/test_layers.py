@@ -24,9 +24,9 @@ MAY_IMPORT = {
     "pipeline": {"model", "hooks", "store", "telemetry", "runtime"},
     "analysis": {"model", "store"},
 }
-#: Above every package: the public face, the command line (a package), old paths kept importable,
-#: what plugins call, and what the notebook and the sweeps need from both pipelines and analysis.
-TOP_MODULES = {"__init__", "cli", "moved", "plugin", "notebook", "sweeps"}
+#: Above every package: the public face, the command line (a package), what plugins call, and
+#: what the notebook and the sweeps need from both pipelines and analysis.
+TOP_MODULES = {"__init__", "cli", "plugin", "notebook", "sweeps"}
 PLUGINS = {"llqm_qiskit", "llqm_mitiq", "llqm_policies", "llqm_prefect"}
 #: What the engine-agnostic core never imports, not even lazily.
 ENGINES_AND_SDKS = {"qiskit", "qiskit_aer", "qiskit_ibm_runtime", "mitiq", "cirq", "prefect"}
