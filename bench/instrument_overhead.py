@@ -205,7 +205,7 @@ class OwnTime:
 
         for owner, names in (
             (api, ("start_task", "finish_task")),
-            (tasks, ("start_task", "finish_task", "_finish")),
+            (tasks, ("begin_task", "finish_task", "_finish")),
             (llqm_core.plugin, ("start_task", "finish_task")),
             (
                 api.TaskHandle,

@@ -7,14 +7,14 @@ tasks, the same without the store, and the overhead on tasks of 20 ms of CPU wor
 Targets: under 300 us per task and under 2% of wall time for tasks of 20 ms or more.
 
 The 20 ms figure alternates blocks of 5 bare calls with blocks of 5 tasks inside one open
-run, and takes the median ratio: whole runs timed against each other drift by +-1% on a
-shared VM, more than the effect measured. LLQM's background threads (resource sampler,
+run, and takes the median ratio: whole runs timed against each other drift on a shared
+machine by more than the effect measured. LLQM's background threads (resource sampler,
 store writer) run during bare blocks too, so their CPU time over the whole measurement (and
 the CPU time of the run's end and the store's close, which commit the rows still queued) is
 added on top (per second elapsed), as if every microsecond of it delayed the pipeline: the
 bound that the target is judged on; the sum of all task blocks' time against all bare
 blocks' time (the pipeline's wall time, drains and sampler ticks included, and every hiccup
-of the VM) is printed below it, with LLQM's own time per task and the change in the work's
+of the machine) is printed below it, with LLQM's own time per task and the change in the work's
 own speed inside tasks. Two kinds of work are timed: a spin on the thread's CPU clock (a
 system call per turn) and plain Python arithmetic (no system calls).
 
@@ -23,10 +23,10 @@ same run: the same alternation with bare blocks on both sides. For the spin, whi
 itself on its thread's CPU clock, identical blocks agree within a few hundredths of a
 percent, so its ratio is the figure judged (on the path, plus the background threads).
 Plain Python arithmetic runs at the speed the machine gives it at that moment: on a shared
-2-core VM identical blocks of it differ by +-1-4% in one run, more than the target, so its
-figure judged is LLQM's own time per task (block time outside the work itself, which each
-block times) over 20 ms, plus the background threads; its ratio is still printed beside the
-identical blocks'.
+machine identical blocks of it differ in one run by more than the target (docs/benchmarks.md
+has the figures), so its figure judged is LLQM's own time per task (block time outside the
+work itself, which each block times) over 20 ms, plus the background threads; its ratio is
+still printed beside the identical blocks'.
 
 By default no span exporter is configured, and LLQM then builds no task spans (nothing
 would read them; ``llqm trace`` rebuilds them from the store). Two more lines time the spin
@@ -36,8 +36,8 @@ in the background, as exporting to a collector would incur before any network I/
 Code that runs once between 20 ms of other work runs slower than the same code run back
 to back (caches and branch predictors hold the other work by then). The last lines print
 LLQM's cost per 20 ms task against its back-to-back cost, and the same slowdown for plain
-SQLite + JSON work that is no part of LLQM (1.6-4x on the 2-core VMs this project is
-measured on), so the 20 ms figure can be read against the machine it ran on.
+SQLite + JSON work that is no part of LLQM (the figures measured so far: docs/benchmarks.md),
+so the 20 ms figure can be read against the machine it ran on.
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def cpu_20ms() -> None:
 
 def python_20ms() -> Callable[[], None]:
     """Plain Python arithmetic that takes 20 ms on this machine at its fastest (more when the
-    VM is slower)."""
+    machine is slower)."""
 
     def loop(turns: int) -> None:
         total = 0
@@ -158,7 +158,7 @@ class Interleaved:
 
     @property
     def own_share(self) -> float:
-        """LLQM's own time against a task of 20 ms (the work may run longer when the VM is slow)."""
+        """LLQM's own time against a task of 20 ms (the work may run longer when the machine is slow)."""
         return self.own_us / 20e3
 
 

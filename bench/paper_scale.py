@@ -62,7 +62,7 @@ PIPELINE = Path(__file__).resolve().parent.parent / "examples" / "pipelines" / "
 OWN_CALLS = [
     (api, "start_task"),
     (api, "finish_task"),
-    (runtime_tasks, "start_task"),
+    (runtime_tasks, "begin_task"),
     (runtime_tasks, "finish_task"),
     (runtime_tasks, "_finish"),
     (api.ActiveRun, "start"),

@@ -10,9 +10,7 @@ Qiskit, Mitiq and Prefect arrive as plugins, which import from ``llqm_core.plugi
 ``%load_ext llqm_core`` adds the ``%%llqm`` cell magic in Jupyter (``llqm_core.notebook``).
 """
 
-import warnings
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
 
 from .analysis.tables import dataframe, iterations_dataframe
 from .model.errors import PluginError, StoreError, UserError
@@ -28,7 +26,6 @@ from .model.records import (
     TaskRecord,
     TaskStatus,
 )
-from .moved import keep_old_paths
 from .notebook import (
     compare,
     load_ipython_extension,
@@ -51,54 +48,10 @@ from .runtime.instrumentation import instrument_all, uninstrument_all
 from .store.profile_store import ProfileStore, default_store_path, open_store
 from .telemetry.tracing import configure_exporters, flush
 
-keep_old_paths(
-    {
-        "llqm_core.analysis.plain": "llqm_core.analysis.console",
-        "llqm_core.analysis.trials": "llqm_core.analysis.trial_report",
-        "llqm_core.analysis.visible": "llqm_core.model.visible",
-        "llqm_core.hardware_commands": "llqm_core.cli.hardware",
-        "llqm_core.model.trials": "llqm_core.model.trial_keys",
-        "llqm_core.profile_command": "llqm_core.cli.profile",
-        "llqm_core.registries": "llqm_core.pipeline.registries",
-        "llqm_core.store_command": "llqm_core.cli.store",
-    }
-)
-
 try:
     __version__ = version("llqm")
 except PackageNotFoundError:  # running from a source tree that was not installed
     __version__ = "0+unknown"
-
-#: What plugins and adapters call, importable from here for one more release (with a warning).
-_MOVED_TO_PLUGIN = frozenset(
-    {
-        "Instrumentor",
-        "configure_plugins",
-        "finish_task",
-        "gpu_probe",
-        "hookimpl",
-        "loaded_plugins",
-        "record_cached_task",
-        "record_past_task",
-        "set_sample_interval",
-        "start_task",
-    }
-)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _MOVED_TO_PLUGIN:
-        raise AttributeError(f"module 'llqm_core' has no attribute {name!r}")
-    from . import plugin
-
-    warnings.warn(
-        f"llqm_core.{name} moved to llqm_core.plugin.{name} (what plugins and adapters call); "
-        "import it from there (the old name goes in the next release).",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return getattr(plugin, name)
-
 
 __all__ = [
     "ActiveRun",

@@ -121,8 +121,22 @@ def _trial_set_html(trial_set: Any) -> str:
     return Shown(trial_set.report_id, trial_set.store)._repr_html_()
 
 
+def _comparison_html(comparison: Any) -> str:
+    from .analysis.notebook_html import comparison_html
+
+    return comparison_html(comparison)
+
+
+def _sweep_html(result: Any) -> str:
+    from .analysis.notebook_html import sweep_html
+
+    return sweep_html(result.rows, result.title, result.cost)
+
+
 display.register("run", _active_run_html)
 display.register("trials", _trial_set_html)
+display.register("comparison", _comparison_html)
+display.register("sweep", _sweep_html)
 
 
 def profile_cell(

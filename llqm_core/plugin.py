@@ -65,6 +65,7 @@ from .model.values import number, value_metrics, values_metrics
 from .model.warmup import Warmup
 from .pipeline.policies import decide, history_store, kept_default, policy_for, recent_tasks
 from .pipeline.registries import create, lookup, registered, run_stage, run_step
+from .runtime.api import record_cached_task, start_task
 from .runtime.gpu import gpu_probe
 from .runtime.instrumentation import (
     Instrumentor,
@@ -74,7 +75,7 @@ from .runtime.instrumentation import (
     suppressed,
 )
 from .runtime.sampler import set_sample_interval
-from .runtime.tasks import finish_task, record_cached_task, record_past_task, start_task
+from .runtime.tasks import finish_task, record_past_task
 
 __all__ = [
     "DECISION_POINTS",

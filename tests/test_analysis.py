@@ -11,7 +11,8 @@ import pytest
 from conftest import busy
 
 import llqm_core as llqm
-from llqm_core.analysis.report import bottleneck_sentence, build_report
+from llqm_core.analysis.report import build_report
+from llqm_core.analysis.report_words import bottleneck_sentence
 from llqm_core.analysis.summary import bottleneck, critical_path, exclusive_times
 
 
@@ -237,7 +238,7 @@ def test_tasks_come_out_as_a_dataframe_and_as_json_lines(store_path):
 
 
 def test_a_value_with_its_standard_error_is_quoted_to_the_errors_two_significant_figures():
-    from llqm_core.analysis.report import format_with_error
+    from llqm_core.analysis.report_words import format_with_error
 
     assert format_with_error(0.638, 0.007599) == "0.6380 ± 0.0076"
     assert format_with_error(-2.837, 0.05) == "-2.837 ± 0.050"

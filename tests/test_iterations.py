@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 from conftest import ROOT, run_cli
-from llqm_qiskit.aer import AerBackend
+from llqm_qiskit.backends.aer import AerBackend
 from qiskit import QuantumCircuit, transpile
 from qiskit.circuit import ParameterVector
 from qiskit.quantum_info import SparsePauliOp

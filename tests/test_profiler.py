@@ -408,7 +408,7 @@ def test_a_task_shorter_than_the_sampler_interval_reads_light_and_a_longer_one_f
     thread's below 10 ms, never more than their wall time. A long task reads its own peak."""
     sampler = shared_sampler()
     before = sampler.interval_s
-    llqm.set_sample_interval(0.05)
+    llqm_core.plugin.set_sample_interval(0.05)
     try:
         with llqm.run("light and full") as run:
             for i in range(30):
@@ -419,7 +419,7 @@ def test_a_task_shorter_than_the_sampler_interval_reads_light_and_a_longer_one_f
                 busy(0.1)
                 del held
     finally:
-        llqm.set_sample_interval(before)
+        llqm_core.plugin.set_sample_interval(before)
     tasks = finished(store_path, run)
     long = tasks.pop("long").profile
     assert long.readings.startswith("full") and long.samples >= 2

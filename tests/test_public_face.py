@@ -1,5 +1,5 @@
-"""What users and plugins import: moved modules and names still import from their old paths for
-one release, with a warning, and every public function says what it does and takes."""
+"""What users and plugins import: each module and name from one path (those that moved before the
+first release kept no old one), and every public function says what it does and takes."""
 
 from __future__ import annotations
 
@@ -7,61 +7,33 @@ import importlib
 import subprocess
 import sys
 
-import llqm_mitiq
-import llqm_policies
-import llqm_qiskit
 import pytest
 
 import llqm_core
-from llqm_core.moved import _FINDER
 
-assert llqm_mitiq and llqm_policies and llqm_qiskit  # importing them declares their old paths
-
-OLD_PATHS = sorted(_FINDER.new_name.items())
-
-
-@pytest.mark.parametrize(("old", "new"), OLD_PATHS)
-def test_an_old_path_imports_the_moved_module_with_a_deprecation_warning(old, new):
-    sys.modules.pop(old, None)
-    with pytest.warns(DeprecationWarning, match=f"{old} moved to {new}") as caught:
-        __import__(old)  # as an import statement does: the warning points at this line
-    module = sys.modules[old]
-    assert module is importlib.import_module(new)  # one module: a patch through either name holds
-    assert module.__spec__.name == new
-    assert caught[0].filename == __file__
+#: Paths that moved before the first release, with where they are now: the old ones are gone.
+MOVED = [
+    ("llqm_core.registries", "llqm_core.pipeline.registries"),
+    ("llqm_core.hardware_commands", "llqm_core.cli.hardware"),
+    ("llqm_core.analysis.plain", "llqm_core.analysis.console"),
+    ("llqm_policies.predict", "llqm_policies.cost_model"),
+]
 
 
-def test_from_an_old_path_import_a_name_in_a_fresh_interpreter():
-    code = (
-        "import warnings; warnings.simplefilter('error', DeprecationWarning)\n"
-        "try:\n"
-        "    from llqm_core.hardware_commands import parse_since\n"
-        "except DeprecationWarning as w:\n"
-        "    print('warned:', w)\n"
-        "from llqm_core.cli.hardware import parse_since\n"
-        "print(parse_since('1h', now=7200.0))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert "warned: llqm_core.hardware_commands moved to llqm_core.cli.hardware" in out.stdout
-    assert out.stdout.strip().endswith("3600.0")
+@pytest.mark.parametrize(("old", "new"), MOVED)
+def test_a_moved_module_imports_from_its_new_path_only(old, new):
+    assert importlib.import_module(new)
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(old)
 
 
-@pytest.mark.parametrize(
-    ("package", "name", "module"),
-    [
-        ("llqm_qiskit.transpile", "profiled_transpile", "llqm_qiskit.transpile.profiled"),
-        ("llqm_qiskit.observables", "parity", "llqm_qiskit.observables.expectation"),
-        ("llqm_qiskit.devices", "fake_device", "llqm_qiskit.devices.catalog"),
-    ],
-)
-def test_a_package_that_took_a_moved_modules_name_still_gives_its_names(package, name, module):
-    found = importlib.import_module(package)
-    found.__dict__.pop(name, None)
-    with pytest.warns(DeprecationWarning, match=f"{package}.{name} moved to {module}.{name}"):
-        value = getattr(found, name)
-    assert value is getattr(importlib.import_module(module), name)
+@pytest.mark.parametrize("name", ["start_task", "hookimpl", "Instrumentor"])
+def test_what_plugins_call_is_in_llqm_core_plugin_and_not_on_the_users_face(name):
+    import llqm_core.plugin
+
+    assert name in llqm_core.plugin.__all__ and name not in llqm_core.__all__
     with pytest.raises(AttributeError):
-        found.no_such_name  # noqa: B018
+        getattr(llqm_core, name)
 
 
 def test_the_command_line_still_runs_as_a_module():
@@ -69,16 +41,6 @@ def test_the_command_line_still_runs_as_a_module():
         [sys.executable, "-m", "llqm_core.cli", "--version"], capture_output=True, text=True
     )
     assert out.returncode == 0 and out.stdout.strip() == f"llqm {llqm_core.__version__}"
-
-
-@pytest.mark.parametrize("name", sorted(llqm_core._MOVED_TO_PLUGIN))
-def test_what_plugins_call_still_imports_from_llqm_core_with_a_warning(name):
-    import llqm_core.plugin
-
-    with pytest.warns(DeprecationWarning, match=f"llqm_core.{name} moved to llqm_core.plugin"):
-        value = getattr(llqm_core, name)
-    assert value is getattr(llqm_core.plugin, name)
-    assert name not in llqm_core.__all__ and name in llqm_core.plugin.__all__
 
 
 def test_a_third_party_step_that_answers_through_attributes_still_runs_with_a_warning(
@@ -112,15 +74,6 @@ def test_a_third_party_step_that_answers_through_attributes_still_runs_with_a_wa
         pipeline = parse_pipeline(config)
     assert "old.style" in [s.step for s in pipeline.fit.steps]
     assert "old style kept" in pipeline.notes
-
-
-@pytest.mark.parametrize("name", ["ghz", "generate", "mirror", "describe"])
-def test_the_qiskit_plugins_old_top_level_names_still_import_with_a_warning(name):
-    module = importlib.import_module(llqm_qiskit._MOVED[name])
-    llqm_qiskit.__dict__.pop(name, None)
-    with pytest.warns(DeprecationWarning, match=f"llqm_qiskit.{name} moved to {module.__name__}"):
-        value = getattr(llqm_qiskit, name)
-    assert value is getattr(module, name) and name not in llqm_qiskit.__all__
 
 
 @pytest.mark.parametrize("module", ["llqm_core", "llqm_core.plugin", "llqm_qiskit"])

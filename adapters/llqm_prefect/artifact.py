@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from llqm_core.analysis.report import (
+from llqm_core.analysis.report_words import (
     STAGE_COLUMNS,
     bottleneck_sentence,
     stage_rows,

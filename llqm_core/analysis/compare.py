@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..model import display
 from ..model.trial_keys import trial_of
 from ..model.units import format_seconds
 from ..store.profile_store import ProfileStore
@@ -197,10 +198,8 @@ def change_text(entry: dict[str, Any], show: Any, arrow: str = "->") -> str:
 class Comparison(dict):
     """What ``compare_runs`` found: plain JSON-ready data that shows itself in a notebook cell."""
 
-    def _repr_html_(self) -> str:
-        from .notebook_html import comparison_html
-
-        return comparison_html(self)
+    def _repr_html_(self) -> str | None:
+        return display.html("comparison", self)
 
 
 def compare_runs(store: ProfileStore, run_a: str, run_b: str) -> Comparison:

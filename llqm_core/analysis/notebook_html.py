@@ -12,11 +12,12 @@ import html
 from typing import Any
 
 from ..model.records import TaskRecord
+from ..model.units import format_bytes, format_seconds
 from .compare import change_text, wall_words
 from .html_report import _image, _table, report_parts, trials_parts
-from .plots import point_labels, sweep_png
-from .report import format_bytes, format_number, format_seconds
-from .tradeoffs import COSTS
+from .plots import sweep_png
+from .report_words import format_number
+from .tradeoffs import COSTS, point_labels
 from .trial_report import format_summary
 
 #: Tasks in a cell's task table (the biggest by own time).

@@ -1,6 +1,6 @@
 """Turning a stored run into a report: a JSON object (the console renders it in
 ``report_console``, the HTML page in ``html_report``; the words and table rows they share are
-``report_words``'s, importable from here as they always were)."""
+``report_words``'s)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import orjson
 from ..model.modelled import flags, is_modelled
 from ..model.records import RunRecord, TaskRecord
 from ..model.trial_keys import trial_of
-from ..model.units import format_bytes, format_seconds, iso_time  # noqa: F401  (importers' names)
+from ..model.units import iso_time
 from ..model.warmup import is_warmup
 from ..store.profile_store import ProfileStore
 from ..store.reader import collector_paused
@@ -21,28 +21,6 @@ from .iterations import iterations
 from .kept import kept_summary
 from .listing import KEPT_BIGGEST, biggest_tasks, listed_tasks
 from .no_task import no_task_seconds, no_task_summary
-
-# The words and rows every rendering shares, where their users have long imported them from.
-from .report_words import (  # noqa: F401
-    COST_COLUMNS,
-    STAGE_COLUMNS,
-    bottleneck_sentence,
-    cache_sentence,
-    choice_text,
-    cut_short_sentence,
-    detail_sentence,
-    fidelity_text,
-    format_number,
-    format_qpu,
-    format_with_error,
-    no_task_sentence,
-    single_trial_sentence,
-    stage_rows,
-    stages_caption,
-    transpiled_text,
-    wall_base,
-    warmup_sentence,
-)
 from .summary import (
     bottleneck,
     cache_savings,

@@ -11,14 +11,12 @@ snapshots; it is marked with its start, end and its fidelity figures.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from ..model.errors import UserError
 from ..model.hardware import figures
 from ..model.records import TaskRecord
 from ..store.profile_store import ProfileStore
-from .plots import png_bytes, pyplot
 from .summary import fidelity
 
 #: The runs searched for ones made on the device, newest first.
@@ -120,71 +118,3 @@ def run_hardware(store: ProfileStore, tasks: list[TaskRecord]) -> list[dict[str,
             }
         )
     return sorted(entries, key=lambda e: e["at"])
-
-
-#: The panels of the plot: (title, the figures drawn in it, their labels, scale).
-PANELS = (
-    (
-        "median error",
-        ("two_qubit_error_median", "readout_error_median"),
-        ("2-qubit gate", "readout"),
-        "log",
-    ),
-    ("median coherence (us)", ("t1_median_s", "t2_median_s"), ("T1", "T2"), "linear"),
-    ("out of service", ("faulty_qubits", "faulty_couplers"), ("qubits", "couplers"), "linear"),
-)
-
-
-def hardware_timeline_png(timeline: dict[str, Any]) -> bytes:
-    """The figures of each snapshot as steps over time, one panel each, with the failed readings
-    and, in a last panel on the same axis, each run's span and its mitigated error."""
-    plt = pyplot()
-    snapshots, runs = timeline["snapshots"], timeline["runs"]
-    starts = [s["at"] for s in snapshots] + [r["start"] for r in runs]
-    origin = min(starts) if starts else 0.0
-    ends = [r["end"] or r["start"] for r in runs] + starts
-    last = max(ends) if ends else origin + 1
-    figure, axes = plt.subplots(len(PANELS) + 1, 1, figsize=(8, 8), sharex=True)
-    times = [(s["at"] - origin) / 60 for s in snapshots]
-    for axis, (title, keys, labels, scale) in zip(axes, PANELS):
-        for key, label in zip(keys, labels):
-            values = [s[key] for s in snapshots]
-            if key.endswith("_s"):
-                values = [v * 1e6 if v is not None else None for v in values]
-            if any(v is not None for v in values):
-                axis.step(
-                    times + [(last - origin) / 60],
-                    values + values[-1:],
-                    where="post",
-                    label=label,
-                )
-        for failure in timeline["failures"]:
-            axis.axvline((failure["at"] - origin) / 60, color="tab:red", alpha=0.4, lw=1)
-        axis.set_yscale(scale if any(s.get(keys[0]) for s in snapshots) else "linear")
-        axis.set_ylabel(title, fontsize=8)
-        axis.legend(fontsize=7, loc="upper left")
-        axis.grid(alpha=0.3)
-    runs_axis = axes[-1]
-    for run in runs:
-        begin, end = (run["start"] - origin) / 60, ((run["end"] or run["start"]) - origin) / 60
-        value = run["error_mitigated"]
-        if value is None:
-            value = run["error_unmitigated"]
-        if value is not None:
-            runs_axis.plot([begin, max(end, begin + 1e-3)], [value, value], color="tab:blue", lw=3)
-    for axis in axes:
-        for at in times[1:]:
-            axis.axvline(at, color="grey", ls=":", lw=0.8)
-    runs_axis.set_ylabel("run's mitigated error", fontsize=8)
-    runs_axis.set_xlabel("minutes since the first point (dotted: a calibration change)")
-    runs_axis.grid(alpha=0.3)
-    figure.suptitle(f"{timeline['device']}: calibration and runs over time", fontsize=10)
-    figure.tight_layout()
-    return png_bytes(figure)
-
-
-def write_timeline_png(timeline: dict[str, Any], path: str | Path) -> None:
-    try:
-        Path(path).write_bytes(hardware_timeline_png(timeline))
-    except OSError as exc:
-        raise UserError(f"cannot write the plot to {path}: {exc.strerror}.") from None

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..model import display
 from ..model.errors import UserError
 
 #: ``--cost`` names: the sweep row's field and how the plot's axis names it.
@@ -99,16 +100,12 @@ class Sweep:
     def front(self) -> list[dict[str, Any]]:
         return front(self.rows)
 
-    def _repr_html_(self) -> str:
-        from .notebook_html import sweep_html
-
-        return sweep_html(self.rows, self.title, self.cost)
+    def _repr_html_(self) -> str | None:
+        return display.html("sweep", self)
 
 
 def front_sentence(sweep: Sweep) -> str:
     """The front in one sentence: against which cost, how points were compared, and its points."""
-    from .plots import point_labels
-
     on, cost_name = sweep.front, COSTS[sweep.cost][1]
     if not on:
         return f"No point has both a mitigated error and {cost_name}: there is no trade-off front."
@@ -119,3 +116,11 @@ def front_sentence(sweep: Sweep) -> str:
     )
     points = "; ".join(", ".join(point_labels(row["point"])) for row in on)
     return f"Pareto front of mitigated error against {cost_name} ({how}): {points}."
+
+
+def point_labels(point: dict[str, Any]) -> list[str]:
+    """A sweep point's ``key=value`` items, each key by its last part (``technique=zne``) unless
+    two keys share it: short enough to stay whole beside a plot's marker or in a table's cell."""
+    short = [key.split(".")[-1] for key in point]
+    names = short if len(set(short)) == len(short) else list(point)
+    return [f"{name}={value}" for name, value in zip(names, point.values())]

@@ -17,7 +17,8 @@ from rich.table import Table
 
 from ..analysis.console import styled
 from ..analysis.device_maps import device_map_png, drift_map_png
-from ..analysis.timeline import device_timeline, write_timeline_png
+from ..analysis.plots import write_timeline_png
+from ..analysis.timeline import device_timeline
 from ..hooks.plugins import loaded_plugins
 from ..model import hardware
 from ..model.detail import FULL

@@ -7,10 +7,10 @@ import argparse
 from rich.console import Console
 from rich.table import Table
 
-from ..analysis.plots import point_labels, sweep_plot
+from ..analysis.plots import sweep_plot
 from ..analysis.report import build_report
 from ..analysis.report_console import render_report
-from ..analysis.tradeoffs import COSTS, front_sentence
+from ..analysis.tradeoffs import COSTS, front_sentence, point_labels
 from ..analysis.trial_report import (
     find_trials,
     format_summary,

@@ -18,11 +18,11 @@ from ..analysis.html_report import MAX_TASK_ROWS, html_report, trials_html
 from ..analysis.report import (
     analyse_run,
     build_report,
-    format_number,
     run_summary,
     write_report_json,
 )
 from ..analysis.report_console import BIGGEST_TASKS, render_report
+from ..analysis.report_words import format_number
 from ..analysis.tables import json_lines
 from ..analysis.trial_report import find_trials, method_words, render_trials, trials_report
 from ..model.errors import UserError

@@ -1,8 +1,9 @@
 """How LLQM's objects show themselves in a notebook cell (``_repr_html_``).
 
 A run (``runtime``) and a trial set (``pipeline``) display their reports, which ``analysis``
-builds; both sit below ``analysis``, so the top level (``llqm_core.notebook``) registers the
-renderers here at import and the objects look them up by kind. Nothing is rendered, and
+builds; a comparison and a sweep (``analysis``'s figures) display through its rendering, which
+uses them: so the top level (``llqm_core.notebook``) registers the renderers here at import and
+the objects look them up by kind. Nothing is rendered, and
 nothing imported, until a notebook asks.
 """
 
@@ -15,7 +16,8 @@ _renderers: dict[str, Callable[[Any], str | None]] = {}
 
 
 def register(kind: str, render: Callable[[Any], str | None]) -> None:
-    """Show objects of ``kind`` (``run``, ``trials``) as the HTML ``render`` returns."""
+    """Show objects of ``kind`` (``run``, ``trials``, ``comparison``, ``sweep``) as the HTML
+    ``render`` returns."""
     _renderers[kind] = render
 
 

@@ -37,8 +37,8 @@ _UNITS |= {"kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
 #: 4.7-12.6 (x3, the target, kept: the load moves it most), peak memory 0.78-0.99x.
 MODELLED_WALL_ERROR = 3.0
 MODELLED_PEAK_ERROR = 1.5
-#: The least a figure from history can be off: two runs of one file on the 2-core VM differ by
-#: up to 25% (the same script's loop times, measured on it); the runs' own spread widens it.
+#: The least a figure from history can be off: what two runs of one file differ by on a shared
+#: machine (docs/pipelines.md, "Expected errors"); the runs' own spread widens it.
 HISTORY_ERROR_FLOOR = 1.25
 
 
@@ -164,8 +164,8 @@ def error_text(factor: float) -> str:
 
 
 #: What a run costs outside its steps' own work, whatever they are: the run opened and closed in
-#: the store, its tasks and figures written, the monitor's readings (CPU seconds on the 2-core
-#: VM, docs/pipelines.md); charged to ``postprocess``, its last step.
+#: the store, its tasks and figures written, the monitor's readings (CPU seconds; the measurement
+#: in docs/pipelines.md, "Will it fit"); charged to ``postprocess``, its last step.
 RUN_OVERHEAD_S = 0.05
 
 
@@ -190,7 +190,7 @@ def machine_slowdown() -> float:
     if _sampled and now - _sampled[0][0] < SAMPLE_KEPT_S:
         return _sampled[0][1]
     shares = []
-    for _ in range(SAMPLES):  # the median of a few: one can fall in a stall of the whole VM
+    for _ in range(SAMPLES):  # the median of a few: one can fall in a stall of the whole machine
         wall, cpu = time.perf_counter(), time.thread_time()
         while time.perf_counter() - wall < SAMPLE_S / SAMPLES:
             pass
@@ -202,7 +202,7 @@ def machine_slowdown() -> float:
         cores = os.cpu_count() or 1
     loaded = os.getloadavg()[0] / max(cores, 1)
     # a fair share is at least 1 / (loaded + 1) of a core: a lower reading is a stall of the
-    # whole VM, or this process niced (an x17.8 reading at load 3 once, for a 4 s run)
+    # whole machine, or this process niced (docs/pipelines.md, "How long it will take")
     sampled = min(sampled, loaded + 1.0)
     slowdown = math.sqrt(max(1.0, sampled) * max(1.0, loaded))
     _sampled[:] = [(now, slowdown)]

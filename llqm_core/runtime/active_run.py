@@ -10,8 +10,7 @@ import time
 import uuid
 import weakref
 from collections.abc import Iterable
-from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -28,25 +27,20 @@ from ..model.records import (
     Profile,
     RunRecord,
     RunStatus,
-    TaskStatus,
 )
-from ..model.secrets import redact, redact_text
+from ..model.secrets import redact
 from ..store.journal import Owner
 from ..store.profile_store import ProfileStore, open_store
 from ..telemetry.attributes import checked_metrics, run_attributes
 from ..telemetry.tracing import telemetry
+from .current import CURRENT_TASK
 from .iterations import USER, IterationMarks
 from .iterations import record as record_iteration
 from .kept import KeptResults, cap_bytes, default_cap
 from .measure import HOST
 from .monitor import HardwareMonitor
+from .tasks import begin_task, describe_error, finish_task, status_for
 from .warmup import install as time_warmups
-
-if TYPE_CHECKING:
-    from .tasks import TaskHandle
-
-_current_run: ContextVar[ActiveRun | None] = ContextVar("llqm_current_run", default=None)
-_current_task: ContextVar[TaskHandle | None] = ContextVar("llqm_current_task", default=None)
 
 StoreArg = ProfileStore | str | os.PathLike | None | bool
 
@@ -63,22 +57,6 @@ def _resolve_store(store: StoreArg) -> ProfileStore | None:
     if store is None or store is True:
         return open_store()
     return open_store(store)
-
-
-def _status_for(exc: BaseException | None) -> TaskStatus:
-    if exc is None:
-        return TaskStatus.COMPLETED
-    return TaskStatus.FAILED if isinstance(exc, Exception) else TaskStatus.INTERRUPTED
-
-
-def _describe_error(exc: BaseException) -> tuple[str, str]:
-    kind = type(exc)
-    name = (
-        kind.__qualname__
-        if kind.__module__ == "builtins"
-        else f"{kind.__module__}.{kind.__qualname__}"
-    )
-    return name, redact_text(str(exc)) or name
 
 
 class ActiveRun:
@@ -227,10 +205,8 @@ class ActiveRun:
         monitor = self.monitor
         if monitor is None:
             return
-        from .tasks import finish_task, start_task  # a task of the run's: tasks import this module
-
         cost = monitor.stop()
-        handle = start_task("hardware monitor", MONITOR_STAGE, run=self, activate=False)
+        handle = begin_task(self, "hardware monitor", MONITOR_STAGE, activate=False)
         handle.start_ns = monitor.started_ns
         handle.annotate(cost.metrics())
         measured = Profile(
@@ -248,9 +224,9 @@ class ActiveRun:
     def finish(self, exc: BaseException | None = None) -> None:
         self._stop_monitor()
         record = self.record
-        record.status = RunStatus(_status_for(exc).value)
+        record.status = RunStatus(status_for(exc).value)
         if exc is not None:
-            kind, message = _describe_error(exc)
+            kind, message = describe_error(exc)
             record.error = message if isinstance(exc, Ending) else f"{kind}: {message}"
             if record.span_owned:
                 self.span.set_status(Status(StatusCode.ERROR, record.error))
@@ -310,7 +286,7 @@ class ActiveRun:
         decision.run_id = self.id
         if (
             decision.task_id is None
-            and (current := _current_task.get()) is not None
+            and (current := CURRENT_TASK.get()) is not None
             and current.run is self
         ):
             decision.task_id = current.id

@@ -16,15 +16,11 @@ from typing import Any
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 
-from .active_run import ActiveRun, StoreArg, _current_run, _current_task
+from ..model.records import TaskRecord
+from .active_run import ActiveRun, StoreArg
+from .current import CURRENT_RUN, CURRENT_TASK, current_run, current_task
 from .sampler import set_sample_interval
-from .tasks import (
-    TaskHandle,
-    finish_task,
-    record_cached_task,
-    record_past_task,
-    start_task,
-)
+from .tasks import TaskHandle, begin_task, finish_task, record_past_task
 
 __all__ = [
     "ActiveRun",
@@ -106,7 +102,7 @@ def _start_call(
     name: str, stage: str | None, depends_on: tuple, args: tuple, kwargs: dict
 ) -> TaskHandle:
     """Start a decorated call; arguments that earlier tasks of the run returned become dependencies."""
-    active = _current_run.get()
+    active = CURRENT_RUN.get()
     found = active.producers([*args, *kwargs.values()]) if active is not None else []
     return start_task(name, stage, [*depends_on, *found])
 
@@ -194,7 +190,7 @@ def run_context(active: ActiveRun) -> Iterator[ActiveRun]:
         active: the open run (``with llqm_core.run(...) as active``).
     """
     active.otel_context = context = trace.set_span_in_context(active.span)
-    tokens = (otel_context.attach(context), _current_run.set(active), _current_task.set(None))
+    tokens = (otel_context.attach(context), CURRENT_RUN.set(active), CURRENT_TASK.set(None))
     try:
         yield active
     finally:
@@ -203,19 +199,9 @@ def run_context(active: ActiveRun) -> Iterator[ActiveRun]:
 
 def _restore(tokens: tuple) -> None:
     token_context, token_run, token_task = tokens
-    _current_task.reset(token_task)
-    _current_run.reset(token_run)
+    CURRENT_TASK.reset(token_task)
+    CURRENT_RUN.reset(token_run)
     otel_context.detach(token_context)
-
-
-def current_run() -> ActiveRun | None:
-    """The run open in this context (thread or asyncio task), or None."""
-    return _current_run.get()
-
-
-def current_task() -> TaskHandle | None:
-    """The task open in this context, or None."""
-    return _current_task.get()
 
 
 def iteration(
@@ -231,7 +217,7 @@ def iteration(
         error: its standard error, where known.
         parameters: the optimiser's parameters (a sequence of numbers).
     """
-    active = _current_run.get()
+    active = CURRENT_RUN.get()
     return None if active is None else active.mark_iteration(value, error, parameters)
 
 
@@ -242,9 +228,69 @@ def annotate(metrics: dict[str, Any] | None = None, /, **more: Any) -> None:
         metrics: metrics by dotted name (``{"circuit.qubits": 5}``).
         **more: more metrics as keywords (``shots=4000``).
     """
-    handle = _current_task.get()
+    handle = CURRENT_TASK.get()
     if handle is None:
         raise RuntimeError(
             "llqm_core.annotate() was called outside any task; wrap the code in llqm_core.task(...)."
         )
     handle.annotate(metrics, **more)
+
+
+def start_task(
+    name: str,
+    stage: str | None = None,
+    depends_on: Iterable[TaskHandle | str] = (),
+    *,
+    parent: TaskHandle | None = None,
+    run: ActiveRun | None = None,
+    activate: bool = True,
+) -> TaskHandle:
+    """Open a task and start measuring it; pair with ``finish_task`` (or use the handle in a
+    ``with`` block, which finishes it).
+
+    With ``activate`` the task becomes the current one (tasks started inside it are its
+    children, and its span is the current OpenTelemetry span); leave it False when the task
+    will be finished from another thread or callback than the one that started it.
+
+    Args:
+        name: the task's name.
+        stage: its dotted stage (default: its name).
+        depends_on: the tasks (handles or ids) whose outputs it consumes.
+        parent: the task it nests in (default: the current one of the same run).
+        run: the run it belongs to (default: the current one; none opens a run of its own).
+        activate: make it the current task and span; False when another thread or callback
+            finishes it.
+    """
+    if not name:
+        raise ValueError("a task needs a non-empty name.")
+    if run is None:
+        run = CURRENT_RUN.get()
+    if run is not None:
+        return begin_task(run, name, stage, depends_on, parent=parent, activate=activate)
+    own = ActiveRun(name).start()
+    return begin_task(own, name, stage, depends_on, parent=parent, activate=activate, owns_run=True)
+
+
+def record_cached_task(
+    name: str,
+    stage: str | None = None,
+    depends_on: Iterable[TaskHandle | str] = (),
+    *,
+    run: ActiveRun | None = None,
+    metrics: dict[str, Any] | None = None,
+) -> TaskRecord:
+    """Keep a task that a workflow engine served from its cache instead of running it: status
+    ``cached``, no cost of its own, its place among the tasks (``depends_on``; tasks may depend
+    on it by its id) and ``metrics`` saying where its result came from (``cache.key``,
+    ``cache.source_run``, ``cache.saved_wall_s``, ...).
+
+    Args:
+        name: the task's name.
+        stage: its dotted stage (default: its name).
+        depends_on: the tasks (handles or ids) whose outputs it stands in for.
+        run: the run it belongs to (default: the current one).
+        metrics: where its result came from (``cache.key``, ``cache.source_run``, ...).
+    """
+    handle = start_task(name, stage, depends_on, run=run, activate=False)
+    handle.annotate(metrics or {})
+    return finish_task(handle, cached=True)

@@ -1,5 +1,7 @@
-"""A task's life: ``start_task`` opens and measures it, ``finish_task`` ends it, keeps it in the
-store and builds its span; ``TaskHandle`` is what code adds metrics, usage and dependencies to.
+"""A task's life: ``begin_task`` opens a task of a run and measures it, ``finish_task`` ends it,
+keeps it in the store and builds its span; ``TaskHandle`` is what code adds metrics, usage and
+dependencies to. A run is below its tasks: it opens none, and ``api.start_task`` opens the run
+of a task started outside any.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -28,17 +30,14 @@ from ..model.secrets import redact_text
 from ..model.warmup import LEFT_OUT_CPU, LEFT_OUT_WALL
 from ..telemetry.attributes import RESERVED_METRICS, checked_metrics
 from ..telemetry.task_spans import child_context
-from .active_run import (
-    ActiveRun,
-    _current_run,
-    _current_task,
-    _describe_error,
-    _status_for,
-)
+from .current import CURRENT_RUN, CURRENT_TASK
 from .kept import LaterPayload
 from .live_task import LiveTask
 from .sampler import out_of_memory_metrics, shared_sampler
 from .thread_ids import native_thread_id
+
+if TYPE_CHECKING:
+    from .active_run import ActiveRun
 
 _NUMBERS, _STRINGS = frozenset({int, float, bool}), frozenset({str})
 _PID, _HOST = PROFILE_VALUE_NAMES.index("pid"), PROFILE_VALUE_NAMES.index("host")
@@ -228,40 +227,33 @@ def _task_ids(tasks: Iterable[TaskHandle | str]) -> list[str]:
     return ids
 
 
-def start_task(
+def begin_task(
+    run: ActiveRun,
     name: str,
     stage: str | None = None,
     depends_on: Iterable[TaskHandle | str] = (),
     *,
     parent: TaskHandle | None = None,
-    run: ActiveRun | None = None,
     activate: bool = True,
+    owns_run: bool = False,
 ) -> TaskHandle:
-    """Open a task and start measuring it; pair with ``finish_task`` (or use the handle in a
-    ``with`` block, which finishes it).
-
-    With ``activate`` the task becomes the current one (tasks started inside it are its
-    children, and its span is the current OpenTelemetry span); leave it False when the task
-    will be finished from another thread or callback than the one that started it.
+    """Open a task of ``run`` and start measuring it: ``api.start_task`` once its run is found
+    (``owns_run``: the run was opened for this task, whose end ends it).
 
     Args:
+        run: the run it belongs to.
         name: the task's name.
         stage: its dotted stage (default: its name).
         depends_on: the tasks (handles or ids) whose outputs it consumes.
         parent: the task it nests in (default: the current one of the same run).
-        run: the run it belongs to (default: the current one; none opens a run of its own).
         activate: make it the current task and span; False when another thread or callback
             finishes it.
+        owns_run: the run was opened for this task alone.
     """
     if not name:
         raise ValueError("a task needs a non-empty name.")
-    owns_run = False
-    current_run = _current_run.get()
-    if run is None:
-        run = current_run
-    if run is None:
-        run, owns_run = ActiveRun(name).start(), True
-    if parent is None and (current := _current_task.get()) is not None and current.run is run:
+    current_run = CURRENT_RUN.get()
+    if parent is None and (current := CURRENT_TASK.get()) is not None and current.run is run:
         parent = current
     if parent is not None:
         parent_span = parent.span_context
@@ -294,8 +286,8 @@ def start_task(
     if activate:
         handle._tokens = (
             otel_context.attach(trace.set_span_in_context(span)) if span is not None else None,
-            _current_task.set(handle),
-            _current_run.set(run) if run is not current_run else None,
+            CURRENT_TASK.set(handle),
+            CURRENT_RUN.set(run) if run is not current_run else None,
         )
     handle.begin()  # last: LLQM's bookkeeping is not measured
     return handle
@@ -353,15 +345,15 @@ def _finish(
     elif exc is None:
         handle.status = TaskStatus.COMPLETED
     else:
-        handle.status = _status_for(exc)
-        handle.error_type, handle.error = _describe_error(exc)
+        handle.status = status_for(exc)
+        handle.error_type, handle.error = describe_error(exc)
         if isinstance(exc, MemoryError):  # named with the limits in force and the RSS it reached
             handle.metrics.update(out_of_memory_metrics(handle.id, handle.start_ns))
     if handle._tokens is not None:
         token_context, token_task, token_run = handle._tokens
         if token_run is not None:
-            _current_run.reset(token_run)
-        _current_task.reset(token_task)
+            CURRENT_RUN.reset(token_run)
+        CURRENT_TASK.reset(token_task)
         if token_context is not None:
             otel_context.detach(token_context)
         handle._tokens = None
@@ -382,31 +374,6 @@ def _finish(
         plugins.call_each("llqm_task_finished", task=handle.record)
     if handle.owns_run:
         run.finish(exc)
-
-
-def record_cached_task(
-    name: str,
-    stage: str | None = None,
-    depends_on: Iterable[TaskHandle | str] = (),
-    *,
-    run: ActiveRun | None = None,
-    metrics: dict[str, Any] | None = None,
-) -> TaskRecord:
-    """Keep a task that a workflow engine served from its cache instead of running it: status
-    ``cached``, no cost of its own, its place among the tasks (``depends_on``; tasks may depend
-    on it by its id) and ``metrics`` saying where its result came from (``cache.key``,
-    ``cache.source_run``, ``cache.saved_wall_s``, ...).
-
-    Args:
-        name: the task's name.
-        stage: its dotted stage (default: its name).
-        depends_on: the tasks (handles or ids) whose outputs it stands in for.
-        run: the run it belongs to (default: the current one).
-        metrics: where its result came from (``cache.key``, ``cache.source_run``, ...).
-    """
-    handle = start_task(name, stage, depends_on, run=run, activate=False)
-    handle.annotate(metrics or {})
-    return finish_task(handle, cached=True)
 
 
 def record_past_task(
@@ -432,6 +399,24 @@ def record_past_task(
         profile: what the caller measured of it.
         metrics: its domain metrics.
     """
-    handle = start_task(name, stage, parent=parent, run=parent.run, activate=False)
+    handle = begin_task(parent.run, name, stage, parent=parent, activate=False)
     handle.annotate(metrics or {})
     return finish_task(handle, timed=(start_ns, end_ns, profile))
+
+
+def status_for(exc: BaseException | None) -> TaskStatus:
+    """How a task or a run ended: completed, failed (an ``Exception``) or interrupted."""
+    if exc is None:
+        return TaskStatus.COMPLETED
+    return TaskStatus.FAILED if isinstance(exc, Exception) else TaskStatus.INTERRUPTED
+
+
+def describe_error(exc: BaseException) -> tuple[str, str]:
+    """The exception's type by its qualified name, and its message, secrets redacted."""
+    kind = type(exc)
+    name = (
+        kind.__qualname__
+        if kind.__module__ == "builtins"
+        else f"{kind.__module__}.{kind.__qualname__}"
+    )
+    return name, redact_text(str(exc)) or name

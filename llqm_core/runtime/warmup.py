@@ -14,7 +14,9 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..model.warmup import WARMUP_STAGE_PREFIX, Warmup
+from .current import current_run, current_task
 from .measure import Measurement, warmup_spent
+from .tasks import begin_task, finish_task
 
 IMPORT_STAGE = WARMUP_STAGE_PREFIX + "import"
 FIRST_CALL_STAGE = WARMUP_STAGE_PREFIX + "first_call"
@@ -57,8 +59,6 @@ def watch_imports(*packages: str) -> None:
 def warmup(name: str, stage: str) -> Iterator[None]:
     """Time the block as a warm-up task ``name`` of ``stage`` under the current task (or the
     current run), unless a warm-up is already being timed in this thread or no run is open."""
-    from .api import current_run, current_task
-
     run = current_run()
     if run is None or getattr(_inside, "busy", False):
         yield
@@ -80,17 +80,15 @@ def _keep(
 ) -> None:
     if profile.wall_s < MIN_WARMUP_S:
         return
-    from .api import finish_task, start_task
-
     cpu = profile.thread_cpu_s if profile.thread_cpu_s is not None else profile.cpu_s
     warmup_spent.wall += profile.wall_s
     warmup_spent.cpu += cpu
     warmup_spent.rss += max(profile.rss_growth_bytes, 0)
-    handle = start_task(
+    handle = begin_task(
+        run,
         name,
         stage,
         parent=parent if parent is not None and parent.run is run else None,
-        run=run,
         activate=False,
     )
     finish_task(handle, timed=(start_ns, end_ns, profile))
@@ -135,8 +133,6 @@ class ImportTimer(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
         if fullname.partition(".")[0] not in WATCHED_PACKAGES or getattr(_inside, "busy", False):
             return None
-        from .api import current_run
-
         if current_run() is None:
             return None
         for finder in list(sys.meta_path):

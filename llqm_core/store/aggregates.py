@@ -7,13 +7,16 @@ up is ``analysis.report.stage_totals``'s.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 from ..model.modelled import MODELLED_METRICS
 from ..model.warmup import WARMUP_STAGE_PREFIX
+from .backend import StoreBackend
+from .row_records import _json_dict
 
-if TYPE_CHECKING:
-    from .reader import StoreReader
+#: A reader's query: SQL and its parameters -> the rows as tuples (``StoreReader.query_tuples``).
+Query = Callable[[str, tuple], list[tuple]]
 
 _WARM = f"substr({{t}}.stage, 1, {len(WARMUP_STAGE_PREFIX)}) = '{WARMUP_STAGE_PREFIX}'"
 
@@ -48,11 +51,12 @@ def _ended(column: str) -> str:
     return f"CASE WHEN end_ns IS NOT NULL THEN {column} END"
 
 
-def stage_figures(reader: StoreReader, run_id: str) -> tuple[dict[str, dict[str, Any]], float]:
+def stage_figures(
+    backend: StoreBackend, query: Query, run_id: str
+) -> tuple[dict[str, dict[str, Any]], float]:
     """Per stage (warm-up apart) what ``stage_totals`` gives, and every ended task's own CPU
     seconds added up (warm-up included: what ``concurrency`` divides by the wall time)."""
-    backend = reader.backend
-    rows = reader._query_tuples(
+    rows = query(
         f"""
         SELECT stage, COUNT(*),
                COALESCE(SUM(own_wall), 0.0), COALESCE(SUM(own_cpu), 0.0),
@@ -83,19 +87,17 @@ def stage_figures(reader: StoreReader, run_id: str) -> tuple[dict[str, dict[str,
             "queue_modelled": False,
             "modelled": False,
         }
-    for stage, field in _modelled(reader, run_id):
+    for stage, field in _modelled(query, run_id):
         if stage in stages:
             stages[stage][field.replace("_s", "_modelled")] = stages[stage]["modelled"] = True
     return stages, own_cpu
 
 
-def _modelled(reader: StoreReader, run_id: str) -> set[tuple[str, str]]:
+def _modelled(query: Query, run_id: str) -> set[tuple[str, str]]:
     """(stage, field) of the run's ended tasks that spent modelled QPU or queue seconds
     (``model.modelled.is_modelled``): the few rows whose metrics name a model, read and checked."""
-    from .row_records import _json_dict
-
     found = set()
-    rows = reader._query_tuples(
+    rows = query(
         "SELECT stage, qpu_s, queue_s, metrics FROM tasks WHERE run_id = ? "
         "AND end_ns IS NOT NULL AND metrics LIKE '%.modelled%'",
         (run_id,),
@@ -109,10 +111,9 @@ def _modelled(reader: StoreReader, run_id: str) -> set[tuple[str, str]]:
     return found
 
 
-def own_times(reader: StoreReader, run_id: str) -> dict[str, tuple[float, float]]:
+def own_times(backend: StoreBackend, query: Query, run_id: str) -> dict[str, tuple[float, float]]:
     """Each ended task's own (wall, CPU) seconds, by id: ``exclusive_times``, found in the database."""
-    backend = reader.backend
-    rows = reader._query_tuples(
+    rows = query(
         f"SELECT id, own_wall, own_cpu FROM ({_own_sql(backend.greatest, backend.same_value)}) own "
         "WHERE own_wall IS NOT NULL",
         (run_id, run_id),

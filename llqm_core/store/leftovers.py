@@ -5,6 +5,7 @@ commits both and deletes them; a task that ended just before the kill keeps its 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,19 +15,19 @@ from .schema import TASK_COLUMNS, older_row
 
 if TYPE_CHECKING:
     from .backend import StoreBackend
-    from .writer import StoreWriter
 
 
-def fold_dead(writer: StoreWriter, base: Path) -> None:
-    """Commit, through ``writer``, the journals and in-flight records of processes now gone."""
+def fold_dead(commit_rows: Callable[..., bool], base: Path) -> None:
+    """Commit, through ``commit_rows`` (``StoreWriter.commit_rows``: false once the store takes no
+    more rows), the journals and in-flight records of processes now gone."""
     for journal in read_journals(base, len(TASK_COLUMNS), older_row):
         if journal.owner is None or not journal.owner.is_gone():
             continue
-        if not writer.commit_rows(journal.rows):
+        if not commit_rows(journal.rows):
             return
         journal.path.unlink(missing_ok=True)
     for record in read_in_flight(base, len(TASK_COLUMNS)):
-        if not writer.commit_rows(record.rows, unless_ended=True):
+        if not commit_rows(record.rows, unless_ended=True):
             return
         record.path.unlink(missing_ok=True)
 

@@ -214,13 +214,13 @@ class StoreReader:
         its tasks are still only in a journal (the caller adds up the tasks it read)."""
         if self._journaled(run.id):
             return None
-        return aggregates.stage_figures(self, run.id)
+        return aggregates.stage_figures(self.backend, self._query_tuples, run.id)
 
     def own_times(self, run: RunRecord) -> dict[str, tuple[float, float]] | None:
         """``aggregates.own_times`` of the run; None while some tasks are only in a journal."""
         if self._journaled(run.id):
             return None
-        return aggregates.own_times(self, run.id)
+        return aggregates.own_times(self.backend, self._query_tuples, run.id)
 
     def _query_tuples(self, sql: str, params: tuple = ()) -> list[tuple]:
         """``_query``'s rows as plain tuples: a third of the time for many rows."""

@@ -319,7 +319,7 @@ class StoreWriter:
 
     def fold_dead_journals(self) -> None:
         """Commit what processes now gone left behind (``leftovers``), and delete it."""
-        fold_dead(self, self.backend.journal_base)
+        fold_dead(self.commit_rows, self.backend.journal_base)
 
     def commit_rows(self, rows: list[list], *, unless_ended: bool = False) -> bool:
         """Commit another process's rows now (``unless_ended``: not those of tasks the database

@@ -28,10 +28,11 @@ COMPILED_SAMPLE_S_PER_GATE = 5e-7
 #: Folding the compiled circuit's gates in place, per gate of a folded circuit.
 FOLD_S_PER_GATE = 1e-6
 #: Importing Mitiq (and Cirq, SymPy, Matplotlib with it), which ZNE's extrapolation and PEC's
-#: sampling do once per process: its CPU seconds on the 2-core VM (docs/pipelines.md).
+#: sampling do once per process: its CPU seconds (the measurement in docs/pipelines.md, "How long
+#: it will take").
 MITIQ_IMPORT_S = 1.3
-#: What the import leaves resident: 157 MiB measured on the 2-core VM (205 -> 362 MiB after the
-#: check of examples/pipelines/cluster100_pauli.toml), the runs' peaks half the check's without it.
+#: What the import leaves resident (the measurement in docs/pipelines.md, "Expected errors"):
+#: left out, a run's predicted peak was half its measured one.
 MITIQ_IMPORT_BYTES = 157 * 2**20
 
 

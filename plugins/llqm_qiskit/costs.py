@@ -25,8 +25,8 @@ TRANSPILE_S_PER_GATE = 1.3e-5
 TRANSPILE_BYTES_PER_GATE = 800
 TRANSPILE_SLOWDOWN = {0: 1.0, 1: 1.0, 2: 3.0, 3: 4.0}
 #: A process's first preset pass manager (the transpiler's passes imported, the device's target
-#: read), a warm-up; each later transpile call builds one again, far cheaper (CPU seconds on the
-#: 2-core VM, docs/pipelines.md).
+#: read), a warm-up; each later transpile call builds one again, far cheaper (CPU seconds; the
+#: measurement in docs/pipelines.md, "How long it will take").
 TRANSPILE_FIRST_S = 0.25
 TRANSPILE_SETUP_S = 0.02
 #: What a job costs whatever its size (Aer's setup, the noise model's lookup) and per circuit

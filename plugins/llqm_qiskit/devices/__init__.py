@@ -3,8 +3,3 @@ their calibration as a snapshot (``snapshot``), its drift over time (``drift``),
 noise it implies (``noise``), what a target supports beyond gates (``capabilities``), and how
 long a QPU is busy (``qpu_time``) or queued (``queue_model``). Imports no other subpackage.
 """
-
-from llqm_core.moved import forward_names
-
-# ``llqm_qiskit.devices`` was the module that is now ``llqm_qiskit.devices.catalog``.
-__getattr__ = forward_names(__name__, "llqm_qiskit.devices.catalog")

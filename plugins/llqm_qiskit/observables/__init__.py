@@ -4,8 +4,3 @@
 (``estimator``), and observables as JSON data for a re-analysis (``specs``). Imports
 ``backends``, ``devices`` and the plugin's top-level leaves.
 """
-
-from llqm_core.moved import forward_names
-
-# ``llqm_qiskit.observables`` was the module that is now ``llqm_qiskit.observables.expectation``.
-__getattr__ = forward_names(__name__, "llqm_qiskit.observables.expectation")

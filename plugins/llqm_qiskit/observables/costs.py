@@ -1,7 +1,8 @@
 """What the ``observable`` step will cost, estimated before it runs: its ideal value, by the
 method ``ideal.choose`` would take for a circuit of the plan's size, and a Pauli sum's grouping.
 
-The figures are CPU seconds on the 2-core VM (docs/pipelines.md, "How long it will take").
+The figures are CPU seconds of one core (where they were measured: docs/pipelines.md, "How long
+it will take").
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from llqm_core.pipeline.reactive import calibration_in_force
 #: Above this share of the couplers a circuit would use out of service, the check warns.
 OUT_OF_SERVICE_SHARE = 0.10
 #: A circuit the check does not compile anyway (a Clifford one) is compiled to find its
-#: couplers up to this many gates (~0.3 s at level 1 on the 2-core VM); a larger one is not.
+#: couplers up to this many gates (what that compile takes: docs/pipelines.md); a larger one is not.
 COMPILE_TO_CHECK_GATES = 20_000
 #: How many out-of-service couplers the warning names.
 NAMED = 5

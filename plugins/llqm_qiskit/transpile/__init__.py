@@ -2,8 +2,3 @@
 transpile) and ``stage_profiler`` (a pass manager's stages as tasks, or as seconds). Imports
 ``devices`` and ``metrics``.
 """
-
-from llqm_core.moved import forward_names
-
-# ``llqm_qiskit.transpile`` was the module that is now ``llqm_qiskit.transpile.profiled``.
-__getattr__ = forward_names(__name__, "llqm_qiskit.transpile.profiled")
