@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .in_flight import read_in_flight
-from .journal import read_journals
+from .journal import JournalFile, read_journals
+from .record_statements import is_record_statement
 from .schema import TASK_COLUMNS, older_row
 
 if TYPE_CHECKING:
@@ -17,12 +18,21 @@ if TYPE_CHECKING:
     from .writer import StoreWriter
 
 
+def dead_journals(base: Path) -> list[JournalFile]:
+    """The journals beside a store whose processes are gone: what ``fold_dead`` commits."""
+    return [
+        journal
+        for journal in read_journals(base, len(TASK_COLUMNS), older_row)
+        if journal.owner is not None and journal.owner.is_gone()
+    ]
+
+
 def fold_dead(writer: StoreWriter, base: Path) -> None:
-    """Commit, through ``writer``, the journals and in-flight records of processes now gone."""
-    for journal in read_journals(base, len(TASK_COLUMNS), older_row):
-        if journal.owner is None or not journal.owner.is_gone():
-            continue
-        if not writer.commit_rows(journal.rows):
+    """Commit, through ``writer``, the journals and in-flight records of processes now gone:
+    a journal's statements (a run's end its database did not get, ``reconnect``) first."""
+    for journal in dead_journals(base):
+        statements = [s for s in journal.statements if is_record_statement(writer.backend, s[0])]
+        if not writer.commit_rows(journal.rows, statements=statements):
             return
         journal.path.unlink(missing_ok=True)
     for record in read_in_flight(base, len(TASK_COLUMNS)):

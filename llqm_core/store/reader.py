@@ -71,11 +71,17 @@ class StoreReader:
         with self._lock:
             self.backend.close(self._conn, self._pid == os.getpid())
 
+    def _connection(self) -> Any:
+        """The connection to query with (hold ``_lock``): a forked child's own, and a new one
+        where the old one is gone (a database server restarted)."""
+        if self._pid != os.getpid() or self.backend.connection_lost(self._conn):
+            self._pid, self._conn = os.getpid(), self.backend.connect(self.readonly)
+        return self._conn
+
     def _query(self, sql: str, params: tuple = ()) -> list[Row]:
         try:
             with self._lock:
-                if self._pid != os.getpid():
-                    self._pid, self._conn = os.getpid(), self.backend.connect(self.readonly)
+                self._connection()
                 return self.backend.query(self._conn, sql, params)
         except self.backend.errors as exc:
             raise StoreError(
@@ -226,9 +232,7 @@ class StoreReader:
         """``_query``'s rows as plain tuples: a third of the time for many rows."""
         try:
             with self._lock:
-                if self._pid != os.getpid():
-                    self._pid, self._conn = os.getpid(), self.backend.connect(self.readonly)
-                return self.backend.query_tuples(self._conn, sql, params)
+                return self.backend.query_tuples(self._connection(), sql, params)
         except self.backend.errors as exc:
             raise StoreError(
                 f"{self.name} could not be read ({self.backend.describe_error(exc)})."
