@@ -412,6 +412,13 @@ print("run over", flush=True)
 """
 
 
+def store_load(url: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "llqm_core.cli", "store", "load", "--store", url],
+        capture_output=True, text=True, cwd=ROOT, timeout=60,
+    )  # fmt: skip
+
+
 def all_thirty_completed(url: str) -> None:
     store = llqm.ProfileStore(url, readonly=True)
     try:
@@ -460,19 +467,16 @@ def test_a_postgres_server_down_for_the_rest_of_a_run_leaves_it_in_the_journal_f
         assert name in warning and journals[0] in warning
         assert f"llqm store load --store {name}" in warning
         assert "Traceback" not in err and postgres_cluster.password not in err
+        early = store_load(url)  # still down: one sentence, and the journal stays
+        assert early.returncode == 2 and early.stderr.startswith("llqm: error: cannot connect")
+        assert glob.glob(journal_pattern(store_backend(url).journal_base)) == journals
     finally:
         postgres_cluster.start()
-    loaded = subprocess.run(
-        [sys.executable, "-m", "llqm_core.cli", "store", "load", "--store", url],
-        capture_output=True, text=True, cwd=ROOT, timeout=60,
-    )  # fmt: skip
+    loaded = store_load(url)
     assert loaded.returncode == 0, loaded.stderr
     assert f"loaded 1 journals into {name}" in loaded.stdout
     all_thirty_completed(url)
     assert plain_sql(url, "SELECT count(*) AS n FROM tasks") == [{"n": 30}]
     assert not glob.glob(journal_pattern(store_backend(url).journal_base))
-    again = subprocess.run(
-        [sys.executable, "-m", "llqm_core.cli", "store", "load", "--store", url],
-        capture_output=True, text=True, cwd=ROOT, timeout=60,
-    )  # fmt: skip
+    again = store_load(url)
     assert again.returncode == 0 and "nothing waits" in again.stdout
