@@ -399,6 +399,30 @@ def test_a_running_task_with_metrics_larger_than_a_slot_keeps_its_readings(tmp_p
     assert [(r[0], r[14], r[-1]) for r in found.rows] == [("big", {}, 1.5)]
 
 
+def test_a_journal_hands_the_store_only_the_statements_llqm_writes(tmp_path):
+    path = tmp_path / "profiles.sqlite"
+    process = start_pipeline(f"""
+    import os
+    from pathlib import Path
+    import llqm_core as llqm
+    from llqm_core.store import record_statements as rows
+    from llqm_core.store.journal import TaskJournal, statement_frame
+    with llqm.run("cut off", store={str(path)!r}) as run:
+        journal = TaskJournal(Path({str(path)!r}))  # as a writer whose database went away leaves it
+        end = rows.run_finish(run.record)[0], ("completed", run.record.start_ns + 1, None, run.id)
+        journal.append(statement_frame(*end))
+        journal.append(statement_frame("DROP TABLE tasks", ()))
+        os._exit(0)
+    """)
+    assert process.wait(timeout=60) == 0
+    store = llqm.ProfileStore(path)  # a writer: it commits the dead process's journal
+    run = store.run()
+    assert run.status is llqm.RunStatus.COMPLETED and run.end_ns == run.start_ns + 1
+    assert store.tasks(run.id) == []  # the table is there: the other statement was not run
+    store.close()
+    assert not glob.glob(journal_pattern(path))
+
+
 #: Thirty short tasks into a PostgreSQL store, each saying when it ended; the run ends completed.
 THIRTY_TASKS = """
 import time

@@ -55,15 +55,17 @@ def load_command(store: str) -> str:
     return f"llqm store load --store {store}"
 
 
-def still_down_sentence(store: str, journal: Path | None, results_lost: int) -> str:
-    """The one warning of a store that closes while its database does not answer."""
+def still_down_sentence(store: str, journal: Path | None, end_kept: bool, results_lost: int) -> str:
+    """The one warning of a store that closes while its database does not answer: where what
+    it did not get waits (``journal``; None: nowhere), and what loads it later."""
     if journal is None:
-        kept = "its finished tasks and its end could not be journaled and are lost"
+        kept = "what it had not committed could not be journaled and is lost"
     else:
+        but = "" if end_kept else ", except the run's end, which the journal could not take"
         kept = (
-            f"its finished tasks and its end wait in the journal {journal}; once the database "
-            f"answers, `{load_command(store)}` commits them (as does the next llqm that opens "
-            "it for writing)"
+            f"what it had not committed (finished tasks, the run's end) waits in the journal "
+            f"{journal}{but}; once the database answers, `{load_command(store)}` commits it "
+            "(as does the next llqm that opens the store for writing)"
         )
     lost = f"; {results_lost} kept device results are lost" if results_lost else ""
     return f"{store} did not answer again before the run ended: {kept}{lost}."
@@ -194,14 +196,14 @@ class Reconnecting:
             unsent, self._unsent = self._unsent, []
             results = len(self._queued.results)
             try:
-                if self._journal is None and not self._journal_warned:
+                if unsent and self._journal is None and not self._journal_warned:
                     self._journal = TaskJournal(self.backend.journal_base)
             except OSError:
                 pass
             journal = self._journal
-            kept = journal is not None and journal_statements(journal, unsent)
-        where = journal.path if kept and journal is not None else None
-        warn(still_down_sentence(self.backend.name, where, results), stacklevel=4)
+            end_kept = journal is not None and journal_statements(journal, unsent)
+            waiting = journal.path if journal is not None and journal.holds_rows else None
+        warn(still_down_sentence(self.backend.name, waiting, end_kept, results), stacklevel=4)
 
     def _put_back(
         self, running: list[TaskRow], finished: list[bytes | list], sql: str | None, params: tuple
