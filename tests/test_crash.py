@@ -462,8 +462,12 @@ def test_a_postgres_server_restarted_mid_run_loses_no_task_and_the_run_completes
     url = postgres_cluster.new_database()
     process = start_pipeline(THIRTY_TASKS.format(url=url))
     wait_for_line(process, "ended 4")
+    reading = llqm.ProfileStore(url, readonly=True)  # a report open across the restart
+    assert reading.run().status is llqm.RunStatus.RUNNING
     postgres_cluster.restart()  # ends the run's session: its next commit fails
     out, err = process.communicate(timeout=60)
+    assert reading.run().status is llqm.RunStatus.COMPLETED  # read on a new connection
+    reading.close()
     assert process.returncode == 0, err
     assert "run over" in out and "ended 29" in out
     assert "Traceback" not in err and "warning" not in err.lower(), err

@@ -324,8 +324,8 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_leave_journals_to_parent)
 
 
-#: The key of a frame that holds a statement the database did not get (a dict: ``sql`` and its
-#: ``params``, ``store.reconnect``) rather than a task's row (a list).
+#: The key of a frame that holds a statement the database did not get (a dict: the SQL under
+#: this key, its ``params`` beside it; ``store.reconnect``) rather than a task's row (a list).
 STATEMENT_KEY = "statement"
 
 
