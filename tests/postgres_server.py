@@ -72,18 +72,36 @@ class Cluster:
         self._run(str(bindir / "initdb"), "-D", str(self.data), "-U", "postgres", "-A", "trust")
         with open(self.data / "pg_hba.conf", "w") as hba:  # written as the server's user reads it
             hba.write("local all all trust\nhost all all 127.0.0.1/32 scram-sha-256\n")
-        options = (
+        self._options = (
             f"-c listen_addresses=127.0.0.1 -c port={self.port} "
             f"-c unix_socket_directories={self.folder} -c fsync=off -c max_connections=200"
         )
-        self._run(
-            self._pg_ctl, "-D", str(self.data), "-o", options, "-l", str(self.folder / "log"),
-            "-w", "-t", "120", "start",
-        )  # fmt: skip
+        self.start()
         self.admin(f"CREATE ROLE {ROLE} LOGIN PASSWORD '{self.password}'")
 
     def _run(self, *command: str) -> None:
         subprocess.run([*self._as_user, *command], check=True, capture_output=True, cwd=self.folder)
+
+    def _server(self, action: str, *mode: str) -> None:
+        """``pg_ctl start``, ``restart`` or ``stop``, waiting for it. The server's output goes to
+        its log: a server started without ``-l`` would hold the pipes ``_run`` reads to their
+        end open for as long as it runs, and ``_run`` would never return."""
+        self._run(
+            self._pg_ctl, "-D", str(self.data), "-o", self._options,
+            "-l", str(self.folder / "log"), *mode, "-w", "-t", "120", action,
+        )  # fmt: skip
+
+    def start(self) -> None:
+        self._server("start")
+
+    def restart(self) -> None:
+        """Restart the server as an administrator would (``pg_ctl restart``, fast mode: it
+        ends every session instead of waiting for them to end)."""
+        self._server("restart", "-m", "fast")
+
+    def halt(self) -> None:
+        """Stop the server (fast mode), leaving its data for ``start``."""
+        self._server("stop", "-m", "fast")
 
     def admin(self, sql: str) -> None:
         """Run one statement as the superuser, over the unix socket."""

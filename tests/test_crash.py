@@ -12,12 +12,12 @@ import sys
 import textwrap
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, plain_sql
 
 import llqm_core as llqm
 from llqm_core.analysis.report import build_report
 from llqm_core.store.in_flight import SLOT_SIZE, InFlightFile, in_flight_pattern, read_in_flight
-from llqm_core.store.journal import Owner
+from llqm_core.store.journal import Owner, journal_pattern
 from llqm_core.store.profile_store import store_backend
 from llqm_core.store.schema import TASK_COLUMNS
 
@@ -397,3 +397,114 @@ def test_a_running_task_with_metrics_larger_than_a_slot_keeps_its_readings(tmp_p
     record.write([row("big", 5, {"payload": "x" * SLOT_SIZE})])
     (found,) = read_in_flight(base, WIDTH)
     assert [(r[0], r[14], r[-1]) for r in found.rows] == [("big", {}, 1.5)]
+
+
+def test_a_journal_hands_the_store_only_the_statements_llqm_writes(tmp_path):
+    path = tmp_path / "profiles.sqlite"
+    process = start_pipeline(f"""
+    import os
+    from pathlib import Path
+    import llqm_core as llqm
+    from llqm_core.store import record_statements as rows
+    from llqm_core.store.journal import TaskJournal, statement_frame
+    with llqm.run("cut off", store={str(path)!r}) as run:
+        journal = TaskJournal(Path({str(path)!r}))  # as a writer whose database went away leaves it
+        end = rows.run_finish(run.record)[0], ("completed", run.record.start_ns + 1, None, run.id)
+        journal.append(statement_frame(*end))
+        journal.append(statement_frame("DROP TABLE tasks", ()))
+        os._exit(0)
+    """)
+    assert process.wait(timeout=60) == 0
+    store = llqm.ProfileStore(path)  # a writer: it commits the dead process's journal
+    run = store.run()
+    assert run.status is llqm.RunStatus.COMPLETED and run.end_ns == run.start_ns + 1
+    assert store.tasks(run.id) == []  # the table is there: the other statement was not run
+    store.close()
+    assert not glob.glob(journal_pattern(path))
+
+
+#: Thirty short tasks into a PostgreSQL store, each saying when it ended; the run ends completed.
+THIRTY_TASKS = """
+import time
+import llqm_core as llqm
+with llqm.run("across a restart", store={url!r}):
+    for i in range(30):
+        with llqm.task(f"t{{i}}", stage="work"):
+            time.sleep(0.1)
+        print("ended", i, flush=True)
+print("run over", flush=True)
+"""
+
+
+def store_load(url: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "llqm_core.cli", "store", "load", "--store", url],
+        capture_output=True, text=True, cwd=ROOT, timeout=60,
+    )  # fmt: skip
+
+
+def all_thirty_completed(url: str) -> None:
+    store = llqm.ProfileStore(url, readonly=True)
+    try:
+        run = store.run()
+        assert run.status is llqm.RunStatus.COMPLETED
+        tasks = store.tasks(run.id)
+        assert sorted(t.name for t in tasks) == sorted(f"t{i}" for i in range(30))
+        assert all(t.status is llqm.TaskStatus.COMPLETED for t in tasks)
+        assert all(t.profile.wall_s >= 0.1 for t in tasks)
+    finally:
+        store.close()
+
+
+def test_a_postgres_server_restarted_mid_run_loses_no_task_and_the_run_completes(
+    postgres_cluster,
+):
+    url = postgres_cluster.new_database()
+    process = start_pipeline(THIRTY_TASKS.format(url=url))
+    wait_for_line(process, "ended 4")
+    reading = llqm.ProfileStore(url, readonly=True)  # a report open across the restart
+    assert reading.run().status is llqm.RunStatus.RUNNING
+    postgres_cluster.restart()  # ends the run's session: its next commit fails
+    out, err = process.communicate(timeout=60)
+    assert reading.run().status is llqm.RunStatus.COMPLETED  # read on a new connection
+    reading.close()
+    assert process.returncode == 0, err
+    assert "run over" in out and "ended 29" in out
+    assert "Traceback" not in err and "warning" not in err.lower(), err
+    all_thirty_completed(url)
+    assert plain_sql(url, "SELECT count(*) AS n FROM tasks") == [{"n": 30}]  # no row twice
+    assert not glob.glob(journal_pattern(store_backend(url).journal_base))  # all committed
+
+
+@pytest.mark.slow
+def test_a_postgres_server_down_for_the_rest_of_a_run_leaves_it_in_the_journal_for_store_load(
+    postgres_cluster,
+):
+    url = postgres_cluster.new_database()
+    name = store_backend(url).name
+    process = start_pipeline(THIRTY_TASKS.format(url=url))
+    wait_for_line(process, "ended 4")
+    postgres_cluster.halt()
+    try:
+        out, err = process.communicate(timeout=90)
+        assert process.returncode == 0, err  # the program is not changed by it
+        assert "run over" in out
+        (warning,) = [line for line in err.splitlines() if "did not answer" in line]
+        journals = glob.glob(journal_pattern(store_backend(url).journal_base))
+        assert len(journals) == 1
+        assert name in warning and journals[0] in warning
+        assert f"llqm store load --store {name}" in warning
+        assert "Traceback" not in err and postgres_cluster.password not in err
+        early = store_load(url)  # still down: one sentence, and the journal stays
+        assert early.returncode == 2 and early.stderr.startswith("llqm: error: cannot connect")
+        assert glob.glob(journal_pattern(store_backend(url).journal_base)) == journals
+    finally:
+        postgres_cluster.start()
+    loaded = store_load(url)
+    assert loaded.returncode == 0, loaded.stderr
+    assert f"loaded 1 journals into {name}" in loaded.stdout
+    all_thirty_completed(url)
+    assert plain_sql(url, "SELECT count(*) AS n FROM tasks") == [{"n": 30}]
+    assert not glob.glob(journal_pattern(store_backend(url).journal_base))
+    again = store_load(url)
+    assert again.returncode == 0 and "nothing waits" in again.stdout

@@ -1,7 +1,10 @@
-"""The ``llqm store`` command: ``llqm store copy SRC DST`` moves runs between stores.
+"""The ``llqm store`` command: ``llqm store copy SRC DST`` moves runs between stores;
+``llqm store load`` commits what finished processes left waiting in journals on this machine.
 
 A store is an SQLite file's path or a ``postgresql://`` URL on either side, so a user who
-started with a local file moves its runs into the team's database, or takes a copy home.
+started with a local file moves its runs into the team's database, or takes a copy home. A run
+whose database stopped answering before it ended keeps its rows in a journal (``store.reconnect``)
+until ``load`` (or any llqm that opens the store for writing) commits them.
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from ..analysis.console import plain_console
 from ..model.records import RunRecord
 from ..store.copy import check_distinct, copy_runs, runs_to_copy
-from ..store.profile_store import ProfileStore
+from ..store.journal import journal_pattern
+from ..store.leftovers import dead_journals
+from ..store.profile_store import ProfileStore, store_backend
 from .options import Commands
 
 
@@ -40,6 +45,13 @@ def add_commands(commands: Commands, common: argparse.ArgumentParser) -> None:
         help="copy only this run (an id or a unique prefix; repeat for more); default: every run",
     )
     copy.set_defaults(handler=cmd_store_copy)
+    load = actions.add_parser(
+        "load",
+        parents=[common],
+        help="commit the finished tasks and run ends that finished processes left in journals on "
+        "this machine (a database that did not answer before their runs ended)",
+    )
+    load.set_defaults(handler=cmd_store_load)
 
 
 class _Bar:
@@ -81,4 +93,39 @@ def cmd_store_copy(args: argparse.Namespace, console: Console) -> int:
         highlight=False,
         soft_wrap=True,
     )
+    return 0
+
+
+def cmd_store_load(args: argparse.Namespace, console: Console) -> int:
+    """Open the store for writing, which commits the journals of processes now gone
+    (``store.leftovers``), and say what they held; 1 when some could not be committed."""
+    location = getattr(args, "store", None)
+    backend = store_backend(location)
+    waiting = dead_journals(backend.journal_base)
+    if not waiting:
+        where = journal_pattern(backend.journal_base)
+        console.print(
+            f"nothing waits for {backend.name}: no journal of a finished process at {where}",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return 0
+    ProfileStore(location).close()  # opening for writing commits them
+    left = [journal.path for journal in waiting if journal.path.exists()]
+    loaded = [journal for journal in waiting if not journal.path.exists()]
+    tasks = sum(len(journal.rows) for journal in loaded)
+    records = sum(len(journal.statements) for journal in loaded)
+    console.print(
+        f"loaded {len(loaded)} journals into {backend.name}: {tasks} finished tasks and"
+        f" {records} other records (runs' ends, snapshots, decisions)",
+        highlight=False,
+        soft_wrap=True,
+    )
+    if left:
+        console.print(
+            f"{len(left)} journals could not be committed and stay: {', '.join(map(str, left))}",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return 1
     return 0

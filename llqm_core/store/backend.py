@@ -50,9 +50,9 @@ class StoreBackend(ABC):
         """A new connection, usable from any thread (callers serialise their use of it)."""
 
     @abstractmethod
-    def connect_writer(self) -> Any:
+    def connect_writer(self, timeout_s: float | None = None) -> Any:
         """The connection a writer commits through, each statement on its own unless in
-        ``commit_rows``."""
+        ``commit_rows``; ``timeout_s`` bounds the wait for a database server to answer."""
 
     def connect_housekeeping(self) -> Any:
         """A connection for ``checkpoint`` in the writer's thread; None where none is needed."""
@@ -116,6 +116,11 @@ class StoreBackend(ABC):
     def describe_error(self, exc: BaseException) -> str:
         """The driver's message for a user, without the store's secrets."""
         return str(exc)
+
+    def connection_lost(self, conn: Any) -> bool:
+        """Whether ``conn`` is gone (its database server restarted or stopped), so that
+        connecting again may work (``store.reconnect``); never for a file."""
+        return False
 
     def full_disk(self, exc: BaseException) -> str | None:
         """Why the database refused a write for want of room (``store.disk_full``), in words;

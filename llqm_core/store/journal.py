@@ -20,7 +20,7 @@ import sys
 import uuid
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
@@ -70,8 +70,8 @@ def journal_pattern(store_path: Path) -> str:
     return str(store_path.with_name(glob.escape(store_path.name) + "-journal-*" + SUFFIX))
 
 
-def encode_row(row: list) -> bytes:
-    """One row as a journal frame."""
+def encode_row(row: list | dict) -> bytes:
+    """One row as a journal frame (or a statement, ``statement_frame``)."""
     try:
         kind, payload = b"M", marshal.dumps(row, MARSHAL_VERSION)
     except ValueError:  # a value of a subclass of a built-in type: JSON writes it as its base type
@@ -324,11 +324,22 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_leave_journals_to_parent)
 
 
+#: The key of a frame that holds a statement the database did not get (a dict: the SQL under
+#: this key, its ``params`` beside it; ``store.reconnect``) rather than a task's row (a list).
+STATEMENT_KEY = "statement"
+
+
+def statement_frame(sql: str, params: tuple | list) -> bytes:
+    return encode_row({STATEMENT_KEY: sql, "params": list(params)})
+
+
 @dataclass
 class JournalFile:
     path: Path
     owner: Owner | None
     rows: list[list]
+    #: Statements (SQL, parameters) the database did not get, in order (``store.reconnect``).
+    statements: list[tuple[str, list]] = field(default_factory=list)
 
 
 def read_journals(
@@ -347,15 +358,18 @@ def read_journals(
         header_end = data.find(b"\n")
         if header_end < 0:
             continue
-        rows = []
+        rows, statements = [], []
         for row in _decode_frames(data, header_end + 1):
+            if isinstance(row, dict) and isinstance(row.get(STATEMENT_KEY), str):
+                statements.append((row[STATEMENT_KEY], list(row.get("params") or ())))
             if not isinstance(row, list):
                 continue
             if len(row) != width:
                 row = older(row) if older is not None else None
             if row is not None:
                 rows.append(row)
-        found.append(JournalFile(Path(name), owner_from_header(data[:header_end]), rows))
+        owner = owner_from_header(data[:header_end])
+        found.append(JournalFile(Path(name), owner, rows, statements))
     return found
 
 

@@ -10,20 +10,30 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .in_flight import read_in_flight
-from .journal import read_journals
+from .journal import JournalFile, read_journals
+from .record_statements import is_record_statement
 from .schema import TASK_COLUMNS, older_row
 
 if TYPE_CHECKING:
     from .backend import StoreBackend
 
 
-def fold_dead(commit_rows: Callable[..., bool], base: Path) -> None:
+def dead_journals(base: Path) -> list[JournalFile]:
+    """The journals beside a store whose processes are gone: what ``fold_dead`` commits."""
+    return [
+        journal
+        for journal in read_journals(base, len(TASK_COLUMNS), older_row)
+        if journal.owner is not None and journal.owner.is_gone()
+    ]
+
+
+def fold_dead(commit_rows: Callable[..., bool], backend: StoreBackend, base: Path) -> None:
     """Commit, through ``commit_rows`` (``StoreWriter.commit_rows``: false once the store takes no
-    more rows), the journals and in-flight records of processes now gone."""
-    for journal in read_journals(base, len(TASK_COLUMNS), older_row):
-        if journal.owner is None or not journal.owner.is_gone():
-            continue
-        if not commit_rows(journal.rows):
+    more rows), the journals and in-flight records of processes now gone: a journal's statements
+    (a run's end its database did not get, ``reconnect``) first."""
+    for journal in dead_journals(base):
+        statements = [s for s in journal.statements if is_record_statement(backend, s[0])]
+        if not commit_rows(journal.rows, statements=statements):
             return
         journal.path.unlink(missing_ok=True)
     for record in read_in_flight(base, len(TASK_COLUMNS)):

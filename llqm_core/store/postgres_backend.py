@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import math
 import os
 import re
 from collections.abc import Sequence
@@ -101,6 +102,11 @@ class PostgresBackend(StoreBackend):
         text = " ".join(str(exc).split())  # libpq's messages span lines
         return f"PostgreSQL says: {redact_text(text)}"
 
+    def connection_lost(self, conn: Any) -> bool:
+        """A server that restarted or stopped ends its sessions: psycopg marks the connection
+        broken (or closed) at the first statement that fails for it."""
+        return bool(conn.closed or conn.broken)
+
     def full_disk(self, exc: BaseException) -> str | None:
         """The server's ``disk_full`` (SQLSTATE 53100): the database's disk, not this machine's."""
         if getattr(exc, "sqlstate", None) == "53100":
@@ -182,10 +188,14 @@ class PostgresBackend(StoreBackend):
 
     # -- connections --------------------------------------------------------------------
 
-    def _connect(self) -> Any:
+    def _connect(self, timeout_s: float | None = None) -> Any:
+        """A connection, waiting ``timeout_s`` (whole seconds, 2 at least: libpq's least) or
+        ``_CONNECT_TIMEOUT_S`` at most for the server to answer, unless the URL says."""
+        if timeout_s is not None:
+            timeout_s = max(2, min(_CONNECT_TIMEOUT_S, math.ceil(timeout_s)))
         options: dict[str, Any] = {
             "application_name": "llqm",
-            "connect_timeout": _CONNECT_TIMEOUT_S,
+            "connect_timeout": timeout_s or _CONNECT_TIMEOUT_S,
         }
         options = {k: v for k, v in options.items() if k not in self._conninfo}
         try:
@@ -210,9 +220,9 @@ class PostgresBackend(StoreBackend):
         except (psycopg.Error, StoreError):
             return False
 
-    def connect_writer(self) -> Any:
+    def connect_writer(self, timeout_s: float | None = None) -> Any:
         self.journal_base.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        return self._connect()
+        return self._connect(timeout_s)
 
     # -- statements ---------------------------------------------------------------------
 

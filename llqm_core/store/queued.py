@@ -49,15 +49,28 @@ class QueuedRows:
 
     def commit(self, backend: StoreBackend, conn: Any) -> None:
         """Insert the results, keep and mark the cache entries, then cut each namespace kept
-        into to its bound (least recently used out first)."""
+        into to its bound (least recently used out first). Each part is forgotten once
+        committed: after a failure (a lost connection), what is left is what to commit again."""
         if rows := [row for row in map(_stored, self.results) if row is not None]:
             backend.execute_many(conn, _INSERT_RESULT, rows)
+        self.results = []
         if self.kept:
             backend.execute_many(conn, cached.KEEP, self.kept)
+            self.kept = []
         if self.used:
             backend.execute_many(conn, cached.USE, self.used)
-        for namespace, bound in self.bounds.items():
+            self.used = []
+        for namespace, bound in list(self.bounds.items()):
             backend.execute(conn, cached.TRIM, (namespace, namespace, bound))
+            del self.bounds[namespace]
+
+    def followed_by(self, later: QueuedRows) -> QueuedRows:
+        """These rows, then ``later``'s (queued since these were taken), as one."""
+        self.results += later.results
+        self.kept += later.kept
+        self.used += later.used
+        self.bounds.update(later.bounds)
+        return self
 
 
 def _stored(row: tuple) -> tuple | None:

@@ -12,7 +12,7 @@ import json
 import os
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -71,16 +71,31 @@ class StoreReader:
         with self._lock:
             self.backend.close(self._conn, self._pid == os.getpid())
 
-    def _query(self, sql: str, params: tuple = ()) -> list[Row]:
+    def _connection(self) -> Any:
+        """The connection to query with (hold ``_lock``): a forked child's own, and a new one
+        where the old one is gone (a database server restarted)."""
+        if self._pid != os.getpid() or self.backend.connection_lost(self._conn):
+            self._pid, self._conn = os.getpid(), self.backend.connect(self.readonly)
+        return self._conn
+
+    def _ask(self, ask: Callable[[Any], list]) -> list:
+        """``ask(connection)``; where it fails because the connection is gone (a database
+        server restarted), once more on a new one."""
         try:
             with self._lock:
-                if self._pid != os.getpid():
-                    self._pid, self._conn = os.getpid(), self.backend.connect(self.readonly)
-                return self.backend.query(self._conn, sql, params)
+                try:
+                    return ask(self._connection())
+                except self.backend.errors:
+                    if not self.backend.connection_lost(self._conn):
+                        raise
+                    return ask(self._connection())
         except self.backend.errors as exc:
             raise StoreError(
                 f"{self.name} could not be read ({self.backend.describe_error(exc)})."
             ) from None
+
+    def _query(self, sql: str, params: tuple = ()) -> list[Row]:
+        return self._ask(lambda conn: self.backend.query(conn, sql, params))
 
     def _journal_rows(self) -> list[list]:
         """The finished rows in this machine's journals of the store, newest journal last."""
@@ -224,15 +239,7 @@ class StoreReader:
 
     def _query_tuples(self, sql: str, params: tuple = ()) -> list[tuple]:
         """``_query``'s rows as plain tuples: a third of the time for many rows."""
-        try:
-            with self._lock:
-                if self._pid != os.getpid():
-                    self._pid, self._conn = os.getpid(), self.backend.connect(self.readonly)
-                return self.backend.query_tuples(self._conn, sql, params)
-        except self.backend.errors as exc:
-            raise StoreError(
-                f"{self.name} could not be read ({self.backend.describe_error(exc)})."
-            ) from None
+        return self._ask(lambda conn: self.backend.query_tuples(conn, sql, params))
 
     def count_tasks(self, run_id: str) -> int:
         """How many tasks the run has, in the database and still in a journal: counted where

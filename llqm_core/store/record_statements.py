@@ -13,12 +13,32 @@ if TYPE_CHECKING:
 
 Statement = tuple[str, tuple]
 
+RUN_INSERT = (
+    "INSERT INTO runs (id, name, status, start_ns, end_ns, trace_id, span_id,"
+    " parent_span_id, error, span_owned, config, resource, pid, host, process_started, cpus)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+RUN_FINISH = "UPDATE runs SET status = ?, end_ns = ?, error = ? WHERE id = ?"
+HARDWARE_CHANGE_INSERT = (
+    "INSERT INTO hardware_changes (backend, fingerprint, seen_at, run_id, error) VALUES (?,?,?,?,?)"
+)
+DECISION_INSERT = (
+    "INSERT INTO decisions (run_id, task_id, policy, choice, inputs, rationale, made_at)"
+    " VALUES (?,?,?,?,?,?,?)"
+)
+
+
+def is_record_statement(backend: StoreBackend, sql: str) -> bool:
+    """Whether ``sql`` is one of these statements: the only SQL a journal may hand the store
+    (``store.reconnect``), so that a journal file cannot run any other."""
+    return sql in (RUN_INSERT, RUN_FINISH, HARDWARE_CHANGE_INSERT, DECISION_INSERT) or (
+        sql == _snapshot_sql(backend)
+    )
+
 
 def run_insert(run: RunRecord) -> Statement:
     return (
-        "INSERT INTO runs (id, name, status, start_ns, end_ns, trace_id, span_id,"
-        " parent_span_id, error, span_owned, config, resource, pid, host, process_started, cpus)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        RUN_INSERT,
         (
             run.id,
             run.name,
@@ -42,17 +62,21 @@ def run_insert(run: RunRecord) -> Statement:
 
 def run_finish(run: RunRecord) -> Statement:
     return (
-        "UPDATE runs SET status = ?, end_ns = ?, error = ? WHERE id = ?",
+        RUN_FINISH,
         (run.status.value, run.end_ns, run.error, run.id),
     )
 
 
 def snapshot_insert(backend: StoreBackend, snapshot: HardwareSnapshot) -> Statement:
     return (
-        backend.insert_ignoring_duplicates(
-            "hardware_snapshots", ("fingerprint", "backend", "taken_at", "data")
-        ),
+        _snapshot_sql(backend),
         (snapshot.fingerprint, snapshot.backend, snapshot.taken_at, _dumps(snapshot.to_dict())),
+    )
+
+
+def _snapshot_sql(backend: StoreBackend) -> str:
+    return backend.insert_ignoring_duplicates(
+        "hardware_snapshots", ("fingerprint", "backend", "taken_at", "data")
     )
 
 
@@ -60,16 +84,14 @@ def hardware_change_insert(
     backend: str, fingerprint: str | None, seen_at: float, run_id: str | None, error: str | None
 ) -> Statement:
     return (
-        "INSERT INTO hardware_changes (backend, fingerprint, seen_at, run_id, error)"
-        " VALUES (?,?,?,?,?)",
+        HARDWARE_CHANGE_INSERT,
         (backend, fingerprint, seen_at, run_id, error),
     )
 
 
 def decision_insert(decision: PolicyDecision) -> Statement:
     return (
-        "INSERT INTO decisions (run_id, task_id, policy, choice, inputs, rationale, made_at)"
-        " VALUES (?,?,?,?,?,?,?)",
+        DECISION_INSERT,
         (
             decision.run_id,
             decision.task_id,

@@ -194,7 +194,7 @@ class SQLiteBackend(StoreBackend):
         finally:
             conn.close()
 
-    def connect_writer(self) -> sqlite3.Connection:
+    def connect_writer(self, timeout_s: float | None = None) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA journal_mode = WAL")

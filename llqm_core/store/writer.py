@@ -36,6 +36,7 @@ from .in_flight import InFlightKeeper
 from .journal import TaskJournal, decode_frame, encode_row
 from .leftovers import fold_dead, still_running
 from .queued import QueuedRows
+from .reconnect import Reconnecting
 from .schema import stored_row
 from .task_rows import finished_row, running_row
 
@@ -57,7 +58,7 @@ class WriterState(enum.Enum):
     CLOSED = "closed"  # queued rows committed at close; nothing more is taken
 
 
-class StoreWriter:
+class StoreWriter(Reconnecting):
     """This process's writing half of one store.
 
     Threads: ``start_task`` and ``finish_task`` run in any task's thread and touch only the
@@ -97,6 +98,11 @@ class StoreWriter:
         self._dirty = False  # commits since the last checkpoint (the writer thread's own)
         self._thread: threading.Thread | None = None
         self._checkpoint_lock = threading.Lock()  # held while the thread's own connection works
+        self._closing = threading.Event()  # ends the thread's wait between reconnection tries
+        self._outage, self._unsent = None, []  # a lost connection (``reconnect``)
+
+    def _accepting(self) -> bool:
+        return self.state is WriterState.WRITING
 
     def fork_locks(self) -> tuple[threading.RLock, threading.Lock]:
         return self._lock, self._checkpoint_lock
@@ -201,14 +207,16 @@ class StoreWriter:
 
     def close(self) -> None:
         """Commit what is queued, fold the WAL into the database file and close it, so that the
-        store is one self-contained file again (a copy of it alone holds every run)."""
+        store is one self-contained file again (a copy of it alone holds every run). A database
+        that stopped answering is waited for ``CLOSE_WAIT_S`` at most (``reconnect``)."""
         if self.state is WriterState.CLOSED:
             return
+        self._last_commit()
         with self._lock:
-            self._guarded(self._commit_all)
             self.state = WriterState.CLOSED
         self._wake.set()
         self._hurry.set()
+        self._closing.set()
         if self._thread is not None:
             self._thread.join(timeout=2.0)
         self._in_flight.remove()
@@ -222,20 +230,19 @@ class StoreWriter:
 
     # -- committing ---------------------------------------------------------------------
 
-    def _write(self, sql: str | None, params: tuple) -> None:
-        """Commit one statement now, with every queued row."""
-        with self._lock:
-            self._guarded(functools.partial(self._commit_all, sql, params))
-            self._start_thread()
-
     def _guarded(self, commit) -> None:
-        """Run a commit; a failure warns once and the pipeline goes on without the store."""
-        if self.state is not WriterState.WRITING:
+        """Run a commit; a failure warns once and the pipeline goes on without the store, except
+        a lost connection: rows stay queued (and journaled) while the writer's thread connects
+        again (``reconnect``)."""
+        if not self._accepting() or self._outage is not None:
             return
         try:
             commit()
             self._dirty = True
         except self.backend.errors as exc:
+            if self.backend.connection_lost(self._conn):
+                self._lost()
+                return
             self.state = WriterState.FAILED
             try:
                 self.backend.rollback(self._conn)
@@ -294,43 +301,55 @@ class StoreWriter:
     ) -> None:
         """One transaction; then the journal is emptied if no task finished meanwhile. Queued
         kept results follow, after the rows of the tasks they belong to."""
-        if not finished and not running:
-            if sql is not None:
+        try:
+            if finished or running:
+                self.backend.commit_rows(
+                    self._conn,
+                    sql,
+                    params,
+                    [running_row(task) for task in running],
+                    [stored_row(decode_frame(r) if isinstance(r, bytes) else r) for r in finished],
+                )
+            elif sql is not None:
                 self.backend.execute(self._conn, sql, params)
-            self._commit_results()
-            return
-        self.backend.commit_rows(
-            self._conn,
-            sql,
-            params,
-            [running_row(task) for task in running],
-            [stored_row(decode_frame(row) if isinstance(row, bytes) else row) for row in finished],
-        )
-        with self._queue_lock:
-            if not self._finished and self._journal is not None:
-                self._journal.clear()
+        except self.backend.errors:
+            self._put_back(running, finished, sql, params)
+            raise
+        if finished or running:
+            with self._queue_lock:
+                if not self._finished and self._journal is not None:
+                    self._journal.clear()
         self._commit_results()
 
     def _commit_results(self) -> None:
         """Commit the queued kept results and cache entries (``queued``). Hold ``_lock``."""
         with self._queue_lock:
             queued, self._queued = self._queued, QueuedRows()
-        queued.commit(self.backend, self._conn)
+        try:
+            queued.commit(self.backend, self._conn)
+        except self.backend.errors:
+            with self._queue_lock:  # what was not committed goes first next time
+                self._queued = queued.followed_by(self._queued)
+            raise
 
     def fold_dead_journals(self) -> None:
         """Commit what processes now gone left behind (``leftovers``), and delete it."""
-        fold_dead(self.commit_rows, self.backend.journal_base)
+        fold_dead(self.commit_rows, self.backend, self.backend.journal_base)
 
-    def commit_rows(self, rows: list[list], *, unless_ended: bool = False) -> bool:
-        """Commit another process's rows now (``unless_ended``: not those of tasks the database
-        holds as ended); whether the store still takes rows."""
+    def commit_rows(
+        self, rows: list[list], *, unless_ended: bool = False, statements: list | None = None
+    ) -> bool:
+        """Commit another process's rows now, after the ``statements`` it left (``unless_ended``:
+        not the rows of tasks the database holds as ended); whether all of it reached the store."""
+        for sql, params in statements or ():
+            self._write(sql, tuple(params))
         with self._lock:
-            if unless_ended:
+            if unless_ended and self._outage is None:
                 rows = still_running(self.backend, self._conn, rows)
             with self._queue_lock:
                 self._finished.extend(rows)
             self._guarded(self._commit_all)
-        return self.state is WriterState.WRITING
+        return self.state is WriterState.WRITING and self._outage is None
 
     def _journal_broken(self, exc: OSError) -> None:
         if self._journal_warned:
@@ -381,6 +400,10 @@ class StoreWriter:
             while self.state is not WriterState.CLOSED:
                 self._wake.wait(CHECKPOINT_INTERVAL_S)
                 hurried = self._hurry.wait(DRAIN_INTERVAL_S)
+                outage = self._outage
+                if outage is not None and not (outage.due() and self._reconnect()):
+                    self._closing.wait(max(0.0, outage.retry_at - time.monotonic()))
+                    continue  # rows stay queued, and journaled, until the database answers
                 self._wake.clear()
                 # before taking the queue: a row queued after this wakes us again
                 self._woken = False
