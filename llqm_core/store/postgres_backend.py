@@ -33,6 +33,8 @@ except ImportError:  # the driver is an extra: the error says how to get it
 #: Any number: every llqm migrating one database takes this transaction lock, one at a time.
 _MIGRATION_LOCK = 0x11C0_5709
 _CONNECT_TIMEOUT_S = 10
+#: Unacknowledged data this long on a TCP connection to the server means the server is gone.
+_DEAD_PEER_MS = 30_000
 _KEEP_RUNNING_ROW = TASK_INSERT + ONE_TASK_ROW + " ON CONFLICT (id) DO NOTHING"
 _KEEP_FINISHED_ROW = (
     TASK_INSERT
@@ -196,6 +198,13 @@ class PostgresBackend(StoreBackend):
         options: dict[str, Any] = {
             "application_name": "llqm",
             "connect_timeout": timeout_s or _CONNECT_TIMEOUT_S,
+            # a server whose host vanished (no FIN, no RST) is given up on in about half a
+            # minute, not the kernel's quarter of an hour, so the run's end does not hang on it
+            "keepalives": 1,
+            "keepalives_idle": 10,
+            "keepalives_interval": 5,
+            "keepalives_count": 3,
+            "tcp_user_timeout": _DEAD_PEER_MS,
         }
         options = {k: v for k, v in options.items() if k not in self._conninfo}
         try:
