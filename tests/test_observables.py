@@ -23,8 +23,8 @@ def test_neighbour_parities_read_the_mean_zz_from_counts():
     circuit.measure(range(3), range(3))
     observable = neighbour_parities(circuit)
     # "011": bit 0 = 1, bit 1 = 1, bit 2 = 0 -> Z0Z1 = +1, Z1Z2 = -1; "000": both +1
-    assert observable.expectation({"011": 1, "000": 1}) == pytest.approx(0.5)
-    assert observable.expectation({"101": 4}) == pytest.approx(-1.0)
+    assert observable.expectation([{"011": 1, "000": 1}]) == pytest.approx(0.5)
+    assert observable.expectation([{"101": 4}]) == pytest.approx(-1.0)
 
 
 def test_ideal_parities_of_a_product_state_follow_each_bit():

@@ -14,7 +14,13 @@ from typing import Any, Protocol, TypedDict, runtime_checkable
 
 from ..model.hardware import HardwareChange
 from ..model.records import HardwareSnapshot, PolicyDecision, ValueCodec
-from ..model.warmup import Warmup
+from .exchanged import (
+    Counts,
+    Estimate,
+    ExecutingBackend,
+    Observable,
+    Readout,
+)
 
 
 class PipelineData(TypedDict, total=False):
@@ -23,7 +29,8 @@ class PipelineData(TypedDict, total=False):
     (``zne_values``, ``pec_gamma``)."""
 
     # set by the core before the first step
-    backend: Any  #: the backend the file names (a ``QuantumBackend`` for the built-ins)
+    #: the backend the file names (a ``QuantumBackend`` for the built-ins)
+    backend: ExecutingBackend
     policies: list[Any]  #: the policies ``[policies] names`` asked for
     warnings: list[str]  #: sentences for the report; a step returns the list with its own added
     # set before the first step by section "execution" (``SectionPlan.data``)
@@ -36,7 +43,7 @@ class PipelineData(TypedDict, total=False):
     # stage "generate"
     circuit: Any  #: the logical circuit
     # stage "observable"
-    observable: Any  #: has ``expectation(counts) -> float``, ``ideal`` and ``label``
+    observable: Observable  #: what the run measures (``Observable``, below)
     ideal_value: float | None  #: the observable's exact value on an ideal machine
     ideal_method: str  #: how the ideal value was found (``statevector``, ``stabilizer``, ...)
     observable_label: str  #: how the report names the observable
@@ -52,9 +59,10 @@ class PipelineData(TypedDict, total=False):
     # stages "mitigate.<technique>"
     #: an inner technique's corrected observable: value and standard error of a readout (the
     #: counts of each circuit measuring one variant)
-    evaluate: Callable[[list[Mapping[str, int]]], tuple[float, float]]
-    counts: Any  #: the counts of the unscaled circuit
-    readout: Any  #: the counts of each circuit measuring the unscaled circuit (a Pauli sum's bases)
+    evaluate: Callable[[Readout], tuple[float, float]]
+    counts: Counts | Sequence[Counts]  #: the counts of the unscaled circuit (a list: of a batch)
+    #: the counts of each circuit measuring the unscaled circuit (a Pauli sum's bases)
+    readout: Readout
     value: float  #: the mitigated value
     value_error: float  #: its standard error
     unmitigated: float  #: the value without mitigation, from the same job
@@ -67,29 +75,6 @@ class PipelineData(TypedDict, total=False):
 
 #: A pipeline step: reads the data so far, returns what it adds (or None).
 StepFunction = Callable[[PipelineData], "Mapping[str, Any] | None"]
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """What a step is expected to cost: ``memory_bytes`` is what it holds at its peak on top of
-    the process as the run found it; ``basis`` says in a few words what the figures come from."""
-
-    wall_s: float
-    memory_bytes: float
-    basis: str
-    #: one-time costs on top of ``wall_s``, paid once per process (``model.warmup.Warmup``)
-    warmups: tuple[Warmup, ...] = ()
-
-    def __add__(self, other: Estimate) -> Estimate:
-        """Two parts of one step, the second holding its memory while the first still holds its
-        own; the sum is described by the part that holds more."""
-        larger = self if self.memory_bytes >= other.memory_bytes else other
-        return Estimate(
-            self.wall_s + other.wall_s,
-            self.memory_bytes + other.memory_bytes,
-            larger.basis,
-            self.warmups + other.warmups,
-        )
 
 
 @dataclass
@@ -204,7 +189,8 @@ class Section(Protocol):
     """A section of pipeline files (``llqm_register_sections``): where its steps run among the
     other sections' (``order``, lowest first) and the steps its table asks for (``build``)."""
 
-    order: int
+    @property
+    def order(self) -> int: ...
 
     def build(self, table: dict[str, Any], /) -> SectionPlan: ...
 
@@ -336,36 +322,6 @@ class WorkChanging(Protocol):
     True): one that does not (a cache) leaves a run's shape as it was."""
 
     changes_work: bool
-
-
-@runtime_checkable
-class Backend(Protocol):
-    """What the core needs of a backend (``llqm_register_backends``): its name. The Qiskit
-    plugin's backends add ``execute``, ``snapshot`` and more (``QuantumBackend``)."""
-
-    @property
-    def name(self) -> str: ...
-
-
-@runtime_checkable
-class MonitoredBackend(Protocol):
-    """A backend the hardware monitor watches while a pipeline runs on it (unless its
-    ``calibration_moves`` is False): its calibration now, read on ``monitor_interval_s``."""
-
-    @property
-    def device_name(self) -> str: ...
-
-    monitor_interval_s: float
-
-    def poll_calibration(self) -> HardwareSnapshot: ...
-
-
-@runtime_checkable
-class MovingCalibration(Protocol):
-    """A backend that says whether its calibration can move (a fixed fake device's cannot)."""
-
-    @property
-    def calibration_moves(self) -> bool: ...
 
 
 class Instrumenting(Protocol):

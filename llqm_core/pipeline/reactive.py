@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
-from ..hooks.contracts import MonitoredBackend, MovingCalibration, PipelineData, ReactivePolicy
+from ..hooks.contracts import PipelineData, ReactivePolicy
+from ..hooks.exchanged import MonitoredBackend, MovingCalibration
 from ..model.hardware import OFF_PATH_METRIC, HardwareChange
 from ..runtime.api import ActiveRun, current_run, run_context
 from .policies import policy_name, policy_task, record
