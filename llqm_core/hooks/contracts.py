@@ -85,7 +85,13 @@ class StepSpec:
     (``ValueError``); ``estimate(plan)`` its time and memory (``llqm_core.pipeline.fit``);
     ``load()`` check-time work that builds something, once the run fits; ``inspect(context)``
     checks it against what earlier steps built and returns lines for ``llqm run --check``;
-    ``planned_shots(shots, bases)`` the shots it will spend (a step that executes)."""
+    ``planned_shots(shots, bases)`` the shots it will spend (a step that executes).
+
+    ``reads`` and ``writes`` declare the ``PipelineData`` keys it needs and the keys it returns,
+    as Qiskit's passes declare what they require: a pipeline file whose step reads a key no
+    earlier step writes (nor the run's start: ``backend``, ``policies``, ``warnings``, the
+    sections' entries) is refused when it loads. None: not declared; a step that does not
+    declare its ``writes`` ends the check, since any key may follow from it."""
 
     run: StepFunction
     preflight: Callable[[PipelineData], None] | None = None
@@ -93,6 +99,8 @@ class StepSpec:
     load: Callable[[], object] | None = None
     inspect: Callable[[dict[str, Any]], list[str] | None] | None = None
     planned_shots: Callable[[int, int], int] | None = None
+    reads: tuple[str, ...] | None = None
+    writes: tuple[str, ...] | None = None
 
     def __call__(self, data: PipelineData) -> Mapping[str, Any] | None:
         return self.run(data)

@@ -55,7 +55,9 @@ def llqm_register_stages(register: RegisterStage) -> None:
     (a ``PipelineData``, below: ``circuit``, ``compiled``, ``counts``, ``value``, ...) and
     returns a dict of new entries, or None (a plain callable ``step(data)`` is a step that
     answers nothing else). ``llqm_core.plugin.run_stage(name, data, **options)`` runs it as
-    its own task (stage ``name``).
+    its own task (stage ``name``). The spec's ``reads`` and ``writes`` name the data keys it
+    needs and returns: a file whose step reads a key no earlier step writes is refused when it
+    loads (a step that declares neither is not checked).
 
     While a pipeline file is read, before anything is built, the step may answer through
     the spec's other fields: ``preflight(data)`` checks it against the rest of the file

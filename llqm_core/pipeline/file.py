@@ -20,6 +20,7 @@ from ..runtime.api import annotate, run
 from ..runtime.kept import cap_bytes
 from ..store.profile_store import ProfileStore, store_exists
 from . import registries, sections
+from .data_flow import check_reads
 from .fit import Fit, check_fit, run_overhead
 from .paths import relative_to
 from .policies import decide, policy_name, policy_task
@@ -198,7 +199,11 @@ def parse_pipeline(
     steps = [
         *section_steps,
         *_extra_steps(config.get(EXTRA_SECTION, [])),
-        Step(POSTPROCESS, POSTPROCESS, StepSpec(postprocess, estimate=run_overhead)),
+        Step(
+            POSTPROCESS,
+            POSTPROCESS,
+            StepSpec(postprocess, estimate=run_overhead, reads=("warnings",)),
+        ),
     ]
     pipeline = Pipeline(
         name=name,
@@ -212,6 +217,7 @@ def parse_pipeline(
         choose_after=sections.choice_point(),
         repeat=repeat,
     )
+    check_reads(steps, pipeline.initial_data())
     for step in steps:  # checks that need more than one section: a circuit wider than the backend
         preflight = step.run.preflight
         if preflight is not None:

@@ -269,4 +269,4 @@ def _with_width_check(
                 f"{backend.name}; {_wide_enough(qubits)}."
             )
 
-    return StepSpec(step, preflight=preflight)
+    return StepSpec(step, preflight=preflight, reads=(), writes=("circuit",))

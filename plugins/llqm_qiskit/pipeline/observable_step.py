@@ -39,6 +39,15 @@ from .generate_step import record_metrics
 #: fraction of a second) to say whether it is within the shot noise of 0.
 CHEAP_STATEVECTOR_QUBITS = 20
 OBSERVABLES = ("default", "ideal_outcomes", "neighbour_parities", "parity", "pauli")
+#: The data the observable step writes, whichever kind (the default also ``observable_choice``).
+OBSERVABLE_KEYS = (
+    "circuit",
+    "observable",
+    "ideal_value",
+    "ideal_method",
+    "observable_label",
+    "observable_range",
+)
 
 
 def observable(
@@ -188,7 +197,11 @@ def observable(
         return notes
 
     return StepSpec(
-        step, estimate=lambda plan: observable_estimate(plan, max_bond), inspect=inspect
+        step,
+        estimate=lambda plan: observable_estimate(plan, max_bond),
+        inspect=inspect,
+        reads=("circuit", "warnings"),
+        writes=(*OBSERVABLE_KEYS, "observable_choice", "warnings"),
     )
 
 
@@ -351,4 +364,6 @@ def _pauli_step(operator: SparsePauliOp, max_bond: int) -> StepSpec:
         step,
         estimate=lambda plan: observable_estimate(plan, max_bond, len(operator)),
         inspect=inspect,
+        reads=("circuit", "shots"),
+        writes=OBSERVABLE_KEYS,
     )

@@ -265,4 +265,10 @@ def transpile(
         planned = circuit if clifford else as_run(circuit, device)
         return [f"execution: {plan(planned, context['shots'])}", *placed]
 
-    return StepSpec(step, estimate=estimate, inspect=inspect)
+    return StepSpec(
+        step,
+        estimate=estimate,
+        inspect=inspect,
+        reads=("backend", "circuit"),
+        writes=("compile", "compiled", "current_compiled", "transpile_s"),
+    )
