@@ -7,11 +7,8 @@ extends LLQM imports from here. docs/hooks.md lists the hooks and contracts.
 from .hooks.contracts import (
     DECISION_POINTS,
     EXECUTE_BATCH,
-    LAYOUT,
     MITIGATION,
     PREDICT,
-    TRANSPILE_CACHE,
-    TRANSPILE_PARALLEL,
     ZNE_FOLDING,
     ChoicePoint,
     ChoosingSection,
@@ -22,7 +19,6 @@ from .hooks.contracts import (
     FoldingContext,
     Forecaster,
     ForeseeingSection,
-    LayoutContext,
     MitigationContext,
     NamedPolicy,
     PipelineData,
@@ -40,10 +36,8 @@ from .hooks.contracts import (
     StageUse,
     StepFunction,
     StepSpec,
-    TranspileCacheContext,
-    TranspileParallelContext,
-    ValueCodec,
 )
+from .hooks.decision_points import decision_points
 from .hooks.exchanged import (
     Backend,
     Counts,
@@ -59,6 +53,7 @@ from .hooks.plugins import configure_plugins, loaded_plugins
 from .hooks.private_parts import find_part, missing_parts
 from .hooks.registers import (
     RegisterBackend,
+    RegisterDecisionPoint,
     RegisterEngine,
     RegisterExporter,
     RegisterInstrumentor,
@@ -67,6 +62,7 @@ from .hooks.registers import (
     RegisterStage,
 )
 from .model.hardware import HardwareChange
+from .model.records import ValueCodec
 from .model.values import number, value_metrics, values_metrics
 from .model.warmup import Warmup
 from .pipeline.policies import decide, history_store, kept_default, policy_for, recent_tasks
@@ -85,11 +81,8 @@ from .runtime.tasks import finish_task, record_cached_task, record_past_task, st
 __all__ = [
     "DECISION_POINTS",
     "EXECUTE_BATCH",
-    "LAYOUT",
     "MITIGATION",
     "PREDICT",
-    "TRANSPILE_CACHE",
-    "TRANSPILE_PARALLEL",
     "ZNE_FOLDING",
     "Backend",
     "ChoicePoint",
@@ -106,7 +99,6 @@ __all__ = [
     "Forecaster",
     "HardwareChange",
     "Instrumentor",
-    "LayoutContext",
     "MitigationContext",
     "MonitoredBackend",
     "MovingCalibration",
@@ -121,6 +113,8 @@ __all__ = [
     "ReactivePolicy",
     "Readout",
     "RegisterBackend",
+    "RegisterDecisionPoint",
+    "ValueCodec",
     "RegisterEngine",
     "RegisterExporter",
     "RegisterInstrumentor",
@@ -135,13 +129,11 @@ __all__ = [
     "StageUse",
     "StepFunction",
     "StepSpec",
-    "TranspileCacheContext",
-    "TranspileParallelContext",
-    "ValueCodec",
     "Warmup",
     "configure_plugins",
     "create",
     "decide",
+    "decision_points",
     "find_part",
     "finish_task",
     "gpu_probe",

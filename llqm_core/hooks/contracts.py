@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypedDict, runtime_checkable
 
 from ..model.hardware import HardwareChange
-from ..model.records import HardwareSnapshot, PolicyDecision, ValueCodec
+from ..model.records import PolicyDecision
 from .exchanged import (
     Counts,
     Estimate,
@@ -26,7 +26,7 @@ from .exchanged import (
 class PipelineData(TypedDict, total=False):
     """What a step of a pipeline reads and returns: each step gets the data so far and returns
     the entries it adds or replaces. A stage may add keys of its own, prefixed with its name
-    (``zne_values``, ``pec_gamma``)."""
+    (``<stage>_<what>``), which it declares in its ``StepSpec.writes``."""
 
     # set by the core before the first step
     #: the backend the file names (a ``QuantumBackend`` for the built-ins)
@@ -129,14 +129,6 @@ class SectionPlan:
     data: dict[str, Any] = field(default_factory=dict)  #: ``PipelineData`` entries set up front
 
 
-class LayoutContext(TypedDict):
-    """``layout``: where the logical qubits go, asked by the transpile stage."""
-
-    circuit: Any  #: the logical circuit
-    snapshot: HardwareSnapshot  #: the backend's calibration now
-    device: Any  #: the backend's device, as the transpiler takes it
-
-
 class FoldingContext(TypedDict):
     """``zne.folding``: how ZNE scales the noise, asked before it folds."""
 
@@ -144,12 +136,6 @@ class FoldingContext(TypedDict):
     scale_factors: Sequence[float]  #: the noise scale factors the file asks for
     transpile_s: float | None  #: what transpiling the circuit once cost
     folding: str  #: the file's folding (``after_transpile``, ZNE's default, or one of Mitiq's)
-
-
-class TranspileParallelContext(TypedDict):
-    """``transpile.parallel``: whether a batch of circuits is transpiled by worker processes."""
-
-    circuits: Sequence[Any]  #: the logical circuits of the batch
 
 
 class ExecuteBatchContext(TypedDict):
@@ -176,20 +162,6 @@ class PredictContext(TypedDict):
 
     features: dict[str, Any]  #: ``circuit.*`` metrics and the shots
     shape: dict[str, Any]  #: the run's shape (``llqm_core.pipeline.shapes``): runs comparable to it
-
-
-class TranspileCacheContext(TypedDict):
-    """``transpile.cache``: a policy that acts rather than chooses. The transpile stage calls its
-    ``compile(circuits, context, snapshot, transpile, codec)`` instead of ``decide``; it returns
-    the compiled circuits and the decision (hits and misses), which it records itself, its
-    look-up being the task ``policy.transpile_cache``. With a ``codec`` the compiled circuits
-    are also kept in the run's store, and a later run (another process) reads them back."""
-
-    circuits: list[Any]  #: the circuits to compile
-    context: tuple  #: what else decides the result: device name, level, seed, layout
-    snapshot: HardwareSnapshot  #: the calibration now (entries made on a drifted one go)
-    transpile: Callable[[list[Any]], list[Any]]  #: compiles the circuits it does not hold
-    codec: ValueCodec | None  #: writes a compiled circuit for the store; None: this process only
 
 
 @runtime_checkable
@@ -340,21 +312,22 @@ class Instrumenting(Protocol):
     def uninstrument(self) -> Any: ...
 
 
-LAYOUT = "layout"
-ZNE_FOLDING = "zne.folding"
-TRANSPILE_PARALLEL = "transpile.parallel"
-TRANSPILE_CACHE = "transpile.cache"
-EXECUTE_BATCH = "execute.batch"
-MITIGATION = "mitigation"
+#: The decision point the core asks itself: each stage's costs, once the mitigation is chosen.
 PREDICT = "predict"
 
-#: Every decision point, with the keyword arguments its policies' ``decide(**context)`` receive.
+# The Mitiq plugin's decision points and their contexts (above), declared here until
+# ``llqm_mitiq`` declares them itself through ``llqm_register_decision_points`` (issue 50);
+# then this block goes.
+ZNE_FOLDING = "zne.folding"
+EXECUTE_BATCH = "execute.batch"
+MITIGATION = "mitigation"
+
+#: The decision points the core declares, with the keyword arguments its policies'
+#: ``decide(**context)`` receive; plugins declare theirs with ``llqm_register_decision_points``
+#: (every point: ``llqm_core.hooks.decision_points.decision_points()``).
 DECISION_POINTS: dict[str, type] = {
-    LAYOUT: LayoutContext,
+    PREDICT: PredictContext,
     ZNE_FOLDING: FoldingContext,
-    TRANSPILE_PARALLEL: TranspileParallelContext,
-    TRANSPILE_CACHE: TranspileCacheContext,
     EXECUTE_BATCH: ExecuteBatchContext,
     MITIGATION: MitigationContext,
-    PREDICT: PredictContext,
 }

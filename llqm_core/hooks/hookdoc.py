@@ -9,7 +9,9 @@ import dataclasses
 import inspect
 import re
 
+from ..model import records
 from . import contracts, exchanged, hookspecs
+from .decision_points import declared_points
 
 #: ``name: type  #: what it is`` in a TypedDict's body.
 _FIELD = re.compile(r"^\s+(\w+): ([^#]+?)(?:\s+#: (.*))?$")
@@ -65,12 +67,16 @@ def hook_reference() -> str:
     lines += [
         "## Decision points",
         "",
-        "A policy's `decides` is one of these names (constants in `llqm_core.hooks.contracts`); its "
-        "`decide(**context)` receives the keyword arguments listed (accept `**_` for ones added later).",
+        "A policy's `decides` is one of these names, declared by the core or by the plugin named "
+        "(`llqm_register_decision_points`, with the installed plugins); its `decide(**context)` "
+        "receives the keyword arguments listed (accept `**_` for ones added later).",
         "",
     ]
-    for point, context in contracts.DECISION_POINTS.items():
-        lines += _section(f"`{point}` (`{context.__name__}`)", context, level="###")
+    for point, entry in sorted(declared_points().items()):
+        context, plugin = entry["object"], entry["plugin"]
+        owner = "the core" if plugin == "core" else f"plugin `{plugin}`"
+        title = f"`{point}` (`{context.__name__}`, declared by {owner})"
+        lines += _section(title, context, level="###")
     lines += [
         "## Protocols",
         "",
@@ -79,7 +85,8 @@ def hook_reference() -> str:
         "",
     ]
     for name in _PROTOCOLS:
-        lines += _protocol(name, getattr(contracts, name, None) or getattr(exchanged, name))
+        where = next(m for m in (contracts, exchanged, records) if hasattr(m, name))
+        lines += _protocol(name, getattr(where, name))
     return "\n".join(lines)
 
 

@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from llqm_core import PolicyDecision
-from llqm_core.hooks.contracts import EXECUTE_BATCH
 from llqm_core.model.checks import positive, whole
 from llqm_core.pipeline.policies import kept_default, recent_tasks
 
@@ -19,7 +18,7 @@ NAME = "job_batching"
 
 class JobBatching:
     name = NAME
-    decides = EXECUTE_BATCH
+    decides = "execute.batch"  # the decision point llqm_mitiq declares
 
     def __init__(
         self, *, max_circuits: int | None = None, max_job_s: float | None = None, history: int = 50

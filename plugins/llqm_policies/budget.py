@@ -13,7 +13,6 @@ from typing import Any
 import llqm_core
 from llqm_core import PolicyDecision, ProfileStore
 from llqm_core.analysis.summary import fidelity, step_costs
-from llqm_core.hooks.contracts import MITIGATION
 from llqm_core.model.checks import number, positive
 from llqm_core.model.errors import UserError, warn
 from llqm_core.pipeline.policies import kept_default, record
@@ -28,7 +27,7 @@ ON_OVERSPEND = ("refuse", "warn")
 
 class BudgetedMitigation:
     name = NAME
-    decides = MITIGATION
+    decides = "mitigation"  # the decision point llqm_mitiq declares
     #: Runs are compared by the technique they ran (``llqm_core.pipeline.shapes``), which is
     #: all this policy changes: a run it chose ZNE for is a ZNE run like any other.
     changes_work = False

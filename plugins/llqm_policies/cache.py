@@ -14,11 +14,11 @@ from typing import Any, NamedTuple
 
 from llqm_core import HardwareSnapshot, PolicyDecision, StoreError, current_run, current_task
 from llqm_core.analysis.summary import lookup_metrics
-from llqm_core.hooks.contracts import TRANSPILE_CACHE, ValueCodec
 from llqm_core.model.checks import number, whole
 from llqm_core.model.hardware import HardwareChange, diff
 from llqm_core.model.records import CachedValue
 from llqm_core.pipeline.policies import history_store, policy_task, record
+from llqm_core.plugin import ValueCodec
 from llqm_core.runtime.warmup import work_stopwatch
 
 NAME = "transpile_cache"
@@ -75,7 +75,7 @@ def stored_key(key: str, snapshot: HardwareSnapshot, codec: ValueCodec) -> str:
 
 class TranspileCache:
     name = NAME
-    decides = TRANSPILE_CACHE
+    decides = "transpile.cache"  # the decision point llqm_qiskit declares
 
     def __init__(
         self,

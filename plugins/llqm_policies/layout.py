@@ -16,7 +16,6 @@ import rustworkx as rx
 from qiskit import QuantumCircuit
 
 from llqm_core import HardwareSnapshot, PolicyDecision
-from llqm_core.hooks.contracts import LAYOUT
 from llqm_core.model.checks import number, positive, whole
 from llqm_core.model.hardware import HardwareChange, diff, faulty_couplers, faulty_qubits
 from llqm_core.pipeline.policies import history_store, kept_default
@@ -111,7 +110,7 @@ def _cost(error: float | None) -> float:
 
 class HardwareAwareLayout:
     name = NAME
-    decides = LAYOUT
+    decides = "layout"  # the decision point llqm_qiskit declares
 
     def __init__(
         self, *, candidates: int = 5000, drift_threshold: float = 0.25, time_budget_s: float = 2.0

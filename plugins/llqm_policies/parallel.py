@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from llqm_core import PolicyDecision
-from llqm_core.hooks.contracts import TRANSPILE_PARALLEL
 from llqm_core.model.checks import number, whole
 from llqm_core.pipeline.policies import kept_default, recent_tasks
 
@@ -24,7 +23,7 @@ NAME = "parallel_transpile"
 
 class ParallelTranspile:
     name = NAME
-    decides = TRANSPILE_PARALLEL
+    decides = "transpile.parallel"  # the decision point llqm_qiskit declares
 
     def __init__(
         self, *, max_workers: int | None = None, min_serial_s: float = 1.0, history: int = 50

@@ -10,6 +10,7 @@ from typing import Any
 
 from llqm_core.plugin import (
     RegisterBackend,
+    RegisterDecisionPoint,
     RegisterInstrumentor,
     RegisterSection,
     RegisterStage,
@@ -93,6 +94,14 @@ def llqm_register_sections(register: RegisterSection) -> None:
 
     for name, (section, description) in SECTIONS.items():
         register(name, section, description=description)
+
+
+@hookimpl
+def llqm_register_decision_points(register: RegisterDecisionPoint) -> None:
+    from .pipeline.decision_points import DECISION_POINTS
+
+    for name, (context, description) in DECISION_POINTS.items():
+        register(name, context, description=description)
 
 
 @hookimpl

@@ -16,9 +16,6 @@ from qiskit import QuantumCircuit
 
 from llqm_core import current_task
 from llqm_core.hooks.contracts import (
-    LAYOUT,
-    TRANSPILE_CACHE,
-    TRANSPILE_PARALLEL,
     Estimate,
     PipelineData,
     StepSpec,
@@ -40,6 +37,7 @@ from ..transpile.profiled import (
     profiled_transpile,
 )
 from ..transpile.stored import COMPILED_CIRCUITS
+from .decision_points import LAYOUT, TRANSPILE_CACHE, TRANSPILE_PARALLEL
 from .placement_check import placement_notes
 
 LAYOUT_METHODS = ("default", "dense", "sabre", "trivial")
