@@ -54,10 +54,14 @@ def hook_reference() -> str:
     lines += [
         "## Where to import them",
         "",
-        "Everything on this page is importable from `llqm_core.plugin`: `hookimpl`, the contracts "
-        "below, the protocols, `StepSpec` and `Estimate`, the registries (`create`, `lookup`, "
-        "`run_stage`, `run_step`) and the task calls adapters make (`start_task`, `finish_task`, "
-        "`record_cached_task`, `record_past_task`).",
+        "A plugin or an adapter imports from LLQM only `llqm_core` and `llqm_core.plugin` "
+        "(tests/test_layers.py holds the built-in ones and the sample plugin to it). Everything on "
+        "this page is in `llqm_core.plugin`, in groups (its `__all__`): `hookimpl` and the "
+        "`Register*` protocols, the contracts below, the protocols, `StepSpec` and `Estimate`, the "
+        "registries (`create`, `lookup`, `run_stage`, `run_step`), the task calls adapters make "
+        "(`start_task`, `finish_task`, `record_cached_task`, `record_past_task`), and the helpers "
+        "the built-in plugins use (option `checks`, `decide`, `first_call`, ...); a decision "
+        "point's context a plugin declares is in that plugin.",
         "",
     ]
     lines += _section("Pipeline data (`PipelineData`)", contracts.PipelineData)

@@ -62,7 +62,11 @@ def calibration_in_force(backend: Any) -> Any:
     """The calibration of ``backend`` in force now, as policies must decide on it: the one the
     run's hardware monitor saw last (a drifting or recalibrated device has moved on from its
     first snapshot), else the backend's own ``snapshot()`` (a device nobody watches, whose
-    calibration never moves)."""
+    calibration never moves).
+
+    Args:
+        backend: the run's backend.
+    """
     active = current_run()
     monitor = active.monitor if active is not None else None
     watched = isinstance(backend, MonitoredBackend) and monitor is not None

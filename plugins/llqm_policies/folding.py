@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from llqm_core import PolicyDecision
-from llqm_core.pipeline.policies import kept_default
+from llqm_core.plugin import kept_default
 
 NAME = "fold_after_transpile"
 SELF_INVERSE_TWO_QUBIT = ("cz", "cx", "ecr", "swap")

@@ -12,13 +12,7 @@ from typing import Any
 from qiskit import QuantumCircuit
 from qiskit.quantum_info import SparsePauliOp
 
-from llqm_core.hooks.contracts import (
-    PipelineData,
-    StepSpec,
-)
-from llqm_core.model.checks import whole
-from llqm_core.model.errors import warn
-from llqm_core.pipeline.paths import resolve
+from llqm_core.plugin import PipelineData, StepSpec, checks, resolve_path, warn
 
 from ..measurement import for_outcomes, without_measurements
 from ..observables.costs import observable_estimate
@@ -75,7 +69,7 @@ def observable(
         raise ValueError(
             f"unknown observable kind {kind!r}; choose one of: {', '.join(OBSERVABLES)}."
         )
-    whole("max_bond", max_bond, 1)
+    checks.whole("max_bond", max_bond, 1)
     if register is not None and (not isinstance(register, str) or kind in ("parity", "pauli")):
         raise ValueError(
             f"register names the classical register an outcome observable reads (default, "
@@ -108,7 +102,7 @@ def observable(
                 terms=terms,
                 sparse_terms=sparse_terms,
                 num_qubits=num_qubits,
-                file=str(resolve(file)) if isinstance(file, str) else file,
+                file=str(resolve_path(file)) if isinstance(file, str) else file,
             ),
             max_bond,
         )

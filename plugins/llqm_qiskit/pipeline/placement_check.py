@@ -12,9 +12,7 @@ from typing import Any
 
 from qiskit import QuantumCircuit
 
-from llqm_core.model.hardware import faulty_couplers
-from llqm_core.pipeline.policies import foresee
-from llqm_core.pipeline.reactive import calibration_in_force
+from llqm_core.plugin import calibration_in_force, faulty_couplers, foresee
 
 from .decision_points import LAYOUT
 

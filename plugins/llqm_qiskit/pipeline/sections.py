@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from llqm_core import current_run
-from llqm_core.hooks.contracts import Section, SectionPlan, StageUse
-from llqm_core.hooks.plugins import loaded_plugins
+from llqm_core.plugin import Section, SectionPlan, StageUse, loaded_plugins
 
 from ..observables.pauli import OPERATOR_KEYS, described_operator, measurement_bases
 

@@ -15,14 +15,15 @@ from typing import Any
 from qiskit import QuantumCircuit
 
 from llqm_core import current_task
-from llqm_core.hooks.contracts import (
+from llqm_core.plugin import (
     Estimate,
     PipelineData,
     StepSpec,
+    calibration_in_force,
+    checks,
+    decide,
+    policy_for,
 )
-from llqm_core.model.checks import whole
-from llqm_core.pipeline.policies import decide, policy_for
-from llqm_core.pipeline.reactive import calibration_in_force
 
 from ..backends.aer import is_clifford
 from ..backends.mps import trial_bond
@@ -82,7 +83,7 @@ def transpile(
             f"optimization_level must be one of 0, 1, 2, 3, not {optimization_level!r}."
         )
     if seed is not None:
-        whole("seed", seed, 0)
+        checks.whole("seed", seed, 0)
 
     def seed_for(circuit: QuantumCircuit) -> int:
         """The file's seed, or its circuit's: the check plans the circuit the run compiles (a
