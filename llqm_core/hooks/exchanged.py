@@ -95,8 +95,9 @@ class Observable(Protocol):
     it off a compiled circuit, ``estimate(readout)`` its value and standard error from their
     counts (``inverse_confusion``: per-bit 2x2 inverse confusion matrices that undo readout
     error), ``expectation(readout)`` the value alone, ``value_range()`` the values one shot can
-    give, ``bits()`` the classical bits it reads, ``spec()`` itself as JSON data (kept with a
-    run's results and read back by ``llqm_observable``)."""
+    give, ``bits()`` the classical bits it reads, ``readout_map(circuit)`` the qubit each of them
+    reads once measured off ``circuit`` (what readout calibration corrects), ``spec()`` itself
+    as JSON data (kept with a run's results and read back by ``llqm_observable``)."""
 
     label: str  #: how the report names it
     ideal: float | None  #: its exact value on an ideal machine, where known
@@ -112,6 +113,8 @@ class Observable(Protocol):
     def value_range(self) -> tuple[float, float]: ...
 
     def bits(self) -> list[int]: ...
+
+    def readout_map(self, circuit: Any, /) -> dict[int, int]: ...
 
     def spec(self) -> dict[str, Any]: ...
 

@@ -87,8 +87,7 @@ class DiagonalObservable(Observable):
         self.ideal_how: Ideal | None = None  # how the ideal value was found, where it was
 
     def expectation(self, readout: Readout) -> float:
-        """The observable's mean over the shots of the one circuit's counts (``[counts]``, as
-        ``measured`` gives one circuit)."""
+        """The mean over the shots of the one circuit's counts (``[counts]``, as ``measured``)."""
         return self.mitigated_expectation(_one(readout), {})
 
     needs_bases = False
@@ -219,6 +218,9 @@ class DiagonalObservable(Observable):
 
     def bits(self) -> list[int]:
         return sorted({b for t in self.terms for b, _ in t.factors})
+
+    def readout_map(self, circuit: QuantumCircuit) -> dict[int, int]:
+        return readout_map(circuit)  # ``circuit`` is the one circuit that measures it
 
     def spec(self) -> dict[str, Any]:
         """The observable as JSON data (kept with a run's results, read back by

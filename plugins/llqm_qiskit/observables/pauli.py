@@ -248,6 +248,11 @@ class PauliSum(Observable):
     def bits(self) -> list[int]:
         return list(range(self.num_qubits))
 
+    def readout_map(self, compiled: QuantumCircuit) -> dict[int, int]:
+        """Bit ``i`` reads logical qubit ``i``'s final position, in every group's circuit
+        (``measured``)."""
+        return dict(enumerate(final_positions(compiled, self.num_qubits)))
+
     def measured(self, compiled: QuantumCircuit) -> list[QuantumCircuit]:
         """``compiled`` (measuring nothing) once per group, each with its basis change and a
         measurement of every logical qubit ``i`` into bit ``i``."""
