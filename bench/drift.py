@@ -119,7 +119,7 @@ def sweep(args: argparse.Namespace, store: Path) -> dict:
                 )
                 for index, arm in enumerate(arms):
                     mine = counts[index * len(SCALES) : (index + 1) * len(SCALES)]
-                    values = [observable.expectation(c) for c in mine]
+                    values = [observable.expectation([c]) for c in mine]
                     arm.errors.append((point, abs(float(extrapolate(SCALES, values)) - 1.0)))
     stored = llqm_core.ProfileStore(store)
     replaced = [

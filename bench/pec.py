@@ -78,7 +78,7 @@ def main() -> None:
         job = transpile(
             sampled, backend.device, optimization_level=0, initial_layout=layout, seed_transpiler=7
         )
-        return observable.expectation(backend.execute(job, args.shots_per_sample, seed=1))
+        return observable.expectation([backend.execute(job, args.shots_per_sample, seed=1)])
 
     with llqm_core.run("pec baseline: execute_with_pec", store=store):
         theirs = execute_with_pec(

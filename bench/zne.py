@@ -56,7 +56,7 @@ def baseline(args: argparse.Namespace, scales: list[float], store: Path, queue_s
         compiled = transpile(
             folded, backend.device, optimization_level=args.baseline_level, seed_transpiler=7
         )
-        return observable.expectation(backend.execute(compiled, shots, seed=1))
+        return observable.expectation([backend.execute(compiled, shots, seed=1)])
 
     with llqm_core.run("zne baseline: execute_with_zne", store=store) as run:
         value = execute_with_zne(

@@ -1,33 +1,31 @@
-"""What a plugin or an adapter calls: the hook marker, the contracts, registries and task calls.
+"""What a plugin or an adapter imports from LLQM, besides ``llqm_core`` (``run``, ``task``,
+``current_task``, the records): the one face of the core that extends it.
 
-A user profiling code needs only ``llqm_core`` (``run``, ``task``, ``annotate``); a package that
-extends LLQM imports from here. docs/hooks.md lists the hooks and contracts.
+``__all__`` lists it in groups: the hooks and their ``register`` callbacks; what stages hand each
+other (``PipelineData``, a backend, an observable) and the contracts of steps and sections;
+decision points and asking policies; registries and the plugin manager; tasks and
+instrumentation; measuring; values, option checks and hardware; pipelines, shapes and stored
+figures. docs/hooks.md documents the hooks and contracts.
 """
 
+from .analysis.summary import fidelity as run_fidelity
+from .analysis.summary import lookup_metrics, step_costs
 from .hooks.contracts import (
     DECISION_POINTS,
     EXECUTE_BATCH,
-    LAYOUT,
     MITIGATION,
     PREDICT,
-    TRANSPILE_CACHE,
-    TRANSPILE_PARALLEL,
     ZNE_FOLDING,
-    Backend,
     ChoicePoint,
     ChoosingSection,
     CostModel,
     DecidingPolicy,
-    Estimate,
     ExecuteBatchContext,
     FeaturesSection,
     FoldingContext,
     Forecaster,
     ForeseeingSection,
-    LayoutContext,
     MitigationContext,
-    MonitoredBackend,
-    MovingCalibration,
     NamedPolicy,
     PipelineData,
     PlanFeaturesSection,
@@ -44,15 +42,24 @@ from .hooks.contracts import (
     StageUse,
     StepFunction,
     StepSpec,
-    TranspileCacheContext,
-    TranspileParallelContext,
-    ValueCodec,
+)
+from .hooks.decision_points import decision_points
+from .hooks.exchanged import (
+    Backend,
+    Counts,
+    Estimate,
+    ExecutingBackend,
+    MonitoredBackend,
+    MovingCalibration,
+    Observable,
+    Readout,
 )
 from .hooks.hookspecs import hookimpl
 from .hooks.plugins import configure_plugins, loaded_plugins
 from .hooks.private_parts import find_part, missing_parts
 from .hooks.registers import (
     RegisterBackend,
+    RegisterDecisionPoint,
     RegisterEngine,
     RegisterExporter,
     RegisterInstrumentor,
@@ -60,11 +67,35 @@ from .hooks.registers import (
     RegisterSection,
     RegisterStage,
 )
-from .model.hardware import HardwareChange
+from .model import checks
+from .model.errors import UserError, warn
+from .model.hardware import HardwareChange, faulty_couplers, faulty_qubits
+from .model.hardware import diff as snapshot_diff
+from .model.modelled import is_modelled, modelled_flags
+from .model.records import CachedValue, TaskRecord, ValueCodec
+from .model.secrets import MIN_SECRET_LENGTH, REDACTED, names_a_secret, redact_text
+from .model.units import format_seconds
 from .model.values import number, value_metrics, values_metrics
-from .model.warmup import Warmup
-from .pipeline.policies import decide, history_store, kept_default, policy_for, recent_tasks
+from .model.warmup import Warmup, is_warmup
+from .pipeline import parse_pipeline, run_pipeline
+from .pipeline.fit import memory_limit
+from .pipeline.paths import resolve as resolve_path
+from .pipeline.policies import (
+    decide,
+    foresee,
+    history_store,
+    kept_default,
+    policy_for,
+    policy_task,
+    recent_tasks,
+)
+from .pipeline.policies import record as record_decision
+from .pipeline.reactive import calibration_in_force
 from .pipeline.registries import create, lookup, registered, run_stage, run_step
+from .pipeline.sections import section_shots
+from .pipeline.shapes import describe as describe_shape
+from .pipeline.shapes import run_shape
+from .runtime.active_run import StoreArg
 from .runtime.api import record_cached_task, start_task
 from .runtime.gpu import gpu_probe
 from .runtime.instrumentation import (
@@ -74,88 +105,143 @@ from .runtime.instrumentation import (
     recording,
     suppressed,
 )
+from .runtime.kept import KEPT_AT
+from .runtime.measure import HOST
+from .runtime.memory import current_rss
+from .runtime.monitor import check_interval
 from .runtime.sampler import set_sample_interval
 from .runtime.tasks import finish_task, record_past_task
+from .runtime.thread_ids import native_thread_id
+from .runtime.warmup import first_call, work_stopwatch
 
 __all__ = [
-    "DECISION_POINTS",
-    "EXECUTE_BATCH",
-    "LAYOUT",
-    "MITIGATION",
-    "PREDICT",
-    "TRANSPILE_CACHE",
-    "TRANSPILE_PARALLEL",
-    "ZNE_FOLDING",
-    "Backend",
-    "ChoicePoint",
-    "ChoosingSection",
-    "CostModel",
-    "DecidingPolicy",
-    "Estimate",
-    "ExecuteBatchContext",
-    "FeaturesSection",
-    "FoldingContext",
-    "ForeseeingSection",
-    "Forecaster",
-    "HardwareChange",
-    "Instrumentor",
-    "LayoutContext",
-    "MitigationContext",
-    "MonitoredBackend",
-    "MovingCalibration",
-    "NamedPolicy",
-    "PipelineData",
-    "PlanFeaturesSection",
-    "Policy",
-    "PredictContext",
-    "PreflightPolicy",
-    "PreviewingPolicy",
-    "ReactivePolicy",
+    # the hooks: the marker of an implementation, and what each ``register`` callback takes
+    "hookimpl",
     "RegisterBackend",
+    "RegisterDecisionPoint",
     "RegisterEngine",
     "RegisterExporter",
     "RegisterInstrumentor",
     "RegisterPolicy",
     "RegisterSection",
     "RegisterStage",
-    "ReviewingPolicy",
-    "Section",
-    "SectionPlan",
-    "ShapedSection",
+    # what stages hand each other (hooks.exchanged): checked from the side that makes them
+    # and from the side that calls them
+    "PipelineData",
+    "Backend",
+    "ExecutingBackend",
+    "MonitoredBackend",
+    "MovingCalibration",
+    "Observable",
+    "Counts",
+    "Readout",
+    "Estimate",
+    # steps and sections of pipeline files
+    "StepSpec",
+    "StepFunction",
     "StageStep",
     "StageUse",
-    "StepFunction",
-    "StepSpec",
-    "TranspileCacheContext",
-    "TranspileParallelContext",
-    "ValueCodec",
-    "Warmup",
-    "configure_plugins",
-    "create",
+    "Section",
+    "SectionPlan",
+    "ChoicePoint",
+    "ChoosingSection",
+    "FeaturesSection",
+    "ForeseeingSection",
+    "PlanFeaturesSection",
+    "ShapedSection",
+    "section_shots",
+    # decision points and policies: declaring, asking, serving, recording
+    "decision_points",
+    "PREDICT",
+    "PredictContext",
+    "EXECUTE_BATCH",  # llqm_mitiq's three, declared by the core until llqm_mitiq declares them
+    "MITIGATION",
+    "ZNE_FOLDING",
+    "ExecuteBatchContext",
+    "FoldingContext",
+    "MitigationContext",
+    "DECISION_POINTS",
+    "Policy",
+    "NamedPolicy",
+    "DecidingPolicy",
+    "PreviewingPolicy",
+    "PreflightPolicy",
+    "ReviewingPolicy",
+    "ReactivePolicy",
+    "Forecaster",
+    "CostModel",
     "decide",
-    "find_part",
-    "finish_task",
-    "gpu_probe",
-    "history_store",
-    "hookimpl",
-    "instrumented_run",
-    "is_suppressed",
-    "kept_default",
-    "loaded_plugins",
-    "lookup",
-    "missing_parts",
-    "number",
+    "foresee",
     "policy_for",
+    "policy_task",
+    "record_decision",
+    "kept_default",
+    "history_store",
     "recent_tasks",
-    "recording",
-    "record_cached_task",
-    "record_past_task",
+    # registries and the plugin manager
+    "create",
+    "lookup",
     "registered",
     "run_stage",
     "run_step",
-    "set_sample_interval",
+    "configure_plugins",
+    "loaded_plugins",
+    "find_part",
+    "missing_parts",
+    # tasks and instrumentation
     "start_task",
+    "finish_task",
+    "record_cached_task",
+    "record_past_task",
+    "Instrumentor",
+    "instrumented_run",
+    "is_suppressed",
+    "recording",
     "suppressed",
+    "first_call",
+    "work_stopwatch",
+    "Warmup",
+    "is_warmup",
+    # measuring: the host, memory, threads, GPUs, the sampler
+    "HOST",
+    "current_rss",
+    "native_thread_id",
+    "gpu_probe",
+    "set_sample_interval",
+    # values, option checks (``checks.whole("shots", value)``), units, errors, secrets
+    "number",
     "value_metrics",
     "values_metrics",
+    "checks",
+    "format_seconds",
+    "UserError",
+    "warn",
+    "MIN_SECRET_LENGTH",
+    "REDACTED",
+    "names_a_secret",
+    "redact_text",
+    # hardware: calibrations, their changes, the monitor, modelled figures
+    "HardwareChange",
+    "snapshot_diff",
+    "faulty_couplers",
+    "faulty_qubits",
+    "calibration_in_force",
+    "check_interval",
+    "is_modelled",
+    "modelled_flags",
+    # pipelines, stored runs and kept values
+    "parse_pipeline",
+    "run_pipeline",
+    "resolve_path",
+    "memory_limit",
+    "describe_shape",
+    "run_shape",
+    "run_fidelity",
+    "step_costs",
+    "lookup_metrics",
+    "StoreArg",
+    "TaskRecord",
+    "CachedValue",
+    "ValueCodec",
+    "KEPT_AT",
 ]

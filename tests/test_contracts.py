@@ -6,8 +6,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from llqm_core.hooks import contracts
-from llqm_core.hooks.contracts import DECISION_POINTS, PipelineData
+from llqm_core.hooks.contracts import PipelineData
+from llqm_core.hooks.decision_points import decision_points
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted(
@@ -15,16 +15,37 @@ SOURCES = sorted(
 )
 
 
+#: Every declared decision point: the core's and the loaded plugins' (``llqm_qiskit``'s layout).
+DECISION_POINTS = decision_points()
+
+
 def _context_keys(point: str) -> set[str]:
     return set(DECISION_POINTS[point].__annotations__)
 
 
+def _constants() -> dict[str, set[str]]:
+    """The module-level string constants of the sources (``LAYOUT = "layout"``), by name."""
+    found: dict[str, set[str]] = {}
+    for path in SOURCES:
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
+                for target in node.targets:
+                    if isinstance(target, ast.Name) and isinstance(node.value.value, str):
+                        found.setdefault(target.id, set()).add(node.value.value)
+    return found
+
+
+CONSTANTS = _constants()
+
+
 def _point(node: ast.expr) -> str | None:
-    """The decision point an argument names: one of the contracts' constants (``LAYOUT``,
-    ``contracts.LAYOUT``), as plugins write it; a string literal is not one."""
+    """The decision point an argument names: a string, or a constant of the module that
+    declares the point (``LAYOUT``, ``contracts.PREDICT``), as plugins write it."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
     name = getattr(node, "id", getattr(node, "attr", None))
-    value = getattr(contracts, name, None) if isinstance(name, str) and name.isupper() else None
-    return value if isinstance(value, str) else None
+    values = CONSTANTS.get(name, set()) if isinstance(name, str) and name.isupper() else set()
+    return next(iter(values)) if len(values) == 1 else None
 
 
 def _asked() -> list[tuple[str, str, set[str]]]:
@@ -40,7 +61,7 @@ def _asked() -> list[tuple[str, str, set[str]]]:
                 where = f"{path.relative_to(ROOT)}:{node.lineno}"
                 point = _point(node.args[1])
                 assert point is not None, (
-                    f"{where}: name the decision point by its constant in llqm_core.hooks.contracts"
+                    f"{where}: name the decision point by a string or by one constant"
                 )
                 found.append((where, point, {k.arg for k in node.keywords if k.arg}))
     return found
@@ -54,7 +75,7 @@ def _served() -> list[tuple[str, str, set[str]]]:
             if not isinstance(node, ast.ClassDef):
                 continue
             points = [
-                _point(item.value) or f"(not a contracts constant: {ast.unparse(item.value)})"
+                _point(item.value) or f"(not a point's name: {ast.unparse(item.value)})"
                 for item in node.body
                 if isinstance(item, ast.Assign)
                 and [getattr(t, "id", None) for t in item.targets] == ["decides"]

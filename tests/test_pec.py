@@ -62,7 +62,7 @@ def setting(backend):
 
     def executor(circuits) -> list[float]:
         counts = backend.execute(compiled["compile"](circuits), PER_SAMPLE, seed=SEED)
-        return [observable.expectation(c) for c in counts]
+        return [observable.expectation([c]) for c in counts]
 
     return circuit, data, executor
 

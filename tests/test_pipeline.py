@@ -411,6 +411,55 @@ def test_a_plugin_declares_its_own_section_and_figures(store_path, fresh_plugins
         parse_pipeline(with_changes(tally={"size": 3}))
 
 
+def test_a_step_reading_data_no_earlier_step_writes_is_refused_when_the_file_loads(fresh_plugins):
+    """Steps declare the data keys they read and write (``StepSpec.reads``/``writes``); a file
+    whose step would find its key missing is refused in one sentence naming the stage, the key
+    and the steps that write it, before anything runs. A step that declares nothing is not
+    checked."""
+    from llqm_core.hooks.contracts import SectionPlan, StageUse, StepSpec
+    from llqm_core.plugin import hookimpl
+
+    class Tally:
+        order = 35  # after [transpile], before [mitigation] (whose steps declare nothing yet)
+
+        def build(self, table):
+            return SectionPlan([StageUse(name) for name in table.get("steps", [])])
+
+    def count():
+        return StepSpec(lambda data: {"tally": 1}, reads=("compiled",), writes=("tally",))
+
+    def total():
+        return StepSpec(lambda data: {"total": data["tally"]}, reads=("tally",), writes=("total",))
+
+    def opaque():
+        return lambda data: {"tally": 2}  # declares nothing: neither checked nor trusted
+
+    class Plugin:
+        @hookimpl
+        def llqm_register_sections(self, register):
+            register("tally", Tally())
+
+        @hookimpl
+        def llqm_register_stages(self, register):
+            register("tally.count", count)
+            register("tally.total", total)
+            register("tally.opaque", opaque)
+
+    llqm.plugin.loaded_plugins().register(Plugin(), name="tally")
+    ok = parse_pipeline(with_changes(tally={"steps": ["tally.count", "tally.total"]}))
+    assert [s.name for s in ok.steps][3:5] == ["tally.count", "tally.total"]
+    parse_pipeline(with_changes(tally={"steps": ["tally.opaque", "tally.total"]}))
+    with pytest.raises(UserError) as refused:
+        parse_pipeline(with_changes(tally={"steps": ["tally.total", "tally.count"]}))
+    assert str(refused.value) == (
+        "in [tally]: stage 'tally.total' reads 'tally', which no step before it writes (it is "
+        "written only after it, by 'tally.count' in [tally]); add or move a stage that writes "
+        "'tally' before it."
+    )
+    with pytest.raises(UserError, match=r"reads 'tally', .*\(no step of this pipeline writes it\)"):
+        parse_pipeline(with_changes(tally={"steps": ["tally.total"]}))
+
+
 def test_a_file_without_a_backend_name_runs_on_the_one_default_a_plugin_offers(fresh_plugins):
     assert parse_pipeline(with_changes(backend=None)).backend.name.startswith("aer")
 

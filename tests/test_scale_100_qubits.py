@@ -26,7 +26,7 @@ def test_a_100_qubit_circuit_transpiles_and_runs_4000_shots_on_the_embedded_defa
         )
         counts = backend.execute(compiled, 4000, seed=3)
     assert sum(counts.values()) == 4000 and compiled.num_qubits == 156
-    value = ideal_outcomes(circuit).expectation(counts)
+    value = ideal_outcomes(circuit).expectation([counts])
     assert 0.0 <= value < 1.0  # noisy: 100 qubits on a real calibration lose most shots
     tasks = llqm.ProfileStore(store_path).tasks(run.id)
     simulate = next(t for t in tasks if t.stage == "execute.simulate")

@@ -61,7 +61,7 @@ def test_zne_as_tasks_gives_the_value_of_mitiqs_execute_with_zne(store_path, bac
         circuits,
     ) -> list[float]:  # one job for all folded circuits, as LLQM runs them
         counts = backend.execute(data["compile"](circuits), SHOTS, seed=SEED)
-        return [data["observable"].expectation(c) for c in counts]
+        return [data["observable"].expectation([c]) for c in counts]
 
     theirs = execute_with_zne(
         circuit, batched_executor, factory=RichardsonFactory([1, 3, 5]), scale_noise=fold_global

@@ -36,7 +36,15 @@ LOOKUP_FIGURES = ("hits", "misses", "stored_hits", "saved_s")
 def lookup_metrics(
     cache: str, *, hits: int, misses: int, stored_hits: int, saved_s: float
 ) -> dict[str, Any]:
-    """The metrics a cache look-up annotates its task with, which the report's ``cache`` adds up."""
+    """The metrics a cache look-up annotates its task with, which the report's ``cache`` adds up.
+
+    Args:
+        cache: the cache's name (the metrics' prefix).
+        hits: circuits found in the cache, the store's included.
+        misses: circuits compiled.
+        stored_hits: of the hits, circuits read back from the store.
+        saved_s: the seconds the hits saved.
+    """
     figures = {"hits": hits, "misses": misses, "stored_hits": stored_hits, "saved_s": saved_s}
     return {f"cache.{cache}.{figure}": value for figure, value in figures.items()}
 
@@ -219,7 +227,11 @@ def step_costs(tasks: list[TaskRecord]) -> list[dict[str, Any]]:
     own accounting (``llqm_core.model.modelled``).
 
     A ``transpile`` task inside another (a pipeline's step around the call that compiles, a
-    parallel transpile's worker under its call) is the one counted, so no circuit counts twice."""
+    parallel transpile's worker under its call) is the one counted, so no circuit counts twice.
+
+    Args:
+        tasks: a run's stored tasks.
+    """
     children = _children(tasks)
     # transpile tasks that contain another: their circuits are counted by the innermost ones
     outer = {t.parent_id for t in tasks if t.stage == TRANSPILE and t.parent_id is not None}
@@ -267,7 +279,11 @@ def step_costs(tasks: list[TaskRecord]) -> list[dict[str, Any]]:
 
 
 def fidelity(tasks: list[TaskRecord]) -> dict[str, Any]:
-    """The fidelity figures a pipeline's postprocess step recorded (empty for other runs)."""
+    """The fidelity figures a pipeline's postprocess step recorded (empty for other runs).
+
+    Args:
+        tasks: a run's stored tasks.
+    """
     figures: dict[str, Any] = {}
     for task in tasks:  # in start order: a later figure of the same name replaces an earlier one
         metrics = task.metrics

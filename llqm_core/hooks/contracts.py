@@ -13,17 +13,24 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypedDict, runtime_checkable
 
 from ..model.hardware import HardwareChange
-from ..model.records import HardwareSnapshot, PolicyDecision, ValueCodec
-from ..model.warmup import Warmup
+from ..model.records import PolicyDecision
+from .exchanged import (
+    Counts,
+    Estimate,
+    ExecutingBackend,
+    Observable,
+    Readout,
+)
 
 
 class PipelineData(TypedDict, total=False):
     """What a step of a pipeline reads and returns: each step gets the data so far and returns
     the entries it adds or replaces. A stage may add keys of its own, prefixed with its name
-    (``zne_values``, ``pec_gamma``)."""
+    (``<stage>_<what>``), which it declares in its ``StepSpec.writes``."""
 
     # set by the core before the first step
-    backend: Any  #: the backend the file names (a ``QuantumBackend`` for the built-ins)
+    #: the backend the file names (a ``QuantumBackend`` for the built-ins)
+    backend: ExecutingBackend
     policies: list[Any]  #: the policies ``[policies] names`` asked for
     warnings: list[str]  #: sentences for the report; a step returns the list with its own added
     # set before the first step by section "execution" (``SectionPlan.data``)
@@ -36,7 +43,7 @@ class PipelineData(TypedDict, total=False):
     # stage "generate"
     circuit: Any  #: the logical circuit
     # stage "observable"
-    observable: Any  #: has ``expectation(counts) -> float``, ``ideal`` and ``label``
+    observable: Observable  #: what the run measures (``Observable``, below)
     ideal_value: float | None  #: the observable's exact value on an ideal machine
     ideal_method: str  #: how the ideal value was found (``statevector``, ``stabilizer``, ...)
     observable_label: str  #: how the report names the observable
@@ -52,9 +59,10 @@ class PipelineData(TypedDict, total=False):
     # stages "mitigate.<technique>"
     #: an inner technique's corrected observable: value and standard error of a readout (the
     #: counts of each circuit measuring one variant)
-    evaluate: Callable[[list[Mapping[str, int]]], tuple[float, float]]
-    counts: Any  #: the counts of the unscaled circuit
-    readout: Any  #: the counts of each circuit measuring the unscaled circuit (a Pauli sum's bases)
+    evaluate: Callable[[Readout], tuple[float, float]]
+    counts: Counts | Sequence[Counts]  #: the counts of the unscaled circuit (a list: of a batch)
+    #: the counts of each circuit measuring the unscaled circuit (a Pauli sum's bases)
+    readout: Readout
     value: float  #: the mitigated value
     value_error: float  #: its standard error
     unmitigated: float  #: the value without mitigation, from the same job
@@ -69,29 +77,6 @@ class PipelineData(TypedDict, total=False):
 StepFunction = Callable[[PipelineData], "Mapping[str, Any] | None"]
 
 
-@dataclass(frozen=True)
-class Estimate:
-    """What a step is expected to cost: ``memory_bytes`` is what it holds at its peak on top of
-    the process as the run found it; ``basis`` says in a few words what the figures come from."""
-
-    wall_s: float
-    memory_bytes: float
-    basis: str
-    #: one-time costs on top of ``wall_s``, paid once per process (``model.warmup.Warmup``)
-    warmups: tuple[Warmup, ...] = ()
-
-    def __add__(self, other: Estimate) -> Estimate:
-        """Two parts of one step, the second holding its memory while the first still holds its
-        own; the sum is described by the part that holds more."""
-        larger = self if self.memory_bytes >= other.memory_bytes else other
-        return Estimate(
-            self.wall_s + other.wall_s,
-            self.memory_bytes + other.memory_bytes,
-            larger.basis,
-            self.warmups + other.warmups,
-        )
-
-
 @dataclass
 class StepSpec:
     """A step a stage's factory returns: ``run(data)``, and what it answers before it runs.
@@ -100,7 +85,13 @@ class StepSpec:
     (``ValueError``); ``estimate(plan)`` its time and memory (``llqm_core.pipeline.fit``);
     ``load()`` check-time work that builds something, once the run fits; ``inspect(context)``
     checks it against what earlier steps built and returns lines for ``llqm run --check``;
-    ``planned_shots(shots, bases)`` the shots it will spend (a step that executes)."""
+    ``planned_shots(shots, bases)`` the shots it will spend (a step that executes).
+
+    ``reads`` and ``writes`` declare the ``PipelineData`` keys it needs and the keys it returns,
+    as Qiskit's passes declare what they require: a pipeline file whose step reads a key no
+    earlier step writes (nor the run's start: ``backend``, ``policies``, ``warnings``, the
+    sections' entries) is refused when it loads. None: not declared; a step that does not
+    declare its ``writes`` ends the check, since any key may follow from it."""
 
     run: StepFunction
     preflight: Callable[[PipelineData], None] | None = None
@@ -108,6 +99,8 @@ class StepSpec:
     load: Callable[[], object] | None = None
     inspect: Callable[[dict[str, Any]], list[str] | None] | None = None
     planned_shots: Callable[[int, int], int] | None = None
+    reads: tuple[str, ...] | None = None
+    writes: tuple[str, ...] | None = None
 
     def __call__(self, data: PipelineData) -> Mapping[str, Any] | None:
         return self.run(data)
@@ -136,14 +129,6 @@ class SectionPlan:
     data: dict[str, Any] = field(default_factory=dict)  #: ``PipelineData`` entries set up front
 
 
-class LayoutContext(TypedDict):
-    """``layout``: where the logical qubits go, asked by the transpile stage."""
-
-    circuit: Any  #: the logical circuit
-    snapshot: HardwareSnapshot  #: the backend's calibration now
-    device: Any  #: the backend's device, as the transpiler takes it
-
-
 class FoldingContext(TypedDict):
     """``zne.folding``: how ZNE scales the noise, asked before it folds."""
 
@@ -151,12 +136,6 @@ class FoldingContext(TypedDict):
     scale_factors: Sequence[float]  #: the noise scale factors the file asks for
     transpile_s: float | None  #: what transpiling the circuit once cost
     folding: str  #: the file's folding (``after_transpile``, ZNE's default, or one of Mitiq's)
-
-
-class TranspileParallelContext(TypedDict):
-    """``transpile.parallel``: whether a batch of circuits is transpiled by worker processes."""
-
-    circuits: Sequence[Any]  #: the logical circuits of the batch
 
 
 class ExecuteBatchContext(TypedDict):
@@ -185,26 +164,13 @@ class PredictContext(TypedDict):
     shape: dict[str, Any]  #: the run's shape (``llqm_core.pipeline.shapes``): runs comparable to it
 
 
-class TranspileCacheContext(TypedDict):
-    """``transpile.cache``: a policy that acts rather than chooses. The transpile stage calls its
-    ``compile(circuits, context, snapshot, transpile, codec)`` instead of ``decide``; it returns
-    the compiled circuits and the decision (hits and misses), which it records itself, its
-    look-up being the task ``policy.transpile_cache``. With a ``codec`` the compiled circuits
-    are also kept in the run's store, and a later run (another process) reads them back."""
-
-    circuits: list[Any]  #: the circuits to compile
-    context: tuple  #: what else decides the result: device name, level, seed, layout
-    snapshot: HardwareSnapshot  #: the calibration now (entries made on a drifted one go)
-    transpile: Callable[[list[Any]], list[Any]]  #: compiles the circuits it does not hold
-    codec: ValueCodec | None  #: writes a compiled circuit for the store; None: this process only
-
-
 @runtime_checkable
 class Section(Protocol):
     """A section of pipeline files (``llqm_register_sections``): where its steps run among the
     other sections' (``order``, lowest first) and the steps its table asks for (``build``)."""
 
-    order: int
+    @property
+    def order(self) -> int: ...
 
     def build(self, table: dict[str, Any], /) -> SectionPlan: ...
 
@@ -338,36 +304,6 @@ class WorkChanging(Protocol):
     changes_work: bool
 
 
-@runtime_checkable
-class Backend(Protocol):
-    """What the core needs of a backend (``llqm_register_backends``): its name. The Qiskit
-    plugin's backends add ``execute``, ``snapshot`` and more (``QuantumBackend``)."""
-
-    @property
-    def name(self) -> str: ...
-
-
-@runtime_checkable
-class MonitoredBackend(Protocol):
-    """A backend the hardware monitor watches while a pipeline runs on it (unless its
-    ``calibration_moves`` is False): its calibration now, read on ``monitor_interval_s``."""
-
-    @property
-    def device_name(self) -> str: ...
-
-    monitor_interval_s: float
-
-    def poll_calibration(self) -> HardwareSnapshot: ...
-
-
-@runtime_checkable
-class MovingCalibration(Protocol):
-    """A backend that says whether its calibration can move (a fixed fake device's cannot)."""
-
-    @property
-    def calibration_moves(self) -> bool: ...
-
-
 class Instrumenting(Protocol):
     """What an instrumentor factory returns (an ``llqm_core.plugin.Instrumentor``)."""
 
@@ -376,21 +312,22 @@ class Instrumenting(Protocol):
     def uninstrument(self) -> Any: ...
 
 
-LAYOUT = "layout"
-ZNE_FOLDING = "zne.folding"
-TRANSPILE_PARALLEL = "transpile.parallel"
-TRANSPILE_CACHE = "transpile.cache"
-EXECUTE_BATCH = "execute.batch"
-MITIGATION = "mitigation"
+#: The decision point the core asks itself: each stage's costs, once the mitigation is chosen.
 PREDICT = "predict"
 
-#: Every decision point, with the keyword arguments its policies' ``decide(**context)`` receive.
+# The Mitiq plugin's decision points and their contexts (above), declared here until
+# ``llqm_mitiq`` declares them itself through ``llqm_register_decision_points`` (issue 50);
+# then this block goes.
+ZNE_FOLDING = "zne.folding"
+EXECUTE_BATCH = "execute.batch"
+MITIGATION = "mitigation"
+
+#: The decision points the core declares, with the keyword arguments its policies'
+#: ``decide(**context)`` receive; plugins declare theirs with ``llqm_register_decision_points``
+#: (every point: ``llqm_core.hooks.decision_points.decision_points()``).
 DECISION_POINTS: dict[str, type] = {
-    LAYOUT: LayoutContext,
+    PREDICT: PredictContext,
     ZNE_FOLDING: FoldingContext,
-    TRANSPILE_PARALLEL: TranspileParallelContext,
-    TRANSPILE_CACHE: TranspileCacheContext,
     EXECUTE_BATCH: ExecuteBatchContext,
     MITIGATION: MitigationContext,
-    PREDICT: PredictContext,
 }

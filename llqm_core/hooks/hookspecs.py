@@ -21,6 +21,7 @@ from ..model.records import HardwareSnapshot, RunRecord, TaskRecord
 from .contracts import PipelineData
 from .registers import (
     RegisterBackend,
+    RegisterDecisionPoint,
     RegisterEngine,
     RegisterExporter,
     RegisterInstrumentor,
@@ -55,7 +56,9 @@ def llqm_register_stages(register: RegisterStage) -> None:
     (a ``PipelineData``, below: ``circuit``, ``compiled``, ``counts``, ``value``, ...) and
     returns a dict of new entries, or None (a plain callable ``step(data)`` is a step that
     answers nothing else). ``llqm_core.plugin.run_stage(name, data, **options)`` runs it as
-    its own task (stage ``name``).
+    its own task (stage ``name``). The spec's ``reads`` and ``writes`` name the data keys it
+    needs and returns: a file whose step reads a key no earlier step writes is refused when it
+    loads (a step that declares neither is not checked).
 
     While a pipeline file is read, before anything is built, the step may answer through
     the spec's other fields: ``preflight(data)`` checks it against the rest of the file
@@ -166,7 +169,8 @@ def llqm_register_policies(register: RegisterPolicy) -> None:
 
     ``factory(**options)`` (the options of ``[policies.<name>]`` in a pipeline file) returns a
     policy: an object whose ``decides`` names the decision point it serves (one of the
-    "Decision points" below, constants in ``llqm_core.hooks.contracts``) and whose
+    "Decision points" below, declared by the core or a plugin's
+    ``llqm_register_decision_points``) and whose
     ``decide(**context)`` takes that point's context as keyword arguments and returns an
     ``llqm_core.PolicyDecision`` (choice, rationale, inputs); one that keeps the default has an
     empty choice and says why (``llqm_core.pipeline.policies.kept_default``). Each consultation
@@ -182,6 +186,19 @@ def llqm_register_policies(register: RegisterPolicy) -> None:
     changes; it returns a ``PolicyDecision`` when it decides anew (``hardware_layout`` re-places
     the circuit, ``transpile_cache`` drops entries made on the old calibration), which LLQM
     records on the run, or None when its earlier decision still holds.
+    """
+
+
+@hookspec
+def llqm_register_decision_points(register: RegisterDecisionPoint) -> None:
+    """Declare the decision points your stages ask policies about: call
+    ``register(name, context, description="")`` for each.
+
+    ``name`` is what a policy's ``decides`` says and what the stage passes to
+    ``llqm_core.plugin.decide(data, name, **context)``; ``context`` is a ``TypedDict`` of those
+    keyword arguments (the Qiskit plugin declares ``layout``, ``transpile.parallel`` and
+    ``transpile.cache``). A policy of any plugin serves a point by its name alone, so a new
+    decision point needs no change to the core; the core declares its own (``predict``).
     """
 
 

@@ -68,6 +68,13 @@ class RegisterPolicy(Protocol):
     ) -> None: ...
 
 
+class RegisterDecisionPoint(Protocol):
+    """``register`` of ``llqm_register_decision_points``: ``context`` is the ``TypedDict`` of the
+    keyword arguments the point's policies' ``decide(**context)`` receive."""
+
+    def __call__(self, name: str, context: type, /, *, description: str = "") -> None: ...
+
+
 class RegisterEngine(Protocol):
     """``register`` of ``llqm_register_engines``: ``run_pipeline(pipeline, store=, on_step=)``
     returns ``(run_id, data)``."""

@@ -62,7 +62,12 @@ def program_owns_warnings() -> Iterator[None]:
 
 def warn(message: str, stacklevel: int = 2) -> None:
     """Issue ``message`` as an ``LLQMWarning`` (``stacklevel`` counted from the caller); while a
-    profiled program runs, written to standard error once instead (``program_owns_warnings``)."""
+    profiled program runs, written to standard error once instead (``program_owns_warnings``).
+
+    Args:
+        message: one sentence for the user.
+        stacklevel: as ``warnings.warn``'s, counted from the caller.
+    """
     if _programs:
         with _lock:
             if message in _told:

@@ -36,7 +36,11 @@ GATE_FIELDS = ("error", "duration_s")
 
 
 def faulty_qubits(snapshot: HardwareSnapshot) -> list[int]:
-    """Qubits whose readout is useless or whose single-qubit gates are out of service."""
+    """Qubits whose readout is useless or whose single-qubit gates are out of service.
+
+    Args:
+        snapshot: a backend's calibration.
+    """
     bad = {
         q
         for q, c in snapshot.qubits.items()
@@ -51,7 +55,11 @@ def faulty_qubits(snapshot: HardwareSnapshot) -> list[int]:
 
 
 def faulty_couplers(snapshot: HardwareSnapshot) -> list[tuple[int, int]]:
-    """Qubit pairs (lower index first) whose two-qubit gate is out of service in either direction."""
+    """Qubit pairs (lower index first) whose two-qubit gate is out of service in either direction.
+
+    Args:
+        snapshot: a backend's calibration.
+    """
     return sorted(
         {
             (min(g.qubits), max(g.qubits))
@@ -195,7 +203,12 @@ def _changed(old: Any, new: Any, fields: tuple[str, ...]) -> dict[str, Change]:
 
 
 def diff(before: HardwareSnapshot, after: HardwareSnapshot) -> SnapshotDiff:
-    """Per-qubit and per-gate drift from ``before`` to ``after``; both must be of one backend."""
+    """Per-qubit and per-gate drift from ``before`` to ``after``; both must be of one backend.
+
+    Args:
+        before: the earlier calibration.
+        after: the later calibration of the same backend.
+    """
     if before.backend != after.backend:
         raise ValueError(
             f"cannot compare snapshots of different backends ({before.backend!r} and {after.backend!r})."

@@ -21,14 +21,23 @@ MODELLED_METRICS = {"qpu_s": "qpu.modelled", "queue_s": "queue.modelled"}
 
 
 def is_modelled(task: TaskRecord, field: str) -> bool:
-    """Whether ``task`` spent some of ``field`` (``qpu_s``, ``queue_s``) and a model gave it."""
+    """Whether ``task`` spent some of ``field`` (``qpu_s``, ``queue_s``) and a model gave it.
+
+    Args:
+        task: a stored task.
+        field: ``qpu_s`` or ``queue_s``.
+    """
     value = getattr(task.profile, field, None)
     return bool(value) and bool(task.metrics.get(MODELLED_METRICS[field]))
 
 
 def modelled_flags(tasks: Iterable[TaskRecord]) -> dict[str, bool]:
     """``qpu_modelled``, ``queue_modelled`` (any of ``tasks`` spent modelled seconds of it) and
-    ``modelled`` (either), as JSON and tables carry them beside the seconds."""
+    ``modelled`` (either), as JSON and tables carry them beside the seconds.
+
+    Args:
+        tasks: the tasks the figures add up.
+    """
     qpu = queue = False
     for task in tasks:  # a run's 10^5 tasks: two attribute reads each, no call
         metrics = task.metrics

@@ -31,7 +31,11 @@ _PLAIN = frozenset({int, float, bool, type(None)})
 @functools.lru_cache(maxsize=4096)  # every annotate asks for each of its keys, mostly the same few
 def names_a_secret(name: str) -> bool:
     """Whether a key or variable name says it holds a secret: ``ibm_token``, ``QISKIT_IBM_TOKEN``,
-    ``apiKey``, ``db-password``; not ``tokens_used`` or ``author``."""
+    ``apiKey``, ``db-password``; not ``tokens_used`` or ``author``.
+
+    Args:
+        name: a key or variable name.
+    """
     words = [w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", name)]
     joined = ["".join(pair) for pair in zip(words, words[1:])]  # api + key -> apikey
     return any(w in SECRET_WORDS for w in (*words, *joined))
@@ -90,6 +94,11 @@ _URL_PASSWORD = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*:)([^@\s/]+)(
 
 
 def redact_text(text: str) -> str:
+    """``text`` with the password of a URL and the environment's secrets replaced by ``REDACTED``.
+
+    Args:
+        text: any text that may hold a secret.
+    """
     if "://" in text:
         text = _URL_PASSWORD.sub(rf"\g<1>{REDACTED}\g<3>", text)
     for secret in environment_secrets():

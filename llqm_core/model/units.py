@@ -7,6 +7,11 @@ from datetime import UTC, datetime
 
 
 def format_seconds(value: float | None) -> str:
+    """Seconds as the report writes them: milliseconds below one second.
+
+    Args:
+        value: seconds, or None (shown as a dash).
+    """
     if value is None:
         return "-"
     return f"{value * 1000:.1f} ms" if value < 1 else f"{value:.2f} s"

@@ -22,7 +22,11 @@ LEFT_OUT_CPU = "warmup.left_out_cpu_s"
 
 
 def is_warmup(stage: str) -> bool:
-    """Whether a task of ``stage`` is warm-up (see the module docstring)."""
+    """Whether a task of ``stage`` is warm-up (see the module docstring).
+
+    Args:
+        stage: a task's stage.
+    """
     return stage.startswith(WARMUP_STAGE_PREFIX)
 
 

@@ -20,6 +20,7 @@ from ..runtime.api import annotate, run
 from ..runtime.kept import cap_bytes
 from ..store.profile_store import ProfileStore, store_exists
 from . import registries, sections
+from .data_flow import check_reads
 from .fit import Fit, check_fit, run_overhead
 from .paths import relative_to
 from .policies import decide, policy_name, policy_task
@@ -156,7 +157,15 @@ def parse_pipeline(
 
     A run estimated not to fit (memory, ``[run] max_minutes``) is refused unless ``force``;
     ``store`` (default: the file's) holds the earlier runs the estimates learn from; relative
-    paths in the sections (a QASM file) are read from ``base``, the pipeline file's directory."""
+    paths in the sections (a QASM file) are read from ``base``, the pipeline file's directory.
+
+    Args:
+        config: the pipeline file's TOML, as a dict.
+        source: the file's name, for error messages and the default ``name``.
+        store: the profile store the estimates learn from (default: the file's ``[output] store``).
+        force: run even where the estimates say it will not fit.
+        base: the directory relative paths are read from.
+    """
     allowed = [CORE_KEYS[0], *(name for name, _ in sections.declared()), *CORE_KEYS[1:]]
     for key in config:
         if key not in allowed:
@@ -198,7 +207,11 @@ def parse_pipeline(
     steps = [
         *section_steps,
         *_extra_steps(config.get(EXTRA_SECTION, [])),
-        Step(POSTPROCESS, POSTPROCESS, StepSpec(postprocess, estimate=run_overhead)),
+        Step(
+            POSTPROCESS,
+            POSTPROCESS,
+            StepSpec(postprocess, estimate=run_overhead, reads=("warnings",)),
+        ),
     ]
     pipeline = Pipeline(
         name=name,
@@ -212,6 +225,7 @@ def parse_pipeline(
         choose_after=sections.choice_point(),
         repeat=repeat,
     )
+    check_reads(steps, pipeline.initial_data())
     for step in steps:  # checks that need more than one section: a circuit wider than the backend
         preflight = step.run.preflight
         if preflight is not None:
@@ -384,7 +398,13 @@ def run_pipeline(
     """Run a checked pipeline on its engine; returns the run's id and the final data.
 
     A failing step raises ``PipelineFailed`` (with the run id and the step on the local engine);
-    the run is in the store as failed, with every task that ended before the failure."""
+    the run is in the store as failed, with every task that ended before the failure.
+
+    Args:
+        pipeline: a pipeline ``parse_pipeline`` checked.
+        store: where the run is recorded (default: the file's, else the default store).
+        on_step: called before each step, and once at the end (``StepCallback``).
+    """
     store = store if store is not None else pipeline.store
     if pipeline.engine != LOCAL_ENGINE:
         engine = registries.lookup("engine", pipeline.engine)

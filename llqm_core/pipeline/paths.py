@@ -28,6 +28,10 @@ def relative_to(directory: str | Path | None) -> Iterator[None]:
 
 def resolve(path: str | Path) -> Path:
     """An absolute path as it is; a relative one against the pipeline file's directory while
-    a file is being read, else against the working directory."""
+    a file is being read, else against the working directory.
+
+    Args:
+        path: a path a pipeline file names.
+    """
     given, base = Path(path), _BASE.get()
     return given if given.is_absolute() or base is None else base / given

@@ -88,7 +88,11 @@ def changes_something(decision: PolicyDecision | None) -> bool:
 
 @contextmanager
 def policy_task(name: str) -> Iterator[Any]:
-    """The task ``policy.<name>`` that a consultation runs in (none outside a run: no implicit run)."""
+    """The task ``policy.<name>`` that a consultation runs in (none outside a run: no implicit run).
+
+    Args:
+        name: the policy's name; the task is ``policy.<name>``.
+    """
     with task(name, stage=f"policy.{name}") if current_run() is not None else nullcontext() as t:
         yield t
 
@@ -106,7 +110,11 @@ def consult(policy: DecidingPolicy, **context: Any) -> PolicyDecision:
 
 
 def record(decision: PolicyDecision) -> PolicyDecision:
-    """Keep a decision a policy made while acting, on the current run and task."""
+    """Keep a decision a policy made while acting, on the current run and task.
+
+    Args:
+        decision: what the policy decided, with its rationale and inputs.
+    """
     active = current_run()
     if active is not None:
         active.record_decision(decision)

@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
-from ..hooks.contracts import MonitoredBackend, MovingCalibration, PipelineData, ReactivePolicy
+from ..hooks.contracts import PipelineData, ReactivePolicy
+from ..hooks.exchanged import MonitoredBackend, MovingCalibration
 from ..model.hardware import OFF_PATH_METRIC, HardwareChange
 from ..runtime.api import ActiveRun, current_run, run_context
 from .policies import policy_name, policy_task, record
@@ -61,7 +62,11 @@ def calibration_in_force(backend: Any) -> Any:
     """The calibration of ``backend`` in force now, as policies must decide on it: the one the
     run's hardware monitor saw last (a drifting or recalibrated device has moved on from its
     first snapshot), else the backend's own ``snapshot()`` (a device nobody watches, whose
-    calibration never moves)."""
+    calibration never moves).
+
+    Args:
+        backend: the run's backend.
+    """
     active = current_run()
     monitor = active.monitor if active is not None else None
     watched = isinstance(backend, MonitoredBackend) and monitor is not None

@@ -116,7 +116,14 @@ def planned_shots(steps: Sequence[Step], shots: int, bases: int = 1) -> int | No
 def section_shots(name: str, options: dict[str, Any], shots: int, bases: int = 1) -> int | None:
     """The shots section ``name`` (``mitigation``) will spend with the table ``options`` at
     ``shots`` per execution and ``bases`` measuring circuits per executed circuit; None when a
-    step does not say."""
+    step does not say.
+
+    Args:
+        name: the section (``mitigation``).
+        options: its table, as a pipeline file gives it.
+        shots: the shots of one execution.
+        bases: the circuits measuring each executed circuit (a Pauli sum's groups).
+    """
     return planned_shots(section_steps(name, options), shots, bases)
 
 

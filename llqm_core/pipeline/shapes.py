@@ -61,14 +61,23 @@ def pipeline_shape(config: dict[str, Any], step_names: Sequence[str]) -> dict[st
 
 
 def run_shape(config: dict[str, Any], tasks: Sequence[TaskRecord]) -> dict[str, Any]:
-    """The shape of a stored pipeline run, from its file and the top-level stages it ran."""
+    """The shape of a stored pipeline run, from its file and the top-level stages it ran.
+
+    Args:
+        config: the run's pipeline file, as a dict.
+        tasks: the run's stored tasks.
+    """
     steps = sorted((t for t in tasks if t.parent_id is None), key=lambda t: t.start_ns)
     return shape(config, [t.stage for t in steps])
 
 
 def describe(found: dict[str, Any]) -> str:
     """A shape in words: ``backend aer, observable ideal_outcomes, technique zne, policies that
-    change the work: hardware_layout``."""
+    change the work: hardware_layout``.
+
+    Args:
+        found: a run's shape (``run_shape``).
+    """
     parts = [f"{key} {value}" for key, value in sorted(found.items()) if key != "policies"]
     policies = ", ".join(found.get("policies") or []) or "none"
     return ", ".join([*parts, f"policies that change the work: {policies}"])

@@ -29,7 +29,11 @@ Subscriber = Callable[[HardwareChange], None]
 
 
 def check_interval(interval_s: Any) -> float:
-    """``interval_s`` as seconds between readings, or one sentence saying what is allowed."""
+    """``interval_s`` as seconds between readings, or one sentence saying what is allowed.
+
+    Args:
+        interval_s: the seconds a file or a caller gave.
+    """
     if (
         not isinstance(interval_s, (int, float))
         or isinstance(interval_s, bool)

@@ -114,7 +114,13 @@ def paid(cost: Warmup) -> bool:
 @contextmanager
 def first_call(key: Any, name: str) -> Iterator[bool]:
     """Run the block as warm-up the first time ``key`` is seen in this process (yields True
-    then), as plain work afterwards (yields False)."""
+    then), as plain work afterwards (yields False).
+
+    Args:
+        key: any hashable naming the first-time work (the Qiskit plugin's: building a preset pass
+            manager).
+        name: the warm-up task's name.
+    """
     with _first_calls_lock:
         first = key not in _first_calls
         _first_calls.add(key)

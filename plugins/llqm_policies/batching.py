@@ -10,25 +10,23 @@ from collections.abc import Sequence
 from typing import Any
 
 from llqm_core import PolicyDecision
-from llqm_core.hooks.contracts import EXECUTE_BATCH
-from llqm_core.model.checks import positive, whole
-from llqm_core.pipeline.policies import kept_default, recent_tasks
+from llqm_core.plugin import checks, kept_default, recent_tasks
 
 NAME = "job_batching"
 
 
 class JobBatching:
     name = NAME
-    decides = EXECUTE_BATCH
+    decides = "execute.batch"  # the decision point llqm_mitiq declares
 
     def __init__(
         self, *, max_circuits: int | None = None, max_job_s: float | None = None, history: int = 50
     ) -> None:
         if max_circuits is not None:
-            whole("max_circuits", max_circuits)
+            checks.whole("max_circuits", max_circuits)
         if max_job_s is not None:
-            positive("max_job_s", max_job_s, "QPU seconds")
-        whole("history", history)
+            checks.positive("max_job_s", max_job_s, "QPU seconds")
+        checks.whole("history", history)
         self.max_circuits = max_circuits
         self.max_job_s = max_job_s
         self.history = history

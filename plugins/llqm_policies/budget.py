@@ -12,12 +12,16 @@ from typing import Any
 
 import llqm_core
 from llqm_core import PolicyDecision, ProfileStore
-from llqm_core.analysis.summary import fidelity, step_costs
-from llqm_core.hooks.contracts import MITIGATION
-from llqm_core.model.checks import number, positive
-from llqm_core.model.errors import UserError, warn
-from llqm_core.pipeline.policies import kept_default, record
-from llqm_core.pipeline.sections import section_shots
+from llqm_core.plugin import (
+    UserError,
+    checks,
+    kept_default,
+    record_decision,
+    run_fidelity,
+    section_shots,
+    step_costs,
+    warn,
+)
 
 from .cost_model import run_features
 
@@ -28,7 +32,7 @@ ON_OVERSPEND = ("refuse", "warn")
 
 class BudgetedMitigation:
     name = NAME
-    decides = MITIGATION
+    decides = "mitigation"  # the decision point llqm_mitiq declares
     #: Runs are compared by the technique they ran (``llqm_core.pipeline.shapes``), which is
     #: all this policy changes: a run it chose ZNE for is a ZNE run like any other.
     changes_work = False
@@ -42,11 +46,15 @@ class BudgetedMitigation:
         history: int = 200,
         on_overspend: str = "refuse",
     ) -> None:
-        self.budget_shots = None if budget_shots is None else positive("budget_shots", budget_shots)
-        self.budget_qpu_s = None if budget_qpu_s is None else positive("budget_qpu_s", budget_qpu_s)
+        self.budget_shots = (
+            None if budget_shots is None else checks.positive("budget_shots", budget_shots)
+        )
+        self.budget_qpu_s = (
+            None if budget_qpu_s is None else checks.positive("budget_qpu_s", budget_qpu_s)
+        )
         if self.budget_shots is None and self.budget_qpu_s is None:
             raise ValueError("budgeted_mitigation needs budget_shots or budget_qpu_s (or both).")
-        self.similarity = number("similarity", similarity, 1)
+        self.similarity = checks.number("similarity", similarity, 1)
         self.history = history
         if on_overspend not in ON_OVERSPEND:
             raise ValueError(
@@ -97,7 +105,7 @@ class BudgetedMitigation:
             if abs(math.log(gates / wanted)) > math.log(self.similarity):
                 continue
             tasks = store.tasks(run.id)
-            error = fidelity(tasks).get("error_mitigated")
+            error = run_fidelity(tasks).get("error_mitigated")
             run_shots = float(known.get("shots") or 1) * _bases(tasks)
             if error is None:
                 continue
@@ -261,7 +269,7 @@ class BudgetedMitigation:
             "budget_qpu_s": self.budget_qpu_s,
         }
         if not over:
-            record(
+            record_decision(
                 PolicyDecision(
                     policy=NAME,
                     choice={"budget": "met"},
@@ -272,7 +280,7 @@ class BudgetedMitigation:
             )
             return []
         message = "budget exceeded: " + "; ".join(over)
-        record(
+        record_decision(
             PolicyDecision(
                 policy=NAME,
                 choice={"budget": "exceeded"},

@@ -13,13 +13,18 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from llqm_core import HardwareSnapshot, PolicyDecision, StoreError, current_run, current_task
-from llqm_core.analysis.summary import lookup_metrics
-from llqm_core.hooks.contracts import TRANSPILE_CACHE, ValueCodec
-from llqm_core.model.checks import number, whole
-from llqm_core.model.hardware import HardwareChange, diff
-from llqm_core.model.records import CachedValue
-from llqm_core.pipeline.policies import history_store, policy_task, record
-from llqm_core.runtime.warmup import work_stopwatch
+from llqm_core.plugin import (
+    CachedValue,
+    HardwareChange,
+    ValueCodec,
+    checks,
+    history_store,
+    lookup_metrics,
+    policy_task,
+    record_decision,
+    snapshot_diff,
+    work_stopwatch,
+)
 
 NAME = "transpile_cache"
 #: The store's namespace of compiled circuits (``ProfileStore.cached``).
@@ -75,7 +80,7 @@ def stored_key(key: str, snapshot: HardwareSnapshot, codec: ValueCodec) -> str:
 
 class TranspileCache:
     name = NAME
-    decides = TRANSPILE_CACHE
+    decides = "transpile.cache"  # the decision point llqm_qiskit declares
 
     def __init__(
         self,
@@ -84,9 +89,9 @@ class TranspileCache:
         max_entries: int = 10_000,
         stored_mb: float = DEFAULT_STORED_MB,
     ) -> None:
-        number("drift_threshold", drift_threshold)
-        whole("max_entries", max_entries)
-        number("stored_mb", stored_mb)
+        checks.number("drift_threshold", drift_threshold)
+        checks.whole("max_entries", max_entries)
+        checks.number("stored_mb", stored_mb)
         self.drift_threshold = float(drift_threshold)
         self.max_entries = max_entries
         #: What the compiled circuits kept in the store may take (0: none are kept or read).
@@ -97,7 +102,7 @@ class TranspileCache:
             return True
         compiled = entry.compiled
         used = {compiled.find_bit(q).index for i in compiled.data for q in i.qubits}
-        return diff(entry.made_on, snapshot).max_error_change(used) <= self.drift_threshold
+        return snapshot_diff(entry.made_on, snapshot).max_error_change(used) <= self.drift_threshold
 
     def on_hardware_change(self, change: HardwareChange) -> PolicyDecision | None:
         """Drop the entries made on ``change.backend`` that do not hold on ``change.after``
@@ -168,7 +173,7 @@ class TranspileCache:
                         saved_s=decision.inputs["saved_s"],
                     )
                 )
-            record(decision)
+            record_decision(decision)
         if missing:  # transpiled outside the lock: the monitor's thread may drop entries meanwhile
             took = work_stopwatch()  # a first pass manager's warm-up is no later run's saving
             made = transpile(list(missing.values()))

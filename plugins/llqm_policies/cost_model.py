@@ -15,13 +15,18 @@ import numpy as np
 
 import llqm_core
 from llqm_core import PolicyDecision, ProfileStore
-from llqm_core.hooks.contracts import PREDICT
-from llqm_core.model.checks import whole
-from llqm_core.model.modelled import is_modelled, modelled_flags
-from llqm_core.model.records import TaskRecord
-from llqm_core.model.warmup import is_warmup
-from llqm_core.pipeline.policies import history_store, kept_default
-from llqm_core.pipeline.shapes import describe, run_shape
+from llqm_core.plugin import (
+    PREDICT,
+    TaskRecord,
+    checks,
+    describe_shape,
+    history_store,
+    is_modelled,
+    is_warmup,
+    kept_default,
+    modelled_flags,
+    run_shape,
+)
 
 NAME = "cost_model"
 FEATURES = ("circuit.size", "circuit.qubits", "circuit.depth", "circuit.two_qubit_gates", "shots")
@@ -97,8 +102,8 @@ class CostModel:
     changes_work = False  # it only predicts: runs with it and without it are of one shape
 
     def __init__(self, *, history: int = 200, min_runs: int = 4) -> None:
-        whole("history", history)
-        whole("min_runs", min_runs)
+        checks.whole("history", history)
+        checks.whole("min_runs", min_runs)
         self.history = history
         self.min_runs = min_runs
 
@@ -184,7 +189,7 @@ class CostModel:
         if not runs:
             answer["note"] = (
                 f"no comparable history: none of the {stored} completed pipeline runs in the store is "
-                f"{describe(shape)}"
+                f"{describe_shape(shape)}"
                 if shape is not None
                 else "no comparable history: the store holds no completed pipeline run"
             )
@@ -265,7 +270,7 @@ class CostModel:
             policy=NAME,
             choice={"stages": found["stages"]},
             rationale=f"log-linear fit per stage on {found['runs_used']} earlier runs of the same shape"
-            + (f" ({describe(shape)})" if shape is not None else "")
+            + (f" ({describe_shape(shape)})" if shape is not None else "")
             + f"; {found['closeness']}",
             inputs={"features": features} | {k: v for k, v in found.items() if k != "stages"},
         )

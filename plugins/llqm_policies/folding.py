@@ -16,8 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from llqm_core import PolicyDecision
-from llqm_core.hooks.contracts import ZNE_FOLDING
-from llqm_core.pipeline.policies import kept_default
+from llqm_core.plugin import kept_default
 
 NAME = "fold_after_transpile"
 SELF_INVERSE_TWO_QUBIT = ("cz", "cx", "ecr", "swap")
@@ -25,7 +24,7 @@ SELF_INVERSE_TWO_QUBIT = ("cz", "cx", "ecr", "swap")
 
 class FoldAfterTranspile:
     name = NAME
-    decides = ZNE_FOLDING
+    decides = "zne.folding"  # the decision point llqm_mitiq declares
 
     def decide(
         self,

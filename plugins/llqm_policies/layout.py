@@ -16,10 +16,15 @@ import rustworkx as rx
 from qiskit import QuantumCircuit
 
 from llqm_core import HardwareSnapshot, PolicyDecision
-from llqm_core.hooks.contracts import LAYOUT
-from llqm_core.model.checks import number, positive, whole
-from llqm_core.model.hardware import HardwareChange, diff, faulty_couplers, faulty_qubits
-from llqm_core.pipeline.policies import history_store, kept_default
+from llqm_core.plugin import (
+    HardwareChange,
+    checks,
+    faulty_couplers,
+    faulty_qubits,
+    history_store,
+    kept_default,
+    snapshot_diff,
+)
 
 NAME = "hardware_layout"
 
@@ -111,14 +116,14 @@ def _cost(error: float | None) -> float:
 
 class HardwareAwareLayout:
     name = NAME
-    decides = LAYOUT
+    decides = "layout"  # the decision point llqm_qiskit declares
 
     def __init__(
         self, *, candidates: int = 5000, drift_threshold: float = 0.25, time_budget_s: float = 2.0
     ) -> None:
-        whole("candidates", candidates)
-        number("drift_threshold", drift_threshold)
-        positive("time_budget_s", time_budget_s, "seconds")
+        checks.whole("candidates", candidates)
+        checks.number("drift_threshold", drift_threshold)
+        checks.positive("time_budget_s", time_budget_s, "seconds")
         self.time_budget_s = float(time_budget_s)
         self.candidates = candidates
         self.drift_threshold = float(drift_threshold)
@@ -212,7 +217,7 @@ class HardwareAwareLayout:
         failed = [c for c in faulty_couplers(after) if c[0] in used and c[1] in used]
         if failed:
             return f"coupler {failed[0][0]}-{failed[0][1]} it used is out of service"
-        moved = diff(before, after).max_error_change(used)
+        moved = snapshot_diff(before, after).max_error_change(used)
         if moved > self.drift_threshold:
             return (
                 f"the errors of its qubits moved {moved * 100:.0f}% "
@@ -333,7 +338,7 @@ class HardwareAwareLayout:
             layout = earlier.choice["initial_layout"]
             if self._drifted(layout, before, snapshot) is not None:
                 return None
-            moved = diff(before, snapshot).max_error_change(set(layout))
+            moved = snapshot_diff(before, snapshot).max_error_change(set(layout))
             return PolicyDecision(
                 policy=NAME,
                 choice={"initial_layout": layout},

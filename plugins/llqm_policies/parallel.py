@@ -15,24 +15,22 @@ from collections.abc import Sequence
 from typing import Any
 
 from llqm_core import PolicyDecision
-from llqm_core.hooks.contracts import TRANSPILE_PARALLEL
-from llqm_core.model.checks import number, whole
-from llqm_core.pipeline.policies import kept_default, recent_tasks
+from llqm_core.plugin import checks, kept_default, recent_tasks
 
 NAME = "parallel_transpile"
 
 
 class ParallelTranspile:
     name = NAME
-    decides = TRANSPILE_PARALLEL
+    decides = "transpile.parallel"  # the decision point llqm_qiskit declares
 
     def __init__(
         self, *, max_workers: int | None = None, min_serial_s: float = 1.0, history: int = 50
     ) -> None:
         if max_workers is not None:
-            whole("max_workers", max_workers)
+            checks.whole("max_workers", max_workers)
         self.max_workers = max_workers or os.cpu_count() or 1
-        self.min_serial_s = number("min_serial_s", min_serial_s, 0, "seconds")
+        self.min_serial_s = checks.number("min_serial_s", min_serial_s, 0, "seconds")
         self.history = history
 
     def seconds_per_gate(self) -> float | None:

@@ -5,13 +5,11 @@ Imports its policies only when asked for them: LLQM loads every plugin when it s
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from llqm_core.plugin import hookimpl
+from llqm_core.plugin import RegisterPolicy, hookimpl
 
 
 @hookimpl
-def llqm_register_policies(register: Callable[..., None]) -> None:
+def llqm_register_policies(register: RegisterPolicy) -> None:
     from .batching import NAME as BATCHING
     from .batching import JobBatching
     from .budget import NAME as BUDGET

@@ -14,7 +14,7 @@ from pathlib import Path
 from qiskit import QuantumCircuit, qasm2, qasm3
 from qiskit.circuit.library import QFTGate
 
-from llqm_core.model.checks import whole
+from llqm_core.plugin import checks
 
 _ONE_QUBIT_CLIFFORDS = ("h", "s", "sdg", "x", "y", "z", "sx", "sxdg")
 
@@ -46,7 +46,7 @@ def mirror(
     (alternating even and odd pairs), so the circuit stays Clifford (stabilizer-simulable at
     100+ qubits) and two-qubit gates grow linearly with ``qubits * depth``."""
     _check_width("mirror", qubits, 2)
-    whole("depth", depth)
+    checks.whole("depth", depth)
     rng = random.Random(seed)
     forward = QuantumCircuit(qubits)
     for layer in range(depth):
@@ -67,7 +67,7 @@ def random_layered(
 ) -> QuantumCircuit:
     """``depth`` layers of random single-qubit rotations and CNOTs on random disjoint pairs."""
     _check_width("random", qubits, 2)
-    whole("depth", depth)
+    checks.whole("depth", depth)
     rng = random.Random(seed)
     circuit = QuantumCircuit(qubits, name=f"random_{qubits}x{depth}")
     for _ in range(depth):
@@ -116,7 +116,7 @@ def qaoa_maxcut(
 ) -> QuantumCircuit:
     """QAOA for MaxCut on a random ``degree``-regular graph: ``layers`` of cost and mixer."""
     _check_width("qaoa", qubits, 3)
-    whole("layers", layers)
+    checks.whole("layers", layers)
     edges = random_regular_graph(qubits, degree, seed)
     circuit = QuantumCircuit(qubits, name=f"qaoa_maxcut_{qubits}x{layers}")
     circuit.h(range(qubits))
@@ -162,7 +162,7 @@ def nearest_neighbour(qubits: int, gates: int) -> QuantumCircuit:
     Composing a ready block keeps building 10^7 gates to seconds, where a Python-level
     ``append`` per gate would take minutes."""
     _check_width("nearest-neighbour", qubits, 2)
-    whole("gates", gates)
+    checks.whole("gates", gates)
     block = QuantumCircuit(qubits)
     for parity, one_qubit in ((0, block.h), (1, block.sx)):
         one_qubit(range(qubits))

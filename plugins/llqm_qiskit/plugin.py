@@ -6,10 +6,16 @@ Each hook imports what it needs when it is called: LLQM loads every plugin when 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from typing import Any
 
-from llqm_core.plugin import hookimpl
+from llqm_core.plugin import (
+    RegisterBackend,
+    RegisterDecisionPoint,
+    RegisterInstrumentor,
+    RegisterSection,
+    RegisterStage,
+    hookimpl,
+)
 
 
 @hookimpl
@@ -24,7 +30,7 @@ def llqm_describe_value(value: Any) -> dict[str, Any] | None:
 
 
 @hookimpl
-def llqm_register_backends(register: Callable[..., None]) -> None:
+def llqm_register_backends(register: RegisterBackend) -> None:
     from .backends.aer import AerBackend
     from .backends.ibm import IBMRuntimeBackend
     from .backends.modelled import ModelledQPU
@@ -62,7 +68,7 @@ def llqm_device_snapshot(device: str) -> Any:
 
 
 @hookimpl
-def llqm_register_stages(register: Callable[..., None]) -> None:
+def llqm_register_stages(register: RegisterStage) -> None:
     from .pipeline.generate_step import generate
     from .pipeline.observable_step import observable
     from .pipeline.steps import transpile
@@ -83,7 +89,7 @@ def llqm_register_stages(register: Callable[..., None]) -> None:
 
 
 @hookimpl
-def llqm_register_sections(register: Callable[..., None]) -> None:
+def llqm_register_sections(register: RegisterSection) -> None:
     from .pipeline.sections import SECTIONS
 
     for name, (section, description) in SECTIONS.items():
@@ -91,7 +97,15 @@ def llqm_register_sections(register: Callable[..., None]) -> None:
 
 
 @hookimpl
-def llqm_register_instrumentors(register: Callable[..., None]) -> None:
+def llqm_register_decision_points(register: RegisterDecisionPoint) -> None:
+    from .pipeline.decision_points import DECISION_POINTS
+
+    for name, (context, description) in DECISION_POINTS.items():
+        register(name, context, description=description)
+
+
+@hookimpl
+def llqm_register_instrumentors(register: RegisterInstrumentor) -> None:
     from .instrument import QiskitInstrumentor
 
     register(

@@ -16,10 +16,7 @@ from qiskit_aer import AerSimulator
 
 import llqm_core
 from llqm_core import HardwareSnapshot
-from llqm_core.model.checks import flag, whole
-from llqm_core.model.errors import warn
-from llqm_core.model.units import format_seconds
-from llqm_core.plugin import Estimate
+from llqm_core.plugin import Estimate, checks, format_seconds, warn
 
 from ..costs import simulation_estimate
 from ..devices.catalog import DEFAULT_DEVICE, fake_device
@@ -225,8 +222,8 @@ class AerBackend(QuantumBackend):
             raise ValueError(
                 f"unknown simulation method {method!r}; choose one of: {', '.join(METHODS)}."
             )
-        flag("noise", noise)
-        flag("model_qpu_time", model_qpu_time)
+        checks.flag("noise", noise)
+        checks.flag("model_qpu_time", model_qpu_time)
         super().__init__(fake_device(device), monitor_interval_s)
         self.qpu_model = QpuTimeModel() if model_qpu_time else None
         self.method = method
@@ -234,7 +231,7 @@ class AerBackend(QuantumBackend):
         self.drift = CalibrationDrift(**drift) if isinstance(drift, dict) else drift
         self.exact_max_qubits = exact_max_qubits
         self.statevector_max_qubits = statevector_max_qubits
-        self.mps_max_bond = whole("mps_max_bond", mps_max_bond, 1)
+        self.mps_max_bond = checks.whole("mps_max_bond", mps_max_bond, 1)
         self._noise_models: dict[str, PauliNoise] = {}
         self._shot_seconds: dict[tuple[int, str, int], float] = {}
 

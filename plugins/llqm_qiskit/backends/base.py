@@ -22,9 +22,7 @@ from qiskit.result import Counts
 
 import llqm_core
 from llqm_core import HardwareSnapshot
-from llqm_core.plugin import Estimate
-from llqm_core.runtime.instrumentation import suppressed
-from llqm_core.runtime.monitor import check_interval
+from llqm_core.plugin import Estimate, ExecutingBackend, check_interval, suppressed
 
 from ..costs import RESULT_BYTES_PER_SHOT_QUBIT
 from ..devices.snapshot import backend_name, hardware_snapshot
@@ -51,7 +49,7 @@ def check_shots(shots: Any) -> int:
     return shots
 
 
-class QuantumBackend(abc.ABC):
+class QuantumBackend(ExecutingBackend, abc.ABC):
     """Subclass and implement ``run_job``; set ``kind`` to the name you register it under."""
 
     kind: ClassVar[str] = "backend"

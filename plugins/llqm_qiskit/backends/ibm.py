@@ -18,8 +18,7 @@ from qiskit import QuantumCircuit
 
 import llqm_core
 from llqm_core import HardwareSnapshot
-from llqm_core.model.checks import flag
-from llqm_core.model.secrets import MIN_SECRET_LENGTH, REDACTED, names_a_secret, redact_text
+from llqm_core.plugin import MIN_SECRET_LENGTH, REDACTED, checks, names_a_secret, redact_text
 
 from ..devices.capabilities import refuse_unsupported
 from ..devices.catalog import DEFAULT_DEVICE, fake_device
@@ -167,7 +166,7 @@ class IBMRuntimeBackend(QuantumBackend):
             raise ValueError(
                 f"device must be a device name such as 'ibm_fez' or 'fake_fez', not {device!r}."
             )
-        flag("local", local)
+        checks.flag("local", local)
         if channel is not None and channel not in CHANNELS:
             raise ValueError(f"unknown channel {channel!r}; choose one of: {', '.join(CHANNELS)}.")
         for option, value in (("instance", instance), ("name", name)):

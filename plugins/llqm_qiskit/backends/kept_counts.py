@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from llqm_core.runtime.kept import KEPT_AT
+from llqm_core.plugin import KEPT_AT
 
 KIND = "qiskit.counts"
 FORMAT = 1

@@ -21,7 +21,7 @@ from qiskit import QuantumCircuit
 
 import llqm_core
 from llqm_core import HardwareSnapshot
-from llqm_core.model.checks import positive
+from llqm_core.plugin import checks
 
 from ..devices.qpu_time import QpuTimeModel
 from ..devices.queue_model import (
@@ -73,7 +73,7 @@ class ModelledQPU(AerBackend):
     ) -> None:
         super().__init__(**aer_options)
         if timeout_s is not None:
-            positive("timeout_s", timeout_s, "modelled seconds")
+            checks.positive("timeout_s", timeout_s, "modelled seconds")
         self.timeout_s = timeout_s
         if (
             not isinstance(time_scale, (int, float))

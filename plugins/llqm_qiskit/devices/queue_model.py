@@ -16,7 +16,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from llqm_core.model.checks import positive
+from llqm_core.plugin import checks
 
 #: A shared device's load by default (see above for what the figures rest on).
 SHARED_UTILISATION = 0.9
@@ -35,7 +35,7 @@ class QueueModel:
             raise ValueError(
                 f"queue utilisation must be at least 0 and below 1, not {self.utilisation!r}."
             )
-        positive("queue mean_job_s", self.mean_job_s, "seconds")
+        checks.positive("queue mean_job_s", self.mean_job_s, "seconds")
         self._rng = random.Random(self.seed)
 
     @property

@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextvars
 
 import llqm_core
-from llqm_core.runtime.instrumentation import instrumented_run
+from llqm_core.plugin import instrumented_run
 
 busy: contextvars.ContextVar[bool] = contextvars.ContextVar("llqm_qiskit_busy", default=False)
 

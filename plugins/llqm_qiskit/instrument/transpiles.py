@@ -15,8 +15,7 @@ from qiskit.utils import should_run_in_parallel
 
 import llqm_core
 import llqm_core.plugin
-from llqm_core.plugin import instrumented_run, recording
-from llqm_core.runtime.warmup import first_call
+from llqm_core.plugin import first_call, instrumented_run, recording
 
 from ..devices.snapshot import backend_name
 from ..transpile.profiled import PRESET_PASS_MANAGER, PRESET_PASS_MANAGER_NAME

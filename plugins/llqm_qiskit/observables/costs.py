@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from llqm_core.pipeline.fit import memory_limit
-from llqm_core.plugin import Estimate
+from llqm_core.plugin import Estimate, memory_limit
 
 from ..costs import AMPLITUDE_BYTES, MPS_S_PER_GATE_CHI3, STATEVECTOR_S_PER_GATE_AMPLITUDE
 from .ideal import IDEAL_MAX_S, MEMORY_SHARE

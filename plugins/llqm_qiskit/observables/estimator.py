@@ -15,8 +15,7 @@ from qiskit import QuantumCircuit
 from qiskit.primitives.containers import DataBin, ObservablesArray, PrimitiveResult, PubResult
 from qiskit.quantum_info import SparsePauliOp
 
-from llqm_core.pipeline import parse_pipeline, run_pipeline
-from llqm_core.runtime.active_run import StoreArg
+from llqm_core.plugin import StoreArg, parse_pipeline, run_pipeline
 
 from .pauli import checked_operator
 

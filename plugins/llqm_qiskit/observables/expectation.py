@@ -16,6 +16,8 @@ from qiskit import QuantumCircuit
 from qiskit.quantum_info import Pauli, SparsePauliOp
 from qiskit_aer import AerSimulator
 
+from llqm_core.plugin import Observable, Readout
+
 from ..backends import stim_engine
 from ..backends.mps import MAX_BOND
 from ..measurement import outcome_readout, readout_map
@@ -77,16 +79,16 @@ def shot_standard_error(
     return mean, max(plain, (abs(centre - mean) + half) / Z95)
 
 
-class DiagonalObservable:
+class DiagonalObservable(Observable):
     def __init__(self, label: str, terms: Sequence[Term], ideal: float | None = None) -> None:
         self.label = label
         self.terms = list(terms)
         self.ideal = ideal
         self.ideal_how: Ideal | None = None  # how the ideal value was found, where it was
 
-    def expectation(self, counts: Mapping[str, int]) -> float:
-        """The observable's mean over the shots of ``counts``."""
-        return self.mitigated_expectation(counts, {})
+    def expectation(self, readout: Readout) -> float:
+        """The mean over the shots of the one circuit's counts (``[counts]``, as ``measured``)."""
+        return self.mitigated_expectation(_one(readout), {})
 
     needs_bases = False
 
@@ -109,9 +111,7 @@ class DiagonalObservable:
         return float(shots @ values / shots.sum())
 
     def estimate(
-        self,
-        counts: Sequence[Mapping[str, int]],
-        inverse_confusion: Mapping[int, np.ndarray] | None = None,
+        self, counts: Readout, inverse_confusion: Mapping[int, np.ndarray] | None = None
     ) -> tuple[float, float]:
         """The value and its standard error from the one circuit's counts (``[counts]``, as
         ``measured`` gives one circuit): the estimator is a mean over shots of a value per
@@ -219,6 +219,9 @@ class DiagonalObservable:
     def bits(self) -> list[int]:
         return sorted({b for t in self.terms for b, _ in t.factors})
 
+    def readout_map(self, circuit: QuantumCircuit) -> dict[int, int]:
+        return readout_map(circuit)  # ``circuit`` is the one circuit that measures it
+
     def spec(self) -> dict[str, Any]:
         """The observable as JSON data (kept with a run's results, read back by
         ``specs.from_spec``)."""
@@ -230,6 +233,13 @@ class DiagonalObservable:
                 [t.coefficient, [[bit, f[0], f[1]] for bit, f in t.factors]] for t in self.terms
             ],
         }
+
+
+def _one(readout: Readout) -> Mapping[str, int]:
+    """The counts of the one circuit a diagonal observable is read from (``[counts]``)."""
+    if isinstance(readout, Mapping) or len(readout) != 1:
+        raise ValueError("a diagonal observable is read from one circuit's counts: [counts].")
+    return readout[0]
 
 
 def parity(bits: Sequence[int]) -> DiagonalObservable:

@@ -14,7 +14,7 @@ from qiskit import QuantumCircuit
 from qiskit.quantum_info import SparsePauliOp, StabilizerState
 from qiskit_aer import AerSimulator
 
-from llqm_core.pipeline.fit import memory_limit
+from llqm_core.plugin import memory_limit
 
 from ..backends.aer import is_clifford
 from ..backends.mps import MAX_BOND, for_simulator, mps_log, trial_bond

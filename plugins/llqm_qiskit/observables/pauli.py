@@ -16,6 +16,8 @@ import numpy as np
 from qiskit import ClassicalRegister, QuantumCircuit
 from qiskit.quantum_info import SparsePauliOp
 
+from llqm_core.plugin import Observable, Readout
+
 from .expectation import _Z, DiagonalObservable, Term
 
 #: The gates that turn a basis into Z before a measurement (time order).
@@ -214,7 +216,7 @@ def _z_term(coefficient: float, z_mask: np.ndarray) -> Term:
     return Term(float(coefficient), tuple((int(q), _Z) for q in np.flatnonzero(z_mask)))
 
 
-class PauliSum:
+class PauliSum(Observable):
     """An observable measured in several bases: one circuit per qubit-wise commuting group."""
 
     needs_bases = True
@@ -246,6 +248,11 @@ class PauliSum:
     def bits(self) -> list[int]:
         return list(range(self.num_qubits))
 
+    def readout_map(self, compiled: QuantumCircuit) -> dict[int, int]:
+        """Bit ``i`` reads logical qubit ``i``'s final position, in every group's circuit
+        (``measured``)."""
+        return dict(enumerate(final_positions(compiled, self.num_qubits)))
+
     def measured(self, compiled: QuantumCircuit) -> list[QuantumCircuit]:
         """``compiled`` (measuring nothing) once per group, each with its basis change and a
         measurement of every logical qubit ``i`` into bit ``i``."""
@@ -272,9 +279,7 @@ class PauliSum:
         return circuits
 
     def estimate(
-        self,
-        counts: Sequence[Mapping[str, int]],
-        inverse_confusion: Mapping[int, np.ndarray] | None = None,
+        self, counts: Readout, inverse_confusion: Mapping[int, np.ndarray] | None = None
     ) -> tuple[float, float]:
         """The value and its standard error from each group's counts (the groups' shots are
         independent, so their variances add)."""
@@ -292,7 +297,7 @@ class PauliSum:
             variance += error**2
         return value, math.sqrt(variance)
 
-    def expectation(self, counts: Sequence[Mapping[str, int]]) -> float:
+    def expectation(self, counts: Readout) -> float:
         return self.estimate(counts)[0]
 
     def value_range(self) -> tuple[float, float]:

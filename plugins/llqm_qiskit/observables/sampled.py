@@ -85,12 +85,12 @@ def ideal_values(
     expectations: Sequence[Callable[[Any], float]],
     estimators: Sequence[Callable[[list[dict[str, int]]], tuple[float, float]]],
 ) -> tuple[list[float], float]:
-    """Each observable's ideal value, exact (``expectations`` on the enumerated probabilities,
+    """Each observable's ideal value, exact (``expectations`` on ``[the enumerated probabilities]``,
     standard error 0) or from the noiseless shots (``estimators``, ``DiagonalObservable.
     estimate``, and the largest of their standard errors)."""
     found = exact(circuit)
     if isinstance(found, dict):
-        return [expectation(found) for expectation in expectations], 0.0
+        return [expectation([found]) for expectation in expectations], 0.0
     counts = noiseless_counts(circuit)
     sampled = [estimate([counts]) for estimate in estimators]
     return [value for value, _ in sampled], max((error for _, error in sampled), default=0.0)

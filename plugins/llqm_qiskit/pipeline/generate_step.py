@@ -11,14 +11,7 @@ from typing import Any
 from qiskit import QuantumCircuit
 
 from llqm_core import current_task
-from llqm_core.hooks.contracts import (
-    Estimate,
-    PipelineData,
-    StepFunction,
-    StepSpec,
-)
-from llqm_core.model.checks import whole
-from llqm_core.pipeline.paths import resolve
+from llqm_core.plugin import Estimate, PipelineData, StepFunction, StepSpec, checks, resolve_path
 
 from ..backends.aer import is_clifford
 from ..backends.mps import trial_bond
@@ -84,7 +77,7 @@ def generate(
     if qasm is not None:
         if not isinstance(qasm, str):
             raise ValueError(f"qasm must be a file path, not {qasm!r}.")
-        return _from_qasm(resolve(qasm))
+        return _from_qasm(resolve_path(qasm))
     kind = "ghz" if kind is None else kind
     qubits = 5 if qubits is None else qubits
     depth = 1 if depth is None else depth
@@ -93,10 +86,10 @@ def generate(
             f"unknown circuit kind {kind!r}; choose one of: {', '.join(sorted(KINDS))}, or give "
             'qasm = "file".'
         )
-    whole("qubits", qubits, 1)
-    whole("depth", depth, 1)
+    checks.whole("qubits", qubits, 1)
+    checks.whole("depth", depth, 1)
     if seed is not None:
-        whole("seed", seed, 0)
+        checks.whole("seed", seed, 0)
     generate_circuit(
         kind, min(qubits, 3) if kind != "qaoa" else qubits, min(depth, 2), seed
     )  # fails now on bad sizes, small: the circuit itself is built when the run fits
@@ -269,4 +262,4 @@ def _with_width_check(
                 f"{backend.name}; {_wide_enough(qubits)}."
             )
 
-    return StepSpec(step, preflight=preflight)
+    return StepSpec(step, preflight=preflight, reads=(), writes=("circuit",))

@@ -12,13 +12,7 @@ from typing import Any
 from qiskit import QuantumCircuit
 from qiskit.quantum_info import SparsePauliOp
 
-from llqm_core.hooks.contracts import (
-    PipelineData,
-    StepSpec,
-)
-from llqm_core.model.checks import whole
-from llqm_core.model.errors import warn
-from llqm_core.pipeline.paths import resolve
+from llqm_core.plugin import PipelineData, StepSpec, checks, resolve_path, warn
 
 from ..measurement import for_outcomes, without_measurements
 from ..observables.costs import observable_estimate
@@ -39,6 +33,15 @@ from .generate_step import record_metrics
 #: fraction of a second) to say whether it is within the shot noise of 0.
 CHEAP_STATEVECTOR_QUBITS = 20
 OBSERVABLES = ("default", "ideal_outcomes", "neighbour_parities", "parity", "pauli")
+#: The data the observable step writes, whichever kind (the default also ``observable_choice``).
+OBSERVABLE_KEYS = (
+    "circuit",
+    "observable",
+    "ideal_value",
+    "ideal_method",
+    "observable_label",
+    "observable_range",
+)
 
 
 def observable(
@@ -66,7 +69,7 @@ def observable(
         raise ValueError(
             f"unknown observable kind {kind!r}; choose one of: {', '.join(OBSERVABLES)}."
         )
-    whole("max_bond", max_bond, 1)
+    checks.whole("max_bond", max_bond, 1)
     if register is not None and (not isinstance(register, str) or kind in ("parity", "pauli")):
         raise ValueError(
             f"register names the classical register an outcome observable reads (default, "
@@ -99,7 +102,7 @@ def observable(
                 terms=terms,
                 sparse_terms=sparse_terms,
                 num_qubits=num_qubits,
-                file=str(resolve(file)) if isinstance(file, str) else file,
+                file=str(resolve_path(file)) if isinstance(file, str) else file,
             ),
             max_bond,
         )
@@ -188,7 +191,11 @@ def observable(
         return notes
 
     return StepSpec(
-        step, estimate=lambda plan: observable_estimate(plan, max_bond), inspect=inspect
+        step,
+        estimate=lambda plan: observable_estimate(plan, max_bond),
+        inspect=inspect,
+        reads=("circuit", "warnings"),
+        writes=(*OBSERVABLE_KEYS, "observable_choice", "warnings"),
     )
 
 
@@ -351,4 +358,6 @@ def _pauli_step(operator: SparsePauliOp, max_bond: int) -> StepSpec:
         step,
         estimate=lambda plan: observable_estimate(plan, max_bond, len(operator)),
         inspect=inspect,
+        reads=("circuit", "shots"),
+        writes=OBSERVABLE_KEYS,
     )

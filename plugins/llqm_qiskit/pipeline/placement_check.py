@@ -12,10 +12,9 @@ from typing import Any
 
 from qiskit import QuantumCircuit
 
-from llqm_core.hooks.contracts import LAYOUT
-from llqm_core.model.hardware import faulty_couplers
-from llqm_core.pipeline.policies import foresee
-from llqm_core.pipeline.reactive import calibration_in_force
+from llqm_core.plugin import calibration_in_force, faulty_couplers, foresee
+
+from .decision_points import LAYOUT
 
 #: Above this share of the couplers a circuit would use out of service, the check warns.
 OUT_OF_SERVICE_SHARE = 0.10

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from llqm_core import current_run
-from llqm_core.hooks.contracts import SectionPlan, StageUse
-from llqm_core.hooks.plugins import loaded_plugins
+from llqm_core.plugin import Section, SectionPlan, StageUse, loaded_plugins
 
 from ..observables.pauli import OPERATOR_KEYS, described_operator, measurement_bases
 
@@ -116,7 +115,7 @@ class ExecutionSection:
         return {"shots": plan.get("shots")}
 
 
-SECTIONS = {
+SECTIONS: dict[str, tuple[Section, str]] = {
     "circuit": (CircuitSection("generate", 10), "the circuit: generate's options, or qasm"),
     "observable": (
         ObservableSection("observable", 20),

@@ -15,17 +15,15 @@ from typing import Any
 from qiskit import QuantumCircuit
 
 from llqm_core import current_task
-from llqm_core.hooks.contracts import (
-    LAYOUT,
-    TRANSPILE_CACHE,
-    TRANSPILE_PARALLEL,
+from llqm_core.plugin import (
     Estimate,
     PipelineData,
     StepSpec,
+    calibration_in_force,
+    checks,
+    decide,
+    policy_for,
 )
-from llqm_core.model.checks import whole
-from llqm_core.pipeline.policies import decide, policy_for
-from llqm_core.pipeline.reactive import calibration_in_force
 
 from ..backends.aer import is_clifford
 from ..backends.mps import trial_bond
@@ -40,6 +38,7 @@ from ..transpile.profiled import (
     profiled_transpile,
 )
 from ..transpile.stored import COMPILED_CIRCUITS
+from .decision_points import LAYOUT, TRANSPILE_CACHE, TRANSPILE_PARALLEL
 from .placement_check import placement_notes
 
 LAYOUT_METHODS = ("default", "dense", "sabre", "trivial")
@@ -84,7 +83,7 @@ def transpile(
             f"optimization_level must be one of 0, 1, 2, 3, not {optimization_level!r}."
         )
     if seed is not None:
-        whole("seed", seed, 0)
+        checks.whole("seed", seed, 0)
 
     def seed_for(circuit: QuantumCircuit) -> int:
         """The file's seed, or its circuit's: the check plans the circuit the run compiles (a
@@ -265,4 +264,10 @@ def transpile(
         planned = circuit if clifford else as_run(circuit, device)
         return [f"execution: {plan(planned, context['shots'])}", *placed]
 
-    return StepSpec(step, estimate=estimate, inspect=inspect)
+    return StepSpec(
+        step,
+        estimate=estimate,
+        inspect=inspect,
+        reads=("backend", "circuit"),
+        writes=("compile", "compiled", "current_compiled", "transpile_s"),
+    )

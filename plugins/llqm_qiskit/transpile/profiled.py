@@ -18,8 +18,7 @@ from qiskit.transpiler import StagedPassManager
 from qiskit.transpiler.preset_passmanagers import generate_preset_pass_manager
 
 import llqm_core
-from llqm_core.runtime.instrumentation import suppressed
-from llqm_core.runtime.warmup import first_call
+from llqm_core.plugin import first_call, suppressed
 
 from ..devices.snapshot import backend_name
 from ..metrics import combined

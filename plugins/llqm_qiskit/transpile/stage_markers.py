@@ -9,8 +9,9 @@ import functools
 import operator
 import weakref
 from collections.abc import Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import qiskit
 from qiskit.dagcircuit import DAGCircuit
@@ -18,11 +19,26 @@ from qiskit.passmanager.base_tasks import BaseController, GenericPass
 from qiskit.transpiler import PassManager, StagedPassManager
 from qiskit.transpiler.basepasses import AnalysisPass
 
-if TYPE_CHECKING:
-    from .stage_profiler import StageProfiler
 
-#: The profiler of the transpile running in this context, which the markers tell.
-_running: ContextVar[StageProfiler | None] = ContextVar("llqm_qiskit_stage_profiler", default=None)
+class StageListener(Protocol):
+    """What the markers tell: a stage begins (None: the last one has ended) on ``dag`` (a
+    ``stage_profiler.StageProfiler``)."""
+
+    def enter(self, stage: str | None, dag: DAGCircuit) -> None: ...
+
+
+#: The listener of the transpile running in this context, which the markers tell.
+_running: ContextVar[StageListener | None] = ContextVar("llqm_qiskit_stage_profiler", default=None)
+
+
+@contextmanager
+def listening(listener: StageListener) -> Iterator[None]:
+    """Stage markers that run inside tell ``listener``."""
+    token = _running.set(listener)
+    try:
+        yield
+    finally:
+        _running.reset(token)
 
 
 class StageMarker(AnalysisPass):

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from typing import Any
 
 from qiskit.dagcircuit import DAGCircuit
@@ -18,12 +17,10 @@ from qiskit.transpiler.basepasses import BasePass
 
 import llqm_core
 import llqm_core.plugin
-from llqm_core.runtime.measure import HOST
-from llqm_core.runtime.memory import current_rss
-from llqm_core.runtime.thread_ids import native_thread_id
+from llqm_core.plugin import HOST, current_rss, native_thread_id
 
 from ..metrics import dag_metrics
-from .stage_markers import StageMarker, _running, stages_of_passes
+from .stage_markers import StageMarker, listening, stages_of_passes
 
 STAGE = "transpile"
 #: A transpile that has run this long has its next stages measured as tasks of their own.
@@ -91,14 +88,9 @@ class StageProfiler:
         self.ran: list[tuple[tuple[str | None, str | None, bool], float, int, float]] = []
         self.property_set: Any = None
 
-    @contextmanager
-    def running(self) -> Iterator[None]:
+    def running(self) -> AbstractContextManager[None]:
         """Stage markers run inside report to this profiler."""
-        token = _running.set(self)
-        try:
-            yield
-        finally:
-            _running.reset(token)
+        return listening(self)
 
     def record_on_parent(self) -> None:
         """An unstaged pass manager: its passes are recorded on the ``transpile`` task itself."""

@@ -7,16 +7,14 @@ LLQM imports this module when it loads its plugins and registers every function 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from llqm_core.plugin import hookimpl
+from llqm_core.plugin import RegisterBackend, RegisterStage, hookimpl
 
 from .backend import BasicBackend
 from .stages import entropy
 
 
 @hookimpl
-def llqm_register_stages(register: Callable[..., None]) -> None:
+def llqm_register_stages(register: RegisterStage) -> None:
     register(
         "sample.entropy",
         entropy,
@@ -28,7 +26,7 @@ def llqm_register_stages(register: Callable[..., None]) -> None:
 
 
 @hookimpl
-def llqm_register_backends(register: Callable[..., None]) -> None:
+def llqm_register_backends(register: RegisterBackend) -> None:
     register(
         BasicBackend.kind,
         BasicBackend,

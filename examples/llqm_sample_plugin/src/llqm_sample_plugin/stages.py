@@ -56,7 +56,7 @@ def entropy(*, base: float = 2) -> StepSpec:
             f"not {type(counts).__name__}."
         )
 
-    return StepSpec(step)
+    return StepSpec(step, reads=("counts",), writes=("entropy_bits", "entropy"))
 
 
 def entropy_bits(counts: Mapping[Any, Any]) -> float:
