@@ -279,8 +279,6 @@ KNOWN_CIRCLES_ELSEWHERE = [
     {"llqm_mitiq.analysis", "llqm_mitiq.rem", "llqm_mitiq.zne"},
     # llqm_prefect: the instrumentor and the Dask workers' runs import each other in functions
     {"llqm_prefect.dask_runs", "llqm_prefect.instrument", "llqm_prefect.workers"},
-    # llqm_qiskit: the instrumentor's package and its transpile patches (``SETUP``)
-    {"llqm_qiskit.instrument", "llqm_qiskit.instrument.transpiles"},
 ]
 
 

@@ -22,10 +22,7 @@ if TYPE_CHECKING:
 
     from .jobs import PendingJobs
 
-__all__ = ["BACKENDS", "PRIMITIVES", "SETUP", "QiskitInstrumentor"]
-
-#: ``transpile.setup_s``: seconds from a ``transpile`` task's start to its pass manager's run.
-SETUP = "transpile.setup_s"
+__all__ = ["BACKENDS", "PRIMITIVES", "QiskitInstrumentor"]
 
 #: Where Qiskit-family classes with a ``run`` to profile live: (module, class, kind).
 BACKENDS = (

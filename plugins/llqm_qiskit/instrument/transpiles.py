@@ -21,8 +21,10 @@ from ..devices.snapshot import backend_name
 from ..transpile.profiled import PRESET_PASS_MANAGER, PRESET_PASS_MANAGER_NAME
 from ..transpile.stage_markers import StageMarker, with_markers
 from ..transpile.stage_profiler import STAGE, StageProfiler, pass_metrics, starts_small
-from . import SETUP
 from .calls import busy, profiling
+
+#: ``transpile.setup_s``: seconds from a ``transpile`` task's start to its pass manager's run.
+SETUP = "transpile.setup_s"
 
 
 def _user_callback(callback: Callable[..., Any] | None) -> Callable[..., Any] | None:
