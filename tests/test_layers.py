@@ -273,7 +273,6 @@ IMPORT_ROOTS = {ROOT: ("llqm_core",), ROOT / "plugins": PLUGINS, ROOT / "adapter
 
 #: Import circles outside the core that other changes are breaking as this one lands (issue 50),
 #: each by its modules exactly: empty it as they go. A circle of the core never goes here.
-#: (``llqm_qiskit.transpile``'s stage_markers/stage_profiler meet only under TYPE_CHECKING.)
 KNOWN_CIRCLES_ELSEWHERE = [
     # llqm_mitiq: its techniques' modules use each other's steps (the mitiq restructuring)
     {"llqm_mitiq.analysis", "llqm_mitiq.rem", "llqm_mitiq.zne"},
@@ -293,51 +292,46 @@ def first_party_modules() -> dict[str, Path]:
     return found
 
 
-def _type_checking_only(tree: ast.Module) -> set[int]:
-    """The nodes under ``if TYPE_CHECKING:``: imports that never run."""
-    return {
-        id(inner)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
-        for statement in node.body
-        for inner in ast.walk(statement)
-    }
-
-
-def import_graph() -> dict[str, set[str]]:
-    """Module -> the first-party modules it imports when it runs: at module level and inside
-    functions alike (an import moved into a function still runs in a circle; a third-party one
-    imported late is no edge), but not under ``if TYPE_CHECKING:``, which never runs: a run and
-    its tasks name each other in annotations, and that ties no import order. ``from package
-    import name`` counts as importing the submodule where ``name`` is one."""
-    modules = first_party_modules()
+def first_party_imports(source: str, module: str, package: str, modules: set[str]) -> set[str]:
+    """The modules of ``modules`` that ``module`` (whose source is ``source``, in ``package``)
+    imports: at module level, inside functions (an import moved into a function still runs in
+    a circle; a third-party one imported late is no edge) and under ``if TYPE_CHECKING:`` alike:
+    a module an annotation names is one a reader must follow, and two that name each other hold
+    one idea split in two. ``from package import name`` counts as importing the submodule where
+    ``name`` is one."""
 
     def owner(name: str) -> str | None:
         while name and name not in modules:
             name = name.rpartition(".")[0]
         return name or None
 
-    graph = {}
-    for module, path in modules.items():
-        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-        tree = ast.parse(path.read_text(), str(path))
-        skipped = _type_checking_only(tree)
-        targets = set()
-        for node in ast.walk(tree):
-            if id(node) in skipped:
-                continue
-            if isinstance(node, ast.Import):
-                targets.update(owner(alias.name) for alias in node.names)
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    parts = package.split(".")[: len(package.split(".")) - node.level + 1]
-                    base = ".".join(parts + ([base] if base else []))
-                for alias in node.names:
-                    full = f"{base}.{alias.name}"
-                    targets.add(full if full in modules else owner(base))
-        graph[module] = {target for target in targets if target and target != module}
-    return graph
+    targets = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            targets.update(owner(alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parts + ([base] if base else []))
+            for alias in node.names:
+                full = f"{base}.{alias.name}"
+                targets.add(full if full in modules else owner(base))
+    return {target for target in targets if target and target != module}
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the first-party modules it imports (``first_party_imports``)."""
+    modules = first_party_modules()
+    return {
+        module: first_party_imports(
+            path.read_text(),
+            module,
+            module if path.name == "__init__.py" else module.rpartition(".")[0],
+            set(modules),
+        )
+        for module, path in modules.items()
+    }
 
 
 def import_circles(graph: dict[str, set[str]]) -> list[set[str]]:
@@ -380,6 +374,21 @@ def import_circles(graph: dict[str, set[str]]) -> list[set[str]]:
                     if len(circle) > 1:
                         circles.append(circle)
     return circles
+
+
+def test_an_import_in_a_function_or_for_annotations_alone_is_an_edge():
+    source = """
+from typing import TYPE_CHECKING
+from . import tasks
+import numpy
+if TYPE_CHECKING:
+    from .active_run import ActiveRun
+def later():
+    from .warmup import install
+"""
+    modules = {"core.runtime.tasks", "core.runtime.active_run", "core.runtime.warmup"}
+    found = first_party_imports(source, "core.runtime.current", "core.runtime", modules)
+    assert found == modules
 
 
 def test_the_import_circle_finder_finds_a_circle_and_only_circles():

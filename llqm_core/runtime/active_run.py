@@ -33,13 +33,12 @@ from ..store.journal import Owner
 from ..store.profile_store import ProfileStore, open_store
 from ..telemetry.attributes import checked_metrics, run_attributes
 from ..telemetry.tracing import telemetry
-from .current import CURRENT_TASK
 from .iterations import USER, IterationMarks
 from .iterations import record as record_iteration
 from .kept import KeptResults, cap_bytes, default_cap
 from .measure import HOST
 from .monitor import HardwareMonitor
-from .tasks import begin_task, describe_error, finish_task, status_for
+from .tasks import CURRENT_TASK, begin_task, describe_error, finish_task, status_for
 from .warmup import install as time_warmups
 
 StoreArg = ProfileStore | str | os.PathLike | None | bool

@@ -18,9 +18,10 @@ from opentelemetry import trace
 
 from ..model.records import TaskRecord
 from .active_run import ActiveRun, StoreArg
-from .current import CURRENT_RUN, CURRENT_TASK, current_run, current_task
+from .current import current_run, current_task
+from .run_of_task import CURRENT_RUN, RunOfTask
 from .sampler import set_sample_interval
-from .tasks import TaskHandle, begin_task, finish_task, record_past_task
+from .tasks import CURRENT_TASK, TaskHandle, begin_task, finish_task, record_past_task
 
 __all__ = [
     "ActiveRun",
@@ -242,7 +243,7 @@ def start_task(
     depends_on: Iterable[TaskHandle | str] = (),
     *,
     parent: TaskHandle | None = None,
-    run: ActiveRun | None = None,
+    run: RunOfTask | None = None,
     activate: bool = True,
 ) -> TaskHandle:
     """Open a task and start measuring it; pair with ``finish_task`` (or use the handle in a

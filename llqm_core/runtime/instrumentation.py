@@ -24,7 +24,7 @@ from packaging.version import Version
 from ..hooks.plugins import loaded_plugins
 from ..model.errors import UserError, warn
 from .active_run import ActiveRun
-from .current import CURRENT_RUN
+from .current import current_run
 from .post_import import PostImportHook, remove, when_imported
 from .warmup import warming_up
 
@@ -98,7 +98,7 @@ def instrumented_run() -> ActiveRun | None:
     in this context (``suppressed()``) or the call is made by a library while it is being
     imported (``warmup.warming_up``: Qiskit's runtime transpiles a circuit of its own then,
     which is warm-up, not the program's call). One call where every instrumented call made two."""
-    return None if _suppressed.get() or warming_up() else CURRENT_RUN.get()
+    return None if _suppressed.get() or warming_up() else current_run()
 
 
 @functools.cache  # reading a distribution's metadata scans sys.path: once per library

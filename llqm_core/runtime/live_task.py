@@ -7,15 +7,13 @@ More in docs/modules.md (``llqm_core.runtime.live_task``).
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from opentelemetry import trace
 
 from ..model.records import Profile, TaskRecord, TaskStatus
 from .measure import Measurement
-
-if TYPE_CHECKING:
-    from .active_run import ActiveRun
+from .run_of_task import RunOfTask
 
 
 class LiveTask(Measurement):
@@ -56,7 +54,7 @@ class LiveTask(Measurement):
 
     def __init__(
         self,
-        run: ActiveRun,
+        run: RunOfTask,
         task_id: str,
         name: str,
         stage: str,

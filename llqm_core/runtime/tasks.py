@@ -1,7 +1,8 @@
 """A task's life: ``begin_task`` opens a task of a run and measures it, ``finish_task`` ends it,
 keeps it in the store and builds its span; ``TaskHandle`` is what code adds metrics, usage and
-dependencies to. A run is below its tasks: it opens none, and ``api.start_task`` opens the run
-of a task started outside any.
+dependencies to. A task knows its run as ``run_of_task.RunOfTask``: the run sits above its
+tasks (it opens its hardware monitor's), and ``api.start_task`` opens the run of a task
+started outside any.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from contextvars import ContextVar
+from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -30,14 +32,11 @@ from ..model.secrets import redact_text
 from ..model.warmup import LEFT_OUT_CPU, LEFT_OUT_WALL
 from ..telemetry.attributes import RESERVED_METRICS, checked_metrics
 from ..telemetry.task_spans import child_context
-from .current import CURRENT_RUN, CURRENT_TASK
 from .kept import LaterPayload
 from .live_task import LiveTask
+from .run_of_task import CURRENT_RUN, RunOfTask
 from .sampler import out_of_memory_metrics, shared_sampler
 from .thread_ids import native_thread_id
-
-if TYPE_CHECKING:
-    from .active_run import ActiveRun
 
 _NUMBERS, _STRINGS = frozenset({int, float, bool}), frozenset({str})
 _PID, _HOST = PROFILE_VALUE_NAMES.index("pid"), PROFILE_VALUE_NAMES.index("host")
@@ -227,8 +226,13 @@ def _task_ids(tasks: Iterable[TaskHandle | str]) -> list[str]:
     return ids
 
 
+#: The task open in this context (thread or asyncio task): ``begin_task`` makes a task current,
+#: its end the one before it; a task started with no parent given nests in it.
+CURRENT_TASK: ContextVar[TaskHandle | None] = ContextVar("llqm_current_task", default=None)
+
+
 def begin_task(
-    run: ActiveRun,
+    run: RunOfTask,
     name: str,
     stage: str | None = None,
     depends_on: Iterable[TaskHandle | str] = (),

@@ -14,9 +14,9 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..model.warmup import WARMUP_STAGE_PREFIX, Warmup
-from .current import current_run, current_task
 from .measure import Measurement, warmup_spent
-from .tasks import begin_task, finish_task
+from .run_of_task import CURRENT_RUN
+from .tasks import CURRENT_TASK, begin_task, finish_task
 
 IMPORT_STAGE = WARMUP_STAGE_PREFIX + "import"
 FIRST_CALL_STAGE = WARMUP_STAGE_PREFIX + "first_call"
@@ -59,7 +59,7 @@ def watch_imports(*packages: str) -> None:
 def warmup(name: str, stage: str) -> Iterator[None]:
     """Time the block as a warm-up task ``name`` of ``stage`` under the current task (or the
     current run), unless a warm-up is already being timed in this thread or no run is open."""
-    run = current_run()
+    run = CURRENT_RUN.get()
     if run is None or getattr(_inside, "busy", False):
         yield
         return
@@ -72,7 +72,7 @@ def warmup(name: str, stage: str) -> Iterator[None]:
         _inside.busy = False
         profile = measurement.stop()
         end_ns = time.time_ns()
-        _keep(name, stage, run, current_task(), start_ns, end_ns, profile)
+        _keep(name, stage, run, CURRENT_TASK.get(), start_ns, end_ns, profile)
 
 
 def _keep(
@@ -139,7 +139,7 @@ class ImportTimer(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
         if fullname.partition(".")[0] not in WATCHED_PACKAGES or getattr(_inside, "busy", False):
             return None
-        if current_run() is None:
+        if CURRENT_RUN.get() is None:
             return None
         for finder in list(sys.meta_path):
             if finder is self or not hasattr(finder, "find_spec"):
