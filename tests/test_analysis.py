@@ -104,10 +104,10 @@ def test_the_critical_path_joins_other_threads_only_along_a_data_edge(store_path
 def test_waiting_for_a_queue_is_named_as_such(store_path):
     with llqm.run("queued") as run:
         with llqm.task("compile", stage="transpile"):
-            busy(0.02)
+            busy(0.005)  # 60x shorter than the queue's wait: so on a loaded machine too
         with llqm.task("job", stage="execute") as job:
             with llqm.task("queue", stage="execute.queue"):
-                time.sleep(0.2)
+                time.sleep(0.3)
             job.record_usage(queue_s=120.0)
     tasks = llqm.ProfileStore(store_path).tasks(run.id)
     found = bottleneck(tasks, None)
