@@ -76,6 +76,19 @@ from .runtime.instrumentation import (
 from .runtime.sampler import set_sample_interval
 from .runtime.tasks import finish_task, record_cached_task, record_past_task, start_task
 
+# isort: split
+# What llqm_mitiq needs besides the names above: option checks, warnings, foreseeing policies,
+# the calibration in force, kept results' references, and the registries' and sections' helpers.
+# Re-exported by name (``X as X``), not yet in ``__all__``: its functions need an Args section.
+from .model.checks import flag as flag
+from .model.checks import whole as whole
+from .model.errors import warn as warn
+from .pipeline.policies import foresee as foresee
+from .pipeline.reactive import calibration_in_force as calibration_in_force
+from .pipeline.registries import check_options as check_options
+from .pipeline.sections import features as features
+from .runtime.kept import references as references
+
 __all__ = [
     "DECISION_POINTS",
     "EXECUTE_BATCH",

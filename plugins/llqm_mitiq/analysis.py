@@ -20,8 +20,7 @@ from typing import Any
 import numpy as np
 
 import llqm_core
-from llqm_core.hooks.plugins import loaded_plugins
-from llqm_core.runtime.kept import references
+from llqm_core.plugin import loaded_plugins, references
 
 from .execution import Readout
 

@@ -14,8 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from llqm_core.hooks.contracts import PipelineData
-from llqm_core.model.checks import flag
+from llqm_core.plugin import PipelineData, flag
 
 #: The counts of one variant's circuits: one per measurement basis of the observable.
 Readout = list[Mapping[str, int]]

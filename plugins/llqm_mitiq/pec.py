@@ -18,11 +18,14 @@ import numpy as np
 from qiskit import QuantumCircuit
 
 import llqm_core
-from llqm_core.hooks.contracts import PipelineData, StepSpec
-from llqm_core.model.checks import whole
-from llqm_core.model.errors import warn
-from llqm_core.pipeline.reactive import calibration_in_force
-from llqm_core.runtime.instrumentation import suppressed
+from llqm_core.plugin import (
+    PipelineData,
+    StepSpec,
+    calibration_in_force,
+    suppressed,
+    warn,
+    whole,
+)
 
 from . import analysis
 from .costs import pec_estimate, pec_shots

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from llqm_core.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from llqm_core.hooks.contracts import PipelineData
+    from llqm_core.plugin import PipelineData
 
 
 @hookimpl

@@ -11,11 +11,15 @@ from typing import Any
 import numpy as np
 
 import llqm_core
-from llqm_core.hooks.contracts import EXECUTE_BATCH, PipelineData, StepSpec
-from llqm_core.model.checks import flag
-from llqm_core.model.errors import warn
-from llqm_core.pipeline.policies import decide
-from llqm_core.runtime.kept import references
+from llqm_core.plugin import (
+    EXECUTE_BATCH,
+    PipelineData,
+    StepSpec,
+    decide,
+    flag,
+    references,
+    warn,
+)
 
 from . import analysis
 from .costs import rem_estimate

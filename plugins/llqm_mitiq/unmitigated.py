@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from llqm_core.hooks.contracts import PipelineData, StepSpec
+from llqm_core.plugin import PipelineData, StepSpec
 
 from . import analysis
 from .costs import unmitigated_estimate

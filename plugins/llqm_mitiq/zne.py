@@ -12,11 +12,15 @@ from types import ModuleType
 from typing import Any
 
 import llqm_core
-from llqm_core.hooks.contracts import ZNE_FOLDING, PipelineData, StepSpec
-from llqm_core.model.checks import whole
-from llqm_core.model.errors import warn
-from llqm_core.pipeline.policies import decide
-from llqm_core.runtime.instrumentation import suppressed
+from llqm_core.plugin import (
+    ZNE_FOLDING,
+    PipelineData,
+    StepSpec,
+    decide,
+    suppressed,
+    warn,
+    whole,
+)
 
 from . import analysis
 from .costs import zne_estimate
