@@ -27,7 +27,6 @@ from llqm_core.plugin import (
     whole,
 )
 
-from . import analysis
 from .costs import pec_estimate, pec_shots
 from .execution import (
     evaluate,
@@ -50,6 +49,7 @@ from .pec_noise import (
     represent,
 )
 from .pec_sampling import sample_indexed
+from .record import keep
 from .rem import readout_map
 
 if TYPE_CHECKING:  # Mitiq and Cirq are imported where PEC runs: loading the plugin takes no seconds
@@ -348,7 +348,7 @@ def pec(
             estimators = [norm * s * v for s, v in zip(signs, values)]
             error = float(np.std(estimators) / np.sqrt(samples))
             unmitigated, unmitigated_error = raw_estimate(data, baseline)
-            analysis.keep(
+            keep(
                 data,
                 "pec",
                 readouts,

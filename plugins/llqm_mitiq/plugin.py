@@ -86,8 +86,9 @@ def llqm_reanalyze(
     record: dict[str, Any], options: dict[str, str], decode: Callable[[str], Any]
 ) -> dict[str, Any] | None:
     """A technique's values again from its kept record (``analysis``)."""
-    from . import analysis
+    from .reanalysis import reanalyze
+    from .record import KIND, load
 
-    if record.get("kind") != analysis.KIND:
+    if record.get("kind") != KIND:
         return None
-    return analysis.reanalyze(analysis.load(record["data"]), options, decode)
+    return reanalyze(load(record["data"]), options, decode)

@@ -21,10 +21,10 @@ from llqm_core.plugin import (
     warn,
 )
 
-from . import analysis
 from .costs import rem_estimate
 from .execution import Readout, execute, fed_forward_measurements, measured
 from .native import X_WAYS, lacking_said, measurable_qubits, target_of, ways_said, without, x_gates
+from .record import keep, rem_record
 from .shared_job import SharedJob
 
 MAX_SHOTS = 10_000_000
@@ -271,7 +271,7 @@ def rem(*, calibration_shots: int | None = None, inner: bool = False) -> StepSpe
             circuits = calibration_circuits(
                 measured(data, [compiled])[0][0], readout, backend.device
             )
-            record = added["rem_record"] = analysis.rem_record(readout)
+            record = added["rem_record"] = rem_record(readout)
             calibrate.annotate(corrected_measurements(compiled, observable.bits(), readout))
 
             def fit(counts: list[Mapping[str, int]], task: Any) -> None:
@@ -333,7 +333,7 @@ def rem(*, calibration_shots: int | None = None, inner: bool = False) -> StepSpe
             correct.add_dependency(calibrate, *correct.run.producers(measured_readout))
             value, error = corrected(measured_readout)
             unmitigated, unmitigated_error = observable.estimate(measured_readout)
-            analysis.keep(
+            keep(
                 {**data, **added},
                 "rem",
                 [measured_readout],

@@ -22,7 +22,6 @@ from llqm_core.plugin import (
     whole,
 )
 
-from . import analysis
 from .costs import zne_estimate
 from .execution import (
     estimate,
@@ -32,6 +31,7 @@ from .execution import (
     raw_estimate,
     with_registers,
 )
+from .record import keep
 
 
 def _mitiq_zne() -> ModuleType:
@@ -411,7 +411,7 @@ def zne(
             error = propagated_error(lambda v: extrapolate(scales, v), values, errors)
             base = scales.index(min(scales))
             raw, raw_error = raw_estimate(data, readouts[base])
-            analysis.keep(
+            keep(
                 data,
                 "zne",
                 readouts,
