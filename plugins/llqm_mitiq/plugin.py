@@ -19,7 +19,7 @@ def llqm_register_stages(register: Callable[..., None]) -> None:
     from .pec import pec
     from .rem import rem
     from .unmitigated import unmitigated
-    from .zne import zne
+    from .zne.stage import zne
 
     register(
         "mitigate.none",

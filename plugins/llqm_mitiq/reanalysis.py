@@ -17,7 +17,7 @@ from llqm_core.plugin import loaded_plugins
 
 from .execution import Readout, sum_readouts
 from .rem import fit_readout
-from .zne import extrapolation, propagated_error
+from .zne.combine import extrapolation, propagated_error
 
 #: Options a re-analysis cannot take, with what they would need.
 NEEDS_NEW_JOBS = {
