@@ -16,7 +16,7 @@ import pytest
 from conftest import run_cli
 from llqm_mitiq.pec import pec
 from llqm_mitiq.pec_compiled import represent_gate
-from llqm_mitiq.rem import rem
+from llqm_mitiq.rem.stage import rem
 from qiskit.circuit import Parameter
 from qiskit.circuit.library import CXGate, Measure, RZGate
 from qiskit.transpiler import InstructionProperties, Target

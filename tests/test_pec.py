@@ -7,8 +7,8 @@ import math
 
 import numpy as np
 import pytest
+from llqm_mitiq.execution import readout_map
 from llqm_mitiq.pec import calibrated_noise_levels, fit_to_logical, sample_chunk
-from llqm_mitiq.rem import readout_map
 from llqm_qiskit.backends.aer import AerBackend
 from llqm_qiskit.circuits import ghz
 from llqm_qiskit.observables.expectation import parity

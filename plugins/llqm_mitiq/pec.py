@@ -36,6 +36,7 @@ from .execution import (
     non_unitary_said,
     on_two_qubits,
     raw_estimate,
+    readout_map,
     sum_readouts,
     with_registers,
 )
@@ -50,7 +51,6 @@ from .pec_noise import (
 )
 from .pec_sampling import sample_indexed
 from .record import keep
-from .rem import readout_map
 
 if TYPE_CHECKING:  # Mitiq and Cirq are imported where PEC runs: loading the plugin takes no seconds
     from mitiq.pec.types import OperationRepresentation

@@ -16,7 +16,7 @@ import numpy as np
 from llqm_core.plugin import loaded_plugins
 
 from .execution import Readout, sum_readouts
-from .rem import fit_readout
+from .rem.combine import fit_readout
 from .zne.combine import extrapolation, propagated_error
 
 #: Options a re-analysis cannot take, with what they would need.
