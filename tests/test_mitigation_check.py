@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import run_cli
-from llqm_mitiq.pec import pec
-from llqm_mitiq.pec_compiled import represent_gate
+from llqm_mitiq.pec.compiled import represent_gate
+from llqm_mitiq.pec.stage import pec
 from llqm_mitiq.rem.stage import rem
 from qiskit.circuit import Parameter
 from qiskit.circuit.library import CXGate, Measure, RZGate

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 @hookimpl
 def llqm_register_stages(register: Callable[..., None]) -> None:
-    from .pec import pec
+    from .pec.stage import pec
     from .rem.stage import rem
     from .unmitigated import unmitigated
     from .zne.stage import zne

@@ -16,6 +16,7 @@ import numpy as np
 from llqm_core.plugin import loaded_plugins
 
 from .execution import Readout, sum_readouts
+from .pec.combine import combined
 from .rem.combine import fit_readout
 from .zne.combine import extrapolation, propagated_error
 
@@ -268,15 +269,11 @@ class _Plan:
                 "unmitigated_error": raw_error,
                 "zne_values": values,
             }
-        from mitiq.pec import combine_results
-
         samples = options["samples"]
         used = self.pec_samples or samples
         norm, signs = options["norm"], options["signs"][:used]
         values = [estimate(r)[0] for r in variants[:used]]
-        value = float(combine_results(values, norm, signs))
-        estimators = [norm * s * v for s, v in zip(signs, values)]
-        error = float(np.std(estimators) / np.sqrt(used))
+        value, error = combined(values, norm, signs)
         raw, raw_error = observable.estimate(sum_readouts(variants[samples:]))
         return {
             "value": value,
