@@ -8,14 +8,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from llqm_core.plugin import hookimpl
+from llqm_core.plugin import RegisterInstrumentor, RegisterSection, RegisterStage, hookimpl
 
 if TYPE_CHECKING:
     from llqm_core.plugin import PipelineData
 
 
 @hookimpl
-def llqm_register_stages(register: Callable[..., None]) -> None:
+def llqm_register_stages(register: RegisterStage) -> None:
     from .pec.stage import pec
     from .rem.stage import rem
     from .unmitigated import unmitigated
@@ -50,7 +50,7 @@ def llqm_register_stages(register: Callable[..., None]) -> None:
 
 
 @hookimpl
-def llqm_register_sections(register: Callable[..., None]) -> None:
+def llqm_register_sections(register: RegisterSection) -> None:
     from .sections import SECTION
 
     register(
@@ -68,7 +68,7 @@ def llqm_postprocess(data: PipelineData) -> dict[str, Any]:
 
 
 @hookimpl
-def llqm_register_instrumentors(register: Callable[..., None]) -> None:
+def llqm_register_instrumentors(register: RegisterInstrumentor) -> None:
     from .instrument import MitiqInstrumentor
 
     register(

@@ -49,8 +49,10 @@ def _check_keys(technique: str, options: dict[str, Any]) -> None:
         raise ValueError(f"in [mitigation.{technique}]: {exc}") from None
 
 
-@dataclass(frozen=True)
+@dataclass
 class MitigationSection:
+    """``[mitigation]``: the techniques its ``technique`` names, in order (a ``Section``)."""
+
     order: int
 
     def build(self, table: dict[str, Any]) -> SectionPlan:
