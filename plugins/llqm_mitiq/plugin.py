@@ -85,7 +85,7 @@ def llqm_register_instrumentors(register: RegisterInstrumentor) -> None:
 def llqm_reanalyze(
     record: dict[str, Any], options: dict[str, str], decode: Callable[[str], Any]
 ) -> dict[str, Any] | None:
-    """A technique's values again from its kept record (``analysis``)."""
+    """A technique's values again from its kept record (``record``, read by ``reanalysis``)."""
     from .reanalysis import reanalyze
     from .record import KIND, load
 

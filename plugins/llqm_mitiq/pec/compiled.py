@@ -1,6 +1,6 @@
 """PEC on the compiled circuit: Paulis sampled into the transpiled circuit, no sample transpiled again.
 
-More in docs/modules.md (``llqm_mitiq.pec_compiled``).
+More in docs/modules.md (``llqm_mitiq.pec.compiled``).
 """
 
 from __future__ import annotations

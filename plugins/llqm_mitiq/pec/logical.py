@@ -118,7 +118,7 @@ def sample_chunk(
     samples: int,
     prepared: QuantumCircuit | None = None,
 ) -> tuple[list[QuantumCircuit], list[int], float]:
-    """Mitiq's ``sample_circuit`` for one chunk (its representations looked up: ``pec_sampling``),
+    """Mitiq's ``sample_circuit`` for one chunk (its representations looked up: ``sampling``),
     each circuit fitted back on the logical registers.
     ``prepared`` is ``circuit`` as Mitiq takes it (``for_mitiq``), when the caller made it once."""
     with (
