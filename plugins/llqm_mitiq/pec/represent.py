@@ -73,6 +73,9 @@ def represent_circuit(
 ) -> tuple[Sampler, list[str], Any]:
     """The sampler of the circuit's representation (``sample``: where the Paulis go, seeded by
     ``seed``), the calibration's problems with it, and the represent task (sampling depends on it)."""
+    # Mitiq's import (seconds, once per process) is the stage's warm-up, not the representations'
+    import mitiq.pec  # noqa: F401
+
     with llqm_core.task("represent", stage="mitigate.pec.represent") as task:
         task.add_dependency(*task.run.producers([data["circuit"], data["compiled"]]))
         if sample == "compiled":
