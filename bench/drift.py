@@ -36,7 +36,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from llqm_mitiq.zne import extrapolation, fold_gates
+from llqm_mitiq.zne.combine import extrapolation
+from llqm_mitiq.zne.construct import fold_gates
 from llqm_qiskit import profiled_transpile
 from llqm_qiskit.backends.aer import AerBackend
 from llqm_qiskit.circuits import ghz

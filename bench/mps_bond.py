@@ -23,7 +23,7 @@ import random
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
-from llqm_mitiq.zne import fold_gates, foldable_gates
+from llqm_mitiq.zne.construct import fold_gates, foldable_gates
 from llqm_qiskit.backends.aer import AerBackend
 from llqm_qiskit.backends.mps import MAX_BOND, Trial, mps_log, trial_bond
 from llqm_qiskit.circuits import w_state

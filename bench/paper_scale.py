@@ -44,7 +44,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-from llqm_mitiq.pec import calibrated_noise_levels, represent
+from llqm_mitiq.pec.noise import calibrated_noise_levels, represent
 from llqm_qiskit.observables.expectation import neighbour_parities
 from mitiq.pec import execute_with_pec
 from qiskit import QuantumCircuit, transpile

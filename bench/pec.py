@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from llqm_mitiq.pec import calibrated_noise_levels, represent
+from llqm_mitiq.pec.noise import calibrated_noise_levels, represent
 from llqm_policies.cache import clear as clear_cache
 from llqm_qiskit.backends.aer import AerBackend
 from llqm_qiskit.circuits import ghz

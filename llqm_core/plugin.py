@@ -114,6 +114,19 @@ from .runtime.tasks import finish_task, record_past_task
 from .runtime.thread_ids import native_thread_id
 from .runtime.warmup import first_call, work_stopwatch
 
+# isort: split
+# What llqm_mitiq needs besides the names above: option checks, warnings, foreseeing policies,
+# the calibration in force, kept results' references, and the registries' and sections' helpers.
+# Re-exported by name (``X as X``), not yet in ``__all__``: its functions need an Args section.
+from .model.checks import flag as flag
+from .model.checks import whole as whole
+from .model.errors import warn as warn
+from .pipeline.policies import foresee as foresee
+from .pipeline.reactive import calibration_in_force as calibration_in_force
+from .pipeline.registries import check_options as check_options
+from .pipeline.sections import features as features
+from .runtime.kept import references as references
+
 __all__ = [
     # the hooks: the marker of an implementation, and what each ``register`` callback takes
     "hookimpl",

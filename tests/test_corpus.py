@@ -13,7 +13,7 @@ import re
 import pytest
 from corpus_cases import CLASS_NAME as _CLASS_NAME
 from corpus_cases import CORPUS, FILES, TECHNIQUES, check_then_run, corpus_pipeline
-from llqm_mitiq.zne import fold_gates, foldable_gates
+from llqm_mitiq.zne.construct import fold_gates, foldable_gates
 from llqm_qiskit.backends.aer import AerBackend, choose_method
 from llqm_qiskit.backends.mps import mps_log, trial_bond
 from llqm_qiskit.circuits import w_state

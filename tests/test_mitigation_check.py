@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import run_cli
-from llqm_mitiq.pec import pec
-from llqm_mitiq.pec_compiled import represent_gate
-from llqm_mitiq.rem import rem
+from llqm_mitiq.pec.compiled import represent_gate
+from llqm_mitiq.pec.stage import pec
+from llqm_mitiq.rem.stage import rem
 from qiskit.circuit import Parameter
 from qiskit.circuit.library import CXGate, Measure, RZGate
 from qiskit.transpiler import InstructionProperties, Target
@@ -258,7 +258,7 @@ def test_an_exp_factory_without_asymptote_is_refused_and_with_one_runs(store_pat
 def test_the_exp_fit_that_failed_a_run_converges_with_an_asymptote():
     """The values of a QPE run on fake_nairobi whose exp fit without an asymptote converged, but
     not once error propagation moved the second point by its standard error."""
-    from llqm_mitiq.zne import extrapolation, propagated_error
+    from llqm_mitiq.zne.combine import extrapolation, propagated_error
 
     scales, values = [1.0, 3.0, 5.0], [0.75, 0.502, 0.389]
     errors = [0.0137, 0.0158, 0.0154]

@@ -7,8 +7,9 @@ import math
 
 import numpy as np
 import pytest
-from llqm_mitiq.pec import calibrated_noise_levels, fit_to_logical, sample_chunk
-from llqm_mitiq.rem import readout_map
+from llqm_mitiq.execution import readout_map
+from llqm_mitiq.pec.logical import fit_to_logical, sample_chunk
+from llqm_mitiq.pec.noise import calibrated_noise_levels
 from llqm_qiskit.backends.aer import AerBackend
 from llqm_qiskit.circuits import ghz
 from llqm_qiskit.observables.expectation import parity
@@ -347,9 +348,9 @@ def test_the_indexed_sampler_draws_what_mitiqs_sample_circuit_draws():
     each gate's compared it with every one (a minute per chunk for a 10-qubit quantum volume):
     LLQM looks each up by its operation and lets Mitiq's ``sample_sequence`` draw, which gives
     the very circuits, signs and norm of ``sample_circuit`` from the same random state."""
-    from llqm_mitiq.pec import circuit_key, for_mitiq
-    from llqm_mitiq.pec_noise import represent
-    from llqm_mitiq.pec_sampling import sample_indexed
+    from llqm_mitiq.pec.logical import circuit_key, for_mitiq
+    from llqm_mitiq.pec.noise import represent
+    from llqm_mitiq.pec.sampling import sample_indexed
     from qiskit.circuit.library import quantum_volume
 
     circuit = for_mitiq(quantum_volume(4, seed=3).decompose(reps=2))

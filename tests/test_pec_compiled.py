@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from llqm_mitiq.pec_compiled import (
+from llqm_mitiq.pec.compiled import (
     global_noise_level,
     represent_compiled,
     represent_gate,

@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
-from llqm_mitiq.rem import fit_readout
+from llqm_mitiq.rem.combine import fit_readout
 from llqm_qiskit.backends.aer import AerBackend
 from llqm_qiskit.circuits import ghz
 from llqm_qiskit.observables.expectation import parity

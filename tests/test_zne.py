@@ -6,7 +6,7 @@ import warnings
 
 import pytest
 from conftest import run_cli
-from llqm_mitiq.zne import gate_count_shortfalls
+from llqm_mitiq.zne.shortfalls import gate_count_shortfalls
 from llqm_qiskit.backends.aer import AerBackend
 from llqm_qiskit.circuits import ghz
 from llqm_qiskit.observables.expectation import ideal_outcomes
@@ -171,7 +171,7 @@ def test_bad_zne_parameters_get_one_sentence(options, message):
 
 
 def test_folding_after_transpile_scales_the_two_qubit_gates_in_place(backend):
-    from llqm_mitiq.zne import fold_gates
+    from llqm_mitiq.zne.construct import fold_gates
 
     compiled = transpile(ghz(4), backend.device, optimization_level=1, seed_transpiler=3)
     base = compiled.count_ops()["cz"]

@@ -15,7 +15,7 @@ from typing import Any
 
 from llqm_core.plugin import Estimate, Warmup
 
-#: PEC's sampling of the logical circuit (``pec_sampling``), with Mitiq's conversions: per gate
+#: PEC's sampling of the logical circuit (``pec.sampling``), with Mitiq's conversions: per gate
 #: of the circuit and sample (each gate's draw and the sampled circuit's conversion back to
 #: Qiskit), and per gate and chunk (each gate's representation found and handed to Mitiq's
 #: ``sample_sequence``): on five corpus circuits 0.6-6e-4 and 0.3-1.8e-3 s

@@ -14,8 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from llqm_core.hooks.contracts import PipelineData
-from llqm_core.model.checks import flag
+from llqm_core.plugin import PipelineData, flag
 
 #: The counts of one variant's circuits: one per measurement basis of the observable.
 Readout = list[Mapping[str, int]]
@@ -44,6 +43,19 @@ def execute(
         readouts.append(list(counts[start : start + len(circuits)]))
         start += len(circuits)
     return readouts
+
+
+def readout_map(circuit: Any) -> dict[int, int]:
+    """For each classical bit the circuit measures into, the (physical) qubit it reads.
+
+    A bit measured more than once keeps its last measurement, the one its counts show."""
+    readout = {}
+    for instruction in circuit.data:
+        if instruction.operation.name == "measure":
+            readout[circuit.find_bit(instruction.clbits[0]).index] = circuit.find_bit(
+                instruction.qubits[0]
+            ).index
+    return readout
 
 
 def estimate(data: PipelineData, readout: Readout) -> tuple[float, float]:

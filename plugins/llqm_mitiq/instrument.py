@@ -24,6 +24,8 @@ from llqm_core.plugin import (
     values_metrics,
 )
 
+from .zne.shortfalls import gate_count_shortfalls
+
 
 def _module_attribute(module: Any, attribute: str, _original: Any) -> Any:
     """The patched function as the module holds it: what ``mitiq.<attribute>`` forwards to."""
@@ -84,8 +86,6 @@ def _per_scale(scales: list[float], counts: list[int]) -> list[float] | None:
 def _fold_check(technique: _Technique) -> list[str]:
     """``gate_count_shortfalls`` for the circuits run at each scale factor, told apart by what
     the executor was handed (Mitiq's folds) and what reached the backend."""
-    from .zne import gate_count_shortfalls  # imported with Mitiq, not before the program runs
-
     scales = technique.scales
     if not scales:
         return []

@@ -8,18 +8,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from llqm_core.plugin import hookimpl
+from llqm_core.plugin import RegisterInstrumentor, RegisterSection, RegisterStage, hookimpl
 
 if TYPE_CHECKING:
-    from llqm_core.hooks.contracts import PipelineData
+    from llqm_core.plugin import PipelineData
 
 
 @hookimpl
-def llqm_register_stages(register: Callable[..., None]) -> None:
-    from .pec import pec
-    from .rem import rem
+def llqm_register_stages(register: RegisterStage) -> None:
+    from .pec.stage import pec
+    from .rem.stage import rem
     from .unmitigated import unmitigated
-    from .zne import zne
+    from .zne.stage import zne
 
     register(
         "mitigate.none",
@@ -50,7 +50,7 @@ def llqm_register_stages(register: Callable[..., None]) -> None:
 
 
 @hookimpl
-def llqm_register_sections(register: Callable[..., None]) -> None:
+def llqm_register_sections(register: RegisterSection) -> None:
     from .sections import SECTION
 
     register(
@@ -68,7 +68,7 @@ def llqm_postprocess(data: PipelineData) -> dict[str, Any]:
 
 
 @hookimpl
-def llqm_register_instrumentors(register: Callable[..., None]) -> None:
+def llqm_register_instrumentors(register: RegisterInstrumentor) -> None:
     from .instrument import MitiqInstrumentor
 
     register(
@@ -85,9 +85,10 @@ def llqm_register_instrumentors(register: Callable[..., None]) -> None:
 def llqm_reanalyze(
     record: dict[str, Any], options: dict[str, str], decode: Callable[[str], Any]
 ) -> dict[str, Any] | None:
-    """A technique's values again from its kept record (``analysis``)."""
-    from . import analysis
+    """A technique's values again from its kept record (``record``, read by ``reanalysis``)."""
+    from .reanalysis import reanalyze
+    from .record import KIND, load
 
-    if record.get("kind") != analysis.KIND:
+    if record.get("kind") != KIND:
         return None
-    return analysis.reanalyze(analysis.load(record["data"]), options, decode)
+    return reanalyze(load(record["data"]), options, decode)

@@ -13,11 +13,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from llqm_core.hooks.contracts import MITIGATION, PipelineData, SectionPlan, StageUse
-from llqm_core.model.errors import UserError
-from llqm_core.pipeline import registries
-from llqm_core.pipeline.policies import decide, foresee
-from llqm_core.pipeline.sections import features
+from llqm_core import UserError
+from llqm_core.plugin import (
+    MITIGATION,
+    PipelineData,
+    SectionPlan,
+    StageUse,
+    check_options,
+    decide,
+    features,
+    foresee,
+    lookup,
+    registered,
+)
 
 PREFIX = "mitigate."
 NO_MITIGATION = "none"
@@ -26,9 +34,7 @@ NO_MITIGATION = "none"
 def techniques() -> list[str]:
     """The registered techniques: every stage named ``mitigate.<technique>``, of any plugin."""
     return sorted(
-        name.removeprefix(PREFIX)
-        for name in registries.registered("stage")
-        if name.startswith(PREFIX)
+        name.removeprefix(PREFIX) for name in registered("stage") if name.startswith(PREFIX)
     )
 
 
@@ -38,13 +44,15 @@ def _check_keys(technique: str, options: dict[str, Any]) -> None:
     sentence the selected technique's table gets."""
     stage = PREFIX + technique
     try:
-        registries.check_options(registries.lookup("stage", stage), options, f"stage {stage!r}")
+        check_options(lookup("stage", stage), options, f"stage {stage!r}")
     except UserError as exc:
         raise ValueError(f"in [mitigation.{technique}]: {exc}") from None
 
 
-@dataclass(frozen=True)
+@dataclass
 class MitigationSection:
+    """``[mitigation]``: the techniques its ``technique`` names, in order (a ``Section``)."""
+
     order: int
 
     def build(self, table: dict[str, Any]) -> SectionPlan:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from llqm_core.hooks.contracts import PipelineData, StepSpec
+from llqm_core.plugin import PipelineData, StepSpec
 
-from . import analysis
 from .costs import unmitigated_estimate
 from .execution import estimate, execute, last_only, raw_estimate
+from .record import keep
 
 
 def unmitigated(*, inner: bool = False) -> StepSpec:
@@ -18,7 +18,7 @@ def unmitigated(*, inner: bool = False) -> StepSpec:
         (readout,) = execute(data, [data["compiled"]], data["shots"], seed=data["seed"])
         raw, raw_error = raw_estimate(data, readout)
         value, error = estimate(data, readout)
-        analysis.keep(
+        keep(
             data,
             "none",
             [readout],

@@ -1,32 +1,25 @@
-"""A technique's record of how it read its counts, and the re-analysis that reads them again.
+"""A run's values again from its kept record (``record``), with options changed: ``llqm reanalyze``.
 
-Every technique ends by keeping a ``mitiq.analysis`` result on its last task: the observable
-(its ``spec()``), which kept counts it read (references into the ``execute`` tasks' kept jobs,
-never a second copy), the readout calibration's counts when readout mitigation ran, and its
-options. ``reanalyze`` recomputes the run's values from that record alone, with options
-changed (``llqm reanalyze``): the same code that computed them first, so the original options
-give the original values exactly. What would need new jobs is refused in one sentence.
+``reanalyze`` recomputes the values from the record alone with the same code that computed
+them first (each technique's ``combine`` module), so the original options give the original
+values exactly. What would need new jobs is refused in one sentence.
 """
 
 from __future__ import annotations
 
-import json
 import math
-import time
-import zlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-import llqm_core
-from llqm_core.hooks.plugins import loaded_plugins
-from llqm_core.runtime.kept import references
+from llqm_core.plugin import loaded_plugins
 
-from .execution import Readout
+from .execution import Readout, sum_readouts
+from .pec.combine import combined
+from .rem.combine import fit_readout
+from .zne.combine import extrapolation, propagated_error
 
-KIND = "mitiq.analysis"
-TECHNIQUES = ("none", "rem", "zne", "pec")
 #: Options a re-analysis cannot take, with what they would need.
 NEEDS_NEW_JOBS = {
     "shots": "more shots need new jobs",
@@ -83,52 +76,6 @@ def check_file_paths(record: dict[str, Any], options: dict[str, str]) -> None:
             f"turn readout mitigation on or off ({' or '.join(allowed)})."
         )
     options.setdefault("rem", "on" if "rem" in parts else "off")
-
-
-def rem_record(readout_map: Mapping[int, int]) -> dict[str, Any]:
-    """What readout mitigation leaves for the record; its counts are named once they are in."""
-    return {"readout_map": {str(b): q for b, q in readout_map.items()}, "counts": None}
-
-
-def keep(
-    data: Mapping[str, Any],
-    technique: str,
-    variants: Sequence[Readout],
-    options: dict[str, Any],
-    values: dict[str, Any],
-) -> bool:
-    """Keep the technique's record on the current task; False when there is none to keep on,
-    or the counts it read were not kept (keeping off, or over the run's cap)."""
-    task = llqm_core.current_task()
-    spec = getattr(data.get("observable"), "spec", None)
-    if task is None or spec is None or not variants:
-        return False
-    started = time.perf_counter()
-    refs = references([c for readout in variants for c in readout])
-    rem = data.get("rem_record")
-    if refs is None or (rem is not None and rem["counts"] is None):
-        return False
-    record = {
-        "technique": technique,
-        "observable": spec(),
-        "bases": len(variants[0]),
-        "variants": len(variants),
-        "counts": refs,
-        "rem": rem,
-        "options": options,
-        "ideal_value": data.get("ideal_value"),
-        "ideal_method": data.get("ideal_method"),
-        "values": values,
-    }
-    raw = json.dumps(record, separators=(",", ":")).encode()
-    kept = task.keep_result(KIND, zlib.compress(raw, 6), len(raw), {"technique": technique})
-    spent = task.metrics.get("results.keep_s", 0.0) + time.perf_counter() - started
-    task.annotate({"results.keep_s": spent})
-    return kept
-
-
-def load(data: bytes) -> dict[str, Any]:
-    return json.loads(zlib.decompress(data))
 
 
 def _resolve(refs: Sequence[Sequence[Any]], decode: Callable[[str], Any]) -> list[Any]:
@@ -237,8 +184,6 @@ class _Plan:
         self.seed = 0 if seed is None else _whole(seed, "bootstrap.seed", 0)
 
     def _zne_options(self, options: dict[str, str]) -> None:
-        from .zne import extrapolation
-
         run = self.record["options"]
         measured = run["scale_factors"]
         scales = measured
@@ -288,9 +233,6 @@ class _Plan:
 
     def compute(self, variants: list[Readout], calibration: list[Any] | None) -> dict[str, Any]:
         """The values the technique gives from these counts (the kept ones, or a resample)."""
-        from .rem import fit_readout
-        from .zne import propagated_error
-
         observable = self.observable
         inverse = None
         if self.rem and calibration is not None:
@@ -327,17 +269,11 @@ class _Plan:
                 "unmitigated_error": raw_error,
                 "zne_values": values,
             }
-        from mitiq.pec import combine_results
-
-        from .execution import sum_readouts
-
         samples = options["samples"]
         used = self.pec_samples or samples
         norm, signs = options["norm"], options["signs"][:used]
         values = [estimate(r)[0] for r in variants[:used]]
-        value = float(combine_results(values, norm, signs))
-        estimators = [norm * s * v for s, v in zip(signs, values)]
-        error = float(np.std(estimators) / np.sqrt(used))
+        value, error = combined(values, norm, signs)
         raw, raw_error = observable.estimate(sum_readouts(variants[samples:]))
         return {
             "value": value,

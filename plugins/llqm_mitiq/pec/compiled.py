@@ -1,6 +1,6 @@
 """PEC on the compiled circuit: Paulis sampled into the transpiled circuit, no sample transpiled again.
 
-More in docs/modules.md (``llqm_mitiq.pec_compiled``).
+More in docs/modules.md (``llqm_mitiq.pec.compiled``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from qiskit import QuantumCircuit
 from qiskit.circuit import CircuitInstruction
 from qiskit.circuit.library import get_standard_gate_name_mapping
 
-from .native import X_WAYS, Z_WAYS, lacking_said, target_of, ways_said, without, x_gates, z_gates
+from ..native import X_WAYS, Z_WAYS, lacking_said, target_of, ways_said, without, x_gates, z_gates
 
 if TYPE_CHECKING:  # Mitiq and Cirq are imported where a gate is represented, not at load
     import cirq
@@ -222,3 +222,22 @@ def sample_compiled(
         signs.append(-1 if negative % 2 else 1)
         keys.append(tuple(events))
     return circuits, signs, keys
+
+
+@dataclass
+class CompiledSampler:
+    """Draws chunks of samples of the compiled circuit from its native gates' representations."""
+
+    represented: CompiledRepresentation
+    generator: np.random.Generator
+    compiled: bool = True  #: its samples are compiled circuits: none is transpiled again
+
+    @property
+    def gamma(self) -> float:
+        """The one-norm of the circuit's representation."""
+        return self.represented.gamma
+
+    def sample(self, size: int) -> tuple[list[QuantumCircuit], list[int], list[tuple], float]:
+        """``size`` samples, their signs, what each inserted and the norm."""
+        circuits, signs, keys = sample_compiled(self.represented, self.generator, size)
+        return circuits, signs, keys, self.gamma
