@@ -120,9 +120,6 @@ from .runtime.warmup import first_call, work_stopwatch
 # Re-exported by name (``X as X``), not yet in ``__all__``: its functions need an Args section.
 from .model.checks import flag as flag
 from .model.checks import whole as whole
-from .model.errors import warn as warn
-from .pipeline.policies import foresee as foresee
-from .pipeline.reactive import calibration_in_force as calibration_in_force
 from .pipeline.registries import check_options as check_options
 from .pipeline.sections import features as features
 from .runtime.kept import references as references
