@@ -158,3 +158,46 @@ __all__ = [
     "value_metrics",
     "values_metrics",
 ]
+
+# --- For workflow-engine adapters (llqm_prefect): the parts of the core they drive beyond the
+# names above (the report of a run for the engine's UI, relaying rows from workers, running a
+# pipeline file's steps as the engine's tasks). Kept apart so other blocks can grow beside it.
+from .analysis.report import (  # noqa: E402
+    STAGE_COLUMNS,
+    bottleneck_sentence,
+    build_report,
+    stage_rows,
+    stages_caption,
+)
+from .analysis.summary import CACHE_KEY, FIDELITY_FIGURES  # noqa: E402
+from .model.errors import warn  # noqa: E402
+from .pipeline.file import Pipeline, Step, StepCallback, run_in_order  # noqa: E402
+from .pipeline.registries import apply_step  # noqa: E402
+from .runtime.active_run import StoreArg  # noqa: E402
+from .runtime.instrumentation import switched_on  # noqa: E402
+from .store.profile_store import is_database_url  # noqa: E402
+from .store.relay import RelayStore, deliver, read_message  # noqa: E402
+from .telemetry.tracing import telemetry  # noqa: E402
+
+__all__ += [
+    "CACHE_KEY",
+    "FIDELITY_FIGURES",
+    "Pipeline",
+    "RelayStore",
+    "STAGE_COLUMNS",
+    "Step",
+    "StepCallback",
+    "StoreArg",
+    "apply_step",
+    "bottleneck_sentence",
+    "build_report",
+    "deliver",
+    "is_database_url",
+    "read_message",
+    "run_in_order",
+    "stage_rows",
+    "stages_caption",
+    "switched_on",
+    "telemetry",
+    "warn",
+]
