@@ -160,8 +160,9 @@ __all__ = [
 ]
 
 # --- For workflow-engine adapters (llqm_prefect): the parts of the core they drive beyond the
-# names above (the report of a run for the engine's UI, relaying rows from workers, running a
-# pipeline file's steps as the engine's tasks). Kept apart so other blocks can grow beside it.
+# names above (the report of a run for the engine's UI, relaying rows and running tasks' readings
+# from workers, running a pipeline file's steps as the engine's tasks). Kept apart so other blocks
+# can grow beside it.
 from .analysis.report import (  # noqa: E402
     STAGE_COLUMNS,
     bottleneck_sentence,
@@ -175,6 +176,7 @@ from .pipeline.file import Pipeline, Step, StepCallback, run_in_order  # noqa: E
 from .pipeline.registries import apply_step  # noqa: E402
 from .runtime.active_run import StoreArg  # noqa: E402
 from .runtime.instrumentation import switched_on  # noqa: E402
+from .store.in_flight import InFlightKeeper  # noqa: E402
 from .store.profile_store import is_database_url  # noqa: E402
 from .store.relay import RelayStore, deliver, read_message  # noqa: E402
 from .telemetry.tracing import telemetry  # noqa: E402
@@ -182,6 +184,7 @@ from .telemetry.tracing import telemetry  # noqa: E402
 __all__ += [
     "CACHE_KEY",
     "FIDELITY_FIGURES",
+    "InFlightKeeper",
     "Pipeline",
     "RelayStore",
     "STAGE_COLUMNS",

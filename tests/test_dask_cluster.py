@@ -164,3 +164,66 @@ def test_dask_workers_on_other_hosts_profile_every_task_into_the_flows_run(tmp_p
         assert span["traceId"] == run.trace_id and span["parentSpanId"] == t.parent_span_id
         assert prefect_span is not None and prefect_span["traceId"] == run.trace_id
         assert prefect_span["name"].startswith(t.name)
+
+
+KILLED_MID_TASK = """
+import sys
+import time
+
+from llqm_prefect import profiled
+from llqm_prefect.published import PublishedRun
+from prefect import flow, task
+from prefect_dask import DaskTaskRunner
+
+PublishedRun.store_is_here = lambda self: False  # the workers relay, as on another host
+
+
+@task
+def linger() -> None:
+    print("running", flush=True)
+    time.sleep(60)
+
+
+@profiled(store=sys.argv[1], artifact=False)
+@flow(task_runner=DaskTaskRunner(
+    cluster_kwargs={"n_workers": 1, "threads_per_worker": 1, "processes": False}
+))
+def killed() -> None:
+    linger.submit().result()
+
+
+killed()
+"""
+
+
+def test_a_relayed_task_running_when_the_flows_process_is_killed_shows_with_its_readings(
+    tmp_path,
+):
+    """A worker that relays its rows sends its running tasks' readings back too: after a kill
+    of the flow's process, the task it was running is in the run, running at exit, with them."""
+    import signal
+    import subprocess
+    import sys
+
+    from prefect.settings import PREFECT_API_URL
+
+    store_path = tmp_path / "profiles.sqlite"
+    process = subprocess.Popen(
+        [sys.executable, "-c", KILLED_MID_TASK, str(store_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value()},
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().strip() == "running", process.stderr.read()
+        time.sleep(3)  # the worker's readings of a second at most come back meanwhile
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+    store = llqm.ProfileStore(store_path, readonly=True)
+    run = store.run()
+    [linger] = [t for t in store.tasks(run.id) if t.name == "linger"]
+    assert linger.status is llqm.TaskStatus.RUNNING_AT_EXIT
+    assert linger.profile.wall_s >= 1.0 and linger.profile.peak_rss_bytes > 0

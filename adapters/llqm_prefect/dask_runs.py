@@ -20,6 +20,7 @@ from llqm_core.plugin import deliver, finish_task, read_message, recording, star
 from .dask_worker import JoinRun
 from .names import FLOW_RUN_ID, WORKER_START
 from .published import PublishedRun
+from .readings import IN_FLIGHT, KeptReadings
 from .task_runs import adopt_relayed_task
 
 
@@ -30,10 +31,15 @@ class _Receiver:
     def __init__(self, active: llqm_core.ActiveRun) -> None:
         self.active = active
         self.warned = False
+        self.readings = KeptReadings(active.store) if active.store is not None else None
 
     def __call__(self, event: tuple[float, Any]) -> None:
         _, message = event
         try:
+            if isinstance(message, dict) and message.get("call") == IN_FLIGHT:
+                if self.readings is not None:
+                    self.readings.keep(message)
+                return
             call, record = read_message(message)
             if isinstance(record, TaskRecord):
                 adopt_relayed_task(self.active, record)
@@ -92,7 +98,8 @@ def publish_run(
     name = f"llqm-prefect-{active.id}"
     record_cluster_start(active, client)
     # Subscribed first: the scheduler takes the subscription before any task submitted after it.
-    client.subscribe_topic(published.topic, _Receiver(active))
+    receiver = _Receiver(active)
+    client.subscribe_topic(published.topic, receiver)
     client.register_plugin(JoinRun(published), name=name)
 
     def withdraw() -> None:
@@ -101,5 +108,7 @@ def publish_run(
             client.unsubscribe_topic(published.topic)
         except Exception:  # the cluster is going away with the flow: nothing is left to withdraw
             pass
+        if receiver.readings is not None:  # the run ends: none of its tasks runs any more
+            receiver.readings.remove()
 
     return withdraw

@@ -15,9 +15,10 @@ from typing import Any
 
 import llqm_core
 from llqm_core import Profile, ProfileStore, RunRecord, StoreError
-from llqm_core.plugin import RelayStore, finish_task, is_database_url, recording, start_task
+from llqm_core.plugin import finish_task, is_database_url, recording, start_task
 
 from .names import FLOW_RUN_ID, WORKER_START
+from .readings import RelayWithReadings
 
 
 @dataclass(frozen=True)
@@ -121,4 +122,4 @@ def _store_for(entry: _Published) -> ProfileStore:
         except StoreError:  # a database this worker cannot reach: its rows go back instead
             pass
     send = functools.partial(entry.worker.log_event, published.topic)
-    return RelayStore(send, published.store_path)
+    return RelayWithReadings(send, published.store_path, str(entry.worker.address))
