@@ -97,7 +97,12 @@ def test_a_two_process_local_cluster_flow_is_quiet_and_its_tasks_cover_the_run(t
         cwd=tmp_path,
     )
     assert done.returncode == 0 and done.stdout.split() == ["15"], done.stderr
-    assert "Traceback" not in done.stderr, done.stderr
+    # Dask itself may log a CommClosedError as the cluster closes (without LLQM too: 1 flow in
+    # 4 on 2 busy cores); any other traceback is a failure
+    assert done.stderr.count("Traceback") == done.stderr.count(
+        "distributed.comm.core.CommClosedError"
+    ), done.stderr
+    assert "database is locked" not in done.stderr, done.stderr
     assert done.stderr.count("Starting temporary server") == 1, done.stderr  # the flow's alone
     store = llqm.ProfileStore(store_path, readonly=True)
     run = store.run()
