@@ -8,8 +8,10 @@ instrumentation; measuring; values, option checks and hardware; pipelines, shape
 figures. docs/hooks.md documents the hooks and contracts.
 """
 
+from .analysis.report import build_report
+from .analysis.report_words import STAGE_COLUMNS, bottleneck_sentence, stage_rows, stages_caption
+from .analysis.summary import CACHE_KEY, FIDELITY_FIGURES, lookup_metrics, step_costs
 from .analysis.summary import fidelity as run_fidelity
-from .analysis.summary import lookup_metrics, step_costs
 from .hooks.contracts import (
     DECISION_POINTS,
     EXECUTE_BATCH,
@@ -78,6 +80,7 @@ from .model.units import format_seconds
 from .model.values import number, value_metrics, values_metrics
 from .model.warmup import Warmup, is_warmup
 from .pipeline import parse_pipeline, run_pipeline
+from .pipeline.file import Pipeline, Step, StepCallback, run_in_order
 from .pipeline.fit import memory_limit
 from .pipeline.paths import resolve as resolve_path
 from .pipeline.policies import (
@@ -91,7 +94,7 @@ from .pipeline.policies import (
 )
 from .pipeline.policies import record as record_decision
 from .pipeline.reactive import calibration_in_force
-from .pipeline.registries import create, lookup, registered, run_stage, run_step
+from .pipeline.registries import apply_step, create, lookup, registered, run_stage, run_step
 from .pipeline.sections import section_shots
 from .pipeline.shapes import describe as describe_shape
 from .pipeline.shapes import run_shape
@@ -104,6 +107,7 @@ from .runtime.instrumentation import (
     is_suppressed,
     recording,
     suppressed,
+    switched_on,
 )
 from .runtime.kept import KEPT_AT
 from .runtime.measure import HOST
@@ -113,6 +117,10 @@ from .runtime.sampler import set_sample_interval
 from .runtime.tasks import finish_task, record_past_task
 from .runtime.thread_ids import native_thread_id
 from .runtime.warmup import first_call, work_stopwatch
+from .store.in_flight import InFlightKeeper
+from .store.profile_store import is_database_url
+from .store.relay import RelayStore, deliver, read_message
+from .telemetry.tracing import telemetry
 
 # isort: split
 # What llqm_mitiq needs besides the names above: option checks, warnings, foreseeing policies,
@@ -254,4 +262,25 @@ __all__ = [
     "CachedValue",
     "ValueCodec",
     "KEPT_AT",
+    # for workflow-engine adapters (llqm_prefect): a run's report for the engine's UI, rows and
+    # running tasks' readings relayed from workers, a pipeline file's steps as the engine's tasks
+    "build_report",
+    "bottleneck_sentence",
+    "stage_rows",
+    "stages_caption",
+    "STAGE_COLUMNS",
+    "CACHE_KEY",
+    "FIDELITY_FIGURES",
+    "Pipeline",
+    "Step",
+    "StepCallback",
+    "run_in_order",
+    "apply_step",
+    "switched_on",
+    "InFlightKeeper",
+    "is_database_url",
+    "RelayStore",
+    "deliver",
+    "read_message",
+    "telemetry",
 ]

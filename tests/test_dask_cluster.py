@@ -42,7 +42,7 @@ def test_workers_told_the_store_is_elsewhere_send_every_task_back_through_dask(
     """The fast variant: the same relay through Dask's event stream, with in-process workers
     told that the store is not on their host (the slow test below makes that true)."""
     import prefect.task_engine
-    from llqm_prefect import dask_runs, workers
+    from llqm_prefect import attach, dask_runs
     from prefect_dask import DaskTaskRunner
     from workflows import remote_flow
 
@@ -66,20 +66,25 @@ def test_workers_told_the_store_is_elsewhere_send_every_task_back_through_dask(
     assert remote_flow(runner, store_path)(4) == 0 + 1 + 4 + 9
     store = llqm.ProfileStore(store_path, readonly=True)
     run = store.run()
-    tasks = store.tasks(run.id)  # read as the flow returns: the rows came before the results
+    every = store.tasks(run.id)  # read as the flow returns: the rows came before the results
+    assert all(t.status is llqm.TaskStatus.COMPLETED for t in every)
+    # the cluster's start in the flow's process, each worker's (relayed), and the work
+    started = sorted(t.name for t in every if t.stage == "worker.start")
+    assert started == ["dask.cluster", "worker.start", "worker.start"], delivered
+    tasks = [t for t in every if t.stage != "worker.start"]
     assert sorted(t.name for t in tasks) == ["crunch"] * 4 + ["gather"]
-    assert all(t.status is llqm.TaskStatus.COMPLETED for t in tasks)
     [gather] = [t for t in tasks if t.name == "gather"]
     assert sorted(gather.depends_on) == sorted(t.id for t in tasks if t.name == "crunch")
     assert {t.trace_id for t in tasks} == {run.trace_id}
     assert all(t.parent_span_id not in (None, run.span_id) for t in tasks)
     # each task's start and end came back as Dask events
+    relayed = [t for t in every if t.name != "dask.cluster"]
     assert sorted(i for call, i in delivered if call == "finish_task") == sorted(
-        t.id for t in tasks
+        t.id for t in relayed
     )
-    assert {i for call, i in delivered if call == "start_task"} == {t.id for t in tasks}
+    assert {i for call, i in delivered if call == "start_task"} == {t.id for t in relayed}
     # the run was withdrawn from the workers at its end
-    assert not any(key[0] == run.config["prefect.flow_run_id"] for key in workers._attached)
+    assert not any(key[0] == run.config["prefect.flow_run_id"] for key in attach._attached)
 
 
 def test_dask_workers_write_a_postgresql_store_themselves(postgres_cluster, monkeypatch):
@@ -98,8 +103,8 @@ def test_dask_workers_write_a_postgresql_store_themselves(postgres_cluster, monk
     assert remote_flow(runner, database)(4) == 0 + 1 + 4 + 9
     store = llqm.ProfileStore(database, readonly=True)
     run = store.run()
-    tasks = store.tasks(run.id)
-    assert sorted(t.name for t in tasks) == ["crunch"] * 4 + ["gather"]
+    tasks = [t for t in store.tasks(run.id) if t.name != "dask.cluster"]  # the flow's own
+    assert sorted(t.name for t in tasks) == ["crunch"] * 4 + ["gather"] + ["worker.start"] * 2
     assert all(t.status is llqm.TaskStatus.COMPLETED for t in tasks)
     assert all(t.profile.pid != os.getpid() for t in tasks)  # written by the workers
     assert relayed == [] and run.status is llqm.RunStatus.COMPLETED
@@ -123,7 +128,8 @@ def test_dask_workers_on_other_hosts_profile_every_task_into_the_flows_run(tmp_p
             pids, hosts = client.run(os.getpid), client.run(socket.gethostname)
         store = llqm.ProfileStore(store_path, readonly=True)
         run = store.run()
-        tasks = store.tasks(run.id)
+        every = store.tasks(run.id)
+        tasks = [t for t in every if t.stage != "worker.start"]
         deadline = time.monotonic() + 60  # the workers' exporters send within a second
         while not {t.id for t in tasks} <= set(spans := _exported(remote_cluster.spans)):
             assert time.monotonic() < deadline, "the workers' task spans were not exported"
@@ -134,6 +140,11 @@ def test_dask_workers_on_other_hosts_profile_every_task_into_the_flows_run(tmp_p
     crunched = [t for t in tasks if t.name == "crunch"]
     [gather] = [t for t in tasks if t.name == "gather"]
     assert len(crunched) == 4 and len(tasks) == 5
+    # the cluster's start-up: the flow's wait for it, and each worker's readiness for the run
+    started = {t.name: t for t in every if t.stage == "worker.start"}
+    assert started["dask.cluster"].profile.host == socket.gethostname()
+    workers_started = [t for t in every if t.name == "worker.start"]
+    assert {(t.profile.pid, t.profile.host) for t in workers_started} == where
     # every task is in the run with the pid and host of the worker that ran it
     assert all((t.profile.pid, t.profile.host) in where for t in tasks)
     assert all(t.status is llqm.TaskStatus.COMPLETED and t.stage == "compute" for t in crunched)
@@ -153,3 +164,66 @@ def test_dask_workers_on_other_hosts_profile_every_task_into_the_flows_run(tmp_p
         assert span["traceId"] == run.trace_id and span["parentSpanId"] == t.parent_span_id
         assert prefect_span is not None and prefect_span["traceId"] == run.trace_id
         assert prefect_span["name"].startswith(t.name)
+
+
+KILLED_MID_TASK = """
+import sys
+import time
+
+from llqm_prefect import profiled
+from llqm_prefect.published import PublishedRun
+from prefect import flow, task
+from prefect_dask import DaskTaskRunner
+
+PublishedRun.store_is_here = lambda self: False  # the workers relay, as on another host
+
+
+@task
+def linger() -> None:
+    print("running", flush=True)
+    time.sleep(60)
+
+
+@profiled(store=sys.argv[1], artifact=False)
+@flow(task_runner=DaskTaskRunner(
+    cluster_kwargs={"n_workers": 1, "threads_per_worker": 1, "processes": False}
+))
+def killed() -> None:
+    linger.submit().result()
+
+
+killed()
+"""
+
+
+def test_a_relayed_task_running_when_the_flows_process_is_killed_shows_with_its_readings(
+    tmp_path,
+):
+    """A worker that relays its rows sends its running tasks' readings back too: after a kill
+    of the flow's process, the task it was running is in the run, running at exit, with them."""
+    import signal
+    import subprocess
+    import sys
+
+    from prefect.settings import PREFECT_API_URL
+
+    store_path = tmp_path / "profiles.sqlite"
+    process = subprocess.Popen(
+        [sys.executable, "-c", KILLED_MID_TASK, str(store_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value()},
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().strip() == "running", process.stderr.read()
+        time.sleep(3)  # the worker's readings of a second at most come back meanwhile
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+    store = llqm.ProfileStore(store_path, readonly=True)
+    run = store.run()
+    [linger] = [t for t in store.tasks(run.id) if t.name == "linger"]
+    assert linger.status is llqm.TaskStatus.RUNNING_AT_EXIT
+    assert linger.profile.wall_s >= 1.0 and linger.profile.peak_rss_bytes > 0

@@ -124,7 +124,7 @@ EXTENSIONS = [
 CORE_FACES = {"llqm_core", "llqm_core.plugin"}
 #: Packages that still import inside the core, until the branches narrowing them are merged
 #: (llqm_mitiq's subpackages, the Prefect adapter's); the lead empties this set then.
-NOT_YET = {"llqm_prefect"}
+NOT_YET: set[str] = set()
 
 
 def core_imports(path: Path) -> list[tuple[int, str]]:
@@ -274,8 +274,6 @@ IMPORT_ROOTS = {ROOT: ("llqm_core",), ROOT / "plugins": PLUGINS, ROOT / "adapter
 #: Import circles outside the core that other changes are breaking as this one lands (issue 50),
 #: each by its modules exactly: empty it as they go. A circle of the core never goes here.
 KNOWN_CIRCLES_ELSEWHERE = [
-    # llqm_prefect: the instrumentor and the Dask workers' runs import each other in functions
-    {"llqm_prefect.dask_runs", "llqm_prefect.instrument", "llqm_prefect.workers"},
 ]
 
 

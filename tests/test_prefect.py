@@ -224,8 +224,14 @@ def test_profiled_refuses_anything_but_a_prefect_flow():
         profiled(lambda: None)
 
 
-def check_distributed_run(store_path):
-    run, tasks = run_tasks(store_path)
+def check_distributed_run(store_path, workers=0):
+    """``workers``: the Dask workers whose start-up is in the run (none for a process pool)."""
+    run, every = run_tasks(store_path)
+    started = [t for t in every if t.stage == "worker.start"]
+    tasks = [t for t in every if t.stage != "worker.start"]
+    # on Dask, the cluster's start as the flow waited for it, and each worker's for the run
+    expected = ["dask.cluster", *["worker.start"] * workers] if workers else []
+    assert sorted(t.name for t in started) == expected
     assert run.status is llqm.RunStatus.COMPLETED
     crunched = [t for t in tasks if t.name == "crunch"]
     gather = next(t for t in tasks if t.name == "gather")
@@ -258,7 +264,7 @@ def test_dask_local_cluster_workers_profile_their_tasks_into_the_same_run(store_
         cluster_kwargs={"n_workers": 2, "threads_per_worker": 1, "processes": True}
     )
     assert distributed_flow(runner, store_path)(4) == 0 + 1 + 4 + 9
-    check_distributed_run(store_path)
+    check_distributed_run(store_path, workers=2)
 
 
 def test_the_prefect_example_flow_profiles_each_quantum_stage(store_path):
@@ -307,7 +313,7 @@ def test_an_existing_dask_cluster_given_by_address_works_the_same_way(store_path
     ) as cluster:
         runner = DaskTaskRunner(address=cluster.scheduler_address)
         assert distributed_flow(runner, store_path)(4) == 0 + 1 + 4 + 9
-    check_distributed_run(store_path)
+    check_distributed_run(store_path, workers=2)
 
 
 def test_a_pipeline_file_runs_as_a_profiled_prefect_flow(store_path):
@@ -380,7 +386,9 @@ def test_a_dask_worker_that_dies_mid_task_leaves_the_run_failed_and_the_finished
     run = store.runs()[0]
     assert run.status in (llqm.RunStatus.FAILED, llqm.RunStatus.INTERRUPTED)
     tasks = store.tasks(run.id)
-    finished = [t for t in tasks if t.status is llqm.TaskStatus.COMPLETED]
+    finished = [
+        t for t in tasks if t.status is llqm.TaskStatus.COMPLETED and t.stage != "worker.start"
+    ]
     assert len(finished) >= 3 and all(
         t.profile.pid != os.getpid() and t.profile.wall_s > 0 for t in finished
     )

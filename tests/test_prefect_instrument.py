@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 
 import pytest
@@ -131,3 +132,21 @@ def test_llqm_profile_of_a_plain_flow_records_its_task_runs(tmp_path):
         "compile_for_manila",
         "compile_for_manila",
     ]
+
+
+def test_llqm_profile_quiets_the_temporary_prefect_server_of_a_plain_flow(monkeypatch):
+    """Under ``llqm profile`` a plain flow's temporary server (and its workers') runs without
+    Prefect's analytics, whose heartbeat printed "database is locked" tracebacks, as a
+    ``@profiled`` flow's does; a variable the user set wins, and a server of theirs is left be."""
+    from llqm_prefect.plugin import PrefectWhenImported
+
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    monkeypatch.delenv("PREFECT_SERVER_ANALYTICS_ENABLED", raising=False)
+    watcher = PrefectWhenImported()
+    watcher.instrument()
+    watcher.uninstrument()
+    assert os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] == "false"
+    monkeypatch.setenv("PREFECT_SERVER_ANALYTICS_ENABLED", "true")
+    watcher.instrument()
+    watcher.uninstrument()
+    assert os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] == "true"

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from llqm_core.analysis.report_words import (
+from llqm_core.plugin import (
+    FIDELITY_FIGURES,
     STAGE_COLUMNS,
     bottleneck_sentence,
     stage_rows,
     stages_caption,
 )
-from llqm_core.analysis.summary import FIDELITY_FIGURES
 
 #: The most tasks the artifact lists (those with the most own time): a page of 10^5 rows is
 #: what Prefect's UI cannot show.

@@ -1,101 +1,27 @@
 """Dask workers on any host: each LLQM run is published to the flow's cluster, and workers that
 cannot reach its store send their rows back as Dask events, since a team's workers rarely share
-the store's file system (docs/architecture.md, "Dask workers on other hosts").
+the store's file system (docs/architecture.md, "Dask workers on other hosts"). This is the flow
+process's side; ``dask_worker`` is the workers'.
 """
 
 from __future__ import annotations
 
-import functools
 import os
 import socket
 import threading
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import llqm_core
-from llqm_core.model.errors import StoreError, warn
-from llqm_core.model.records import RunRecord, TaskRecord
-from llqm_core.store.profile_store import ProfileStore, is_database_url
-from llqm_core.store.relay import RelayStore, deliver, read_message
+from llqm_core import Profile, TaskRecord
+from llqm_core.plugin import deliver, finish_task, read_message, recording, start_task, warn
 
-from .instrument import adopt_relayed_task
-from .workers import FLOW_RUN_ID, forget_attached, instrument_this_process
-
-try:
-    from distributed.diagnostics.plugin import WorkerPlugin
-except ImportError:  # the 'dask' extra is not installed
-    WorkerPlugin = object  # type: ignore[assignment,misc]
-
-
-@dataclass(frozen=True)
-class PublishedRun:
-    """What a worker needs to join a run without its store: the run, the store's place, the way back."""
-
-    run: RunRecord
-    flow_run_id: str
-    store_path: str  # a file's path, or a database's URL (workers connect to it themselves)
-    store_host: str
-    topic: str
-
-    def store_is_here(self) -> bool:
-        """The store may be written from this process: a database (over the network), or a
-        file on this host that is there."""
-        if is_database_url(self.store_path):
-            return True
-        return socket.gethostname() == self.store_host and os.path.exists(self.store_path)
-
-
-#: In a worker: the runs published to it, by Prefect flow run id, with the worker that sends.
-_published: dict[str, tuple[PublishedRun, Any]] = {}
-_published_lock = threading.Lock()
-_in_dask_worker = False  # set once a run was published to this process
-
-
-def in_dask_worker() -> bool:
-    """Whether this process is a Dask worker that was told of a run: there, a flow run that is
-    not published (any more) has no store to guess at."""
-    return _in_dask_worker
-
-
-def worker_store(flow_run_id: str) -> tuple[RunRecord, ProfileStore] | None:
-    """In a Dask worker: the run of a published flow run and the store to join it with (the
-    store itself where it is here and holds the run, else a relay to it); None when no run
-    was published for that flow run (a process-pool worker, or a flow not on Dask)."""
-    with _published_lock:
-        published, worker = _published.get(flow_run_id, (None, None))
-    if published is None or worker is None:
-        return None
-    if published.store_is_here():
-        try:
-            store = llqm_core.open_store(published.store_path)
-            if store.find_run(FLOW_RUN_ID, flow_run_id) is not None:
-                return published.run, store
-        except StoreError:  # a database this worker cannot reach: its rows go back instead
-            pass
-    send = functools.partial(worker.log_event, published.topic)
-    return published.run, RelayStore(send, published.store_path)
-
-
-class JoinRun(WorkerPlugin):
-    """Instruments every worker of the flow's cluster, present and future, and tells it the run."""
-
-    idempotent = False
-
-    def __init__(self, published: PublishedRun) -> None:
-        self.published = published
-
-    def setup(self, worker: Any) -> None:
-        global _in_dask_worker
-        instrument_this_process()
-        _in_dask_worker = True
-        with _published_lock:
-            _published[self.published.flow_run_id] = (self.published, worker)
-
-    def teardown(self, worker: Any) -> None:
-        with _published_lock:
-            _published.pop(self.published.flow_run_id, None)
-        forget_attached(self.published.flow_run_id)
+from .dask_worker import JoinRun
+from .names import FLOW_RUN_ID, WORKER_START
+from .published import PublishedRun
+from .readings import IN_FLIGHT, KeptReadings
+from .task_runs import adopt_relayed_task
 
 
 class _Receiver:
@@ -105,10 +31,15 @@ class _Receiver:
     def __init__(self, active: llqm_core.ActiveRun) -> None:
         self.active = active
         self.warned = False
+        self.readings = KeptReadings(active.store) if active.store is not None else None
 
     def __call__(self, event: tuple[float, Any]) -> None:
         _, message = event
         try:
+            if isinstance(message, dict) and message.get("call") == IN_FLIGHT:
+                if self.readings is not None:
+                    self.readings.keep(message)
+                return
             call, record = read_message(message)
             if isinstance(record, TaskRecord):
                 adopt_relayed_task(self.active, record)
@@ -120,9 +51,34 @@ class _Receiver:
                 warn(f"a Dask worker's profile rows for run {self.active.id} were not kept: {exc}")
 
 
-def publish_run(task_runner: Any, active: llqm_core.ActiveRun) -> Callable[[], None] | None:
-    """On a ``DaskTaskRunner``: publish the run to the cluster's workers and keep what they send
-    back; returns what withdraws both at the run's end (None for any other task runner)."""
+def record_cluster_start(active: llqm_core.ActiveRun, client: Any) -> None:
+    """The flow run's time before its body, in which Prefect started the Dask cluster (or
+    connected to one), as a task: ``dask.cluster``, timed from the flow run's start to now. Its
+    wall alone: the work was the cluster's processes', not this one's."""
+    end_ns = time.time_ns()
+    start_ns = min(active.record.start_ns, end_ns)
+    handle = start_task("dask.cluster", WORKER_START, run=active, activate=False)
+    with recording("a Dask cluster's start-up", handle):
+        info = client.scheduler_info()
+        handle.annotate(
+            {"dask.scheduler": info.get("address"), "dask.workers": len(info.get("workers", {}))}
+        )
+    profile = Profile(
+        wall_s=(end_ns - start_ns) / 1e9,
+        pid=os.getpid(),
+        host=socket.gethostname(),
+        thread=threading.get_native_id(),
+        readings="light",
+    )
+    finish_task(handle, timed=(start_ns, end_ns, profile))
+
+
+def publish_run(
+    task_runner: Any, active: llqm_core.ActiveRun, api_url: str | None = None
+) -> Callable[[], None] | None:
+    """On a ``DaskTaskRunner``: publish the run (and the flow's Prefect API, ``api_url``) to the
+    cluster's workers and keep what they send back; returns what withdraws both at the run's end
+    (None for any other task runner)."""
     try:
         from prefect_dask import DaskTaskRunner
     except ImportError:
@@ -137,10 +93,13 @@ def publish_run(task_runner: Any, active: llqm_core.ActiveRun) -> Callable[[], N
         store_path=active.store.location,
         store_host=socket.gethostname(),
         topic=f"llqm-run-{active.id}",
+        api_url=api_url,
     )
     name = f"llqm-prefect-{active.id}"
+    record_cluster_start(active, client)
     # Subscribed first: the scheduler takes the subscription before any task submitted after it.
-    client.subscribe_topic(published.topic, _Receiver(active))
+    receiver = _Receiver(active)
+    client.subscribe_topic(published.topic, receiver)
     client.register_plugin(JoinRun(published), name=name)
 
     def withdraw() -> None:
@@ -149,5 +108,7 @@ def publish_run(task_runner: Any, active: llqm_core.ActiveRun) -> Callable[[], N
             client.unsubscribe_topic(published.topic)
         except Exception:  # the cluster is going away with the flow: nothing is left to withdraw
             pass
+        if receiver.readings is not None:  # the run ends: none of its tasks runs any more
+            receiver.readings.remove()
 
     return withdraw

@@ -11,17 +11,14 @@ from prefect import Flow
 from prefect.context import FlowRunContext
 
 import llqm_core
-from llqm_core.analysis.report import build_report
-from llqm_core.model.errors import warn
-from llqm_core.runtime.active_run import StoreArg
-from llqm_core.runtime.instrumentation import switched_on
-from llqm_core.telemetry.tracing import telemetry
+from llqm_core.plugin import StoreArg, build_report, switched_on, telemetry, warn
 
 from .artifact import ARTIFACT_TASKS, profile_markdown
+from .bindings import bind_run, forget_run
 from .dask_runs import publish_run
-from .instrument import PrefectInstrumentor, bind_run, forget_run
-from .server import quiet_temporary_server
-from .workers import FLOW_RUN_ID, OPTIONS_ATTRIBUTE
+from .instrument import PrefectInstrumentor
+from .names import FLOW_RUN_ID, OPTIONS_ATTRIBUTE
+from .server import api_shared_with_children, quiet_temporary_server
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -145,11 +142,17 @@ def _open_run(flow_name: str, options: dict[str, Any]) -> llqm_core.ActiveRun | 
         config |= {FLOW_RUN_ID: str(flow_run.id), "prefect.flow_run": flow_run.name}
     name = f"{flow_name}/{flow_run.name}" if flow_run is not None else flow_name
     active = llqm_core.ActiveRun(name, options["store"], config, adopt_span=True).start()
-    bind_run(active, options["stages"])
-    withdraw = publish_run(context.task_runner, active) if context is not None else None
+    bind_run(active.id, options["stages"])
+    withdraw = publish_run(context.task_runner, active, _api_url(context)) if context else None
     if withdraw is not None:
         _withdraw[active.id] = withdraw
     return active
+
+
+def _api_url(context: FlowRunContext | None) -> str | None:
+    """The Prefect API this flow run talks to (a temporary server's too), for its workers."""
+    client = context.client if context is not None else None
+    return str(client.api_url) if client is not None else None
 
 
 #: For each open run published to a Dask cluster, what withdraws it (``dask_runs``).
@@ -163,7 +166,7 @@ def _close_run(
     if withdraw is not None:  # the rows of the tasks that ended have arrived by now
         withdraw()
     active.finish(exc)
-    forget_run(active)
+    forget_run(active.id)
     if options["artifact"] and active.store is not None:
         _publish(active, active.store)
 
@@ -193,6 +196,7 @@ def _flow_run_as_llqm_run(flow_name: str, options: dict[str, Any]) -> Iterator[N
     try:
         with (
             switched_on() if options["instrument"] else nullcontext(),
+            api_shared_with_children(_api_url(FlowRunContext.get())),
             llqm_core.run_context(active),
         ):
             yield

@@ -15,9 +15,15 @@ import re
 from typing import Any
 
 import llqm_core
-from llqm_core.hooks.contracts import PipelineData, StepSpec
-from llqm_core.pipeline.file import Pipeline, Step, StepCallback, run_in_order
-from llqm_core.pipeline.registries import apply_step
+from llqm_core.plugin import (
+    Pipeline,
+    PipelineData,
+    Step,
+    StepCallback,
+    StepSpec,
+    apply_step,
+    run_in_order,
+)
 
 
 def pipeline_flow(

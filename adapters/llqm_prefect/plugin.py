@@ -12,6 +12,8 @@ from typing import Any
 
 from llqm_core.plugin import Instrumentor, hookimpl
 
+from .server import quiet_temporary_server
+
 
 class PrefectWhenImported(Instrumentor):
     """``PrefectInstrumentor`` switched on once the program imports Prefect's task engine, and off
@@ -24,6 +26,7 @@ class PrefectWhenImported(Instrumentor):
 
     def _instrument(self) -> None:
         self._switched = False
+        quiet_temporary_server()  # before the program imports Prefect, which reads its settings then
         self.on_import("prefect.task_engine", self._switch_on)
 
     def _switch_on(self, _module: Any) -> None:
@@ -40,8 +43,6 @@ class PrefectWhenImported(Instrumentor):
 
 
 def run_on_prefect(pipeline: Any, store: Any = None, on_step: Any = None) -> Any:
-    from .server import quiet_temporary_server
-
     quiet_temporary_server(engine=True)  # before Prefect is imported: it reads its settings then
     from .pipeline import run_pipeline_on_prefect
 

@@ -19,11 +19,11 @@ WRAPPED = {
         " (instrument.py)"
     ),
     "prefect.task_engine.run_task_sync": (
-        "a task run arriving in a worker process joins its flow run's trace (workers.py)"
+        "a task run arriving in a worker process joins its flow run's trace (instrument.py)"
     ),
-    "prefect.task_engine.run_task_async": "the same for an asynchronous task run (workers.py)",
+    "prefect.task_engine.run_task_async": "the same for an asynchronous task run (instrument.py)",
     "prefect.task_runners._run_task_in_subprocess": (
-        "the process pool's entry point: the child process is instrumented first (workers.py)"
+        "the process pool's entry point: the child process is instrumented first (instrument.py)"
     ),
 }
 

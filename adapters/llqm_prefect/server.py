@@ -6,12 +6,15 @@ that database while the server migrates and records the first flow run, and then
 the network: on a busy machine, or one without a network, each prints a traceback on the run's
 standard error ("database is locked", "Failed to send telemetry"). LLQM therefore turns the
 server's analytics off unless the user set ``PREFECT_SERVER_ANALYTICS_ENABLED`` themselves.
-A variable the user set always wins; against a server of their own, nothing is changed.
+A variable the user set always wins; against a server of their own, nothing is changed. Worker
+processes would start one each: ``api_shared_with_children`` points them at the flow's instead.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 #: For every profiled flow whose temporary server LLQM's process starts.
 SERVER_DEFAULTS = {"PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
@@ -31,3 +34,23 @@ def quiet_temporary_server(engine: bool = False) -> None:
         return
     for name, value in (SERVER_DEFAULTS | (ENGINE_DEFAULTS if engine else {})).items():
         os.environ.setdefault(name, value)
+
+
+API_URL = "PREFECT_API_URL"
+
+
+@contextmanager
+def api_shared_with_children(api_url: str | None) -> Iterator[None]:
+    """While a profiled flow run's body runs, its Prefect API (``api_url``, a temporary server's
+    too) is in this process's environment, which the worker processes started meanwhile inherit
+    (a process pool's, a Dask worker that its nanny restarts): each then talks to the flow's
+    server instead of starting one of its own. Not where ``PREFECT_API_URL`` is set already."""
+    if not api_url or os.environ.get(API_URL):
+        yield
+        return
+    os.environ[API_URL] = api_url
+    try:
+        yield
+    finally:
+        if os.environ.get(API_URL) == api_url:
+            del os.environ[API_URL]

@@ -234,7 +234,13 @@ def build_report(
     store: ProfileStore, run_id: str | None = None, *, keep_tasks: int | None = None
 ) -> dict[str, Any]:
     """``analyse_run``'s report alone: the one kept in the store (``store.analyses``) when the
-    run has not changed since it was analysed and it lists no more than ``KEPT_BIGGEST`` tasks."""
+    run has not changed since it was analysed and it lists no more than ``KEPT_BIGGEST`` tasks.
+
+    Args:
+        store: the profile store holding the run.
+        run_id: the run; None for the latest.
+        keep_tasks: list at most this many tasks (those with the most own time); None for all.
+    """
     if keep_tasks is not None and keep_tasks <= KEPT_BIGGEST:
         run = store.run(run_id)
         kept = store.kept_analysis(run)

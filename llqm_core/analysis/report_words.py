@@ -30,7 +30,11 @@ STAGE_COLUMNS = (
 
 def stage_rows(report: dict[str, Any]) -> list[list[str]]:
     """The stages table's rows (``STAGE_COLUMNS``), the most own wall time first: one layout for
-    the console, HTML and Markdown, so own and inclusive time are named alike everywhere."""
+    the console, HTML and Markdown, so own and inclusive time are named alike everywhere.
+
+    Args:
+        report: a run's report (``build_report``).
+    """
     ordered = sorted(report["stages"].items(), key=lambda item: -item[1]["own_wall_s"])
     return [
         [
@@ -71,7 +75,11 @@ def transpiled_text(row: dict[str, Any]) -> str:
 
 
 def stages_caption(report: dict[str, Any]) -> str:
-    """What the stages table's columns add up to, in one sentence."""
+    """What the stages table's columns add up to, in one sentence.
+
+    Args:
+        report: a run's report (``build_report``).
+    """
     busy = report["run"].get("busy_s")
     return (
         f"Stages: own time adds up to the tasks' busy time ({format_seconds(busy)}); "
@@ -126,7 +134,12 @@ def wall_base(report: dict[str, Any], figures: bool = True) -> str:
 
 def bottleneck_sentence(report: dict[str, Any], strong: Callable[[str], str] = str) -> str | None:
     """The report's bottleneck in one sentence, its stage and resource passed through ``strong``
-    (bold in the console, HTML or Markdown); None when the run has none."""
+    (bold in the console, HTML or Markdown); None when the run has none.
+
+    Args:
+        report: a run's report (``build_report``).
+        strong: how a stage or resource name is emphasised (bold in the console, HTML or Markdown).
+    """
     found = report.get("bottleneck")
     if not found:
         return None

@@ -333,7 +333,14 @@ def run_in_order(
     engine's kind); an extra stage that fails is skipped with a warning; once the
     ``choose_after`` section has run (the circuit is known), the policies may choose a section's
     table (the mitigation) and predict the run's costs; before ``postprocess`` they may review
-    what the run spent."""
+    what the run spent.
+
+    Args:
+        pipeline: the pipeline file, parsed (``parse_pipeline``).
+        run_one: runs one step on the data so far and returns the data after it, as the
+            engine's own task.
+        on_step: called with the step's index, the number of steps and its name before each.
+    """
     data = pipeline.initial_data()
     watch_backend(data)  # its calibration is read on an interval while the steps run
     steps = list(pipeline.steps)

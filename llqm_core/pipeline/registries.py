@@ -114,6 +114,11 @@ def apply_step(name: str, step: StageStep, data: PipelineData) -> PipelineData:
     or None. Plain numbers and strings among them are recorded on the task as ``stage.*``; the
     other values (circuits, counts) are described by the plugins and tracked as the task's outputs.
     A workflow engine that makes its own task of each step calls this inside it.
+
+    Args:
+        name: the stage's name, for messages.
+        step: the built stage (its factory's result).
+        data: what earlier steps left.
     """
     added = step(data) or {}
     if not isinstance(added, Mapping):

@@ -41,7 +41,11 @@ StoreLocation = str | os.PathLike
 
 
 def is_database_url(location: StoreLocation) -> bool:
-    """Whether ``location`` names a PostgreSQL database rather than an SQLite file."""
+    """Whether ``location`` names a PostgreSQL database rather than an SQLite file.
+
+    Args:
+        location: a store's location as a user gives it (a path or a URL).
+    """
     return isinstance(location, str) and location.lower().startswith(DATABASE_SCHEMES)
 
 

@@ -43,7 +43,11 @@ def relay_message(call: str, record: Record) -> dict[str, Any]:
 
 
 def read_message(message: Any) -> tuple[str, Record]:
-    """The store call and record a relay's message carries; StoreError for anything else."""
+    """The store call and record a relay's message carries; StoreError for anything else.
+
+    Args:
+        message: a relay's message as received (a dict with ``call`` and ``record``).
+    """
     call = message.get("call") if isinstance(message, dict) else None
     if call not in RELAYED or not isinstance(message.get("record"), bytes):
         raise StoreError(
@@ -59,7 +63,13 @@ def read_message(message: Any) -> tuple[str, Record]:
 
 
 def deliver(store: ProfileStore, call: str, record: Record) -> None:
-    """Keep a relayed record in ``store``, as the process that made it would have."""
+    """Keep a relayed record in ``store``, as the process that made it would have.
+
+    Args:
+        store: the store the run is kept in.
+        call: the store method the record goes through (one of ``RELAYED``).
+        record: the record a worker relayed.
+    """
     getattr(store, call)(record)
 
 

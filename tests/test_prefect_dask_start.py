@@ -1,0 +1,125 @@
+"""A profiled flow on a two-process ``LocalCluster``, as prefect-dask's documentation writes it:
+its workers use the flow's Prefect server (none of their own, no traceback), and their start-up
+is in the run as tasks (``worker.start``), so that the run's tasks cover its wall time."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import llqm_core as llqm
+from llqm_core.plugin import build_report
+
+FLOW = """
+import sys
+import time
+
+from prefect import flow, task
+from prefect_dask import DaskTaskRunner
+
+from llqm_prefect import profiled
+
+
+@task
+def shout(number: int) -> int:
+    time.sleep(3.0)  # Prefect's own work per task run (~0.3 s on 2 busy cores) is in no task
+    return number
+
+
+@profiled(store=sys.argv[1])
+@flow(task_runner=DaskTaskRunner(cluster_kwargs={"n_workers": 2, "processes": True}))
+def count_to(highest_number: int) -> int:
+    return sum(future.result() for future in [shout.submit(n) for n in range(highest_number)])
+
+
+if __name__ == "__main__":
+    print(count_to(6))
+"""
+
+
+def _published(api_url: str, host: str):
+    from llqm_prefect.published import PublishedRun
+
+    run = llqm.RunRecord("r", "run", llqm.RunStatus.RUNNING, 0, "0" * 32, "0" * 16)
+    return PublishedRun(run, "flow-run", "/nowhere.sqlite", host, "topic", api_url)
+
+
+def test_a_worker_uses_the_flows_prefect_api_where_it_can_reach_it(monkeypatch):
+    import socket
+
+    from llqm_prefect.dask_worker import share_flow_api, stop_sharing
+
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    here = _published("http://127.0.0.1:8123/api/", socket.gethostname())
+    assert share_flow_api(here) and os.environ["PREFECT_API_URL"] == "http://127.0.0.1:8123/api/"
+    stop_sharing(here)  # the run is withdrawn: the worker's environment is as it was
+    assert "PREFECT_API_URL" not in os.environ
+    # a temporary server on another host listens on its loopback: that worker starts its own
+    assert not share_flow_api(_published("http://127.0.0.1:8123/api/", "another-host"))
+    assert "PREFECT_API_URL" not in os.environ
+    assert share_flow_api(_published("http://prefect.lab:4200/api", "another-host"))
+    # a worker with an API of its own keeps it
+    monkeypatch.setenv("PREFECT_API_URL", "http://mine:4200/api")
+    assert not share_flow_api(here) and os.environ["PREFECT_API_URL"] == "http://mine:4200/api"
+
+
+def test_worker_processes_started_during_a_flow_inherit_its_api(monkeypatch):
+    from llqm_prefect.server import api_shared_with_children
+
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    with api_shared_with_children("http://127.0.0.1:8123/api/"):
+        child = subprocess.run(
+            [sys.executable, "-c", "import os; print(os.environ['PREFECT_API_URL'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    assert child.stdout.strip() == "http://127.0.0.1:8123/api/"
+    assert "PREFECT_API_URL" not in os.environ
+
+
+@pytest.mark.slow  # Prefect's temporary server on a new database, and a cluster: 30-90 s
+def test_a_two_process_local_cluster_flow_is_quiet_and_its_tasks_cover_the_run(tmp_path):
+    script = tmp_path / "count_to.py"
+    script.write_text(FLOW)
+    store_path = tmp_path / "profiles.sqlite"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}  # a plain shell
+    env["PREFECT_HOME"] = str(tmp_path / "prefect-home")  # a first use: a new server database
+    done = subprocess.run(
+        [sys.executable, str(script), str(store_path)],
+        capture_output=True,
+        text=True,
+        timeout=400,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0 and done.stdout.split() == ["15"], done.stderr
+    # Dask itself may log a CommClosedError as the cluster closes (without LLQM too: 1 flow in
+    # 4 on 2 busy cores); any other traceback is a failure
+    assert done.stderr.count("Traceback") == done.stderr.count(
+        "distributed.comm.core.CommClosedError"
+    ), done.stderr
+    assert "database is locked" not in done.stderr, done.stderr
+    assert done.stderr.count("Starting temporary server") == 1, done.stderr  # the flow's alone
+    store = llqm.ProfileStore(store_path, readonly=True)
+    run = store.run()
+    tasks = store.tasks(run.id)
+    flow_pid = run.pid
+    [cluster] = [t for t in tasks if t.name == "dask.cluster"]
+    workers = [t for t in tasks if t.name == "worker.start"]
+    shouts = [t for t in tasks if t.name == "shout"]
+    assert cluster.profile.pid == flow_pid and cluster.start_ns == run.start_ns
+    assert len(workers) == 2 and len({t.profile.pid for t in workers}) == 2
+    assert all(t.metrics["prefect.api_shared"] for t in workers)
+    # each worker process started for the run: its start-up began after the run's
+    assert all(run.start_ns <= t.start_ns < t.end_ns for t in workers)
+    assert all(t.profile.cpu_s > 0 for t in workers)
+    assert {t.profile.pid for t in shouts} <= {t.profile.pid for t in workers}
+    # the work came after the start-up of the worker that ran it
+    ready = {t.profile.pid: t.end_ns for t in workers}
+    assert all(t.start_ns >= ready[t.profile.pid] for t in shouts)
+    report = build_report(store, run.id)
+    assert report["no_task"]["share"] <= 0.10, report["no_task"]
