@@ -20,6 +20,7 @@ from ..analysis.trial_report import (
 from ..model.errors import UserError
 from ..model.modelled import with_word
 from ..model.units import format_bytes, format_seconds
+from ..pipeline.cheaper import said
 from ..pipeline.file import Pipeline, load_pipeline
 from ..pipeline.fit import error_text
 from ..pipeline.sweep import parse_grid
@@ -162,7 +163,8 @@ def estimate_json(pipeline: Pipeline) -> dict[str, object]:
     """What ``llqm predict --json`` and ``llqm run --check --json`` print: the fit's figures,
     each with its expected error, and the check's notes."""
     figures = pipeline.fit.figures() if pipeline.fit else {"steps": []}
-    return figures | {"trials": pipeline.repeat, "notes": pipeline.notes}
+    cheaper = [a.figures() for a in pipeline.cheaper]
+    return figures | {"trials": pipeline.repeat, "notes": pipeline.notes, "cheaper": cheaper}
 
 
 def render_estimate(pipeline: Pipeline, source: str, console: Console) -> None:
@@ -197,6 +199,8 @@ def render_estimate(pipeline: Pipeline, source: str, console: Console) -> None:
         end_section=True,
     )
     console.print(table)
+    for line in said(pipeline.cheaper):  # a run over 10 minutes: what would cut it
+        console.print(line)
 
 
 def cmd_sweep(args: argparse.Namespace, console: Console) -> None:

@@ -90,6 +90,7 @@ _PROTOCOLS = (
     "PlanFeaturesSection",
     "ChoosingSection",
     "ForeseeingSection",
+    "CheaperSection",
     "ShapedSection",
     "Policy",
     "NamedPolicy",
@@ -103,6 +104,7 @@ _PROTOCOLS = (
     "WorkChanging",
     "Backend",
     "MonitoredBackend",
+    "CheaperBackend",
     "MovingCalibration",
     "ValueCodec",
 )

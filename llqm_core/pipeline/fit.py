@@ -338,6 +338,19 @@ def estimate(pipeline: Any, store: str | None = None) -> list[StepEstimate]:
     return _combined(modelled, *_history(pipeline, plan, store))
 
 
+def plan(pipeline: Any) -> dict[str, Any]:
+    """What the steps' estimates put in the plan: the circuit's size, compiled and planned."""
+    return _modelled(pipeline)[0]
+
+
+def refit(pipeline: Any, store: str | None, like: Fit) -> Fit:
+    """A changed pipeline estimated as ``like`` was: the same machine load and limits, its
+    own models and the history that covers it, less the warm-ups paid since."""
+    found, modelled = _modelled(pipeline)
+    steps = _combined(modelled, *_history(pipeline, found, store), like.slowdown)
+    return Fit(steps, like.memory_limit_bytes, like.max_s, like.slowdown).settled()
+
+
 def check_fit(
     pipeline: Any, store: str | None = None, force: bool = False, max_minutes: float | None = None
 ) -> Fit:

@@ -21,7 +21,7 @@ from llqm_core.model.errors import warn
 from llqm_core.model.units import format_seconds
 from llqm_core.plugin import Estimate
 
-from ..costs import simulation_estimate
+from ..costs import Trajectories, simulation_estimate, trajectories
 from ..devices.catalog import DEFAULT_DEVICE, fake_device
 from ..devices.drift import CalibrationDrift
 from ..devices.noise import PauliNoise
@@ -108,9 +108,27 @@ def free_cores() -> int:
     return max(1, min(cores, round(cores - busy)))
 
 
-#: Aer's options for a dynamic circuit's trajectories on a statevector: 25-40% less CPU on the
-#: corpus's repetition code and teleportation (``bench/aer_methods.py --branching``).
+#: Aer's shot branching, for a statevector's trajectories (a noisy or dynamic circuit's) where
+#: the model puts it cheaper (``costs.trajectories``): 3-10x less CPU on shallow noisy 12-qubit
+#: circuits, 6-12x more on deep ones whose noise splits nearly every shot (docs/pipelines.md,
+#: "Shot branching"; ``bench/aer_methods.py --branching``).
 SHOT_BRANCHING = {"shot_branching_enable": True, "shot_branching_sampling_enable": True}
+
+
+def job_trajectories(
+    circuits: list[QuantumCircuit], shots: int, loads: list[float], instructions: list[int]
+) -> Trajectories:
+    """A statevector job's trajectories, plain and with shot branching, modelled: each of
+    ``circuits`` with the errors a shot of it expects (``loads``) and its instructions with the
+    noise written in (``instructions``)."""
+    plain = branched = 0.0
+    for circuit, load, size in zip(circuits, loads, instructions):
+        found = measurement_shape(circuit)
+        cost = trajectories(
+            active_qubits(circuit), size, shots, load, found.mid_circuit, found.measurements
+        )
+        plain, branched = plain + cost.plain_s, branched + cost.branched_s
+    return Trajectories(plain, branched)
 
 
 def narrow_method(
@@ -149,6 +167,7 @@ def choose_method(
     mps_max_bond: int | None = None,
     strict: bool = False,
     timed: Callable[[QuantumCircuit, int], float] | None = None,
+    error_load: Callable[[QuantumCircuit], float] | None = None,
 ) -> str:
     """The method for a job of ``circuits``. A noisy Clifford circuit runs on Stim at every
     width: its shots sample the distribution a density matrix gives exactly (the noise is Pauli
@@ -159,7 +178,9 @@ def choose_method(
     the latter. ``strict`` (the check) refuses what matrix product states cannot run exactly
     or in time; a run goes on at the limit (its circuit was checked). ``timed`` (the check's)
     times a noisy shot of a circuit on an MPS for the plan's time (``mps.plan``); the method is
-    chosen between the models' times, so that a seeded run takes the same method every time."""
+    chosen between the models' times, so that a seeded run takes the same method every time;
+    a statevector's trajectories with shot branching where it pays, when ``error_load`` (the
+    errors a shot of a circuit expects) is given."""
     circuits = list({id(c): c for c in circuits}.values())  # a circuit repeated in a job: once
     width = max(active_qubits(c) for c in circuits)
     clifford = all(is_clifford(c) for c in circuits)
@@ -189,8 +210,20 @@ def choose_method(
         raise ValueError(f"{refusal}, wider ones by matrix product states, but {exc}.") from None
     if fits:
         gates = max(len(c.data) for c in circuits)
+        shapes = [measurement_shape(c) for c in circuits]
+        per_gate = (
+            max(error_load(c) / max(len(c.data), 1) for c in circuits) if error_load else None
+        )
         by_statevector = simulation_estimate(
-            "statevector", width, gates, shots, len(circuits), noisy
+            "statevector",
+            width,
+            gates,
+            shots,
+            len(circuits),
+            noisy,
+            dynamic=any(found.dynamic for found in shapes),
+            error_per_gate=per_gate,
+            mid_circuit=max(found.mid_circuit for found in shapes),
         ).wall_s
         if (
             by_statevector <= planned.seconds / planned.scale
@@ -250,14 +283,23 @@ class AerBackend(QuantumBackend):
         two_qubit_gates: int | None = None,
         model_scale: float = 1.0,
         dynamic: bool = False,
+        error_per_gate: float | None = None,
+        mid_circuit: int = 0,
     ) -> Estimate:
         """The method ``choose_method`` would take, modelled; a circuit not known to be
         non-Clifford (a QASM file before it is parsed) is taken as Clifford, the cheap case; a
-        ``dynamic`` one runs a trajectory per shot (``narrow_method``).
+        ``dynamic`` one runs a trajectory per shot (``narrow_method``). A statevector's
+        trajectories are modelled with shot branching where it pays, as the run chooses it,
+        once the errors a gate carries (``error_per_gate``) are known.
         An MPS is modelled at the circuit's estimated ``bond`` dimension once the circuit is
         known, at the limit ``mps_max_bond`` before."""
         method = self.method
         threads = free_cores()  # what the job will be given, as the machine is now
+        per_shot: dict[str, Any] = {
+            "dynamic": dynamic,
+            "error_per_gate": error_per_gate,
+            "mid_circuit": mid_circuit,
+        }
 
         def by_mps(scale: float = model_scale) -> Estimate:
             return simulation_estimate(
@@ -283,7 +325,14 @@ class AerBackend(QuantumBackend):
                 method = "stabilizer"
             elif qubits <= self.statevector_max_qubits:
                 by_statevector = simulation_estimate(
-                    "statevector", qubits, gates, shots, circuits, self.noise, threads=threads
+                    "statevector",
+                    qubits,
+                    gates,
+                    shots,
+                    circuits,
+                    self.noise,
+                    threads=threads,
+                    **per_shot,
                 )
                 # as choose_method: the cheaper by the models, once a trial has measured the
                 # bond dimension; the MPS's time then as its shots were timed
@@ -295,8 +344,33 @@ class AerBackend(QuantumBackend):
         if method == "matrix_product_state":
             return by_mps()
         return simulation_estimate(
-            method, qubits, gates, shots, circuits, self.noise, threads=threads
+            method, qubits, gates, shots, circuits, self.noise, threads=threads, **per_shot
         )
+
+    def cheaper(self, plan: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+        """The simulation methods, other than the file's, that can run the planned circuit
+        exactly (``--check`` estimates each and lists those that cut the run): Stim's
+        stabilizer for a Clifford circuit; matrix product states where the check's trial
+        reached a bond dimension below the limit (not truncated); a density matrix for a
+        circuit that is not dynamic (a dynamic one's runs a shot at a time); a statevector up
+        to ``statevector_max_qubits``."""
+        qubits, bond = plan.get("qubits", 0), plan.get("bond")
+        runnable = {
+            "stabilizer": plan.get("clifford") is True,
+            "matrix_product_state": bond is not None and bond < self.mps_max_bond,
+            "density_matrix": not plan.get("dynamic", False),
+            "statevector": qubits <= self.statevector_max_qubits,
+        }
+        return [
+            (f'[backend] method = "{method}"', {"method": method})
+            for method, runs in runnable.items()
+            if runs and method != self.method
+        ]
+
+    def error_load(self, circuit: QuantumCircuit) -> float:
+        """The errors a shot of the compiled ``circuit`` expects from the device's noise (0
+        without noise): the check's estimate of whether shot branching pays."""
+        return self._pauli_noise(self.snapshot()).error_load(circuit) if self.noise else 0.0
 
     def plan_method(self, circuit: QuantumCircuit, shots: int) -> str:
         """The method a job of ``circuit`` will run on, said when the file is checked; one
@@ -313,13 +387,33 @@ class AerBackend(QuantumBackend):
                 f"{planned.max_bond}, about {format_seconds(planned.seconds / shared)} per circuit"
                 f"{f' on {shared} threads' if shared > 1 else ''})"
             )
-        if method == "statevector" and measurement_shape(circuit).dynamic:
-            return (
-                "statevector (a trajectory per shot, since the circuit measures, resets or "
-                "branches mid-circuit; with Aer's shot branching, 25-40% less CPU on the "
-                "corpus's dynamic circuits)"
+        dynamic = measurement_shape(circuit).dynamic
+        if method == "statevector" and (dynamic or self.noise):
+            why = "measures, resets or branches mid-circuit" if dynamic else "is noisy"
+            cost = self._trajectories([circuit], shots)
+            gain = (
+                f"with Aer's shot branching, modelled {format_seconds(cost.branched_s)} against "
+                f"{format_seconds(cost.plain_s)} without (x{cost.plain_s / cost.branched_s:.1f})"
+                if cost.branching_pays
+                else f"without Aer's shot branching, which its noise would make slower "
+                f"(modelled {format_seconds(cost.branched_s)} against "
+                f"{format_seconds(cost.plain_s)})"
             )
+            return f"statevector (a trajectory per shot, since the circuit {why}; {gain})"
         return method
+
+    def _trajectories(self, circuits: list[QuantumCircuit], shots: int) -> Trajectories:
+        """``job_trajectories`` of ``circuits`` (compiled, without their noise yet) with the
+        device's noise as it is now."""
+        if not self.noise:
+            return job_trajectories(
+                circuits, shots, [0.0] * len(circuits), [len(c.data) for c in circuits]
+            )
+        model = self._pauli_noise(self.snapshot())
+        loads = [model.error_load(c) for c in circuits]
+        return job_trajectories(
+            circuits, shots, loads, [len(model.apply(c).data) for c in circuits]
+        )
 
     def _method(self, circuits: list[QuantumCircuit], shots: int, strict: bool = False) -> str:
         """The method asked for, or the one ``choose_method`` takes for these circuits."""
@@ -334,6 +428,7 @@ class AerBackend(QuantumBackend):
             mps_max_bond=self.mps_max_bond,
             strict=strict,
             timed=self._timed if self.noise else None,
+            error_load=self.error_load,
         )
 
     def _timed(self, circuit: QuantumCircuit, bond: int) -> float:
@@ -425,9 +520,16 @@ class AerBackend(QuantumBackend):
         )
         if method == "stim":
             return self._sample_stim(circuits, shots, seed, snapshot)
+        trajectories_run = method == "statevector" and (
+            self.noise or any(measurement_shape(c).dynamic for c in circuits)
+        )
+        loads = [0.0] * len(circuits)
+        compiled = circuits
         if self.noise:
             with llqm_core.task("noise into circuits", stage="execute.noise") as step:
                 model = self._pauli_noise(snapshot)
+                if trajectories_run:  # what decides whether shot branching pays
+                    loads = [model.error_load(c) for c in circuits]
                 circuits = [model.apply(c) for c in circuits]
                 step.annotate(
                     {
@@ -441,11 +543,14 @@ class AerBackend(QuantumBackend):
             options: dict[str, Any] = {"max_parallel_threads": free_cores()}
             if method == "matrix_product_state":
                 options["matrix_product_state_max_bond_dimension"] = self.mps_max_bond
-            branching = method == "statevector" and any(
-                measurement_shape(c).dynamic for c in circuits
+            cost = (
+                job_trajectories(compiled, shots, loads, [len(c.data) for c in circuits])
+                if trajectories_run
+                else None
             )
+            branching = cost is not None and cost.branching_pays
             if branching:  # trajectories share a state until a measurement or a noise draw
-                options |= SHOT_BRANCHING  # splits them: docs/benchmarks.md
+                options |= SHOT_BRANCHING  # splits them: docs/pipelines.md, "Shot branching"
             result = (
                 AerSimulator(method=method, **options)
                 .run(circuits, shots=shots, seed_simulator=seed)
@@ -456,8 +561,10 @@ class AerBackend(QuantumBackend):
                 raise RuntimeError(f"Aer failed to run the job: {result.status}")
             metrics = self._method_metrics(method, elapsed, shots * len(circuits))
             metrics["execute.threads"] = options["max_parallel_threads"]
-            if branching:
-                metrics["execute.shot_branching"] = True
+            if cost is not None:  # whether it ran, and the models it was chosen on
+                metrics["execute.shot_branching"] = branching
+                metrics["execute.shot_branching.modelled_s"] = cost.branched_s
+                metrics["execute.shot_branching.plain_modelled_s"] = cost.plain_s
             if planned is not None:
                 metrics["execute.bond_dimension_estimate"] = planned.bond
                 if planned.truncated:  # the check refuses these; a run from Python goes on
