@@ -20,7 +20,7 @@ from ..analysis.trial_report import (
 from ..model.errors import UserError
 from ..model.modelled import with_word
 from ..model.units import format_bytes, format_seconds
-from ..pipeline.cheaper import said
+from ..pipeline.cheaper import alternatives, said
 from ..pipeline.file import Pipeline, load_pipeline
 from ..pipeline.fit import error_text
 from ..pipeline.sweep import parse_grid
@@ -110,6 +110,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> None:
     args.pipeline = pipeline_file(args)
     pipeline = load_pipeline(args.pipeline, store=getattr(args, "store", None), force=args.force)
     if args.check:
+        pipeline.cheaper = alternatives(pipeline, getattr(args, "store", None) or pipeline.store)
         if args.json:
             print_json(estimate_json(pipeline))
             return
@@ -153,6 +154,7 @@ def cmd_predict(args: argparse.Namespace, console: Console) -> None:
     prediction of a run that will not fit is still a prediction."""
     args.pipeline = pipeline_file(args)
     pipeline = load_pipeline(args.pipeline, store=getattr(args, "store", None), force=True)
+    pipeline.cheaper = alternatives(pipeline, getattr(args, "store", None) or pipeline.store)
     if args.json:
         print_json(estimate_json(pipeline))
         return

@@ -20,7 +20,7 @@ from ..runtime.api import annotate, run
 from ..runtime.kept import cap_bytes
 from ..store.profile_store import ProfileStore, store_exists
 from . import registries, sections
-from .cheaper import Alternative, alternatives
+from .cheaper import Alternative
 from .fit import Fit, check_fit, run_overhead
 from .paths import relative_to
 from .policies import decide, policy_name, policy_task
@@ -58,7 +58,8 @@ class Pipeline:
     fit: Fit | None = None  # the estimates it was checked against
     notes: list[str] = field(default_factory=list)  # what the steps' inspections found
     repeat: int = 1  # how many trials ``[run] repeat`` asks for (llqm_core.pipeline.trials)
-    #: what would cut a run estimated over 10 minutes, each change estimated again
+    #: what would cut a run estimated over 10 minutes, each change estimated again: found by
+    #: ``llqm run --check`` and ``llqm predict`` (``cheaper.alternatives``), not by a run
     cheaper: list[Alternative] = field(default_factory=list)
 
     def initial_data(self) -> PipelineData:
@@ -243,7 +244,6 @@ def parse_pipeline(
     pipeline.notes = inspect_steps(pipeline, store or store_option)
     if pipeline.fit is not None:  # the warm-ups the inspections paid are not the run's
         pipeline.fit = pipeline.fit.settled()
-    pipeline.cheaper = alternatives(pipeline, store or store_option)
     return pipeline
 
 
