@@ -7,8 +7,10 @@ from __future__ import annotations
 import copy
 import json
 
+import pytest
 from conftest import ROOT, run_cli
 
+from llqm_core.model.errors import UserError
 from llqm_core.pipeline import parse_pipeline
 from llqm_core.pipeline.cheaper import LONG_S, alternatives
 
@@ -68,3 +70,13 @@ def test_a_run_within_10_minutes_lists_nothing():
     config["circuit"] = {"qasm": str(ROOT / "tests" / "data" / "corpus" / "ghz_8_m_q2.qasm")}
     pipeline = parse_pipeline(config, force=True)
     assert pipeline.fit.wall_s < LONG_S and alternatives(pipeline) == []
+
+
+def test_a_refusal_for_max_minutes_names_the_changes_estimated_again():
+    config = _config(20_000) | {"run": {"max_minutes": 0.5}}
+    with pytest.raises(UserError) as refused:
+        parse_pipeline(config)
+    said = str(refused.value)
+    assert "more than [run] max_minutes = 0.5; make the run smaller" in said
+    assert "(estimated again, " in said and "[execution] shots = 5,000 (a quarter" in said
+    assert said.count("\n") == 0 and said.endswith(").")

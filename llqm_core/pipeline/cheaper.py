@@ -56,14 +56,16 @@ class Alternative:
         return peak is None or peak.peak_bytes <= self.fit.memory_limit_bytes
 
 
-def alternatives(pipeline: Any, store: str | None = None) -> list[Alternative]:
+def alternatives(
+    pipeline: Any, store: str | None = None, fit: Fit | None = None, over_s: float = LONG_S
+) -> list[Alternative]:
     """Each change a section (``CheaperSection``) or the backend (``CheaperBackend``) offers,
     estimated again as the check estimates the file (its models, the history that covers the
     changed file, the same machine load), cheapest first; none where the run's estimate is
-    within ``LONG_S``. A change the file would refuse (a factory that needs more scale factors)
-    is left out."""
-    fit = pipeline.fit
-    if fit is None or fit.wall_s <= LONG_S:
+    within ``over_s``. A change the file would refuse (a factory that needs more scale factors)
+    is left out. ``fit`` is the run's estimate (default: the pipeline's)."""
+    fit = fit or pipeline.fit
+    if fit is None or fit.wall_s <= over_s:
         return []
     planned = plan(pipeline)
     variants: list[tuple[str, Any]] = []
@@ -122,3 +124,16 @@ def said(found: list[Alternative]) -> list[str]:
     if rest:
         lines.append("  not cheaper: " + "; ".join(a.said() for a in rest))
     return lines
+
+
+def refused_with_cuts(refused: Any, pipeline: Any, store: str | None) -> UserError:
+    """A refusal for the run's time (``fit.TooLong``) with, after it, the changes that would
+    cut the run, estimated again: those that bring it within ``[run] max_minutes``, else the
+    cheapest three."""
+    cuts = [a for a in alternatives(pipeline, store, refused.fit, over_s=0.0) if a.cuts]
+    if not cuts:
+        return UserError(str(refused))
+    within = [a for a in cuts if refused.fit.max_s is None or a.fit.wall_s <= refused.fit.max_s]
+    named = "; ".join(f"{a.change}: {format_seconds(a.fit.wall_s)}" for a in (within or cuts)[:3])
+    kind = "within max_minutes" if within else "none within max_minutes; the cheapest"
+    return UserError(f"{str(refused).rstrip('.')} (estimated again, {kind}: {named}).")

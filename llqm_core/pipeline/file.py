@@ -20,8 +20,8 @@ from ..runtime.api import annotate, run
 from ..runtime.kept import cap_bytes
 from ..store.profile_store import ProfileStore, store_exists
 from . import registries, sections
-from .cheaper import Alternative
-from .fit import Fit, check_fit, run_overhead
+from .cheaper import Alternative, refused_with_cuts
+from .fit import Fit, TooLong, check_fit, run_overhead
 from .paths import relative_to
 from .policies import decide, policy_name, policy_task
 from .reactive import current_placement, watch_backend
@@ -229,7 +229,7 @@ def parse_pipeline(
                 policy.preflight(pipeline)
             except ValueError as exc:
                 raise UserError(f"in [policies]: {exc}") from None
-    pipeline.fit = check_fit(pipeline, store or store_option, force, max_minutes)
+    pipeline.fit = _checked_fit(pipeline, store or store_option, force, max_minutes)
     loaded = False
     for step in steps:  # what builds something (a parsed QASM file) comes once the run fits
         load = step.run.load
@@ -240,11 +240,21 @@ def parse_pipeline(
                 raise UserError(f"in [{step.section}]: stage {step.name!r}: {exc}") from None
             loaded = True
     if loaded:  # estimated again from what was parsed (a QASM file's gates, whether Clifford)
-        pipeline.fit = check_fit(pipeline, store or store_option, force, max_minutes)
+        pipeline.fit = _checked_fit(pipeline, store or store_option, force, max_minutes)
     pipeline.notes = inspect_steps(pipeline, store or store_option)
     if pipeline.fit is not None:  # the warm-ups the inspections paid are not the run's
         pipeline.fit = pipeline.fit.settled()
     return pipeline
+
+
+def _checked_fit(
+    pipeline: Pipeline, store: str | None, force: bool, max_minutes: float | None
+) -> Fit:
+    """``check_fit``, whose refusal for the run's time names the changes that would cut it."""
+    try:
+        return check_fit(pipeline, store, force, max_minutes)
+    except TooLong as refused:
+        raise refused_with_cuts(refused, pipeline, store) from None
 
 
 def inspect_steps(pipeline: Pipeline, store: str | None = None) -> list[str]:

@@ -338,6 +338,15 @@ def estimate(pipeline: Any, store: str | None = None) -> list[StepEstimate]:
     return _combined(modelled, *_history(pipeline, plan, store))
 
 
+class TooLong(UserError):
+    """A run refused for its time (``[run] max_minutes``), with the fit it was refused on: the
+    file's check names, after it, the changes that would cut it (``cheaper``)."""
+
+    def __init__(self, message: str, fit: Fit) -> None:
+        super().__init__(message)
+        self.fit = fit
+
+
 def plan(pipeline: Any) -> dict[str, Any]:
     """What the steps' estimates put in the plan: the circuit's size, compiled and planned."""
     return _modelled(pipeline)[0]
@@ -371,11 +380,12 @@ def check_fit(
     _refuse_memory(fit)
     if fit.max_s is not None and fit.wall_s > fit.max_s:
         longest = max(fit.steps, key=lambda s: s.wall_s)
-        raise UserError(
+        raise TooLong(
             f"refused: the run is estimated to take {format_seconds(fit.wall_s)} (step "
             f"{longest.step!r}: {format_seconds(longest.wall_s)}, {longest.basis}), more than "
             f"[run] max_minutes = {max_minutes:g}; make the run smaller, raise max_minutes, "
-            "or pass --force."
+            "or pass --force.",
+            fit,
         )
     return fit
 
