@@ -33,7 +33,8 @@ import os
 import time
 from pathlib import Path
 
-from llqm_qiskit.backends.aer import SHOT_BRANCHING, AerBackend, active_qubits, job_trajectories
+from llqm_qiskit.backends.aer import AerBackend
+from llqm_qiskit.backends.methods import SHOT_BRANCHING, active_qubits, job_trajectories
 from llqm_qiskit.backends.mps import trial_bond
 from llqm_qiskit.circuits import load_qasm
 from llqm_qiskit.costs import simulation_estimate
