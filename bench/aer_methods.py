@@ -14,8 +14,10 @@ the machine (a density matrix beyond ``--max-dm`` qubits) is left out::
         --methods matrix_product_state,statevector
 
 ``--branching`` times the statevector twice more, with Aer's shot branching
-(``shot_branching_enable``, and with ``shot_branching_sampling_enable``) beside it: what a
-dynamic circuit's trajectories (one per shot) or a noisy one's might save::
+(``shot_branching_enable``, and with ``shot_branching_sampling_enable``) beside it, each row
+with the model's seconds for trajectories plain and branched (``costs.trajectories``: the
+execute step's choice, said in the last column): what a dynamic circuit's trajectories (one
+per shot) or a noisy one's save or lose::
 
     python bench/aer_methods.py tests/data/corpus/repcode_5_m_q2.qasm --methods statevector \
         --branching --shots 2000
@@ -31,7 +33,8 @@ import os
 import time
 from pathlib import Path
 
-from llqm_qiskit.backends.aer import SHOT_BRANCHING, AerBackend, active_qubits
+from llqm_qiskit.backends.aer import AerBackend
+from llqm_qiskit.backends.methods import SHOT_BRANCHING, active_qubits, job_trajectories
 from llqm_qiskit.backends.mps import trial_bond
 from llqm_qiskit.circuits import load_qasm
 from llqm_qiskit.costs import simulation_estimate
@@ -83,17 +86,25 @@ def main() -> None:
                 method, width, len(compiled.data), args.shots, 1, True, bond, bond_known=True
             )
             variants = [("", {})]
+            chosen = ""
             if args.branching and method == "statevector":
                 variants += [(" +branching", BRANCHING), (" +branch-sampling", BRANCH_SAMPLING)]
+                cost = job_trajectories(
+                    [compiled], args.shots, [noise.error_load(compiled)], [len(noisy.data)]
+                )
+                chosen = "  chosen: " + ("branching" if cost.branching_pays else "plain")
             for threads in (int(t) for t in args.threads.split(",")):
                 for label, options in variants:
                     simulator = AerSimulator(method=method, max_parallel_threads=threads, **options)
                     wall, cpu = time.perf_counter(), time.process_time()
                     simulator.run(noisy, shots=args.shots, seed_simulator=1).result()
                     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+                    modelled = model.wall_s
+                    if chosen:  # the trajectories' model, plain or branched as the row runs
+                        modelled = cost.branched_s if options else cost.plain_s
                     print(
                         f"  {method + label:38s} threads {threads or 'all':>3}  cpu {cpu:8.3f} s"
-                        f"  wall {wall:8.3f} s  model {model.wall_s:8.3f} s",
+                        f"  wall {wall:8.3f} s  model {modelled:8.3f} s{chosen}",
                         flush=True,
                     )
 

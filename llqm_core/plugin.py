@@ -18,6 +18,8 @@ from .hooks.contracts import (
     MITIGATION,
     PREDICT,
     ZNE_FOLDING,
+    CheaperBackend,
+    CheaperSection,
     ChoicePoint,
     ChoosingSection,
     CostModel,
@@ -167,6 +169,8 @@ __all__ = [
     "ForeseeingSection",
     "PlanFeaturesSection",
     "ShapedSection",
+    "CheaperSection",
+    "CheaperBackend",
     "section_shots",
     # decision points and policies: declaring, asking, serving, recording
     "decision_points",

@@ -20,6 +20,7 @@ from ..analysis.trial_report import (
 from ..model.errors import UserError
 from ..model.modelled import with_word
 from ..model.units import format_bytes, format_seconds
+from ..pipeline.cheaper import alternatives, said
 from ..pipeline.file import Pipeline, load_pipeline
 from ..pipeline.fit import error_text
 from ..pipeline.sweep import parse_grid
@@ -109,6 +110,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> None:
     args.pipeline = pipeline_file(args)
     pipeline = load_pipeline(args.pipeline, store=getattr(args, "store", None), force=args.force)
     if args.check:
+        pipeline.cheaper = alternatives(pipeline, getattr(args, "store", None) or pipeline.store)
         if args.json:
             print_json(estimate_json(pipeline))
             return
@@ -152,6 +154,7 @@ def cmd_predict(args: argparse.Namespace, console: Console) -> None:
     prediction of a run that will not fit is still a prediction."""
     args.pipeline = pipeline_file(args)
     pipeline = load_pipeline(args.pipeline, store=getattr(args, "store", None), force=True)
+    pipeline.cheaper = alternatives(pipeline, getattr(args, "store", None) or pipeline.store)
     if args.json:
         print_json(estimate_json(pipeline))
         return
@@ -162,7 +165,8 @@ def estimate_json(pipeline: Pipeline) -> dict[str, object]:
     """What ``llqm predict --json`` and ``llqm run --check --json`` print: the fit's figures,
     each with its expected error, and the check's notes."""
     figures = pipeline.fit.figures() if pipeline.fit else {"steps": []}
-    return figures | {"trials": pipeline.repeat, "notes": pipeline.notes}
+    cheaper = [a.figures() for a in pipeline.cheaper]
+    return figures | {"trials": pipeline.repeat, "notes": pipeline.notes, "cheaper": cheaper}
 
 
 def render_estimate(pipeline: Pipeline, source: str, console: Console) -> None:
@@ -197,6 +201,8 @@ def render_estimate(pipeline: Pipeline, source: str, console: Console) -> None:
         end_section=True,
     )
     console.print(table)
+    for line in said(pipeline.cheaper):  # a run over 10 minutes: what would cut it
+        console.print(line)
 
 
 def cmd_sweep(args: argparse.Namespace, console: Console) -> None:

@@ -215,6 +215,25 @@ class ForeseeingSection(Protocol):
 
 
 @runtime_checkable
+class CheaperSection(Protocol):
+    """A section that says how its ``table`` would make a long run cheaper (fewer shots, fewer
+    scale factors), asked when the check estimates a run over 10 minutes: each change in words
+    as the file would write it, with the whole table it makes. The core estimates each again
+    (``llqm_core.pipeline.cheaper``)."""
+
+    def cheaper(self, table: dict[str, Any], /) -> list[tuple[str, dict[str, Any]]]: ...
+
+
+@runtime_checkable
+class CheaperBackend(Protocol):
+    """A backend that says which of its options could run the planned circuits cheaper
+    (another simulation method), from the estimates' ``plan``: each in words, with the options
+    it changes in ``[backend]``. The core estimates each again and keeps those that are."""
+
+    def cheaper(self, plan: dict[str, Any], /) -> list[tuple[str, dict[str, Any]]]: ...
+
+
+@runtime_checkable
 class ShapedSection(Protocol):
     """A section with its part of a run's shape (``llqm_core.pipeline.shapes``)."""
 

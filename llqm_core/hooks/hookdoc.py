@@ -101,6 +101,7 @@ _PROTOCOLS = (
     "PlanFeaturesSection",
     "ChoosingSection",
     "ForeseeingSection",
+    "CheaperSection",
     "ShapedSection",
     "Policy",
     "NamedPolicy",
@@ -116,6 +117,7 @@ _PROTOCOLS = (
     "ExecutingBackend",
     "Observable",
     "MonitoredBackend",
+    "CheaperBackend",
     "MovingCalibration",
     "ValueCodec",
 )

@@ -20,8 +20,9 @@ from ..runtime.api import annotate, run
 from ..runtime.kept import cap_bytes
 from ..store.profile_store import ProfileStore, store_exists
 from . import registries, sections
+from .cheaper import Alternative, checked_fit
 from .data_flow import check_reads
-from .fit import Fit, check_fit, run_overhead
+from .fit import Fit, run_overhead
 from .paths import relative_to
 from .policies import decide, policy_name, policy_task
 from .reactive import current_placement, watch_backend
@@ -58,6 +59,9 @@ class Pipeline:
     fit: Fit | None = None  # the estimates it was checked against
     notes: list[str] = field(default_factory=list)  # what the steps' inspections found
     repeat: int = 1  # how many trials ``[run] repeat`` asks for (llqm_core.pipeline.trials)
+    #: what would cut a run estimated over 10 minutes, each change estimated again: found by
+    #: ``llqm run --check`` and ``llqm predict`` (``cheaper.alternatives``), not by a run
+    cheaper: list[Alternative] = field(default_factory=list)
 
     def initial_data(self) -> PipelineData:
         start = {"backend": self.backend, "policies": self.policies, "warnings": [], **self.data}
@@ -239,7 +243,7 @@ def parse_pipeline(
                 policy.preflight(pipeline)
             except ValueError as exc:
                 raise UserError(f"in [policies]: {exc}") from None
-    pipeline.fit = check_fit(pipeline, store or store_option, force, max_minutes)
+    pipeline.fit = checked_fit(pipeline, store or store_option, force, max_minutes)
     loaded = False
     for step in steps:  # what builds something (a parsed QASM file) comes once the run fits
         load = step.run.load
@@ -250,7 +254,7 @@ def parse_pipeline(
                 raise UserError(f"in [{step.section}]: stage {step.name!r}: {exc}") from None
             loaded = True
     if loaded:  # estimated again from what was parsed (a QASM file's gates, whether Clifford)
-        pipeline.fit = check_fit(pipeline, store or store_option, force, max_minutes)
+        pipeline.fit = checked_fit(pipeline, store or store_option, force, max_minutes)
     pipeline.notes = inspect_steps(pipeline, store or store_option)
     if pipeline.fit is not None:  # the warm-ups the inspections paid are not the run's
         pipeline.fit = pipeline.fit.settled()

@@ -338,6 +338,28 @@ def estimate(pipeline: Any, store: str | None = None) -> list[StepEstimate]:
     return _combined(modelled, *_history(pipeline, plan, store))
 
 
+class TooLong(UserError):
+    """A run refused for its time (``[run] max_minutes``), with the fit it was refused on: the
+    file's check names, after it, the changes that would cut it (``cheaper``)."""
+
+    def __init__(self, message: str, fit: Fit) -> None:
+        super().__init__(message)
+        self.fit = fit
+
+
+def plan(pipeline: Any) -> dict[str, Any]:
+    """What the steps' estimates put in the plan: the circuit's size, compiled and planned."""
+    return _modelled(pipeline)[0]
+
+
+def refit(pipeline: Any, store: str | None, like: Fit) -> Fit:
+    """A changed pipeline estimated as ``like`` was: the same machine load and limits, its
+    own models and the history that covers it, less the warm-ups paid since."""
+    found, modelled = _modelled(pipeline)
+    steps = _combined(modelled, *_history(pipeline, found, store), like.slowdown)
+    return Fit(steps, like.memory_limit_bytes, like.max_s, like.slowdown).settled()
+
+
 def check_fit(
     pipeline: Any, store: str | None = None, force: bool = False, max_minutes: float | None = None
 ) -> Fit:
@@ -358,11 +380,12 @@ def check_fit(
     _refuse_memory(fit)
     if fit.max_s is not None and fit.wall_s > fit.max_s:
         longest = max(fit.steps, key=lambda s: s.wall_s)
-        raise UserError(
+        raise TooLong(
             f"refused: the run is estimated to take {format_seconds(fit.wall_s)} (step "
             f"{longest.step!r}: {format_seconds(longest.wall_s)}, {longest.basis}), more than "
             f"[run] max_minutes = {max_minutes:g}; make the run smaller, raise max_minutes, "
-            "or pass --force."
+            "or pass --force.",
+            fit,
         )
     return fit
 

@@ -76,6 +76,8 @@ def execute(
             two_qubit_gates=two_qubit_gates,
             model_scale=plan.get("model_scale", 1.0) if measured else 1.0,
             dynamic=plan.get("dynamic", False) if measured else False,
+            error_per_gate=plan.get("error_per_gate") if measured else None,
+            mid_circuit=plan.get("mid_circuit", 0) if measured else 0,
         ),
     )
 

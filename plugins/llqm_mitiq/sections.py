@@ -10,6 +10,7 @@ a run's shape.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +48,11 @@ def _check_keys(technique: str, options: dict[str, Any]) -> None:
         check_options(lookup("stage", stage), options, f"stage {stage!r}")
     except UserError as exc:
         raise ValueError(f"in [mitigation.{technique}]: {exc}") from None
+
+
+def _default(stage: str, option: str) -> Any:
+    """The default of a registered stage's option, read from its factory."""
+    return inspect.signature(lookup("stage", stage)).parameters[option].default
 
 
 @dataclass
@@ -133,6 +139,36 @@ class MitigationSection:
             f"{' ' + str(decision.choice['options']) if decision.choice.get('options') else ''}"
             f": {decision.rationale}"
         ]
+
+    def cheaper(self, table: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+        """ZNE with fewer scale factors (the largest left out, down to the two a linear
+        extrapolation needs: the largest folds cost most), PEC with half its samples; a factory
+        that needs more points refuses the change when it is estimated."""
+        parts = [part.strip() for part in str(table.get("technique", NO_MITIGATION)).split("+")]
+        found = []
+        if "zne" in parts:
+            options = dict(table.get("zne", {}))
+            scales = list(options.get("scale_factors", _default(PREFIX + "zne", "scale_factors")))
+            for keep in sorted({len(scales) - 1, 2}, reverse=True):
+                if 2 <= keep < len(scales):
+                    fewer = sorted(scales)[:keep]
+                    found.append(
+                        (
+                            f"[mitigation.zne] scale_factors = {fewer}",
+                            {**table, "zne": {**options, "scale_factors": fewer}},
+                        )
+                    )
+        if "pec" in parts:
+            options = dict(table.get("pec", {}))
+            samples = options.get("samples", _default(PREFIX + "pec", "samples"))
+            if isinstance(samples, int) and samples >= 2:
+                found.append(
+                    (
+                        f"[mitigation.pec] samples = {samples // 2:,} (half)",
+                        {**table, "pec": {**options, "samples": samples // 2}},
+                    )
+                )
+        return found
 
     def shape(self, table: dict[str, Any], stages: list[str]) -> dict[str, Any]:
         """The techniques the run has, in order (``rem+zne``), as run rather than as the file

@@ -9,6 +9,7 @@ one. A step's ``estimate(plan)`` reads what the steps before it put in ``plan`` 
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -90,6 +91,62 @@ def mps_seconds(
 
 
 RESULT_BYTES_PER_SHOT_QUBIT = 2  # counts keyed by bitstrings, and the sampled bits
+
+#: A trajectory's measurements, per measurement and shot (a statevector's noisy or dynamic
+#: shots, with or without shot branching); Aer's shot branching (the shots share one state
+#: until a noise draw or a mid-circuit measurement splits them), per instruction of each branch
+#: alive, on top of a statevector update's amplitudes (docs/pipelines.md, "Shot branching").
+SHOT_S_PER_MEASUREMENT = 9e-6
+BRANCH_S_PER_INSTRUCTION = 1.9e-5
+#: Beyond this many mid-circuit measurements, their outcomes are taken to split every shot.
+SPLIT_MEASUREMENTS_MAX = 30
+
+
+@dataclass(frozen=True)
+class Trajectories:
+    """A statevector's shots of one circuit run one trajectory each (its noise, its
+    mid-circuit measurements): what they cost plain and with Aer's shot branching, modelled."""
+
+    plain_s: float
+    branched_s: float
+
+    @property
+    def branching_pays(self) -> bool:
+        return self.branched_s < self.plain_s
+
+
+def live_branches(shots: int, error_load: float, mid_circuit: int = 0) -> float:
+    """The branches alive at an instruction of a run with shot branching, on average over its
+    instructions: each noise draw that is not the identity splits a shot off its branch
+    (``error_load``: the errors a shot expects over the circuit, spread evenly along it), each
+    mid-circuit measurement may split every branch in two; never more than the shots."""
+    if error_load > 0:
+        off = 1.0 - (1.0 - math.exp(-error_load)) / error_load  # shots off the clean branch
+    else:
+        off = 0.0
+    splits = 2.0 ** min(mid_circuit, SPLIT_MEASUREMENTS_MAX)
+    return min(float(shots), splits + shots * off)
+
+
+def trajectories(
+    qubits: int,
+    instructions: float,
+    shots: int,
+    error_load: float,
+    mid_circuit: int = 0,
+    measurements: int | None = None,
+) -> Trajectories:
+    """One circuit of ``instructions`` instructions (its noise channels counted) on ``qubits``
+    active qubits, ``shots`` trajectories: plain, every shot runs every instruction; branched,
+    each branch alive does (``live_branches``), at a higher cost per instruction."""
+    amplitudes = 2.0**qubits
+    sampled = shots * (qubits if measurements is None else measurements) * SHOT_S_PER_MEASUREMENT
+    plain = shots * instructions * (amplitudes * STATEVECTOR_S_PER_GATE_AMPLITUDE)
+    plain += shots * instructions * STATEVECTOR_S_PER_OP
+    per_branch = amplitudes * STATEVECTOR_S_PER_GATE_AMPLITUDE + BRANCH_S_PER_INSTRUCTION
+    branches = live_branches(shots, error_load, mid_circuit)
+    return Trajectories(plain + sampled, instructions * branches * per_branch + sampled)
+
 
 #: Gates of each benchmark kind (measurements included) from qubits q and depth d.
 KIND_GATES: dict[str, Callable[[int, int], int]] = {
@@ -177,10 +234,21 @@ class Compiled:
     qubits: int
     bond: int | None = None
     model_scale: float = 1.0  # a few timed shots against the simulator's model (1: untimed)
+    #: the errors a shot expects per gate from the backend's noise (None: not known), and the
+    #: mid-circuit measurements: whether Aer's shot branching pays (``trajectories``)
+    error_per_gate: float | None = None
+    mid_circuit: int = 0
 
 
-def compiled_counts(circuit: Any, bond: int | None = None, model_scale: float = 1.0) -> Compiled:
-    """``Compiled`` read from a compiled QuantumCircuit."""
+def compiled_counts(
+    circuit: Any,
+    bond: int | None = None,
+    model_scale: float = 1.0,
+    error_load: float | None = None,
+    mid_circuit: int = 0,
+) -> Compiled:
+    """``Compiled`` read from a compiled QuantumCircuit, with the errors a shot of it expects
+    (``error_load``) where the backend knows them."""
     touched: set[Any] = set()
     twos = 0
     for instruction in circuit.data:
@@ -188,7 +256,8 @@ def compiled_counts(circuit: Any, bond: int | None = None, model_scale: float = 
             continue
         touched.update(instruction.qubits)
         twos += len(instruction.qubits) == 2
-    return Compiled(len(circuit.data), twos, len(touched), bond, model_scale)
+    per_gate = None if error_load is None else error_load / max(len(circuit.data), 1)
+    return Compiled(len(circuit.data), twos, len(touched), bond, model_scale, per_gate, mid_circuit)
 
 
 #: The gates OpenQASM 2's ``qelib1.inc`` defines, which Mitiq's conversion (through OpenQASM 2)
@@ -231,6 +300,8 @@ def transpile_estimate(
         if compiled.bond is not None:
             plan["bond"] = compiled.bond
         plan["model_scale"] = compiled.model_scale
+        plan["error_per_gate"] = compiled.error_per_gate
+        plan["mid_circuit"] = compiled.mid_circuit
     else:
         found = compiled_gates(
             gates, plan.get("two_qubit_gates"), plan.get("far_two_qubit_gates"), optimization_level
@@ -272,10 +343,16 @@ def simulation_estimate(
     threads: int = 1,
     two_qubit_gates: int | None = None,
     model_scale: float = 1.0,
+    dynamic: bool = False,
+    error_per_gate: float | None = None,
+    mid_circuit: int = 0,
 ) -> Estimate:
     """A simulator's time and memory for ``circuits`` circuits of ``gates`` gates on ``qubits``
-    active qubits: a statevector (or density matrix) holds every amplitude and, with noise,
-    runs one trajectory per shot; a Clifford circuit costs per gate and shot. An MPS costs per
+    active qubits: a statevector (or density matrix) holds every amplitude and, with noise or
+    when ``dynamic`` (``mid_circuit`` measurements, resets, conditionals), runs one trajectory
+    per shot; a statevector's trajectories run with Aer's shot branching where the model puts
+    it cheaper (``trajectories``), known only with the errors a gate carries on average
+    (``error_per_gate``, 0 without noise). A Clifford circuit costs per gate and shot. An MPS costs per
     ``bond``: the circuit's own estimate when ``bond_known``, else the limit, an upper bound.
     Noisy trajectories (a statevector's, an MPS's) are shared among the ``threads`` Aer gets,
     one shot per thread at a time. An MPS counts each circuit's ``two_qubit_gates`` (a share
@@ -292,8 +369,12 @@ def simulation_estimate(
         bond_known,
         two_qubit_gates,
         model_scale,
+        dynamic,
+        error_per_gate,
+        mid_circuit,
     )
-    if noisy and method in ("statevector", "matrix_product_state") and shots > 1:
+    per_shot = noisy or (dynamic and method == "statevector")
+    if per_shot and method in ("statevector", "matrix_product_state") and shots > 1:
         shared = min(max(1, threads), shots)
         if shared > 1:
             found = replace(
@@ -318,13 +399,27 @@ def _simulation(
     bond_known: bool,
     two_qubit_gates: int | None = None,
     model_scale: float = 1.0,
+    dynamic: bool = False,
+    error_per_gate: float | None = None,
+    mid_circuit: int = 0,
 ) -> Estimate:
     results = circuits * shots * qubits * RESULT_BYTES_PER_SHOT_QUBIT
+    ops = gates * (NOISY_OPS_PER_GATE if noisy else 1.0)
+    if method == "statevector" and (noisy or dynamic):
+        # the errors a shot expects over the circuit: none without noise, unknown when not given
+        load = (error_per_gate * gates if error_per_gate is not None else None) if noisy else 0.0
+        paths = trajectories(qubits, ops, shots, load or 0.0, mid_circuit)
+        branched = load is not None and paths.branching_pays
+        return Estimate(
+            circuits * (paths.branched_s if branched else paths.plain_s),
+            2.0**qubits * AMPLITUDE_BYTES + results,
+            f"a statevector of {qubits} qubits, a trajectory per shot"
+            + (" with Aer's shot branching" if branched else ""),
+        )
     if method in ("statevector", "density_matrix"):
         density = method == "density_matrix"
         amplitudes = 2.0 ** (qubits * (2 if density else 1))
-        runs = circuits * (shots if noisy and not density else 1)
-        ops = gates * (NOISY_OPS_PER_GATE if noisy else 1.0)
+        runs = circuits * (shots if dynamic and density else 1)  # a dynamic one: each shot
         per = DENSITY_S_PER_OP_ELEMENT if density else STATEVECTOR_S_PER_GATE_AMPLITUDE
         # a trajectory also pays Aer's dispatch of each instruction, whatever the width
         per_op = 0.0 if density else STATEVECTOR_S_PER_OP

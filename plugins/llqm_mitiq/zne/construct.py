@@ -103,13 +103,20 @@ def unfoldable(circuit: Any, folding: str, nothing_to_fold: bool = False) -> str
     """Why Mitiq's ``folding`` cannot fold ``circuit``, in one sentence, or None where it can:
     its foldings take only circuits whose measurements all come at the end, and (but for
     identity insertion, which adds idle layers) whose other operations are unitary. Folding
-    after transpiling folds two-qubit gates; a circuit without any (``nothing_to_fold``: the
-    compiled one has no self-inverse one) is folded by Mitiq's global folding instead."""
+    after transpiling folds two-qubit gates outside conditionals; a circuit without any
+    (``nothing_to_fold``: the compiled one has no self-inverse one; a conditional block, which
+    has ``blocks``, is not one, as the run's folding leaves its gates alone) is folded by
+    Mitiq's global folding instead."""
     after = folding == AFTER_TRANSPILE
     if (
         after
         and not nothing_to_fold
-        and any(i.operation.num_qubits > 1 and i.operation.name != "barrier" for i in circuit.data)
+        and any(
+            i.operation.num_qubits > 1
+            and i.operation.name != "barrier"
+            and not hasattr(i.operation, "blocks")
+            for i in circuit.data
+        )
     ):
         return None
     mitiq = "global" if after else folding

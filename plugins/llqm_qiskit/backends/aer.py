@@ -5,10 +5,7 @@ More in docs/modules.md (``llqm_qiskit.backends.aer``).
 
 from __future__ import annotations
 
-import math
-import os
 import time
-from collections.abc import Callable
 from typing import Any
 
 from qiskit import QuantumCircuit
@@ -18,7 +15,7 @@ import llqm_core
 from llqm_core import HardwareSnapshot
 from llqm_core.plugin import Estimate, checks, format_seconds, warn
 
-from ..costs import simulation_estimate
+from ..costs import Trajectories, simulation_estimate
 from ..devices.catalog import DEFAULT_DEVICE, fake_device
 from ..devices.drift import CalibrationDrift
 from ..devices.noise import PauliNoise
@@ -26,6 +23,15 @@ from ..devices.qpu_time import QpuTimeModel
 from ..measurement import shape as measurement_shape
 from . import mps, stim_engine
 from .base import JobOutcome, QuantumBackend
+from .methods import (
+    SHOT_BRANCHING,
+    active_qubits,
+    choose_method,
+    free_cores,
+    is_clifford,
+    job_trajectories,
+    narrow_method,
+)
 
 #: A noiseless trial shot slower than this is not followed by a few timed noisy ones: the model
 #: stands for such a circuit (its job is long, and refused when over ``mps.MPS_MAX_JOB_S``).
@@ -39,161 +45,6 @@ METHODS = (
     "statevector",
     "matrix_product_state",
 )
-_CLIFFORD = set(
-    "cx cz cy ecr swap h s sdg x y z sx sxdg id measure barrier reset delay quantum_channel".split()
-)
-_PHASES = {"rz", "p", "u1"}
-
-
-def is_clifford(circuit: QuantumCircuit) -> bool:
-    """Whether the stabilizer method can run ``circuit``: Clifford gates, phases in steps of pi/2."""
-    names = set(circuit.count_ops())
-    if not names <= _CLIFFORD | _PHASES:
-        return False
-    if not names & _PHASES:
-        return True
-    # CircuitInstruction's own name and params: no gate object is built per instruction.
-    for instruction in circuit.data:
-        if instruction.name in _PHASES:
-            if instruction.is_parameterized():
-                return False
-            quarter_turns = float(instruction.params[0]) / (math.pi / 2)
-            if abs(quarter_turns - round(quarter_turns)) >= 1e-9:
-                return False
-    return True
-
-
-def active_qubits(circuit: QuantumCircuit) -> int:
-    touched = {
-        q
-        for instruction in circuit.data
-        if instruction.name != "barrier"
-        for q in instruction.qubits
-    }
-    return len(touched)
-
-
-def _width_said(circuits: list[QuantumCircuit], width: int) -> str:
-    """``41 active qubits``, and where routing brought in qubits the logical circuit lacks,
-    how many: a compiled circuit's layout knows its logical width."""
-    layout = getattr(circuits[0], "layout", None)
-    logical = len(layout.initial_index_layout(filter_ancillas=True)) if layout else None
-    if logical is None or width <= logical:
-        return f"{width} active qubits"
-    extra = width - logical
-    return (
-        f"{width} active qubits (its {logical} and {extra} more that routing on the device "
-        f"brought in)"
-    )
-
-
-def free_cores() -> int:
-    """The cores no other process is busy on now, at least one: the 1-minute load average less
-    this process's own thread. Aer's threads share every gate's work on one state (a density
-    matrix from 8 qubits, a statevector from 14) and meet at a barrier after it; a thread on a
-    core another process holds makes every gate wait for it: on a 2-core machine with one core
-    busy, a noisy 8-qubit density matrix ran 5-9 times slower on two threads than on one
-    (docs/pipelines.md, "How long it will take"). The counts do not depend on the threads."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    try:
-        busy = max(0.0, os.getloadavg()[0] - 1.0)
-    except (AttributeError, OSError):  # no load average (Windows): Aer's own choice
-        return cores
-    return max(1, min(cores, round(cores - busy)))
-
-
-#: Aer's options for a dynamic circuit's trajectories on a statevector: 25-40% less CPU on the
-#: corpus's repetition code and teleportation (``bench/aer_methods.py --branching``).
-SHOT_BRANCHING = {"shot_branching_enable": True, "shot_branching_sampling_enable": True}
-
-
-def narrow_method(
-    qubits: int, gates: int, shots: int, circuits: int, noisy: bool, dynamic: bool = False
-) -> str:
-    """Up to ``exact_max_qubits``: a density matrix, whose cost does not grow with the shots,
-    unless noisy trajectories on a statevector are estimated cheaper (few shots per circuit, as
-    PEC's 100 samples of 40 shots: a 10-qubit density matrix per sample cost 20 s, 40
-    trajectories 0.4 s). Both sample the noisy distribution exactly: a density matrix computes
-    it and draws the shots from it, a trajectory draws each shot's Pauli errors from the same
-    channels; a run without noise keeps the density matrix. A ``dynamic`` circuit (a mid-circuit
-    measurement, a reset, a conditional) runs one trajectory per shot on either, since what
-    follows a measurement depends on its outcome: 0.29 s per shot on an 8-qubit density matrix,
-    0.002 s on a statevector (250 noisy instructions, fake_fez), so it takes the statevector."""
-    if dynamic:
-        return "statevector"
-    if not noisy:
-        return "density_matrix"
-    threads = free_cores()
-    by = {
-        method: simulation_estimate(
-            method, qubits, gates, shots, circuits, noisy, threads=threads
-        ).wall_s
-        for method in ("density_matrix", "statevector")
-    }
-    return "statevector" if by["statevector"] < by["density_matrix"] else "density_matrix"
-
-
-def choose_method(
-    circuits: list[QuantumCircuit],
-    exact_max_qubits: int,
-    statevector_max_qubits: int,
-    noisy: bool = True,
-    *,
-    shots: int = 1,
-    mps_max_bond: int | None = None,
-    strict: bool = False,
-    timed: Callable[[QuantumCircuit, int], float] | None = None,
-) -> str:
-    """The method for a job of ``circuits``. A noisy Clifford circuit runs on Stim at every
-    width: its shots sample the distribution a density matrix gives exactly (the noise is Pauli
-    channels), at a fraction of the cost (a 10-qubit graph state's ZNE: 1.6 s, not 30 s). A
-    non-Clifford circuit wider than
-    ``exact_max_qubits`` runs on a statevector or, when ``mps_max_bond`` is given and a trial
-    run finds it cheaper (``mps.plan``), on Aer's matrix product states; a wider one only on
-    the latter. ``strict`` (the check) refuses what matrix product states cannot run exactly
-    or in time; a run goes on at the limit (its circuit was checked). ``timed`` (the check's)
-    times a noisy shot of a circuit on an MPS for the plan's time (``mps.plan``); the method is
-    chosen between the models' times, so that a seeded run takes the same method every time."""
-    circuits = list({id(c): c for c in circuits}.values())  # a circuit repeated in a job: once
-    width = max(active_qubits(c) for c in circuits)
-    clifford = all(is_clifford(c) for c in circuits)
-    if clifford and noisy and all(stim_engine.supports(c) for c in circuits):
-        return "stim"  # at any width: as exact as a density matrix in Pauli noise, far cheaper
-    if width <= exact_max_qubits:
-        gates = max(len(c.data) for c in circuits)
-        dynamic = any(measurement_shape(c).dynamic for c in circuits)
-        return narrow_method(width, gates, shots, len(circuits), noisy, dynamic)
-    if clifford:
-        return "stabilizer"
-    fits = width <= statevector_max_qubits
-    refusal = (
-        f"a non-Clifford circuit with {_width_said(circuits, width)} cannot be simulated here: "
-        f"the embedded default simulates non-Clifford circuits of up to {statevector_max_qubits} "
-        "qubits by statevector"
-    )
-    if mps_max_bond is None:
-        if fits:
-            return "statevector"
-        raise ValueError(refusal + ", Clifford circuits of any width.")
-    try:
-        planned = mps.plan(circuits, shots, mps_max_bond, strict, timed if strict else None)
-    except ValueError as exc:
-        if fits:
-            return "statevector"
-        raise ValueError(f"{refusal}, wider ones by matrix product states, but {exc}.") from None
-    if fits:
-        gates = max(len(c.data) for c in circuits)
-        by_statevector = simulation_estimate(
-            "statevector", width, gates, shots, len(circuits), noisy
-        ).wall_s
-        if (
-            by_statevector <= planned.seconds / planned.scale
-        ):  # the models: the same choice each run
-            return "statevector"
-    return "matrix_product_state"
 
 
 class AerBackend(QuantumBackend):
@@ -247,14 +98,23 @@ class AerBackend(QuantumBackend):
         two_qubit_gates: int | None = None,
         model_scale: float = 1.0,
         dynamic: bool = False,
+        error_per_gate: float | None = None,
+        mid_circuit: int = 0,
     ) -> Estimate:
         """The method ``choose_method`` would take, modelled; a circuit not known to be
         non-Clifford (a QASM file before it is parsed) is taken as Clifford, the cheap case; a
-        ``dynamic`` one runs a trajectory per shot (``narrow_method``).
+        ``dynamic`` one runs a trajectory per shot (``narrow_method``). A statevector's
+        trajectories are modelled with shot branching where it pays, as the run chooses it,
+        once the errors a gate carries (``error_per_gate``) are known.
         An MPS is modelled at the circuit's estimated ``bond`` dimension once the circuit is
         known, at the limit ``mps_max_bond`` before."""
         method = self.method
         threads = free_cores()  # what the job will be given, as the machine is now
+        per_shot: dict[str, Any] = {
+            "dynamic": dynamic,
+            "error_per_gate": error_per_gate,
+            "mid_circuit": mid_circuit,
+        }
 
         def by_mps(scale: float = model_scale) -> Estimate:
             return simulation_estimate(
@@ -280,7 +140,14 @@ class AerBackend(QuantumBackend):
                 method = "stabilizer"
             elif qubits <= self.statevector_max_qubits:
                 by_statevector = simulation_estimate(
-                    "statevector", qubits, gates, shots, circuits, self.noise, threads=threads
+                    "statevector",
+                    qubits,
+                    gates,
+                    shots,
+                    circuits,
+                    self.noise,
+                    threads=threads,
+                    **per_shot,
                 )
                 # as choose_method: the cheaper by the models, once a trial has measured the
                 # bond dimension; the MPS's time then as its shots were timed
@@ -292,8 +159,33 @@ class AerBackend(QuantumBackend):
         if method == "matrix_product_state":
             return by_mps()
         return simulation_estimate(
-            method, qubits, gates, shots, circuits, self.noise, threads=threads
+            method, qubits, gates, shots, circuits, self.noise, threads=threads, **per_shot
         )
+
+    def cheaper(self, plan: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+        """The simulation methods, other than the file's, that can run the planned circuit
+        exactly (``--check`` estimates each and lists those that cut the run): Stim's
+        stabilizer for a Clifford circuit; matrix product states where the check's trial
+        reached a bond dimension below the limit (not truncated); a density matrix for a
+        circuit that is not dynamic (a dynamic one's runs a shot at a time); a statevector up
+        to ``statevector_max_qubits``."""
+        qubits, bond = plan.get("qubits", 0), plan.get("bond")
+        runnable = {
+            "stabilizer": plan.get("clifford") is True,
+            "matrix_product_state": bond is not None and bond < self.mps_max_bond,
+            "density_matrix": not plan.get("dynamic", False),
+            "statevector": qubits <= self.statevector_max_qubits,
+        }
+        return [
+            (f'[backend] method = "{method}"', {"method": method})
+            for method, runs in runnable.items()
+            if runs and method != self.method
+        ]
+
+    def error_load(self, circuit: QuantumCircuit) -> float:
+        """The errors a shot of the compiled ``circuit`` expects from the device's noise (0
+        without noise): the check's estimate of whether shot branching pays."""
+        return self._pauli_noise(self.snapshot()).error_load(circuit) if self.noise else 0.0
 
     def plan_method(self, circuit: QuantumCircuit, shots: int) -> str:
         """The method a job of ``circuit`` will run on, said when the file is checked; one
@@ -310,13 +202,33 @@ class AerBackend(QuantumBackend):
                 f"{planned.max_bond}, about {format_seconds(planned.seconds / shared)} per circuit"
                 f"{f' on {shared} threads' if shared > 1 else ''})"
             )
-        if method == "statevector" and measurement_shape(circuit).dynamic:
-            return (
-                "statevector (a trajectory per shot, since the circuit measures, resets or "
-                "branches mid-circuit; with Aer's shot branching, 25-40% less CPU on the "
-                "corpus's dynamic circuits)"
+        dynamic = measurement_shape(circuit).dynamic
+        if method == "statevector" and (dynamic or self.noise):
+            why = "measures, resets or branches mid-circuit" if dynamic else "is noisy"
+            cost = self._trajectories([circuit], shots)
+            gain = (
+                f"with Aer's shot branching, modelled {format_seconds(cost.branched_s)} against "
+                f"{format_seconds(cost.plain_s)} without (x{cost.plain_s / cost.branched_s:.1f})"
+                if cost.branching_pays
+                else f"without Aer's shot branching, which its noise would make slower "
+                f"(modelled {format_seconds(cost.branched_s)} against "
+                f"{format_seconds(cost.plain_s)})"
             )
+            return f"statevector (a trajectory per shot, since the circuit {why}; {gain})"
         return method
+
+    def _trajectories(self, circuits: list[QuantumCircuit], shots: int) -> Trajectories:
+        """``job_trajectories`` of ``circuits`` (compiled, without their noise yet) with the
+        device's noise as it is now."""
+        if not self.noise:
+            return job_trajectories(
+                circuits, shots, [0.0] * len(circuits), [len(c.data) for c in circuits]
+            )
+        model = self._pauli_noise(self.snapshot())
+        loads = [model.error_load(c) for c in circuits]
+        return job_trajectories(
+            circuits, shots, loads, [len(model.apply(c).data) for c in circuits]
+        )
 
     def _method(self, circuits: list[QuantumCircuit], shots: int, strict: bool = False) -> str:
         """The method asked for, or the one ``choose_method`` takes for these circuits."""
@@ -331,6 +243,7 @@ class AerBackend(QuantumBackend):
             mps_max_bond=self.mps_max_bond,
             strict=strict,
             timed=self._timed if self.noise else None,
+            error_load=self.error_load,
         )
 
     def _timed(self, circuit: QuantumCircuit, bond: int) -> float:
@@ -422,9 +335,16 @@ class AerBackend(QuantumBackend):
         )
         if method == "stim":
             return self._sample_stim(circuits, shots, seed, snapshot)
+        trajectories_run = method == "statevector" and (
+            self.noise or any(measurement_shape(c).dynamic for c in circuits)
+        )
+        loads = [0.0] * len(circuits)
+        compiled = circuits
         if self.noise:
             with llqm_core.task("noise into circuits", stage="execute.noise") as step:
                 model = self._pauli_noise(snapshot)
+                if trajectories_run:  # what decides whether shot branching pays
+                    loads = [model.error_load(c) for c in circuits]
                 circuits = [model.apply(c) for c in circuits]
                 step.annotate(
                     {
@@ -438,11 +358,14 @@ class AerBackend(QuantumBackend):
             options: dict[str, Any] = {"max_parallel_threads": free_cores()}
             if method == "matrix_product_state":
                 options["matrix_product_state_max_bond_dimension"] = self.mps_max_bond
-            branching = method == "statevector" and any(
-                measurement_shape(c).dynamic for c in circuits
+            cost = (
+                job_trajectories(compiled, shots, loads, [len(c.data) for c in circuits])
+                if trajectories_run
+                else None
             )
+            branching = cost is not None and cost.branching_pays
             if branching:  # trajectories share a state until a measurement or a noise draw
-                options |= SHOT_BRANCHING  # splits them: docs/benchmarks.md
+                options |= SHOT_BRANCHING  # splits them: docs/pipelines.md, "Shot branching"
             result = (
                 AerSimulator(method=method, **options)
                 .run(circuits, shots=shots, seed_simulator=seed)
@@ -453,8 +376,10 @@ class AerBackend(QuantumBackend):
                 raise RuntimeError(f"Aer failed to run the job: {result.status}")
             metrics = self._method_metrics(method, elapsed, shots * len(circuits))
             metrics["execute.threads"] = options["max_parallel_threads"]
-            if branching:
-                metrics["execute.shot_branching"] = True
+            if cost is not None:  # whether it ran, and the models it was chosen on
+                metrics["execute.shot_branching"] = branching
+                metrics["execute.shot_branching.modelled_s"] = cost.branched_s
+                metrics["execute.shot_branching.plain_modelled_s"] = cost.plain_s
             if planned is not None:
                 metrics["execute.bond_dimension_estimate"] = planned.bond
                 if planned.truncated:  # the check refuses these; a run from Python goes on

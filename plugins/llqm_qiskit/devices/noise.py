@@ -83,6 +83,21 @@ class PauliNoise:
             else None
         )
 
+    def error_load(self, circuit: QuantumCircuit) -> float:
+        """The errors a shot of ``circuit`` (transpiled to the device) expects from the channels
+        ``apply`` writes in: each channel's chance of drawing something other than the identity,
+        summed. It decides whether Aer's shot branching pays (``costs.trajectories``)."""
+        load = 0.0
+        for instruction in circuit.data:
+            name = instruction.operation.name
+            qubits = tuple(circuit.find_bit(q).index for q in instruction.qubits)
+            if name == "measure":
+                load += self.readout_flip(qubits[0]) or 0.0
+            terms = self.gate_terms(name, qubits)
+            if terms is not None:
+                load += 1.0 - terms[0][1]  # the identity's is the first term
+        return load
+
     def apply(self, circuit: QuantumCircuit) -> QuantumCircuit:
         """``circuit`` (already transpiled to the snapshot's device) with its noise written in."""
         if circuit.num_qubits > self.snapshot.num_qubits:

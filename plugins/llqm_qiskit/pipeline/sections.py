@@ -111,6 +111,23 @@ class ExecutionSection:
     def features(self, data: dict[str, Any]) -> dict[str, Any]:
         return {"shots": data.get("shots")}
 
+    def cheaper(self, table: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+        """Half and a quarter of the shots, each with the shot noise it gives against the
+        file's (the standard error grows as one over the square root of the shots)."""
+        shots = table.get("shots", DEFAULT_SHOTS)
+        found = []
+        for share, word in ((2, "half"), (4, "a quarter")):
+            fewer = shots // share
+            if fewer >= 1:
+                found.append(
+                    (
+                        f"[execution] shots = {fewer:,} ({word}: shot noise "
+                        f"x{(shots / fewer) ** 0.5:.1f})",
+                        {**table, "shots": fewer},
+                    )
+                )
+        return found
+
     def plan_features(self, plan: dict[str, Any]) -> dict[str, Any]:
         return {"shots": plan.get("shots")}
 

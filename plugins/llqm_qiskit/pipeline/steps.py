@@ -31,6 +31,7 @@ from ..costs import (
     compiled_counts,
     transpile_estimate,
 )
+from ..measurement import shape as measurement_shape
 from ..transpile.profiled import (
     OPTIMIZATION_LEVELS,
     PRESET_PASS_MANAGER,
@@ -240,8 +241,13 @@ def transpile(
         if circuit is not None and device is not None and plan.get("clifford") is False:
             built = as_run(circuit, device)
             timed = getattr(backend, "model_scale", None)
+            load = getattr(backend, "error_load", None)  # its noise: does shot branching pay
             compiled = compiled_counts(
-                built, trial_bond(built).bond, timed(built) if timed is not None else 1.0
+                built,
+                trial_bond(built).bond,
+                timed(built) if timed is not None else 1.0,
+                load(built) if load is not None else None,
+                measurement_shape(built).mid_circuit,
             )
         return transpile_estimate(plan, optimization_level, PRESET_PASS_MANAGER, compiled)
 
