@@ -214,7 +214,7 @@ def test_the_sample_stage_and_backend_refuse_bad_input_with_one_sentence(
             ):
                 registries.create("backend", "sample.basic", num_qubits=bad)
         with pytest.raises(ValueError, match="uses h, which generic_backend_3q does not run"):
-            backend.execute(__import__("llqm_qiskit").ghz(3), shots=10)
+            backend.execute(__import__("llqm_qiskit").circuits.ghz(3), shots=10)
     finally:
         for name in [
             m

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 from conftest import ROOT
@@ -76,6 +77,24 @@ def watch(store, *args: str, **options) -> subprocess.Popen:
     )
 
 
+def wait_until_it_reads(process: subprocess.Popen, store, timeout_s: float = 120.0) -> None:
+    """Wait until ``process`` has the store open (Linux: its open files in /proc), however long
+    a loaded machine takes to start it; elsewhere a fixed wait."""
+    fds = Path(f"/proc/{process.pid}/fd")
+    if not fds.is_dir():
+        time.sleep(5.0)
+        return
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            if any(os.path.realpath(fd) == os.path.realpath(store) for fd in fds.iterdir()):
+                return
+        except OSError:  # a file closed while listed
+            pass
+        time.sleep(0.05)
+    raise AssertionError(f"the process never opened {store}")
+
+
 def once(store) -> str:
     """One frame of the newest running run; empty while the store shows none yet (a PostgreSQL
     store gets the run's rows when its writer commits, within seconds)."""
@@ -120,7 +139,8 @@ def test_ctrl_c_stops_the_watching_and_not_the_run(tmp_path):
     process, run_id, gate = start_watched(tmp_path, store)
     try:
         follower = watch(store, run_id[:10])
-        time.sleep(2.0)  # started and watching (a loaded machine is slow, never wrong)
+        wait_until_it_reads(follower, store)  # past its imports: a Ctrl-C now is the user's
+        time.sleep(0.5)  # watching
         follower.send_signal(signal.SIGINT)
         out, err = follower.communicate(timeout=60)
         assert follower.returncode == 0 and "Traceback" not in err, err
