@@ -45,19 +45,6 @@ def execute(
     return readouts
 
 
-def readout_map(circuit: Any) -> dict[int, int]:
-    """For each classical bit the circuit measures into, the (physical) qubit it reads.
-
-    A bit measured more than once keeps its last measurement, the one its counts show."""
-    readout = {}
-    for instruction in circuit.data:
-        if instruction.operation.name == "measure":
-            readout[circuit.find_bit(instruction.clbits[0]).index] = circuit.find_bit(
-                instruction.qubits[0]
-            ).index
-    return readout
-
-
 def estimate(data: PipelineData, readout: Readout) -> tuple[float, float]:
     """The observable's value and standard error from a readout, corrected for readout error
     when an earlier technique (readout mitigation inside a combination) left an ``evaluate``."""

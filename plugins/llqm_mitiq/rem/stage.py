@@ -13,7 +13,7 @@ import llqm_core
 from llqm_core.plugin import PipelineData, StepSpec, flag
 
 from ..costs import rem_estimate
-from ..execution import execute, fed_forward_measurements, readout_map
+from ..execution import execute, fed_forward_measurements
 from ..native import X_WAYS, measurable_qubits, target_of, without
 from .combine import combine_results
 from .construct import construct_calibration, corrected_measurements, no_flip
@@ -72,7 +72,7 @@ def rem(*, calibration_shots: int | None = None, inner: bool = False) -> StepSpe
                 data["compile"],
                 calibration.readout,
                 data["warnings"],
-                lambda circuit: readout_map(observable.measured(circuit)[0]),
+                observable.readout_map,
             )
         if inner:
             return added
