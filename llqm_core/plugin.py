@@ -85,8 +85,8 @@ from .pipeline.policies import (
 )
 from .pipeline.policies import record as record_decision
 from .pipeline.reactive import calibration_in_force
-from .pipeline.registries import create, lookup, registered, run_stage, run_step
-from .pipeline.sections import section_shots
+from .pipeline.registries import check_options, create, lookup, registered, run_stage, run_step
+from .pipeline.sections import features, section_shots
 from .pipeline.shapes import describe as describe_shape
 from .pipeline.shapes import run_shape
 from .runtime.active_run import StoreArg
@@ -99,7 +99,7 @@ from .runtime.instrumentation import (
     recording,
     suppressed,
 )
-from .runtime.kept import KEPT_AT
+from .runtime.kept import KEPT_AT, references
 from .runtime.measure import HOST
 from .runtime.memory import current_rss
 from .runtime.monitor import check_interval
@@ -107,16 +107,6 @@ from .runtime.sampler import set_sample_interval
 from .runtime.tasks import finish_task, record_past_task
 from .runtime.thread_ids import native_thread_id
 from .runtime.warmup import first_call, work_stopwatch
-
-# isort: split
-# What llqm_mitiq needs besides the names above: option checks, warnings, foreseeing policies,
-# the calibration in force, kept results' references, and the registries' and sections' helpers.
-# Re-exported by name (``X as X``), not yet in ``__all__``: its functions need an Args section.
-from .model.checks import flag as flag
-from .model.checks import whole as whole
-from .pipeline.registries import check_options as check_options
-from .pipeline.sections import features as features
-from .runtime.kept import references as references
 
 __all__ = [
     # the hooks: the marker of an implementation, and what each ``register`` callback takes
@@ -154,6 +144,7 @@ __all__ = [
     "PlanFeaturesSection",
     "ShapedSection",
     "section_shots",
+    "features",
     # decision points and policies: declaring, asking, serving, recording
     "decision_points",
     "PREDICT",
@@ -182,6 +173,7 @@ __all__ = [
     "registered",
     "run_stage",
     "run_step",
+    "check_options",
     "configure_plugins",
     "loaded_plugins",
     "find_part",
@@ -242,4 +234,5 @@ __all__ = [
     "CachedValue",
     "ValueCodec",
     "KEPT_AT",
+    "references",
 ]

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from llqm_core.plugin import PipelineData, flag
+from llqm_core.plugin import PipelineData, checks
 
 #: The counts of one variant's circuits: one per measurement basis of the observable.
 Readout = list[Mapping[str, int]]
@@ -76,7 +76,7 @@ def sum_readouts(readouts: Sequence[Readout]) -> Readout:
 
 def last_only(technique: str, inner: bool) -> None:
     """Techniques that execute the circuit end a combination; only preparing ones go inside."""
-    if flag("inner", inner):
+    if checks.flag("inner", inner):
         raise ValueError(
             f"{technique} executes its circuits, so it must come last in a combination such as "
             f'"rem+{technique}".'

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from llqm_core.plugin import PipelineData, StepSpec, warn, whole
+from llqm_core.plugin import PipelineData, StepSpec, checks, warn
 
 from ..costs import pec_estimate, pec_shots
 from ..execution import last_only
@@ -42,7 +42,7 @@ def _check_noise_level(value: Any) -> float | None:
 
 
 def _check_seed(value: Any) -> int | None:
-    return None if value is None else whole("seed", value, 0)
+    return None if value is None else checks.whole("seed", value, 0)
 
 
 def pec(
@@ -63,12 +63,12 @@ def pec(
             'noise_level belongs to sample = "logical"; sample = "compiled" reads each gate\'s own '
             "calibrated error."
         )
-    whole("samples", samples, 1)
-    whole("chunk_size", chunk_size, 1)
+    checks.whole("samples", samples, 1)
+    checks.whole("chunk_size", chunk_size, 1)
     noise_level = _check_noise_level(noise_level)
     seed = _check_seed(seed)
     if shots_per_sample is not None:
-        whole("shots_per_sample", shots_per_sample, 1)
+        checks.whole("shots_per_sample", shots_per_sample, 1)
 
     def step(data: PipelineData) -> dict[str, Any]:
         rng_seed = seed if seed is not None else data["seed"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import llqm_core
-from llqm_core.plugin import PipelineData, StepSpec, flag
+from llqm_core.plugin import PipelineData, StepSpec, checks
 
 from ..costs import rem_estimate
 from ..execution import execute, fed_forward_measurements
@@ -48,7 +48,7 @@ def _fed_forward_said(circuit: Any) -> list[str]:
 
 def rem(*, calibration_shots: int | None = None, inner: bool = False) -> StepSpec:
     calibration_shots = _check_calibration_shots(calibration_shots)
-    inner = flag("inner", inner)
+    inner = checks.flag("inner", inner)
 
     def step(data: PipelineData) -> dict[str, Any]:
         compiled, observable = data["compiled"], data["observable"]
