@@ -19,6 +19,24 @@ from llqm_core.plugin import PipelineData, checks
 #: The counts of one variant's circuits: one per measurement basis of the observable.
 Readout = list[Mapping[str, int]]
 
+#: The ``PipelineData`` keys every technique reads to run the compiled circuit for the
+#: observable (its ``StepSpec.reads``, checked when a pipeline file loads).
+EXECUTE_READS = ("compiled", "observable", "backend", "shots", "seed")
+#: The keys every technique that executes the circuit writes: the observable's value, its
+#: unmitigated baseline, and the counts they came from (its ``StepSpec.writes``).
+RESULT_WRITES = (
+    "counts",
+    "readout",
+    "value",
+    "value_error",
+    "unmitigated",
+    "unmitigated_error",
+    "circuits_executed",
+)
+#: What a technique that may transpile more circuits reads besides (ZNE's and PEC's samples of
+#: the logical circuit, compiled the pipeline's way), and the warnings it adds to.
+COMPILE_READS = ("circuit", "compile", "warnings")
+
 
 def measured(data: PipelineData, variants: Sequence[Any]) -> list[list[Any]]:
     """For each variant of the compiled circuit, the circuits that read the observable off it."""

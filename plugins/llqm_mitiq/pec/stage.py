@@ -15,9 +15,9 @@ from typing import Any
 from llqm_core.plugin import PipelineData, StepSpec, checks, warn
 
 from ..costs import pec_estimate, pec_shots
-from ..execution import last_only
+from ..execution import COMPILE_READS, EXECUTE_READS, RESULT_WRITES, last_only
 from ..native import X_WAYS, Z_WAYS, device_qubits, target_of, without
-from .combine import combine_results
+from .combine import PEC_WRITES, combine_results
 from .compiled import no_paulis
 from .construct import construct_circuits
 from .execute import execute_samples
@@ -111,4 +111,6 @@ def pec(
         planned_shots=planned_shots,
         estimate=lambda plan: pec_estimate(plan, samples, shots_per_sample, sample, chunk_size),
         inspect=inspect,
+        reads=(*EXECUTE_READS, *COMPILE_READS),
+        writes=(*RESULT_WRITES, *PEC_WRITES, "warnings"),
     )
