@@ -14,22 +14,16 @@ from .analysis.summary import CACHE_KEY, FIDELITY_FIGURES, lookup_metrics, step_
 from .analysis.summary import fidelity as run_fidelity
 from .hooks.contracts import (
     DECISION_POINTS,
-    EXECUTE_BATCH,
-    MITIGATION,
     PREDICT,
-    ZNE_FOLDING,
     CheaperBackend,
     CheaperSection,
     ChoicePoint,
     ChoosingSection,
     CostModel,
     DecidingPolicy,
-    ExecuteBatchContext,
     FeaturesSection,
-    FoldingContext,
     Forecaster,
     ForeseeingSection,
-    MitigationContext,
     NamedPolicy,
     PipelineData,
     PlanFeaturesSection,
@@ -96,8 +90,16 @@ from .pipeline.policies import (
 )
 from .pipeline.policies import record as record_decision
 from .pipeline.reactive import calibration_in_force
-from .pipeline.registries import apply_step, create, lookup, registered, run_stage, run_step
-from .pipeline.sections import section_shots
+from .pipeline.registries import (
+    apply_step,
+    check_options,
+    create,
+    lookup,
+    registered,
+    run_stage,
+    run_step,
+)
+from .pipeline.sections import features, section_shots
 from .pipeline.shapes import describe as describe_shape
 from .pipeline.shapes import run_shape
 from .runtime.active_run import StoreArg
@@ -111,7 +113,7 @@ from .runtime.instrumentation import (
     suppressed,
     switched_on,
 )
-from .runtime.kept import KEPT_AT
+from .runtime.kept import KEPT_AT, references
 from .runtime.measure import HOST
 from .runtime.memory import current_rss
 from .runtime.monitor import check_interval
@@ -123,16 +125,6 @@ from .store.in_flight import InFlightKeeper
 from .store.profile_store import is_database_url
 from .store.relay import RelayStore, deliver, read_message
 from .telemetry.tracing import telemetry
-
-# isort: split
-# What llqm_mitiq needs besides the names above: option checks, warnings, foreseeing policies,
-# the calibration in force, kept results' references, and the registries' and sections' helpers.
-# Re-exported by name (``X as X``), not yet in ``__all__``: its functions need an Args section.
-from .model.checks import flag as flag
-from .model.checks import whole as whole
-from .pipeline.registries import check_options as check_options
-from .pipeline.sections import features as features
-from .runtime.kept import references as references
 
 __all__ = [
     # the hooks: the marker of an implementation, and what each ``register`` callback takes
@@ -172,16 +164,11 @@ __all__ = [
     "CheaperSection",
     "CheaperBackend",
     "section_shots",
+    "features",
     # decision points and policies: declaring, asking, serving, recording
     "decision_points",
     "PREDICT",
     "PredictContext",
-    "EXECUTE_BATCH",  # llqm_mitiq's three, declared by the core until llqm_mitiq declares them
-    "MITIGATION",
-    "ZNE_FOLDING",
-    "ExecuteBatchContext",
-    "FoldingContext",
-    "MitigationContext",
     "DECISION_POINTS",
     "Policy",
     "NamedPolicy",
@@ -206,6 +193,7 @@ __all__ = [
     "registered",
     "run_stage",
     "run_step",
+    "check_options",
     "configure_plugins",
     "loaded_plugins",
     "find_part",
@@ -266,6 +254,7 @@ __all__ = [
     "CachedValue",
     "ValueCodec",
     "KEPT_AT",
+    "references",
     # for workflow-engine adapters (llqm_prefect): a run's report for the engine's UI, rows and
     # running tasks' readings relayed from workers, a pipeline file's steps as the engine's tasks
     "build_report",

@@ -13,7 +13,16 @@ MITIQ = Path(llqm_mitiq.__file__).parent
 #: The techniques' subpackages: each may import the leaves and itself, no other technique.
 TECHNIQUES = {"zne", "pec", "rem"}
 #: What every technique shares; a leaf imports only other leaves.
-LEAVES = {"execution", "native", "costs", "shared_job", "record", "mitiq_private", "figures"}
+LEAVES = {
+    "execution",
+    "native",
+    "costs",
+    "shared_job",
+    "record",
+    "mitiq_private",
+    "figures",
+    "decision_points",
+}
 #: The entry point, the section, the instrumentor, the baseline stage and the re-analysis: any.
 TOP = {"__init__", "plugin", "sections", "instrument", "unmitigated", "reanalysis"}
 #: The phases every technique is cut into, as Mitiq writes them, and the stage that wires them.

@@ -7,11 +7,11 @@ import math
 
 import numpy as np
 import pytest
-from llqm_mitiq.execution import readout_map
 from llqm_mitiq.pec.logical import fit_to_logical, sample_chunk
 from llqm_mitiq.pec.noise import calibrated_noise_levels
 from llqm_qiskit.backends.aer import AerBackend
 from llqm_qiskit.circuits import ghz
+from llqm_qiskit.measurement import readout_map
 from llqm_qiskit.observables.expectation import parity
 from mitiq import Executor
 from mitiq.pec import (
@@ -209,7 +209,7 @@ def test_sampled_circuits_keep_the_logical_width_and_measurements():
     logical.cx(0, 2)
     logical.measure([0, 2], [0, 2])
     representations = represent_operations_in_circuit_with_local_depolarizing_noise(logical, 0.2)
-    sampled, _, _ = sample_chunk(logical, representations, np.random.RandomState(1), 6)
+    sampled, _, _ = sample_chunk(logical, representations, np.random.RandomState(1), 6, readout_map)
     for circuit in sampled:
         assert (
             circuit.num_qubits == 3
@@ -222,7 +222,7 @@ def test_sampled_circuits_keep_the_logical_width_and_measurements():
     narrow.cx(0, 1)
     narrow.x(1)
     narrow.measure([0, 1], [0, 1])
-    fitted = fit_to_logical(narrow, logical)
+    fitted = fit_to_logical(narrow, logical, readout_map)
     assert (
         fitted.num_qubits == 3
         and fitted.cregs == logical.cregs

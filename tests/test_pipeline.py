@@ -420,7 +420,7 @@ def test_a_step_reading_data_no_earlier_step_writes_is_refused_when_the_file_loa
     from llqm_core.plugin import hookimpl
 
     class Tally:
-        order = 35  # after [transpile], before [mitigation] (whose steps declare nothing yet)
+        order = 35  # after [transpile], before [mitigation]
 
         def build(self, table):
             return SectionPlan([StageUse(name) for name in table.get("steps", [])])
@@ -458,6 +458,57 @@ def test_a_step_reading_data_no_earlier_step_writes_is_refused_when_the_file_loa
     )
     with pytest.raises(UserError, match=r"reads 'tally', .*\(no step of this pipeline writes it\)"):
         parse_pipeline(with_changes(tally={"steps": ["tally.total"]}))
+
+
+def test_the_check_follows_the_data_through_the_mitigation_techniques(fresh_plugins):
+    """Mitiq's stages declare what they read and write: a step after ``[mitigation]`` that reads
+    a technique's result loads where the file's technique writes it and is refused where none
+    does; a technique before the transpile step whose circuit it runs is refused."""
+    from llqm_core.hooks.contracts import SectionPlan, StageUse, StepSpec
+    from llqm_core.plugin import hookimpl
+
+    class After:
+        order = 45  # after [mitigation]
+
+        def build(self, table):
+            keys = [table["key"]] if "key" in table else []
+            return SectionPlan([StageUse("after.read", {"key": key}) for key in keys])
+
+    class Before:
+        order = 5  # before [circuit]
+
+        def build(self, table):
+            return SectionPlan([StageUse(table["stage"])] if "stage" in table else [])
+
+    def read(*, key):
+        return StepSpec(lambda data: {"read": data[key]}, reads=(key,), writes=("read",))
+
+    class Plugin:
+        @hookimpl
+        def llqm_register_sections(self, register):
+            register("after", After())
+            register("before", Before())
+
+        @hookimpl
+        def llqm_register_stages(self, register):
+            register("after.read", read)
+
+    llqm.plugin.loaded_plugins().register(Plugin(), name="after")
+    for technique, key in [
+        ("none", "value"),
+        ("zne", "zne_values"),
+        ("rem+zne", "rem_inverse_confusion"),
+        ("pec", "pec_gamma"),
+    ]:
+        parse_pipeline(with_changes(mitigation={"technique": technique}, after={"key": key}))
+    with pytest.raises(UserError, match=r"reads 'zne_values', .*\(no step of this pipeline"):
+        parse_pipeline(with_changes(mitigation={"technique": "rem"}, after={"key": "zne_values"}))
+    with pytest.raises(UserError) as refused:
+        parse_pipeline(with_changes(before={"stage": "mitigate.none"}))
+    assert str(refused.value).startswith(
+        "in [before]: stage 'mitigate.none' reads 'compiled', which no step before it writes "
+        "(it is written only after it, by 'transpile' in [transpile])"
+    )
 
 
 def test_a_file_without_a_backend_name_runs_on_the_one_default_a_plugin_offers(fresh_plugins):

@@ -129,33 +129,6 @@ class SectionPlan:
     data: dict[str, Any] = field(default_factory=dict)  #: ``PipelineData`` entries set up front
 
 
-class FoldingContext(TypedDict):
-    """``zne.folding``: how ZNE scales the noise, asked before it folds."""
-
-    compiled: Any  #: the compiled circuit (None when nothing was transpiled)
-    scale_factors: Sequence[float]  #: the noise scale factors the file asks for
-    transpile_s: float | None  #: what transpiling the circuit once cost
-    folding: str  #: the file's folding (``after_transpile``, ZNE's default, or one of Mitiq's)
-
-
-class ExecuteBatchContext(TypedDict):
-    """``execute.batch``: whether circuits ride in the next job instead of one of their own."""
-
-    circuits: Sequence[Any]  #: the circuits that would ride along (a calibration's)
-    shots: int  #: the shots these circuits need
-    next_shots: int | None  #: the shots of the next job, which must match to share it
-    backend: Any  #: the backend that runs the job
-
-
-class MitigationContext(TypedDict):
-    """``mitigation``: which technique and options replace the file's, once the circuit is known."""
-
-    features: dict[str, Any]  #: ``circuit.*`` metrics and the shots
-    shots: int  #: ``[execution] shots``
-    measurement_bases: int  #: circuits measuring each executed circuit (``PipelineData``)
-    mitigation: dict[str, Any]  #: the file's ``[mitigation]`` table (technique and options)
-
-
 class PredictContext(TypedDict):
     """``predict``: each stage's costs, predicted before the run goes on, once the mitigation is
     chosen."""
@@ -334,19 +307,9 @@ class Instrumenting(Protocol):
 #: The decision point the core asks itself: each stage's costs, once the mitigation is chosen.
 PREDICT = "predict"
 
-# The Mitiq plugin's decision points and their contexts (above), declared here until
-# ``llqm_mitiq`` declares them itself through ``llqm_register_decision_points`` (issue 50);
-# then this block goes.
-ZNE_FOLDING = "zne.folding"
-EXECUTE_BATCH = "execute.batch"
-MITIGATION = "mitigation"
-
 #: The decision points the core declares, with the keyword arguments its policies'
 #: ``decide(**context)`` receive; plugins declare theirs with ``llqm_register_decision_points``
 #: (every point: ``llqm_core.hooks.decision_points.decision_points()``).
 DECISION_POINTS: dict[str, type] = {
     PREDICT: PredictContext,
-    ZNE_FOLDING: FoldingContext,
-    EXECUTE_BATCH: ExecuteBatchContext,
-    MITIGATION: MitigationContext,
 }

@@ -126,13 +126,13 @@ def record(decision: PolicyDecision) -> PolicyDecision:
 
 def decide(data: Mapping[str, Any], point: str, **context: Any) -> PolicyDecision | None:
     """The first decision that changes something among the policies of ``data["policies"]``
-    (``PipelineData``) serving ``point`` (a name of ``llqm_core.hooks.contracts.DECISION_POINTS``,
+    (``PipelineData``) serving ``point`` (a name of ``llqm_core.plugin.decision_points()``,
     whose context ``context`` is), asked in order (each consultation a task, each decision
     recorded); None when every one kept the default.
 
     Args:
         data: the run's data: its ``policies`` are asked.
-        point: the decision point (``llqm_core.plugin.DECISION_POINTS``).
+        point: the decision point (the core's or a plugin's: ``decision_points()``).
         **context: the point's context, as its policies' ``decide`` takes it.
     """
     for policy in data.get("policies", []):

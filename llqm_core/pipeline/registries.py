@@ -141,7 +141,13 @@ def _is_metric(value: Any) -> bool:
 
 
 def check_options(factory: Any, options: dict[str, Any], what: str) -> None:
-    """One sentence naming an option that ``factory`` does not take, and the ones it does."""
+    """One sentence naming an option that ``factory`` does not take, and the ones it does.
+
+    Args:
+        factory: what the options are given to (a stage's or a policy's factory).
+        options: the options a pipeline file gives it, by name.
+        what: how the sentence names it (``stage 'mitigate.zne'``).
+    """
     try:
         parameters = inspect.signature(factory).parameters
     except (TypeError, ValueError):  # a builtin without a signature: let the call decide

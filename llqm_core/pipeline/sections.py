@@ -135,7 +135,11 @@ def choice_point() -> str | None:
 
 
 def features(data: PipelineData) -> dict[str, Any]:
-    """What a cost model predicts from, as the sections read it from the run's data."""
+    """What a cost model predicts from, as the sections read it from the run's data.
+
+    Args:
+        data: the run's data (``PipelineData``) each section reads its features from.
+    """
     found: dict[str, Any] = {}
     for _, section in declared():
         if isinstance(section, FeaturesSection):

@@ -142,7 +142,11 @@ class LaterPayload:
 
 def references(values: Any) -> list[list[Any]] | None:
     """Where ``values`` were kept, as runs of ``[task id, first index, how many]``; None when any
-    of them was not kept (no store, keeping off, or the run's cap reached)."""
+    of them was not kept (no store, keeping off, or the run's cap reached).
+
+    Args:
+        values: the values a task kept (counts, circuits), in order.
+    """
     runs: list[list[Any]] = []
     for value in values:
         where = getattr(value, KEPT_AT, None)

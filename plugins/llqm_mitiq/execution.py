@@ -14,10 +14,28 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from llqm_core.plugin import PipelineData, flag
+from llqm_core.plugin import PipelineData, checks
 
 #: The counts of one variant's circuits: one per measurement basis of the observable.
 Readout = list[Mapping[str, int]]
+
+#: The ``PipelineData`` keys every technique reads to run the compiled circuit for the
+#: observable (its ``StepSpec.reads``, checked when a pipeline file loads).
+EXECUTE_READS = ("compiled", "observable", "backend", "shots", "seed")
+#: The keys every technique that executes the circuit writes: the observable's value, its
+#: unmitigated baseline, and the counts they came from (its ``StepSpec.writes``).
+RESULT_WRITES = (
+    "counts",
+    "readout",
+    "value",
+    "value_error",
+    "unmitigated",
+    "unmitigated_error",
+    "circuits_executed",
+)
+#: What a technique that may transpile more circuits reads besides (ZNE's and PEC's samples of
+#: the logical circuit, compiled the pipeline's way), and the warnings it adds to.
+COMPILE_READS = ("circuit", "compile", "warnings")
 
 
 def measured(data: PipelineData, variants: Sequence[Any]) -> list[list[Any]]:
@@ -43,19 +61,6 @@ def execute(
         readouts.append(list(counts[start : start + len(circuits)]))
         start += len(circuits)
     return readouts
-
-
-def readout_map(circuit: Any) -> dict[int, int]:
-    """For each classical bit the circuit measures into, the (physical) qubit it reads.
-
-    A bit measured more than once keeps its last measurement, the one its counts show."""
-    readout = {}
-    for instruction in circuit.data:
-        if instruction.operation.name == "measure":
-            readout[circuit.find_bit(instruction.clbits[0]).index] = circuit.find_bit(
-                instruction.qubits[0]
-            ).index
-    return readout
 
 
 def estimate(data: PipelineData, readout: Readout) -> tuple[float, float]:
@@ -89,7 +94,7 @@ def sum_readouts(readouts: Sequence[Readout]) -> Readout:
 
 def last_only(technique: str, inner: bool) -> None:
     """Techniques that execute the circuit end a combination; only preparing ones go inside."""
-    if flag("inner", inner):
+    if checks.flag("inner", inner):
         raise ValueError(
             f"{technique} executes its circuits, so it must come last in a combination such as "
             f'"rem+{technique}".'

@@ -8,7 +8,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from llqm_core.plugin import RegisterInstrumentor, RegisterSection, RegisterStage, hookimpl
+from llqm_core.plugin import (
+    RegisterDecisionPoint,
+    RegisterInstrumentor,
+    RegisterSection,
+    RegisterStage,
+    hookimpl,
+)
 
 if TYPE_CHECKING:
     from llqm_core.plugin import PipelineData
@@ -58,6 +64,14 @@ def llqm_register_sections(register: RegisterSection) -> None:
         SECTION,
         description='technique = "zne", "rem+zne", "none", ...; [mitigation.<technique>] options',
     )
+
+
+@hookimpl
+def llqm_register_decision_points(register: RegisterDecisionPoint) -> None:
+    from .decision_points import DECISION_POINTS
+
+    for name, (context, description) in DECISION_POINTS.items():
+        register(name, context, description=description)
 
 
 @hookimpl

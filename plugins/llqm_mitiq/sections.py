@@ -16,7 +16,6 @@ from typing import Any
 
 from llqm_core import UserError
 from llqm_core.plugin import (
-    MITIGATION,
     PipelineData,
     SectionPlan,
     StageUse,
@@ -27,6 +26,8 @@ from llqm_core.plugin import (
     lookup,
     registered,
 )
+
+from .decision_points import MITIGATION
 
 PREFIX = "mitigate."
 NO_MITIGATION = "none"

@@ -7,7 +7,14 @@ from typing import Any
 from llqm_core.plugin import PipelineData, StepSpec
 
 from .costs import unmitigated_estimate
-from .execution import estimate, execute, last_only, raw_estimate
+from .execution import (
+    EXECUTE_READS,
+    RESULT_WRITES,
+    estimate,
+    execute,
+    last_only,
+    raw_estimate,
+)
 from .record import keep
 
 
@@ -41,5 +48,9 @@ def unmitigated(*, inner: bool = False) -> StepSpec:
         }
 
     return StepSpec(
-        step, planned_shots=lambda shots, bases: shots * bases, estimate=unmitigated_estimate
+        step,
+        planned_shots=lambda shots, bases: shots * bases,
+        estimate=unmitigated_estimate,
+        reads=EXECUTE_READS,
+        writes=RESULT_WRITES,
     )

@@ -39,7 +39,7 @@ USED = {
     ),
     "qiskit.QuantumCircuit._append": (
         "appends instructions already checked against the circuit's bits, used by llqm_mitiq's "
-        "fold after transpile (llqm_mitiq/zne.py)"
+        "fold after transpile (llqm_mitiq/zne/construct.py)"
     ),
 }
 

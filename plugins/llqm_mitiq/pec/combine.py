@@ -29,6 +29,19 @@ def combined(values: Sequence[float], norm: float, signs: Sequence[int]) -> tupl
     return value, float(np.std(estimators) / np.sqrt(len(values)))
 
 
+#: What PEC adds besides the value and its baseline (``combine_results``): the one-norm, the
+#: samples, their shots, signs and values, and the estimate's error.
+PEC_WRITES = (
+    "pec_gamma",
+    "pec_error",
+    "pec_samples",
+    "pec_distinct_circuits",
+    "pec_shots_per_sample",
+    "pec_values",
+    "pec_signs",
+)
+
+
 def combine_results(
     data: PipelineData, drawn: Samples, executed: Executed, seed: int | None
 ) -> dict[str, Any]:

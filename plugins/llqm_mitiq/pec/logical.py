@@ -6,7 +6,7 @@ transpiled with the pipeline's options afterwards.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +19,6 @@ from ..execution import (
     mid_circuit_measurements,
     non_unitary_said,
     on_two_qubits,
-    readout_map,
     with_registers,
 )
 from .noise import physical_qubits
@@ -27,6 +26,9 @@ from .sampling import sample_indexed
 
 if TYPE_CHECKING:  # Mitiq and Cirq are imported where PEC runs: loading the plugin takes no seconds
     from mitiq.pec.types import OperationRepresentation
+
+#: The observable's ``readout_map``: the qubit each classical bit it reads is measured from.
+ReadoutMap = Callable[[QuantumCircuit], dict[int, int]]
 
 
 def _registers(circuit: QuantumCircuit) -> tuple:
@@ -46,14 +48,17 @@ def _placement(count: int, full: int, used: list[int]) -> list[int] | None:
     return used if count == len(used) else None
 
 
-def fit_to_logical(sampled: QuantumCircuit, logical: QuantumCircuit) -> QuantumCircuit:
+def fit_to_logical(
+    sampled: QuantumCircuit, logical: QuantumCircuit, readout_map: ReadoutMap
+) -> QuantumCircuit:
     """A sampled circuit on the logical circuit's qubits, registers and measurements.
 
     Mitiq's conversions may drop idle qubits and renumber the rest, and rename or split
     registers; the counts would then not read as the observable expects. A circuit that
     kept everything is returned as it is; a narrower one is put back on the qubits the
     logical circuit uses (in order), onto the logical circuit's own registers; anything
-    else that cannot be matched is an error rather than a wrong answer."""
+    else that cannot be matched is an error rather than a wrong answer. ``readout_map`` is the
+    observable's: which qubit each bit it reads is measured from must not change."""
     if _registers(sampled) == _registers(logical) and readout_map(sampled) == readout_map(logical):
         return sampled
     used = sorted(
@@ -116,10 +121,11 @@ def sample_chunk(
     representations: Sequence[OperationRepresentation],
     random_state: np.random.RandomState,
     samples: int,
+    readout_map: ReadoutMap,
     prepared: QuantumCircuit | None = None,
 ) -> tuple[list[QuantumCircuit], list[int], float]:
     """Mitiq's ``sample_circuit`` for one chunk (its representations looked up: ``sampling``),
-    each circuit fitted back on the logical registers.
+    each circuit fitted back on the logical registers (``readout_map``: the observable's).
     ``prepared`` is ``circuit`` as Mitiq takes it (``for_mitiq``), when the caller made it once."""
     with (
         warnings.catch_warnings(),
@@ -133,7 +139,8 @@ def sample_chunk(
             random_state=random_state,
             num_samples=samples,
         )
-    return [fit_to_logical(c, circuit) for c in sampled], [int(s) for s in signs], float(norm)
+    fitted = [fit_to_logical(c, circuit, readout_map) for c in sampled]
+    return fitted, [int(s) for s in signs], float(norm)
 
 
 def placement_problems(base: QuantumCircuit, compiled: Sequence[QuantumCircuit]) -> list[str]:
@@ -173,11 +180,17 @@ class LogicalSampler:
     representations: list[OperationRepresentation]
     gamma: float  #: the one-norm of the circuit's representation
     random_state: np.random.RandomState
+    readout_map: ReadoutMap  #: the observable's: each sample must measure the bits it reads alike
     compiled: bool = False  #: its samples are logical circuits: they are transpiled
 
     def sample(self, size: int) -> tuple[list[QuantumCircuit], list[int], list[tuple], float]:
         """``size`` samples, their signs, what tells them apart (``circuit_key``) and the norm."""
         circuits, signs, norm = sample_chunk(
-            self.circuit, self.representations, self.random_state, size, self.prepared
+            self.circuit,
+            self.representations,
+            self.random_state,
+            size,
+            self.readout_map,
+            self.prepared,
         )
         return circuits, signs, [circuit_key(c) for c in circuits], norm

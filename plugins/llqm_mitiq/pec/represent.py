@@ -64,7 +64,14 @@ def _represent_logical(
             "pec.representations": len(representations),
         }
     )
-    sampler = LogicalSampler(circuit, prepared, representations, gamma, np.random.RandomState(seed))
+    sampler = LogicalSampler(
+        circuit,
+        prepared,
+        representations,
+        gamma,
+        np.random.RandomState(seed),
+        data["observable"].readout_map,
+    )
     return sampler, list(levels.problems)
 
 

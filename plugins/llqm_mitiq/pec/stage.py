@@ -12,12 +12,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from llqm_core.plugin import PipelineData, StepSpec, warn, whole
+from llqm_core.plugin import PipelineData, StepSpec, checks, warn
 
 from ..costs import pec_estimate, pec_shots
-from ..execution import last_only
+from ..execution import COMPILE_READS, EXECUTE_READS, RESULT_WRITES, last_only
 from ..native import X_WAYS, Z_WAYS, device_qubits, target_of, without
-from .combine import combine_results
+from .combine import PEC_WRITES, combine_results
 from .compiled import no_paulis
 from .construct import construct_circuits
 from .execute import execute_samples
@@ -42,7 +42,7 @@ def _check_noise_level(value: Any) -> float | None:
 
 
 def _check_seed(value: Any) -> int | None:
-    return None if value is None else whole("seed", value, 0)
+    return None if value is None else checks.whole("seed", value, 0)
 
 
 def pec(
@@ -63,12 +63,12 @@ def pec(
             'noise_level belongs to sample = "logical"; sample = "compiled" reads each gate\'s own '
             "calibrated error."
         )
-    whole("samples", samples, 1)
-    whole("chunk_size", chunk_size, 1)
+    checks.whole("samples", samples, 1)
+    checks.whole("chunk_size", chunk_size, 1)
     noise_level = _check_noise_level(noise_level)
     seed = _check_seed(seed)
     if shots_per_sample is not None:
-        whole("shots_per_sample", shots_per_sample, 1)
+        checks.whole("shots_per_sample", shots_per_sample, 1)
 
     def step(data: PipelineData) -> dict[str, Any]:
         rng_seed = seed if seed is not None else data["seed"]
@@ -111,4 +111,6 @@ def pec(
         planned_shots=planned_shots,
         estimate=lambda plan: pec_estimate(plan, samples, shots_per_sample, sample, chunk_size),
         inspect=inspect,
+        reads=(*EXECUTE_READS, *COMPILE_READS),
+        writes=(*RESULT_WRITES, *PEC_WRITES, "warnings"),
     )

@@ -12,7 +12,7 @@ from typing import Any
 
 from llqm_core.plugin import PipelineData
 
-from ..execution import fed_forward_measurements, measured, readout_map
+from ..execution import fed_forward_measurements, measured
 from ..native import X_WAYS, lacking_said, target_of, ways_said, without, x_gates
 from ..record import rem_record
 from .combine import Calibration
@@ -78,7 +78,7 @@ def construct_calibration(data: PipelineData, shots: int) -> Calibration:
     reads it: refused where it measures nothing, or not a bit the observable reads."""
     compiled, observable = data["compiled"], data["observable"]
     circuit = measured(data, [compiled])[0][0]
-    readout = readout_map(circuit)
+    readout = observable.readout_map(compiled)
     if not readout:
         raise ValueError(
             f"circuit {compiled.name!r} measures nothing, so there is no readout to calibrate."

@@ -11,8 +11,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import llqm_core
-from llqm_core.plugin import EXECUTE_BATCH, PipelineData, decide
+from llqm_core.plugin import PipelineData, decide
 
+from ..decision_points import EXECUTE_BATCH
 from ..shared_job import SharedJob
 from .combine import Calibration
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 import llqm_core
-from llqm_core.plugin import PipelineData, StepSpec, flag
+from llqm_core.plugin import PipelineData, StepSpec, checks
 
 from ..costs import rem_estimate
-from ..execution import execute, fed_forward_measurements, readout_map
+from ..execution import EXECUTE_READS, RESULT_WRITES, execute, fed_forward_measurements
 from ..native import X_WAYS, measurable_qubits, target_of, without
 from .combine import combine_results
 from .construct import construct_calibration, corrected_measurements, no_flip
@@ -21,6 +21,9 @@ from .execute import execute_calibration
 from .layout_check import checked_compile
 
 MAX_SHOTS = 10_000_000
+#: What the calibration adds: the correction later techniques read their counts with, and the
+#: compile and backend it wraps (keeping the calibrated qubits, sharing its job).
+CALIBRATION_WRITES = ("evaluate", "rem_inverse_confusion", "rem_record", "compile", "backend")
 
 
 def _check_calibration_shots(value: Any) -> int | None:
@@ -48,7 +51,7 @@ def _fed_forward_said(circuit: Any) -> list[str]:
 
 def rem(*, calibration_shots: int | None = None, inner: bool = False) -> StepSpec:
     calibration_shots = _check_calibration_shots(calibration_shots)
-    inner = flag("inner", inner)
+    inner = checks.flag("inner", inner)
 
     def step(data: PipelineData) -> dict[str, Any]:
         compiled, observable = data["compiled"], data["observable"]
@@ -72,7 +75,7 @@ def rem(*, calibration_shots: int | None = None, inner: bool = False) -> StepSpe
                 data["compile"],
                 calibration.readout,
                 data["warnings"],
-                lambda circuit: readout_map(observable.measured(circuit)[0]),
+                observable.readout_map,
             )
         if inner:
             return added
@@ -101,4 +104,7 @@ def rem(*, calibration_shots: int | None = None, inner: bool = False) -> StepSpe
         planned_shots=planned_shots,
         estimate=lambda plan: rem_estimate(plan, calibration_shots, inner),
         inspect=inspect,
+        reads=(*EXECUTE_READS, "warnings"),
+        # inside a combination it only calibrates: the technique after it executes
+        writes=CALIBRATION_WRITES if inner else (*CALIBRATION_WRITES, *RESULT_WRITES),
     )

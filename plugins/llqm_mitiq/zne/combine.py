@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import llqm_core
-from llqm_core.plugin import PipelineData, whole
+from llqm_core.plugin import PipelineData, checks
 
 from ..execution import Readout, estimate, raw_estimate
 from ..record import keep
@@ -64,7 +64,7 @@ def extrapolation(
         raise ValueError("asymptote belongs to the exp factory.")
     options: dict[str, Any] = {}
     if factory == "poly":
-        order = whole("order", order if order is not None else 0, 1)
+        order = checks.whole("order", order if order is not None else 0, 1)
         if points < order + 1:
             raise ValueError(
                 f"a poly factory of order {order} needs at least {order + 1} scale factors, not {points}."

@@ -13,8 +13,9 @@ from types import ModuleType
 from typing import Any
 
 import llqm_core
-from llqm_core.plugin import ZNE_FOLDING, PipelineData, decide, suppressed
+from llqm_core.plugin import PipelineData, decide, suppressed
 
+from ..decision_points import ZNE_FOLDING
 from ..execution import non_unitary_said, with_registers
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from llqm_core.plugin import PipelineData, StepSpec, warn
 
 from ..costs import zne_estimate
-from ..execution import execute, last_only
+from ..execution import COMPILE_READS, EXECUTE_READS, RESULT_WRITES, execute, last_only
 from .combine import combine_results, extrapolation
 from .construct import AFTER_TRANSPILE, FOLDINGS, construct_circuits, unfoldable
 from .shortfalls import fold_shortfalls
@@ -81,4 +81,6 @@ def zne(
         planned_shots=lambda shots, bases: len(scales) * shots * bases,
         estimate=lambda plan: zne_estimate(plan, scales, folding == AFTER_TRANSPILE),
         inspect=inspect,
+        reads=(*EXECUTE_READS, *COMPILE_READS),
+        writes=(*RESULT_WRITES, "zne_values", "warnings"),
     )
