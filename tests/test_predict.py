@@ -61,6 +61,10 @@ def test_predict_and_check_print_the_same_figures_for_one_file_and_store(
     from llqm_core.pipeline import fit
 
     monkeypatch.setattr(fit, "machine_slowdown", lambda: 1.0)  # the load, read once for both
+    rss = fit.current_rss()  # and the process's memory: a step's modelled peak starts from it,
+    monkeypatch.setattr(
+        fit, "current_rss", lambda: rss
+    )  # which decides whether history's is higher
     _, path = small_file(tmp_path)
     store = ["--store", str(covering)]
     assert main([*store, "run", "--check", str(path)]) == 0  # the process's warm-ups paid
