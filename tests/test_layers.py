@@ -401,3 +401,18 @@ def test_no_module_imports_itself_back_through_others():
     )
     gone = [sorted(known) for known in KNOWN_CIRCLES_ELSEWHERE if known not in circles]
     assert not gone, f"these circles are gone: take them out of KNOWN_CIRCLES_ELSEWHERE: {gone}"
+
+
+def test_every_register_hook_of_an_extension_is_typed_with_its_protocol():
+    """A plugin's ``llqm_register_*`` hook takes the ``Register*`` protocol of its callback, so
+    mypy checks what the plugin registers against what the core calls (issue 50)."""
+    untyped = []
+    for package in EXTENSIONS:
+        for path in sorted(package.rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                if isinstance(node, ast.FunctionDef) and node.name.startswith("llqm_register_"):
+                    annotation = node.args.args[0].annotation if node.args.args else None
+                    name = ast.unparse(annotation) if annotation is not None else ""
+                    if not name.startswith("Register"):
+                        untyped.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}")
+    assert not untyped, "annotate register with its Register* protocol:\n" + "\n".join(untyped)

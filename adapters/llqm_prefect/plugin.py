@@ -7,10 +7,9 @@ seconds to import, so it is imported only when a pipeline runs on it or a progra
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from llqm_core.plugin import Instrumentor, hookimpl
+from llqm_core.plugin import Instrumentor, RegisterEngine, RegisterInstrumentor, hookimpl
 
 from .server import quiet_temporary_server
 
@@ -50,12 +49,12 @@ def run_on_prefect(pipeline: Any, store: Any = None, on_step: Any = None) -> Any
 
 
 @hookimpl
-def llqm_register_engines(register: Callable[..., None]) -> None:
+def llqm_register_engines(register: RegisterEngine) -> None:
     register("prefect", run_on_prefect, description="each step a task of one profiled Prefect flow")
 
 
 @hookimpl
-def llqm_register_instrumentors(register: Callable[..., None]) -> None:
+def llqm_register_instrumentors(register: RegisterInstrumentor) -> None:
     register(
         PrefectWhenImported.name,
         PrefectWhenImported,
