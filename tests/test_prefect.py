@@ -303,6 +303,7 @@ def test_the_prefect_example_flow_profiles_each_quantum_stage(store_path):
         assert [by_id[d].stage for d in t.depends_on] == ["execute"]
 
 
+@pytest.mark.slow  # a Dask cluster of its own (20-30 s); the local-cluster test stays in the default run
 def test_an_existing_dask_cluster_given_by_address_works_the_same_way(store_path):
     from distributed import LocalCluster
     from prefect_dask import DaskTaskRunner
@@ -367,6 +368,7 @@ def test_a_pipeline_file_runs_as_a_profiled_prefect_flow(store_path):
     assert data["fidelity"]["fidelity.mitigated"] == tops[-1].metrics["fidelity.mitigated"]
 
 
+@pytest.mark.slow  # a Dask cluster of its own (20-30 s); the local-cluster test stays in the default run
 def test_a_dask_worker_that_dies_mid_task_leaves_the_run_failed_and_the_finished_tasks_kept(
     store_path,
 ):
