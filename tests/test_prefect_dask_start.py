@@ -66,6 +66,43 @@ def test_a_worker_uses_the_flows_prefect_api_where_it_can_reach_it(monkeypatch):
     assert not share_flow_api(here) and os.environ["PREFECT_API_URL"] == "http://mine:4200/api"
 
 
+def test_a_plain_flows_task_runs_join_the_run_published_for_their_flow_run(tmp_path, monkeypatch):
+    """In a Dask worker, a plain flow (no ``@profiled`` options) has its task runs profiled
+    only where a run was published for its flow run: the program's run under ``llqm profile``,
+    which is not a flow run's, joined with the store itself where the worker sees it."""
+    import socket
+
+    from llqm_prefect import published
+    from llqm_prefect.published import (
+        PublishedRun,
+        joined_run,
+        publish_here,
+        published_options,
+        withdraw_here,
+    )
+
+    monkeypatch.setattr(published, "_published", {})
+    monkeypatch.setattr(published, "_in_dask_worker", False)
+    store_path = tmp_path / "profiles.sqlite"
+    with llqm.run("program", store_path) as program:
+        assert published_options("flow-run") is None and joined_run("flow-run") is None
+        here = PublishedRun(
+            program.record, "flow-run", str(store_path), socket.gethostname(), "topic"
+        )
+        publish_here(here, worker=None)
+        assert published_options("flow-run") == {
+            "store": str(store_path),
+            "stages": {},
+            "instrument": True,
+        }
+        assert published_options("another-flow-run") is None
+        joined = joined_run("flow-run")
+        assert joined is not None and joined.id == program.id
+        assert joined.store is not None and joined.store.location == str(store_path)
+        withdraw_here("flow-run")
+        assert published_options("flow-run") is None
+
+
 def test_worker_processes_started_during_a_flow_inherit_its_api(monkeypatch):
     from llqm_prefect.server import api_shared_with_children
 
