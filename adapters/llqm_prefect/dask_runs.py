@@ -183,12 +183,15 @@ def closing_cluster(task_runner: Any) -> Iterator[None]:
     time the close as a task of the program's run (``dask.cluster.close``: its workers and
     scheduler stopping, seconds that are the program's)."""
     withdraw = _published_on.get(id(task_runner))
-    active = llqm_core.current_run()
-    if withdraw is None or active is None:
+    if withdraw is None:
         yield
         return
     with recording("withdrawing the run from a Dask cluster"):
         withdraw()
+    active = llqm_core.current_run()
+    if active is None:
+        yield
+        return
     started_ns = time.time_ns()
     try:
         yield
