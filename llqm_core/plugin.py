@@ -120,7 +120,7 @@ from .runtime.monitor import check_interval
 from .runtime.sampler import set_sample_interval
 from .runtime.tasks import finish_task, record_past_task
 from .runtime.thread_ids import native_thread_id
-from .runtime.warmup import first_call, work_stopwatch
+from .runtime.warmup import first_call, watch_imports, work_stopwatch
 from .store.in_flight import InFlightKeeper
 from .store.profile_store import is_database_url
 from .store.relay import RelayStore, deliver, read_message
@@ -209,6 +209,7 @@ __all__ = [
     "recording",
     "suppressed",
     "first_call",
+    "watch_imports",
     "work_stopwatch",
     "Warmup",
     "is_warmup",

@@ -87,6 +87,45 @@ def test_workers_told_the_store_is_elsewhere_send_every_task_back_through_dask(
     assert not any(key[0] == run.config["prefect.flow_run_id"] for key in attach._attached)
 
 
+def test_a_plain_flow_on_dask_joins_the_programs_run_as_under_llqm_profile(store_path, monkeypatch):
+    """A flow without ``@profiled`` inside a program's run, with the Prefect instrumentor that
+    ``llqm profile`` switches on: its run is published to the flow's Dask cluster at the first
+    task, so the workers' start-up and tasks land in it, beside the cluster's start and close."""
+    import prefect.task_engine
+    from llqm_prefect.plugin import PrefectWhenImported
+    from prefect_dask import DaskTaskRunner
+    from workflows import plain_remote_flow
+
+    for name in ("run_task_sync", "run_task_async"):  # put back after the in-process workers
+        monkeypatch.setattr(prefect.task_engine, name, getattr(prefect.task_engine, name))
+    original_submit = DaskTaskRunner.submit
+    watcher = PrefectWhenImported()
+    watcher.instrument()
+    try:
+        runner = DaskTaskRunner(
+            cluster_kwargs={"n_workers": 2, "threads_per_worker": 1, "processes": False}
+        )
+        with llqm.run("program", store_path) as program:
+            assert plain_remote_flow(runner)(4) == 0 + 1 + 4 + 9
+    finally:
+        watcher.uninstrument()
+    assert DaskTaskRunner.submit is original_submit  # put back with the instrumentor
+    store = llqm.ProfileStore(store_path, readonly=True)
+    every = store.tasks(program.id)
+    # in-process workers' threads find the program's run as the current one: their start-up
+    # tasks are in the slow test (test_prefect_dask_start), where the workers are processes
+    assert sorted(t.name for t in every if t.stage in ("worker.start", "worker.stop")) == [
+        "dask.cluster",
+        "dask.cluster.close",
+    ], [t.name for t in every]
+    work = [t for t in every if t.stage in ("compute", "gather")]
+    assert sorted(t.name for t in work) == ["crunch"] * 4 + ["gather"]
+    [gather] = [t for t in work if t.name == "gather"]
+    assert sorted(gather.depends_on) == sorted(t.id for t in work if t.name == "crunch")
+    [close] = [t for t in every if t.name == "dask.cluster.close"]
+    assert close.start_ns >= max(t.end_ns for t in work)
+
+
 def test_dask_workers_write_a_postgresql_store_themselves(postgres_cluster, monkeypatch):
     """With a database for a store, each worker process writes its tasks there: nothing comes
     back through Dask's events."""

@@ -27,7 +27,7 @@ def test_a_moved_function_is_named():
         assert missing() == ["prefect.task_runners._run_task_in_subprocess"]
     finally:
         prefect.task_runners._run_task_in_subprocess = original
-    assert len(WRAPPED) == 4 and not missing()
+    assert len(WRAPPED) == 5 and not missing()
 
 
 def test_the_supported_prefect_releases_are_bounded_and_include_this_one():

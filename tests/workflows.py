@@ -44,6 +44,16 @@ def crunch_or_die(x: int) -> int:
     return x * x
 
 
+def plain_remote_flow(task_runner):
+    """As ``remote_flow``, without ``@profiled``: a flow as prefect-dask's documentation has it."""
+
+    @flow(task_runner=task_runner)
+    def crunch_plainly(n: int = 4) -> int:
+        return gather.submit(crunch.map(list(range(n)))).result()
+
+    return crunch_plainly
+
+
 def dying_worker_flow(task_runner, store):
     @profiled(store=store)
     @flow(task_runner=task_runner)

@@ -4,6 +4,8 @@ A worker process has none of the flow's in-process state, but Prefect hands ever
 flow run's context, flow included: the profiled flow's function carries its LLQM options
 (``names.OPTIONS_ATTRIBUTE``) and the flow run's id finds its LLQM run, which the worker joins
 (``ActiveRun.attach``): as its Dask cluster was told it (``published``), else in that store.
+A plain flow's task run joins the run that its Dask cluster was told for its flow run (the
+program's, under ``llqm profile``), and no other.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from llqm_core.plugin import warn
 
 from .bindings import bind_run
 from .names import FLOW_RUN_ID, OPTIONS_ATTRIBUTE
-from .published import in_dask_worker, joined_run
+from .published import in_dask_worker, joined_run, published_options
 
 _attached: dict[tuple[str, Any], llqm_core.ActiveRun] = {}
 _attached_lock = threading.Lock()
@@ -41,8 +43,12 @@ def _flow_run_parts(context: Any) -> tuple[Any, Any]:
 def attached_run(flow_run_context: Any) -> llqm_core.ActiveRun | None:
     """The LLQM run of a profiled flow run, joined from a worker; None for any other flow."""
     flow, flow_run_id = _flow_run_parts(flow_run_context)
+    if flow_run_id is None:
+        return None
     options = getattr(getattr(flow, "fn", None), OPTIONS_ATTRIBUTE, None)
-    if options is None or flow_run_id is None or options["store"] is False:
+    if options is None:  # a plain flow: profiled where a program's run was published for it
+        options = published_options(str(flow_run_id))
+    if options is None or options["store"] is False:
         return None
     key = (str(flow_run_id), options["store"])
     with _attached_lock:

@@ -15,7 +15,7 @@ from llqm_core.plugin import StoreArg, build_report, switched_on, telemetry, war
 
 from .artifact import ARTIFACT_TASKS, profile_markdown
 from .bindings import bind_run, forget_run
-from .dask_runs import publish_run
+from .dask_runs import flow_api_url, publish_run
 from .instrument import PrefectInstrumentor
 from .names import FLOW_RUN_ID, OPTIONS_ATTRIBUTE
 from .server import api_shared_with_children, quiet_temporary_server
@@ -143,16 +143,13 @@ def _open_run(flow_name: str, options: dict[str, Any]) -> llqm_core.ActiveRun | 
     name = f"{flow_name}/{flow_run.name}" if flow_run is not None else flow_name
     active = llqm_core.ActiveRun(name, options["store"], config, adopt_span=True).start()
     bind_run(active.id, options["stages"])
-    withdraw = publish_run(context.task_runner, active, _api_url(context)) if context else None
-    if withdraw is not None:
-        _withdraw[active.id] = withdraw
+    if context is not None:
+        withdraw = publish_run(
+            context.task_runner, active, config.get(FLOW_RUN_ID), flow_api_url(context)
+        )
+        if withdraw is not None:
+            _withdraw[active.id] = withdraw
     return active
-
-
-def _api_url(context: FlowRunContext | None) -> str | None:
-    """The Prefect API this flow run talks to (a temporary server's too), for its workers."""
-    client = context.client if context is not None else None
-    return str(client.api_url) if client is not None else None
 
 
 #: For each open run published to a Dask cluster, what withdraws it (``dask_runs``).
@@ -196,7 +193,7 @@ def _flow_run_as_llqm_run(flow_name: str, options: dict[str, Any]) -> Iterator[N
     try:
         with (
             switched_on() if options["instrument"] else nullcontext(),
-            api_shared_with_children(_api_url(FlowRunContext.get())),
+            api_shared_with_children(flow_api_url(FlowRunContext.get())),
             llqm_core.run_context(active),
         ):
             yield

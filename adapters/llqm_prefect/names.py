@@ -13,3 +13,5 @@ STAGE_TAG_PREFIX = "llqm.stage:"
 UPSTREAM_TASK_RUNS = "prefect.upstream_task_runs"
 #: The stage of the tasks that stand for a Dask cluster's start-up (``dask_worker``, ``dask_runs``).
 WORKER_START = "worker.start"
+#: The stage of the task that stands for a Dask cluster's close, in the program's run (``dask_runs``).
+WORKER_STOP = "worker.stop"

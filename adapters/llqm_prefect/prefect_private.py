@@ -25,6 +25,9 @@ WRAPPED = {
     "prefect.task_runners._run_task_in_subprocess": (
         "the process pool's entry point: the child process is instrumented first (instrument.py)"
     ),
+    "prefect.server.api.server.SubprocessASGIServer.start": (
+        "the temporary server's start, timed as warm-up under llqm profile (server.py, plugin.py)"
+    ),
 }
 
 
@@ -53,5 +56,9 @@ PUBLIC_ALTERNATIVES = {
         "ProcessPoolTaskRunner(initializer=...) runs code in each worker, but only for a runner "
         "built with it: the user's runner would have to be changed through its private "
         "_initializer"
+    ),
+    "prefect.server.api.server.SubprocessASGIServer.start": (
+        "Prefect logs 'Starting temporary server' but says neither when the server was ready nor "
+        "how long it took; its settings only set the start's time limit"
     ),
 }

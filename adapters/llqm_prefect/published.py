@@ -17,7 +17,7 @@ import llqm_core
 from llqm_core import Profile, ProfileStore, RunRecord, StoreError
 from llqm_core.plugin import finish_task, is_database_url, recording, start_task
 
-from .names import FLOW_RUN_ID, WORKER_START
+from .names import WORKER_START
 from .readings import RelayWithReadings
 
 
@@ -87,6 +87,17 @@ def withdraw_here(flow_run_id: str) -> None:
         _published.pop(flow_run_id, None)
 
 
+def published_options(flow_run_id: str) -> dict[str, Any] | None:
+    """The options of a plain flow's run published to this worker for ``flow_run_id`` (where
+    ``@profiled`` gives them with the flow's function): its store, no stage names, the
+    instrumentors on. None when none was published for it."""
+    with _published_lock:
+        entry = _published.get(flow_run_id)
+    if entry is None:
+        return None
+    return {"store": entry.run.store_path, "stages": {}, "instrument": True}
+
+
 def in_dask_worker() -> bool:
     """Whether this process is a Dask worker that was told of a run: there, a flow run that is
     not published (any more) has no store to guess at."""
@@ -117,8 +128,8 @@ def _store_for(entry: _Published) -> ProfileStore:
     if published.store_is_here():
         try:
             store = llqm_core.open_store(published.store_path)
-            if store.find_run(FLOW_RUN_ID, published.flow_run_id) is not None:
-                return store
+            store.run(published.run.id)  # the run is in it (StoreError where it is not)
+            return store
         except StoreError:  # a database this worker cannot reach: its rows go back instead
             pass
     send = functools.partial(entry.worker.log_event, published.topic)

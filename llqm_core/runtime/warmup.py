@@ -51,7 +51,12 @@ def warming_up() -> bool:
 
 
 def watch_imports(*packages: str) -> None:
-    """Time the first imports of ``packages`` (top-level names) inside a run as warm-up."""
+    """Time the first imports of ``packages`` inside a run as warm-up, beside the quantum and
+    numeric libraries the core names (an adapter names its own library: Prefect takes seconds).
+
+    Args:
+        packages: top-level package names, such as ``"prefect"``.
+    """
     WATCHED_PACKAGES.update(packages)
 
 
