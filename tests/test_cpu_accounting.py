@@ -269,3 +269,19 @@ def test_a_program_started_by_a_bigger_one_reads_its_own_peaks(tmp_path):
     assert holds.readings.endswith("+hwm")
     assert 0.95 * (50 << 20) <= holds.peak_rss_bytes - holds.start_rss_bytes < 100 << 20
     assert small.peak_rss_bytes < parent  # not the parent's peak
+
+
+def test_a_run_of_calls_detail_takes_its_tasks_memory_from_the_sampler(store_path):
+    """``calls`` detail records each call's times alone: its tasks read no RSS of their own and
+    leave the kernel's mark alone (``+sampled``); the default detail reads them (``+hwm``)."""
+    with llqm.run("calls", detail="calls") as calls:
+        with llqm.task("t"):
+            pass
+    with llqm.run("full") as full:
+        with llqm.task("t"):
+            pass
+    store = llqm.ProfileStore(store_path)
+    (sampled,) = store.tasks(calls.id)
+    (own,) = store.tasks(full.id)
+    assert sampled.profile.readings == "light+sampled"
+    assert own.profile.readings == ("light+hwm" if high_water().available else "light")

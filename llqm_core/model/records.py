@@ -92,7 +92,9 @@ class Profile:
     thread: int | None = None  # the thread that ran it: tasks of one thread ran in order
     #: "full": children's CPU read at the task's end; "light": a task shorter than the sampler's
     #: interval, children's CPU not read; "+hwm" after either: the peak is the kernel's high-water
-    #: mark reset at the task's start (exact), else the highest of the readings
+    #: mark reset at the task's start (exact), else the highest of the readings; "+sampled": a
+    #: run of ``calls`` detail, whose tasks take their start RSS (and a light one its end RSS)
+    #: from the sampler's last reading instead of reading their own
     readings: str = "full"
     gpu: GpuProfile = NOT_MEASURED_GPU  # frozen: one shared value
 

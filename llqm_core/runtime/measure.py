@@ -100,6 +100,7 @@ class Measurement(Watch):
         "_start_share",
         "start_rss",
         "_exact_peak",
+        "_fresh",
         "warmup_wall_s",
         "warmup_cpu_s",
     )
@@ -107,15 +108,18 @@ class Measurement(Watch):
     def __init__(self) -> None:
         self.begin()
 
-    def begin(self) -> None:
+    def begin(self, fresh: bool = True) -> None:
         """Take the start readings: the last thing a task's start does, so that LLQM's own
-        bookkeeping is not measured."""
+        bookkeeping is not measured. ``fresh``: the task's own RSS at its start and end, and its
+        exact peak where allowed; else (a run of ``calls`` detail, ``model.detail``) the
+        sampler's last readings, as a task's times alone need (``readings`` ends in ``+sampled``)."""
         self._sampler = sampler = shared_sampler()
         self._start = last_usage(sampler.interval_s * READING_AGE_INTERVALS)
-        rss = sampler.reset_peak() if exact_peaks.on else None  # the peak since this start
+        self._fresh = fresh
+        rss = sampler.reset_peak() if fresh and exact_peaks.on else None  # the peak since now
         self._exact_peak = rss is not None
         if rss is None:
-            rss = current_rss()
+            rss = current_rss() if fresh else self._start.rss
         self.start_rss = rss
         Watch.__init__(self, _get_ident(), rss)
         sampler.watch(self)
@@ -175,7 +179,6 @@ class Measurement(Watch):
         sampler = self._sampler
         start = self._start
         light = wall < sampler.interval_s
-        end_rss = current_rss()
         if light:  # children's CPU not read (0)
             end = last_usage(sampler.interval_s * READING_AGE_INTERVALS)
             children_cpu = 0.0
@@ -184,6 +187,7 @@ class Measurement(Watch):
             children_cpu = (end.times.children_user - start.times.children_user) + (
                 end.times.children_system - start.times.children_system
             )
+        end_rss = current_rss() if light and self._fresh else end.rss
         warm_wall = warmup_spent.wall - self._start_warmup[0]
         growth = end_rss - self.start_rss
         # a warm-up ran inside the task, in its thread: not the task's own time or memory (a task
@@ -213,7 +217,9 @@ class Measurement(Watch):
             cpu = min(max(process_cpu, thread_cpu), wall * _CPUS) + children_cpu
         measured = (wall, cpu, scope, thread_cpu, process_cpu, children_cpu, end_rss, peak, growth)
         samples = self.samples if light else self.samples + 1
-        readings = ("light" if light else "full") + ("+hwm" if self._exact_peak else "")
+        readings = ("light" if light else "full") + (
+            "+hwm" if self._exact_peak else "" if self._fresh else "+sampled"
+        )
         return self._as_profile_values(measured, samples, qpu_s, queue_s, readings)
 
     def _as_profile_values(

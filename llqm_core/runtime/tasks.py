@@ -293,7 +293,7 @@ def begin_task(
             CURRENT_TASK.set(handle),
             CURRENT_RUN.set(run) if run is not current_run else None,
         )
-    handle.begin()  # last: LLQM's bookkeeping is not measured
+    handle.begin(run.full_detail)  # last: LLQM's bookkeeping is not measured
     return handle
 
 
