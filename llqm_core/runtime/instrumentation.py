@@ -55,22 +55,34 @@ _told_kinds: set[tuple[str, str]] = set()
 _told_lock = threading.Lock()
 
 
-@contextmanager
-def recording(what: str, task: Any = None) -> Iterator[None]:
+class recording:  # noqa: N801  (used as a function: ``with recording(...):``)
     """Around what an instrumentor reads and records of a call (its values, circuits, results,
     options), never around the call itself: an error in LLQM's own bookkeeping is caught, told
     once per kind (``warn``), noted on ``task`` (``pipeline.warnings``), and the program goes on
     with the call's result or exception untouched. The one place instrumentors are defensive,
-    so that an instrumentor never raises into the program it watches.
+    so that an instrumentor never raises into the program it watches. A class rather than a
+    generator: it is entered several times on every instrumented call's path.
 
     Args:
         what: what is being recorded, for the warning (``"a Qiskit job's result"``).
         task: the task it is recorded for, which notes the failure; None for none yet.
     """
-    try:
-        yield
-    except Exception as exc:
-        could_not_record(what, exc, task)
+
+    __slots__ = ("what", "task")
+
+    def __init__(self, what: str, task: Any = None) -> None:
+        self.what, self.task = what, task
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any
+    ) -> bool:
+        if exc is None or not isinstance(exc, Exception):
+            return False
+        could_not_record(self.what, exc, self.task)
+        return True
 
 
 def could_not_record(what: str, exc: BaseException, task: Any = None) -> None:

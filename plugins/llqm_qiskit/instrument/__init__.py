@@ -58,7 +58,8 @@ class QiskitInstrumentor(Instrumentor):
         """Patch Qiskit's entry points, once the program has imported it (or at once if it had)."""
         from qiskit.transpiler import PassManager, StagedPassManager
 
-        from .jobs import PendingJobs, wrap_pool_submit
+        from ..devices.snapshot import backend_name
+        from .jobs import PendingJobs, snapshot_of, wrap_pool_submit
         from .transpiles import (
             wrap_pass_manager_run,
             wrap_preset,
@@ -67,6 +68,8 @@ class QiskitInstrumentor(Instrumentor):
         )
 
         self.jobs = PendingJobs()
+        # what every job's task reads of its backend, found once here rather than at each job
+        self._backend_name, self._snapshot_of = backend_name, snapshot_of
         for owner in (PassManager, StagedPassManager):
             self.patch(owner, "run", wrap_pass_manager_run)
         import qiskit
@@ -161,10 +164,7 @@ class QiskitInstrumentor(Instrumentor):
         circuits: list[QuantumCircuit],
         kwargs: dict[str, Any],
     ) -> None:
-        from ..devices.snapshot import backend_name
-        from .jobs import snapshot_of
-
-        snapshot = snapshot_of(backend)
+        snapshot = self._snapshot_of(backend)
         if snapshot is not None:
             handle.use_hardware(snapshot)
         ran_before = [] if owned else list(handle.metrics.get("execute.two_qubit_gates", []))
@@ -175,7 +175,7 @@ class QiskitInstrumentor(Instrumentor):
             "execute.two_qubit_gates": ran_before + [c.num_nonlocal_gates() for c in circuits],
         }
         if backend is not None:
-            metrics["backend.name"] = backend_name(backend)
+            metrics["backend.name"] = self._backend_name(backend)
         if isinstance(kwargs.get("shots"), int):
             metrics["execute.shots"] = kwargs["shots"]
         handle.annotate(metrics)
