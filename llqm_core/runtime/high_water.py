@@ -11,13 +11,8 @@ from __future__ import annotations
 import os
 import sys
 
-from .memory import current_rss
+from .memory import current_rss, high_water_mark
 from .per_process import PerProcess
-
-try:
-    import resource
-except ImportError:  # Windows
-    resource = None  # type: ignore[assignment]
 
 #: ``ru_maxrss`` this far above the RSS right after a reset is another process's peak, pinned.
 PINNED_ABOVE_BYTES = 4 << 20
@@ -27,7 +22,7 @@ class HighWater:
     """One process's mark: ``available`` is False where it cannot be reset, once found out."""
 
     def __init__(self) -> None:
-        self.available = sys.platform.startswith("linux") and resource is not None
+        self.available = sys.platform.startswith("linux") and high_water_mark() is not None
         self._clear_refs: int | None = None
         self._status: int | None = None  # /proc/self/status, read where ru_maxrss is pinned
         self._checked = False
@@ -50,7 +45,7 @@ class HighWater:
     def mark(self) -> int:
         """The highest RSS since the last reset, in bytes."""
         if self._status is None:
-            return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+            return high_water_mark() or 0  # ``ru_maxrss``: never None where a reset is available
         data = os.pread(self._status, 4096, 0)
         at = data.index(b"VmHWM:") + 6
         return int(data[at : data.index(b"kB", at)]) * 1024
