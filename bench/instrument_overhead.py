@@ -242,14 +242,16 @@ def switched(on: bool, work):
     return run
 
 
-def _wall_clock_begin(self) -> None:
+def _wall_clock_begin(self, fresh: bool = True) -> None:
     """A task's start readings cut down to its wall clock (``--breakdown``)."""
     self.thread, self._start_warmup = None, (0.0, 0.0)
     self.warmup_wall_s = self.warmup_cpu_s = 0.0  # no warm-up is left out of such a task
     self._start_wall = time.perf_counter()
 
 
-def _wall_clock_values(self, qpu_s: float | None = None, queue_s: float | None = None) -> tuple:
+def _wall_clock_values(
+    self, qpu_s: float | None = None, queue_s: float | None = None, workers: object = None
+) -> tuple:
     """A task's end readings cut down to its wall time (``--breakdown``)."""
     return llqm_core.Profile(wall_s=time.perf_counter() - self._start_wall).values()
 
@@ -262,7 +264,7 @@ def _without_passes(
 
 
 def _left_out() -> dict[str, list[tuple[object, str, object]]]:
-    from llqm_qiskit.instrument import transpiles
+    from llqm_qiskit.instrument import jobs, transpiles
 
     from llqm_core.runtime.live_task import LiveTask
     from llqm_core.store.profile_store import ProfileStore
@@ -277,6 +279,8 @@ def _left_out() -> dict[str, list[tuple[object, str, object]]]:
             (ProfileStore, "start_task", lambda self, task: None),
             (ProfileStore, "finish_task", lambda self, task: None),
         ],
+        # the job's pool thread charging its CPU to the task, on the job's path to its result
+        "pool threads' charge": [(jobs, "_charged_to", lambda handle, work: work)],
     }
 
 
@@ -305,7 +309,7 @@ def _variants_left_out(parts: dict[str, list]) -> dict[str, list]:
     """Each part left out alone, then all of them at once (the floor), by label."""
     variants = {f"without {label}": replaced for label, replaced in parts.items()}
     if parts:
-        variants["without all three (the floor)"] = [p for r in parts.values() for p in r]
+        variants["without all of them (the floor)"] = [p for r in parts.values() for p in r]
     return variants
 
 
@@ -440,11 +444,15 @@ def per_circuit(
     per_profiled = reader.count_tasks(run.id) / max(stored, 1)  # tasks of a profiled circuit
     task_s, span_s = _per_task_against_spans(thread_cpu, per_profiled)
     bare = statistics.median(seconds["bare"])
-    share = 0.0
+    share, share_interval = 0.0, (0.0, 0.0)
     for label in [label for label in labels[1:] if label != OTEL]:
-        extra = statistics.median(seconds[label]) - bare + (commit if label == "profiled" else 0)
+        paired = _paired_extra(seconds, label)
+        extra = statistics.median(paired) + (commit if label == "profiled" else 0)
         if label == "profiled":
             share = extra / (bare + extra)
+            share_interval = tuple(  # type: ignore[assignment]
+                (x + commit) / (bare + x + commit) for x in median_interval(paired)
+            )
         print(
             f"per circuit on {device} ({workload}, detail {detail}), {label}: "
             f"{extra * 1e6:+.0f} us on the bare "
@@ -456,17 +464,24 @@ def per_circuit(
             )
             + f": LLQM's share {extra / (bare + extra):.1%}"
             + (
+                f" (95% interval {share_interval[0]:.1%}-{share_interval[1]:.1%})"
+                if label == "profiled"
+                else ""
+            )
+            + (
                 f" (by fifths of the run: {_share_by_fifths(seconds, label)})"
                 if label == "profiled"
                 else ""
             )
         )
     bare_cpu = statistics.median(thread_cpu["bare"])
-    extra_cpu = statistics.median(thread_cpu["profiled"]) - bare_cpu
+    extra_cpu = statistics.median(_paired_extra(thread_cpu, "profiled"))
     return {
         "task_s": task_s,
         "span_s": span_s,
         "share": share,
+        "share_low": share_interval[0],
+        "share_high": share_interval[1],
         "bare_s": bare,
         # LLQM's calling-thread CPU over the profiled circuit's (Aer runs these 3-qubit jobs on
         # the calling thread: its CPU is the script's), and LLQM's threads' CPU per circuit
@@ -490,13 +505,14 @@ def _side_by_side(
     )
     print(
         f"  {'workload':<13} {'detail':<7} {'OTel span':>10} {'LLQM task':>10} {'task/span':>10} "
-        f"{'bare':>9} {'share wall':>11} {'share CPU':>10} {'LLQM thr.':>10} {'target':>7}"
+        f"{'bare':>9} {'share wall (95% interval)':>26} {'share CPU':>10} {'LLQM thr.':>10} {'target':>7}"
     )
     for (workload, detail), r in results.items():
         ratio = r["task_s"] / r["span_s"] if r["span_s"] > 0 else float("inf")
         print(
             f"  {workload:<13} {detail:<7} {r['span_s'] * 1e6:>7.0f} us {r['task_s'] * 1e6:>7.0f} us "
-            f"{ratio:>9.1f}x {r['bare_s'] * 1e3:>6.2f} ms {r['share']:>11.1%} "
+            f"{ratio:>9.1f}x {r['bare_s'] * 1e3:>6.2f} ms "
+            f"{_share_text(r):>26} "
             f"{r['cpu_share']:>10.1%} {r['background_s'] * 1e6:>7.0f} us "
             + (f"{SHARE_TARGETS[workload]:>7.0%}" if workload in SHARE_TARGETS else "      -")
         )
@@ -507,6 +523,10 @@ def _side_by_side(
         "CPU of LLQM's own threads, the store writer and sampler, per profiled circuit; detail: "
         "what each instrumented call records, llqm profile --detail)"
     )
+
+
+def _share_text(figures: dict[str, float]) -> str:
+    return f"{figures['share']:.1%} ({figures['share_low']:.1%}-{figures['share_high']:.1%})"
 
 
 #: The ``--per-circuit`` variant with two OpenTelemetry spans (SDK, batch processor) around the
@@ -531,9 +551,8 @@ def _per_task_against_spans(
 ) -> tuple[float, float]:
     """The calling thread's CPU per recorded task (LLQM) and per span (OpenTelemetry), in place
     between the same transpiles and jobs, side by side; and a span in a tight loop (hot)."""
-    bare = statistics.median(thread_cpu["bare"])
-    task = (statistics.median(thread_cpu["profiled"]) - bare) / tasks_per_circuit
-    span = (statistics.median(thread_cpu[OTEL]) - bare) / 2
+    task = statistics.median(_paired_extra(thread_cpu, "profiled")) / tasks_per_circuit
+    span = statistics.median(_paired_extra(thread_cpu, OTEL)) / 2
     spans, hot = _otel_tracer(), time.thread_time()
     for _ in range(2000):
         with spans("hot"):
@@ -548,17 +567,26 @@ def _per_task_against_spans(
     return task, span
 
 
+def _paired_extra(seconds: dict[str, list[float]], label: str) -> list[float]:
+    """Per round, the ``label`` circuit's time over the bare circuit's of the same round: a
+    round's circuits run within milliseconds of each other, so the VM's drift over the run (a
+    fifth of it apart, the bare circuit moves by 10-20%) falls out of each difference, which a
+    difference of the two medians keeps (their spread made a 300-circuit run's share move by
+    several points)."""
+    return [mine - bare for mine, bare in zip(seconds[label], seconds["bare"])]
+
+
 def _share_by_fifths(seconds: dict[str, list[float]], label: str) -> str:
     """LLQM's share in each fifth of the run (the run-end commit left out): how far it moves
     within one process, as the VM's speed drifts."""
-    shares = []
+    shares, paired = [], _paired_extra(seconds, label)
     for fifth in range(5):
-        chunk = len(seconds["bare"]) // 5
+        chunk = len(paired) // 5
         part = slice(fifth * chunk, (fifth + 1) * chunk)
         bare = statistics.median(seconds["bare"][part])
-        extra = statistics.median(seconds[label][part]) - bare
+        extra = statistics.median(paired[part])
         shares.append(extra / (bare + extra))
-    return f"{min(shares):.1%}-{max(shares):.1%}"
+    return " / ".join(f"{share:.1%}" for share in shares)
 
 
 def main() -> None:

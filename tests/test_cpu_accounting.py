@@ -285,3 +285,41 @@ def test_a_run_of_calls_detail_takes_its_tasks_memory_from_the_sampler(store_pat
     (own,) = store.tasks(full.id)
     assert sampled.profile.readings == "light+sampled"
     assert own.profile.readings == ("light+hwm" if high_water().available else "light")
+
+
+def test_a_pool_thread_lent_before_a_second_task_starts_stays_its_owners(store_path):
+    """A job's pool thread starts work for a task alone (the ledger follows no thread then);
+    a task of another thread starts meanwhile: the work is still the first task's alone."""
+    spent: dict[str, float] = {}
+    lent = threading.Event()
+    set_sample_interval(0.02)
+    try:
+        with llqm.run("lent early") as run:
+
+            def owner() -> None:
+                with llqm.run_context(run), llqm.task("owner") as handle:
+
+                    def work() -> None:
+                        with handle.worker():
+                            lent.set()
+                            spent["worker"] = _hash_for(0.8)
+
+                    _in_a_thread(work)
+
+            def other() -> None:
+                lent.wait()
+                time.sleep(0.1)
+                with llqm.run_context(run), llqm.task("other"):
+                    time.sleep(0.5)
+
+            threads = [threading.Thread(target=body) for body in (owner, other)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+    finally:
+        set_sample_interval(0.2)
+    tasks = {t.name: t.profile for t in llqm.ProfileStore().tasks(run.id)}
+    assert tasks["other"].cpu_scope == "shared"
+    assert tasks["other"].cpu_s <= 0.25 * spent["worker"]
+    assert tasks["owner"].cpu_s >= 0.9 * spent["worker"]

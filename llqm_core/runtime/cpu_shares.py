@@ -94,19 +94,20 @@ class CpuShares:
             self._settled = 0.0
             self.totals.clear()
 
-    def lend(self, tid: int, owner: int) -> None:
-        """The calling thread ``tid`` starts work for a task of thread ``owner``."""
+    def lend(self, tid: int, owner: int, now: float) -> None:
+        """The calling thread ``tid`` starts work for a task of thread ``owner``, its CPU clock
+        at ``now`` (read by the caller, which times the work as well)."""
         if tid not in self._lent and tid not in self._tasks:
             self._lent[tid] = owner
-            self._last[tid] = (_thread_time(), None)
+            self._last[tid] = (now, None)
 
-    def give_back(self, tid: int) -> None:
-        """The calling thread ``tid`` ends its work for another thread's task: its CPU since the
-        last tick goes to that thread's total now."""
+    def give_back(self, tid: int, now: float) -> None:
+        """The calling thread ``tid`` ends its work for another thread's task, its CPU clock at
+        ``now``: its CPU since the last tick goes to that thread's total."""
         owner = self._lent.pop(tid, None)
         last = self._last.pop(tid, None)
         if owner is not None and last is not None:
-            spent = max(_thread_time() - last[0], 0.0)
+            spent = max(now - last[0], 0.0)
             self._settled += spent
             self.totals[owner] = self.totals.get(owner, 0.0) + spent
 

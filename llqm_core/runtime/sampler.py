@@ -123,16 +123,17 @@ class ResourceSampler:
                 self._watches.discard(watch)
                 self.shares.leave(watch.thread)
 
-    def lend(self, thread: int, owner: int) -> None:
-        """The calling thread (kernel id ``thread``) starts work for a task of thread ``owner``:
-        its CPU is that thread's tasks' (``TaskHandle.worker``), not shared out as no task's."""
+    def lend(self, thread: int, owner: int, now: float) -> None:
+        """The calling thread (kernel id ``thread``, its CPU clock at ``now``) starts work for a
+        task of thread ``owner``: its CPU is that thread's tasks' (``TaskHandle.worker``), not
+        shared out as no task's."""
         with self._lock:
-            self.shares.lend(thread, owner)
+            self.shares.lend(thread, owner, now)
 
-    def give_back(self, thread: int) -> None:
-        """The calling thread's work for another thread's task ends."""
+    def give_back(self, thread: int, now: float) -> None:
+        """The calling thread's work for another thread's task ends, its CPU clock at ``now``."""
         with self._lock:
-            self.shares.give_back(thread)
+            self.shares.give_back(thread, now)
 
     def reset_peak(self) -> int | None:
         """Fold the kernel's high-water mark into every running task, then reset it to the

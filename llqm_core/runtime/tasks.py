@@ -11,8 +11,7 @@ import random
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from typing import Any
 
@@ -139,19 +138,11 @@ class TaskHandle(LiveTask):
         workers[ident] = workers.get(ident, 0.0) + seconds
         self.workers = workers
 
-    @contextmanager
-    def worker(self) -> Iterator[None]:
+    def worker(self) -> WorkerCharge:
         """Run a block in another thread than the task's, as work done for it (a job's pool
         thread): the block's CPU is charged to the task, and never shared out among tasks as
         CPU that no task's thread spent (``runtime.cpu_shares``)."""
-        sampler, thread = shared_sampler(), native_thread_id()
-        sampler.lend(thread, self.thread)
-        start = time.thread_time()
-        try:
-            yield
-        finally:
-            self.record_worker_cpu(time.thread_time() - start)
-            sampler.give_back(thread)
+        return WorkerCharge(self)
 
     def use_hardware(self, snapshot: HardwareSnapshot) -> str:
         """Name the calibration this task depended on; the snapshot is kept in the store once."""
@@ -210,6 +201,26 @@ class TaskHandle(LiveTask):
         for dep in _task_ids(tasks):
             if dep not in self.depends_on:
                 self.depends_on.append(dep)
+
+
+class WorkerCharge:
+    """``TaskHandle.worker``'s block: it runs on a job's path to its result (the caller waits on
+    it), so it reads its thread's CPU clock once at each end and takes the sampler's lock once."""
+
+    __slots__ = ("task", "sampler", "thread", "start")
+
+    def __init__(self, task: TaskHandle) -> None:
+        self.task = task
+
+    def __enter__(self) -> None:
+        self.sampler, self.thread = shared_sampler(), native_thread_id()
+        self.start = start = time.thread_time()
+        self.sampler.lend(self.thread, self.task.thread, start)
+
+    def __exit__(self, *_: object) -> None:
+        end = time.thread_time()
+        self.task.record_worker_cpu(end - self.start)
+        self.sampler.give_back(self.thread, end)
 
 
 def _task_ids(tasks: Iterable[TaskHandle | str]) -> list[str]:
