@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 from conftest import ROOT, plain_sql
@@ -77,7 +78,7 @@ def test_a_task_running_at_a_kill_keeps_its_start_time_run_and_last_rss(store_lo
     for name in ("outer", "simulate"):  # the task and its parent, both running
         task = tasks[name]
         assert task.status is llqm.TaskStatus.RUNNING_AT_EXIT
-        assert task.profile.readings == "last reading"
+        assert task.profile.readings in ("last reading", "last reading+seen")
         assert task.end_ns is not None and task.end_ns > task.start_ns
         assert task.profile.wall_s >= 0.5  # six steps of 0.1 s slept
     simulate = tasks["simulate"].profile
@@ -100,6 +101,102 @@ def test_a_task_running_at_a_kill_keeps_its_start_time_run_and_last_rss(store_lo
     again = {task.name: task for task in writing.tasks(run.id)}
     assert again["simulate"].status is llqm.TaskStatus.RUNNING_AT_EXIT
     assert again["simulate"].profile.wall_s == pytest.approx(simulate.wall_s)
+    writing.close()
+
+
+#: A task whose thread enters C code that keeps the GIL (as a large transpile's native passes do
+#: for seconds), so that no Python thread of the process, the sampler's included, runs meanwhile.
+HOLDING = """
+import time
+import llqm_core as llqm
+
+with llqm.run("held", store={store!r}):
+    with llqm.task("native", stage="transpile"):
+        time.sleep(0.3)
+        print("holding", flush=True)
+        sum(range(10**11))
+"""
+
+
+def test_a_task_killed_while_native_code_holds_the_gil_runs_until_its_process_was_last_seen(
+    tmp_path,
+):
+    """The sampler cannot tick while the GIL is held; the watch beside the in-flight file reads
+    the process from outside, so the task's time runs to the kill, not to the last tick."""
+    store = str(tmp_path / "held.sqlite")
+    process = start_pipeline(HOLDING.format(store=store))
+    wait_for_line(process, "holding")
+    time.sleep(1.5)
+    process.send_signal(signal.SIGKILL)
+    assert process.wait(timeout=30) == -signal.SIGKILL
+
+    base = store_backend(store).journal_base
+    deadline = time.monotonic() + 10
+    while True:  # the watch reads the process at its interval: it sees the death within one
+        (record,) = read_in_flight(base, len(TASK_COLUMNS))
+        if record.seen is not None and record.seen.died_by_ns is not None:
+            break
+        assert time.monotonic() < deadline, "the watch never wrote the process's death"
+        time.sleep(0.1)
+    assert record.seen.seen_ns <= record.seen.died_by_ns
+
+    reading = llqm.ProfileStore(store, readonly=True)
+    (task,) = reading.tasks(reading.run().id)
+    assert task.status is llqm.TaskStatus.RUNNING_AT_EXIT
+    assert task.profile.readings.endswith("+seen")
+    assert task.profile.wall_s >= 1.5  # 0.3 s slept, then 1.5 s in C before the kill
+    assert task.end_ns == record.seen.seen_ns
+    reading.close()
+
+
+#: A task that starts once the sampler sleeps a minute, so that the sampler never reads it: its
+#: start row alone is kept (the writer commits it within seconds) before its thread holds the GIL.
+UNREAD = """
+import time
+import llqm_core as llqm
+from llqm_core.runtime.sampler import set_sample_interval
+
+with llqm.run("unread", store={store!r}):
+    with llqm.task("first", stage="prepare"):
+        time.sleep(0.3)
+    set_sample_interval(60)
+    time.sleep(0.2)
+    with llqm.task("late", stage="transpile"):
+        time.sleep(3)
+        print("holding", flush=True)
+        sum(range(10**11))
+"""
+
+
+@pytest.mark.slow
+def test_a_task_with_no_reading_at_a_kill_runs_until_its_process_was_last_seen(tmp_path):
+    """A task the sampler never read (started within a tick of the death) ran, at least, until
+    the moment its process was last seen alive: the report's bottleneck counts it so, and the
+    next writer keeps it so."""
+    store = str(tmp_path / "unread.sqlite")
+    process = start_pipeline(UNREAD.format(store=store))
+    wait_for_line(process, "holding")
+    time.sleep(1)
+    process.send_signal(signal.SIGKILL)
+    assert process.wait(timeout=30) == -signal.SIGKILL
+
+    reading = llqm.ProfileStore(store, readonly=True)
+    run = reading.run()
+    tasks = {task.name: task for task in reading.tasks(run.id)}
+    late = tasks["late"]
+    assert late.status is llqm.TaskStatus.RUNNING_AT_EXIT
+    assert late.profile.readings == "seen"
+    assert late.profile.wall_s >= 3.5  # 3 s slept, then 1 s in C before the kill
+    report = build_report(reading, run.id)
+    assert report["bottleneck"]["stage"] == "transpile"
+    (entry,) = report["cut_short"]["running_at_exit"]
+    assert entry["name"] == "late" and entry["ran_s"] >= 3.5
+    reading.close()
+
+    writing = llqm.ProfileStore(store)  # folds the dead process's record into the database
+    assert not in_flight_files(store)
+    again = {task.name: task for task in writing.tasks(run.id)}
+    assert again["late"].profile.wall_s == pytest.approx(late.profile.wall_s)
     writing.close()
 
 

@@ -23,7 +23,10 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..model.records import Profile
 from .journal import MARSHAL_VERSION, Owner, json_text, owner_from_header
+from .schema import TASK_COLUMNS
+from .seen_watch import RECORD, LastSeen, start_watch, unpack
 
 SUFFIX = ".inflight"
 #: Each of the file's two slots holds this many bytes of rows: some 400 running tasks; where they
@@ -31,6 +34,19 @@ SUFFIX = ".inflight"
 SLOT_SIZE = 1 << 16
 _SLOT_HEAD = struct.Struct("<QIIc")  # sequence number, payload length, CRC-32, kind (M or J)
 _METRICS = 14  # a row's metrics (``TASK_COLUMNS``), left out where the rows do not fit
+_END, _WALL, _END_RSS, _PEAK, _GROWTH, _READINGS = (
+    TASK_COLUMNS.index(name)
+    for name in (
+        "end_ns",
+        "wall_s",
+        "end_rss_bytes",
+        "peak_rss_bytes",
+        "rss_growth_bytes",
+        "readings",
+    )
+)
+#: How often the watch beside the file (``seen_watch``) reads its process: the sampler's default.
+WATCH_INTERVAL_S = 0.2
 
 
 def in_flight_pattern(store_path: Path) -> str:
@@ -57,6 +73,8 @@ class InFlightFile:
         os.pwrite(self._fd, header, 0)
         self._sequence = 0
         self.empty = True  # the last write held no rows
+        # past both slots: when the process was last seen alive, written by a process beside it
+        start_watch(str(self.path), self._header + 2 * SLOT_SIZE, WATCH_INTERVAL_S)
 
     def write(self, rows: list[list]) -> None:
         """Replace the file's rows with ``rows`` (the tasks running now; [] when none does).
@@ -113,6 +131,7 @@ class InFlightRecord:
     path: Path
     owner: Owner | None
     rows: list[list]
+    seen: LastSeen | None = None  # what the watch beside the file last read (``seen_watch``)
 
 
 def read_in_flight(store_path: Path, width: int) -> list[InFlightRecord]:
@@ -131,9 +150,45 @@ def read_in_flight(store_path: Path, width: int) -> list[InFlightRecord]:
         owner = owner_from_header(data[:end])
         if owner is None or not owner.is_gone():
             continue
+        seen = unpack(data[end + 1 + 2 * SLOT_SIZE : end + 1 + 2 * SLOT_SIZE + RECORD.size])
         rows = [row for row in _latest_rows(data, end + 1) if len(row) == width]
-        found.append(InFlightRecord(Path(name), owner, rows))
+        if seen is not None:
+            rows = [seen_until(row, seen) for row in rows]
+        found.append(InFlightRecord(Path(name), owner, rows, seen))
     return found
+
+
+def unread_until(row: tuple | list, seen: LastSeen) -> list | None:
+    """A task the database holds as running with no reading (it started within a sampler tick
+    of its process's death) carried to the moment the process was last seen: its wall time up
+    to then, the process's RSS then (``readings`` ``seen``); None for one that started later."""
+    start = row[TASK_COLUMNS.index("start_ns")]
+    if start is None or seen.seen_ns <= start:
+        return None
+    profile = Profile(
+        wall_s=(seen.seen_ns - start) / 1e9,
+        start_rss_bytes=seen.rss_bytes,
+        end_rss_bytes=seen.rss_bytes,
+        peak_rss_bytes=seen.rss_bytes,
+        readings="seen",
+    )
+    return [*row[:_END], seen.seen_ns, *row[_END + 1 : _WALL], *profile.values()]
+
+
+def seen_until(row: list, seen: LastSeen) -> list:
+    """A running task's row as its sampler last wrote it, carried on to the moment its process
+    was last seen alive where that is later: its wall time up to then, its RSS then as its last
+    (``readings`` ends ``+seen``); its CPU stays as last read, the process's not being its."""
+    if row[_END] is None or row[_WALL] is None or seen.seen_ns <= row[_END]:
+        return row
+    row = list(row)
+    row[_WALL] += (seen.seen_ns - row[_END]) / 1e9
+    row[_END] = seen.seen_ns
+    row[_GROWTH] += seen.rss_bytes - row[_END_RSS]
+    row[_END_RSS] = seen.rss_bytes
+    row[_PEAK] = max(row[_PEAK], seen.rss_bytes)
+    row[_READINGS] = f"{row[_READINGS]}+seen"
+    return row
 
 
 def _latest_rows(data: bytes, first: int) -> list[list]:

@@ -9,9 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .in_flight import read_in_flight
+from .in_flight import read_in_flight, unread_until
 from .journal import JournalFile, read_journals
 from .record_statements import is_record_statement
+from .row_records import SELECT_TASKS
 from .schema import TASK_COLUMNS, older_row
 
 if TYPE_CHECKING:
@@ -27,17 +28,32 @@ def dead_journals(base: Path) -> list[JournalFile]:
     ]
 
 
-def fold_dead(commit_rows: Callable[..., bool], backend: StoreBackend, base: Path) -> None:
+def fold_dead(
+    commit_rows: Callable[..., bool],
+    backend: StoreBackend,
+    base: Path,
+    unread_of: Callable[[str, int], list[tuple]] | None = None,
+) -> None:
     """Commit, through ``commit_rows`` (``StoreWriter.commit_rows``: false once the store takes no
     more rows), the journals and in-flight records of processes now gone: a journal's statements
-    (a run's end its database did not get, ``reconnect``) first."""
+    (a run's end its database did not get, ``reconnect``) first. ``unread_of(host, pid)``: the
+    stored running rows, with no reading, of that process's runs, which the moment it was last
+    seen (``seen_watch``) carries on as well."""
     for journal in dead_journals(base):
         statements = [s for s in journal.statements if is_record_statement(backend, s[0])]
         if not commit_rows(journal.rows, statements=statements):
             return
         journal.path.unlink(missing_ok=True)
     for record in read_in_flight(base, len(TASK_COLUMNS)):
-        if not commit_rows(record.rows, unless_ended=True):
+        rows = record.rows
+        if record.seen is not None and record.owner is not None and unread_of is not None:
+            known = {row[0] for row in rows}
+            rows = rows + [
+                carried
+                for row in unread_of(record.owner.host, record.owner.pid)
+                if row[0] not in known and (carried := unread_until(row, record.seen)) is not None
+            ]
+        if not commit_rows(rows, unless_ended=True):
             return
         record.path.unlink(missing_ok=True)
 
@@ -54,3 +70,16 @@ def still_running(backend: StoreBackend, conn: Any, rows: list[list]) -> list[li
         )
         ended.update(task_id for (task_id,) in found)
     return [row for row in rows if row[0] not in ended]
+
+
+def unread_rows(backend: StoreBackend, conn: Any, host: str, pid: int) -> list[tuple]:
+    """The stored running rows with no reading of the runs that process ``pid`` on ``host``
+    ran (none where the database cannot be asked)."""
+    sql = (
+        f"{SELECT_TASKS} WHERE status = 'running' AND end_ns IS NULL AND run_id IN "
+        "(SELECT id FROM runs WHERE host = ? AND pid = ?)"
+    )
+    try:
+        return backend.query_tuples(conn, sql, (host, pid))
+    except backend.errors:
+        return []

@@ -29,7 +29,7 @@ from ..model.records import (
 from . import aggregates, cached
 from .backend import Row, StoreBackend
 from .forking import hold_across_forks
-from .in_flight import read_in_flight
+from .in_flight import read_in_flight, unread_until
 from .journal import read_journals
 from .row_records import (
     OUTLINE_COLUMNS,
@@ -142,16 +142,50 @@ class StoreReader:
     def _cut_short(self, run_id: str, journaled: dict[str, list]) -> dict[str, list]:
         """The run's tasks that a process now gone was running when it died, as its sampler
         last recorded them (``in_flight``), where no finished row of theirs was kept since."""
+        records = read_in_flight(self.backend.journal_base, len(TASK_COLUMNS))
         rows = {
             row[0]: row
-            for record in read_in_flight(self.backend.journal_base, len(TASK_COLUMNS))
+            for record in records
             for row in record.rows
             if row[1] == run_id and row[0] not in journaled
         }
-        if not rows:
+        cut = {}
+        if rows:
+            ended = {
+                i for i, row in self._rows_by_id(list(rows)).items() if row[_STATUS] != "running"
+            }
+            cut = {i: stored_row(row) for i, row in rows.items() if i not in ended}
+        seen = [record.seen for record in records if record.seen is not None]
+        if seen:
+            cut.update(self._unread_until_seen(run_id, records, {*journaled, *cut}))
+        return cut
+
+    def _unread_until_seen(self, run_id: str, records: list, known: set[str]) -> dict[str, list]:
+        """The run's tasks that its process, now gone, was running with no reading of the
+        sampler yet (started within a tick of the death), carried to the moment the process was
+        last seen alive (``seen_watch``)."""
+        run = self.run(run_id)
+        seen = max(
+            (
+                record.seen
+                for record in records
+                if record.seen is not None
+                and record.owner is not None
+                and (record.owner.host, record.owner.pid) == (run.host, run.pid)
+            ),
+            default=None,
+            key=lambda found: found.seen_ns,
+        )
+        if seen is None:
             return {}
-        ended = [i for i, row in self._rows_by_id(list(rows)).items() if row[_STATUS] != "running"]
-        return {i: stored_row(row) for i, row in rows.items() if i not in ended}
+        unread = self._query_tuples(
+            f"{SELECT_TASKS} WHERE run_id = ? AND status = 'running' AND end_ns IS NULL", (run_id,)
+        )
+        return {
+            row[0]: carried
+            for row in unread
+            if row[0] not in known and (carried := unread_until(row, seen)) is not None
+        }
 
     def tasks(self, run_id: str) -> list[TaskRecord]:
         """The run's tasks in start order: those in the database and those still in a journal."""

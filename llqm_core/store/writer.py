@@ -34,7 +34,7 @@ from .disk_full import full_sentence, is_full_os_error, no_room_at
 from .forking import hold_across_forks
 from .in_flight import InFlightKeeper
 from .journal import TaskJournal, decode_frame, encode_row
-from .leftovers import fold_dead, still_running
+from .leftovers import fold_dead, still_running, unread_rows
 from .queued import QueuedRows
 from .reconnect import Reconnecting
 from .schema import stored_row
@@ -334,7 +334,12 @@ class StoreWriter(Reconnecting):
 
     def fold_dead_journals(self) -> None:
         """Commit what processes now gone left behind (``leftovers``), and delete it."""
-        fold_dead(self.commit_rows, self.backend, self.backend.journal_base)
+        fold_dead(self.commit_rows, self.backend, self.backend.journal_base, self._unread_of)
+
+    def _unread_of(self, host: str, pid: int) -> list[tuple]:
+        with self._lock:
+            live = self._conn is not None and self._outage is None
+            return unread_rows(self.backend, self._conn, host, pid) if live else []
 
     def commit_rows(
         self, rows: list[list], *, unless_ended: bool = False, statements: list | None = None
