@@ -179,7 +179,9 @@ def seen_until(row: list, seen: LastSeen) -> list:
     """A running task's row as its sampler last wrote it, carried on to the moment its process
     was last seen alive where that is later: its wall time up to then, its RSS then as its last
     (``readings`` ends ``+seen``); its CPU stays as last read, the process's not being its."""
-    if row[_END] is None or row[_WALL] is None or seen.seen_ns <= row[_END]:
+    if len(row) != len(TASK_COLUMNS) or row[_END] is None or row[_WALL] is None:
+        return row
+    if seen.seen_ns <= row[_END]:
         return row
     row = list(row)
     row[_WALL] += (seen.seen_ns - row[_END]) / 1e9

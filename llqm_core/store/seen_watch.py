@@ -1,16 +1,11 @@
 """The moment a process was last seen alive, kept by a small process beside it.
 
-The sampler records the running tasks at each tick (``in_flight``), but it is a thread of the
-process it watches: while native code holds the GIL (a 100-qubit transpile at optimization level
-3 holds it for seconds in one call), it cannot tick, and a kill then leaves the tasks as they
-were before that call. This module, run as a script by a Python of its own (``-I -S``: the
-standard library alone), reads the watched process's RSS and CPU from ``/proc`` at the
-sampler's interval and writes them into the process's in-flight file, with the moment it read
-them; once the process is gone it writes by when it died, and ends. It ends as well when the
-file is removed (the run ended). The reader extends the tasks running at the death to the
-moment the process was last seen (docs/reliability.md).
-
-    python -I -S seen_watch.py PID PROCESS_START_TICKS FILE OFFSET INTERVAL_S
+The sampler, a thread of the watched process, cannot tick while native code holds the GIL (a
+100-qubit transpile at level 3 holds it for seconds). Run as a script by a Python of its own
+(``python -I -S seen_watch.py PID START_TICKS FILE OFFSET INTERVAL_S``), this reads the
+process's RSS and CPU from ``/proc`` at that interval into its in-flight file, with the moment;
+once the process is gone it writes by when it died, and ends, as it does when the file is
+removed (the run ended). Readers carry the running tasks on to that moment (docs/reliability.md).
 """
 
 from __future__ import annotations
