@@ -115,8 +115,8 @@ class Fit:
             return max((s.wall_error for s in self.steps), default=1.0)
         high = sum(s.wall_s * s.wall_error for s in self.steps) / total
         low = total / sum(s.wall_s / s.wall_error for s in self.steps)
-        widest = max(s.wall_error for s in self.steps)  # never above it, rounding aside
-        return min(max(high, low), widest)
+        errors = [s.wall_error for s in self.steps]  # within theirs, rounding aside
+        return min(max(high, low, min(errors)), max(errors))
 
     @property
     def peak_error(self) -> float:

@@ -86,31 +86,37 @@ def watch(pid: int, started: bytes, path: str, offset: int, interval_s: float) -
 
 def start_watch(path: str, offset: int, interval_s: float) -> bool:
     """Start the watch of this process over its in-flight file ``path`` (called by the thread
-    that made the file, never on a task's path: a Python starts, ~20 ms); False where it cannot
-    be (no ``/proc``, no Python to start)."""
+    that made the file, never on a task's path); False where it cannot be (no ``/proc``, no
+    shell or Python to start)."""
     import subprocess
 
     started = process_start_ticks(os.getpid())
-    if started is None or not sys.executable:
+    if started is None or not sys.executable or not os.path.exists(_SHELL):
         return False
+    args = [sys.executable, __file__, str(os.getpid()), started.decode(), path, str(offset)]
     try:
-        first = subprocess.Popen(
-            [sys.executable, "-I", "-S", __file__, str(os.getpid()), started.decode(), path,
-             str(offset), str(interval_s)],
+        # The shell starts the watch in the background and ends at once: the watch is no child
+        # of this process, so its CPU is never a task's (children's CPU) and the program's own
+        # ``os.wait()`` never meets it; only the shell's millisecond is this process's.
+        shell = subprocess.Popen(
+            [_SHELL, "-c", _DETACHED, *args, str(interval_s)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,  # a Ctrl-C at the terminal is the program's alone
-        )  # fmt: skip
-        return first.wait(timeout=10) == 0  # it forks the watch and ends
+        )
+        return shell.wait(timeout=10) == 0
     except (OSError, subprocess.SubprocessError):
         return False
 
 
+_SHELL = "/bin/sh"
+#: ``sh -c`` runs this with the Python first (``$0``) and the watch's arguments after it.
+_DETACHED = 'exec 0</dev/null 1>/dev/null 2>&1; "$0" -I -S "$@" &'
+
+
 def main(argv: list[str]) -> None:
     pid, started, path, offset, interval_s = argv[1:6]
-    if os.fork():  # the watched process reaps this one at once: the watch is no child of it
-        os._exit(0)
     watch(int(pid), started.encode(), path, int(offset), float(interval_s))
 
 
