@@ -51,9 +51,12 @@ whole runs timed against each other drift on a shared VM by more than the effect
   uses them, which the next circuit pays while they are rebuilt, and a program run under
   ``llqm profile`` (switched on once) does not; with ``--settle 0`` every profiled circuit
   followed a switch and bare ones only half the time, which charged LLQM 20-60 us a circuit
-  more (docs/benchmarks.md). The profiled
-  share repeats within 1-2 points where whole runs move by ten; the left-out variants move by
-  up to 3. The run-end commit of the profiled circuits' tasks is timed and added per circuit.
+  more (docs/benchmarks.md). LLQM's extra time is the median over rounds of each round's
+  profiled circuit less its bare one (paired: the VM's drift over the run falls out), printed
+  with a distribution-free 95% interval; the difference of the two medians, used before,
+  moved a 300-circuit run's share by several points, and left-out variants then read slower
+  than the whole. Between processes the bare circuit itself moves by 10-30% (hash seeds,
+  memory layout): compare trees with ``PYTHONHASHSEED`` fixed and in absolute microseconds. The run-end commit of the profiled circuits' tasks is timed and added per circuit.
   A long run commits in the background as well (every 10 s), which the rounds charge to every
   variant alike: the share is then a little low. The profiled share of each fifth of the run
   is printed as well: how far it moves within one process. ``--device`` transpiles these circuits for

@@ -4,6 +4,7 @@ memory of a task shorter than the sampler's interval is seen."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import subprocess
@@ -113,14 +114,19 @@ def _side_by_side(name: str, **bodies) -> dict[str, llqm.Profile]:
                     together.wait()
                     body(handle)
 
-            threads = [threading.Thread(target=task, args=item) for item in bodies.items()]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
+            _all_in_threads([functools.partial(task, *item) for item in bodies.items()])
     finally:
         set_sample_interval(0.2)
     return {t.name: t.profile for t in llqm.ProfileStore().tasks(run.id)}
+
+
+def _all_in_threads(works) -> None:
+    """Run each of ``works`` in a thread of its own, all at once, and wait for them all."""
+    threads = [threading.Thread(target=work) for work in works]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
 
 
 def _in_a_thread(work) -> None:
@@ -312,11 +318,7 @@ def test_a_pool_thread_lent_before_a_second_task_starts_stays_its_owners(store_p
                 with llqm.run_context(run), llqm.task("other"):
                     time.sleep(0.5)
 
-            threads = [threading.Thread(target=body) for body in (owner, other)]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
+            _all_in_threads([owner, other])
     finally:
         set_sample_interval(0.2)
     tasks = {t.name: t.profile for t in llqm.ProfileStore().tasks(run.id)}

@@ -118,17 +118,22 @@ with llqm.run("held", store={store!r}):
 """
 
 
+def killed_holding_the_gil(code: str, after_s: float) -> None:
+    """Run ``code`` until it says "holding", then SIGKILL it ``after_s`` seconds later."""
+    process = start_pipeline(code)
+    wait_for_line(process, "holding")
+    time.sleep(after_s)
+    process.send_signal(signal.SIGKILL)
+    assert process.wait(timeout=30) == -signal.SIGKILL
+
+
 def test_a_task_killed_while_native_code_holds_the_gil_runs_until_its_process_was_last_seen(
     tmp_path,
 ):
     """The sampler cannot tick while the GIL is held; the watch beside the in-flight file reads
     the process from outside, so the task's time runs to the kill, not to the last tick."""
     store = str(tmp_path / "held.sqlite")
-    process = start_pipeline(HOLDING.format(store=store))
-    wait_for_line(process, "holding")
-    time.sleep(1.5)
-    process.send_signal(signal.SIGKILL)
-    assert process.wait(timeout=30) == -signal.SIGKILL
+    killed_holding_the_gil(HOLDING.format(store=store), after_s=1.5)
 
     base = store_backend(store).journal_base
     deadline = time.monotonic() + 10
@@ -174,11 +179,7 @@ def test_a_task_with_no_reading_at_a_kill_runs_until_its_process_was_last_seen(t
     the moment its process was last seen alive: the report's bottleneck counts it so, and the
     next writer keeps it so."""
     store = str(tmp_path / "unread.sqlite")
-    process = start_pipeline(UNREAD.format(store=store))
-    wait_for_line(process, "holding")
-    time.sleep(1)
-    process.send_signal(signal.SIGKILL)
-    assert process.wait(timeout=30) == -signal.SIGKILL
+    killed_holding_the_gil(UNREAD.format(store=store), after_s=1)
 
     reading = llqm.ProfileStore(store, readonly=True)
     run = reading.run()
