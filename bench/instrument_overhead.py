@@ -56,7 +56,8 @@ whole runs timed against each other drift on a shared VM by more than the effect
   with a distribution-free 95% interval; the difference of the two medians, used before,
   moved a 300-circuit run's share by several points, and left-out variants then read slower
   than the whole. Between processes the bare circuit itself moves by 10-30% (hash seeds,
-  memory layout): compare trees with ``PYTHONHASHSEED`` fixed and in absolute microseconds. The run-end commit of the profiled circuits' tasks is timed and added per circuit.
+  memory layout): compare trees with ``PYTHONHASHSEED`` fixed and in absolute microseconds.
+  The run-end commit of the profiled circuits' tasks is timed and added per circuit.
   A long run commits in the background as well (every 10 s), which the rounds charge to every
   variant alike: the share is then a little low. The profiled share of each fifth of the run
   is printed as well: how far it moves within one process. ``--device`` transpiles these circuits for
