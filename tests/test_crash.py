@@ -173,6 +173,30 @@ with llqm.run("unread", store={store!r}):
 """
 
 
+#: A task that starts and at once keeps the GIL (the sampler asleep for a minute): neither the
+#: sampler nor the writer's thread runs again before the kill; its journaled start alone is kept.
+STARTS_HOLDING = UNREAD.replace("time.sleep(3)", "pass")
+
+
+def test_a_task_whose_thread_keeps_the_gil_from_its_start_is_kept_by_its_journaled_start(
+    tmp_path,
+):
+    store = str(tmp_path / "starts.sqlite")
+    killed_holding_the_gil(STARTS_HOLDING.format(store=store), after_s=1)
+    reading = llqm.ProfileStore(store, readonly=True)
+    run = reading.run()
+    tasks = {task.name: task for task in reading.tasks(run.id)}
+    assert tasks["first"].status is llqm.TaskStatus.COMPLETED
+    late = tasks["late"]
+    assert late.status is llqm.TaskStatus.RUNNING_AT_EXIT
+    assert late.profile.readings == "seen" and late.profile.wall_s >= 0.7  # 1 s, less a tick
+    assert build_report(reading, run.id)["bottleneck"]["stage"] == "transpile"
+    reading.close()
+    writing = llqm.ProfileStore(store)
+    assert writing.tasks(run.id)[-1].profile.wall_s == pytest.approx(late.profile.wall_s)
+    writing.close()
+
+
 @pytest.mark.slow
 def test_a_task_with_no_reading_at_a_kill_runs_until_its_process_was_last_seen(tmp_path):
     """A task the sampler never read (started within a tick of the death) ran, at least, until

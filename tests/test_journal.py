@@ -272,7 +272,7 @@ def test_the_pages_ahead_of_the_last_frame_are_mapped_before_a_task_writes_them(
     journal.append(encode_row(row(0)))
     ahead = journal_module.POPULATE_AHEAD // 1024
     assert _mapped_kib(journal.path) >= ahead  # one small frame written: a page, without
-    rows = [row(i, size=2000) for i in range(200)]  # ~400 KiB of frames: populated again
+    rows = [row(i, size=2000) for i in range(1, 201)]  # ~400 KiB of frames: populated again
     for each in rows:
         journal.append(encode_row(each))
     assert _mapped_kib(journal.path) >= 400 + 64  # the frames, and pages ahead of them again

@@ -107,7 +107,7 @@ def test_a_killed_run_leaves_a_readable_store_with_finished_tasks_and_reads_inte
     assert all(t.status is llqm.TaskStatus.COMPLETED and t.profile.wall_s > 0 for t in tasks[:3])
     assert [t.metrics["index"] for t in tasks[:3]] == [0, 1, 2]
     assert tasks[3].status is llqm.TaskStatus.RUNNING_AT_EXIT
-    assert tasks[3].profile.readings == "last reading" and tasks[3].profile.wall_s > 1.0
+    assert tasks[3].profile.readings.startswith("last reading") and tasks[3].profile.wall_s > 1.0
 
 
 def test_tasks_killed_right_after_they_finish_are_kept_and_the_next_writer_commits_them(

@@ -22,7 +22,7 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import orjson
 import psutil
@@ -70,7 +70,7 @@ def journal_pattern(store_path: Path) -> str:
     return str(store_path.with_name(glob.escape(store_path.name) + "-journal-*" + SUFFIX))
 
 
-def encode_row(row: list | dict) -> bytes:
+def encode_row(row: list | dict | tuple) -> bytes:
     """One row as a journal frame (or a statement, ``statement_frame``)."""
     try:
         kind, payload = b"M", marshal.dumps(row, MARSHAL_VERSION)
@@ -329,6 +329,32 @@ if hasattr(os, "register_at_fork"):
 STATEMENT_KEY = "statement"
 
 
+#: A task's start as its frame keeps it (a tuple, where rows are lists and statements dicts).
+START_FIELDS = (
+    "id", "run_id", "name", "stage", "parent_id", "depends_on", "start_ns", "trace_id", "span_id",
+    "parent_span_id",
+)  # fmt: skip
+
+
+def start_frame(task: Any) -> bytes:
+    """A started task's frame (``START_FIELDS``): what a kill within seconds of its start, or
+    native code that keeps the GIL from the writer, would otherwise lose of it."""
+    return encode_row(
+        (task.id, task.run_id, task.name, task.stage, task.parent_id, task.depends_on,
+         task.start_ns, task.trace_id, task.span_id, task.parent_span_id)
+    )  # fmt: skip
+
+
+def started_row(frame: tuple, width: int) -> list:
+    """A start frame as a running task's row of ``width`` values (``TASK_COLUMNS``: the record's
+    sixteen fields, then its profile, none of it measured yet)."""
+    (task_id, run_id, name, stage, parent, depends, start, trace, span, parent_span) = frame
+    return [
+        task_id, run_id, name, stage, "running", parent, depends, start, None, trace, span,
+        parent_span, None, None, {}, None, *([None] * (width - 16)),
+    ]  # fmt: skip
+
+
 def statement_frame(sql: str, params: tuple | list) -> bytes:
     return encode_row({STATEMENT_KEY: sql, "params": list(params)})
 
@@ -362,6 +388,8 @@ def read_journals(
         for row in _decode_frames(data, header_end + 1):
             if isinstance(row, dict) and isinstance(row.get(STATEMENT_KEY), str):
                 statements.append((row[STATEMENT_KEY], list(row.get("params") or ())))
+            if isinstance(row, tuple) and len(row) == len(START_FIELDS):
+                row = started_row(row, width)
             if not isinstance(row, list):
                 continue
             if len(row) != width:
@@ -369,6 +397,7 @@ def read_journals(
             if row is not None:
                 rows.append(row)
         owner = owner_from_header(data[:header_end])
+        rows = list({row[0]: row for row in rows}.values())  # a task's end over its start
         found.append(JournalFile(Path(name), owner, rows, statements))
     return found
 

@@ -5,6 +5,7 @@ commits both and deletes them; a task that ended just before the kill keeps its 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -83,3 +84,45 @@ def unread_rows(backend: StoreBackend, conn: Any, host: str, pid: int) -> list[t
         return backend.query_tuples(conn, sql, (host, pid))
     except backend.errors:
         return []
+
+
+class FoldingLeftovers:
+    """The part of ``StoreWriter`` that commits what processes now gone left beside its store."""
+
+    backend: StoreBackend
+    _lock: threading.RLock
+    _queue_lock: threading.Lock
+    _conn: Any
+    _outage: Any
+    _finished: list[bytes | list]
+
+    if TYPE_CHECKING:  # the writer's own (``StoreWriter``)
+
+        def _accepting(self) -> bool: ...
+        def _guarded(self, commit: Callable[[], None]) -> None: ...
+        def _commit_all(self, sql: str | None = None, params: tuple = ()) -> None: ...
+        def _write(self, sql: str | None, params: tuple) -> None: ...
+
+    def fold_dead_journals(self) -> None:
+        """Commit what processes now gone left behind, and delete it."""
+        fold_dead(self.commit_rows, self.backend, self.backend.journal_base, self._unread_of)
+
+    def _unread_of(self, host: str, pid: int) -> list[tuple]:
+        with self._lock:
+            live = self._conn is not None and self._outage is None
+            return unread_rows(self.backend, self._conn, host, pid) if live else []
+
+    def commit_rows(
+        self, rows: list[list], *, unless_ended: bool = False, statements: list | None = None
+    ) -> bool:
+        """Commit another process's rows now, after the ``statements`` it left (``unless_ended``:
+        not the rows of tasks the database holds as ended); whether all of it reached the store."""
+        for sql, params in statements or ():
+            self._write(sql, tuple(params))
+        with self._lock:
+            if unless_ended and self._outage is None:
+                rows = still_running(self.backend, self._conn, rows)
+            with self._queue_lock:
+                self._finished.extend(rows)
+            self._guarded(self._commit_all)
+        return self._accepting() and self._outage is None

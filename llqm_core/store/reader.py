@@ -143,11 +143,12 @@ class StoreReader:
         """The run's tasks that a process now gone was running when it died, as its sampler
         last recorded them (``in_flight``), where no finished row of theirs was kept since."""
         records = read_in_flight(self.backend.journal_base, len(TASK_COLUMNS))
+        ended = {i for i, row in journaled.items() if row[_STATUS] != "running"}
         rows = {
             row[0]: row
             for record in records
             for row in record.rows
-            if row[1] == run_id and row[0] not in journaled
+            if row[1] == run_id and row[0] not in ended
         }
         cut = {}
         if rows:
@@ -155,15 +156,18 @@ class StoreReader:
                 i for i, row in self._rows_by_id(list(rows)).items() if row[_STATUS] != "running"
             }
             cut = {i: stored_row(row) for i, row in rows.items() if i not in ended}
-        seen = [record.seen for record in records if record.seen is not None]
-        if seen:
-            cut.update(self._unread_until_seen(run_id, records, {*journaled, *cut}))
+        if any(record.seen is not None for record in records):
+            started = [r for i, r in journaled.items() if i not in cut and r[_STATUS] == "running"]
+            cut.update(self._unread_until_seen(run_id, records, started, {*journaled, *cut}))
         return cut
 
-    def _unread_until_seen(self, run_id: str, records: list, known: set[str]) -> dict[str, list]:
+    def _unread_until_seen(
+        self, run_id: str, records: list, started: list[list], known: set[str]
+    ) -> dict[str, list]:
         """The run's tasks that its process, now gone, was running with no reading of the
-        sampler yet (started within a tick of the death), carried to the moment the process was
-        last seen alive (``seen_watch``)."""
+        sampler (started within a tick of the death, or while native code kept the GIL): their
+        journaled starts (``started``) and stored running rows, carried to the moment the
+        process was last seen alive (``seen_watch``)."""
         run = self.run(run_id)
         seen = max(
             (
@@ -178,13 +182,12 @@ class StoreReader:
         )
         if seen is None:
             return {}
-        unread = self._query_tuples(
+        stored = self._query_tuples(
             f"{SELECT_TASKS} WHERE run_id = ? AND status = 'running' AND end_ns IS NULL", (run_id,)
         )
+        unread = [row for row in stored if row[0] not in known] + started
         return {
-            row[0]: carried
-            for row in unread
-            if row[0] not in known and (carried := unread_until(row, seen)) is not None
+            row[0]: carried for row in unread if (carried := unread_until(row, seen)) is not None
         }
 
     def tasks(self, run_id: str) -> list[TaskRecord]:

@@ -33,8 +33,8 @@ from .backend import StoreBackend
 from .disk_full import full_sentence, is_full_os_error, no_room_at
 from .forking import hold_across_forks
 from .in_flight import InFlightKeeper
-from .journal import TaskJournal, decode_frame, encode_row
-from .leftovers import fold_dead, still_running, unread_rows
+from .journal import TaskJournal, decode_frame, encode_row, start_frame
+from .leftovers import FoldingLeftovers
 from .queued import QueuedRows
 from .reconnect import Reconnecting
 from .schema import stored_row
@@ -58,7 +58,7 @@ class WriterState(enum.Enum):
     CLOSED = "closed"  # queued rows committed at close; nothing more is taken
 
 
-class StoreWriter(Reconnecting):
+class StoreWriter(Reconnecting, FoldingLeftovers):
     """This process's writing half of one store.
 
     Threads: ``start_task`` and ``finish_task`` run in any task's thread and touch only the
@@ -122,10 +122,13 @@ class StoreWriter(Reconnecting):
     # -- what tasks and runs hand over --------------------------------------------------
 
     def start_task(self, task: TaskRow) -> None:
-        """Queue the running task's row: the writer thread keeps it within ``DRAIN_INTERVAL_S``,
-        so a crash shows what was in flight, without a commit on the task's own path."""
+        """Journal the task's start (a kill, or native code keeping the GIL from this thread,
+        keeps it) and queue its running row, which the writer thread commits within
+        ``DRAIN_INTERVAL_S``, without a commit on the task's own path."""
+        frame = start_frame(task)
         with self._queue_lock:
             self._pending[task.id] = task
+            self._append(frame)
         if not self._woken:
             self._wake_thread()
 
@@ -136,14 +139,7 @@ class StoreWriter(Reconnecting):
         with self._queue_lock:
             self._pending.pop(task.id, None)  # the finished row supersedes the running one
             self._finished.append(frame)
-            try:
-                if self._journal is None:
-                    self._journal = TaskJournal(self.backend.journal_base)
-                self._journal.append(frame)
-                journaled = True
-            except OSError as exc:
-                journaled = False
-                self._journal_broken(exc)
+            journaled = self._append(frame)
             queued = len(self._finished)
         if not journaled:
             self._write(None, ())  # no journal: commit now, as the guarantee asks
@@ -152,6 +148,17 @@ class StoreWriter(Reconnecting):
             self._wake_thread()
         if queued >= MAX_QUEUED_ROWS and not self._hurry.is_set():
             self._hurry.set()
+
+    def _append(self, frame: bytes) -> bool:
+        """Append to this process's journal, made at the first frame. Hold ``_queue_lock``."""
+        try:
+            if self._journal is None:
+                self._journal = TaskJournal(self.backend.journal_base)
+            self._journal.append(frame)
+            return True
+        except OSError as exc:
+            self._journal_broken(exc)
+            return False
 
     def record_in_flight(self, rows: list[list]) -> None:
         """Replace the record of this process's running tasks with ``rows`` (their stored rows
@@ -318,7 +325,9 @@ class StoreWriter(Reconnecting):
         if finished or running:
             with self._queue_lock:
                 if not self._finished and self._journal is not None:
-                    self._journal.clear()
+                    self._journal.clear()  # then the starts of tasks whose rows wait still
+                    for task in self._pending.values():
+                        self._append(start_frame(task))
         self._commit_results()
 
     def _commit_results(self) -> None:
@@ -331,30 +340,6 @@ class StoreWriter(Reconnecting):
             with self._queue_lock:  # what was not committed goes first next time
                 self._queued = queued.followed_by(self._queued)
             raise
-
-    def fold_dead_journals(self) -> None:
-        """Commit what processes now gone left behind (``leftovers``), and delete it."""
-        fold_dead(self.commit_rows, self.backend, self.backend.journal_base, self._unread_of)
-
-    def _unread_of(self, host: str, pid: int) -> list[tuple]:
-        with self._lock:
-            live = self._conn is not None and self._outage is None
-            return unread_rows(self.backend, self._conn, host, pid) if live else []
-
-    def commit_rows(
-        self, rows: list[list], *, unless_ended: bool = False, statements: list | None = None
-    ) -> bool:
-        """Commit another process's rows now, after the ``statements`` it left (``unless_ended``:
-        not the rows of tasks the database holds as ended); whether all of it reached the store."""
-        for sql, params in statements or ():
-            self._write(sql, tuple(params))
-        with self._lock:
-            if unless_ended and self._outage is None:
-                rows = still_running(self.backend, self._conn, rows)
-            with self._queue_lock:
-                self._finished.extend(rows)
-            self._guarded(self._commit_all)
-        return self.state is WriterState.WRITING and self._outage is None
 
     def _journal_broken(self, exc: OSError) -> None:
         if self._journal_warned:
