@@ -150,6 +150,9 @@ def test_a_task_killed_while_native_code_holds_the_gil_runs_until_its_process_wa
     assert task.status is llqm.TaskStatus.RUNNING_AT_EXIT
     assert task.profile.readings.endswith("+seen")
     assert task.profile.wall_s >= 1.5  # 0.3 s slept, then 1.5 s in C before the kill
+    # alone in its process: the process's CPU since the last reading is its (it had slept till
+    # then, so its own reading held almost none); a sixth of the 1.5 s, however loaded the machine
+    assert task.profile.cpu_scope == "process" and task.profile.cpu_s >= 0.25
     assert task.end_ns == record.seen.seen_ns
     reading.close()
 

@@ -18,6 +18,7 @@ import marshal
 import os
 import struct
 import threading
+import time
 import uuid
 import zlib
 from dataclasses import dataclass
@@ -45,6 +46,9 @@ _END, _WALL, _END_RSS, _PEAK, _GROWTH, _READINGS = (
         "readings",
     )
 )
+_CPU, _SCOPE, _PROCESS_CPU = (
+    TASK_COLUMNS.index(n) for n in ("cpu_s", "cpu_scope", "process_cpu_s")
+)
 #: How often the watch beside the file (``seen_watch``) reads its process: the sampler's default.
 WATCH_INTERVAL_S = 0.2
 
@@ -53,11 +57,12 @@ def in_flight_pattern(store_path: Path) -> str:
     return str(store_path.with_name(glob.escape(store_path.name) + "-inflight-*" + SUFFIX))
 
 
-def _payload(rows: list[list]) -> tuple[bytes, bytes]:
+def _payload(cpu_s: float, rows: list[list]) -> tuple[bytes, bytes]:
+    """A slot's payload: the process's CPU seconds at the write, and the rows."""
     try:
-        return b"M", marshal.dumps(rows, MARSHAL_VERSION)
+        return b"M", marshal.dumps([cpu_s, rows], MARSHAL_VERSION)
     except ValueError:  # a value of a subclass of a built-in type (a metric): JSON writes its base
-        return b"J", json_text(rows).encode()
+        return b"J", json_text([cpu_s, rows]).encode()
 
 
 class InFlightFile:
@@ -79,13 +84,14 @@ class InFlightFile:
     def write(self, rows: list[list]) -> None:
         """Replace the file's rows with ``rows`` (the tasks running now; [] when none does).
         Raises OSError when the file cannot take them (a full disk)."""
-        kind, payload = _payload(rows)
+        cpu = time.process_time()  # the process's CPU now: what the watch's later reading adds to
+        kind, payload = _payload(cpu, rows)
         if len(payload) > SLOT_SIZE - _SLOT_HEAD.size:  # large metrics: the readings matter more
             rows = [[*row[:_METRICS], {}, *row[_METRICS + 1 :]] for row in rows]
-            kind, payload = _payload(rows)
+            kind, payload = _payload(cpu, rows)
         while len(payload) > SLOT_SIZE - _SLOT_HEAD.size and rows:
             rows = sorted(rows, key=lambda row: row[7])[: len(rows) // 2]  # the earliest starts
-            kind, payload = _payload(rows)
+            kind, payload = _payload(cpu, rows)
         self._sequence += 1
         head = _SLOT_HEAD.pack(self._sequence, len(payload), zlib.crc32(payload), kind)
         os.pwrite(self._fd, head + payload, self._header + (self._sequence % 2) * SLOT_SIZE)
@@ -151,9 +157,10 @@ def read_in_flight(store_path: Path, width: int) -> list[InFlightRecord]:
         if owner is None or not owner.is_gone():
             continue
         seen = unpack(data[end + 1 + 2 * SLOT_SIZE : end + 1 + 2 * SLOT_SIZE + RECORD.size])
-        rows = [row for row in _latest_rows(data, end + 1) if len(row) == width]
+        cpu, latest = _latest_rows(data, end + 1)
+        rows = [row for row in latest if len(row) == width]
         if seen is not None:
-            rows = [seen_until(row, seen) for row in rows]
+            rows = [seen_until(row, seen, cpu) for row in rows]
         found.append(InFlightRecord(Path(name), owner, rows, seen))
     return found
 
@@ -175,10 +182,11 @@ def unread_until(row: tuple | list, seen: LastSeen) -> list | None:
     return [*row[:_END], seen.seen_ns, *row[_END + 1 : _WALL], *profile.values()]
 
 
-def seen_until(row: list, seen: LastSeen) -> list:
-    """A running task's row as its sampler last wrote it, carried on to the moment its process
-    was last seen alive where that is later: its wall time up to then, its RSS then as its last
-    (``readings`` ends ``+seen``); its CPU stays as last read, the process's not being its."""
+def seen_until(row: list, seen: LastSeen, written_cpu_s: float | None = None) -> list:
+    """A running task's row as its sampler last wrote it (the process's CPU then:
+    ``written_cpu_s``), carried on to the moment its process was last seen alive where that is
+    later: its wall time up to then, its RSS then as its last (``readings`` ends ``+seen``), and,
+    for a task alone in its process (CPU scope ``process``), the process's CPU since."""
     if len(row) != len(TASK_COLUMNS) or row[_END] is None or row[_WALL] is None:
         return row
     if seen.seen_ns <= row[_END]:
@@ -190,11 +198,16 @@ def seen_until(row: list, seen: LastSeen) -> list:
     row[_END_RSS] = seen.rss_bytes
     row[_PEAK] = max(row[_PEAK], seen.rss_bytes)
     row[_READINGS] = f"{row[_READINGS]}+seen"
+    if written_cpu_s is not None and row[_SCOPE] == "process":
+        more = max(seen.cpu_s - written_cpu_s, 0.0)
+        row[_CPU] += more
+        row[_PROCESS_CPU] += more
     return row
 
 
-def _latest_rows(data: bytes, first: int) -> list[list]:
-    """The rows of the slot written last whose payload is whole (its checksum holds)."""
+def _latest_rows(data: bytes, first: int) -> tuple[float | None, list[list]]:
+    """The process's CPU at the write and the rows of the slot written last whose payload is
+    whole (its checksum holds)."""
     best: tuple[int, list] | None = None
     for slot in (first, first + SLOT_SIZE):
         if slot + _SLOT_HEAD.size > len(data):
@@ -209,4 +222,7 @@ def _latest_rows(data: bytes, first: int) -> list[list]:
             continue
         if isinstance(rows, list) and (best is None or sequence > best[0]):
             best = (sequence, rows)
-    return [row for row in best[1] if isinstance(row, list)] if best is not None else []
+    if best is None or len(best[1]) != 2 or not isinstance(best[1][1], list):
+        return None, []
+    cpu, rows = best[1]
+    return cpu, [row for row in rows if isinstance(row, list)]
