@@ -26,6 +26,7 @@ from pathlib import Path
 
 from ..model.records import Profile
 from .journal import MARSHAL_VERSION, Owner, json_text, owner_from_header
+from .row_records import SELECT_TASKS
 from .schema import TASK_COLUMNS
 from .seen_watch import RECORD, LastSeen, start_watch, unpack
 
@@ -46,9 +47,11 @@ _END, _WALL, _END_RSS, _PEAK, _GROWTH, _READINGS = (
         "readings",
     )
 )
-_CPU, _SCOPE, _PROCESS_CPU = (
-    TASK_COLUMNS.index(n) for n in ("cpu_s", "cpu_scope", "process_cpu_s")
+_START, _CPU, _SCOPE, _PROCESS_CPU = (
+    TASK_COLUMNS.index(n) for n in ("start_ns", "cpu_s", "cpu_scope", "process_cpu_s")
 )
+#: Stored rows of tasks running with no reading (no end), for the caller's ``AND`` to narrow.
+UNREAD_ROWS = f"{SELECT_TASKS} WHERE status = 'running' AND end_ns IS NULL"
 #: How often the watch beside the file (``seen_watch``) reads its process: the sampler's default.
 WATCH_INTERVAL_S = 0.2
 
@@ -169,7 +172,7 @@ def unread_until(row: tuple | list, seen: LastSeen) -> list | None:
     """A task the database holds as running with no reading (it started within a sampler tick
     of its process's death) carried to the moment the process was last seen: its wall time up
     to then, the process's RSS then (``readings`` ``seen``); None for one that started later."""
-    start = row[TASK_COLUMNS.index("start_ns")]
+    start = row[_START]
     if start is None or seen.seen_ns <= start:
         return None
     profile = Profile(

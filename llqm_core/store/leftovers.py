@@ -10,10 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .in_flight import read_in_flight, unread_until
+from .in_flight import UNREAD_ROWS, read_in_flight, unread_until
 from .journal import JournalFile, read_journals
 from .record_statements import is_record_statement
-from .row_records import SELECT_TASKS
 from .schema import TASK_COLUMNS, older_row
 
 if TYPE_CHECKING:
@@ -76,10 +75,7 @@ def still_running(backend: StoreBackend, conn: Any, rows: list[list]) -> list[li
 def unread_rows(backend: StoreBackend, conn: Any, host: str, pid: int) -> list[tuple]:
     """The stored running rows with no reading of the runs that process ``pid`` on ``host``
     ran (none where the database cannot be asked)."""
-    sql = (
-        f"{SELECT_TASKS} WHERE status = 'running' AND end_ns IS NULL AND run_id IN "
-        "(SELECT id FROM runs WHERE host = ? AND pid = ?)"
-    )
+    sql = f"{UNREAD_ROWS} AND run_id IN (SELECT id FROM runs WHERE host = ? AND pid = ?)"
     try:
         return backend.query_tuples(conn, sql, (host, pid))
     except backend.errors:

@@ -29,7 +29,7 @@ from ..model.records import (
 from . import aggregates, cached
 from .backend import Row, StoreBackend
 from .forking import hold_across_forks
-from .in_flight import read_in_flight, unread_until
+from .in_flight import UNREAD_ROWS, read_in_flight, unread_until
 from .journal import read_journals
 from .row_records import (
     OUTLINE_COLUMNS,
@@ -143,12 +143,12 @@ class StoreReader:
         """The run's tasks that a process now gone was running when it died, as its sampler
         last recorded them (``in_flight``), where no finished row of theirs was kept since."""
         records = read_in_flight(self.backend.journal_base, len(TASK_COLUMNS))
-        ended = {i for i, row in journaled.items() if row[_STATUS] != "running"}
+        finished = {i for i, row in journaled.items() if row[_STATUS] != "running"}
         rows = {
             row[0]: row
             for record in records
             for row in record.rows
-            if row[1] == run_id and row[0] not in ended
+            if row[1] == run_id and row[0] not in finished
         }
         cut = {}
         if rows:
@@ -182,9 +182,7 @@ class StoreReader:
         )
         if seen is None:
             return {}
-        stored = self._query_tuples(
-            f"{SELECT_TASKS} WHERE run_id = ? AND status = 'running' AND end_ns IS NULL", (run_id,)
-        )
+        stored = self._query_tuples(f"{UNREAD_ROWS} AND run_id = ?", (run_id,))
         unread = [row for row in stored if row[0] not in known] + started
         return {
             row[0]: carried for row in unread if (carried := unread_until(row, seen)) is not None
