@@ -14,7 +14,7 @@ that calls it). The median of the per-round differences then resolves about 10 u
 pairs); the first line, "nothing left out", is that resolution measured (the same code on both
 sides). An analysis only: parts are replaced inside this process, never in LLQM itself, and a
 part left out changes what is recorded (``store writes``: nothing is kept). Figures and what
-they decided: docs/performance.md ("Where a recorded call's time goes").
+they decided: docs/performance.md ("Where a recorded call's time goes, in one process").
 """
 
 from __future__ import annotations
@@ -54,6 +54,15 @@ def _clock_only_charge() -> Replacements:
     return [(tasks.WorkerCharge, "__enter__", enter), (tasks.WorkerCharge, "__exit__", exit_)]
 
 
+def _unjournaled_start(self, task) -> None:
+    """``StoreWriter.start_task`` as it was before issue 47 journaled a task's start: the running
+    row queued for the writer thread's next commit alone."""
+    with self._queue_lock:
+        self._pending[task.id] = task
+    if not self._woken:
+        self._wake_thread()
+
+
 def _parts() -> dict[str, Replacements]:
     """Each part as the replacements that leave it out, by label."""
     from llqm_qiskit.instrument import QiskitInstrumentor
@@ -61,11 +70,13 @@ def _parts() -> dict[str, Replacements]:
     from llqm_core.runtime import measure
     from llqm_core.runtime.active_run import ActiveRun
     from llqm_core.runtime.sampler import ResourceSampler
+    from llqm_core.store.writer import StoreWriter
 
     whole = instrument_overhead._left_out()
     return {
         "nothing left out": [],
         "store writes of tasks": whole["store writes of tasks"],
+        "journaled task starts": [(StoreWriter, "start_task", _unjournaled_start)],
         "readings": whole["readings"],
         "readings' CPU clocks": [
             (measure, "_thread_time", time.perf_counter),
