@@ -291,17 +291,19 @@ def test_a_write_cut_short_leaves_the_previous_record_readable(tmp_path, monkeyp
     monkeypatch.setattr(Owner, "is_gone", lambda owner: True)  # read as a dead process's
     base = tmp_path / "store.sqlite"
     record = InFlightFile(base)
-    record.write([row("a", 1)])
-    record.write([row("b", 2)])
+    record.write([row("first-write", 1)])
+    record.write([row("second-write", 2)])
     (found,) = read_in_flight(base, WIDTH)
-    assert [r[0] for r in found.rows] == ["b"]
+    assert [r[0] for r in found.rows] == ["second-write"]
     with open(record.path, "r+b") as file:  # the last write's payload half copied
         data = file.read()
-        at = data.rindex(b"b")
-        file.seek(at)
+        # the header line, then the two slots (the second write went to the first), then the
+        # watch's binary record of when the process was last seen, which may hold any byte
+        slots = data.index(b"\n") + 1
+        file.seek(data.index(b"second-write", slots, slots + SLOT_SIZE) + 3)
         file.write(b"\xff")
     (found,) = read_in_flight(base, WIDTH)
-    assert [r[0] for r in found.rows] == ["a"]
+    assert [r[0] for r in found.rows] == ["first-write"]
 
 
 def test_more_running_tasks_than_a_slot_holds_keep_the_earliest_started(tmp_path, monkeypatch):
