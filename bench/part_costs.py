@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import statistics
 import sys
 import tempfile
 import time
@@ -33,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import instrument_overhead  # noqa: E402  (bench/instrument_overhead.py)
 
 import llqm_core  # noqa: E402
+from llqm_core.model.detail import LEVELS  # noqa: E402
 from llqm_core.runtime.instrumentation import instrument_all, uninstrument_all  # noqa: E402
 
 Replacements = list[tuple[object, str, object]]
@@ -99,8 +101,8 @@ def _parts() -> dict[str, Replacements]:
 
 
 def paired_cost(one, replaced: Replacements, pairs: int, seed: int) -> tuple[list[float], float]:
-    """Per round, the circuit's time with the part left out less its time with LLQM whole, and
-    the median circuit with LLQM whole."""
+    """Per round, the circuit's time with LLQM whole less its time with the part left out (what
+    the part costs), and the median circuit with LLQM whole."""
     order = random.Random(seed)
     timed: dict[bool, list[float]] = {False: [], True: []}
     was = None
@@ -113,15 +115,15 @@ def paired_cost(one, replaced: Replacements, pairs: int, seed: int) -> tuple[lis
                 started = time.perf_counter()
                 one(i)
                 timed[left_out].append(time.perf_counter() - started)
-    differences = [out - whole for out, whole in zip(timed[True], timed[False])]
-    return differences, sorted(timed[False])[len(timed[False]) // 2]
+    costs = [whole - out for whole, out in zip(timed[False], timed[True])]
+    return costs, statistics.median(timed[False])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=2000, help="rounds per part")
     parser.add_argument("--workload", default="pass-manager", choices=instrument_overhead.WORKLOADS)
-    parser.add_argument("--detail", default="calls", help="the run's detail: full or calls")
+    parser.add_argument("--detail", default="calls", choices=LEVELS, help="the run's detail")
     parser.add_argument("--device", default="fake_fez")
     parser.add_argument("--parts", default="", help="comma-separated labels (default: all)")
     args = parser.parse_args()
@@ -146,12 +148,11 @@ def main() -> None:
             for i in range(50):
                 one(i)
             for seed, label in enumerate(chosen):
-                differences, whole = paired_cost(one, parts[label], args.pairs, seed)
-                low, high = instrument_overhead.median_interval(differences)
-                median = sorted(differences)[len(differences) // 2]
+                costs, whole = paired_cost(one, parts[label], args.pairs, seed)
+                low, high = instrument_overhead.median_interval(costs)
                 print(
-                    f"  {label:<30} {-median * 1e6:+7.1f} us a circuit "
-                    f"(95% interval {-high * 1e6:+.1f}..{-low * 1e6:+.1f}; "
+                    f"  {label:<30} {statistics.median(costs) * 1e6:+7.1f} us a circuit "
+                    f"(95% interval {low * 1e6:+.1f}..{high * 1e6:+.1f}; "
                     f"circuit with LLQM whole {whole * 1e3:.2f} ms)",
                     flush=True,
                 )
